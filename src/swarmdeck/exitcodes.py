@@ -1,0 +1,18 @@
+"""The exit codes swarmdeck itself uses; high numbers so they do not collide with a command's own."""
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Every code swarmdeck may exit with, besides the wrapped command's own status."""
+
+    OK = 0
+    REFUSED = 78
+    NEVER_FITS_ANY_HOST = 241
+    LONG_JOB_SINGLE_HOST = 244
+    GPU_OUT_OF_MEMORY = 245
+    OWN_CAP = 250
+    USAGE = 251
+    NOT_ADMITTED = 252
+    TIMED_OUT = 253
+    SLICE_FULL = 254

@@ -1,0 +1,1 @@
+"""Read-only views of the world; each probe returns plain dataclasses and changes nothing."""
