@@ -1,0 +1,110 @@
+"""The Hosts panel: cores, the memory book and a busy-cores sparkline for each host."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.widgets import Label, Sparkline, Static
+
+from swarmdeck.app.bar import BarSegment, StackedBar
+from swarmdeck.probes.host import HostSnapshot
+from swarmdeck.sizes import format_size
+from swarmdeck.snapshot import Snapshot
+
+
+def card_id(name: str) -> str:
+    """A widget id from a host name (ids allow letters, digits, '-' and '_')."""
+    return "host-" + "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+class HostCard(Vertical):
+    """One host: a cores line, a memory line and the history of busy cores."""
+
+    host: reactive[HostSnapshot | None] = reactive(None)
+    """The latest reading of this host."""
+
+    def __init__(self, name: str, history_points: int) -> None:
+        """Args:
+            name: The host's name, shown as the card title.
+            history_points: How many readings the sparkline keeps.
+        """
+        super().__init__(id=card_id(name), classes="host-card")
+        self._name = name
+        self._history: deque[float] = deque(maxlen=history_points)
+
+    def compose(self) -> ComposeResult:
+        yield Label(f"[b]{self._name}[/b]", classes="host-name")
+        with Horizontal(classes="bar-line"):
+            yield Label("cores ", classes="bar-label")
+            yield StackedBar(classes="cores-bar")
+            yield Label("", classes="bar-figures cores-figures")
+        with Horizontal(classes="bar-line"):
+            yield Label("memory", classes="bar-label")
+            yield StackedBar(classes="memory-bar")
+            yield Label("", classes="bar-figures memory-figures")
+        yield Static("", classes="host-facts")
+        yield Sparkline([], classes="busy-history")
+
+    def watch_host(self, host: HostSnapshot | None) -> None:
+        if host is None:
+            return
+        cores, memory = host.cores, host.memory
+        busy = cores.busy_cores
+        if busy is not None:
+            self._history.append(busy)
+        cores_bar = self.query_one(".cores-bar", StackedBar)
+        cores_bar.total = cores.count
+        cores_bar.segments = (BarSegment(busy or 0.0, "bold green", "busy"),)
+        self.query_one(".cores-figures", Label).update(
+            f" {'–' if busy is None else f'{busy:4.1f}'}/{cores.count} busy"
+        )
+        memory_bar = self.query_one(".memory-bar", StackedBar)
+        memory_bar.total = memory.total
+        memory_bar.segments = (BarSegment(memory.used, "bold yellow", "used"),)
+        self.query_one(".memory-figures", Label).update(
+            f" {format_size(memory.used)}/{format_size(memory.total)} used"
+        )
+        load1, load5, load15 = cores.loadavg
+        self.query_one(".host-facts", Static).update(
+            f"load {load1:.2f} {load5:.2f} {load15:.2f}   "
+            f"threads free {cores.threads_free}/{cores.heavy_threads}   "
+            f"available {format_size(memory.available)}   "
+            f"slice cap {format_size(memory.slice_cap)}"
+        )
+        self.query_one(".busy-history", Sparkline).data = list(self._history)
+
+
+class HostsPanel(Vertical):
+    """Every host swarmdeck knows, one card each, updated in place."""
+
+    snapshot: reactive[Snapshot | None] = reactive(None)
+    """The latest snapshot of the whole room."""
+
+    def __init__(self, history_points: int) -> None:
+        """Args:
+            history_points: How many readings each host's sparkline keeps.
+        """
+        super().__init__(id="hosts", classes="panel")
+        self.border_title = "Hosts"
+        self._history_points = history_points
+
+    def compose(self) -> ComposeResult:
+        yield Label("reading this host…", id="hosts-waiting")
+
+    def watch_snapshot(self, snapshot: Snapshot | None) -> None:
+        if snapshot is None:
+            return
+        for waiting in self.query("#hosts-waiting"):
+            waiting.remove()
+        for host in snapshot.hosts:
+            cards = self.query(f"#{card_id(host.name)}").results(HostCard)
+            card = next(cards, None)
+            if card is None:
+                card = HostCard(host.name, self._history_points)
+                self.mount(card)
+                card.call_after_refresh(setattr, card, "host", host)
+            else:
+                card.host = host

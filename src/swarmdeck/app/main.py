@@ -1,0 +1,124 @@
+"""The control room app: lays out the panels and feeds them snapshots probed off the UI loop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Footer, Header
+from textual.worker import Worker, WorkerState
+
+from swarmdeck.app.agents import AgentsPanel
+from swarmdeck.app.alerts import AlertsPanel
+from swarmdeck.app.help import HelpScreen
+from swarmdeck.app.hosts import HostsPanel
+from swarmdeck.app.jobs import JobsPanel
+from swarmdeck.config import Config
+from swarmdeck.probes.host import CpuSampler
+from swarmdeck.snapshot import Snapshot, take_snapshot
+from swarmdeck.state import StateStore
+
+STYLES = Path(__file__).resolve().parent.parent / "styles"
+
+Prober = Callable[[], Snapshot]
+
+
+class SwarmdeckApp(App[int]):
+    """One screen of panels; every panel watches the app's latest snapshot."""
+
+    CSS_PATH = str(STYLES / "app.tcss")
+    TITLE = "swarmdeck"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    snapshot: reactive[Snapshot | None] = reactive(None)
+    """The latest snapshot; panels receive it through `watch_snapshot`."""
+
+    class SnapshotReady(Message):
+        """A probe worker finished a snapshot."""
+
+        def __init__(self, snapshot: Snapshot) -> None:
+            super().__init__()
+            self.snapshot = snapshot
+
+    def __init__(
+        self,
+        config: Config,
+        store: StateStore,
+        *,
+        prober: Prober | None = None,
+        readonly: bool = False,
+    ) -> None:
+        """Args:
+            config: The effective configuration.
+            store: The state store the panels read.
+            prober: What takes a snapshot; defaults to probing this host and the store.
+            readonly: Hide every action that changes anything.
+        """
+        super().__init__()
+        self.config = config
+        self.store = store
+        self.readonly = readonly
+        self.prober: Prober = prober or partial(take_snapshot, config, store, CpuSampler())
+        if readonly:
+            self.sub_title = "read-only"
+
+    def compose(self) -> ComposeResult:
+        interval = max(0.25, self.config.ui.refresh_interval)
+        points = max(10, int(self.config.ui.history_minutes * 60 / interval))
+        yield Header()
+        yield HostsPanel(history_points=points)
+        with Horizontal(id="middle"):
+            yield JobsPanel()
+            yield AgentsPanel()
+        yield AlertsPanel()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.probe()
+
+    @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
+    def probe(self) -> None:
+        """Take a snapshot in a thread: probes read /proc and SQLite, never on the UI loop."""
+        self.post_message(self.SnapshotReady(self.prober()))
+
+    def on_swarmdeck_app_snapshot_ready(self, message: SnapshotReady) -> None:
+        self.snapshot = message.snapshot
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Re-arm the next probe only when this one is over, so probes never overlap."""
+        if event.worker.group != "probe":
+            return
+        if event.state is WorkerState.ERROR:
+            self.notify(f"probe failed: {event.worker.error}", severity="error", timeout=8)
+        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
+            self.set_timer(self.config.ui.refresh_interval, self.probe)
+
+    def watch_snapshot(self, snapshot: Snapshot | None) -> None:
+        for panel in self.query(".panel"):
+            if hasattr(panel, "snapshot"):
+                panel.snapshot = snapshot
+
+    def action_help(self) -> None:
+        keys = [
+            (binding.key_display or binding.key, binding.description)
+            for binding in self.BINDINGS
+            if isinstance(binding, Binding)
+        ]
+        keys.append(("ctrl+p", "Command palette"))
+        self.push_screen(HelpScreen(keys))
+
+
+def run_app(config: Config, store: StateStore, *, readonly: bool = False) -> int:
+    """Run the control room until the person quits; returns the exit status."""
+    result = SwarmdeckApp(config, store, readonly=readonly).run()
+    return result or 0

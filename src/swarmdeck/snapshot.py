@@ -1,0 +1,72 @@
+"""One snapshot of everything the control room shows: the app, `status` and hooks read the same."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot
+from swarmdeck.probes.records import open_alerts, open_findings, pending_kill_requests
+
+if TYPE_CHECKING:
+    from swarmdeck.config import Config
+    from swarmdeck.state import StateStore
+
+SNAPSHOT_KEYS = (
+    "taken_at",
+    "hosts",
+    "jobs",
+    "gpus",
+    "sessions",
+    "alerts",
+    "locks",
+    "findings",
+    "kill_requests",
+)
+
+
+@dataclass
+class Snapshot:
+    """Typed parts for the app; `to_json` flattens them into the snapshot contract."""
+
+    taken_at: float
+    hosts: list[HostSnapshot]
+    jobs: list[Any] = field(default_factory=list)
+    gpus: list[Any] = field(default_factory=list)
+    sessions: list[Any] = field(default_factory=list)
+    alerts: list[Any] = field(default_factory=list)
+    locks: list[Any] = field(default_factory=list)
+    findings: list[Any] = field(default_factory=list)
+    kill_requests: list[Any] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The snapshot JSON of DESIGN.md: every key present, each a list of flat objects."""
+        out: dict[str, Any] = {"taken_at": self.taken_at}
+        for key in SNAPSHOT_KEYS[1:]:
+            out[key] = [as_json(item) for item in getattr(self, key)]
+        return out
+
+
+def as_json(item: Any) -> Any:
+    """An item's own JSON form when it has one, else its dataclass fields."""
+    if hasattr(item, "to_json"):
+        return item.to_json()
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return dataclasses.asdict(item)
+    return item
+
+
+def take_snapshot(
+    config: Config, store: StateStore, sampler: CpuSampler | None = None
+) -> Snapshot:
+    """Probe this host and read the store once; nothing here changes the world."""
+    host = host_snapshot(config, store, sampler)
+    return Snapshot(
+        taken_at=time.time(),
+        hosts=[host],
+        alerts=open_alerts(store),
+        findings=open_findings(store),
+        kill_requests=pending_kill_requests(store),
+    )

@@ -1,0 +1,88 @@
+"""The command line as a user meets it: real `swarmdeck` processes, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from swarmdeck.snapshot import SNAPSHOT_KEYS
+
+SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
+
+
+def swarmdeck(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [SWARMDECK, *args], capture_output=True, text=True, timeout=60, env=os.environ.copy()
+    )
+
+
+def test_status_json_has_every_snapshot_key() -> None:
+    result = swarmdeck("status", "--json")
+    assert result.returncode == 0, result.stderr
+    snapshot = json.loads(result.stdout)
+    assert tuple(snapshot) == SNAPSHOT_KEYS
+    (host,) = snapshot["hosts"]
+    assert host["local"] is True
+    assert host["mem_total"] > host["slice_cap"] > 0
+    assert host["busy_cores"] is not None
+
+
+def test_probe_json_is_one_line_of_the_same_snapshot() -> None:
+    result = swarmdeck("probe", "--json")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("\n") == 1
+    assert set(json.loads(result.stdout)) == set(SNAPSHOT_KEYS)
+
+
+def test_status_prints_tables() -> None:
+    result = swarmdeck("status")
+    assert result.returncode == 0, result.stderr
+    assert "Hosts" in result.stdout
+    assert "slice cap" in result.stdout
+
+
+def test_unknown_command_is_one_line_and_exit_251() -> None:
+    result = swarmdeck("frobnicate")
+    assert result.returncode == 251
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_config_is_one_line_naming_file_key_and_line(isolated_home: Path) -> None:
+    config = isolated_home / "config.toml"
+    config.write_text('[memory]\nreserve = "2G"\ncap_factr = 2\n')
+    result = swarmdeck("status")
+    assert result.returncode == 251
+    assert result.stderr.count("\n") == 1
+    assert str(config) in result.stderr
+    assert "cap_factr" in result.stderr
+    assert "3" in result.stderr
+
+
+def test_config_show_names_where_each_value_came_from(isolated_home: Path) -> None:
+    config = isolated_home / "config.toml"
+    config.write_text("[ui]\nrefresh_interval = 5.0\n")
+    result = subprocess.run(
+        [SWARMDECK, "config", "show"], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "COLUMNS": "250"},
+    )
+    assert result.returncode == 0, result.stderr
+    line = next(row for row in result.stdout.splitlines() if "ui.refresh_interval" in row)
+    assert "5" in line
+    assert f"{config}:2" in line
+
+
+def test_a_foreign_state_file_is_reported_and_left_untouched(isolated_home: Path) -> None:
+    state = isolated_home / "state"
+    state.mkdir()
+    db = state / "state.db"
+    db.write_bytes(b"not a database at all\n" * 10)
+    before = db.read_bytes()
+    result = swarmdeck("status")
+    assert result.returncode == 251
+    assert str(db) in result.stderr
+    assert "Traceback" not in result.stderr
+    assert db.read_bytes() == before
