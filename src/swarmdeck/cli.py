@@ -38,7 +38,9 @@ def _context():
 
 def _add_ui(sub) -> None:
     p = sub.add_parser("ui", help="the control room (the default)")
-    p.add_argument("--readonly", action="store_true", help="hide every action that changes anything")
+    p.add_argument(
+        "--readonly", action="store_true", help="hide every action that changes anything"
+    )
     p.set_defaults(handler=_ui)
 
 

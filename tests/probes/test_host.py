@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -63,7 +64,7 @@ def test_first_sample_has_no_busy_figure_yet() -> None:
 def test_memory_and_slice_cap_follow_the_reserve(isolated_home) -> None:
     (isolated_home / "config.toml").write_text('[memory]\nreserve = "1G"\n')
     snapshot = host_snapshot(load_config(), None, None)
-    meminfo = parse_meminfo(open("/proc/meminfo").read())
+    meminfo = parse_meminfo(Path("/proc/meminfo").read_text())
     assert snapshot.memory.total == meminfo["MemTotal"]
     assert snapshot.memory.reserve == 1 << 30
     assert snapshot.memory.slice_cap == meminfo["MemTotal"] - (1 << 30)
