@@ -1,0 +1,154 @@
+"""The kernel-log probe against real OOM kills of this machine, and against odd lines."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.probes import kernel
+
+MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
+_counter = itertools.count()
+
+needs_memory_cgroup = pytest.mark.skipif(
+    not os.access(MEMORY_ROOT, os.W_OK), reason="needs a writable v1 memory cgroup (root)"
+)
+
+HOG = "x = bytearray(256 * 1024 * 1024)\nfor i in range(0, len(x), 4096):\n    x[i] = 1\n"
+
+
+@pytest.fixture(scope="module")
+def caged_oom() -> Iterator[tuple[float, float, int, str]]:
+    """A real OOM: a python hog in a 40M v1 memory cgroup, joined before it allocates."""
+    name = f"swarmdeck-test-kernel-{os.getpid()}-{next(_counter)}"
+    cage = MEMORY_ROOT / name
+    cage.mkdir()
+    try:
+        (cage / "memory.limit_in_bytes").write_text("40M")
+        before = time.time()
+        hog = subprocess.Popen(
+            ["sh", "-c", f'echo $$ > {cage}/cgroup.procs && exec "$0" -c "$1"',
+             sys.executable, HOG],
+        )
+        assert hog.wait(timeout=30) == -9
+        after = time.time()
+        yield before, after, hog.pid, name
+    finally:
+        cage.rmdir()
+
+
+@needs_memory_cgroup
+def test_caged_oom_is_read_back_from_kmsg_as_inside_a_cap(caged_oom) -> None:
+    before, after, pid, name = caged_oom
+    log = kernel.kernel_log(since=before - 1, until=after + 1)
+    assert log.read and log.source == "/dev/kmsg"
+    kill = next(k for k in log.oom_kills if k.pid == pid)
+    assert kill.scope == kernel.CGROUP and kill.inside_a_cap
+    assert kill.constraint == "CONSTRAINT_MEMCG"
+    assert kill.oom_memcg.endswith(name) and kill.task_memcg.endswith(name)
+    assert kill.uid == os.getuid()
+    assert kill.process.startswith("python")
+    assert kill.anon_rss is not None and 20 * 2**20 < kill.anon_rss <= 41 * 2**20
+    assert before - 1 <= kill.at <= after + 1
+
+
+@needs_memory_cgroup
+def test_caged_oom_is_read_back_from_dmesg_when_kmsg_cannot_be_opened(
+    caged_oom, tmp_path: Path
+) -> None:
+    before, after, pid, name = caged_oom
+    log = kernel.kernel_log(since=before - 1, until=after + 1, kmsg=tmp_path / "absent")
+    assert log.read and log.source == "dmesg"
+    kill = next(k for k in log.oom_kills if k.pid == pid)
+    assert kill.scope == kernel.CGROUP and kill.task_memcg.endswith(name)
+
+
+@needs_memory_cgroup
+def test_oom_outside_the_window_is_not_reported(caged_oom) -> None:
+    _, after, pid, _ = caged_oom
+    log = kernel.kernel_log(since=after + 0.5)
+    assert all(k.pid != pid for k in log.oom_kills)
+
+
+@needs_memory_cgroup
+def test_records_up_to_a_remembered_sequence_number_are_not_reported_again(caged_oom) -> None:
+    _, _, pid, _ = caged_oom
+    mark = kernel.last_seq()
+    assert mark is not None
+    assert all(k.pid != pid for k in kernel.kernel_log(after_seq=mark).oom_kills)
+    assert any(k.pid == pid for k in kernel.kernel_log(after_seq=0).oom_kills)
+
+
+WHOLE_MACHINE = [
+    "6,900,5000000,-;python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE),"
+    " order=0, oom_score_adj=0",
+    "6,901,5000100,-;oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,"
+    "mems_allowed=0,global_oom,task_memcg=/user.slice/job,task=python3,pid=4242,uid=1000",
+    "3,902,5000200,-;Out of memory: Killed process 4242 (python3) total-vm:9000000kB,"
+    " anon-rss:8000000kB, file-rss:1000kB, shmem-rss:0kB, UID:1000 pgtables:16000kB"
+    " oom_score_adj:0",
+]
+
+
+def test_constraint_none_is_a_whole_machine_oom() -> None:
+    log = kernel.events_from(map(kernel.parse_kmsg_record, WHOLE_MACHINE), boot=1000.0)
+    (kill,) = log.oom_kills
+    assert (kill.pid, kill.process, kill.uid) == (4242, "python3", 1000)
+    assert kill.scope == kernel.MACHINE and not kill.inside_a_cap
+    assert kill.task_memcg == "/user.slice/job" and kill.oom_memcg == ""
+    assert kill.anon_rss == 8_000_000 * 1024
+    assert kill.at == pytest.approx(1005.0002)
+    assert log.skipped == 0 and log.last_seq == 902
+
+
+def test_killed_line_alone_is_classified_by_its_wording() -> None:
+    lines = [
+        "[  12.500000] Memory cgroup out of memory: Killed process 77 (cc1plus) total-vm:1kB,"
+        " anon-rss:2048kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:4kB oom_score_adj:0",
+        "[  13.000000] Out of memory: Killed process 78 (ld) total-vm:1kB, anon-rss:1kB,"
+        " file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:4kB oom_score_adj:0",
+    ]
+    log = kernel.events_from(map(kernel.parse_dmesg_line, lines), boot=0.0)
+    assert [(k.pid, k.scope) for k in log.oom_kills] == [(77, kernel.CGROUP), (78, kernel.MACHINE)]
+
+
+def test_unexpected_lines_are_skipped_and_counted() -> None:
+    lines = [
+        kernel.parse_kmsg_record("not a kmsg record at all"),
+        kernel.parse_kmsg_record("6,1,100,-;oom-kill:constraint=CONSTRAINT_MEMCG,pid=notanumber"),
+        kernel.parse_kmsg_record("3,2,200,-;Memory cgroup out of memory: Killed process soon"),
+        kernel.parse_kmsg_record("6,3,300,-;an ordinary line about something else"),
+    ]
+    log = kernel.events_from(lines, boot=0.0)
+    assert log.oom_kills == [] and log.skipped == 3
+
+
+def test_nvidia_out_of_memory_lines_are_found() -> None:
+    text = (
+        "NVRM: nvAssertOkFailedNoLog: Assertion failed: Out of memory [NV_ERR_NO_MEMORY]"
+        " (0x00000051) returned from pRmApi->AllocWithHandle"
+    )
+    log = kernel.events_from([kernel.parse_kmsg_record(f"3,7,2000000,-;{text}")], boot=100.0)
+    (error,) = log.gpu_out_of_memory
+    assert error.text == text and error.at == pytest.approx(102.0)
+
+
+def test_continuation_lines_of_a_record_are_not_part_of_its_text() -> None:
+    line = kernel.parse_kmsg_record("6,5,10,-;usb 1-1: new device\n SUBSYSTEM=usb\n DEVICE=c189:1\n")
+    assert line is not None and line.text == "usb 1-1: new device"
+
+
+def test_unreadable_log_is_not_read_rather_than_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    log = kernel.kernel_log(kmsg=tmp_path / "absent")
+    assert log.state == "not read" and not log.read
+    assert "absent" in log.reason and "dmesg" in log.reason
