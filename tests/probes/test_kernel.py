@@ -34,8 +34,13 @@ def caged_oom() -> Iterator[tuple[float, float, int, str]]:
         (cage / "memory.limit_in_bytes").write_text("40M")
         before = time.time()
         hog = subprocess.Popen(
-            ["sh", "-c", f'echo $$ > {cage}/cgroup.procs && exec "$0" -c "$1"',
-             sys.executable, HOG],
+            [
+                "sh",
+                "-c",
+                f'echo $$ > {cage}/cgroup.procs && exec "$0" -c "$1"',
+                sys.executable,
+                HOG,
+            ],
         )
         assert hog.wait(timeout=30) == -9
         after = time.time()
@@ -141,7 +146,8 @@ def test_nvidia_out_of_memory_lines_are_found() -> None:
 
 
 def test_continuation_lines_of_a_record_are_not_part_of_its_text() -> None:
-    line = kernel.parse_kmsg_record("6,5,10,-;usb 1-1: new device\n SUBSYSTEM=usb\n DEVICE=c189:1\n")
+    record = "6,5,10,-;usb 1-1: new device\n SUBSYSTEM=usb\n DEVICE=c189:1\n"
+    line = kernel.parse_kmsg_record(record)
     assert line is not None and line.text == "usb 1-1: new device"
 
 
