@@ -1,0 +1,634 @@
+"""The one SQLite file every part of swarmdeck shares: jobs ledger, peaks, alerts, findings,
+kill requests, dispatches and hook events.
+
+The app, the runners, the hooks and the watchdog all read and write it at once, so it runs in
+WAL mode and every write is an explicit transaction. `StateStore.transaction()` takes the write
+lock up front (`BEGIN IMMEDIATE`): a read-check-write such as admission then sees no other
+writer between its read and its write. A file at the state path that is not a healthy swarmdeck
+database is reported as one line and left exactly as it was: never repaired, never replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+
+from swarmdeck import paths
+from swarmdeck.errors import StateError
+
+APPLICATION_ID = int.from_bytes(b"SWDK", "big")
+"""Written to the SQLite header (`PRAGMA application_id`) so the file says whose it is."""
+
+APPLICATION_NAME = "swarmdeck"
+"""Written to `swarmdeck_meta` under key `application`."""
+
+LOCK_TIMEOUT_S = 30.0
+"""How long a write waits for another process's write lock before giving up."""
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
+_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_MOVE_ASIDE = "move it aside or set SWARMDECK_STATE_DIR to another folder"
+
+# Connections made by a parent process before a fork. Closing one in the child could disturb
+# the parent's locks and WAL, so the child keeps a reference and never touches it again.
+_INHERITED: list[sqlite3.Connection] = []
+
+
+def now() -> float:
+    """Epoch seconds as REAL: the one unit for every time column in the store."""
+    return time.time()
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One forward step of the schema.
+
+    `apply` is SQL (several statements allowed) or a callable given the connection. It runs
+    inside the migration's own `BEGIN IMMEDIATE` transaction with foreign keys off (checked
+    with `PRAGMA foreign_key_check` before commit), so a table can be rebuilt the SQLite way.
+    """
+
+    version: int
+    description: str
+    apply: str | Callable[[sqlite3.Connection], None]
+
+
+_NOW_SQL = "((julianday('now') - 2440587.5) * 86400.0)"
+
+# Job ids in dispatches, kill requests and peaks may name a job in another host's ledger,
+# so they carry no foreign key.
+_SCHEMA_V1 = f"""
+CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    label TEXT,
+    host TEXT,
+    fingerprint TEXT,
+    argv TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(argv)),
+    cwd TEXT,
+    state TEXT NOT NULL,
+    pid INTEGER,
+    start_ticks INTEGER,
+    runner_pid INTEGER,
+    runner_start_ticks INTEGER,
+    booked INTEGER,
+    cap INTEGER,
+    admitted_via TEXT,
+    oom_score_adj INTEGER,
+    threads INTEGER,
+    cgroup TEXT,
+    created_at REAL NOT NULL DEFAULT {_NOW_SQL},
+    started_at REAL,
+    ended_at REAL,
+    exit_code INTEGER,
+    outcome TEXT,
+    peak INTEGER,
+    kernel_peak INTEGER,
+    hit_ceiling INTEGER DEFAULT 0 CHECK (hit_ceiling IN (0, 1)),
+    output_path TEXT,
+    serial_marker_path TEXT,
+    detached INTEGER DEFAULT 0 CHECK (detached IN (0, 1)),
+    timeout REAL
+);
+CREATE INDEX jobs_by_state ON jobs (state);
+CREATE INDEX jobs_by_fingerprint ON jobs (fingerprint);
+CREATE INDEX jobs_by_created_at ON jobs (created_at);
+
+CREATE TABLE peaks (
+    fingerprint TEXT NOT NULL,
+    job_id INTEGER,
+    peak INTEGER NOT NULL,
+    hit_ceiling INTEGER DEFAULT 0 CHECK (hit_ceiling IN (0, 1)),
+    cap INTEGER,
+    duration REAL,
+    outcome TEXT,
+    recorded_at REAL NOT NULL DEFAULT {_NOW_SQL}
+);
+CREATE INDEX peaks_by_fingerprint ON peaks (fingerprint, recorded_at);
+
+CREATE TABLE alerts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL UNIQUE,
+    level TEXT,
+    source TEXT,
+    host TEXT,
+    message TEXT NOT NULL,
+    created_at REAL NOT NULL DEFAULT {_NOW_SQL},
+    last_seen_at REAL NOT NULL DEFAULT {_NOW_SQL},
+    count INTEGER NOT NULL DEFAULT 1,
+    acknowledged_at REAL,
+    resolved_at REAL
+);
+CREATE INDEX alerts_by_resolved_at ON alerts (resolved_at);
+
+CREATE TABLE findings (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL UNIQUE,
+    rule TEXT NOT NULL,
+    subject TEXT,
+    severity TEXT,
+    message TEXT,
+    first_seen_at REAL NOT NULL DEFAULT {_NOW_SQL},
+    last_seen_at REAL NOT NULL DEFAULT {_NOW_SQL},
+    count INTEGER NOT NULL DEFAULT 1,
+    acknowledged_at REAL,
+    resolved_at REAL
+);
+CREATE INDEX findings_by_rule ON findings (rule);
+CREATE INDEX findings_by_resolved_at ON findings (resolved_at);
+
+CREATE TABLE kill_requests (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id INTEGER,
+    host TEXT,
+    pid INTEGER NOT NULL,
+    start_ticks INTEGER NOT NULL,
+    user TEXT,
+    command TEXT,
+    reason TEXT,
+    finding_key TEXT,
+    state TEXT NOT NULL,
+    requested_at REAL NOT NULL DEFAULT {_NOW_SQL},
+    decided_at REAL,
+    decided_by TEXT,
+    result TEXT
+);
+CREATE INDEX kill_requests_by_state ON kill_requests (state);
+CREATE INDEX kill_requests_by_finding_key ON kill_requests (finding_key);
+
+CREATE TABLE dispatches (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    argv TEXT NOT NULL CHECK (json_valid(argv)),
+    host TEXT,
+    reason TEXT,
+    job_id INTEGER,
+    created_at REAL NOT NULL DEFAULT {_NOW_SQL},
+    exit_code INTEGER
+);
+CREATE INDEX dispatches_by_created_at ON dispatches (created_at);
+
+CREATE TABLE hook_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    event TEXT NOT NULL,
+    session_id TEXT,
+    agent_id TEXT,
+    tool_name TEXT,
+    cwd TEXT,
+    payload TEXT CHECK (payload IS NULL OR json_valid(payload)),
+    received_at REAL NOT NULL DEFAULT {_NOW_SQL}
+);
+CREATE INDEX hook_events_by_session ON hook_events (session_id, received_at);
+CREATE INDEX hook_events_by_received_at ON hook_events (received_at);
+"""
+
+MIGRATIONS: list[Migration] = [
+    Migration(
+        1, "jobs, peaks, alerts, findings, kill requests, dispatches, hook events", _SCHEMA_V1
+    ),
+    # Reserved: 2 runner/cage, 3 agents/hooks, 4 gpu/locks/usage, 5+ later work.
+]
+"""Every schema step, in increasing version order. Append; never edit a released step."""
+
+
+def latest_version() -> int:
+    """The schema version this code writes: the highest in MIGRATIONS."""
+    return max(m.version for m in MIGRATIONS)
+
+
+def _check_migrations(migrations: list[Migration]) -> None:
+    """A misordered list would skip steps silently on some databases; refuse it loudly."""
+    versions = [m.version for m in migrations]
+    if not versions or versions[0] < 1 or any(b <= a for a, b in pairwise(versions)):
+        raise RuntimeError(f"state.MIGRATIONS must be strictly increasing from 1, got {versions}")
+
+
+def _sql_statements(script: str) -> Iterator[str]:
+    """Split a script into statements; `executescript` would commit the open transaction."""
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \t\r\n;"):
+                yield pending
+            pending = ""
+    if pending.strip(" \t\r\n;"):
+        raise ValueError(f"incomplete SQL statement in migration: {pending.strip()[:60]!r}")
+
+
+def _error_code(error: sqlite3.Error) -> int:
+    return (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF
+
+
+def _is_corruption(error: sqlite3.Error) -> bool:
+    return isinstance(error, sqlite3.DatabaseError) and _error_code(error) in _CORRUPT_CODES
+
+
+def _corrupt(path: Path, detail: str) -> StateError:
+    return StateError(
+        f"state database {path} is corrupt ({detail}); swarmdeck left it untouched: "
+        f"{_MOVE_ASIDE}, or try `sqlite3 {path} .recover`"
+    )
+
+
+def _newer(path: Path, stored: int) -> StateError:
+    return StateError(
+        f"state database {path} was made by a newer swarmdeck "
+        f"(schema {stored} > {latest_version()}); upgrade swarmdeck"
+    )
+
+
+def _foreign(path: Path, app_id: int, tables: list[str]) -> StateError:
+    shown = ", ".join(tables[:5]) + (", …" if len(tables) > 5 else "")
+    return StateError(
+        f"{path} is another program's SQLite database (application_id {app_id:#x}, "
+        f"tables: {shown or 'none'}); swarmdeck left it untouched: {_MOVE_ASIDE}"
+    )
+
+
+def _user_tables(conn: sqlite3.Connection) -> list[str]:
+    rows = conn.execute(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY name"
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM swarmdeck_meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else row[0]
+
+
+def _stored_version(conn: sqlite3.Connection, path: Path) -> int:
+    """The schema version in the file: 0 for a database swarmdeck has not set up yet.
+
+    Refuses a file with tables that are not ours, so setup never writes into someone else's.
+    """
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    tables = _user_tables(conn)
+    if app_id not in (0, APPLICATION_ID):
+        raise _foreign(path, app_id, tables)
+    if not tables:
+        return 0
+    if "swarmdeck_meta" not in tables or app_id != APPLICATION_ID:
+        raise _foreign(path, app_id, tables)
+    if _meta(conn, "application") != APPLICATION_NAME:
+        raise _foreign(path, app_id, tables)
+    version = _meta(conn, "schema_version")
+    if version is None or not version.isdigit():
+        raise _corrupt(path, f"schema_version is {version!r}")
+    return int(version)
+
+
+def _inspection_uri(path: Path, header: bytes) -> tuple[str, bool]:
+    """How to look inside without leaving a trace; second item: whether WAL content is ignored.
+
+    A read-only connection to a WAL-mode file creates -wal and -shm files and leaves them
+    behind, so when the file has none we read the main file as immutable. Rollback-journal
+    files (header bytes 18-19 == 1) are read plainly read-only: that creates nothing.
+    """
+    uri = path.resolve().as_uri() + "?mode=ro"
+    wal_mode = header[18] == 2 or header[19] == 2
+    if not wal_mode:
+        return uri, False
+    wal = path.with_name(path.name + "-wal")
+    shm = path.with_name(path.name + "-shm")
+    if wal.exists() and shm.exists():
+        return uri, False
+    return uri + "&immutable=1", wal.exists() and wal.stat().st_size > 0
+
+
+def _inspect(path: Path, verify: bool) -> None:
+    """Refuse, before SQLite opens it for writing, any file at `path` that is not ours and sound.
+
+    Nothing is written here: a missing or empty file is left for setup, anything else is read
+    through a read-only connection that creates no sibling files.
+    """
+    try:
+        if path.stat().st_size == 0:
+            return
+        with path.open("rb") as handle:
+            header = handle.read(100)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise StateError(
+            f"state database {path} cannot be read ({error.strerror}); "
+            f"swarmdeck left it untouched: check its permissions or {_MOVE_ASIDE}"
+        ) from error
+    if not header.startswith(_SQLITE_MAGIC):
+        raise StateError(
+            f"{path} is not a SQLite database (it starts with {header[:16]!r}); "
+            f"swarmdeck left it untouched: {_MOVE_ASIDE}"
+        )
+    if len(header) < 100:
+        raise _corrupt(path, f"only {len(header)} bytes")
+    uri, wal_ignored = _inspection_uri(path, header)
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.Error as error:
+        raise StateError(
+            f"state database {path} cannot be opened ({error}); swarmdeck left it untouched: "
+            f"{_MOVE_ASIDE}"
+        ) from error
+    try:
+        stored = _stored_version(conn, path)
+        if stored == 0 and wal_ignored:
+            raise StateError(
+                f"state database {path} has a write-ahead log but no -shm index beside it; "
+                f"swarmdeck left it untouched: {_MOVE_ASIDE}"
+            )
+        if stored > latest_version():
+            raise _newer(path, stored)
+        if verify:
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+            if problems != ["ok"]:
+                raise _corrupt(path, "; ".join(problems[:3]))
+    except sqlite3.Error as error:
+        if _is_corruption(error):
+            raise _corrupt(path, str(error)) from error
+        raise StateError(
+            f"state database {path} cannot be read ({error}); swarmdeck left it untouched: "
+            f"{_MOVE_ASIDE}"
+        ) from error
+    finally:
+        conn.close()
+
+
+@dataclass
+class _ThreadConnection:
+    """This thread's connection, the process it was made in, and what is open on it."""
+
+    conn: sqlite3.Connection
+    pid: int
+    writing: bool = False
+    savepoints: int = 0
+
+
+class StateStore:
+    """The state database at `path`: checked and brought to the latest schema when made.
+
+    Args:
+        path: the SQLite file; its folder is created when missing.
+        verify: run `PRAGMA quick_check` when opening (about 0.6 ms per MB); a caller that
+            opens the store on every hook call may skip it, and corruption is then reported
+            when a query meets it.
+        lock_timeout: seconds a write waits for another process's write lock.
+    """
+
+    def __init__(
+        self, path: Path | str, verify: bool = True, lock_timeout: float = LOCK_TIMEOUT_S
+    ) -> None:
+        self.path = Path(path)
+        self.verify = verify
+        self.lock_timeout = lock_timeout
+        self._local = threading.local()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StateError(
+                f"cannot create the state folder {self.path.parent} ({error.strerror}); "
+                "set SWARMDECK_STATE_DIR to a writable folder"
+            ) from error
+        _inspect(self.path, self.verify)
+        self._migrate()
+
+    def __repr__(self) -> str:
+        return f"StateStore({str(self.path)!r})"
+
+    @classmethod
+    def open_default(cls, verify: bool = True) -> StateStore:
+        """The store at the configured state path (`SWARMDECK_STATE_DIR` aware)."""
+        return cls(paths.state_db_path(), verify=verify)
+
+    def connect(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit: transactions are only the ones you open).
+
+        A forked child gets a fresh connection: SQLite connections must not cross a fork.
+        """
+        current = getattr(self._local, "current", None)
+        pid = os.getpid()
+        if current is not None and current.pid == pid:
+            return current.conn
+        if current is not None:
+            _INHERITED.append(current.conn)
+        conn = self._open_connection()
+        self._local.current = _ThreadConnection(conn, pid)
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection; the next `connect()` opens a new one."""
+        current = getattr(self._local, "current", None)
+        self._local.current = None
+        if current is not None and current.pid == os.getpid():
+            current.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that holds the write lock from its first statement.
+
+        Commits when the block ends, rolls back and re-raises on any exception. Waits up to
+        `lock_timeout` for another writer. Inside another `transaction()` it is a savepoint:
+        an exception undoes only the inner block.
+        """
+        current = self._current()
+        conn = current.conn
+        if conn.in_transaction:
+            if not current.writing:
+                raise RuntimeError("transaction() inside read(): the snapshot cannot take a write")
+            with self._savepoint(current):
+                yield conn
+            return
+        self._begin_immediate(conn)
+        current.writing = True
+        try:
+            yield conn
+        except BaseException as error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(error, sqlite3.Error) and _is_corruption(error):
+                raise _corrupt(self.path, str(error)) from error
+            raise
+        else:
+            try:
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        finally:
+            current.writing = False
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot for reading; writing inside it raises.
+
+        Writes belong in `transaction()`: a read snapshot upgraded to a write is what loses
+        updates between processes. Inside an open transaction this is that transaction.
+        """
+        current = self._current()
+        conn = current.conn
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN DEFERRED")
+        conn.execute("PRAGMA query_only = ON")
+        try:
+            yield conn
+        except sqlite3.Error as error:
+            if _is_corruption(error):
+                raise _corrupt(self.path, str(error)) from error
+            raise
+        finally:
+            conn.execute("PRAGMA query_only = OFF")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+
+    def schema_version(self) -> int:
+        """The schema version recorded in the file."""
+        with self.read() as conn:
+            return _stored_version(conn, self.path)
+
+    def _current(self) -> _ThreadConnection:
+        self.connect()
+        current: _ThreadConnection = self._local.current
+        return current
+
+    def _open_connection(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.lock_timeout, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as error:
+            if _is_corruption(error):
+                raise _corrupt(self.path, str(error)) from error
+            raise StateError(
+                f"state database {self.path} cannot be opened ({error}); "
+                f"check its folder's permissions or {_MOVE_ASIDE}"
+            ) from error
+        if mode != "wal":
+            conn.close()
+            raise StateError(
+                f"state database {self.path} cannot use WAL mode (got {mode!r}); "
+                "put the state folder on a local filesystem via SWARMDECK_STATE_DIR"
+            )
+        return conn
+
+    def _begin_immediate(self, conn: sqlite3.Connection) -> None:
+        """BEGIN IMMEDIATE, retried with backoff while another process holds the lock.
+
+        SQLite's busy timeout already waits inside each attempt; the retry covers the cases
+        where SQLite answers "locked" without waiting (WAL recovery by another connection).
+        """
+        deadline = time.monotonic() + self.lock_timeout
+        attempt = 0
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as error:
+                if _is_corruption(error):
+                    raise _corrupt(self.path, str(error)) from error
+                if _error_code(error) not in _BUSY_CODES:
+                    raise
+                if time.monotonic() >= deadline:
+                    raise StateError(
+                        f"state database {self.path} stayed locked by another process for "
+                        f"{self.lock_timeout:g} s; find the stuck swarmdeck process "
+                        f"(fuser {self.path}) and try again"
+                    ) from error
+            attempt += 1
+            pause = min(0.5, 0.01 * 2**attempt) * random.uniform(0.5, 1.0)
+            time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
+
+    @contextmanager
+    def _savepoint(self, current: _ThreadConnection) -> Iterator[None]:
+        current.savepoints += 1
+        name = f"swarmdeck_{current.savepoints}"
+        current.conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            current.conn.execute(f"ROLLBACK TO {name}")
+            current.conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            current.conn.execute(f"RELEASE {name}")
+        finally:
+            current.savepoints -= 1
+
+    def _migrate(self) -> None:
+        """Apply every migration above the stored version, each in its own transaction.
+
+        Several processes may open a fresh file at once; each step re-reads the version under
+        the write lock, so a step runs exactly once.
+        """
+        _check_migrations(MIGRATIONS)
+        conn = self.connect()
+        with self.read():
+            stored = _stored_version(conn, self.path)
+        if stored > latest_version():
+            raise _newer(self.path, stored)
+        pending = [m for m in MIGRATIONS if m.version > stored]
+        if not pending:
+            return
+        conn.execute("PRAGMA foreign_keys = OFF")
+        try:
+            for migration in pending:
+                self._apply(migration)
+        finally:
+            conn.execute("PRAGMA foreign_keys = ON")
+
+    def _apply(self, migration: Migration) -> None:
+        with self.transaction() as conn:
+            stored = _stored_version(conn, self.path)
+            if stored > latest_version():
+                raise _newer(self.path, stored)
+            if stored >= migration.version:
+                return
+            try:
+                if stored == 0:
+                    _set_up_meta(conn)
+                if isinstance(migration.apply, str):
+                    for statement in _sql_statements(migration.apply):
+                        conn.execute(statement)
+                else:
+                    migration.apply(conn)
+                broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+            except sqlite3.Error as error:
+                raise StateError(
+                    f"state database {self.path}: migration {migration.version} "
+                    f"({migration.description}) failed ({error}); it stays at schema {stored}"
+                ) from error
+            if broken:
+                raise StateError(
+                    f"state database {self.path}: migration {migration.version} "
+                    f"({migration.description}) left {len(broken)} broken foreign keys "
+                    f"(first in table {broken[0][0]}); it stays at schema {stored}"
+                )
+            conn.execute(
+                "INSERT INTO swarmdeck_meta (key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(migration.version),),
+            )
+            conn.execute(f"PRAGMA user_version = {int(migration.version)}")
+
+
+def _set_up_meta(conn: sqlite3.Connection) -> None:
+    """Mark a new file as swarmdeck's, in the same transaction as its first tables."""
+    conn.execute("CREATE TABLE swarmdeck_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.executemany(
+        "INSERT INTO swarmdeck_meta (key, value) VALUES (?, ?)",
+        [("application", APPLICATION_NAME), ("created_at", repr(now()))],
+    )
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
