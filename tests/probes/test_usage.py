@@ -1,0 +1,156 @@
+"""Cores in use and threads computing at once, measured on real busy threads of one process."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.probes import usage
+from swarmdeck.probes.procs import ProcessIdentity, identity
+
+CPU_ROOT = Path("/sys/fs/cgroup/cpu")
+_counter = itertools.count()
+
+# hashlib releases the GIL on buffers over 2 KiB, so these threads of one process really
+# compute at once; the main thread only sleeps.
+BUSY_THREADS = textwrap.dedent(
+    """
+    import hashlib, sys, threading, time
+    busy, idle = int(sys.argv[1]), int(sys.argv[2])
+    buf = b"x" * (1 << 20)
+    def spin():
+        while True:
+            hashlib.sha256(buf).digest()
+    for _ in range(busy):
+        threading.Thread(target=spin, daemon=True).start()
+    for _ in range(idle):
+        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+    print("ready", flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def start_job(busy: int, idle: int = 0) -> subprocess.Popen[str]:
+    job = subprocess.Popen(
+        [sys.executable, "-c", BUSY_THREADS, str(busy), str(idle)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert job.stdout is not None and job.stdout.readline() == "ready\n"
+    return job
+
+
+@pytest.fixture
+def four_thread_job() -> Iterator[tuple[subprocess.Popen[str], ProcessIdentity]]:
+    job = start_job(4)
+    me = identity(job.pid)
+    assert me is not None
+    try:
+        yield job, me
+    finally:
+        job.kill()
+        job.wait()
+
+
+@pytest.fixture
+def cpu_quota() -> Iterator[Path]:
+    """A v1 cpu cgroup limited to 0.4 of one core."""
+    if not os.access(CPU_ROOT, os.W_OK):
+        pytest.skip("needs a writable v1 cpu cgroup (root)")
+    group = CPU_ROOT / f"swarmdeck-test-usage-{os.getpid()}-{next(_counter)}"
+    group.mkdir()
+    (group / "cpu.cfs_period_us").write_text("100000")
+    (group / "cpu.cfs_quota_us").write_text("40000")
+    try:
+        yield group
+    finally:
+        for pid in (group / "cgroup.procs").read_text().split():
+            (CPU_ROOT / "cgroup.procs").write_text(pid)
+        group.rmdir()
+
+
+def test_four_busy_threads_read_about_four_threads_at_once(four_thread_job) -> None:
+    _, job = four_thread_job
+    measured = usage.measure(job, window=1.0)
+    assert measured.nanosecond
+    assert measured.threads_seen == 5
+    assert 3.2 <= measured.threads_at_once <= 4.05
+    assert 0.5 <= measured.cores_in_use <= os.cpu_count() + 0.1
+
+
+def test_throttled_job_reads_fewer_cores_but_still_four_threads(
+    four_thread_job, cpu_quota: Path
+) -> None:
+    _, job = four_thread_job
+    free = usage.measure(job, window=1.0)
+    (cpu_quota / "cgroup.procs").write_text(str(job.pid))
+    throttled = usage.measure(job, window=1.5)
+    assert throttled.cores_in_use <= 0.55
+    assert throttled.cores_in_use < free.cores_in_use
+    assert 3.0 <= throttled.threads_at_once <= 4.05
+
+
+def test_one_busy_thread_among_idle_ones_reads_one_thread_at_once() -> None:
+    job = start_job(busy=1, idle=3)
+    try:
+        me = identity(job.pid)
+        assert me is not None
+        measured = usage.measure(me, window=0.5)
+    finally:
+        job.kill()
+        job.wait()
+    assert measured.threads_seen == 5
+    assert 0.9 <= measured.threads_at_once <= 1.3
+
+
+def test_child_processes_count_as_part_of_the_tree() -> None:
+    parent = subprocess.Popen(
+        ["sh", "-c", f'"{sys.executable}" -c "$0" 2 0; wait', BUSY_THREADS],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert parent.stdout is not None and parent.stdout.readline() == "ready\n"
+        me = identity(parent.pid)
+        assert me is not None
+        assert len(usage.process_tree(me)) == 2
+        measured = usage.measure(me, window=0.5)
+    finally:
+        for pid in usage.process_tree(me)[::-1]:
+            os.kill(pid, 9)
+        parent.wait()
+    assert 1.6 <= measured.threads_at_once <= 2.05
+
+
+def test_a_gone_root_reads_an_empty_tree() -> None:
+    job = subprocess.Popen(["true"])
+    me = identity(job.pid)
+    job.wait()
+    assert me is not None
+    assert usage.process_tree(me) == []
+    assert usage.measure(me, window=0.01).threads_at_once == 0.0
+
+
+def test_a_reused_pid_is_not_the_job_tree() -> None:
+    me = identity(os.getpid())
+    assert me is not None
+    impostor = ProcessIdentity(me.pid, me.start_ticks + 1)
+    assert usage.process_tree(impostor) == []
+
+
+def test_serial_marker_names_the_reason(tmp_path: Path) -> None:
+    marker = tmp_path / "serial"
+    assert usage.serial_reason(marker) is None
+    marker.write_text("serial right now: linking the final binary\n")
+    assert usage.serial_reason(marker) == "linking the final binary"
+    marker.write_text("parallel again\n")
+    assert usage.serial_reason(marker) is None
+    assert usage.serial_reason(None) is None
