@@ -1,0 +1,777 @@
+"""The config file: TOML over embedded defaults, checked against one schema, errors at file:line.
+
+The schema is the section dataclasses below: each key is one field with its type (the
+annotation), its default and a one-line doc: `field(default=…, metadata=about("doc"))`; a key
+without a default is required. Loading, validation, the `sources` map and `swarmdeck config
+show` all read that one place, so a key is added by adding one field. A file that cannot be
+used as written stops with one ConfigError line naming the file, the line and the key; a
+missing file means the defaults, silently, by design.
+"""
+
+import difflib
+import math
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, get_type_hints
+
+from swarmdeck import paths
+from swarmdeck.errors import ConfigError, UsageError
+from swarmdeck.sizes import SizeSpec
+
+Check = Callable[[Any], str | None]
+"""An extra check on a converted value: returns what is wrong with it, or None."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What the schema says about one key besides its type and default."""
+
+    doc: str
+    minimum: float | None = None
+    above: float | None = None
+    maximum: float | None = None
+    check: Check | None = None
+
+
+def about(
+    doc: str,
+    *,
+    minimum: float | None = None,
+    above: float | None = None,
+    maximum: float | None = None,
+    check: Check | None = None,
+) -> dict[str, Rule]:
+    """Field metadata for one key of the schema: its doc and the bounds a value must keep."""
+    return {"rule": Rule(doc, minimum, above, maximum, check)}
+
+
+def _size(text: str) -> SizeSpec:
+    return SizeSpec.parse(text)
+
+
+def _regexes(patterns: tuple[str, ...]) -> str | None:
+    for number, pattern in enumerate(patterns, start=1):
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            return f"item {number} ({pattern!r}) is not a regular expression: {err}"
+    return None
+
+
+def _host_name(name: str) -> str | None:
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        return None
+    return f"{name!r} is not a usable host name: use letters, digits, '.', '_', '-', like \"box2\""
+
+
+def _address(address: str) -> str | None:
+    if address and not any(char.isspace() for char in address):
+        return None
+    return f'{address!r} is not an address: give a host name or IP, like "192.168.1.20"'
+
+
+# Heavy-command patterns match where a command starts: at the beginning, after ; & | ( or `,
+# past env assignments and wrappers (env, nice, time, timeout N, uv run, python -m …), with
+# an optional path before the command name; so `grep pytest` or `pip install pytest` is light.
+_AT = (
+    r"(?:^|[;&|(`])\s*"
+    r"(?:(?:\w+=\S*|sudo|env|nice(?:\s+-n)?(?:\s+-?\d+)?|time|exec|do|then|else|timeout\s+\S+|"
+    r"(?:uv|poetry|pipenv|pdm|hatch)\s+run|(?:\S*/)?python[\d.]*(?:\s+-[\w-]+)*)\s+)*"
+    r"(?:\S*/)?"
+)
+_END = r"(?=$|[\s;&|)`])"
+HEAVY_PATTERNS: tuple[str, ...] = (
+    _AT + r"(?:pytest|py\.test)" + _END,
+    _AT + r"g?make\b[^;&|\n]*?\s(?:-j\s*\d*|--jobs\S*|test|tests|check)" + _END,
+    _AT + r"cargo\s+(?:\+\S+\s+)?(?:build|b|test|t|bench|nextest|check|c|clippy)" + _END,
+    _AT + r"go\s+(?:test|build)" + _END,
+    _AT + r"(?:npm|pnpm|yarn|bun)\s+(?:t|(?:run(?:-script)?\s+)?(?:test|build)[\w:-]*)" + _END,
+    _AT + r"(?:tox|nox)" + _END,
+    _AT + r"(?:mvnw?|gradlew?)" + _END,
+    _AT + r"ctest" + _END,
+    _AT + r"cmake\s+(?:[^;&|\n]*\s)?--build" + _END,
+    _AT + r"ninja" + _END,
+    _AT + r"(?:torch\S*|torchrun|deepspeed|accelerate\s+launch)" + _END,
+    _AT + r"(?:\S*bench\S*|hyperfine)" + _END,
+)
+"""Default `hooks.heavy_patterns`: regexes (re.search) that mark a shell command as heavy."""
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """The memory book of this host: what is kept back, how jobs are booked and capped."""
+
+    reserve: SizeSpec = field(
+        default=_size("2G"),
+        metadata=about(
+            "memory kept out of the job slice for everything else; slice cap = MemTotal − this"
+        ),
+    )
+    default_prediction: SizeSpec = field(
+        default=_size("1G"), metadata=about("booking for a job with no history and no --cap")
+    )
+    cap_factor: float = field(
+        default=1.5,
+        metadata=about("a job's cap when no --cap is given: its booking times this", minimum=1),
+    )
+    margin: SizeSpec = field(
+        default=_size("256M"),
+        metadata=about(
+            "MemAvailable that must stay free beyond a new booking for it to be admitted"
+        ),
+    )
+    admission_wait: float = field(
+        default=600.0,
+        metadata=about(
+            "seconds a job queues for room before it exits 252 (--wait overrides)", minimum=0
+        ),
+    )
+    slice: str = field(
+        default="", metadata=about('parent cgroup of all caged jobs; "" = chosen automatically')
+    )
+    sample_interval: float = field(
+        default=0.5, metadata=about("seconds between memory samples of a running job", above=0)
+    )
+
+
+@dataclass(frozen=True)
+class CoresConfig:
+    """How many threads heavy work may use on this host."""
+
+    heavy_threads: int = field(
+        default=0,
+        metadata=about(
+            "threads heavy jobs may use at once on this host; 0 = the number of cores", minimum=0
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class UiConfig:
+    """The control room's pace and memory."""
+
+    refresh_interval: float = field(
+        default=2.0, metadata=about("seconds between refreshes of the app", above=0)
+    )
+    history_minutes: int = field(
+        default=10, metadata=about("minutes of history the sparklines show", minimum=1)
+    )
+
+
+@dataclass(frozen=True)
+class WatchdogConfig:
+    """Thresholds of the watchdog's rules and the optional escalation policy."""
+
+    tool_call_max: float = field(
+        default=480.0,
+        metadata=about("seconds a single tool call may run before a finding", above=0),
+    )
+    idle_max: float = field(
+        default=600.0,
+        metadata=about("seconds an agent may show no activity before a finding", above=0),
+    )
+    output_stall: float = field(
+        default=1200.0,
+        metadata=about("seconds a job's output file may stop growing before a finding", above=0),
+    )
+    rss_line: SizeSpec = field(
+        default=_size("8G"), metadata=about("resident memory of one process that raises a finding")
+    )
+    thread_use_fraction: float = field(
+        default=0.25,
+        metadata=about(
+            "a long run using under this share of its declared threads raises a finding",
+            above=0,
+            maximum=1,
+        ),
+    )
+    long_run: float = field(
+        default=1800.0,
+        metadata=about("seconds after which a run counts as long for the thread-use rule", above=0),
+    )
+    escalate_after: int = field(
+        default=0,
+        metadata=about(
+            "unacknowledged repeats after which a kill request is acted on; 0 = never", minimum=0
+        ),
+    )
+    interval: float = field(
+        default=30.0, metadata=about("seconds between watchdog passes", above=0)
+    )
+
+
+@dataclass(frozen=True)
+class HooksConfig:
+    """What the Claude Code hooks treat as heavy and how many subagents may run at once."""
+
+    heavy_patterns: tuple[str, ...] = field(
+        default=HEAVY_PATTERNS,
+        metadata=about(
+            "regexes (re.search) marking a shell command as heavy, so it must run under swarmdeck",
+            check=_regexes,
+        ),
+    )
+    max_running_subagents: int = field(
+        default=0,
+        metadata=about("subagents allowed to run at once across sessions; 0 = no limit", minimum=0),
+    )
+
+
+@dataclass(frozen=True)
+class GpuConfig:
+    """Which GPU processes are expected and how to make the cards free for a GPU job."""
+
+    allowlist: tuple[str, ...] = field(
+        default=(), metadata=about("process names that may hold a GPU without counting as foreign")
+    )
+    stop_commands: tuple[str, ...] = field(
+        default=(),
+        metadata=about("shell commands gpu-run runs to free the cards before its job starts"),
+    )
+
+
+@dataclass(frozen=True)
+class LocksConfig:
+    """Where workspace locks apply."""
+
+    work_root: str = field(
+        default="", metadata=about('folder whose subfolders workspace locks cover; "" = any folder')
+    )
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    """A second host reached over ssh, one [[hosts]] table."""
+
+    name: str = field(
+        metadata=about(
+            "the host's name in swarmdeck (unique), as in `peer run NAME`", check=_host_name
+        )
+    )
+    address: str = field(metadata=about("host name or IP address to connect to", check=_address))
+    port: int = field(default=22, metadata=about("ssh port", minimum=1, maximum=65535))
+    user: str = field(default="", metadata=about('ssh user; "" = the current user'))
+    known_hosts: str = field(
+        default="",
+        metadata=about('known_hosts file to verify its host key; "" = ~/.ssh/known_hosts'),
+    )
+    identity: str = field(
+        default="", metadata=about('private key file; "" = the ssh agent and default keys')
+    )
+    enabled: bool = field(
+        default=True, metadata=about("false keeps the host listed but never used for jobs")
+    )
+    heavy_threads: int = field(
+        default=0,
+        metadata=about("threads heavy jobs may use there; 0 = its number of cores", minimum=0),
+    )
+    reserve: SizeSpec | None = field(
+        default=None, metadata=about("memory kept back there; unset = its own config's")
+    )
+    swarmdeck: str = field(
+        default="swarmdeck", metadata=about("the swarmdeck command on that host")
+    )
+    timeout: float = field(
+        default=8.0,
+        metadata=about("seconds to wait for it to answer before it shows as not read", above=0),
+    )
+
+
+def _default_sources() -> Mapping[str, str]:
+    return MappingProxyType({key: "default" for key in schema_keys()})
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective configuration: the file's values over the embedded defaults."""
+
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    cores: CoresConfig = field(default_factory=CoresConfig)
+    ui: UiConfig = field(default_factory=UiConfig)
+    watchdog: WatchdogConfig = field(default_factory=WatchdogConfig)
+    hooks: HooksConfig = field(default_factory=HooksConfig)
+    gpu: GpuConfig = field(default_factory=GpuConfig)
+    locks: LocksConfig = field(default_factory=LocksConfig)
+    hosts: tuple[HostConfig, ...] = ()
+    path: Path | None = None
+    """The file the values came from; None when there was none."""
+    sources: Mapping[str, str] = field(default_factory=_default_sources)
+    """Dotted key ("memory.reserve", "hosts[box2].port") → "default" or "FILE:LINE"."""
+
+    def host(self, name: str) -> HostConfig | None:
+        """The [[hosts]] entry called `name`, if there is one."""
+        return next((host for host in self.hosts if host.name == name), None)
+
+
+@dataclass(frozen=True)
+class ConfigLine:
+    """One row of `swarmdeck config show`."""
+
+    key: str
+    value: str
+    source: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class _Key:
+    """A schema key as loading needs it: name, annotated type, default (or MISSING), rule."""
+
+    name: str
+    kind: Any
+    default: Any
+    rule: Rule
+
+
+def _keys(cls: type) -> tuple[_Key, ...]:
+    hints = get_type_hints(cls)
+    return tuple(
+        _Key(item.name, hints[item.name], item.default, item.metadata["rule"])
+        for item in fields(cls)
+    )
+
+
+SECTIONS: Mapping[str, type] = MappingProxyType(
+    {
+        item.name: kind
+        for item in fields(Config)
+        if is_dataclass(kind := get_type_hints(Config)[item.name])
+    }
+)
+"""Section name → its dataclass, in file order; [[hosts]] is separate (an array of tables)."""
+
+
+def schema_keys() -> list[str]:
+    """Every dotted key of the sections, in schema order (hosts' keys are per host)."""
+    return [f"{section}.{key.name}" for section, cls in SECTIONS.items() for key in _keys(cls)]
+
+
+def schema_doc(cls: type, name: str) -> str:
+    """The one-line doc of a key of a section dataclass (or HostConfig)."""
+    rule = next(item.metadata["rule"] for item in fields(cls) if item.name == name)
+    return rule.doc
+
+
+def default_config() -> Config:
+    """The embedded defaults alone, as if no file existed."""
+    return Config()
+
+
+def load_config(path: Path | None = None) -> Config:
+    """The effective config from `path` (default: paths.config_path()); missing → defaults."""
+    path = paths.config_path() if path is None else path
+    text = _read(path)
+    if text is None:
+        return Config()
+    return parse_config(text, path)
+
+
+def parse_config(text: str, path: Path) -> Config:
+    """Check TOML `text` (read from `path`, named in errors) and build the Config it gives."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(_syntax_message(path, text, err)) from None
+    return _Loader(path, _KeyLines(text)).config(data)
+
+
+def describe_config(config: Config) -> list[ConfigLine]:
+    """Every key with its effective value, where that value came from and what it means."""
+    rows = []
+    for section, cls in SECTIONS.items():
+        values = getattr(config, section)
+        for key in _keys(cls):
+            dotted = f"{section}.{key.name}"
+            rows.append(_row(dotted, getattr(values, key.name), config, key.rule))
+    for host in config.hosts:
+        for key in _keys(HostConfig):
+            dotted = f"hosts[{host.name}].{key.name}"
+            rows.append(_row(dotted, getattr(host, key.name), config, key.rule))
+    return rows
+
+
+def _row(dotted: str, value: Any, config: Config, rule: Rule) -> ConfigLine:
+    return ConfigLine(dotted, _value_text(value), config.sources.get(dotted, "default"), rule.doc)
+
+
+def _value_text(value: Any) -> str:
+    """A value as it would be written in the file."""
+    if value is None:
+        return "(not set)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, SizeSpec):
+        return f'"{value}"'
+    if isinstance(value, str):
+        if "\\" in value and "'" not in value and "\n" not in value:
+            return f"'{value}'"
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_value_text(item) for item in value) + "]"
+    return repr(value)
+
+
+def _read(path: Path) -> str | None:
+    """The file's text; None when there is no file (defaults apply); ConfigError when unreadable."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise ConfigError(
+                f"config {path}: cannot read it: "
+                f"it links to {os.readlink(path)}, which does not exist"
+            ) from None
+        return None
+    except IsADirectoryError:
+        raise ConfigError(f"config {path}: cannot read it: it is a directory, not a file") from None
+    except OSError as err:
+        raise ConfigError(f"config {path}: cannot read it: {err.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise ConfigError(
+            f"config {path}:{line}: not UTF-8 text (byte {err.start + 1}); TOML files are UTF-8"
+        ) from None
+
+
+def _syntax_message(path: Path, text: str, err: tomllib.TOMLDecodeError) -> str:
+    reason = str(err)
+    lines = text.splitlines()
+    found = re.search(r"at line (\d+)", reason)
+    line = int(found.group(1)) if found else max(1, len(lines))
+    source = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    near = f" near {source!r}" if source else ""
+    return f"config {path}:{line}: TOML syntax error{near}: {reason}"
+
+
+class _Invalid(Exception):
+    """A value that breaks the schema; the loader adds file, line and key."""
+
+
+class _Loader:
+    """Turns parsed TOML into a Config, naming file:line and the key for the first problem."""
+
+    def __init__(self, path: Path, lines: "_KeyLines") -> None:
+        self.path = path
+        self.lines = lines
+        self.sources: dict[str, str] = {}
+
+    def config(self, data: dict[str, Any]) -> Config:
+        for name, value in data.items():
+            if name not in SECTIONS and name != "hosts":
+                self._unknown_top_level(name, value)
+        sections = {
+            name: self._section(name, cls, data.get(name, {})) for name, cls in SECTIONS.items()
+        }
+        hosts = self._hosts(data.get("hosts", []))
+        return Config(
+            **sections, hosts=hosts, path=self.path, sources=MappingProxyType(self.sources)
+        )
+
+    def fail(self, where: tuple[str | int, ...], key: str, problem: str) -> ConfigError:
+        return ConfigError(f"config {self.path}:{self.lines.line_of(where)}: {key}: {problem}")
+
+    def _unknown_top_level(self, name: str, value: Any) -> None:
+        known = [*SECTIONS, "hosts"]
+        if isinstance(value, dict):
+            problem = f"unknown section [{name}]" + _suggest(name, known, "[{}]")
+        else:
+            owners = [section for section, cls in SECTIONS.items() if name in _names(cls)]
+            if owners:
+                hint = f"; did you mean {owners[0]}.{name} (under [{owners[0]}])?"
+            else:
+                hint = _suggest(name, known, "[{}]")
+            problem = "unknown key outside any section" + hint
+        raise self.fail((name,), name, problem)
+
+    def _section(self, name: str, cls: type, table: Any) -> Any:
+        if not isinstance(table, dict):
+            raise self.fail((name,), name, f"expected a table [{name}], got {_describe(table)}")
+        return self._build(cls, table, name, (name,), f"[{name}]")
+
+    def _hosts(self, tables: Any) -> tuple[HostConfig, ...]:
+        if not isinstance(tables, list) or not all(isinstance(item, dict) for item in tables):
+            raise self.fail(
+                ("hosts",), "hosts", f"expected [[hosts]] tables, got {_describe(tables)}"
+            )
+        hosts: list[HostConfig] = []
+        first_line: dict[str, int] = {}
+        for index, table in enumerate(tables):
+            name = table.get("name")
+            label = f"hosts[{name}]" if isinstance(name, str) and name else f"hosts[#{index + 1}]"
+            host = self._build(HostConfig, table, label, ("hosts", index), "[[hosts]]")
+            line = self.lines.line_of(("hosts", index, "name"))
+            if host.name in first_line:
+                raise self.fail(
+                    ("hosts", index, "name"),
+                    f"{label}.name",
+                    f"duplicate host name {host.name!r}, "
+                    f"first given at line {first_line[host.name]}",
+                )
+            first_line[host.name] = line
+            hosts.append(host)
+        return tuple(hosts)
+
+    def _build(
+        self,
+        cls: type,
+        table: dict[str, Any],
+        label: str,
+        where: tuple[str | int, ...],
+        container: str,
+    ) -> Any:
+        """An instance of `cls` from `table`; `label` prefixes keys, `container` names the table."""
+        keys = _keys(cls)
+        names = [key.name for key in keys]
+        for name in table:
+            if name not in names:
+                problem = "unknown key" + _suggest(name, names, f"{label}.{{}}")
+                raise self.fail((*where, name), f"{label}.{name}", problem)
+        values: dict[str, Any] = {}
+        for key in keys:
+            dotted = f"{label}.{key.name}"
+            if key.name in table:
+                try:
+                    values[key.name] = _convert(key, table[key.name])
+                except _Invalid as bad:
+                    raise self.fail((*where, key.name), dotted, str(bad)) from None
+                self.sources[dotted] = f"{self.path}:{self.lines.line_of((*where, key.name))}"
+            elif key.default is MISSING:
+                raise self.fail(where, dotted, f"missing: every {container} table needs {key.name}")
+            else:
+                self.sources[dotted] = "default"
+        return cls(**values)
+
+
+def _names(cls: type) -> list[str]:
+    return [item.name for item in fields(cls)]
+
+
+def _suggest(name: str, known: list[str], form: str) -> str:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {form.format(close[0])}?"
+    return "; known: " + ", ".join(form.format(item) for item in known)
+
+
+def _describe(value: Any) -> str:
+    """A TOML value as a person would name it in an error."""
+    if isinstance(value, bool):
+        return f"a boolean ({'true' if value else 'false'})"
+    if isinstance(value, int):
+        return f"a whole number ({value})"
+    if isinstance(value, float):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return f"a date/time ({value})"
+
+
+def _convert(key: _Key, value: Any) -> Any:
+    """The value in the key's type, or _Invalid saying what is wrong with it."""
+    kind = key.kind
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise _Invalid(f"expected true or false, got {_describe(value)}")
+        result: Any = value
+    elif kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Invalid(f"expected a whole number, got {_describe(value)}")
+        result = value
+    elif kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _Invalid(f"expected a number, got {_describe(value)}")
+        if not math.isfinite(value):
+            raise _Invalid(f"expected a finite number, got {value}")
+        result = float(value)
+    elif kind is str:
+        if not isinstance(value, str):
+            raise _Invalid(f"expected a string, got {_describe(value)}")
+        result = value
+    elif kind == tuple[str, ...]:
+        result = _strings(value)
+    elif kind in (SizeSpec, SizeSpec | None):
+        result = _size_value(value)
+    else:
+        raise TypeError(f"config key {key.name} has a type the loader does not know: {kind}")
+    _check_bounds(key.rule, result)
+    return result
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise _Invalid(f"expected an array of strings, got {_describe(value)}")
+    for number, item in enumerate(value, start=1):
+        if not isinstance(item, str):
+            raise _Invalid(f"expected an array of strings, item {number} is {_describe(item)}")
+    return tuple(value)
+
+
+def _size_value(value: Any) -> SizeSpec:
+    if isinstance(value, str):
+        try:
+            return SizeSpec.parse(value)
+        except UsageError as err:
+            raise _Invalid(err.message) from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise _Invalid(f'size {value} is negative: give one like "2G" or "10%"')
+        return SizeSpec.of_bytes(value)
+    raise _Invalid(f'expected a size like "2G" or "10%", got {_describe(value)}')
+
+
+def _check_bounds(rule: Rule, value: Any) -> None:
+    if rule.minimum is not None and value < rule.minimum:
+        raise _Invalid(f"must be at least {_number(rule.minimum)}, got {_number(value)}")
+    if rule.above is not None and value <= rule.above:
+        raise _Invalid(f"must be above {_number(rule.above)}, got {_number(value)}")
+    if rule.maximum is not None and value > rule.maximum:
+        raise _Invalid(f"must be at most {_number(rule.maximum)}, got {_number(value)}")
+    if rule.check is not None:
+        problem = rule.check(value)
+        if problem:
+            raise _Invalid(problem)
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+class _KeyLines:
+    """Line numbers of tables and keys in TOML text, which tomllib does not report.
+
+    Scans the (already valid) text line by line: `[table]` and `[[array]]` headers set the
+    current table, `key =` lines (dotted keys included) record `table + key`. Values that span
+    lines (arrays, inline tables, multi-line strings) are skipped, so text inside them is never
+    taken for a key. Keys inside inline tables fall back to the line of their parent.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.lines: dict[tuple[str | int, ...], int] = {}
+        table: tuple[str | int, ...] = ()
+        counts: dict[tuple[str, ...], int] = {}
+        depth, string = 0, ""
+        for number, raw in enumerate(text.splitlines(), start=1):
+            if depth or string:
+                depth, string = _scan_value(raw, depth, string)
+                continue
+            stripped = raw.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            if stripped.startswith("[["):
+                name = _split_key(stripped[2 : _closing(stripped, "]]")])
+                counts[name] = counts.get(name, -1) + 1
+                table = (*name, counts[name])
+                self.lines.setdefault(name, number)
+                self.lines.setdefault(table, number)
+            elif stripped.startswith("["):
+                name = _split_key(stripped[1 : _closing(stripped, "]")])
+                table = name
+                self.lines.setdefault(table, number)
+            else:
+                equals = _closing(stripped, "=")
+                key = (*table, *_split_key(stripped[:equals]))
+                for end in range(len(table) + 1, len(key) + 1):
+                    self.lines.setdefault(key[:end], number)
+                depth, string = _scan_value(stripped[equals + 1 :], 0, "")
+
+    def line_of(self, where: tuple[str | int, ...]) -> int:
+        """The line of `where`, else of its nearest recorded parent, else 1."""
+        for end in range(len(where), 0, -1):
+            if where[:end] in self.lines:
+                return self.lines[where[:end]]
+        return 1
+
+
+def _closing(text: str, token: str) -> int:
+    """Index of the first `token` outside quotes (a header's end, a key's `=`)."""
+    index, quote = 0, ""
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\" and quote == '"':
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif text.startswith(token, index):
+            return index
+        index += 1
+    return len(text)
+
+
+def _split_key(text: str) -> tuple[str, ...]:
+    """`a."b.c".d` → ("a", "b.c", "d")."""
+    parts: list[str] = []
+    current, quote, index = "", "", 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\" and quote == '"' and index + 1 < len(text):
+                index += 1
+                current += text[index]
+            elif char == quote:
+                quote = ""
+            else:
+                current += char
+        elif char in "\"'":
+            quote = char
+        elif char == ".":
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+        index += 1
+    parts.append(current.strip())
+    return tuple(parts)
+
+
+def _scan_value(text: str, depth: int, string: str) -> tuple[int, str]:
+    """Follow a value across a line: bracket depth and any open multi-line string after it."""
+    index = 0
+    while index < len(text):
+        if string:
+            end = text.find(string, index)
+            if end < 0:
+                return depth, string
+            index, string = end + 3, ""
+            continue
+        char = text[index]
+        if text.startswith(('"""', "'''"), index):
+            string = text[index : index + 3]
+            index += 3
+            continue
+        if char == "#":
+            break
+        if char in "\"'":
+            index = _string_end(text, index)
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        index += 1
+    return depth, string
+
+
+def _string_end(text: str, start: int) -> int:
+    """Index of the quote closing the one-line string that opens at `start`."""
+    quote, index = text[start], start + 1
+    while index < len(text):
+        if text[index] == "\\" and quote == '"':
+            index += 2
+            continue
+        if text[index] == quote:
+            return index
+        index += 1
+    return index
