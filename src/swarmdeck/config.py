@@ -351,12 +351,6 @@ def schema_keys() -> list[str]:
     return [f"{section}.{key.name}" for section, cls in SECTIONS.items() for key in _keys(cls)]
 
 
-def schema_doc(cls: type, name: str) -> str:
-    """The one-line doc of a key of a section dataclass (or HostConfig)."""
-    rule = next(item.metadata["rule"] for item in fields(cls) if item.name == name)
-    return rule.doc
-
-
 def default_config() -> Config:
     """The embedded defaults alone, as if no file existed."""
     return Config()
