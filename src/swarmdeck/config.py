@@ -8,7 +8,6 @@ used as written stops with one ConfigError line naming the file, the line and th
 missing file means the defaults, silently, by design.
 """
 
-import difflib
 import math
 import os
 import re
@@ -548,6 +547,8 @@ def _names(cls: type) -> list[str]:
 
 
 def _suggest(name: str, known: list[str], form: str) -> str:
+    import difflib  # only a bad file needs it; the hook path loads the config on every call
+
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     if close:
         return f"; did you mean {form.format(close[0])}?"
