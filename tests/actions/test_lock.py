@@ -1,0 +1,275 @@
+"""Workspace locks with real holder processes: take, queue, stale takeover, release."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.actions import lock
+from swarmdeck.exitcodes import ExitCode
+from swarmdeck.probes import locks
+from swarmdeck.probes.procs import ProcessIdentity, identity, own_identity, read_stat
+
+
+def sleeper(**kwargs) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(["sleep", "60"], **kwargs)
+
+
+@pytest.fixture
+def holder() -> Iterator[tuple[subprocess.Popen[bytes], ProcessIdentity]]:
+    proc = sleeper()
+    me = identity(proc.pid)
+    assert me is not None
+    try:
+        yield proc, me
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "checkout"
+    path.mkdir()
+    return path
+
+
+def test_free_lock_is_taken_and_records_pid_start_session_command_since(workspace: Path) -> None:
+    me = own_identity()
+    before = time.time()
+    got = lock.acquire(workspace, session="s1", command="make test", holder=me)
+    record = json.loads(got.lock_file.read_text())
+    assert record["pid"] == me.pid
+    assert record["start_ticks"] == read_stat(me.pid).start_ticks
+    assert record["session"] == "s1" and record["command"] == "make test"
+    assert record["path"] == str(workspace.resolve())
+    assert before <= record["since"] <= time.time()
+    assert got.lock_file.parent == locks.locks_dir()
+    assert got.took_over is None and not got.already_held
+
+
+def test_lock_is_keyed_by_resolved_path(workspace: Path, tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to(workspace)
+    assert locks.lock_file_for(tmp_path / "link") == locks.lock_file_for(workspace)
+    assert locks.lock_file_for(workspace / ".." / workspace.name) == locks.lock_file_for(workspace)
+
+
+def test_live_holder_refuses_another_session_with_exit_78(workspace: Path, holder) -> None:
+    proc, me = holder
+    lock.acquire(workspace, session="A", command="build", holder=me)
+    with pytest.raises(lock.LockBusy) as refused:
+        lock.acquire(workspace, session="B", command="test", holder=own_identity(), wait=False)
+    assert refused.value.exit_code == ExitCode.REFUSED
+    assert f"held by session A, process {proc.pid}" in refused.value.message
+    assert locks.read_lock(workspace).state == locks.HELD
+
+
+def test_same_session_from_another_process_queues_too(workspace: Path, holder) -> None:
+    _, me = holder
+    lock.acquire(workspace, session="A", command="build", holder=me)
+    with pytest.raises(lock.LockBusy):
+        lock.acquire(workspace, session="A", command="test", holder=own_identity(), wait=False)
+    again = lock.acquire(workspace, session="A", command="build", holder=me, wait=False)
+    assert again.already_held
+
+
+def test_waiter_says_who_holds_it_then_takes_over_after_sigkill(workspace: Path, holder) -> None:
+    proc, me = holder
+    lock.acquire(workspace, session="A", command="build", holder=me)
+    said: list[str] = []
+    result: list[lock.Acquired] = []
+    waiter = threading.Thread(
+        target=lambda: result.append(
+            lock.acquire(
+                workspace,
+                session="B",
+                command="test",
+                holder=own_identity(),
+                poll=0.02,
+                say_every=0.1,
+                say=said.append,
+            )
+        )
+    )
+    waiter.start()
+    time.sleep(0.35)
+    assert not result
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    waiter.join(timeout=5)
+    (got,) = result
+    held_lines = [line for line in said if f"held by session A, process {proc.pid}" in line]
+    assert len(held_lines) >= 2
+    assert got.took_over is not None and "is gone" in got.took_over.reason
+    assert any("taking over a stale lock" in line for line in said)
+    assert locks.read_lock(workspace).holder.session == "B"
+
+
+def test_reused_pid_with_another_start_is_stale_and_taken_over(workspace: Path, holder) -> None:
+    _, live = holder
+    reused = locks.LockHolder(str(workspace), live.pid, live.start_ticks - 1, "A", "old", 1.0)
+    write_lock(workspace, reused.to_text())
+    state = locks.read_lock(workspace)
+    assert state.state == locks.STALE and "another process" in state.reason
+    got = lock.acquire(workspace, session="B", command="new", holder=own_identity(), wait=False)
+    assert got.took_over is not None and got.holder.session == "B"
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["", '{"pid": 12, "start_ti', "garbage\x00\x01", '{"pid": -4, "start_ticks": 1}', "[1, 2]"],
+)
+def test_truncated_or_garbage_lock_is_stale_with_a_warning(workspace: Path, content: str) -> None:
+    write_lock(workspace, content)
+    said: list[str] = []
+    got = lock.acquire(
+        workspace, session="B", command="t", holder=own_identity(), wait=False, say=said.append
+    )
+    assert got.took_over is not None and "garbage" in got.took_over.reason
+    assert any("garbage" in line for line in said)
+
+
+def test_holder_owned_by_another_user_is_alive_not_stale(workspace: Path) -> None:
+    nobody = 65534
+    proc = sleeper(user=nobody, group=nobody)
+    try:
+        other = identity(proc.pid)
+        assert other is not None
+        lock.acquire(workspace, session="N", command="sleep", holder=other)
+        state = locks.read_lock(workspace)
+        assert state.state == locks.HELD
+        with pytest.raises(lock.LockBusy):
+            lock.acquire(workspace, session="B", command="t", holder=own_identity(), wait=False)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_waiting_past_the_timeout_exits_253(workspace: Path, holder) -> None:
+    _, me = holder
+    lock.acquire(workspace, session="A", command="build", holder=me)
+    with pytest.raises(lock.LockWaitTimedOut) as timed_out:
+        lock.acquire(
+            workspace,
+            session="B",
+            command="t",
+            holder=own_identity(),
+            timeout=0.1,
+            poll=0.02,
+            say=lambda _: None,
+        )
+    assert timed_out.value.exit_code == ExitCode.TIMED_OUT
+
+
+def test_release_by_another_session_is_refused_and_by_the_holder_frees_it(
+    workspace: Path, holder
+) -> None:
+    _, me = holder
+    lock.acquire(workspace, session="A", command="build", holder=me)
+    with pytest.raises(lock.RefusedError):
+        lock.release(workspace, session="B")
+    assert locks.read_lock(workspace).state == locks.HELD
+    assert lock.release(workspace, session="A").state == locks.HELD
+    assert locks.read_lock(workspace).state == locks.FREE
+    assert lock.release(workspace, session="A").state == locks.FREE
+
+
+def dead_holder(workspace: Path) -> locks.LockHolder:
+    """A holder whose process has ended and been reaped."""
+    gone = subprocess.Popen(["true"])
+    me = identity(gone.pid)
+    gone.wait()
+    ticks = me.start_ticks if me else 0
+    return locks.LockHolder(str(workspace), gone.pid, ticks, "dead", "x", 1.0)
+
+
+def write_lock(workspace: Path, text: str) -> Path:
+    lock_file = locks.lock_file_for(workspace)
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    lock_file.write_text(text)
+    return lock_file
+
+
+def test_anyone_may_clear_a_stale_lock(workspace: Path) -> None:
+    lock_file = write_lock(workspace, dead_holder(workspace).to_text())
+    assert lock.release(workspace, session="B").state == locks.STALE
+    assert not lock_file.exists()
+
+
+def test_a_dead_holder_cannot_take_a_lock(workspace: Path) -> None:
+    with pytest.raises(lock.UsageError):
+        lock.acquire(workspace, session="A", command="x", holder=ProcessIdentity(os.getpid(), 1))
+
+
+def test_all_locks_lists_held_and_stale_ones(tmp_path: Path, holder) -> None:
+    _, me = holder
+    a, b = tmp_path / "a", tmp_path / "b"
+    lock.acquire(a, session="A", command="x", holder=me)
+    stale = locks.lock_file_for(b)
+    stale.write_text("junk")
+    states = {s.lock_file: s.state for s in locks.all_locks()}
+    assert states == {locks.lock_file_for(a): locks.HELD, stale: locks.STALE}
+
+
+RACER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from swarmdeck.actions import lock
+    from swarmdeck.probes.procs import own_identity
+    go = Path(sys.argv[2])
+    while not go.exists():
+        time.sleep(0.0005)
+    try:
+        lock.acquire(sys.argv[1], session=sys.argv[3], command="race", holder=own_identity(),
+                     wait=False, say=lambda _: None)
+        print("won", flush=True)
+    except lock.LockBusy:
+        print("lost", flush=True)
+    time.sleep(1.0)
+    """
+)
+
+
+def test_racers_over_one_stale_lock_leave_exactly_one_winner(workspace: Path, tmp_path) -> None:
+    write_lock(workspace, dead_holder(workspace).to_text())
+    go = tmp_path / "go"
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(workspace), str(go), f"r{i}"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(6)
+    ]
+    time.sleep(0.6)
+    go.touch()
+    outcomes = [racer.communicate(timeout=20)[0].strip() for racer in racers]
+    assert sorted(outcomes) == ["lost"] * 5 + ["won"]
+
+
+def test_a_takeover_waits_while_another_decision_is_in_progress(workspace: Path, tmp_path) -> None:
+    stale = dead_holder(workspace).to_text()
+    lock_file = write_lock(workspace, stale)
+    go = tmp_path / "go"
+    go.touch()
+    with lock._guard(lock_file):
+        racer = subprocess.Popen(
+            [sys.executable, "-c", RACER, str(workspace), str(go), "late"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(0.8)
+        assert racer.poll() is None
+        assert lock_file.read_text() == stale
+    assert racer.communicate(timeout=20)[0].strip() == "won"
