@@ -1,0 +1,125 @@
+"""How much memory a job books on the ledger, its cap, and whether the book has room for it.
+
+These are the rules of DESIGN.md "The memory book" as pure functions, so every rule is tested
+without a machine and the runner only gathers numbers and acts on the answer.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from swarmdeck.probes.ledger import MemoryBook
+
+HISTORY_WINDOW = 5
+"""How many recent runs of a workload the prediction looks at."""
+HEADROOM = 1.1
+"""A prediction books a tenth more than the largest recent peak."""
+MIB = 1 << 20
+
+OOM_ADJ_UNBOUNDED = 1000
+OOM_ADJ_PREDICTED = 500
+OOM_ADJ_ON_CAP = 0
+
+
+class Via(enum.Enum):
+    """What a booking was based on; shown in the Jobs panel as "admitted via"."""
+
+    CAP = "cap"
+    HISTORY = "history"
+    CEILING = "ceiling"
+    DEFAULT = "default"
+
+
+@dataclass(frozen=True)
+class PastRun:
+    """One recorded run of a workload, as the peaks table keeps it."""
+
+    peak: int
+    cap: int
+    hit_ceiling: bool
+
+
+@dataclass(frozen=True)
+class Booking:
+    """What the ledger will hold for a job, its hard cap, and its OOM-killer standing."""
+
+    booked: int
+    cap: int
+    via: Via
+    oom_score_adj: int
+
+
+class Decision(enum.Enum):
+    """The admission answer for one booking against one book."""
+
+    ADMIT = "admit"
+    WAIT = "wait"
+    NEVER = "never"
+
+
+def _mib_ceil(n: float) -> int:
+    return math.ceil(n / MIB) * MIB
+
+
+def predicted_peak(history: Sequence[PastRun]) -> int:
+    """The largest peak of the recent runs, plus headroom.
+
+    Taking the maximum over a window is the hysteresis: one small run does not erase a big one;
+    only HISTORY_WINDOW small runs in a row do.
+    """
+    return _mib_ceil(max(run.peak for run in history) * HEADROOM)
+
+
+def decide_booking(
+    history: Sequence[PastRun],
+    declared_cap: int | None,
+    default_prediction: int,
+    cap_factor: float,
+    unbounded: bool,
+    slice_cap: int,
+) -> Booking:
+    """The booking, cap and oom_score_adj of a job.
+
+    `history` holds the workload's recorded runs, newest first. With history the booking is the
+    prediction, raised to the cap of any recent run that hit its ceiling, and never above the
+    declared cap. Without history it is the declared cap (so a cap larger than the machine can
+    never fit), else the default prediction.
+    """
+    recent = list(history[:HISTORY_WINDOW])
+    if not recent:
+        if declared_cap is not None:
+            booked, via = declared_cap, Via.CAP
+        else:
+            booked, via = default_prediction, Via.DEFAULT
+    else:
+        predicted = predicted_peak(recent)
+        ceiling = max((run.cap for run in recent if run.hit_ceiling), default=0)
+        booked, via = (ceiling, Via.CEILING) if ceiling >= predicted else (predicted, Via.HISTORY)
+        if declared_cap is not None and booked >= declared_cap:
+            booked, via = declared_cap, Via.CAP if via is Via.HISTORY else via
+    cap = declared_cap if declared_cap is not None else _mib_ceil(booked * cap_factor)
+    if unbounded:
+        cap = max(cap, slice_cap)
+        adj = OOM_ADJ_UNBOUNDED
+    elif booked >= cap:
+        adj = OOM_ADJ_ON_CAP
+    else:
+        adj = OOM_ADJ_PREDICTED
+    return Booking(booked=booked, cap=cap, via=via, oom_score_adj=adj)
+
+
+def decide_admission(booked: int, book: MemoryBook) -> Decision:
+    """Admit when the booking fits both rooms; never when it exceeds the whole slice."""
+    if booked > book.slice_cap:
+        return Decision.NEVER
+    if booked <= book.room and booked <= book.machine_room:
+        return Decision.ADMIT
+    return Decision.WAIT
+
+
+def hit_ceiling(peak: int, cap: int, killed_at_own_cap: bool) -> bool:
+    """Whether a run is remembered as having hit its ceiling: killed at its cap, or within 5 %."""
+    return killed_at_own_cap or peak >= cap * 0.95

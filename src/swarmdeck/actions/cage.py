@@ -1,0 +1,166 @@
+"""Memory cages: one capped cgroup per job, all under one capped slice, on whichever backend works.
+
+Backends are tried in the order delegated cgroup v2, writable cgroup v1 memory, `systemd-run
+--scope`. When none works the job is refused with exit 251 and one line saying why; a job is
+never run uncapped. The process joins its cage between fork and exec, so nothing it allocates is
+ever charged outside the cage.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from swarmdeck.actions.oom import OomEvidence
+from swarmdeck.errors import SwarmdeckError
+from swarmdeck.exitcodes import ExitCode
+from swarmdeck.probes.cgroups import (
+    SCOPE,
+    V1,
+    V2,
+    MemoryReading,
+    SliceSite,
+    cgroup_pids,
+    chosen_site,
+    read_memory,
+    slice_sites,
+    why_no_site,
+)
+
+JOB_PREFIX = "job-"
+
+
+class CageError(SwarmdeckError):
+    """The cage could not be set up: exit 251, and the command is not run."""
+
+    exit_code = ExitCode.USAGE
+
+
+def write_value(path: Path, value: int | str) -> None:
+    """Write one value to a cgroup file, turning the kernel's refusal into a CageError."""
+    try:
+        path.write_text(str(value))
+    except OSError as error:
+        raise CageError(f"cannot write {value} to {path}: {error.strerror or error}") from error
+
+
+def join_cgroup(procs_file: str) -> None:
+    """Move the calling process into a cgroup; meant for the child between fork and exec."""
+    fd = os.open(procs_file, os.O_WRONLY)
+    try:
+        os.write(fd, str(os.getpid()).encode())
+    finally:
+        os.close(fd)
+
+
+class Cage(abc.ABC):
+    """One job's cgroup: how to enter it, read it, and what its OOM signals say."""
+
+    def __init__(self, path: Path, cap: int) -> None:
+        self.path = path
+        self.cap = cap
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """The argv to exec; backends that need a launcher wrap it here."""
+        return list(argv)
+
+    def join(self) -> None:
+        """Run in the child between fork and exec: enter the cage."""
+        join_cgroup(str(self.path / "cgroup.procs"))
+
+    def before_start(self) -> None:  # noqa: B027 (optional hook, most cages need nothing here)
+        """Arm OOM notifications before the job can allocate anything."""
+
+    def after_start(self) -> None:  # noqa: B027 (optional hook, most cages need nothing here)
+        """Arm what can only be armed once the job runs (a scope exists only then)."""
+
+    def wake_fds(self) -> list[int]:
+        """File descriptors that become readable when an OOM notification arrives."""
+        return []
+
+    def drain(self) -> None:  # noqa: B027 (optional hook, only eventfd cages buffer anything)
+        """Consume pending notifications so they are counted once."""
+
+    def reading(self) -> MemoryReading | None:
+        return read_memory(self.path)
+
+    def members(self) -> list[int]:
+        return cgroup_pids(self.path)
+
+    @abc.abstractmethod
+    def lost_process(self) -> bool:
+        """True once the kernel's OOM killer has taken a process from this cage."""
+
+    @abc.abstractmethod
+    def evidence(self) -> OomEvidence:
+        """Everything the 250-or-254 decision needs, read after the job is over."""
+
+    def release(self) -> None:  # noqa: B027 (optional hook, only eventfd cages hold anything)
+        """Give back notification handles; the cgroup itself stays."""
+
+    @abc.abstractmethod
+    def remove(self) -> None:
+        """Release notifications and delete the cgroup once it is empty."""
+
+
+class Backend(abc.ABC):
+    """A way to build cages; one slice shared by every runner that uses it."""
+
+    kind: str
+
+    def __init__(self, site: SliceSite) -> None:
+        assert site.path is not None
+        self.site = site
+        self.slice_path: Path = site.path
+
+    @abc.abstractmethod
+    def prepare_slice(self, slice_cap: int) -> None:
+        """Make sure the slice exists and is capped at slice_cap."""
+
+    @abc.abstractmethod
+    def create_cage(self, job_id: int, cap: int) -> Cage:
+        """A capped cage for one job, inside the slice."""
+
+    def job_path(self, job_id: int) -> Path:
+        """The job's cgroup; the runner's pid keeps ledgers of different state folders apart."""
+        return self.slice_path / f"{JOB_PREFIX}{job_id}-{os.getpid()}"
+
+    def slice_reading(self) -> MemoryReading | None:
+        return read_memory(self.slice_path)
+
+    def describe(self) -> str:
+        """For `status`: which backend, where the slice is, and why there."""
+        return f"{self.kind} slice {self.slice_path} ({self.site.placement})"
+
+
+def backend_for(site: SliceSite) -> Backend:
+    """The backend object for an available site."""
+    if site.backend == V2:
+        from swarmdeck.actions.cage_v2 import V2Backend
+
+        return V2Backend(site)
+    if site.backend == V1:
+        from swarmdeck.actions.cage_v1 import V1Backend
+
+        return V1Backend(site)
+    if site.backend == SCOPE:
+        from swarmdeck.actions.cage_scope import ScopeBackend
+
+        return ScopeBackend(site)
+    raise CageError(f"unknown cage backend {site.backend}")
+
+
+def open_backend(slice_setting: str) -> Backend:
+    """The first usable backend for the configured slice, or CageError (exit 251) saying why."""
+    sites = slice_sites(slice_setting)
+    site = chosen_site(sites)
+    if site is None:
+        raise CageError(
+            "no memory cage can be set up here, so nothing was run ("
+            + why_no_site(sites)
+            + "); run as root where cgroup v1 memory is writable, delegate a cgroup v2 subtree"
+            " with the memory controller, or set memory.slice to a writable cgroup"
+        )
+    return backend_for(site)

@@ -1,0 +1,116 @@
+"""Cages as transient systemd scopes, for systemd machines that delegate no cgroup subtree.
+
+`systemd-run --scope` asks systemd for the scope, moves itself into it and then execs the
+command, so the command starts inside its cap. The scope's cgroup is read like any other cage
+once it exists: v2 counters where the memory controller is unified, v1 eventfds otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from swarmdeck.actions.cage import Backend, Cage, CageError
+from swarmdeck.actions.cage_v1 import V1Cage
+from swarmdeck.actions.cage_v2 import V2Cage
+from swarmdeck.actions.oom import OomEvidence
+
+SYSTEMCTL_TIMEOUT = 10.0
+SCOPE_APPEAR_TIMEOUT = 2.0
+
+
+def user_flag() -> list[str]:
+    """A non-root caller talks to its own user manager."""
+    return [] if os.geteuid() == 0 else ["--user"]
+
+
+def scope_command(
+    argv: Sequence[str], unit: str, slice_unit: str, cap: int
+) -> list[str]:
+    """The systemd-run line that starts argv inside a capped scope, without swap."""
+    return [
+        "systemd-run", *user_flag(), "--scope", "--quiet", "--collect",
+        f"--unit={unit}", f"--slice={slice_unit}",
+        "-p", f"MemoryMax={cap}", "-p", "MemorySwapMax=0", "-p", "OOMPolicy=kill",
+        "--", *argv,
+    ]
+
+
+def _systemctl(*args: str) -> None:
+    command = ["systemctl", *user_flag(), *args]
+    try:
+        result = subprocess.run(
+            command, capture_output=True, text=True, timeout=SYSTEMCTL_TIMEOUT, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise CageError(f"{' '.join(command)} failed: {error}") from error
+    if result.returncode != 0:
+        why = (result.stderr.strip().splitlines() or ["no message"])[-1]
+        raise CageError(f"{' '.join(command)} failed: {why}")
+
+
+class ScopeCage(Cage):
+    """A job in its own transient scope; reading is delegated to a v1 or v2 cage once it runs."""
+
+    def __init__(self, path: Path, cap: int, slice_path: Path, unit: str, slice_unit: str):
+        super().__init__(path, cap)
+        self.unit = unit
+        self.slice_unit = slice_unit
+        reader_type = V2Cage if (slice_path / "memory.events").exists() else V1Cage
+        self._reader: Cage = reader_type(path, cap, slice_path)
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        return scope_command(argv, self.unit, self.slice_unit, self.cap)
+
+    def join(self) -> None:
+        """systemd-run moves the process into the scope itself, before it execs the command."""
+
+    def after_start(self) -> None:
+        deadline = time.monotonic() + SCOPE_APPEAR_TIMEOUT
+        while not self.path.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if self.path.exists():
+            self._reader.before_start()
+
+    def wake_fds(self) -> list[int]:
+        return self._reader.wake_fds()
+
+    def drain(self) -> None:
+        self._reader.drain()
+
+    def lost_process(self) -> bool:
+        return self._reader.lost_process()
+
+    def evidence(self) -> OomEvidence:
+        return self._reader.evidence()
+
+    def remove(self) -> None:
+        # systemd removes a collected scope's cgroup itself once its last process is gone;
+        # only the notifications held here are released.
+        self._reader.release()
+
+
+class ScopeBackend(Backend):
+    """A systemd slice unit capped with MemoryMax; each job is a scope inside it."""
+
+    kind = "systemd-scope"
+
+    def prepare_slice(self, slice_cap: int) -> None:
+        unit = self.site.unit
+        _systemctl("start", unit)
+        _systemctl("set-property", "--runtime", unit, f"MemoryMax={slice_cap}",
+                   "MemorySwapMax=0")
+
+    def job_path(self, job_id: int) -> Path:
+        return self.slice_path / f"{self._unit(job_id)}.scope"
+
+    def _unit(self, job_id: int) -> str:
+        return f"swarmdeck-job-{job_id}-{os.getpid()}"
+
+    def create_cage(self, job_id: int, cap: int) -> Cage:
+        return ScopeCage(
+            self.job_path(job_id), cap, self.slice_path, self._unit(job_id), self.site.unit
+        )

@@ -1,0 +1,118 @@
+"""Cages on a delegated cgroup v2 subtree: memory.max, no swap, whole-job OOM kills.
+
+v2 keeps per-cgroup counts in memory.events.local: `oom` rises on the cgroup whose limit was
+hit, so the job's own count against the slice's own count tells own cap from slice full without
+any notification plumbing. memory.oom.group=1 makes the kernel take the whole job at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from swarmdeck.actions.cage import Backend, Cage, CageError, write_value
+from swarmdeck.actions.cage_v1 import remove_cgroup
+from swarmdeck.actions.oom import OomEvidence, reached
+from swarmdeck.probes.cgroups import read_int, read_keyed
+
+
+def v2_evidence(
+    job_events: dict[str, int],
+    job_events_local: dict[str, int],
+    slice_local_before: dict[str, int],
+    slice_local_after: dict[str, int],
+    job_peak: int | None,
+    job_cap: int,
+) -> OomEvidence:
+    """The OOM evidence of one run from memory.events files read before and after it.
+
+    The job's files start at zero (its cgroup is new); the slice's are shared by every job, so
+    only what rose during this run counts.
+    """
+
+    def rose(key: str) -> int:
+        return max(0, slice_local_after.get(key, 0) - slice_local_before.get(key, 0))
+
+    return OomEvidence(
+        job_lost_process=job_events.get("oom_kill", 0) + job_events.get("oom_group_kill", 0) > 0,
+        own_cap_ooms=job_events_local.get("oom", 0),
+        slice_ooms=rose("oom"),
+        job_at_cap=reached(job_peak, job_cap) or job_events_local.get("max", 0) > 0,
+        slice_at_cap=rose("max") > 0,
+    )
+
+
+def enable_memory(cgroup: Path) -> None:
+    """Pass the memory controller on to a cgroup's children."""
+    control = cgroup / "cgroup.subtree_control"
+    if "memory" not in control.read_text().split():
+        write_value(control, "+memory")
+
+
+class V2Cage(Cage):
+    """One job's cgroup under a v2 slice."""
+
+    def __init__(self, path: Path, cap: int, slice_path: Path) -> None:
+        super().__init__(path, cap)
+        self.slice_path = slice_path
+        self._slice_before: dict[str, int] = {}
+
+    def before_start(self) -> None:
+        self._slice_before = read_keyed(self.slice_path / "memory.events.local")
+
+    def lost_process(self) -> bool:
+        events = read_keyed(self.path / "memory.events")
+        return events.get("oom_kill", 0) + events.get("oom_group_kill", 0) > 0
+
+    def evidence(self) -> OomEvidence:
+        return v2_evidence(
+            job_events=read_keyed(self.path / "memory.events"),
+            job_events_local=read_keyed(self.path / "memory.events.local"),
+            slice_local_before=self._slice_before,
+            slice_local_after=read_keyed(self.slice_path / "memory.events.local"),
+            job_peak=read_int(self.path / "memory.peak"),
+            job_cap=self.cap,
+        )
+
+    def remove(self) -> None:
+        remove_cgroup(self.path)
+
+
+def cap_v2(cgroup: Path, limit: int) -> None:
+    write_value(cgroup / "memory.max", limit)
+    if (cgroup / "memory.swap.max").exists():
+        write_value(cgroup / "memory.swap.max", 0)
+
+
+class V2Backend(Backend):
+    """A slice in a delegated v2 subtree; jobs are its child cgroups."""
+
+    kind = "cgroup-v2"
+
+    def prepare_slice(self, slice_cap: int) -> None:
+        try:
+            self.slice_path.mkdir(exist_ok=True)
+        except OSError as error:
+            raise CageError(
+                f"cannot create slice {self.slice_path}: {error.strerror or error}"
+            ) from error
+        enable_memory(self.slice_path.parent)
+        if read_int(self.slice_path / "memory.max") != slice_cap:
+            cap_v2(self.slice_path, slice_cap)
+        enable_memory(self.slice_path)
+
+    def create_cage(self, job_id: int, cap: int) -> Cage:
+        path = self.job_path(job_id)
+        try:
+            path.mkdir()
+        except FileExistsError:
+            remove_cgroup(path)
+            path.mkdir()
+        except OSError as error:
+            raise CageError(f"cannot create cage {path}: {error.strerror or error}") from error
+        try:
+            cap_v2(path, cap)
+            write_value(path / "memory.oom.group", 1)
+        except CageError:
+            remove_cgroup(path)
+            raise
+        return V2Cage(path, cap, self.slice_path)

@@ -1,0 +1,225 @@
+"""Stop a whole process tree without ever signalling a stranger.
+
+Identity is (pid, start ticks); every process is pinned with a pidfd and its start ticks are
+compared after pinning, so a pid reused in between is never signalled. The tree is frozen
+top-down with SIGSTOP, listed again until no newborn escapes, sent SIGTERM bottom-up, thawed
+with SIGCONT, and whatever is still alive after the grace period gets SIGKILL. Only processes
+the control room supervises (a ledger job's tree, members of its cage) may be stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import time
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
+
+from swarmdeck.errors import RefusedError
+from swarmdeck.probes.procs import PROC, ProcessIdentity, StatLine, read_stat
+
+MAX_FREEZE_ROUNDS = 20
+"""Re-listing stops when a round finds no newborn; a fork bomb cannot keep it going forever."""
+KILL_CONFIRM = 2.0
+"""How long to wait for SIGKILLed processes to be gone before reporting survivors."""
+
+
+class NotSupervisedError(RefusedError):
+    """The process is not one the control room supervises, so it is not ours to signal."""
+
+
+@dataclass
+class StopReport:
+    """What a tree stop did."""
+
+    signalled: list[ProcessIdentity] = field(default_factory=list)
+    """Every process that was frozen and told to terminate."""
+    killed: list[ProcessIdentity] = field(default_factory=list)
+    """The ones still alive after the grace period, sent SIGKILL."""
+    survivors: list[ProcessIdentity] = field(default_factory=list)
+    """Still alive after SIGKILL (a process stuck in the kernel); normally empty."""
+
+
+def process_table() -> dict[int, StatLine]:
+    """Every process's stat line, read once."""
+    table: dict[int, StatLine] = {}
+    for entry in os.scandir(PROC):
+        if entry.name.isdigit():
+            stat = read_stat(int(entry.name))
+            if stat is not None:
+                table[stat.pid] = stat
+    return table
+
+
+def children_map(table: dict[int, StatLine]) -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for stat in table.values():
+        children.setdefault(stat.ppid, []).append(stat.pid)
+    return children
+
+
+def _alive_in(table: dict[int, StatLine], ident: ProcessIdentity) -> bool:
+    stat = table.get(ident.pid)
+    return stat is not None and stat.start_ticks == ident.start_ticks and stat.state != "Z"
+
+
+def tree_of(
+    roots: Iterable[ProcessIdentity], table: dict[int, StatLine]
+) -> list[ProcessIdentity]:
+    """The live roots and all their descendants, parents before children."""
+    children = children_map(table)
+    order: list[ProcessIdentity] = []
+    seen: set[int] = set()
+    queue = [ident for ident in roots if _alive_in(table, ident)]
+    while queue:
+        ident = queue.pop(0)
+        if ident.pid in seen:
+            continue
+        seen.add(ident.pid)
+        order.append(ident)
+        for child in sorted(children.get(ident.pid, ())):
+            stat = table[child]
+            if stat.state != "Z" and child not in seen:
+                queue.append(ProcessIdentity(child, stat.start_ticks))
+    return order
+
+
+def is_supervised(
+    target: ProcessIdentity,
+    supervised: Collection[ProcessIdentity],
+    table: dict[int, StatLine],
+) -> bool:
+    """True when target is a supervised process or descends from one (checked by identity)."""
+    ident: ProcessIdentity | None = target
+    seen: set[int] = set()
+    while ident is not None and ident.pid not in seen:
+        if ident in supervised:
+            return True
+        seen.add(ident.pid)
+        stat = table.get(ident.pid)
+        if stat is None or stat.start_ticks != ident.start_ticks or stat.ppid <= 0:
+            return False
+        parent = table.get(stat.ppid)
+        # A child starts after its parent; a "parent" that started later is a reused pid.
+        if parent is None or parent.start_ticks > stat.start_ticks:
+            return False
+        ident = ProcessIdentity(parent.pid, parent.start_ticks)
+    return False
+
+
+class _Pinned:
+    """One process held by a pidfd, opened only if its start ticks still match."""
+
+    def __init__(self, ident: ProcessIdentity) -> None:
+        self.ident = ident
+        self.fd: int | None = None
+        self.valid = False
+        try:
+            self.fd = os.pidfd_open(ident.pid)
+        except ProcessLookupError:
+            return
+        except OSError:
+            # No pidfd support (old kernel): fall back to checking identity before each signal.
+            self.fd = None
+        stat = read_stat(ident.pid)
+        self.valid = stat is not None and stat.start_ticks == ident.start_ticks
+        if not self.valid:
+            self.close()
+
+    def send(self, sig: int) -> bool:
+        """Deliver sig to exactly this process; False when it is gone."""
+        if not self.valid:
+            return False
+        try:
+            if self.fd is not None:
+                signal.pidfd_send_signal(self.fd, sig)
+            else:
+                stat = read_stat(self.ident.pid)
+                if stat is None or stat.start_ticks != self.ident.start_ticks:
+                    self.valid = False
+                    return False
+                os.kill(self.ident.pid, sig)
+        except ProcessLookupError:
+            self.valid = False
+            return False
+        return True
+
+    def exited(self) -> bool:
+        if not self.valid:
+            return True
+        if self.fd is not None:
+            ready, _, _ = select.select([self.fd], [], [], 0)
+            return bool(ready)
+        stat = read_stat(self.ident.pid)
+        return stat is None or stat.start_ticks != self.ident.start_ticks or stat.state == "Z"
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _wait_all_exited(pinned: Iterable[_Pinned], timeout: float) -> list[_Pinned]:
+    """Wait until every pinned process exited or the timeout passed; returns the living."""
+    deadline = time.monotonic() + timeout
+    living = [p for p in pinned if not p.exited()]
+    while living and time.monotonic() < deadline:
+        fds = [p.fd for p in living if p.fd is not None]
+        pause = min(0.05, max(0.0, deadline - time.monotonic()))
+        if fds and len(fds) == len(living):
+            select.select(fds, [], [], pause)
+        else:
+            time.sleep(pause)
+        living = [p for p in living if not p.exited()]
+    return living
+
+
+def stop_tree(
+    target: ProcessIdentity | None,
+    supervised: Collection[ProcessIdentity],
+    grace: float = 5.0,
+    members: Callable[[], Iterable[int]] | None = None,
+) -> StopReport:
+    """Stop target and its descendants, plus the processes `members` lists (a cage's).
+
+    Raises NotSupervisedError, before any signal, when target is alive but is neither a
+    supervised process nor a descendant of one.
+    """
+    table = process_table()
+    if target is not None and _alive_in(table, target) and not is_supervised(
+        target, supervised, table
+    ):
+        raise NotSupervisedError(
+            f"process {target.pid} is not a job or agent swarmdeck supervises; not signalling it"
+        )
+    pinned: dict[int, _Pinned] = {}
+    order: list[_Pinned] = []
+    for _ in range(MAX_FREEZE_ROUNDS):
+        roots = [target] if target is not None else []
+        for pid in members() if members else ():
+            stat = table.get(pid)
+            if stat is not None:
+                roots.append(ProcessIdentity(pid, stat.start_ticks))
+        newborn = [ident for ident in tree_of(roots, table) if ident.pid not in pinned]
+        if not newborn:
+            break
+        for ident in newborn:
+            handle = _Pinned(ident)
+            pinned[ident.pid] = handle
+            if handle.send(signal.SIGSTOP):
+                order.append(handle)
+        table = process_table()
+    report = StopReport(signalled=[handle.ident for handle in order])
+    for handle in reversed(order):
+        handle.send(signal.SIGTERM)
+    for handle in reversed(order):
+        handle.send(signal.SIGCONT)
+    living = _wait_all_exited(order, grace)
+    for handle in living:
+        if handle.send(signal.SIGKILL):
+            report.killed.append(handle.ident)
+    report.survivors = [handle.ident for handle in _wait_all_exited(living, KILL_CONFIRM)]
+    for handle in pinned.values():
+        handle.close()
+    return report

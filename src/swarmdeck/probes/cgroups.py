@@ -1,0 +1,344 @@
+"""Where the memory cages can live on this host, and what their cgroup files say right now.
+
+Read-only: the cage backends (actions/cage*.py) use these facts to decide where and how to build
+cages, and the ledger probe uses the same facts to read the slice, so both always agree on
+which cgroup is "the slice".
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+MOUNTINFO = Path("/proc/self/mountinfo")
+PROC_CGROUP = Path("/proc/self/cgroup")
+SYSTEMD_BOOTED = Path("/run/systemd/system")
+DEFAULT_SLICE_NAME = "swarmdeck"
+DEFAULT_SCOPE_SLICE = "swarmdeck.slice"
+
+V2 = "cgroup-v2"
+V1 = "cgroup-v1"
+SCOPE = "systemd-scope"
+BACKEND_ORDER = (V2, V1, SCOPE)
+
+
+@dataclass(frozen=True)
+class Hierarchies:
+    """The mount points that matter for memory cages (None where absent)."""
+
+    v1_memory: Path | None
+    v2: Path | None
+
+
+@dataclass(frozen=True)
+class OwnCgroups:
+    """This process's cgroup paths inside each hierarchy, as /proc/self/cgroup lists them."""
+
+    v1_memory: str | None
+    v2: str | None
+
+
+@dataclass(frozen=True)
+class SliceSite:
+    """One backend's verdict: whether it can cage jobs here, and if so where the slice is.
+
+    `placement` says why the slice is where it is ("configured", "hierarchy root",
+    "under own cgroup"), so `status` can tell a person which one was chosen.
+    """
+
+    backend: str
+    available: bool
+    reason: str
+    path: Path | None = None
+    placement: str = ""
+    unit: str = ""
+    """The systemd slice unit (scope backend only)."""
+
+
+@dataclass(frozen=True)
+class MemoryReading:
+    """One cgroup's memory at one moment, v1 or v2 alike."""
+
+    usage: int
+    inactive_file: int
+    peak: int | None
+    """The kernel's high-water mark (v1 max_usage_in_bytes, v2 memory.peak)."""
+    limit: int | None
+    """The hard cap; None when unlimited."""
+
+    @property
+    def working_set(self) -> int:
+        """Usage minus page cache the kernel can drop at once: what the jobs really hold."""
+        return max(0, self.usage - self.inactive_file)
+
+
+def parse_mountinfo(text: str) -> Hierarchies:
+    """The v1 memory mount and the cgroup2 mount from /proc/self/mountinfo."""
+    v1_memory: Path | None = None
+    v2: Path | None = None
+    for line in text.splitlines():
+        left, sep, right = line.partition(" - ")
+        if not sep:
+            continue
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        mount_point, fstype, options = Path(_unescape(fields[4])), tail[0], tail[2].split(",")
+        if fstype == "cgroup" and "memory" in options and v1_memory is None:
+            v1_memory = mount_point
+        elif fstype == "cgroup2" and v2 is None:
+            v2 = mount_point
+    return Hierarchies(v1_memory=v1_memory, v2=v2)
+
+
+def _unescape(text: str) -> str:
+    """mountinfo writes spaces and tabs in paths as octal escapes."""
+    return text.replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
+
+
+def parse_proc_cgroup(text: str) -> OwnCgroups:
+    """This process's memory cgroup (v1 line naming `memory`) and unified cgroup (`0::`)."""
+    v1_memory: str | None = None
+    v2: str | None = None
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        number, controllers, path = parts
+        if number == "0" and controllers == "":
+            v2 = path
+        elif "memory" in controllers.split(","):
+            v1_memory = path
+    return OwnCgroups(v1_memory=v1_memory, v2=v2)
+
+
+def read_hierarchies() -> Hierarchies:
+    return parse_mountinfo(MOUNTINFO.read_text())
+
+
+def read_own_cgroups() -> OwnCgroups:
+    return parse_proc_cgroup(PROC_CGROUP.read_text())
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def configured_path(setting: str, root: Path) -> Path:
+    """The slice the config names: a full path inside the hierarchy, or a path relative to it."""
+    candidate = Path(setting)
+    if candidate.is_absolute() and _inside(candidate, root):
+        return candidate
+    return root / setting.strip("/")
+
+
+def v2_parent_verdict(
+    controllers: set[str], subtree_control: set[str], has_processes: bool, writable: bool
+) -> str:
+    """Why a v2 cgroup cannot hold a capped slice beneath it, or "" when it can.
+
+    Memory must be offered to it (cgroup.controllers) and passed on to its children
+    (cgroup.subtree_control), which a non-root cgroup may only turn on while it holds no
+    processes of its own.
+    """
+    if "memory" not in controllers:
+        return "has no memory controller"
+    if not writable:
+        return "is not writable by this user"
+    if "memory" not in subtree_control and has_processes:
+        return "holds processes, so it cannot pass the memory controller to a slice"
+    return ""
+
+
+def _words(path: Path) -> set[str]:
+    try:
+        return set(path.read_text().split())
+    except OSError:
+        return set()
+
+
+def _has_processes(cgroup: Path) -> bool:
+    try:
+        return bool((cgroup / "cgroup.procs").read_text().strip())
+    except OSError:
+        return False
+
+
+def _v2_parent_problem(parent: Path, is_root: bool) -> str:
+    problem = v2_parent_verdict(
+        controllers=_words(parent / "cgroup.controllers"),
+        subtree_control=_words(parent / "cgroup.subtree_control"),
+        has_processes=not is_root and _has_processes(parent),
+        writable=os.access(parent, os.W_OK),
+    )
+    return f"{parent} {problem}" if problem else ""
+
+
+def v2_site(setting: str, hier: Hierarchies, own: OwnCgroups) -> SliceSite:
+    """A delegated cgroup v2 subtree with the memory controller, if there is one."""
+    if hier.v2 is None:
+        return SliceSite(V2, False, "no cgroup2 hierarchy is mounted")
+    root = hier.v2
+    if "memory" not in _words(root / "cgroup.controllers"):
+        return SliceSite(
+            V2, False, f"the cgroup2 hierarchy at {root} has no memory controller"
+            " (memory is bound to cgroup v1 here)"
+        )
+    if setting:
+        path = configured_path(setting, root)
+        if path.exists():
+            return _v2_existing(path, "configured")
+        problem = _v2_parent_problem(path.parent, path.parent == root)
+        if problem:
+            return SliceSite(V2, False, f"configured slice {path}: its parent {problem}")
+        return SliceSite(V2, True, "", path, "configured")
+    candidates = [(root, "hierarchy root")]
+    if own.v2 not in (None, "/"):
+        candidates.append((root / str(own.v2).strip("/"), "under own cgroup"))
+    problems = []
+    for parent, placement in candidates:
+        path = parent / DEFAULT_SLICE_NAME
+        if path.exists():
+            site = _v2_existing(path, placement)
+            if site.available:
+                return site
+            problems.append(site.reason)
+            continue
+        problem = _v2_parent_problem(parent, parent == root)
+        if not problem:
+            return SliceSite(V2, True, "", path, placement)
+        problems.append(problem)
+    return SliceSite(V2, False, "; ".join(problems))
+
+
+def _v2_existing(path: Path, placement: str) -> SliceSite:
+    if "memory" not in _words(path / "cgroup.controllers"):
+        return SliceSite(V2, False, f"slice {path} has no memory controller")
+    if not os.access(path, os.W_OK):
+        return SliceSite(V2, False, f"slice {path} is not writable by this user")
+    return SliceSite(V2, True, "", path, placement)
+
+
+def v1_site(setting: str, hier: Hierarchies, own: OwnCgroups) -> SliceSite:
+    """A writable directory in the cgroup v1 memory hierarchy."""
+    if hier.v1_memory is None:
+        return SliceSite(V1, False, "no cgroup v1 memory hierarchy is mounted")
+    root = hier.v1_memory
+    if setting:
+        path = configured_path(setting, root)
+        target = path if path.exists() else path.parent
+        if not target.is_dir():
+            return SliceSite(V1, False, f"configured slice {path}: {target} does not exist")
+        if not os.access(target, os.W_OK):
+            return SliceSite(V1, False, f"configured slice {path}: {target} is not writable")
+        return SliceSite(V1, True, "", path, "configured")
+    candidates = [(root, "hierarchy root")]
+    if own.v1_memory not in (None, "/"):
+        candidates.append((root / str(own.v1_memory).strip("/"), "under own cgroup"))
+    for parent, placement in candidates:
+        path = parent / DEFAULT_SLICE_NAME
+        target = path if path.exists() else parent
+        if os.access(target, os.W_OK):
+            return SliceSite(V1, True, "", path, placement)
+    return SliceSite(V1, False, f"neither {root} nor this process's own memory cgroup is writable")
+
+
+def scope_slice_path(unit: str, root: Path) -> Path:
+    """Where systemd puts a slice unit: "a-b.slice" lives at a.slice/a-b.slice."""
+    stem = unit.removesuffix(".slice")
+    parts = stem.split("-")
+    nested = ["-".join(parts[: i + 1]) + ".slice" for i in range(len(parts))]
+    return root.joinpath(*nested)
+
+
+def scope_site(setting: str, hier: Hierarchies) -> SliceSite:
+    """`systemd-run --scope` under a swarmdeck slice, when systemd runs this machine."""
+    if not SYSTEMD_BOOTED.is_dir():
+        return SliceSite(SCOPE, False, "systemd is not PID 1 (/run/systemd/system is absent)")
+    if shutil.which("systemd-run") is None:
+        return SliceSite(SCOPE, False, "systemd-run is not installed")
+    unit = setting if setting.endswith(".slice") else DEFAULT_SCOPE_SLICE
+    unified = hier.v2 is not None and "memory" in _words(hier.v2 / "cgroup.controllers")
+    root = hier.v2 if unified else hier.v1_memory
+    if root is None:
+        return SliceSite(SCOPE, False, "no cgroup hierarchy with memory is mounted")
+    return SliceSite(SCOPE, True, "", scope_slice_path(unit, root), "systemd slice unit", unit)
+
+
+def slice_sites(setting: str = "") -> list[SliceSite]:
+    """Every backend's verdict, in the order they are preferred."""
+    hier, own = read_hierarchies(), read_own_cgroups()
+    return [v2_site(setting, hier, own), v1_site(setting, hier, own), scope_site(setting, hier)]
+
+
+def chosen_site(sites: list[SliceSite]) -> SliceSite | None:
+    """The first usable backend, or None when there is none."""
+    return next((site for site in sites if site.available), None)
+
+
+def why_no_site(sites: list[SliceSite]) -> str:
+    """One line naming why no backend can cage a job here."""
+    return "; ".join(f"{site.backend}: {site.reason}" for site in sites)
+
+
+def parse_flat_keyed(text: str) -> dict[str, int]:
+    """memory.stat, memory.events and memory.oom_control: "key value" per line."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def read_int(path: Path) -> int | None:
+    """A one-number cgroup file; "max" and v1's near-2^63 "unlimited" read as None."""
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    if text == "max" or not text.isdigit():
+        return None
+    value = int(text)
+    return None if value >= 1 << 62 else value
+
+
+def read_keyed(path: Path) -> dict[str, int]:
+    try:
+        return parse_flat_keyed(path.read_text())
+    except OSError:
+        return {}
+
+
+def read_memory(cgroup: Path) -> MemoryReading | None:
+    """What a v1 or v2 memory cgroup holds now; None when the cgroup does not exist."""
+    if (cgroup / "memory.usage_in_bytes").exists():
+        usage = read_int(cgroup / "memory.usage_in_bytes")
+        stat = read_keyed(cgroup / "memory.stat")
+        return MemoryReading(
+            usage=usage or 0,
+            inactive_file=stat.get("total_inactive_file", stat.get("inactive_file", 0)),
+            peak=read_int(cgroup / "memory.max_usage_in_bytes"),
+            limit=read_int(cgroup / "memory.limit_in_bytes"),
+        )
+    if (cgroup / "memory.current").exists():
+        usage = read_int(cgroup / "memory.current")
+        stat = read_keyed(cgroup / "memory.stat")
+        return MemoryReading(
+            usage=usage or 0,
+            inactive_file=stat.get("inactive_file", 0),
+            peak=read_int(cgroup / "memory.peak"),
+            limit=read_int(cgroup / "memory.max"),
+        )
+    return None
+
+
+def cgroup_pids(cgroup: Path) -> list[int]:
+    """The processes in one cgroup (not its children); empty when it is gone."""
+    try:
+        text = (cgroup / "cgroup.procs").read_text()
+    except OSError:
+        return []
+    return [int(word) for word in text.split()]

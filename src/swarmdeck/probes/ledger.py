@@ -1,0 +1,286 @@
+"""The memory book of this host: slice cap, what the slice's jobs hold, what is booked but not yet
+grown, and the room left; plus the ledger's jobs as the Jobs panel and the snapshot show them.
+
+Admission reads the book through `read_book` inside its own write transaction, and the app,
+`status` and the hooks read it through `memory_book`: one computation, so what a person sees is
+what the runner decides on. Nothing here changes anything; a job whose runner is gone is only
+reported (`runner_alive`), and actions/reconcile.py is what marks it lost.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
+from swarmdeck.probes.host import local_host_name, read_meminfo
+from swarmdeck.probes.procs import ProcessIdentity
+
+if TYPE_CHECKING:
+    from swarmdeck.config import Config
+    from swarmdeck.state import StateStore
+
+QUEUED = "queued"
+ADMITTED = "admitted"
+RUNNING = "running"
+DONE = "done"
+LOST = "lost"
+REFUSED = "refused"
+HOLDS_BOOKING = (ADMITTED, RUNNING)
+"""Rows whose booking counts in the book."""
+ACTIVE = (QUEUED, ADMITTED, RUNNING)
+"""Rows with a runner that should still be alive."""
+RECENT_FINISHED = 20
+"""How many finished jobs the Jobs panel keeps showing below the active ones."""
+
+
+@dataclass(frozen=True)
+class LedgerJob:
+    """One ledger row, with its live memory use read from its cage while it runs."""
+
+    id: int
+    label: str
+    host: str
+    state: str
+    argv: list[str]
+    cwd: str
+    booked: int | None
+    cap: int | None
+    current: int | None
+    """Working set now (usage minus inactive page cache); None once the job is over."""
+    peak: int | None
+    """Working-set peak once recorded; while running, the kernel's high-water mark so far."""
+    kernel_peak: int | None
+    admitted_via: str | None
+    oom_score_adj: int | None
+    created_at: float
+    admitted_at: float | None
+    started_at: float | None
+    ended_at: float | None
+    exit_code: int | None
+    outcome: str | None
+    hit_ceiling: bool
+    cgroup: str | None
+    output_path: str | None
+    detached: bool
+    runner_alive: bool | None
+    """For an active row: whether its runner process (pid + start ticks) still exists."""
+
+    def runtime(self, now: float | None = None) -> float | None:
+        """Seconds run so far, or in all once ended; None before it started."""
+        if self.started_at is None:
+            return None
+        end = self.ended_at if self.ended_at is not None else (now or time.time())
+        return max(0.0, end - self.started_at)
+
+    @property
+    def stale(self) -> bool:
+        """Active in the ledger although its runner is gone: it will be marked lost."""
+        return self.state in ACTIVE and self.runner_alive is False
+
+    def to_json(self) -> dict[str, object]:
+        out = asdict(self)
+        out["runtime"] = self.runtime()
+        out["stale"] = self.stale
+        return out
+
+
+@dataclass(frozen=True)
+class MemoryBook:
+    """One host's memory book at one moment (bytes)."""
+
+    host: str
+    slice_cap: int
+    unreclaimable: int
+    """What the slice's jobs really hold: usage minus inactive page cache."""
+    not_yet_grown: int
+    """Booked by admitted jobs but not used yet: Σ max(0, booked − current)."""
+    mem_total: int
+    mem_available: int
+    margin: int
+    backend: str
+    """The cage backend in use ("" when none can be set up)."""
+    slice_path: str
+    placement: str
+    """Why the slice is where it is: configured, hierarchy root, under own cgroup."""
+    problem: str
+    """Why no cage can be set up here; "" when one can."""
+    jobs: tuple[LedgerJob, ...] = ()
+    """The jobs holding a booking."""
+
+    @property
+    def room(self) -> int:
+        """What a new job may book inside the slice."""
+        return self.slice_cap - self.unreclaimable - self.not_yet_grown
+
+    @property
+    def machine_room(self) -> int:
+        """What the machine as a whole can still give a new job, keeping the margin."""
+        return self.mem_available - self.not_yet_grown - self.margin
+
+    @property
+    def usable(self) -> int:
+        """What a booking must fit in: the smaller room."""
+        return min(self.room, self.machine_room)
+
+    @property
+    def used_outside_slice(self) -> int:
+        """Memory in use by everything that is not a caged job."""
+        return max(0, self.mem_total - self.mem_available - self.unreclaimable)
+
+    def bar(self) -> tuple[tuple[str, int], ...]:
+        """The stacked memory bar, left to right, over mem_total."""
+        return (
+            ("used outside the slice", self.used_outside_slice),
+            ("slice used", self.unreclaimable),
+            ("booked, not yet grown", self.not_yet_grown),
+            ("room", max(0, self.usable)),
+        )
+
+    def to_json(self) -> dict[str, object]:
+        out = {key: value for key, value in asdict(self).items() if key != "jobs"}
+        out.update(
+            room=self.room,
+            machine_room=self.machine_room,
+            usable=self.usable,
+            used_outside_slice=self.used_outside_slice,
+            jobs=[job.id for job in self.jobs],
+        )
+        return out
+
+
+def not_yet_grown(bookings: Iterable[tuple[int, int]]) -> int:
+    """Σ max(0, booked − current) over (booked, current) pairs."""
+    return sum(max(0, booked - current) for booked, current in bookings)
+
+
+def job_from_row(row: sqlite3.Row, live: bool = True) -> LedgerJob:
+    """A ledger row as a LedgerJob; `live` reads the cage and checks the runner."""
+    keys = row.keys()
+    state = row["state"]
+    current = peak_now = None
+    runner_alive = None
+    if live and state in ACTIVE:
+        if row["runner_pid"] is not None and row["runner_start_ticks"] is not None:
+            runner_alive = ProcessIdentity(
+                row["runner_pid"], row["runner_start_ticks"]
+            ).is_alive()
+        reading = read_memory(Path(row["cgroup"])) if row["cgroup"] else None
+        current = reading.working_set if reading else 0
+        peak_now = reading.peak if reading else None
+    return LedgerJob(
+        id=row["id"],
+        label=row["label"] or "",
+        host=row["host"] or "",
+        state=state,
+        argv=json.loads(row["argv"] or "[]"),
+        cwd=row["cwd"] or "",
+        booked=row["booked"],
+        cap=row["cap"],
+        current=current,
+        peak=row["peak"] if row["peak"] is not None else peak_now,
+        kernel_peak=row["kernel_peak"] if row["kernel_peak"] is not None else peak_now,
+        admitted_via=row["admitted_via"],
+        oom_score_adj=row["oom_score_adj"],
+        created_at=row["created_at"],
+        admitted_at=row["admitted_at"] if "admitted_at" in keys else None,
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+        exit_code=row["exit_code"],
+        outcome=row["outcome"],
+        hit_ceiling=bool(row["hit_ceiling"]),
+        cgroup=row["cgroup"],
+        output_path=row["output_path"],
+        detached=bool(row["detached"]),
+        runner_alive=runner_alive,
+    )
+
+
+def booked_rows(conn: sqlite3.Connection, host: str) -> list[sqlite3.Row]:
+    marks = ",".join("?" * len(HOLDS_BOOKING))
+    return conn.execute(
+        f"SELECT * FROM jobs WHERE host = ? AND state IN ({marks}) ORDER BY id",
+        (host, *HOLDS_BOOKING),
+    ).fetchall()
+
+
+@dataclass(frozen=True)
+class SliceFacts:
+    """Where the slice is and what it is capped at, decided once per caller."""
+
+    slice_cap: int
+    margin: int
+    backend: str
+    slice_path: Path | None
+    placement: str
+    problem: str
+
+
+def slice_facts(config: Config, mem_total: int) -> SliceFacts:
+    """The slice the configured backends would use, and the cap and margin from the config."""
+    sites = slice_sites(config.memory.slice)
+    site = chosen_site(sites)
+    reserve = min(mem_total, config.memory.reserve.resolve(mem_total))
+    return SliceFacts(
+        slice_cap=mem_total - reserve,
+        margin=config.memory.margin.resolve(mem_total),
+        backend=site.backend if site else "",
+        slice_path=site.path if site else None,
+        placement=site.placement if site else "",
+        problem="" if site else why_no_site(sites),
+    )
+
+
+def read_book(conn: sqlite3.Connection, facts: SliceFacts, host: str) -> MemoryBook:
+    """The book from the ledger rows visible to `conn` and the slice's cgroup as it is now.
+
+    Called inside admission's write transaction, so the rows cannot change while it decides.
+    """
+    meminfo = read_meminfo()
+    jobs = [job_from_row(row) for row in booked_rows(conn, host)]
+    reading = read_memory(facts.slice_path) if facts.slice_path else None
+    return MemoryBook(
+        host=host,
+        slice_cap=facts.slice_cap,
+        unreclaimable=reading.working_set if reading else 0,
+        not_yet_grown=not_yet_grown((job.booked or 0, job.current or 0) for job in jobs),
+        mem_total=meminfo["MemTotal"],
+        mem_available=meminfo.get("MemAvailable", meminfo.get("MemFree", 0)),
+        margin=facts.margin,
+        backend=facts.backend,
+        slice_path=str(facts.slice_path or ""),
+        placement=facts.placement,
+        problem=facts.problem,
+        jobs=tuple(jobs),
+    )
+
+
+def memory_book(config: Config, store: StateStore, host: str | None = None) -> MemoryBook:
+    """This host's memory book as the app, `status` and the hooks show it."""
+    facts = slice_facts(config, read_meminfo()["MemTotal"])
+    with store.read() as conn:
+        return read_book(conn, facts, host or local_host_name())
+
+
+def ledger_jobs(store: StateStore, host: str | None = None) -> list[LedgerJob]:
+    """Active jobs, then the most recent finished ones, for the Jobs panel and the snapshot."""
+    host = host or local_host_name()
+    marks = ",".join("?" * len(ACTIVE))
+    with store.read() as conn:
+        active = conn.execute(
+            f"SELECT * FROM jobs WHERE host = ? AND state IN ({marks}) ORDER BY id",
+            (host, *ACTIVE),
+        ).fetchall()
+        finished = conn.execute(
+            f"SELECT * FROM jobs WHERE host = ? AND state NOT IN ({marks})"
+            " ORDER BY id DESC LIMIT ?",
+            (host, *ACTIVE, RECENT_FINISHED),
+        ).fetchall()
+    return [job_from_row(row) for row in active] + [
+        job_from_row(row, live=False) for row in finished
+    ]

@@ -1,0 +1,204 @@
+"""Cage backends: detection on this machine, real v1 cages, and the v2/scope decisions."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from cagekit import MIB, hog
+
+from swarmdeck.actions.cage import CageError, open_backend
+from swarmdeck.actions.cage_scope import scope_command
+from swarmdeck.actions.cage_v1 import V1Backend
+from swarmdeck.actions.cage_v2 import v2_evidence
+from swarmdeck.actions.oom import OomVerdict, classify_oom
+from swarmdeck.probes.cgroups import (
+    V1,
+    V2,
+    Hierarchies,
+    OwnCgroups,
+    SliceSite,
+    parse_mountinfo,
+    parse_proc_cgroup,
+    read_memory,
+    scope_site,
+    scope_slice_path,
+    slice_sites,
+    v2_parent_verdict,
+    v2_site,
+)
+
+MOUNTINFO = """\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+37 31 0:34 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+"""
+PROC_CGROUP = "9:name=systemd:/\n4:memory:/process_api/4216cf\n1:cpu:/\n0::/\n"
+
+
+def v1_backend(slice_path: Path) -> V1Backend:
+    return V1Backend(SliceSite(V1, True, "", slice_path, "configured"))
+
+
+def run_caged(backend: V1Backend, job_id: int, cap: int, argv: list[str]):
+    cage = backend.create_cage(job_id, cap)
+    cage.before_start()
+    proc = subprocess.Popen(argv, preexec_fn=cage.join, stdout=subprocess.PIPE)
+    return cage, proc
+
+
+def test_mountinfo_names_the_v1_memory_and_cgroup2_mounts() -> None:
+    hier = parse_mountinfo(MOUNTINFO)
+    assert hier == Hierarchies(Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup/unified"))
+
+
+def test_proc_cgroup_gives_the_memory_and_unified_paths() -> None:
+    assert parse_proc_cgroup(PROC_CGROUP) == OwnCgroups("/process_api/4216cf", "/")
+
+
+def test_on_this_machine_v2_is_unavailable_with_a_reason_and_v1_is_chosen() -> None:
+    v2, v1, scope = slice_sites("")
+    assert v2.backend == V2 and not v2.available
+    assert "no memory controller" in v2.reason
+    assert v1.available and v1.placement == "hierarchy root"
+    assert v1.path is not None and v1.path.name == "swarmdeck"
+    assert not scope.available and "systemd is not PID 1" in scope.reason
+    backend = open_backend("")
+    assert backend.kind == "cgroup-v1"
+    assert "hierarchy root" in backend.describe()
+
+
+def test_a_configured_slice_is_used_as_given(v1_slice: Path) -> None:
+    backend = open_backend(str(v1_slice))
+    assert backend.slice_path == v1_slice
+    assert open_backend(v1_slice.name).slice_path == v1_slice
+
+
+def test_no_usable_backend_is_one_line_exit_251(tmp_path: Path) -> None:
+    with pytest.raises(CageError) as caught:
+        open_backend(str(tmp_path / "nowhere" / "slice"))
+    assert caught.value.exit_code == 251
+    message = caught.value.message
+    assert "\n" not in message
+    assert "cgroup-v1" in message and "cgroup-v2" in message and "systemd-scope" in message
+
+
+def test_v2_parent_rules() -> None:
+    assert v2_parent_verdict({"memory"}, {"memory"}, True, True) == ""
+    assert v2_parent_verdict({"memory"}, set(), False, True) == ""
+    assert "no memory controller" in v2_parent_verdict({"hugetlb"}, set(), False, True)
+    assert "not writable" in v2_parent_verdict({"memory"}, {"memory"}, False, False)
+    assert "holds processes" in v2_parent_verdict({"memory"}, set(), True, True)
+
+
+def test_v2_site_without_a_cgroup2_mount_says_so() -> None:
+    site = v2_site("", Hierarchies(Path("/sys/fs/cgroup/memory"), None), OwnCgroups(None, None))
+    assert not site.available and "no cgroup2" in site.reason
+
+
+def test_v2_own_cap_reads_from_the_jobs_local_oom_count() -> None:
+    evidence = v2_evidence(
+        job_events={"oom": 1, "oom_kill": 1},
+        job_events_local={"oom": 1, "oom_kill": 1, "max": 40},
+        slice_local_before={"oom": 3, "max": 7},
+        slice_local_after={"oom": 3, "max": 7},
+        job_peak=100 * MIB,
+        job_cap=100 * MIB,
+    )
+    assert classify_oom(evidence) is OomVerdict.OWN_CAP
+
+
+def test_v2_slice_full_reads_from_the_slices_local_oom_count() -> None:
+    evidence = v2_evidence(
+        job_events={"oom_kill": 1, "oom_group_kill": 1},
+        job_events_local={"oom_kill": 1},
+        slice_local_before={"oom": 3, "max": 7},
+        slice_local_after={"oom": 4, "max": 9},
+        job_peak=60 * MIB,
+        job_cap=100 * MIB,
+    )
+    assert evidence.slice_ooms == 1 and evidence.own_cap_ooms == 0
+    assert classify_oom(evidence) is OomVerdict.SLICE_FULL
+
+
+def test_v2_no_kill_in_the_job_is_no_verdict_even_when_the_slice_had_one() -> None:
+    evidence = v2_evidence({}, {}, {"oom": 0}, {"oom": 2}, 10 * MIB, 100 * MIB)
+    assert classify_oom(evidence) is OomVerdict.NONE
+
+
+def test_systemd_slices_nest_by_dash() -> None:
+    root = Path("/sys/fs/cgroup")
+    assert scope_slice_path("swarmdeck.slice", root) == root / "swarmdeck.slice"
+    assert scope_slice_path("a-b.slice", root) == root / "a.slice" / "a-b.slice"
+
+
+def test_scope_command_caps_the_scope_and_passes_argv_untouched() -> None:
+    line = scope_command(["make", "-j", "a b"], "swarmdeck-job-1", "swarmdeck.slice", 5 * MIB)
+    assert line[0] == "systemd-run" and "--scope" in line
+    assert f"MemoryMax={5 * MIB}" in line and "MemorySwapMax=0" in line
+    assert line[line.index("--") + 1 :] == ["make", "-j", "a b"]
+
+
+def test_scope_is_not_available_without_systemd_as_init() -> None:
+    site = scope_site("", parse_mountinfo(MOUNTINFO))
+    assert not site.available and "PID 1" in site.reason
+
+
+def test_prepare_slice_caps_the_slice(v1_slice: Path) -> None:
+    backend = v1_backend(v1_slice)
+    backend.prepare_slice(64 * MIB)
+    assert int((v1_slice / "memory.limit_in_bytes").read_text()) == 64 * MIB
+
+
+def test_a_job_joins_its_cage_before_it_runs(v1_slice: Path) -> None:
+    backend = v1_backend(v1_slice)
+    backend.prepare_slice(64 * MIB)
+    cage = backend.create_cage(1, 32 * MIB)
+    proc = subprocess.run(
+        ["cat", "/proc/self/cgroup"], preexec_fn=cage.join, capture_output=True, text=True,
+        check=True,
+    )
+    memory_line = next(line for line in proc.stdout.splitlines() if ":memory:" in line)
+    assert memory_line.endswith("/" + cage.path.relative_to(v1_slice.parent).as_posix())
+    cage.remove()
+    assert not cage.path.exists()
+
+
+def test_own_cap_oom_is_classified_as_own_cap(v1_slice: Path) -> None:
+    backend = v1_backend(v1_slice)
+    backend.prepare_slice(100 * MIB)
+    cage, proc = run_caged(backend, 1, 30 * MIB, hog(60))
+    assert proc.wait(timeout=20) == -9
+    assert cage.lost_process()
+    assert classify_oom(cage.evidence()) is OomVerdict.OWN_CAP
+    cage.remove()
+
+
+def test_slice_full_oom_is_classified_as_slice_full_for_the_victim_only(v1_slice: Path) -> None:
+    backend = v1_backend(v1_slice)
+    backend.prepare_slice(100 * MIB)
+    holder, holder_proc = run_caged(backend, 1, 90 * MIB, hog(70, 10))
+    assert holder_proc.stdout is not None and holder_proc.stdout.readline()
+    grower, grower_proc = run_caged(backend, 2, 90 * MIB, hog(50, 0))
+    assert grower_proc.wait(timeout=20) == 0
+    assert holder_proc.wait(timeout=20) == -9
+    assert classify_oom(holder.evidence()) is OomVerdict.SLICE_FULL
+    assert classify_oom(grower.evidence()) is OomVerdict.NONE
+    holder.remove()
+    grower.remove()
+
+
+def test_a_cage_reads_its_working_set(v1_slice: Path) -> None:
+    backend = v1_backend(v1_slice)
+    backend.prepare_slice(100 * MIB)
+    cage, proc = run_caged(backend, 1, 60 * MIB, hog(20, 5))
+    assert proc.stdout is not None and proc.stdout.readline()
+    reading = cage.reading()
+    assert reading is not None and reading.working_set >= 20 * MIB
+    assert cage.members() == [proc.pid]
+    proc.kill()
+    proc.wait()
+    cage.remove()
+    assert read_memory(cage.path) is None
