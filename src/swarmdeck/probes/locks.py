@@ -294,14 +294,25 @@ def processes_using(directories: list[Path]) -> Users:
 def owned_directories(work_root: Path) -> list[OwnedDirectory]:
     """Every directory directly under the work root, with its owner and the pids using it."""
     try:
-        children = sorted(p for p in Path(work_root).iterdir() if p.is_dir())
+        children = sorted(
+            p for p in Path(work_root).iterdir() if p.is_dir() and not p.is_symlink()
+        )
     except OSError:
         return []
-    users = processes_using(children)
+    return _with_users(children)
+
+
+def owned_directory(directory: Path) -> OwnedDirectory:
+    """One directory with its owner and users, looked up afresh."""
+    return _with_users([Path(directory)])[0]
+
+
+def _with_users(directories: list[Path]) -> list[OwnedDirectory]:
+    users = processes_using(directories)
     unchecked = tuple(sorted(users.unreadable))
     result = []
-    for child in children:
-        owner, problem = read_owner(child)
-        used = tuple(sorted(users.by_directory.get(str(child.resolve()), set())))
-        result.append(OwnedDirectory(child, owner, problem, used, unchecked))
+    for directory in directories:
+        owner, problem = read_owner(directory)
+        used = tuple(sorted(users.by_directory.get(str(directory.resolve()), set())))
+        result.append(OwnedDirectory(directory, owner, problem, used, unchecked))
     return result
