@@ -1,0 +1,152 @@
+"""Which Claude Code sessions are running now, from `$CLAUDE_CONFIG_DIR/sessions/<pid>.json`.
+
+Claude Code writes one such file per running process and removes it on exit. A file left behind
+by a crash names a pid that may since have been reused, so a session counts as live only when its
+pid is alive and, where the file records the process start (`procStart`, field 22 of
+/proc/PID/stat), that start still matches. The fields are undocumented; all are optional.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from swarmdeck.probes.procs import start_ticks
+from swarmdeck.probes.transcript_records import timestamp
+
+PID_FILE = re.compile(r"^(\d+)\.json$")
+MAX_PID_FILE = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class LiveSession:
+    """A running Claude Code process and the session it is in."""
+
+    pid: int
+    session_id: str
+    cwd: str | None
+    started_at: float | None
+    status: str | None
+    """busy, idle, waiting or shell, when the file says."""
+    waiting_for: str | None
+    name: str | None
+    kind: str | None
+    version: str | None
+    proc_start: int | None
+    """The process start the file recorded, to tell the process from a reuse of its pid."""
+
+
+@dataclass(frozen=True)
+class PidFiles:
+    """What `sessions/` says: sessions running now, and sessions whose process is gone."""
+
+    live: dict[str, LiveSession]
+    ended: frozenset[str]
+    """Sessions named by a pid file whose process is dead or whose pid was reused."""
+    folder_exists: bool
+
+
+def pid_files(claude_dir: Path) -> PidFiles:
+    """Read every `sessions/<pid>.json`; an unreadable file is left out."""
+    folder = claude_dir / "sessions"
+    live: dict[str, LiveSession] = {}
+    ended: set[str] = set()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return PidFiles(live, frozenset(), folder.is_dir())
+    for entry in entries:
+        match = PID_FILE.match(entry.name)
+        if match is None:
+            continue
+        session = read_pid_file(Path(entry.path), int(match.group(1)))
+        if session is None:
+            continue
+        if pid_matches(session.pid, session.proc_start):
+            live[session.session_id] = session
+        else:
+            ended.add(session.session_id)
+    return PidFiles(live, frozenset(ended - set(live)), True)
+
+
+def live_sessions(claude_dir: Path) -> dict[str, LiveSession]:
+    """Live sessions by session id; an unreadable or stale pid file is left out."""
+    return pid_files(claude_dir).live
+
+
+def read_pid_file(path: Path, pid_from_name: int) -> LiveSession | None:
+    """The session a pid file describes, or None when it cannot be read as one."""
+    data = _load(path)
+    if data is None:
+        return None
+    session_id = data.get("sessionId")
+    if not isinstance(session_id, str) or not session_id:
+        return None
+    pid = data.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        pid = pid_from_name
+    return LiveSession(
+        pid=pid,
+        session_id=session_id,
+        cwd=_text(data.get("cwd")),
+        started_at=timestamp(data.get("startedAt")),
+        status=_text(data.get("status")),
+        waiting_for=_text(data.get("waitingFor")),
+        name=_text(data.get("name")),
+        kind=_text(data.get("kind")),
+        version=_text(data.get("version")),
+        proc_start=_ticks(data.get("procStart")),
+    )
+
+
+def pid_matches(pid: int, proc_start: int | None) -> bool:
+    """True when pid runs and, if the file recorded its start, it is the same process.
+
+    A recorded start larger than the ticks since boot cannot be a start tick at all (another
+    platform's clock, say); it then tells nothing and only the pid is checked.
+    """
+    ticks = start_ticks(pid)
+    if ticks is None:
+        return False
+    if proc_start is None or proc_start > _ticks_since_boot():
+        return True
+    return proc_start == ticks
+
+
+def _ticks_since_boot() -> int:
+    try:
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return int((uptime + 60) * os.sysconf("SC_CLK_TCK"))
+
+
+def _ticks(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_PID_FILE + 1)
+    except OSError:
+        return None
+    if len(raw) > MAX_PID_FILE:
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

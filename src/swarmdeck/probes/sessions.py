@@ -1,0 +1,477 @@
+"""Claude Code sessions and their subagents, read from the transcripts under `$CLAUDE_CONFIG_DIR`.
+
+Layouts read, oldest to newest: subagent turns inline in the main file (`isSidechain`), flat
+`projects/<p>/agent-<id>.jsonl` files, and `projects/<p>/<sid>/subagents/**/agent-<id>.jsonl`
+with `agent-<id>.meta.json`; `sessions/<pid>.json` says which sessions are running. Every file is
+tailed: a refresh reads only what was appended since the last one, so its cost follows what was
+written, not the size of the history. `SessionsProbe.refresh()` is synchronous; the app wakes it
+with the changed paths from `sessions_watch.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swarmdeck import paths
+from swarmdeck.probes.live_sessions import LiveSession, PidFiles, pid_files
+from swarmdeck.probes.subagents import AgentTranscript, SubagentInfo, resolve_subagents
+from swarmdeck.probes.swarm_health import SwarmHealth, swarm_health
+from swarmdeck.probes.transcript_fold import ToolCall, TranscriptFold
+from swarmdeck.probes.transcript_tail import JsonlTail
+
+DEFAULT_MAX_AGE = 48 * 3600.0
+"""Sessions whose transcripts were last written longer ago than this are not read (unless live)."""
+STALE_AFTER = 30 * 60.0
+"""A session with no pid file and no write for this long is over: nothing in it still runs."""
+REASSEMBLE_EVERY = 30.0
+"""Seconds after which every session is re-decided even if no file changed (staleness is time)."""
+MAX_META = 256 * 1024
+
+_AGENT_FILE = re.compile(r"^agent-(.+)\.jsonl$")
+_AGENT_META = re.compile(r"^agent-(.+)\.meta\.json$")
+
+
+def project_folder_name(cwd: str) -> str:
+    """The folder Claude Code keeps a cwd's transcripts in: every non-alphanumeric becomes '-'."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+@dataclass
+class SessionInfo:
+    """One Claude Code session as the control room shows it."""
+
+    session_id: str
+    cwd: str | None
+    git_branch: str | None
+    title: str | None
+    live: bool
+    pid: int | None
+    state: str | None
+    """busy, idle, waiting… as the running process reports it; None when not live."""
+    transcript_path: str
+    version: str | None
+    started_at: float | None
+    last_activity_at: float | None
+    tool_in_flight: ToolCall | None
+    subagents: list[SubagentInfo]
+    health: SwarmHealth
+
+    def running_subagents(self) -> list[SubagentInfo]:
+        return [s for s in self.subagents if s.status == "running"]
+
+    def to_json(self) -> dict[str, Any]:
+        """The flat object of the snapshot JSON, subagents nested as DESIGN.md asks."""
+        call = self.tool_in_flight
+        out: dict[str, Any] = {
+            "session_id": self.session_id,
+            "cwd": self.cwd,
+            "git_branch": self.git_branch,
+            "title": self.title,
+            "live": self.live,
+            "pid": self.pid,
+            "state": self.state,
+            "transcript_path": self.transcript_path,
+            "version": self.version,
+            "started_at": self.started_at,
+            "last_activity_at": self.last_activity_at,
+            "tool_in_flight": call.name if call else None,
+            "tool_in_flight_summary": call.summary if call else None,
+            "tool_in_flight_since": call.started_at if call else None,
+        }
+        out.update(self.health.to_json())
+        out["subagents"] = [s.to_json() for s in self.subagents]
+        return out
+
+
+@dataclass
+class _Tracked:
+    """One transcript file, its tail position and its fold."""
+
+    path: Path
+    agent_file: bool
+    tail: JsonlTail = field(init=False)
+    fold: TranscriptFold = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tail = JsonlTail(self.path)
+        self.fold = TranscriptFold(agent_file=self.agent_file)
+
+    def update(self) -> bool:
+        """Fold what was appended; True when anything new was read or the file started over."""
+        if not self.tail.changed():
+            return False
+        read = self.tail.read()
+        if read.reset:
+            self.fold = TranscriptFold(agent_file=self.agent_file)
+        self.fold.feed(read.records)
+        return read.reset or bool(read.records) or read.gone
+
+
+@dataclass
+class _Session:
+    """The files of one session: its main transcript and its subagents' folder."""
+
+    session_id: str
+    project_dir: Path
+    main: _Tracked
+    agents: dict[Path, _Tracked] = field(default_factory=dict)
+    metas: dict[Path, tuple[float, dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def subagents_dir(self) -> Path:
+        return self.project_dir / self.session_id / "subagents"
+
+    def latest_write(self) -> float:
+        times = [self.main.tail.mtime] + [a.tail.mtime for a in self.agents.values()]
+        return max(times)
+
+
+class SessionsProbe:
+    """Reads every recent Claude Code session incrementally; `refresh()` brings it up to date.
+
+    Args:
+        claude_dir: Claude Code's folder; default `paths.claude_dir()`.
+        max_age: seconds; older sessions that are not live are not read.
+        clock: the time source (epoch seconds), replaceable in tests.
+    """
+
+    def __init__(
+        self,
+        claude_dir: Path | None = None,
+        *,
+        max_age: float = DEFAULT_MAX_AGE,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.claude_dir = claude_dir if claude_dir is not None else paths.claude_dir()
+        self.max_age = max_age
+        self.clock = clock
+        self._sessions: dict[str, _Session] = {}
+        self._flat: dict[Path, _Tracked] = {}
+        self._pids = PidFiles({}, frozenset(), False)
+        self._seen_live: set[str] = set()
+        self._assembled: dict[str, SessionInfo] = {}
+        self._dirty: set[str] = set()
+        self._assembled_at = 0.0
+
+    @property
+    def projects_dir(self) -> Path:
+        return self.claude_dir / "projects"
+
+    def refresh(self, changed: Iterable[Path] | None = None) -> list[SessionInfo]:
+        """Bring every session up to date: all files when `changed` is None, else only those."""
+        now = self.clock()
+        self._read_pid_files()
+        if changed is None:
+            self._scan(now)
+        else:
+            for path in changed:
+                self._follow(Path(path), now)
+        return self._assemble(now)
+
+    def sessions(self) -> list[SessionInfo]:
+        """The sessions as of the last refresh."""
+        return self._ordered()
+
+    def session(self, session_id: str) -> SessionInfo | None:
+        return self._assembled.get(session_id)
+
+    def read_one(self, transcript_path: Path) -> SessionInfo | None:
+        """One session from its main transcript and its own subagents folder, nothing else."""
+        now = self.clock()
+        self._read_pid_files()
+        path = Path(transcript_path)
+        if not path.name.endswith(".jsonl"):
+            return None
+        session = self._track_main(path.name[: -len(".jsonl")], path.parent)
+        self._update_session(session)
+        self._assemble(now)
+        return self._assembled.get(session.session_id)
+
+    # ---- discovery ------------------------------------------------------------------------
+
+    def _read_pid_files(self) -> None:
+        before = set(self._pids.live)
+        self._pids = pid_files(self.claude_dir)
+        now_live = set(self._pids.live)
+        self._seen_live |= now_live
+        self._dirty |= before ^ now_live
+
+    def _fresh(self, mtime: float, now: float) -> bool:
+        return now - mtime <= self.max_age
+
+    def _scan(self, now: float) -> None:
+        """List every project folder, start tracking recent sessions, read what was appended."""
+        keep: set[str] = set()
+        flat_keep: set[Path] = set()
+        for project in _dirs(self.projects_dir):
+            for entry in _entries(project):
+                name = entry.name
+                if not name.endswith(".jsonl") or not _is_file(entry):
+                    continue
+                mtime = _mtime(entry)
+                path = Path(entry.path)
+                if name.startswith("agent-"):
+                    if self._fresh(mtime, now) or path in self._flat:
+                        flat_keep.add(path)
+                        self._track_flat(path)
+                    continue
+                sid = name[: -len(".jsonl")]
+                if self._fresh(mtime, now) or sid in self._pids.live:
+                    keep.add(sid)
+                    self._track_main(sid, project)
+        for sid, live in self._pids.live.items():
+            if sid not in keep and live.cwd:
+                project = self.projects_dir / project_folder_name(live.cwd)
+                if (project / f"{sid}.jsonl").exists():
+                    keep.add(sid)
+                    self._track_main(sid, project)
+        for sid in set(self._sessions) - keep:
+            del self._sessions[sid]
+            self._assembled.pop(sid, None)
+        for path in set(self._flat) - flat_keep:
+            del self._flat[path]
+        for session in self._sessions.values():
+            self._find_agents(session)
+            self._update_session(session)
+        for tracked in self._flat.values():
+            if tracked.update() and tracked.fold.session_id:
+                self._dirty.add(tracked.fold.session_id)
+
+    def _follow(self, path: Path, now: float) -> None:
+        """React to one changed path reported by the watcher."""
+        try:
+            parts = path.relative_to(self.projects_dir).parts
+        except ValueError:
+            return
+        if len(parts) < 2:
+            return
+        project = self.projects_dir / parts[0]
+        name = parts[-1]
+        if len(parts) == 2:
+            if not name.endswith(".jsonl"):
+                return
+            if name.startswith("agent-"):
+                tracked = self._track_flat(path)
+                if tracked.update() and tracked.fold.session_id:
+                    self._dirty.add(tracked.fold.session_id)
+                return
+            session = self._track_main(name[: -len(".jsonl")], project)
+            self._update_session(session)
+            return
+        session = self._sessions.get(parts[1])
+        if session is None:
+            main = project / f"{parts[1]}.jsonl"
+            if not main.exists():
+                return
+            session = self._track_main(parts[1], project)
+        if _AGENT_FILE.match(name) and path not in session.agents:
+            session.agents[path] = _Tracked(path, agent_file=True)
+        self._update_session(session)
+
+    def _track_main(self, sid: str, project: Path) -> _Session:
+        session = self._sessions.get(sid)
+        if session is None:
+            main = _Tracked(project / f"{sid}.jsonl", agent_file=False)
+            session = self._sessions[sid] = _Session(sid, project, main)
+            self._find_agents(session)
+        return session
+
+    def _track_flat(self, path: Path) -> _Tracked:
+        tracked = self._flat.get(path)
+        if tracked is None:
+            tracked = self._flat[path] = _Tracked(path, agent_file=True)
+        return tracked
+
+    def _find_agents(self, session: _Session) -> None:
+        """Start tracking agent files under the session's subagents folder, nested ones too."""
+        root = session.subagents_dir
+        if not root.is_dir():
+            return
+        for folder, _dirnames, filenames in os.walk(root):
+            for name in filenames:
+                if _AGENT_FILE.match(name):
+                    path = Path(folder) / name
+                    if path not in session.agents:
+                        session.agents[path] = _Tracked(path, agent_file=True)
+
+    def _update_session(self, session: _Session) -> None:
+        changed = session.main.update()
+        for path, tracked in list(session.agents.items()):
+            changed = tracked.update() or changed
+            if tracked.tail.size == 0 and not path.exists():
+                del session.agents[path]
+                session.metas.pop(path, None)
+                changed = True
+            elif self._read_meta(session, path):
+                changed = True
+        if changed:
+            self._dirty.add(session.session_id)
+
+    def _read_meta(self, session: _Session, agent_path: Path) -> bool:
+        """(Re)read `agent-<id>.meta.json` beside an agent file when it changed."""
+        meta_path = agent_path.with_name(agent_path.name[: -len(".jsonl")] + ".meta.json")
+        try:
+            mtime = meta_path.stat().st_mtime
+        except OSError:
+            return session.metas.pop(agent_path, None) is not None
+        known = session.metas.get(agent_path)
+        if known is not None and known[0] == mtime:
+            return False
+        session.metas[agent_path] = (mtime, _load_meta(meta_path))
+        return True
+
+    # ---- assembly -------------------------------------------------------------------------
+
+    def _assemble(self, now: float) -> list[SessionInfo]:
+        if now - self._assembled_at >= REASSEMBLE_EVERY:
+            self._dirty |= set(self._sessions) | set(self._pids.live)
+            self._assembled_at = now
+        for sid in list(self._dirty):
+            info = self._assemble_one(sid, now)
+            if info is None:
+                self._assembled.pop(sid, None)
+            else:
+                self._assembled[sid] = info
+        self._dirty.clear()
+        return self._ordered()
+
+    def _ordered(self) -> list[SessionInfo]:
+        return sorted(
+            self._assembled.values(),
+            key=lambda s: (not s.live, -(s.last_activity_at or 0.0), s.session_id),
+        )
+
+    def _assemble_one(self, sid: str, now: float) -> SessionInfo | None:
+        session = self._sessions.get(sid)
+        live = self._pids.live.get(sid)
+        if session is None or not session.main.path.exists():
+            return _live_without_transcript(live, self.projects_dir, now) if live else None
+        fold = session.main.fold
+        agents = [self._agent_transcript(session, path, t) for path, t in session.agents.items()]
+        agents.extend(
+            AgentTranscript(path, _agent_id(path, t.fold), t.fold, {}, t.tail.mtime)
+            for path, t in self._flat.items()
+            if t.fold.session_id == sid
+        )
+        over = self._session_over(sid, session, now)
+        subagents = resolve_subagents(fold, agents, session_over=over)
+        activity = [fold.last_at] + [s.last_activity_at for s in subagents]
+        known = [t for t in activity if t is not None]
+        return SessionInfo(
+            session_id=sid,
+            cwd=fold.cwd or (live.cwd if live else None),
+            git_branch=fold.git_branch,
+            title=fold.title or (live.name if live else None),
+            live=live is not None,
+            pid=live.pid if live else None,
+            state=live.status if live else None,
+            transcript_path=str(session.main.path),
+            version=fold.version or (live.version if live else None),
+            started_at=fold.first_at or (live.started_at if live else None),
+            last_activity_at=max(known) if known else None,
+            tool_in_flight=None if over else fold.main.in_flight(),
+            subagents=subagents,
+            health=swarm_health(subagents, fold.main.context_tokens, now),
+        )
+
+    def _agent_transcript(
+        self, session: _Session, path: Path, tracked: _Tracked
+    ) -> AgentTranscript:
+        meta = session.metas.get(path, (0.0, {}))[1]
+        agent_id = _agent_id(path, tracked.fold)
+        return AgentTranscript(path, agent_id, tracked.fold, meta, tracked.tail.mtime)
+
+    def _session_over(self, sid: str, session: _Session, now: float) -> bool:
+        """True when nothing in the session can still be running.
+
+        Over when its process was seen and is gone, or its pid file names a dead process, or
+        (no pid file at all, as with older versions) nothing was written for STALE_AFTER.
+        """
+        if sid in self._pids.live:
+            return False
+        if sid in self._seen_live or sid in self._pids.ended:
+            return True
+        return now - session.latest_write() > STALE_AFTER
+
+
+def read_sessions(claude_dir: Path | None = None) -> list[SessionInfo]:
+    """Every recent session, read once from scratch (for one-shot callers such as `status`)."""
+    return SessionsProbe(claude_dir).refresh()
+
+
+def read_session(transcript_path: Path, claude_dir: Path | None = None) -> SessionInfo | None:
+    """One session from its transcript path (what a hook is given), read from scratch."""
+    return SessionsProbe(claude_dir).read_one(transcript_path)
+
+
+def _live_without_transcript(live: LiveSession, projects: Path, now: float) -> SessionInfo:
+    """A running session that has not written its transcript yet."""
+    folder = project_folder_name(live.cwd) if live.cwd else ""
+    return SessionInfo(
+        session_id=live.session_id,
+        cwd=live.cwd,
+        git_branch=None,
+        title=live.name,
+        live=True,
+        pid=live.pid,
+        state=live.status,
+        transcript_path=str(projects / folder / f"{live.session_id}.jsonl"),
+        version=live.version,
+        started_at=live.started_at,
+        last_activity_at=live.started_at,
+        tool_in_flight=None,
+        subagents=[],
+        health=swarm_health([], None, now),
+    )
+
+
+def _agent_id(path: Path, fold: TranscriptFold) -> str:
+    match = _AGENT_FILE.match(path.name)
+    if match:
+        return match.group(1)
+    return fold.agent_id or path.stem
+
+
+def _load_meta(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_META + 1)
+        data = json.loads(raw) if len(raw) <= MAX_META else None
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _dirs(folder: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        return list(os.scandir(folder))
+    except OSError:
+        return []
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _mtime(entry: os.DirEntry[str]) -> float:
+    try:
+        return entry.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -1,0 +1,153 @@
+"""Incremental reading of append-only JSONL transcripts: each read returns only what was appended.
+
+Claude Code appends to its transcripts for hours; rereading hundreds of megabytes on every refresh
+would make the control room slower the longer a swarm runs. A tail remembers the byte offset it
+reached, keeps a half-written last line for the next read, notices truncation and replacement (the
+file then starts over), and skips a corrupt line without losing the good line written after it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CHUNK = 4 * 1024 * 1024
+MAX_PARTIAL = 64 * 1024 * 1024
+HEAD_BYTES = 64
+RECOVERY_TRIES = 32
+
+
+@dataclass
+class TailRead:
+    """What one read of a transcript produced."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    reset: bool = False
+    """The file was truncated, replaced or removed: `records` start again from its beginning."""
+    gone: bool = False
+    """The file no longer exists."""
+    skipped: int = 0
+    """Corrupt lines skipped in this read."""
+    bytes_read: int = 0
+
+
+def parse_line(raw: bytes) -> dict[str, Any] | None:
+    """One JSONL line as a dict; a line glued to the rest of a crashed write is recovered.
+
+    A writer that died mid-line leaves `{"type":"us` with no newline; the next writer's complete
+    line is then appended to it. The good record starts at a later `{"`, so try those positions.
+    """
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    start = 1
+    for _ in range(RECOVERY_TRIES):
+        pos = raw.find(b'{"', start)
+        if pos < 0:
+            return None
+        try:
+            value = json.loads(raw[pos:])
+        except ValueError:
+            start = pos + 1
+            continue
+        return value if isinstance(value, dict) else None
+    return None
+
+
+class JsonlTail:
+    """A reader that remembers how far into one JSONL file it got."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        """Bytes of the file consumed so far, the kept partial line included."""
+        self.mtime = 0.0
+        self.size = 0
+        self._identity: tuple[int, int] | None = None
+        self._head = b""
+        self._partial = b""
+
+    def changed(self) -> bool:
+        """True when the file looks different from what was last read (cheap: one stat)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return self._identity is not None
+        return (
+            (st.st_dev, st.st_ino) != self._identity
+            or st.st_size != self.size
+            or st.st_mtime != self.mtime
+        )
+
+    def read(self) -> TailRead:
+        """Read what was appended since the last call; start over if the file was replaced."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            gone = self._identity is not None
+            self._forget()
+            return TailRead(reset=gone, gone=True)
+        try:
+            return self._read_open(fd)
+        finally:
+            os.close(fd)
+
+    def _forget(self) -> None:
+        self.offset = 0
+        self.size = 0
+        self.mtime = 0.0
+        self._identity = None
+        self._head = b""
+        self._partial = b""
+
+    def _read_open(self, fd: int) -> TailRead:
+        st = os.fstat(fd)
+        identity = (st.st_dev, st.st_ino)
+        reset = False
+        if self._identity is not None and (
+            identity != self._identity
+            or st.st_size < self.offset
+            or (self._head and os.pread(fd, len(self._head), 0) != self._head)
+        ):
+            reset = True
+            self._forget()
+        self._identity = identity
+        self.size = st.st_size
+        self.mtime = st.st_mtime
+        result = TailRead(reset=reset)
+        if st.st_size == self.offset:
+            return result
+        if len(self._head) < HEAD_BYTES:
+            self._head = os.pread(fd, HEAD_BYTES, 0)
+        position = self.offset
+        while position < st.st_size:
+            chunk = os.pread(fd, min(CHUNK, st.st_size - position), position)
+            if not chunk:
+                break
+            position += len(chunk)
+            result.bytes_read += len(chunk)
+            self._consume(chunk, result)
+        self.offset = position
+        return result
+
+    def _consume(self, chunk: bytes, result: TailRead) -> None:
+        data = self._partial + chunk if self._partial else chunk
+        lines = data.split(b"\n")
+        self._partial = lines.pop()
+        if len(self._partial) > MAX_PARTIAL:
+            result.skipped += 1
+            self._partial = b""
+        for raw in lines:
+            if not raw.strip():
+                continue
+            record = parse_line(raw)
+            if record is None:
+                result.skipped += 1
+            else:
+                result.records.append(record)

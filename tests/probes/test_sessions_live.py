@@ -1,0 +1,110 @@
+"""Which sessions are live, and what a session that is over does to its running subagents."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from claude_lines import ClaudeTree, Lines, age
+from swarmdeck.probes.live_sessions import live_sessions, pid_files
+from swarmdeck.probes.procs import start_ticks
+from swarmdeck.probes.sessions import SessionsProbe
+
+SID = "8888dddd-0000-4000-8000-000000000004"
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def _running_agent(tree: ClaudeTree) -> Path:
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_r", "r", "r prompt", 1)
+    return tree.write_main(main)
+
+
+def test_pid_file_of_a_running_process_makes_its_session_live(tmp_path: Path) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    tree.write_pid_file(os.getpid(), SID, procStart=str(start_ticks(os.getpid())),
+                        status="waiting", waitingFor="permission prompt")
+    live = live_sessions(tmp_path / "claude")
+    assert list(live) == [SID]
+    assert live[SID].status == "waiting"
+    assert live[SID].waiting_for == "permission prompt"
+
+
+def test_pid_file_of_a_reused_pid_is_not_live(tmp_path: Path) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    tree.write_pid_file(os.getpid(), SID, procStart=str(start_ticks(os.getpid()) - 1))
+    files = pid_files(tmp_path / "claude")
+    assert files.live == {}
+    assert files.ended == frozenset({SID})
+
+
+def test_dead_pid_and_broken_files_are_not_live(tmp_path: Path) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    tree.write_pid_file(_dead_pid(), SID)
+    (tmp_path / "claude" / "sessions" / "123.json").write_text("{not json")
+    (tmp_path / "claude" / "sessions" / "124.json").write_text('{"pid": 124}')
+    (tmp_path / "claude" / "sessions" / "125.abc.key").write_text("secret")
+    files = pid_files(tmp_path / "claude")
+    assert files.live == {}
+    assert SID in files.ended
+
+
+def test_live_session_keeps_its_subagents_running(tmp_path: Path) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    path = _running_agent(tree)
+    age(path, 3 * 3600)
+    tree.write_pid_file(os.getpid(), SID)
+    session = SessionsProbe(tmp_path / "claude").refresh()[0]
+    assert session.live and session.pid == os.getpid()
+    assert session.subagents[0].status == "running"
+
+
+def test_session_whose_process_died_has_its_running_subagents_interrupted(tmp_path: Path) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    _running_agent(tree)
+    tree.write_pid_file(_dead_pid(), SID)
+    session = SessionsProbe(tmp_path / "claude").refresh()[0]
+    assert not session.live
+    assert session.subagents[0].status == "interrupted"
+
+
+def test_session_seen_live_then_gone_is_over(tmp_path: Path) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    _running_agent(tree)
+    pid_file = tree.write_pid_file(os.getpid(), SID)
+    probe = SessionsProbe(tmp_path / "claude")
+    assert probe.refresh()[0].subagents[0].status == "running"
+    pid_file.unlink()
+    session = probe.refresh()[0]
+    assert not session.live
+    assert session.subagents[0].status == "interrupted"
+
+
+def test_without_pid_files_a_quiet_session_is_over_and_a_fresh_one_is_not(
+    tmp_path: Path,
+) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    path = _running_agent(tree)
+    assert SessionsProbe(tmp_path / "claude").refresh()[0].subagents[0].status == "running"
+    age(path, 3600)
+    assert SessionsProbe(tmp_path / "claude").refresh()[0].subagents[0].status == "interrupted"
+
+
+def test_live_session_without_a_transcript_yet_is_listed(tmp_path: Path) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    tree.write_pid_file(os.getpid(), SID, cwd="/work/other", name="fresh")
+    sessions = SessionsProbe(tmp_path / "claude").refresh()
+    assert [s.session_id for s in sessions] == [SID]
+    data = sessions[0].to_json()
+    assert data["live"] is True
+    assert data["cwd"] == "/work/other"
+    assert data["subagents"] == []
+    assert data["transcript_path"].endswith("-work-other/" + SID + ".jsonl")
