@@ -1,10 +1,9 @@
-"""The one SQLite file every part of swarmdeck shares: jobs ledger, peaks, alerts, findings,
-kill requests, dispatches and hook events.
+"""The SQLite file all of swarmdeck shares: jobs ledger, peaks, alerts, findings, kills, hooks.
 
-The app, the runners, the hooks and the watchdog all read and write it at once, so it runs in
-WAL mode and every write is an explicit transaction. `StateStore.transaction()` takes the write
-lock up front (`BEGIN IMMEDIATE`): a read-check-write such as admission then sees no other
-writer between its read and its write. A file at the state path that is not a healthy swarmdeck
+The app, the runners, the hooks and the watchdog read and write it at once, so it runs in WAL
+mode and every write is an explicit transaction. `StateStore.transaction()` takes the write lock
+up front (`BEGIN IMMEDIATE`): a read-check-write such as admission then sees no other writer
+between its read and its write. A file at the state path that is not a healthy swarmdeck
 database is reported as one line and left exactly as it was: never repaired, never replaced.
 """
 
@@ -305,7 +304,7 @@ def _inspection_uri(path: Path, header: bytes) -> tuple[str, bool]:
     return uri + "&immutable=1", wal.exists() and wal.stat().st_size > 0
 
 
-def _inspect(path: Path, verify: bool) -> None:
+def _inspect(path: Path, verify: bool, lock_timeout: float) -> None:
     """Refuse, before SQLite opens it for writing, any file at `path` that is not ours and sound.
 
     Nothing is written here: a missing or empty file is left for setup, anything else is read
@@ -332,7 +331,7 @@ def _inspect(path: Path, verify: bool) -> None:
         raise _corrupt(path, f"only {len(header)} bytes")
     uri, wal_ignored = _inspection_uri(path, header)
     try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        conn = sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=None)
     except sqlite3.Error as error:
         raise StateError(
             f"state database {path} cannot be opened ({error}); swarmdeck left it untouched: "
@@ -397,7 +396,7 @@ class StateStore:
                 f"cannot create the state folder {self.path.parent} ({error.strerror}); "
                 "set SWARMDECK_STATE_DIR to a writable folder"
             ) from error
-        _inspect(self.path, self.verify)
+        _inspect(self.path, self.verify, self.lock_timeout)
         self._migrate()
 
     def __repr__(self) -> str:
@@ -506,7 +505,7 @@ class StateStore:
             conn = sqlite3.connect(self.path, timeout=self.lock_timeout, isolation_level=None)
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = self._execute_when_unlocked(conn, "PRAGMA journal_mode = WAL").fetchone()[0]
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.Error as error:
@@ -525,17 +524,20 @@ class StateStore:
         return conn
 
     def _begin_immediate(self, conn: sqlite3.Connection) -> None:
-        """BEGIN IMMEDIATE, retried with backoff while another process holds the lock.
+        self._execute_when_unlocked(conn, "BEGIN IMMEDIATE")
 
-        SQLite's busy timeout already waits inside each attempt; the retry covers the cases
-        where SQLite answers "locked" without waiting (WAL recovery by another connection).
+    def _execute_when_unlocked(self, conn: sqlite3.Connection, sql: str) -> sqlite3.Cursor:
+        """Run `sql`, retried with backoff while another process holds the lock it needs.
+
+        SQLite's busy timeout already waits inside most attempts; the retry covers the cases
+        where SQLite answers "locked" without waiting: switching a new file to WAL while
+        another process does the same, or WAL recovery by another connection.
         """
         deadline = time.monotonic() + self.lock_timeout
         attempt = 0
         while True:
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                return
+                return conn.execute(sql)
             except sqlite3.OperationalError as error:
                 if _is_corruption(error):
                     raise _corrupt(self.path, str(error)) from error
