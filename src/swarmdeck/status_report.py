@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from swarmdeck.sizes import format_size
 
@@ -56,7 +57,7 @@ def records_table(title: str, rows: Iterable[Any], empty: str) -> Table:
     for column in columns:
         table.add_column(column)
     for item in items:
-        table.add_row(*(_fmt(item.get(column)) for column in columns))
+        table.add_row(*(Text(_fmt(item.get(column))) for column in columns))
     return table
 
 
@@ -78,15 +79,19 @@ def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
 
 
 def print_config(config: Config, console: Console | None = None) -> None:
+    """One `key = value  # source — meaning` line per key, never cut, so it can be copied."""
     from swarmdeck.config import describe_config
 
-    console = console or Console()
-    source = str(config.path) if config.path else "embedded defaults only"
-    console.print(f"[bold]config[/] {source}")
-    table = Table(show_lines=False)
-    for column in ("key", "value", "from", "meaning"):
-        table.add_column(column)
+    console = console or Console(soft_wrap=True)
+    source = str(config.path) if config.path else "no config file; embedded defaults only"
+    console.print(Text.assemble(("config ", "bold"), source))
     for line in describe_config(config):
-        style = None if line.source == "default" else "bold"
-        table.add_row(line.key, line.value, line.source, line.doc, style=style)
-    console.print(table)
+        from_file = line.source != "default"
+        console.print(
+            Text.assemble(
+                (line.key, "bold cyan" if from_file else "cyan"),
+                " = ",
+                (line.value, "bold" if from_file else ""),
+                (f"  # {line.source} — {line.doc}", "dim"),
+            )
+        )
