@@ -1,0 +1,181 @@
+"""The GPU probe. These machines have no GPU: apart from the first test (the real pynvml, which
+finds no library here) every test drives a scripted NVML stand-in (tests/nvml_standin.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pynvml
+import pytest
+
+from nvml_standin import GIB, ScriptedCard, ScriptedNvml
+from swarmdeck.probes import gpu
+from swarmdeck.probes.nvml import NO_GPU, NOT_READ, READY, Nvml
+from swarmdeck.probes.procs import identity, own_identity
+
+
+@pytest.fixture
+def sleepers() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Two real processes to stand as GPU compute processes: `sleep` and a python."""
+    procs = [
+        subprocess.Popen(["sleep", "60"]),
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]),
+    ]
+    try:
+        yield procs
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def test_real_nvml_without_a_gpu_is_the_no_gpu_state() -> None:
+    snapshot = gpu.gpu_snapshot(nvml=Nvml())
+    assert snapshot.state == NO_GPU and snapshot.cards == []
+    assert snapshot.summary().startswith("no GPU")
+    assert snapshot.rows()[0]["index"] is None and snapshot.rows()[0]["state"] == NO_GPU
+
+
+@pytest.mark.parametrize(
+    "error", [pynvml.NVML_ERROR_LIBRARY_NOT_FOUND, pynvml.NVML_ERROR_DRIVER_NOT_LOADED]
+)
+def test_missing_library_or_driver_is_no_gpu_not_an_error(error: int) -> None:
+    snapshot = gpu.gpu_snapshot(nvml=Nvml(ScriptedNvml(init_error=error)))
+    assert snapshot.state == NO_GPU and snapshot.reason
+
+
+def test_no_device_is_no_gpu() -> None:
+    assert gpu.gpu_snapshot(nvml=Nvml(ScriptedNvml(cards=[]))).state == NO_GPU
+
+
+def test_unexpected_init_failure_is_not_read_and_tried_again() -> None:
+    standin = ScriptedNvml(init_error=pynvml.NVML_ERROR_NO_PERMISSION)
+    nvml = Nvml(standin)
+    first = gpu.gpu_snapshot(nvml=nvml)
+    assert first.state == NOT_READ and "Permissions" in first.reason
+    standin.init_error = None
+    assert gpu.gpu_snapshot(nvml=nvml).state == READY
+
+
+def test_nvml_is_initialised_once_and_kept() -> None:
+    standin = ScriptedNvml()
+    nvml = Nvml(standin)
+    for _ in range(3):
+        gpu.gpu_snapshot(nvml=nvml)
+    assert standin.calls.count("nvmlInit") == 1
+    assert "nvmlShutdown" not in standin.calls
+
+
+def test_cards_with_processes_marked_allowlisted_or_foreign(sleepers) -> None:
+    sleep, python = sleepers
+    cards = [
+        ScriptedCard(processes=[(sleep.pid, 3 * GIB), (python.pid, None)]),
+        ScriptedCard(name="NVIDIA A10", used=0, total=24 * GIB),
+    ]
+    snapshot = gpu.gpu_snapshot(["sleep"], nvml=Nvml(ScriptedNvml(cards)))
+    assert snapshot.state == READY and snapshot.driver_version == "575.57.08"
+    first, second = snapshot.cards
+    assert (first.memory_total, first.memory_used, first.memory_free) == (
+        80 * GIB,
+        2 * GIB,
+        78 * GIB,
+    )
+    assert (first.utilization, first.memory_utilization, first.temperature) == (37, 12, 41)
+    by_pid = {p.pid: p for p in first.process_list}
+    assert by_pid[sleep.pid].allowlisted and not by_pid[sleep.pid].foreign
+    assert by_pid[sleep.pid].used_memory == 3 * GIB and by_pid[sleep.pid].name == "sleep"
+    assert by_pid[python.pid].foreign and by_pid[python.pid].used_memory == "n/a"
+    assert by_pid[python.pid].user == "root" and "time.sleep(60)" in by_pid[python.pid].command
+    assert second.name == "NVIDIA A10" and second.process_list == []
+    assert snapshot.summary() == "2 GPUs, 2.0/104 GiB used"
+    json.dumps(snapshot.rows())
+
+
+def test_allowlist_entries_are_globs_on_name_or_program() -> None:
+    assert gpu.is_allowlisted("ollama", "/usr/bin/ollama serve", ["ollama"])
+    assert gpu.is_allowlisted("python3", "/opt/venv/bin/vllm-server --port 1", ["vllm*"])
+    assert not gpu.is_allowlisted("python3", "python3 train.py", ["vllm*", "ollama"])
+
+
+def test_unsupported_field_is_na_and_missing_function_is_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    card = ScriptedCard(errors={"nvmlDeviceGetTemperature": pynvml.NVML_ERROR_NOT_SUPPORTED})
+    nvml = Nvml(ScriptedNvml([card], absent=("nvmlDeviceGetUUID",)))
+    with caplog.at_level(logging.WARNING, logger="swarmdeck.probes.nvml"):
+        first = gpu.gpu_snapshot(nvml=nvml)
+        gpu.gpu_snapshot(nvml=nvml)
+    (only,) = first.cards
+    assert only.temperature == "n/a" and only.uuid == "n/a"
+    assert only.memory_used == 2 * GIB
+    assert [r.message for r in caplog.records].count(
+        "NVML function nvmlDeviceGetUUID is not in this driver; its values show n/a"
+    ) == 1
+
+
+def test_nvml_raising_mid_query_marks_those_values_not_read() -> None:
+    cards = [
+        ScriptedCard(),
+        ScriptedCard(errors={"nvmlDeviceGetMemoryInfo": pynvml.NVML_ERROR_GPU_IS_LOST}),
+        ScriptedCard(errors={"nvmlDeviceGetHandleByIndex": pynvml.NVML_ERROR_UNKNOWN}),
+        ScriptedCard(
+            errors={"nvmlDeviceGetComputeRunningProcesses": pynvml.NVML_ERROR_NO_PERMISSION}
+        ),
+    ]
+    snapshot = gpu.gpu_snapshot(nvml=Nvml(ScriptedNvml(cards)))
+    fine, lost, unknown, no_procs = snapshot.cards
+    assert fine.memory_used == 2 * GIB
+    assert lost.memory_used == lost.memory_total == "not read: GPU is lost"
+    assert lost.utilization == 37 and lost.name == "NVIDIA H100 80GB HBM3"
+    assert unknown.problem == "not read: Unknown Error"
+    assert no_procs.processes == "not read: Insufficient Permissions"
+    rows = snapshot.rows()
+    assert rows[2]["state"] == "not read" and rows[1]["memory_used"] == "not read: GPU is lost"
+
+
+def write_registration(folder: Path, pid: int, ticks: int, command: str = "train") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{pid}-{ticks}.json"
+    path.write_text(gpu.QuiesceHolder(pid, ticks, command, 1.0, True).to_text())
+    return path
+
+
+def test_quiesce_holders_alive_gone_or_reused(tmp_path: Path) -> None:
+    me = own_identity()
+    gone = subprocess.Popen(["true"])
+    gone_id = identity(gone.pid)
+    gone.wait()
+    folder = tmp_path / "q"
+    write_registration(folder, me.pid, me.start_ticks)
+    write_registration(folder, me.pid, me.start_ticks + 5)
+    if gone_id is not None:
+        write_registration(folder, gone_id.pid, gone_id.start_ticks)
+    (folder / "junk.json").write_text("{not json")
+    holders = {(h.pid, h.start_ticks): h for h in gpu.quiesce_holders(folder)}
+    assert holders[(me.pid, me.start_ticks)].alive
+    reused = holders[(me.pid, me.start_ticks + 5)]
+    assert not reused.alive and reused.reason == "pid reused"
+    if gone_id is not None:
+        assert not holders[(gone_id.pid, gone_id.start_ticks)].alive
+    assert len(holders) == (3 if gone_id else 2)
+
+
+def test_process_under_a_live_gpu_run_is_its_holders_not_foreign(tmp_path: Path) -> None:
+    me = own_identity()
+    folder = tmp_path / "q"
+    write_registration(folder, me.pid, me.start_ticks)
+    child = subprocess.Popen(["sh", "-c", "sleep 60"])
+    try:
+        card = ScriptedCard(processes=[(child.pid, GIB)])
+        snapshot = gpu.gpu_snapshot(nvml=Nvml(ScriptedNvml([card])), quiesce=folder)
+    finally:
+        child.kill()
+        child.wait()
+    (process,) = snapshot.cards[0].process_list
+    assert process.holder == me.pid and not process.foreign
+    assert [h.pid for h in snapshot.live_holders] == [me.pid]
