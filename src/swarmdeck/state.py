@@ -192,6 +192,11 @@ MIGRATIONS: list[Migration] = [
     Migration(
         1, "jobs, peaks, alerts, findings, kill requests, dispatches, hook events", _SCHEMA_V1
     ),
+    Migration(
+        2,
+        "jobs: when a job's booking was admitted (a queued row exists before it)",
+        "ALTER TABLE jobs ADD COLUMN admitted_at REAL;",
+    ),
     # Reserved: 2 runner/cage, 3 agents/hooks, 4 gpu/locks/usage, 5+ later work.
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
