@@ -1,4 +1,4 @@
-"""The exit codes swarmdeck itself uses; high numbers so they do not collide with a command's own."""
+"""The exit codes swarmdeck itself uses, high enough not to collide with a command's own."""
 
 from enum import IntEnum
 

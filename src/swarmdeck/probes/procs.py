@@ -39,7 +39,7 @@ class StatLine:
 
 
 def parse_stat(text: str) -> StatLine:
-    """Parse a /proc/PID/stat line; comm may hold spaces and parentheses, so split at the last ')'."""
+    """Parse a /proc/PID/stat line; comm may hold spaces and parentheses: split at the last )."""
     left, _, right = text.rpartition(")")
     pid_text, _, comm = left.partition(" (")
     fields = right.split()
