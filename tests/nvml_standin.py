@@ -12,6 +12,8 @@ from typing import Any
 
 import pynvml
 
+from swarmdeck.probes.procs import read_stat
+
 GIB = 1024**3
 
 
@@ -101,5 +103,15 @@ class ScriptedNvml:
         return self._card("nvmlDeviceGetTemperature", handle).temperature
 
     def nvmlDeviceGetComputeRunningProcesses(self, handle: int) -> list[SimpleNamespace]:
+        """Like the driver, lists a process only while it runs (not once it exited)."""
         card = self._card("nvmlDeviceGetComputeRunningProcesses", handle)
-        return [SimpleNamespace(pid=pid, usedGpuMemory=used) for pid, used in card.processes]
+        return [
+            SimpleNamespace(pid=pid, usedGpuMemory=used)
+            for pid, used in card.processes
+            if _running(pid)
+        ]
+
+
+def _running(pid: int) -> bool:
+    stat = read_stat(pid)
+    return stat is not None and stat.state not in ("Z", "X")
