@@ -179,3 +179,35 @@ def test_process_under_a_live_gpu_run_is_its_holders_not_foreign(tmp_path: Path)
     (process,) = snapshot.cards[0].process_list
     assert process.holder == me.pid and not process.foreign
     assert [h.pid for h in snapshot.live_holders] == [me.pid]
+
+
+def test_bench_gpu_check_says_no_gpu_here_and_exits_cleanly() -> None:
+    script = Path(__file__).parents[2] / "bench" / "gpu_check.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--calls", "3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "no GPU" in done.stdout and not done.stderr
+
+
+def test_bench_gpu_check_on_a_scripted_card_reports_cards_and_cost(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], sleepers
+) -> None:
+    sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+    try:
+        import gpu_check
+    finally:
+        sys.path.pop(0)
+    from swarmdeck.probes import nvml as nvml_module
+
+    card = ScriptedCard(processes=[(sleepers[0].pid, GIB)])
+    monkeypatch.setattr(nvml_module, "_shared", Nvml(ScriptedNvml([card])))
+    monkeypatch.setattr(gpu_check, "CUDA_HOLDERS", {})
+    assert gpu_check.main(["--calls", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "GPU 0: NVIDIA H100 80GB HBM3" in out and f"pid {sleepers[0].pid} sleep" in out
+    assert "neither torch nor cupy" in out and "median of 3" in out
