@@ -116,6 +116,175 @@ def _config_show(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+# ---- gpu-run ----------------------------------------------------------------------------------
+
+
+def _add_gpu_run(sub) -> None:
+    p = sub.add_parser(
+        "gpu-run",
+        help="free the GPUs (stop allowlisted services), then run a command",
+        usage="swarmdeck gpu-run [--wait] [--wait-limit S] -- CMD...",
+    )
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait while a process not on the allowlist holds a GPU (default: refuse, exit 78)",
+    )
+    p.add_argument("--wait-limit", type=float, metavar="S", help="give up waiting after S seconds")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
+    p.set_defaults(handler=_gpu_run)
+
+
+def _gpu_run(args: argparse.Namespace) -> int:
+    from swarmdeck.actions.quiesce import GpuRunSettings, gpu_run
+    from swarmdeck.config import load_config
+
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    gpu = load_config().gpu
+    settings = GpuRunSettings(
+        allowlist=gpu.allowlist,
+        stop_commands=gpu.stop_commands,
+        wait=args.wait,
+        wait_timeout=args.wait_limit,
+    )
+    return gpu_run(command, settings)
+
+
+# ---- lock -------------------------------------------------------------------------------------
+
+
+def _add_lock(sub) -> None:
+    p = sub.add_parser("lock", help="workspace locks and work-directory owners")
+    inner = p.add_subparsers(dest="lock_command", required=True, parser_class=ArgumentParser)
+    session_help = "who holds it (default: $SWARMDECK_SESSION, else the holder's pid)"
+    acquire = inner.add_parser("acquire", help="take the lock of PATH, queueing while it is held")
+    acquire.add_argument("path", metavar="PATH")
+    acquire.add_argument("--session", help=session_help)
+    acquire.add_argument(
+        "--pid", type=int, help="the process that holds it (default: the one that ran swarmdeck)"
+    )
+    acquire.add_argument("--command", dest="what", help="what it is for (default: its command)")
+    acquire.add_argument("--no-wait", action="store_true", help="refuse (exit 78) if held")
+    acquire.add_argument("--timeout", type=float, metavar="S", help="stop queueing after S s")
+    acquire.set_defaults(handler=_lock_acquire)
+    release = inner.add_parser("release", help="give back the lock of PATH")
+    release.add_argument("path", metavar="PATH")
+    release.add_argument("--session", help=session_help)
+    release.add_argument("--pid", type=int, help="the holder (default: the one that ran swarmdeck)")
+    release.set_defaults(handler=_lock_release)
+    show = inner.add_parser("show", help="who holds the lock of PATH (every lock without PATH)")
+    show.add_argument("path", metavar="PATH", nargs="?")
+    show.set_defaults(handler=_lock_show)
+    claim = inner.add_parser("claim", help="create DIR under the work root, owned by a session")
+    claim.add_argument("path", metavar="DIR")
+    claim.add_argument("--session", help=session_help)
+    claim.add_argument("--purpose", default="", help="what the directory is for")
+    claim.set_defaults(handler=_lock_claim)
+    cleanup = inner.add_parser(
+        "cleanup", help="remove this session's directories no process uses; list the others"
+    )
+    cleanup.add_argument("--root", help="the work root (default: config locks.work_root)")
+    cleanup.add_argument("--session", help=session_help)
+    cleanup.set_defaults(handler=_lock_cleanup)
+
+
+def _lock_holder(args: argparse.Namespace):
+    import os
+
+    from swarmdeck.probes.procs import identity
+
+    pid = args.pid or os.getppid()
+    holder = identity(pid)
+    if holder is None:
+        raise UsageError(f"no process {pid} to hold the lock")
+    return holder
+
+
+def _session(args: argparse.Namespace, pid: int) -> str:
+    import os
+
+    return args.session or os.environ.get("SWARMDECK_SESSION") or f"pid-{pid}"
+
+
+def _lock_acquire(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from swarmdeck.actions.lock import acquire
+
+    holder = _lock_holder(args)
+    what = args.what
+    if what is None:
+        try:
+            raw = Path(f"/proc/{holder.pid}/cmdline").read_bytes()
+        except OSError:
+            raw = b""  # the holder's command is only a label; the lock works without it
+        what = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+    got = acquire(
+        args.path,
+        session=_session(args, holder.pid),
+        command=what,
+        holder=holder,
+        wait=not args.no_wait,
+        timeout=args.timeout,
+    )
+    verb = "already held" if got.already_held else "locked"
+    print(f"{got.holder.path}: {verb} by session {got.holder.session}, process {holder.pid}")
+    return ExitCode.OK
+
+
+def _lock_release(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from swarmdeck.actions.lock import release
+
+    holder = _lock_holder(args)
+    before = release(args.path, session=_session(args, holder.pid))
+    print(f"{Path(args.path).resolve()}: released (was {before.describe()})")
+    return ExitCode.OK
+
+
+def _lock_show(args: argparse.Namespace) -> int:
+    from swarmdeck.probes.locks import all_locks, read_lock
+
+    states = [read_lock(args.path)] if args.path else all_locks()
+    for state in states:
+        print(f"{state.path or args.path or state.lock_file}: {state.describe()}")
+    if not states:
+        print("no workspace locks")
+    return ExitCode.OK
+
+
+def _lock_claim(args: argparse.Namespace) -> int:
+    import os
+
+    from swarmdeck.actions.owners import claim_directory
+
+    owner = claim_directory(args.path, session=_session(args, os.getppid()), purpose=args.purpose)
+    print(f"{args.path}: owned by session {owner.session}")
+    return ExitCode.OK
+
+
+def _lock_cleanup(args: argparse.Namespace) -> int:
+    import os
+
+    from swarmdeck.actions.owners import cleanup
+    from swarmdeck.config import load_config
+
+    root = args.root or load_config().locks.work_root
+    if not root:
+        raise UsageError("lock cleanup needs --root or locks.work_root in the config")
+    report = cleanup(root, session=_session(args, os.getppid()))
+    for path in report.removed:
+        print(f"removed {path}")
+    for kept in report.kept:
+        print(f"kept {kept.directory}: {kept.reason}")
+    if report.unchecked:
+        print(f"could not check processes {', '.join(map(str, report.unchecked))}")
+    return ExitCode.OK
+
+
 # ---- parser -----------------------------------------------------------------------------------
 
 PARSERS: list[Callable[[object], None]] = [
@@ -123,6 +292,8 @@ PARSERS: list[Callable[[object], None]] = [
     _add_status,
     _add_probe,
     _add_config,
+    _add_gpu_run,
+    _add_lock,
 ]
 
 

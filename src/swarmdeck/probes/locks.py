@@ -77,6 +77,16 @@ class LockState:
     def path(self) -> str:
         return self.holder.path if self.holder else ""
 
+    def describe(self) -> str:
+        """One line for `lock show` and the Locks panel."""
+        if self.state == FREE:
+            return "free"
+        if self.state == HELD and self.holder:
+            return self.holder.describe()
+        if self.holder:
+            return f"stale ({self.reason}); was {self.holder.describe()}"
+        return f"stale ({self.reason})"
+
     def to_json(self) -> dict[str, Any]:
         holder = self.holder
         return {

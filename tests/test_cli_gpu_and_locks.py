@@ -1,0 +1,64 @@
+"""`swarmdeck gpu-run` and `swarmdeck lock …` through the real command line (no GPU here)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.cli import main
+from swarmdeck.exitcodes import ExitCode
+
+
+@pytest.fixture
+def holder() -> Iterator[int]:
+    proc = subprocess.Popen(["sleep", "60"])
+    try:
+        yield proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_lock_acquire_show_refuse_release(
+    tmp_path: Path, holder: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(tmp_path)
+    assert main(["lock", "acquire", path, "--session", "A", "--pid", str(holder)]) == 0
+    assert f"locked by session A, process {holder}" in capsys.readouterr().out
+    assert main(["lock", "show", path]) == 0
+    assert f"held by session A, process {holder} (sleep 60)" in capsys.readouterr().out
+    refused = main(["lock", "acquire", path, "--session", "B", "--no-wait"])
+    assert refused == ExitCode.REFUSED
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"held by session A, process {holder}" in err
+    assert main(["lock", "release", path, "--session", "B"]) == ExitCode.REFUSED
+    assert main(["lock", "release", path, "--session", "A"]) == 0
+    capsys.readouterr()
+    assert main(["lock", "show"]) == 0
+    assert capsys.readouterr().out == "no workspace locks\n"
+
+
+def test_lock_claim_and_cleanup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "work"
+    assert main(["lock", "claim", str(root / "scratch"), "--session", "A"]) == 0
+    assert main(["lock", "claim", str(root / "other"), "--session", "B"]) == 0
+    capsys.readouterr()
+    assert main(["lock", "cleanup", "--root", str(root), "--session", "A"]) == 0
+    out = capsys.readouterr().out
+    assert f"removed {root / 'scratch'}" in out
+    assert f"kept {root / 'other'}: owned by session B" in out
+    assert main(["lock", "cleanup", "--session", "A"]) == ExitCode.USAGE
+
+
+def test_gpu_run_without_a_gpu_refuses_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = tmp_path / "ran"
+    assert main(["gpu-run", "--", "touch", str(ran)]) == ExitCode.REFUSED
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no GPU" in err
+    assert not ran.exists()
+    assert main(["gpu-run"]) == ExitCode.USAGE
