@@ -116,6 +116,51 @@ def _config_show(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+# ---- run --------------------------------------------------------------------------------------
+
+
+def _add_run(sub) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a command in a memory cage after booking its memory",
+        usage="swarmdeck run [--cap SIZE] [--label L] [--threads N] [--unbounded] [--wait S] "
+        "[--timeout S] [--detach] -- CMD...",
+    )
+    p.add_argument("--cap", metavar="SIZE", help="hard memory cap (512M, 8G, 70%%)")
+    p.add_argument("--label", metavar="L", help="name shown in the Jobs panel")
+    p.add_argument("--threads", type=int, metavar="N", help="threads the job will use")
+    p.add_argument(
+        "--unbounded", action="store_true", help="may grow to the whole slice; killed first"
+    )
+    p.add_argument("--wait", type=float, metavar="S", help="seconds to queue for room")
+    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    p.add_argument(
+        "--detach", action="store_true", help="keep running after this terminal goes away"
+    )
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
+    p.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from swarmdeck.actions.runner import RunRequest, run_job
+
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    request = RunRequest(
+        argv=command,
+        cap=args.cap,
+        label=args.label,
+        threads=args.threads,
+        unbounded=args.unbounded,
+        wait=args.wait,
+        timeout=args.timeout,
+        detach=args.detach,
+    )
+    config, store = _context()
+    return run_job(config, store, request)
+
+
 # ---- gpu-run ----------------------------------------------------------------------------------
 
 
@@ -292,6 +337,7 @@ PARSERS: list[Callable[[object], None]] = [
     _add_status,
     _add_probe,
     _add_config,
+    _add_run,
     _add_gpu_run,
     _add_lock,
 ]
