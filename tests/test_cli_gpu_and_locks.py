@@ -62,3 +62,28 @@ def test_gpu_run_without_a_gpu_refuses_in_one_line(
     assert err.count("\n") == 1 and "no GPU" in err
     assert not ran.exists()
     assert main(["gpu-run"]) == ExitCode.USAGE
+
+
+def test_status_json_lists_gpus_and_locks_with_owners(
+    tmp_path: Path, holder: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    root = tmp_path / "work"
+    (tmp_path / "config.toml").write_text(f'[locks]\nwork_root = "{root}"\n')
+    assert main(["lock", "acquire", str(tmp_path), "--session", "A", "--pid", str(holder)]) == 0
+    assert main(["lock", "claim", str(root / "scratch"), "--session", "A", "--purpose", "p"]) == 0
+    capsys.readouterr()
+    assert main(["status", "--json"]) == 0
+    snapshot = json.loads(capsys.readouterr().out)
+    (gpu,) = snapshot["gpus"]
+    assert gpu["index"] is None and gpu["state"] == "no GPU"
+    lock, owner = snapshot["locks"]
+    assert (lock["kind"], lock["state"], lock["pid"], lock["session"]) == (
+        "lock",
+        "held",
+        holder,
+        "A",
+    )
+    assert (owner["kind"], owner["path"], owner["session"]) == ("owner", str(root / "scratch"), "A")
+    assert owner["command"] == "p" and owner["state"] == "owned"

@@ -7,7 +7,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from swarmdeck.probes.gpu import gpu_snapshot
 from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot
+from swarmdeck.probes.locks import lock_rows
 from swarmdeck.probes.records import open_alerts, open_findings, pending_kill_requests
 
 if TYPE_CHECKING:
@@ -66,6 +68,8 @@ def take_snapshot(
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
+        gpus=list(gpu_snapshot(config.gpu.allowlist).as_rows()),
+        locks=list(lock_rows(config.locks.work_root)),
         alerts=open_alerts(store),
         findings=open_findings(store),
         kill_requests=pending_kill_requests(store),

@@ -113,56 +113,69 @@ class GpuSnapshot:
         memory = f", {sum(used) / gib:.1f}/{sum(total) / gib:.0f} GiB used" if total else ""
         return f"{len(self.cards)} GPU{'s' if len(self.cards) != 1 else ''}{memory}"
 
+    def as_rows(self) -> list[GpuRow]:
+        """The snapshot's `gpus` list: one row per card, or one row saying why there are none."""
+        if not self.cards:
+            return [GpuRow(self, None)]
+        return [GpuRow(self, card) for card in self.cards]
+
     def rows(self) -> list[dict[str, Any]]:
-        """The snapshot JSON's `gpus` list: one flat object per card; with no card, one row
-        with `index` null saying why ("no GPU" or "not read")."""
+        return [row.to_json() for row in self.as_rows()]
+
+
+@dataclass(frozen=True)
+class GpuRow:
+    """One entry of the snapshot's `gpus` list: a card (None: there is none) and its host's
+    GPU state, so each flat row carries the driver, the state and the quiesce holders."""
+
+    snapshot: GpuSnapshot
+    card: GpuCard | None
+
+    def to_json(self) -> dict[str, Any]:
         holders = [
             {"pid": h.pid, "command": h.command, "since": h.since, "alive": h.alive}
-            for h in self.holders
+            for h in self.snapshot.holders
         ]
-        if not self.cards:
-            return [
-                {
-                    "index": None,
-                    "state": self.state,
-                    "reason": self.reason,
-                    "quiesce_holders": holders,
-                }
-            ]
-        return [
-            {
-                "index": card.index,
-                "state": "not read" if card.problem else self.state,
-                "reason": card.problem,
-                "name": card.name,
-                "uuid": card.uuid,
-                "driver_version": self.driver_version,
-                "memory_total": card.memory_total,
-                "memory_used": card.memory_used,
-                "memory_free": card.memory_free,
-                "utilization": card.utilization,
-                "memory_utilization": card.memory_utilization,
-                "temperature": card.temperature,
-                "processes": (
-                    [
-                        {
-                            "pid": p.pid,
-                            "used_memory": p.used_memory,
-                            "name": p.name,
-                            "user": p.user,
-                            "command": p.command,
-                            "allowlisted": p.allowlisted,
-                            "holder": p.holder,
-                        }
-                        for p in card.processes
-                    ]
-                    if isinstance(card.processes, list)
-                    else card.processes
-                ),
+        card = self.card
+        if card is None:
+            return {
+                "index": None,
+                "state": self.snapshot.state,
+                "reason": self.snapshot.reason,
                 "quiesce_holders": holders,
             }
-            for card in self.cards
-        ]
+        processes: Reading | list[dict[str, Any]] = (
+            [
+                {
+                    "pid": p.pid,
+                    "used_memory": p.used_memory,
+                    "name": p.name,
+                    "user": p.user,
+                    "command": p.command,
+                    "allowlisted": p.allowlisted,
+                    "holder": p.holder,
+                }
+                for p in card.processes
+            ]
+            if isinstance(card.processes, list)
+            else card.processes
+        )
+        return {
+            "index": card.index,
+            "state": "not read" if card.problem else self.snapshot.state,
+            "reason": card.problem,
+            "name": card.name,
+            "uuid": card.uuid,
+            "driver_version": self.snapshot.driver_version,
+            "memory_total": card.memory_total,
+            "memory_used": card.memory_used,
+            "memory_free": card.memory_free,
+            "utilization": card.utilization,
+            "memory_utilization": card.memory_utilization,
+            "temperature": card.temperature,
+            "processes": processes,
+            "quiesce_holders": holders,
+        }
 
 
 def quiesce_dir() -> Path:

@@ -90,6 +90,7 @@ class LockState:
     def to_json(self) -> dict[str, Any]:
         holder = self.holder
         return {
+            "kind": "lock",
             "path": self.path,
             "lock_file": str(self.lock_file),
             "state": self.state,
@@ -237,6 +238,34 @@ class OwnedDirectory:
     used_by: tuple[int, ...] = ()
     unchecked: tuple[int, ...] = ()
 
+    def describe(self) -> str:
+        """One line for the Locks panel: owner and purpose, or why there is none; who uses it."""
+        owner = self.owner
+        text = (
+            f"owned by session {owner.session} ({owner.purpose or 'no purpose'})"
+            if owner
+            else self.problem
+        )
+        if self.used_by:
+            text += "; in use by process " + ", ".join(map(str, self.used_by))
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        """A row of the snapshot's `locks` list, with the same keys as a lock's row."""
+        owner = self.owner
+        return {
+            "kind": "owner",
+            "path": str(self.directory),
+            "lock_file": "",
+            "state": "in use" if self.used_by else ("owned" if owner else "no owner"),
+            "reason": self.problem,
+            "pid": self.used_by[0] if self.used_by else None,
+            "start_ticks": None,
+            "session": owner.session if owner else "",
+            "command": owner.purpose if owner else "",
+            "since": owner.created_at if owner else None,
+        }
+
 
 def read_owner(directory: Path) -> tuple[DirOwner | None, str]:
     """A directory's owner and, when there is none to trust, why."""
@@ -304,9 +333,7 @@ def processes_using(directories: list[Path]) -> Users:
 def owned_directories(work_root: Path) -> list[OwnedDirectory]:
     """Every directory directly under the work root, with its owner and the pids using it."""
     try:
-        children = sorted(
-            p for p in Path(work_root).iterdir() if p.is_dir() and not p.is_symlink()
-        )
+        children = sorted(p for p in Path(work_root).iterdir() if p.is_dir() and not p.is_symlink())
     except OSError:
         return []
     return _with_users(children)
@@ -326,3 +353,13 @@ def _with_users(directories: list[Path]) -> list[OwnedDirectory]:
         used = tuple(sorted(users.by_directory.get(str(directory.resolve()), set())))
         result.append(OwnedDirectory(directory, owner, problem, used, unchecked))
     return result
+
+
+def lock_rows(work_root: str | Path = "") -> list[LockState | OwnedDirectory]:
+    """The snapshot's `locks` list: every lock file, then (when a work root is configured) every
+    directory under it with its owner. The owner scan reads each process's links in /proc
+    (about 70 µs a process), so it runs only when the config names a work root."""
+    rows: list[LockState | OwnedDirectory] = list(all_locks())
+    if work_root:
+        rows.extend(owned_directories(Path(work_root)))
+    return rows
