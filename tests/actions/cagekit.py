@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import sys
 import time
@@ -12,24 +13,64 @@ from pathlib import Path
 import pytest
 
 from swarmdeck.probes.cgroups import cgroup_pids, read_hierarchies
+from swarmdeck.probes.procs import read_stat
 
 MIB = 1 << 20
 _counter = itertools.count()
 
 HOG = (
     "import sys,time\n"
+    "time.sleep(float(sys.argv[3]))\n"
     "n=int(float(sys.argv[1])*1048576)\n"
     "b=bytearray(n)\n"
     "b[::4096]=b'\\1'*len(range(0,n,4096))\n"
     "print('held',flush=True)\n"
     "time.sleep(float(sys.argv[2]))\n"
 )
-"""Allocates argv[1] MiB, touches every page, then holds it for argv[2] seconds."""
+"""Waits argv[3] seconds, allocates argv[1] MiB touching every page, holds it argv[2] seconds."""
+
+SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
+"""The console script of this venv: tests run the real `swarmdeck` command."""
 
 
-def hog(mib: float, hold: float = 0.0) -> list[str]:
+def hog(mib: float, hold: float = 0.0, delay: float = 0.0) -> list[str]:
     """The argv of a process that really holds `mib` MiB for `hold` seconds."""
-    return [sys.executable, "-S", "-c", HOG, str(mib), str(hold)]
+    return [sys.executable, "-S", "-c", HOG, str(mib), str(hold), str(delay)]
+
+
+def mem_total() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no MemTotal")
+
+
+def write_config(path: Path, slice_path: Path | str, slice_cap: int, **memory: object) -> Path:
+    """A config whose slice is the test's own, capped at slice_cap (MemTotal − reserve)."""
+    settings: dict[str, object] = {
+        "slice": str(slice_path),
+        "reserve": str(mem_total() - slice_cap),
+        "margin": "1M",
+        "sample_interval": 0.05,
+        "admission_wait": 0.0,
+    }
+    settings.update(memory)
+    lines = ["[memory]"]
+    for key, value in settings.items():
+        lines.append(f"{key} = {json.dumps(value)}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def session_processes(sid: int) -> list[int]:
+    """Live processes of one session (zombies waiting to be reaped do not count)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            stat = read_stat(int(entry.name))
+            if stat is not None and stat.session == sid and stat.state != "Z":
+                found.append(stat.pid)
+    return found
 
 
 def v1_root() -> Path:

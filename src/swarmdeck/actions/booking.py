@@ -95,7 +95,10 @@ def decide_booking(
         else:
             booked, via = default_prediction, Via.DEFAULT
     else:
-        predicted = predicted_peak(recent)
+        # A run that hit its ceiling peaked at its cap, not at what it needed: it raises the
+        # booking to that cap instead of feeding the prediction.
+        grown = [run for run in recent if not run.hit_ceiling]
+        predicted = predicted_peak(grown) if grown else 0
         ceiling = max((run.cap for run in recent if run.hit_ceiling), default=0)
         booked, via = (ceiling, Via.CEILING) if ceiling >= predicted else (predicted, Via.HISTORY)
         if declared_cap is not None and booked >= declared_cap:

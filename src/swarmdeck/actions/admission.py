@@ -1,0 +1,184 @@
+"""Admission: a job takes room on the memory book only inside one write transaction.
+
+Each attempt is one `BEGIN IMMEDIATE` transaction that marks jobs of dead runners lost, reads
+the book and writes the job's row (admitted, queued or refused) before it commits, so two
+runners can never both take the same room. Waiting re-checks until --wait runs out.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from swarmdeck.actions.booking import Booking, Decision, decide_admission
+from swarmdeck.actions.reconcile import LostJob, mark_lost_jobs
+from swarmdeck.errors import SwarmdeckError
+from swarmdeck.exitcodes import ExitCode
+from swarmdeck.probes.ledger import ADMITTED, QUEUED, REFUSED, MemoryBook, SliceFacts, read_book
+from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.sizes import format_size
+from swarmdeck.state import now
+
+if TYPE_CHECKING:
+    from swarmdeck.state import StateStore
+
+RECHECK_INTERVAL = 0.2
+"""Seconds between admission attempts while queued."""
+QUEUED_LINE_EVERY = 60.0
+"""Seconds between "queued: needs X, room Y" lines."""
+
+
+class NotAdmittedError(SwarmdeckError):
+    """The job never fits, or waited past --wait: exit 252, nothing ran."""
+
+    exit_code = ExitCode.NOT_ADMITTED
+
+
+class Interrupted(SwarmdeckError):
+    """The runner was told to stop (TERM/INT/HUP) before the job started."""
+
+
+@dataclass(frozen=True)
+class JobRow:
+    """What the ledger row says about a job before it is admitted."""
+
+    label: str
+    host: str
+    fingerprint: str
+    argv: list[str]
+    cwd: Path
+    runner: ProcessIdentity
+    booking: Booking
+    threads: int | None
+    detached: bool
+    timeout: float | None
+
+
+@dataclass
+class Admission:
+    """The result of admission: the job's row id and the book it was admitted against."""
+
+    job_id: int
+    book: MemoryBook
+    lost: list[LostJob] = field(default_factory=list)
+    """Jobs of dead runners marked lost on the way; their cages still need clearing."""
+
+
+def room_line(booked: int, book: MemoryBook) -> str:
+    return f"needs {format_size(booked)}, room {format_size(max(0, book.usable))}"
+
+
+def _insert(conn: sqlite3.Connection, job: JobRow, state: str, at: float) -> int:
+    booking = job.booking
+    cursor = conn.execute(
+        "INSERT INTO jobs (label, host, fingerprint, argv, cwd, state, runner_pid,"
+        " runner_start_ticks, booked, cap, admitted_via, oom_score_adj, threads, detached,"
+        " timeout, created_at, admitted_at, exit_code, outcome, ended_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            job.label, job.host, job.fingerprint, json.dumps(job.argv), str(job.cwd), state,
+            job.runner.pid, job.runner.start_ticks, booking.booked, booking.cap,
+            booking.via.value, booking.oom_score_adj, job.threads, int(job.detached),
+            job.timeout, at, at if state == ADMITTED else None,
+            ExitCode.NOT_ADMITTED if state == REFUSED else None,
+            "never fits" if state == REFUSED else None,
+            at if state == REFUSED else None,
+        ),
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
+def attempt(
+    store: StateStore,
+    job: JobRow,
+    facts: SliceFacts,
+    job_id: int | None,
+    cage_path: Callable[[int], Path],
+) -> tuple[Decision, int, MemoryBook, list[LostJob]]:
+    """One admission attempt in one write transaction; writes or updates the job's row.
+
+    An admitted row names its cage at once, so a runner dying before the cage is even made
+    still leaves a row that says where to clean up.
+    """
+    with store.transaction() as conn:
+        lost = mark_lost_jobs(conn, job.host)
+        book = read_book(conn, facts, job.host)
+        decision = decide_admission(job.booking.booked, book)
+        at = now()
+        if job_id is None:
+            state = {Decision.ADMIT: ADMITTED, Decision.WAIT: QUEUED}.get(decision, REFUSED)
+            job_id = _insert(conn, job, state, at)
+        elif decision is Decision.ADMIT:
+            conn.execute(
+                "UPDATE jobs SET state = ?, admitted_at = ? WHERE id = ? AND state = ?",
+                (ADMITTED, at, job_id, QUEUED),
+            )
+        if decision is Decision.ADMIT:
+            conn.execute(
+                "UPDATE jobs SET cgroup = ? WHERE id = ?", (str(cage_path(job_id)), job_id)
+            )
+        return decision, job_id, book, lost
+
+
+def give_up(store: StateStore, job_id: int, outcome: str, exit_code: int) -> None:
+    """Close a queued row that will never run."""
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ?"
+            " WHERE id = ? AND state = ?",
+            (REFUSED, outcome, exit_code, now(), job_id, QUEUED),
+        )
+
+
+def admit(
+    store: StateStore,
+    job: JobRow,
+    facts: SliceFacts,
+    cage_path: Callable[[int], Path],
+    wait: float,
+    say: Callable[[str], None],
+    wakeup_fd: int | None = None,
+    stop_signal: Callable[[], int | None] = lambda: None,
+) -> Admission:
+    """Admit the job or raise: NotAdmittedError (252) when it never fits or the wait ran out,
+    Interrupted when a signal arrived while queued. `say` gets the queued lines."""
+    lost: list[LostJob] = []
+    decision, job_id, book, found = attempt(store, job, facts, None, cage_path)
+    lost += found
+    booked = job.booking.booked
+    if decision is Decision.NEVER:
+        raise NotAdmittedError(
+            f"job {job_id} can never fit: it books {format_size(booked)}, the whole slice is "
+            f"{format_size(book.slice_cap)}; give a smaller --cap or run it on a bigger host"
+        )
+    started = time.monotonic()
+    next_line = started
+    while decision is not Decision.ADMIT:
+        waited = time.monotonic() - started
+        if waited >= wait:
+            give_up(store, job_id, "waited past --wait", ExitCode.NOT_ADMITTED)
+            raise NotAdmittedError(
+                f"job {job_id} not admitted after {waited:.0f} s: {room_line(booked, book)}"
+            )
+        if time.monotonic() >= next_line:
+            say(f"queued: job {job_id} {room_line(booked, book)}")
+            next_line += QUEUED_LINE_EVERY
+        pause = min(RECHECK_INTERVAL, wait - waited)
+        if wakeup_fd is not None:
+            select.select([wakeup_fd], [], [], pause)
+        else:
+            time.sleep(pause)
+        signum = stop_signal()
+        if signum is not None:
+            give_up(store, job_id, f"stopped while queued by signal {signum}", 128 + signum)
+            raise Interrupted(f"job {job_id} stopped while queued", 128 + signum)
+        decision, job_id, book, found = attempt(store, job, facts, job_id, cage_path)
+        lost += found
+    return Admission(job_id=job_id, book=book, lost=lost)

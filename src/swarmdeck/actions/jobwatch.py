@@ -1,0 +1,144 @@
+"""Watching a caged job until it ends: memory samples, OOM notifications, timeout, signals.
+
+One select() loop waits on the job's pidfd, the cage's OOM eventfds and the runner's signal
+pipe, and samples the cage's working set every interval in between. However the job ends, what
+is left of its tree and its cage is stopped before the runner reports, so no process outlives
+its job: on v1 the kernel kills only one process, and a job that timed out or whose runner was
+told to stop must not leave children behind.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from types import FrameType
+
+from swarmdeck.actions.cage import Cage
+from swarmdeck.actions.kill import stop_tree
+from swarmdeck.probes.procs import ProcessIdentity
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+LEFTOVER_GRACE = 1.0
+"""Grace for processes a job left in its cage after its main process exited."""
+
+EXITED = "exit"
+OOM = "oom"
+TIMEOUT = "timeout"
+SIGNALLED = "signal"
+
+
+class StopSignals:
+    """TERM, INT and HUP to the runner: remembered, and visible to select() through a pipe."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.read_fd, self._write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._previous: dict[int, object] = {}
+        self._previous_wakeup = -1
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.received is None:
+            self.received = signum
+
+    def install(self) -> None:
+        for sig in STOP_SIGNALS:
+            self._previous[sig] = signal.signal(sig, self._handle)
+        self._previous_wakeup = signal.set_wakeup_fd(self._write_fd)
+
+    def pending(self) -> int | None:
+        """The first stop signal received so far, if any."""
+        try:
+            while os.read(self.read_fd, 512):
+                pass
+        except BlockingIOError:
+            pass
+        return self.received
+
+    def restore(self) -> None:
+        signal.set_wakeup_fd(self._previous_wakeup)
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)  # type: ignore[arg-type]
+        os.close(self.read_fd)
+        os.close(self._write_fd)
+
+
+@dataclass(frozen=True)
+class Watched:
+    """How a job's run ended."""
+
+    returncode: int
+    """The main process's status as Popen reports it (negative: killed by that signal)."""
+    ended_by: str
+    """exit, oom, timeout or signal."""
+    signum: int | None
+    """The signal the runner received, when ended_by is signal."""
+    working_set_peak: int
+    """The largest sampled working set (usage minus inactive page cache)."""
+    duration: float
+
+
+def watch(
+    proc: subprocess.Popen[bytes],
+    job: ProcessIdentity,
+    cage: Cage,
+    timeout: float | None,
+    interval: float,
+    signals: StopSignals,
+    grace: float,
+) -> Watched:
+    """Wait for the job to end one way or another, then make sure nothing of it is left."""
+    started = time.monotonic()
+    deadline = started + timeout if timeout is not None else None
+    selector = selectors.DefaultSelector()
+    pidfd = os.pidfd_open(proc.pid)
+    selector.register(pidfd, selectors.EVENT_READ, EXITED)
+    selector.register(signals.read_fd, selectors.EVENT_READ, SIGNALLED)
+    for fd in cage.wake_fds():
+        selector.register(fd, selectors.EVENT_READ, OOM)
+    peak = 0
+    ended_by = EXITED
+    try:
+        while True:
+            reading = cage.reading()
+            if reading is not None:
+                peak = max(peak, reading.working_set)
+            pause = interval
+            if deadline is not None:
+                pause = max(0.0, min(pause, deadline - time.monotonic()))
+            tags = {key.data for key, _ in selector.select(pause)}
+            if OOM in tags:
+                cage.drain()
+                if cage.lost_process():
+                    ended_by = OOM
+                    break
+            if SIGNALLED in tags and signals.pending() is not None:
+                ended_by = SIGNALLED
+                break
+            if EXITED in tags:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                ended_by = TIMEOUT
+                break
+    finally:
+        selector.close()
+        os.close(pidfd)
+    stop_tree(
+        job,
+        supervised={job},
+        grace=grace if ended_by != EXITED else LEFTOVER_GRACE,
+        members=cage.members,
+    )
+    returncode = proc.wait()
+    if ended_by == EXITED and cage.lost_process():
+        ended_by = OOM
+    return Watched(
+        returncode=returncode,
+        ended_by=ended_by,
+        signum=signals.received if ended_by == SIGNALLED else None,
+        working_set_peak=peak,
+        duration=time.monotonic() - started,
+    )

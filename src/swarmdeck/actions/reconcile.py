@@ -1,0 +1,91 @@
+"""Ledger rows whose runner died (SIGKILL, a crash) are marked lost and their cages cleared.
+
+A runner killed outright cannot close its own row, and a row left "running" would hold its
+booking forever. The probes only report such rows (they change nothing); this module is what
+acts on them. Admission calls `mark_lost_jobs` inside its own write transaction, so a dead
+runner's booking is given back exactly when another job needs the room, and the snapshot calls
+`reconcile` so `status` and the app never show a dead job as running.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from swarmdeck.actions.kill import stop_tree
+from swarmdeck.probes.cgroups import cgroup_pids
+from swarmdeck.probes.ledger import ACTIVE, LOST
+from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.state import now
+
+if TYPE_CHECKING:
+    from swarmdeck.state import StateStore
+
+LOST_OUTCOME = "lost: its runner is gone"
+CLEAR_GRACE = 2.0
+
+
+@dataclass(frozen=True)
+class LostJob:
+    """A job whose runner is gone: what is needed to clear what it left behind."""
+
+    id: int
+    job: ProcessIdentity | None
+    cgroup: Path | None
+
+
+def runner_alive(row: sqlite3.Row) -> bool:
+    """Whether the runner recorded in the row is still the same live process."""
+    if row["runner_pid"] is None or row["runner_start_ticks"] is None:
+        return False
+    return ProcessIdentity(row["runner_pid"], row["runner_start_ticks"]).is_alive()
+
+
+def mark_lost_jobs(conn: sqlite3.Connection, host: str) -> list[LostJob]:
+    """Mark active rows of dead runners lost; call inside a write transaction."""
+    marks = ",".join("?" * len(ACTIVE))
+    rows = conn.execute(
+        f"SELECT id, pid, start_ticks, runner_pid, runner_start_ticks, cgroup FROM jobs"
+        f" WHERE host = ? AND state IN ({marks})",
+        (host, *ACTIVE),
+    ).fetchall()
+    lost = []
+    for row in rows:
+        if runner_alive(row):
+            continue
+        conn.execute(
+            "UPDATE jobs SET state = ?, outcome = ?, ended_at = ? WHERE id = ?",
+            (LOST, LOST_OUTCOME, now(), row["id"]),
+        )
+        job = (
+            ProcessIdentity(row["pid"], row["start_ticks"])
+            if row["pid"] is not None and row["start_ticks"] is not None
+            else None
+        )
+        lost.append(LostJob(row["id"], job, Path(row["cgroup"]) if row["cgroup"] else None))
+    return lost
+
+
+def clear_lost(lost: list[LostJob]) -> None:
+    """Stop whatever a lost job left running in its cage, then remove the cage."""
+    for job in lost:
+        cgroup = job.cgroup
+        if cgroup is None or not cgroup.exists():
+            continue
+        supervised = {job.job} if job.job is not None else set()
+        stop_tree(job.job, supervised, grace=CLEAR_GRACE, members=lambda c=cgroup: cgroup_pids(c))
+        try:
+            cgroup.rmdir()
+        except OSError:
+            # Still busy or already gone: the next reconcile tries again, the row is closed.
+            continue
+
+
+def reconcile(store: StateStore, host: str) -> list[int]:
+    """Mark lost and clear every job on `host` whose runner is gone; returns their ids."""
+    with store.transaction() as conn:
+        lost = mark_lost_jobs(conn, host)
+    clear_lost(lost)
+    return [job.id for job in lost]

@@ -1,0 +1,404 @@
+"""`swarmdeck run`: book memory on the ledger, run the command in its cage, report what happened.
+
+The exit code is the contract (DESIGN.md): the command's own status, or 250 (hit its own cap),
+251 (usage, or no cage could be set up: nothing ran), 252 (not admitted), 253 (timed out),
+254 (killed because the shared slice was full). Whatever ends the job, its whole tree is gone
+before the runner exits, and its row in the ledger says how it ended.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from swarmdeck import paths
+from swarmdeck.actions.admission import Interrupted, JobRow, NotAdmittedError, admit
+from swarmdeck.actions.booking import Booking, decide_booking, hit_ceiling
+from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
+from swarmdeck.actions.fingerprint import fingerprint
+from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
+from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
+from swarmdeck.actions.oom import OomVerdict, classify_oom
+from swarmdeck.actions.reconcile import clear_lost
+from swarmdeck.errors import UsageError
+from swarmdeck.exitcodes import ExitCode
+from swarmdeck.probes.host import local_host_name, mem_total
+from swarmdeck.probes.ledger import SliceFacts
+from swarmdeck.probes.procs import ProcessIdentity, own_identity, start_ticks
+from swarmdeck.sizes import SizeSpec, format_size
+
+if TYPE_CHECKING:
+    from swarmdeck.config import Config
+    from swarmdeck.state import StateStore
+
+PR_SET_PDEATHSIG = 1
+DETACH_FD_ENV = "SWARMDECK_DETACH_FD"
+"""Set only in a detached runner: the pipe on which it tells its launcher it was admitted."""
+STOP_GRACE = 5.0
+"""Seconds a job's tree gets between SIGTERM and SIGKILL on timeout or runner stop."""
+NOT_FOUND = 127
+CANNOT_EXECUTE = 126
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What `swarmdeck run` was asked to do."""
+
+    argv: list[str]
+    cap: str | None = None
+    label: str | None = None
+    threads: int | None = None
+    unbounded: bool = False
+    wait: float | None = None
+    """Seconds to queue for room; None: the config's memory.admission_wait."""
+    timeout: float | None = None
+    detach: bool = False
+    cwd: Path = field(default_factory=Path.cwd)
+    grace: float = STOP_GRACE
+
+
+def say(line: str) -> None:
+    """A runner message: one line on stderr, marked as swarmdeck's, not the command's."""
+    print(f"swarmdeck: {line}", file=sys.stderr, flush=True)
+
+
+def parse_cap(text: str | None, total: int) -> int | None:
+    """--cap as bytes; a percentage is of MemTotal. Zero is refused."""
+    if text is None:
+        return None
+    cap = SizeSpec.parse(text).resolve(total)
+    if cap <= 0:
+        raise UsageError(f"--cap {text} is no memory at all: give a size like 512M or 8G")
+    return cap
+
+
+def check_request(request: RunRequest) -> None:
+    if not request.argv or not request.argv[0]:
+        raise UsageError("run: no command given: put it after --, like: swarmdeck run -- make test")
+    if request.threads is not None and request.threads < 1:
+        raise UsageError(f"--threads {request.threads}: give at least 1")
+    if request.wait is not None and request.wait < 0:
+        raise UsageError(f"--wait {request.wait:g}: give 0 or more seconds")
+    if request.timeout is not None and request.timeout <= 0:
+        raise UsageError(f"--timeout {request.timeout:g}: give more than 0 seconds")
+
+
+def job_label(request: RunRequest) -> str:
+    if request.label:
+        return request.label
+    return " ".join([Path(request.argv[0]).name, *request.argv[1:]])[:60]
+
+
+def exit_and_outcome(watched: Watched, verdict: OomVerdict) -> tuple[int, str]:
+    """The runner's exit code and the ledger's outcome for a job that ran."""
+    if verdict is not OomVerdict.NONE:
+        assert verdict.exit_code is not None
+        return int(verdict.exit_code), verdict.value
+    if watched.ended_by == TIMEOUT:
+        return int(ExitCode.TIMED_OUT), "timed out"
+    if watched.ended_by == SIGNALLED and watched.signum is not None:
+        name = signal.Signals(watched.signum).name
+        return 128 + watched.signum, f"stopped: runner got {name}"
+    code = watched.returncode
+    if code < 0:
+        return 128 - code, f"killed by {signal.Signals(-code).name}"
+    return code, "ok" if code == 0 else f"exit {code}"
+
+
+def verdict_line(job_id: int, code: int, cap: int, slice_cap: int) -> str | None:
+    """What the person reads when swarmdeck, not the command, decided the exit code."""
+    if code == ExitCode.OWN_CAP:
+        return (
+            f"job {job_id} hit its own memory cap of {format_size(cap)} (exit 250); "
+            "the next run books its cap: rerun with a larger --cap if it needs more"
+        )
+    if code == ExitCode.SLICE_FULL:
+        return (
+            f"job {job_id} was killed because the shared slice ({format_size(slice_cap)}) was "
+            "full (exit 254): not its fault, rerun it"
+        )
+    if code == ExitCode.TIMED_OUT:
+        return f"job {job_id} timed out (exit 253); its whole process tree was stopped"
+    return None
+
+
+class ChildSetup:
+    """What runs in the child between fork and exec: join the cage, set OOM standing, and die
+    with the runner (a job must not outlive a runner that was killed outright)."""
+
+    def __init__(self, cage: Cage, oom_score_adj: int) -> None:
+        self.cage = cage
+        self.adj = str(oom_score_adj).encode()
+        self.runner_pid = os.getpid()
+        self.libc = ctypes.CDLL(None, use_errno=True)
+
+    def __call__(self) -> None:
+        self.cage.join()
+        try:
+            fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+            try:
+                os.write(fd, self.adj)
+            finally:
+                os.close(fd)
+        except PermissionError:
+            # Lowering below the inherited value needs privilege; keeping the higher value only
+            # makes this job the likelier OOM victim, which is the safe side.
+            pass
+        self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != self.runner_pid:
+            os._exit(128 + signal.SIGKILL)
+
+
+class Detached:
+    """The detached runner's line back to the terminal that launched it."""
+
+    def __init__(self, write_fd: int) -> None:
+        self.write_fd = write_fd
+
+    def admitted(self, job_id: int) -> str:
+        """Tell the launcher the job is admitted, then let go of its terminal."""
+        out_dir = paths.state_dir() / "jobs"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        output = out_dir / f"job-{job_id}.out"
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.write(self.write_fd, f"admitted {job_id} {output}\n".encode())
+        os.close(self.write_fd)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(null, 0)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        os.close(null)
+        return str(output)
+
+
+def detached_channel() -> Detached | None:
+    """In a runner started by `launch_detached`: the line back to its launcher."""
+    fd = os.environ.pop(DETACH_FD_ENV, None)
+    return Detached(int(fd)) if fd and fd.isdigit() else None
+
+
+def relaunch_argv(request: RunRequest) -> list[str]:
+    """The `swarmdeck run` line that repeats the request in a new process."""
+    args = [sys.executable, "-m", "swarmdeck.cli", "run", "--detach"]
+    for flag, value in (
+        ("--cap", request.cap), ("--label", request.label), ("--threads", request.threads),
+        ("--wait", request.wait), ("--timeout", request.timeout),
+    ):
+        if value is not None:
+            args += [flag, str(value)]
+    if request.unbounded:
+        args.append("--unbounded")
+    return [*args, "--", *request.argv]
+
+
+def launch_detached(request: RunRequest) -> int:
+    """Start the runner again as a fresh process in its own session; wait only until it is
+    admitted (its queued lines still reach this terminal), then leave it running.
+
+    A fresh process, not a fork: a forked child must never touch SQLite state it inherited.
+    """
+    read_fd, write_fd = os.pipe()
+    env = dict(os.environ, **{DETACH_FD_ENV: str(write_fd)})
+    child = subprocess.Popen(
+        relaunch_argv(request), cwd=request.cwd, env=env, stdin=subprocess.DEVNULL,
+        pass_fds=(write_fd,), start_new_session=True,
+    )
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        line = pipe.readline().decode().split()
+    if line and line[0] == "admitted":
+        print(f"job {line[1]} runs detached; output in {line[2]}", flush=True)
+        return int(ExitCode.OK)
+    return child.wait()
+
+
+@dataclass
+class Prepared:
+    """Everything decided before admission."""
+
+    backend: Backend
+    facts: SliceFacts
+    booking: Booking
+    fingerprint: str
+    host: str
+
+
+def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
+    """Check the request, find the cage backend and the slice, and decide the booking."""
+    check_request(request)
+    total = mem_total()
+    declared = parse_cap(request.cap, total)
+    backend = open_backend(config.memory.slice)
+    reserve = min(total, config.memory.reserve.resolve(total))
+    slice_cap = total - reserve
+    backend.prepare_slice(slice_cap)
+    facts = SliceFacts(
+        slice_cap=slice_cap,
+        margin=config.memory.margin.resolve(total),
+        backend=backend.kind,
+        slice_path=backend.slice_path,
+        placement=backend.site.placement,
+        problem="",
+    )
+    print_ = fingerprint(request.argv, request.cwd)
+    booking = decide_booking(
+        past_runs(store, print_),
+        declared_cap=declared,
+        default_prediction=config.memory.default_prediction.resolve(total),
+        cap_factor=config.memory.cap_factor,
+        unbounded=request.unbounded,
+        slice_cap=slice_cap,
+    )
+    return Prepared(backend, facts, booking, print_, local_host_name())
+
+
+def run_job(
+    config: Config, store: StateStore, request: RunRequest, note: Callable[[str], None] = say
+) -> int:
+    """Run one job through admission and its cage; returns the exit code of the contract."""
+    detached: Detached | None = None
+    if request.detach:
+        detached = detached_channel()
+        if detached is None:
+            prepare(config, store, request)
+            return launch_detached(request)
+    prepared = prepare(config, store, request)
+    signals = StopSignals()
+    signals.install()
+    try:
+        code = _admitted_run(config, store, request, prepared, signals, detached, note)
+    finally:
+        signals.restore()
+    return code
+
+
+def _admitted_run(
+    config: Config,
+    store: StateStore,
+    request: RunRequest,
+    prepared: Prepared,
+    signals: StopSignals,
+    detached: Detached | None,
+    note: Callable[[str], None],
+) -> int:
+    booking = prepared.booking
+    row = JobRow(
+        label=job_label(request),
+        host=prepared.host,
+        fingerprint=prepared.fingerprint,
+        argv=list(request.argv),
+        cwd=request.cwd,
+        runner=own_identity(),
+        booking=booking,
+        threads=request.threads,
+        detached=request.detach,
+        timeout=request.timeout,
+    )
+    wait = request.wait if request.wait is not None else config.memory.admission_wait
+    try:
+        admission = admit(
+            store, row, prepared.facts, prepared.backend.job_path, wait, note,
+            signals.read_fd, signals.pending,
+        )
+    except (NotAdmittedError, Interrupted) as error:
+        note(error.message)
+        return int(error.exit_code)
+    clear_lost(admission.lost)
+    job_id = admission.job_id
+    output = detached.admitted(job_id) if detached is not None else None
+    try:
+        cage = prepared.backend.create_cage(job_id, booking.cap)
+    except CageError as error:
+        return _never_ran(store, prepared, job_id, booking.cap, error.message, int(error.exit_code),
+                          note)
+    try:
+        return _run_in_cage(config, store, request, prepared, job_id, cage, signals, output,
+                            note)
+    finally:
+        try:
+            cage.remove()
+        except CageError as error:
+            note(f"job {job_id}: {error.message}")
+
+
+def _never_ran(
+    store: StateStore,
+    prepared: Prepared,
+    job_id: int,
+    cap: int,
+    message: str,
+    code: int,
+    note: Callable[[str], None],
+) -> int:
+    note(message)
+    ending = Ending(code, message, None, None, False, None)
+    record_end(store, job_id, prepared.fingerprint, cap, ending)
+    return code
+
+
+def _run_in_cage(
+    config: Config,
+    store: StateStore,
+    request: RunRequest,
+    prepared: Prepared,
+    job_id: int,
+    cage: Cage,
+    signals: StopSignals,
+    output: str | None,
+    note: Callable[[str], None],
+) -> int:
+    booking = prepared.booking
+    cage.before_start()
+    try:
+        proc = subprocess.Popen(
+            cage.command(request.argv),
+            cwd=request.cwd,
+            preexec_fn=ChildSetup(cage, booking.oom_score_adj),
+        )
+    except FileNotFoundError:
+        return _never_ran(store, prepared, job_id, booking.cap,
+                          f"{request.argv[0]}: command not found", NOT_FOUND, note)
+    except PermissionError:
+        return _never_ran(store, prepared, job_id, booking.cap,
+                          f"{request.argv[0]}: permission denied", CANNOT_EXECUTE, note)
+    except subprocess.SubprocessError as error:
+        return _never_ran(store, prepared, job_id, booking.cap,
+                          f"could not put the job into its cage {cage.path} ({error}); "
+                          "nothing was run", int(ExitCode.USAGE), note)
+    ticks = start_ticks(proc.pid)
+    assert ticks is not None, "an unreaped child always has a stat line"
+    job = ProcessIdentity(proc.pid, ticks)
+    cage.after_start()
+    mark_running(store, job_id, job, output)
+    watched = watch(
+        proc, job, cage, request.timeout, config.memory.sample_interval, signals, request.grace
+    )
+    verdict = classify_oom(cage.evidence()) if watched.ended_by == OOM else OomVerdict.NONE
+    code, outcome = exit_and_outcome(watched, verdict)
+    reading = cage.reading()
+    kernel_peak = reading.peak if reading else None
+    estimate = max(0, kernel_peak - reading.inactive_file) if reading and kernel_peak else 0
+    peak = max(watched.working_set_peak, estimate)
+    ending = Ending(
+        exit_code=code,
+        outcome=outcome,
+        peak=peak,
+        kernel_peak=kernel_peak,
+        hit_ceiling=hit_ceiling(peak, booking.cap, verdict is OomVerdict.OWN_CAP),
+        duration=watched.duration,
+    )
+    record_end(store, job_id, prepared.fingerprint, booking.cap, ending)
+    line = verdict_line(job_id, code, booking.cap, prepared.facts.slice_cap)
+    if line:
+        note(line)
+    return code

@@ -1,0 +1,345 @@
+"""`swarmdeck run` end to end: the real command, real cgroup v1 cages, a real state file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from cagekit import MIB, SWARMDECK, hog, session_processes, write_config
+
+from swarmdeck.actions.jobwatch import EXITED, SIGNALLED, TIMEOUT, Watched
+from swarmdeck.actions.oom import OomVerdict
+from swarmdeck.actions.reconcile import reconcile
+from swarmdeck.actions.runner import exit_and_outcome
+from swarmdeck.probes.cgroups import cgroup_pids
+from swarmdeck.probes.host import local_host_name
+from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.state import StateStore
+
+SLICE_CAP = 100 * MIB
+
+
+@pytest.fixture
+def slice_config(isolated_home: Path, v1_slice: Path) -> Path:
+    """This test's config: its own slice capped at 100M, jobs book 40M and cap at 80M."""
+    write_config(
+        isolated_home / "config.toml", v1_slice, SLICE_CAP,
+        default_prediction="40M", cap_factor=2.0,
+    )
+    return v1_slice
+
+
+def store(home: Path) -> StateStore:
+    return StateStore(home / "state" / "state.db")
+
+
+def rows(home: Path) -> list[sqlite3.Row]:
+    with store(home).read() as conn:
+        return conn.execute("SELECT * FROM jobs ORDER BY id").fetchall()
+
+
+def swarmdeck_run(*args: str, **kwargs) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [SWARMDECK, "run", *args], capture_output=True, text=True, timeout=60, **kwargs
+    )
+
+
+def start_run(*args: str) -> subprocess.Popen[str]:
+    """A runner in its own session, so everything it leaves behind can be found by session."""
+    return subprocess.Popen(
+        [SWARMDECK, "run", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )
+
+
+def wait_for(predicate, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.02)
+
+
+def job_state(home: Path, job_id: int = 1) -> str | None:
+    found = [row["state"] for row in rows(home) if row["id"] == job_id]
+    return found[0] if found else None
+
+
+def test_the_commands_own_exit_code_passes_through(slice_config: Path, isolated_home) -> None:
+    result = swarmdeck_run("--", "sh", "-c", "echo out; exit 7")
+    assert result.returncode == 7
+    assert result.stdout == "out\n"
+    (row,) = rows(isolated_home)
+    assert (row["state"], row["exit_code"], row["outcome"]) == ("done", 7, "exit 7")
+    assert row["cgroup"].startswith(str(slice_config))
+    assert not Path(row["cgroup"]).exists()
+
+
+def test_job_over_its_own_cap_exits_250_and_the_row_says_it_hit_its_ceiling(
+    slice_config: Path, isolated_home
+) -> None:
+    result = swarmdeck_run("--cap", "30M", "--", *hog(40))
+    assert result.returncode == 250, result.stderr
+    assert "hit its own memory cap of 30M" in result.stderr
+    (row,) = rows(isolated_home)
+    assert row["outcome"] == "own cap" and row["hit_ceiling"] == 1
+    again = swarmdeck_run("--", *hog(40))
+    second = rows(isolated_home)[1]
+    assert second["admitted_via"] == "ceiling" and second["booked"] == 30 * MIB
+    assert again.returncode == 0, again.stderr
+
+
+def test_the_victim_of_a_full_slice_exits_254_and_the_other_job_does_not(
+    slice_config: Path, isolated_home
+) -> None:
+    holder = start_run("--label", "holder", "--", *hog(70, hold=3, delay=0.3))
+    grower = start_run("--label", "grower", "--", *hog(50, hold=0, delay=1.2))
+    _, holder_err = holder.communicate(timeout=30)
+    _, grower_err = grower.communicate(timeout=30)
+    assert holder.returncode == 254, holder_err
+    assert "shared slice" in holder_err and "rerun" in holder_err
+    assert grower.returncode == 0, grower_err
+    outcomes = {row["label"]: row["outcome"] for row in rows(isolated_home)}
+    assert outcomes == {"holder": "slice full", "grower": "ok"}
+
+
+def test_a_job_that_can_never_fit_exits_252_at_once(slice_config: Path, isolated_home) -> None:
+    started = time.monotonic()
+    result = swarmdeck_run("--cap", "1G", "--wait", "600", "--", "true")
+    elapsed = time.monotonic() - started
+    assert result.returncode == 252
+    assert "can never fit" in result.stderr
+    assert elapsed < 1.0
+    (row,) = rows(isolated_home)
+    assert (row["state"], row["exit_code"]) == ("refused", 252)
+
+
+def test_waiting_past_wait_exits_252_after_saying_what_it_needs(
+    slice_config: Path, isolated_home
+) -> None:
+    holder = start_run("--cap", "80M", "--", "sleep", "5")
+    wait_for(lambda: job_state(isolated_home) == "running")
+    result = swarmdeck_run("--cap", "40M", "--wait", "0.5", "--", "true")
+    assert result.returncode == 252
+    assert "queued: job 2 needs 40M, room" in result.stderr
+    assert "not admitted after" in result.stderr
+    assert job_state(isolated_home, 2) == "refused"
+    os.killpg(holder.pid, signal.SIGTERM)
+    holder.communicate(timeout=10)
+
+
+def test_a_queued_job_starts_when_room_frees_up(slice_config: Path, isolated_home) -> None:
+    holder = start_run("--cap", "80M", "--", "sleep", "0.6")
+    wait_for(lambda: job_state(isolated_home) == "running")
+    result = swarmdeck_run("--cap", "40M", "--wait", "20", "--", "true")
+    assert result.returncode == 0, result.stderr
+    holder.communicate(timeout=10)
+    second = rows(isolated_home)[1]
+    first = rows(isolated_home)[0]
+    assert second["admitted_at"] >= first["ended_at"]
+
+
+def test_timeout_exits_253_and_leaves_no_process_behind(slice_config: Path, isolated_home) -> None:
+    runner = start_run("--timeout", "0.5", "--", "sh", "-c", "sleep 30 & sleep 30 & wait")
+    runner.communicate(timeout=20)
+    assert runner.returncode == 253
+    assert session_processes(runner.pid) == []
+    (row,) = rows(isolated_home)
+    assert row["outcome"] == "timed out"
+
+
+def test_terminating_the_runner_stops_the_job_tree_and_records_it(
+    slice_config: Path, isolated_home
+) -> None:
+    runner = start_run("--", "sh", "-c", "sleep 30 & sleep 30 & wait")
+    wait_for(lambda: job_state(isolated_home) == "running")
+    wait_for(lambda: len(session_processes(runner.pid)) >= 4)
+    runner.send_signal(signal.SIGTERM)
+    runner.communicate(timeout=20)
+    assert runner.returncode == 128 + signal.SIGTERM
+    assert session_processes(runner.pid) == []
+    (row,) = rows(isolated_home)
+    assert (row["exit_code"], row["outcome"]) == (143, "stopped: runner got SIGTERM")
+
+
+def test_a_runner_killed_outright_is_found_lost_and_nothing_of_its_job_survives(
+    slice_config: Path, isolated_home
+) -> None:
+    runner = start_run("--", "sh", "-c", "sleep 30 & sleep 30 & wait")
+    wait_for(lambda: job_state(isolated_home) == "running")
+    wait_for(lambda: len(session_processes(runner.pid)) >= 4)
+    runner.kill()
+    runner.wait(timeout=10)
+    (job,) = ledger_jobs(store(isolated_home), local_host_name())
+    assert job.state == "running" and job.stale
+    assert reconcile(store(isolated_home), local_host_name()) == [job.id]
+    (row,) = rows(isolated_home)
+    assert row["state"] == "lost"
+    assert session_processes(runner.pid) == []
+    assert not Path(row["cgroup"]).exists()
+
+
+def test_a_dead_runners_booking_does_not_hold_room(slice_config: Path, isolated_home) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    with store(isolated_home).transaction() as conn:
+        conn.execute(
+            "INSERT INTO jobs (label, host, state, runner_pid, runner_start_ticks, booked, cap)"
+            " VALUES ('ghost', ?, 'running', ?, 1, ?, ?)",
+            (local_host_name(), dead.pid, SLICE_CAP, SLICE_CAP),
+        )
+    result = swarmdeck_run("--cap", "40M", "--", "true")
+    assert result.returncode == 0, result.stderr
+    assert [row["state"] for row in rows(isolated_home)] == ["lost", "done"]
+
+
+def test_a_missing_command_exits_127_and_is_recorded(slice_config: Path, isolated_home) -> None:
+    result = swarmdeck_run("--", "no-such-command-here")
+    assert result.returncode == 127
+    assert result.stderr.strip() == "swarmdeck: no-such-command-here: command not found"
+    (row,) = rows(isolated_home)
+    assert (row["state"], row["exit_code"]) == ("done", 127)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--cap", "0", "--", "true"], "no memory at all"),
+        (["--cap", "lots", "--", "true"], "not a number with a unit"),
+        (["--"], "no command given"),
+        ([], "no command given"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_251(
+    slice_config: Path, isolated_home, args: list[str], says: str
+) -> None:
+    result = swarmdeck_run(*args)
+    assert result.returncode == 251
+    assert says in result.stderr and result.stderr.count("\n") == 1
+    assert not (isolated_home / "state" / "state.db").exists() or rows(isolated_home) == []
+
+
+def test_with_no_usable_cage_nothing_runs(isolated_home: Path, tmp_path: Path) -> None:
+    write_config(isolated_home / "config.toml", tmp_path / "not-a-cgroup" / "slice", SLICE_CAP)
+    marker = tmp_path / "ran"
+    result = swarmdeck_run("--", "touch", str(marker))
+    assert result.returncode == 251
+    assert "no memory cage can be set up" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not marker.exists()
+
+
+def test_a_detached_job_outlives_its_launcher_and_its_exit_code_is_recorded(
+    slice_config: Path, isolated_home
+) -> None:
+    started = time.monotonic()
+    result = swarmdeck_run("--detach", "--", "sh", "-c", "sleep 0.5; echo from-job; exit 3")
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 0.5 + 5
+    assert result.stdout.startswith("job 1 runs detached; output in ")
+    output = Path(result.stdout.split("output in ")[1].strip())
+    wait_for(lambda: job_state(isolated_home) == "done")
+    (row,) = rows(isolated_home)
+    assert row["exit_code"] == 3 and row["detached"] == 1
+    assert row["output_path"] == str(output)
+    assert output.read_text() == "from-job\n"
+
+
+def test_the_next_run_books_its_learned_peak(slice_config: Path, isolated_home) -> None:
+    first = swarmdeck_run("--", *hog(12, hold=0.3))
+    assert first.returncode == 0, first.stderr
+    swarmdeck_run("--", *hog(12, hold=0.3))
+    one, two = rows(isolated_home)
+    assert one["admitted_via"] == "default" and one["booked"] == 40 * MIB
+    assert 12 * MIB <= one["peak"] < 40 * MIB
+    assert two["admitted_via"] == "history"
+    assert one["peak"] < two["booked"] < 40 * MIB
+    assert two["oom_score_adj"] == 500
+
+
+def test_a_locked_state_file_makes_the_runner_wait_not_lose_its_row(
+    slice_config: Path, isolated_home
+) -> None:
+    swarmdeck_run("--", "true")
+    blocker = sqlite3.connect(isolated_home / "state" / "state.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    runner = start_run("--", "sh", "-c", "exit 5")
+    time.sleep(0.8)
+    blocker.execute("COMMIT")
+    blocker.close()
+    runner.communicate(timeout=30)
+    assert runner.returncode == 5
+    assert [row["exit_code"] for row in rows(isolated_home)] == [0, 5]
+
+
+def most_at_once(intervals: list[tuple[float, float]]) -> int:
+    """The largest number of intervals that overlap at one instant."""
+    return max(sum(1 for a, b in intervals if a <= start <= b) for start, _ in intervals)
+
+
+def test_thirty_concurrent_runners_never_book_more_than_the_slice(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    """Booked bytes are summed from the ledger; occupied cages are seen in the slice.
+
+    A cage is only ever seen holding processes while it really does, so the overlap of the
+    seen spans can only understate how many cages were occupied at once, never overstate it.
+    """
+    cap, slice_cap = 24 * MIB, 120 * MIB
+    write_config(isolated_home / "config.toml", v1_slice, slice_cap)
+    store(isolated_home).close()
+    most_booked = 0
+    seen: dict[str, list[float]] = {}
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal most_booked
+        conn = sqlite3.connect(isolated_home / "state" / "state.db", timeout=30)
+        while not done.is_set():
+            booked = conn.execute(
+                "SELECT COALESCE(SUM(booked), 0) FROM jobs WHERE state IN ('admitted', 'running')"
+            ).fetchone()[0]
+            most_booked = max(most_booked, booked)
+            for cage in v1_slice.iterdir():
+                if cage.is_dir() and cgroup_pids(cage):
+                    span = seen.setdefault(cage.name, [time.monotonic()] * 2)
+                    span[1] = time.monotonic()
+            time.sleep(0.005)
+        conn.close()
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    runners = [start_run("--cap", "24M", "--wait", "60", "--", *hog(4, hold=0.2))
+               for _ in range(30)]
+    codes = [runner.wait(timeout=80) for runner in runners]
+    done.set()
+    sampler.join()
+    assert codes == [0] * 30
+    assert 0 < most_booked <= slice_cap
+    assert 1 < most_at_once([(a, b) for a, b in seen.values()]) <= slice_cap // cap
+    finished = rows(isolated_home)
+    assert len(finished) == 30 and {row["state"] for row in finished} == {"done"}
+    for row in finished:
+        at = row["admitted_at"]
+        overlapping = [r["booked"] for r in finished if r["admitted_at"] <= at < r["ended_at"]]
+        assert sum(overlapping) <= slice_cap
+    assert int((v1_slice / "memory.max_usage_in_bytes").read_text()) <= slice_cap
+
+
+def test_exit_codes_follow_the_contract() -> None:
+    def watched(code: int, ended_by: str = EXITED, signum: int | None = None) -> Watched:
+        return Watched(code, ended_by, signum, 0, 1.0)
+
+    assert exit_and_outcome(watched(0), OomVerdict.NONE) == (0, "ok")
+    assert exit_and_outcome(watched(3), OomVerdict.NONE) == (3, "exit 3")
+    assert exit_and_outcome(watched(-9), OomVerdict.OWN_CAP) == (250, "own cap")
+    assert exit_and_outcome(watched(-9), OomVerdict.SLICE_FULL) == (254, "slice full")
+    assert exit_and_outcome(watched(-15, TIMEOUT), OomVerdict.NONE) == (253, "timed out")
+    assert exit_and_outcome(watched(-11), OomVerdict.NONE) == (139, "killed by SIGSEGV")
+    assert exit_and_outcome(watched(-15, SIGNALLED, 2), OomVerdict.NONE)[0] == 130
