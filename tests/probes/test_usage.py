@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -90,7 +91,7 @@ def test_throttled_job_reads_fewer_cores_but_still_four_threads(
     four_thread_job, cpu_quota: Path
 ) -> None:
     _, job = four_thread_job
-    free = usage.measure(job, window=1.0)
+    free = usage.measure(job, window=0.5)
     (cpu_quota / "cgroup.procs").write_text(str(job.pid))
     throttled = usage.measure(job, window=1.5)
     assert throttled.cores_in_use <= 0.55
@@ -154,3 +155,20 @@ def test_serial_marker_names_the_reason(tmp_path: Path) -> None:
     marker.write_text("parallel again\n")
     assert usage.serial_reason(marker) is None
     assert usage.serial_reason(None) is None
+
+
+def test_tracker_gives_use_since_the_previous_snapshot(four_thread_job) -> None:
+    _, job = four_thread_job
+    tracker = usage.UsageTracker()
+    assert tracker.update({7: job}) == {7: None}
+    time.sleep(0.5)
+    figure = tracker.update({7: job})[7]
+    assert figure is not None and 3.0 <= figure.threads_at_once <= 4.05
+    assert tracker.update({}) == {}
+    assert tracker.update({7: job}) == {7: None}
+
+
+def test_cores_text_for_a_job_row() -> None:
+    figure = usage.Usage(1.94, 3.87, 5, 1.0, True)
+    assert usage.cores_text(figure, 4, None) == "1.9 cores, 3.9 at once of 4"
+    assert usage.cores_text(None, None, "linking") == "…; serial: linking"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,6 +134,38 @@ def measure(root: ProcessIdentity, window: float = 1.0) -> Usage:
     first = sample_tree(root)
     time.sleep(window)
     return usage_between(first, sample_tree(root))
+
+
+class UsageTracker:
+    """Each job tree's previous sample, so every snapshot gets the use since the one before
+    without sleeping in between (the first sight of a tree has no figure yet)."""
+
+    def __init__(self) -> None:
+        self._last: dict[Hashable, tuple[ProcessIdentity, TreeSample]] = {}
+
+    def update(self, roots: Mapping[Hashable, ProcessIdentity]) -> dict[Hashable, Usage | None]:
+        """Sample every tree now; forget trees no longer asked about."""
+        figures: dict[Hashable, Usage | None] = {}
+        seen: dict[Hashable, tuple[ProcessIdentity, TreeSample]] = {}
+        for key, root in roots.items():
+            sample = sample_tree(root)
+            previous = self._last.get(key)
+            same_tree = previous is not None and previous[0] == root
+            figures[key] = usage_between(previous[1], sample) if same_tree else None
+            seen[key] = (root, sample)
+        self._last = seen
+        return figures
+
+
+def cores_text(usage: Usage | None, declared_threads: int | None, serial: str | None) -> str:
+    """The cores cell of a job row: "1.9 cores, 3.8 at once of 4", plus a serial phase."""
+    if usage is None:
+        text = "…"
+    else:
+        text = f"{usage.cores_in_use:.1f} cores, {usage.threads_at_once:.1f} at once"
+        if declared_threads:
+            text += f" of {declared_threads}"
+    return f"{text}; serial: {serial}" if serial else text
 
 
 def serial_reason(marker: Path | str | None) -> str | None:
