@@ -18,7 +18,7 @@ run: $(STAMP)
 	$(VENV)/bin/swarmdeck ui
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check .
 
 test: lint
 	$(PY) -m pytest -q
