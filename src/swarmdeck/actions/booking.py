@@ -10,12 +10,13 @@ import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from swarmdeck.probes.ledger import MemoryBook
 
 HISTORY_WINDOW = 5
 """How many recent runs of a workload the prediction looks at."""
-HEADROOM = 1.1
+HEADROOM = Fraction(11, 10)
 """A prediction books a tenth more than the largest recent peak."""
 MIB = 1 << 20
 
@@ -60,7 +61,7 @@ class Decision(enum.Enum):
     NEVER = "never"
 
 
-def _mib_ceil(n: float) -> int:
+def _mib_ceil(n: float | Fraction) -> int:
     return math.ceil(n / MIB) * MIB
 
 

@@ -1,0 +1,119 @@
+"""The memory book's rules as pure decisions: booking, cap, OOM standing, admission."""
+
+from __future__ import annotations
+
+from swarmdeck.actions.booking import (
+    OOM_ADJ_ON_CAP,
+    OOM_ADJ_PREDICTED,
+    OOM_ADJ_UNBOUNDED,
+    Decision,
+    PastRun,
+    Via,
+    decide_admission,
+    decide_booking,
+    hit_ceiling,
+)
+from swarmdeck.probes.ledger import MemoryBook
+
+MIB = 1 << 20
+GIB = 1 << 30
+SLICE = 20 * GIB
+
+
+def book(unreclaimable: int = 0, not_yet_grown: int = 0, available: int = 30 * GIB) -> MemoryBook:
+    return MemoryBook(
+        host="h", slice_cap=SLICE, unreclaimable=unreclaimable, not_yet_grown=not_yet_grown,
+        mem_total=32 * GIB, mem_available=available, margin=256 * MIB, backend="cgroup-v1",
+        slice_path="/s", placement="configured", problem="",
+    )
+
+
+def booking(history=(), cap=None, unbounded=False):
+    return decide_booking(
+        list(history), declared_cap=cap, default_prediction=GIB, cap_factor=1.5,
+        unbounded=unbounded, slice_cap=SLICE,
+    )
+
+
+def test_no_history_and_no_cap_books_the_default_prediction() -> None:
+    result = booking()
+    assert (result.booked, result.via, result.cap) == (GIB, Via.DEFAULT, 1536 * MIB)
+    assert result.oom_score_adj == OOM_ADJ_PREDICTED
+
+
+def test_no_history_books_the_declared_cap_so_a_huge_cap_never_fits() -> None:
+    result = booking(cap=100 * GIB)
+    assert (result.booked, result.cap, result.via) == (100 * GIB, 100 * GIB, Via.CAP)
+    assert result.oom_score_adj == OOM_ADJ_ON_CAP
+    assert decide_admission(result.booked, book()) is Decision.NEVER
+
+
+def test_history_books_the_largest_recent_peak_with_headroom() -> None:
+    runs = [PastRun(100 * MIB, GIB, False), PastRun(400 * MIB, GIB, False)]
+    result = booking(runs)
+    assert result.via is Via.HISTORY
+    assert result.booked == 440 * MIB
+    assert result.cap == 660 * MIB
+
+
+def test_one_small_run_does_not_erase_a_big_one() -> None:
+    runs = [PastRun(10 * MIB, GIB, False), PastRun(800 * MIB, GIB, False)]
+    assert booking(runs).booked >= 800 * MIB
+
+
+def test_only_the_recent_window_counts() -> None:
+    runs = [PastRun(10 * MIB, GIB, False)] * 5 + [PastRun(800 * MIB, GIB, False)]
+    assert booking(runs).booked < 800 * MIB
+
+
+def test_history_never_books_more_than_the_declared_cap() -> None:
+    result = booking([PastRun(3 * GIB, 4 * GIB, False)], cap=2 * GIB)
+    assert (result.booked, result.cap, result.via) == (2 * GIB, 2 * GIB, Via.CAP)
+    assert result.oom_score_adj == OOM_ADJ_ON_CAP
+
+
+def test_a_run_that_hit_its_ceiling_makes_the_next_book_its_cap() -> None:
+    result = booking([PastRun(512 * MIB, 512 * MIB, True)])
+    assert (result.booked, result.via) == (512 * MIB, Via.CEILING)
+    assert result.cap == 768 * MIB
+
+
+def test_a_ceiling_with_the_same_declared_cap_books_the_cap_at_adj_0() -> None:
+    result = booking([PastRun(512 * MIB, 512 * MIB, True)], cap=512 * MIB)
+    assert (result.booked, result.cap, result.oom_score_adj) == (512 * MIB, 512 * MIB, 0)
+
+
+def test_unbounded_may_grow_to_the_slice_and_is_killed_first() -> None:
+    result = booking(unbounded=True)
+    assert result.cap == SLICE and result.oom_score_adj == OOM_ADJ_UNBOUNDED
+
+
+def test_admission_needs_room_in_the_slice() -> None:
+    assert decide_admission(GIB, book(unreclaimable=SLICE - GIB)) is Decision.ADMIT
+    assert decide_admission(GIB, book(unreclaimable=SLICE - GIB + 1)) is Decision.WAIT
+
+
+def test_bookings_not_yet_grown_take_room() -> None:
+    assert decide_admission(GIB, book(not_yet_grown=SLICE - GIB // 2)) is Decision.WAIT
+
+
+def test_admission_needs_room_in_the_machine_beyond_the_margin() -> None:
+    assert decide_admission(GIB, book(available=GIB + 256 * MIB)) is Decision.ADMIT
+    assert decide_admission(GIB, book(available=GIB + 255 * MIB)) is Decision.WAIT
+
+
+def test_the_book_adds_up() -> None:
+    b = book(unreclaimable=5 * GIB, not_yet_grown=2 * GIB, available=20 * GIB)
+    assert b.room == 13 * GIB
+    assert b.machine_room == 18 * GIB - 256 * MIB
+    assert b.usable == 13 * GIB
+    assert b.used_outside_slice == 7 * GIB
+    assert [name for name, _ in b.bar()] == [
+        "used outside the slice", "slice used", "booked, not yet grown", "room",
+    ]
+
+
+def test_hit_ceiling_is_a_kill_at_the_cap_or_a_peak_within_5_percent() -> None:
+    assert hit_ceiling(10, 100, killed_at_own_cap=True)
+    assert hit_ceiling(96, 100, killed_at_own_cap=False)
+    assert not hit_ceiling(90, 100, killed_at_own_cap=False)

@@ -1,0 +1,142 @@
+"""The memory book read from a real v1 slice, real processes in cages and a real state file."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.config import load_config
+from swarmdeck.probes.cgroups import read_hierarchies
+from swarmdeck.probes.host import local_host_name
+from swarmdeck.probes.ledger import ledger_jobs, memory_book, not_yet_grown
+from swarmdeck.probes.procs import own_identity
+from swarmdeck.state import StateStore
+
+MIB = 1 << 20
+SLICE_CAP = 200 * MIB
+_names = itertools.count()
+HOLD = (
+    "import sys,time;b=bytearray(20<<20);b[::4096]=b'\\1'*len(range(0,20<<20,4096));"
+    "print(1,flush=True);time.sleep(30)"
+)
+
+
+def mem_total() -> int:
+    line = next(x for x in Path("/proc/meminfo").read_text().splitlines() if x.startswith("MemT"))
+    return int(line.split()[1]) * 1024
+
+
+@pytest.fixture
+def slice_dir(isolated_home: Path) -> Iterator[Path]:
+    root = read_hierarchies().v1_memory
+    if root is None or not os.access(root, os.W_OK):
+        pytest.skip("needs a writable cgroup v1 memory hierarchy")
+    path = root / f"swarmdeck-ledger-test-{os.getpid()}-{next(_names)}"
+    path.mkdir()
+    (isolated_home / "config.toml").write_text(
+        f'[memory]\nslice = "{path}"\nreserve = "{mem_total() - SLICE_CAP}"\nmargin = "1M"\n'
+    )
+    try:
+        yield path
+    finally:
+        for cage in [p for p in path.iterdir() if p.is_dir()] + [path]:
+            for _ in range(100):
+                try:
+                    cage.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.02)
+
+
+def add_job(store: StateStore, state: str, booked: int, cgroup: Path | None,
+            runner_pid: int, runner_ticks: int) -> int:
+    with store.transaction() as conn:
+        cursor = conn.execute(
+            "INSERT INTO jobs (label, host, state, booked, cap, cgroup, runner_pid,"
+            " runner_start_ticks, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (f"job-{state}", local_host_name(), state, booked, 2 * booked,
+             str(cgroup) if cgroup else None, runner_pid, runner_ticks, time.time()),
+        )
+        return int(cursor.lastrowid or 0)
+
+
+def test_not_yet_grown_counts_only_what_is_booked_beyond_current_use() -> None:
+    assert not_yet_grown([(100, 30), (50, 80), (10, 10)]) == 70
+
+
+def test_the_book_counts_what_caged_jobs_hold_and_what_they_may_still_grow(
+    slice_dir: Path, isolated_home: Path
+) -> None:
+    store = StateStore.open_default()
+    me = own_identity()
+    cage = slice_dir / "job-1"
+    cage.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-S", "-c", HOLD], stdout=subprocess.PIPE,
+        preexec_fn=lambda: (cage / "cgroup.procs").write_text(str(os.getpid())),
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline()
+        add_job(store, "running", 60 * MIB, cage, me.pid, me.start_ticks)
+        add_job(store, "admitted", 30 * MIB, None, me.pid, me.start_ticks)
+        add_job(store, "queued", 500 * MIB, None, me.pid, me.start_ticks)
+        book = memory_book(load_config(), store)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert book.backend == "cgroup-v1" and book.slice_path == str(slice_dir)
+    assert book.placement == "configured" and book.problem == ""
+    assert book.slice_cap == SLICE_CAP
+    assert 20 * MIB <= book.unreclaimable < 40 * MIB
+    running = next(job for job in book.jobs if job.state == "running")
+    assert running.current is not None and 20 * MIB <= running.current < 40 * MIB
+    assert book.not_yet_grown == 60 * MIB - running.current + 30 * MIB
+    assert book.room == SLICE_CAP - book.unreclaimable - book.not_yet_grown
+    assert [job.state for job in book.jobs] == ["running", "admitted"]
+    assert book.to_json()["room"] == book.room
+
+
+def test_a_job_whose_runner_died_is_reported_stale_and_left_as_it_is(
+    slice_dir: Path, isolated_home: Path
+) -> None:
+    store = StateStore.open_default()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    job_id = add_job(store, "running", 10 * MIB, None, gone.pid, 1)
+    me = own_identity()
+    live_id = add_job(store, "running", 10 * MIB, None, me.pid, me.start_ticks)
+    jobs = {job.id: job for job in ledger_jobs(store)}
+    assert jobs[job_id].stale and jobs[job_id].runner_alive is False
+    assert not jobs[live_id].stale
+    with store.read() as conn:
+        states = [row[0] for row in conn.execute("SELECT state FROM jobs ORDER BY id")]
+    assert states == ["running", "running"]
+
+
+def test_the_jobs_list_shows_active_jobs_then_recent_finished_ones(
+    slice_dir: Path, isolated_home: Path
+) -> None:
+    store = StateStore.open_default()
+    me = own_identity()
+    finished = add_job(store, "done", MIB, None, me.pid, me.start_ticks)
+    active = add_job(store, "running", MIB, None, me.pid, me.start_ticks)
+    jobs = ledger_jobs(store)
+    assert [job.id for job in jobs] == [active, finished]
+    assert jobs[1].current is None and jobs[1].runner_alive is None
+    assert jobs[0].to_json()["runtime"] is not None
+
+
+def test_a_host_where_no_cage_can_be_set_up_says_why(isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text(
+        f'[memory]\nslice = "{isolated_home / "nowhere" / "slice"}"\n'
+    )
+    book = memory_book(load_config(), StateStore.open_default())
+    assert book.backend == "" and "cgroup-v1" in book.problem
+    assert book.unreclaimable == 0
