@@ -93,6 +93,7 @@ def test_throttled_job_reads_fewer_cores_but_still_four_threads(
     _, job = four_thread_job
     free = usage.measure(job, window=0.5)
     (cpu_quota / "cgroup.procs").write_text(str(job.pid))
+    time.sleep(0.3)  # let the quota's first periods pass before the window opens
     throttled = usage.measure(job, window=1.5)
     assert throttled.cores_in_use <= 0.55
     assert throttled.cores_in_use < free.cores_in_use
