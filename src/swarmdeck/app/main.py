@@ -17,9 +17,11 @@ from textual.worker import Worker, WorkerState
 
 from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
+from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
+from swarmdeck.app.locks import LocksPanel
 from swarmdeck.config import Config
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.snapshot import Snapshot, take_snapshot
@@ -80,6 +82,9 @@ class SwarmdeckApp(App[int]):
         with Horizontal(id="middle"):
             yield JobsPanel()
             yield AgentsPanel()
+        with Horizontal(id="lower"):
+            yield GpusPanel()
+            yield LocksPanel()
         yield AlertsPanel()
         yield Footer()
 

@@ -1,0 +1,193 @@
+"""The GPUs panel: each card's memory as a bar, its compute processes and who holds it quiesced."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.widgets import Label, Static
+
+from swarmdeck.app.bar import BarSegment, StackedBar
+from swarmdeck.app.keyed_table import Cell, KeyedTable
+from swarmdeck.probes.gpu import GpuCard, GpuProcess, GpuRow, QuiesceHolder, Reading
+from swarmdeck.sizes import format_size
+from swarmdeck.snapshot import Snapshot
+
+PROCESS_COLUMNS = (
+    ("gpu", "gpu"),
+    ("pid", "pid"),
+    ("user", "user"),
+    ("name", "name"),
+    ("memory", "memory"),
+    ("standing", "standing"),
+    ("command", "command"),
+)
+
+
+def size_text(value: Reading) -> str:
+    """A byte count as 1.5G, or the reason there is none ("n/a", "not read: …")."""
+    return format_size(value) if isinstance(value, int) else value
+
+
+def standing(process: GpuProcess) -> Text:
+    """Why a process may be on the card: the allowlist, a gpu-run wrapper, or neither."""
+    if process.holder is not None:
+        return Text(f"gpu-run {process.holder}", style="cyan")
+    if process.allowlisted:
+        return Text("allowlisted", style="green")
+    return Text("foreign", style="bold red")
+
+
+def holder_line(holders: list[QuiesceHolder]) -> Text:
+    """Who holds the cards quiesced; stale registrations are shown dim, as ignored."""
+    if not holders:
+        return Text("no gpu-run holds the cards quiesced", style="dim")
+    text = Text()
+    for holder in holders:
+        since = time.strftime("%H:%M:%S", time.localtime(holder.since))
+        if text:
+            text.append("   ")
+        if holder.alive:
+            text.append(f"quiesced by gpu-run {holder.pid} ({holder.command}) since {since}")
+        else:
+            text.append(f"stale gpu-run {holder.pid} ({holder.reason}), ignored", style="dim")
+    return text
+
+
+class GpuCardView(Vertical):
+    """One card: a memory bar with its figures, then name, load and temperature."""
+
+    DEFAULT_CSS = """
+    GpuCardView {
+        height: auto;
+    }
+    GpuCardView .gpu-facts {
+        color: $text-muted;
+    }
+    """
+
+    card: reactive[GpuCard | None] = reactive(None)
+    """The latest reading of this card."""
+
+    def __init__(self, index: int) -> None:
+        """Args:
+        index: The card's NVML index, shown as its label.
+        """
+        super().__init__(id=f"gpu-card-{index}", classes="gpu-card")
+        self._index = index
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="bar-line"):
+            yield Label(f"GPU {self._index}", classes="bar-label")
+            yield StackedBar(classes="gpu-memory-bar")
+            yield Label("", classes="bar-figures gpu-memory-figures")
+        yield Static("", classes="gpu-facts")
+
+    def watch_card(self, card: GpuCard | None) -> None:
+        if card is None:
+            return
+        bar = self.query_one(".gpu-memory-bar", StackedBar)
+        used, total = card.memory_used, card.memory_total
+        if isinstance(used, int) and isinstance(total, int) and total > 0:
+            bar.total = total
+            bar.segments = (BarSegment(used, "bold magenta", "used"),)
+            figures = f" {format_size(used)}/{format_size(total)} used"
+        else:
+            bar.segments = ()
+            figures = f" memory {used}"
+        self.query_one(".gpu-memory-figures", Label).update(figures)
+        facts = Text(card.name)
+        facts.append(f"   load {card.utilization}%   memory load {card.memory_utilization}%")
+        facts.append(f"   {card.temperature}°C")
+        if card.problem:
+            facts.append(f"   {card.problem}", style="red")
+        self.query_one(".gpu-facts", Static).update(facts)
+
+
+class GpusPanel(Vertical):
+    """Every card of this host with its compute processes, allowlisted or not."""
+
+    DEFAULT_CSS = """
+    GpusPanel #gpu-cards {
+        height: auto;
+    }
+    GpusPanel #gpu-holders {
+        height: auto;
+        color: $text-muted;
+    }
+    """
+
+    snapshot: reactive[Snapshot | None] = reactive(None)
+    """The latest snapshot of the whole room."""
+
+    def __init__(self) -> None:
+        super().__init__(id="gpus", classes="panel")
+        self.border_title = "GPUs"
+
+    def compose(self) -> ComposeResult:
+        yield Label("reading GPUs…", classes="empty")
+        yield Vertical(id="gpu-cards")
+        yield Static("", id="gpu-holders")
+        yield KeyedTable(PROCESS_COLUMNS, id="gpu-processes")
+
+    def watch_snapshot(self, snapshot: Snapshot | None) -> None:
+        if snapshot is None:
+            return
+        rows = [row for row in snapshot.gpus if isinstance(row, GpuRow)]
+        cards = [row.card for row in rows if row.card is not None]
+        empty = self.query_one(".empty", Label)
+        empty.display = not cards
+        if rows and not cards:
+            state = rows[0].snapshot
+            empty.update(f"{state.state}: {state.reason}" if state.reason else state.state)
+        self._show_cards(cards)
+        holders = rows[0].snapshot.holders if rows else []
+        self.query_one("#gpu-holders", Static).update(holder_line(holders))
+        table = self.query_one(KeyedTable)
+        table.display = bool(cards)
+        table.sync(self._process_rows(cards))
+
+    def _show_cards(self, cards: list[GpuCard]) -> None:
+        box = self.query_one("#gpu-cards", Vertical)
+        wanted = {f"gpu-card-{card.index}" for card in cards}
+        for view in box.query(GpuCardView):
+            if view.id not in wanted:
+                view.remove()
+        for card in cards:
+            view = next(box.query(f"#gpu-card-{card.index}").results(GpuCardView), None)
+            if view is None:
+                view = GpuCardView(card.index)
+                box.mount(view)
+                view.call_after_refresh(setattr, view, "card", card)
+            else:
+                view.card = card
+
+    @staticmethod
+    def _process_rows(cards: list[GpuCard]) -> dict[str, tuple[Cell, ...]]:
+        rows: dict[str, tuple[Cell, ...]] = {}
+        for card in cards:
+            if isinstance(card.processes, str):
+                rows[f"{card.index}:unread"] = (
+                    str(card.index),
+                    "",
+                    "",
+                    "",
+                    "",
+                    Text(card.processes, style="red"),
+                    "",
+                )
+                continue
+            for process in card.processes:
+                rows[f"{card.index}:{process.pid}"] = (
+                    str(card.index),
+                    str(process.pid),
+                    process.user,
+                    process.name,
+                    size_text(process.used_memory),
+                    standing(process),
+                    process.command,
+                )
+        return rows

@@ -1,0 +1,83 @@
+"""The GPUs panel under Textual's Pilot. No GPU here: cards come from the scripted NVML stand-in
+(tests/nvml_standin.py); their processes are real ones."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from nvml_standin import GIB, ScriptedCard, ScriptedNvml
+from swarmdeck.app.gpus import GpuCardView, GpusPanel
+from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.config import load_config
+from swarmdeck.probes.gpu import gpu_snapshot
+from swarmdeck.probes.nvml import Nvml
+from swarmdeck.snapshot import Snapshot
+from swarmdeck.state import StateStore
+
+
+@pytest.fixture
+def on_card() -> Iterator[tuple[int, int]]:
+    procs = [
+        subprocess.Popen(["sleep", "60"]),
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]),
+    ]
+    try:
+        yield procs[0].pid, procs[1].pid
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def app_with(nvml: Nvml, allowlist: list[str]) -> SwarmdeckApp:
+    def prober() -> Snapshot:
+        rows = gpu_snapshot(allowlist, nvml=nvml).as_rows()
+        return Snapshot(taken_at=time.time(), hosts=[], gpus=list(rows))
+
+    return SwarmdeckApp(load_config(), StateStore.open_default(), prober=prober)
+
+
+async def settle(pilot, app: SwarmdeckApp) -> None:
+    for _ in range(40):
+        await pilot.pause(0.05)
+        if app.snapshot is not None:
+            break
+    await pilot.pause(0.1)
+
+
+async def test_cards_show_memory_and_processes_marked_by_standing(on_card) -> None:
+    sleep_pid, python_pid = on_card
+    cards = [
+        ScriptedCard(used=20 * GIB, processes=[(sleep_pid, 3 * GIB), (python_pid, None)]),
+        ScriptedCard(name="NVIDIA A10", total=24 * GIB, used=0),
+    ]
+    app = app_with(Nvml(ScriptedNvml(cards)), ["sleep"])
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot, app)
+        panel = app.query_one(GpusPanel)
+        assert panel.border_title == "GPUs"
+        views = list(panel.query(GpuCardView))
+        assert [v.id for v in views] == ["gpu-card-0", "gpu-card-1"]
+        figures = str(views[0].query_one(".gpu-memory-figures").render())
+        assert "20" in figures and "80" in figures and "used" in figures
+        table = panel.query_one(KeyedTable)
+        sleep_row = table.get_row(f"0:{sleep_pid}")
+        python_row = table.get_row(f"0:{python_pid}")
+        assert str(sleep_row[5]) == "allowlisted" and sleep_row[3] == "sleep"
+        assert str(python_row[5]) == "foreign" and python_row[4] == "n/a"
+        assert "no gpu-run holds" in str(panel.query_one("#gpu-holders").render())
+
+
+async def test_no_gpu_is_said_plainly() -> None:
+    app = app_with(Nvml(ScriptedNvml(cards=[])), [])
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot, app)
+        panel = app.query_one(GpusPanel)
+        assert "no GPU" in str(panel.query_one(".empty").render())
+        assert not panel.query_one(KeyedTable).display
