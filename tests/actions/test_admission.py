@@ -1,0 +1,80 @@
+"""Admission under contention: two runners deciding at once can never both take the same room."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.actions import admission
+from swarmdeck.actions.booking import Booking, Decision, Via
+from swarmdeck.probes.ledger import SliceFacts, read_book
+from swarmdeck.probes.procs import own_identity
+from swarmdeck.state import StateStore
+
+MIB = 1 << 20
+SLICE_CAP = 100 * MIB
+
+
+def job_row(booked: int) -> admission.JobRow:
+    return admission.JobRow(
+        label="contender", host="here", fingerprint="f", argv=["true"], cwd=Path("/"),
+        runner=own_identity(), booking=Booking(booked, booked, Via.CAP, 0), threads=None,
+        detached=False, timeout=None,
+    )
+
+
+def facts() -> SliceFacts:
+    return SliceFacts(SLICE_CAP, MIB, "cgroup-v1", None, "configured", "")
+
+
+def test_two_runners_deciding_at_once_cannot_both_take_the_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each decision is slowed down while it holds the book; the second must see the first."""
+    path = tmp_path / "state.db"
+    StateStore(path).close()
+
+    def slow_read_book(conn, slice_facts, host):
+        book = read_book(conn, slice_facts, host)
+        time.sleep(0.3)
+        return book
+
+    monkeypatch.setattr(admission, "read_book", slow_read_book)
+    decisions: list[Decision] = []
+
+    def contend() -> None:
+        store = StateStore(path)
+        decision, *_ = admission.attempt(
+            store, job_row(60 * MIB), facts(), None, lambda job_id: tmp_path / str(job_id)
+        )
+        decisions.append(decision)
+        store.close()
+
+    threads = [threading.Thread(target=contend) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(d.value for d in decisions) == ["admit", "wait"]
+    with StateStore(path).read() as conn:
+        states = sorted(row[0] for row in conn.execute("SELECT state FROM jobs"))
+    assert states == ["admitted", "queued"]
+
+
+def test_a_dead_runners_row_is_marked_lost_in_the_same_decision(tmp_path: Path) -> None:
+    store = StateStore(tmp_path / "state.db")
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO jobs (host, state, booked, runner_pid, runner_start_ticks)"
+            " VALUES ('here', 'running', ?, ?, 1)",
+            (SLICE_CAP, own_identity().pid),
+        )
+    decision, _, book, lost = admission.attempt(
+        store, job_row(60 * MIB), facts(), None, lambda job_id: tmp_path / str(job_id)
+    )
+    assert decision is Decision.ADMIT
+    assert [job.id for job in lost] == [1]
+    assert book.not_yet_grown == 0
