@@ -7,8 +7,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from swarmdeck.actions.reconcile import reconcile
 from swarmdeck.probes.gpu import gpu_snapshot
 from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot
+from swarmdeck.probes.ledger import MemoryBook, ledger_jobs, memory_book
 from swarmdeck.probes.locks import lock_rows
 from swarmdeck.probes.records import open_alerts, open_findings, pending_kill_requests
 
@@ -42,13 +44,34 @@ class Snapshot:
     locks: list[Any] = field(default_factory=list)
     findings: list[Any] = field(default_factory=list)
     kill_requests: list[Any] = field(default_factory=list)
+    books: list[MemoryBook] = field(default_factory=list)
+    """Each host's memory book; its figures also go into that host's JSON object."""
 
     def to_json(self) -> dict[str, Any]:
         """The snapshot JSON of DESIGN.md: every key present, each a list of flat objects."""
         out: dict[str, Any] = {"taken_at": self.taken_at}
         for key in SNAPSHOT_KEYS[1:]:
             out[key] = [as_json(item) for item in getattr(self, key)]
+        books = {book.host: book for book in self.books}
+        for host in out["hosts"]:
+            book = books.get(host.get("name"))
+            if book is not None:
+                host.update(book_fields(book))
         return out
+
+
+def book_fields(book: MemoryBook) -> dict[str, Any]:
+    """A memory book as flat keys of its host's JSON object."""
+    return {
+        "slice_backend": book.backend,
+        "slice_path": book.slice_path,
+        "slice_placement": book.placement,
+        "slice_problem": book.problem,
+        "slice_used": book.unreclaimable,
+        "not_yet_grown": book.not_yet_grown,
+        "room": book.room,
+        "used_outside_slice": book.used_outside_slice,
+    }
 
 
 def as_json(item: Any) -> Any:
@@ -63,11 +86,18 @@ def as_json(item: Any) -> Any:
 def take_snapshot(
     config: Config, store: StateStore, sampler: CpuSampler | None = None
 ) -> Snapshot:
-    """Probe this host and read the store once; nothing here changes the world."""
+    """Probe this host and read the store once.
+
+    The one change made first: ledger rows whose runner died are closed as lost (and what they
+    left in their cages stopped), so no reader ever shows a dead job as running.
+    """
     host = host_snapshot(config, store, sampler)
+    reconcile(store, host.name)
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
+        jobs=list(ledger_jobs(store, host.name)),
+        books=[memory_book(config, store, host.name)],
         gpus=list(gpu_snapshot(config.gpu.allowlist).as_rows()),
         locks=list(lock_rows(config.locks.work_root)),
         alerts=open_alerts(store),

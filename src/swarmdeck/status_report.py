@@ -66,6 +66,15 @@ def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(snapshot.taken_at))
     console.print(f"[bold]swarmdeck[/] status at {stamp}")
     console.print(hosts_table(snapshot))
+    for book in snapshot.books:
+        if book.backend:
+            console.print(
+                f"memory cage on {book.host}: {book.backend}, slice {book.slice_path}"
+                f" ({book.placement}); room {format_size(book.room)}",
+                markup=False,
+            )
+        else:
+            console.print(f"no memory cage on {book.host}: {book.problem}", markup=False)
     for key, title in (
         ("jobs", "Jobs"),
         ("gpus", "GPUs"),
