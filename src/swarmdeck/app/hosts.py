@@ -11,8 +11,20 @@ from textual.widgets import Label, Sparkline, Static
 
 from swarmdeck.app.bar import BarSegment, StackedBar
 from swarmdeck.probes.host import HostSnapshot
+from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
+
+MEMORY_STYLES = ("bold yellow", "bold cyan", "blue", "green")
+"""Colours of the memory book's parts, in MemoryBook.bar() order."""
+
+
+def memory_segments(book: MemoryBook) -> tuple[BarSegment, ...]:
+    """The memory book as a stacked bar: outside the slice, slice used, not yet grown, room."""
+    return tuple(
+        BarSegment(value, style, name)
+        for (name, value), style in zip(book.bar(), MEMORY_STYLES, strict=True)
+    )
 
 
 def card_id(name: str) -> str:
@@ -25,6 +37,8 @@ class HostCard(Vertical):
 
     host: reactive[HostSnapshot | None] = reactive(None)
     """The latest reading of this host."""
+    book: reactive[MemoryBook | None] = reactive(None)
+    """This host's memory book; when known, the memory bar shows it stacked."""
 
     def __init__(self, name: str, history_points: int) -> None:
         """Args:
@@ -61,12 +75,13 @@ class HostCard(Vertical):
         self.query_one(".cores-figures", Label).update(
             f" {'–' if busy is None else f'{busy:4.1f}'}/{cores.count} busy"
         )
-        memory_bar = self.query_one(".memory-bar", StackedBar)
-        memory_bar.total = memory.total
-        memory_bar.segments = (BarSegment(memory.used, "bold yellow", "used"),)
-        self.query_one(".memory-figures", Label).update(
-            f" {format_size(memory.used)}/{format_size(memory.total)} used"
-        )
+        if self.book is None:
+            memory_bar = self.query_one(".memory-bar", StackedBar)
+            memory_bar.total = memory.total
+            memory_bar.segments = (BarSegment(memory.used, "bold yellow", "used"),)
+            self.query_one(".memory-figures", Label).update(
+                f" {format_size(memory.used)}/{format_size(memory.total)} used"
+            )
         load1, load5, load15 = cores.loadavg
         self.query_one(".host-facts", Static).update(
             f"load {load1:.2f} {load5:.2f} {load15:.2f}   "
@@ -75,6 +90,18 @@ class HostCard(Vertical):
             f"slice cap {format_size(memory.slice_cap)}"
         )
         self.query_one(".busy-history", Sparkline).data = list(self._history)
+
+    def watch_book(self, book: MemoryBook | None) -> None:
+        if book is None:
+            return
+        memory_bar = self.query_one(".memory-bar", StackedBar)
+        memory_bar.total = book.mem_total
+        memory_bar.segments = memory_segments(book)
+        self.query_one(".memory-figures", Label).update(
+            f" slice {format_size(book.unreclaimable)} used,"
+            f" {format_size(book.not_yet_grown)} booked not grown,"
+            f" room {format_size(max(0, book.usable))}"
+        )
 
 
 class HostsPanel(Vertical):
@@ -99,12 +126,16 @@ class HostsPanel(Vertical):
             return
         for waiting in self.query("#hosts-waiting"):
             waiting.remove()
+        books = {book.host: book for book in snapshot.books}
         for host in snapshot.hosts:
             cards = self.query(f"#{card_id(host.name)}").results(HostCard)
             card = next(cards, None)
+            book = books.get(host.name)
             if card is None:
                 card = HostCard(host.name, self._history_points)
                 self.mount(card)
+                card.call_after_refresh(setattr, card, "book", book)
                 card.call_after_refresh(setattr, card, "host", host)
             else:
+                card.book = book
                 card.host = host
