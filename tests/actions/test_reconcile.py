@@ -1,0 +1,32 @@
+"""Rows of dead runners are closed as lost where readers look: in every snapshot."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from swarmdeck.config import load_config
+from swarmdeck.probes.host import local_host_name
+from swarmdeck.probes.procs import own_identity
+from swarmdeck.snapshot import take_snapshot
+from swarmdeck.state import StateStore
+
+
+def test_a_snapshot_never_shows_a_dead_runners_job_as_running(isolated_home: Path) -> None:
+    store = StateStore.open_default()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    me = own_identity()
+    with store.transaction() as conn:
+        for runner in ((dead.pid, 1), (me.pid, me.start_ticks)):
+            conn.execute(
+                "INSERT INTO jobs (label, host, state, booked, runner_pid, runner_start_ticks)"
+                " VALUES ('j', ?, 'running', 1048576, ?, ?)",
+                (local_host_name(), *runner),
+            )
+    snapshot = take_snapshot(load_config(), store)
+    assert [(job.id, job.state) for job in snapshot.jobs] == [(2, "running"), (1, "lost")]
+    lost = snapshot.jobs[1]
+    assert lost.outcome == "lost: its runner is gone" and lost.ended_at is not None
+    host = snapshot.to_json()["hosts"][0]
+    assert host["not_yet_grown"] == 1048576
