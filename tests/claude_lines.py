@@ -335,3 +335,27 @@ def age(path: Path, seconds: float) -> None:
 
     then = time.time() - seconds
     os.utime(path, (then, then))
+
+
+def hook_payload(event: str, session_id: str = "5555aaaa-0000-4000-8000-000000000001",
+                 **fields: Any) -> dict[str, Any]:
+    """A hook's stdin JSON as Claude Code 2.1.x sends it (common fields, then the event's own)."""
+    data: dict[str, Any] = {
+        "session_id": session_id,
+        "transcript_path": f"/home/me/.claude/projects/-work-proj/{session_id}.jsonl",
+        "cwd": "/work/proj",
+        "permission_mode": "default",
+        "hook_event_name": event,
+    }
+    data.update(fields)
+    return data
+
+
+def bash_payload(command: str, **fields: Any) -> dict[str, Any]:
+    return hook_payload(
+        "PreToolUse",
+        tool_name="Bash",
+        tool_input={"command": command, "description": "run it", "timeout": 120000},
+        tool_use_id="toolu_01Bash",
+        **fields,
+    )

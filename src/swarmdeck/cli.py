@@ -9,11 +9,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
 
 from swarmdeck import __version__
 from swarmdeck.errors import SwarmdeckError, UsageError
 from swarmdeck.exitcodes import ExitCode
+
+# Not `from typing import TYPE_CHECKING`: importing typing costs the hook path a tenth of its
+# budget, and this name is all that type checkers and linters look for.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -330,6 +335,59 @@ def _lock_cleanup(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+# ---- hook / hooks -----------------------------------------------------------------------------
+
+
+def _add_hook(sub) -> None:
+    p = sub.add_parser(
+        "hook",
+        help="answer a Claude Code hook (stdin JSON -> stdout JSON); always exits 0",
+    )
+    p.add_argument("event", nargs="?", default="", help="pre-tool-use, session-start, stop, …")
+    p.set_defaults(handler=_hook)
+
+
+def _hook(args: argparse.Namespace) -> int:
+    from swarmdeck.hooks.entry import main as hook_main
+
+    return hook_main([args.event])
+
+
+def _add_hooks(sub) -> None:
+    p = sub.add_parser("hooks", help="the Claude Code hook entries in settings.json")
+    inner = p.add_subparsers(dest="hooks_command", required=True, parser_class=ArgumentParser)
+    install = inner.add_parser(
+        "install",
+        help="merge swarmdeck's hook entries into settings.json (idempotent, with a backup)",
+        usage="swarmdeck hooks install [--user | --project DIR] [--uninstall]",
+    )
+    where = install.add_mutually_exclusive_group()
+    where.add_argument(
+        "--user", action="store_true", help="$CLAUDE_CONFIG_DIR/settings.json (the default)"
+    )
+    where.add_argument("--project", metavar="DIR", help="DIR/.claude/settings.json")
+    install.add_argument(
+        "--uninstall", action="store_true", help="remove swarmdeck's entries, and only those"
+    )
+    install.set_defaults(handler=_hooks_install)
+
+
+def _hooks_install(args: argparse.Namespace) -> int:
+    from swarmdeck.actions.hooks_install import apply, settings_path
+
+    path = settings_path(user=args.user, project=args.project)
+    result = apply(path, uninstall=args.uninstall)
+    if not result.changed:
+        state = "not present" if args.uninstall else "already installed"
+        print(f"swarmdeck hooks {state} in {path}; nothing changed")
+        return ExitCode.OK
+    print(result.diff, end="")
+    saved = f" (previous file kept as {result.backup})" if result.backup else ""
+    done = "removed from" if args.uninstall else "installed in"
+    print(f"swarmdeck hooks {done} {path}{saved}")
+    return ExitCode.OK
+
+
 # ---- parser -----------------------------------------------------------------------------------
 
 PARSERS: list[Callable[[object], None]] = [
@@ -340,6 +398,8 @@ PARSERS: list[Callable[[object], None]] = [
     _add_run,
     _add_gpu_run,
     _add_lock,
+    _add_hook,
+    _add_hooks,
 ]
 
 
@@ -358,6 +418,11 @@ def build_parser() -> ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `swarmdeck` console script; returns the process exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["hook"]:
+        # Before every Bash call an agent makes: skip building the parser, import lazily.
+        from swarmdeck.hooks.entry import main as hook_main
+
+        return hook_main(args_list[1:])
     try:
         args = build_parser().parse_args(args_list)
         handler: Handler = getattr(args, "handler", _ui)

@@ -1,0 +1,134 @@
+"""What a `swarmdeck hook` call costs, as ratios to a bare interpreter start, measured in one run.
+
+The hook runs before every Bash call an agent makes, so a light command's hook must cost at most
+3x a bare `python3 -c pass` (median of 20), and a heavy one's reminder stays under 300 ms with
+local probes. Runs are interleaved (bare, light, heavy, bare, light, …) so machine load hits all
+alike. Everything runs in a scratch state/config/Claude folder.
+
+    python bench/bench_hooks.py [--runs 20] [--write bench/results/hooks.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SWARMDECK = Path(sys.executable).parent / "swarmdeck"
+
+
+def payload(event: str, **fields: object) -> bytes:
+    data = {
+        "session_id": "bench-session",
+        "transcript_path": "/nonexistent/bench.jsonl",
+        "cwd": str(ROOT),
+        "permission_mode": "default",
+        "hook_event_name": event,
+    }
+    data.update(fields)
+    return json.dumps(data).encode()
+
+
+LIGHT = payload(
+    "PreToolUse",
+    tool_name="Bash",
+    tool_input={"command": "git status --short && ls -la src", "description": "look"},
+    tool_use_id="toolu_light",
+)
+HEAVY = payload(
+    "PreToolUse",
+    tool_name="Bash",
+    tool_input={"command": "pytest -q tests", "description": "tests"},
+    tool_use_id="toolu_heavy",
+)
+SESSION_START = payload("SessionStart", source="compact")
+
+
+def timed(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, input=stdin, env=env, stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--write", type=Path, help="also write the results as markdown here")
+    args = parser.parse_args()
+
+    scratch = Path(tempfile.mkdtemp(prefix="swarmdeck-bench-hooks-"))
+    env = dict(os.environ)
+    # Installed packages carry compiled bytecode; a checkout run with PYTHONDONTWRITEBYTECODE
+    # would compile every module on every call. Cache it in the scratch folder instead.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    env.update(
+        SWARMDECK_STATE_DIR=str(scratch / "state"),
+        SWARMDECK_CONFIG=str(scratch / "config.toml"),
+        CLAUDE_CONFIG_DIR=str(scratch / "claude"),
+    )
+    python3 = shutil.which("python3") or sys.executable
+    cases = {
+        "bare venv python -c pass": ([sys.executable, "-c", "pass"], b""),
+        "bare python3 -c pass (PATH)": ([python3, "-c", "pass"], b""),
+        "hook, light Bash command": ([str(SWARMDECK), "hook", "pre-tool-use"], LIGHT),
+        "hook, heavy Bash command": ([str(SWARMDECK), "hook", "pre-tool-use"], HEAVY),
+        "hook, SessionStart (compact)": ([str(SWARMDECK), "hook", "session-start"], SESSION_START),
+    }
+    try:
+        for argv, stdin in cases.values():
+            timed(argv, stdin, env)  # first call creates the store and the settings cache
+        samples: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(args.runs):
+            for name, (argv, stdin) in cases.items():
+                samples[name].append(timed(argv, stdin, env))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    medians = {name: statistics.median(values) * 1000 for name, values in samples.items()}
+    bare = medians["bare venv python -c pass"]
+    bare_path = medians["bare python3 -c pass (PATH)"]
+    light = medians["hook, light Bash command"]
+    rows = [
+        "| case | median ms | × venv `python -c pass` | × `python3 -c pass` on PATH |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name, ms in medians.items():
+        rows.append(f"| {name} | {ms:.1f} | {ms / bare:.2f} | {ms / bare_path:.2f} |")
+    verdicts = [
+        f"light hook / bare venv python: {light / bare:.2f} (limit 3.00): "
+        + ("within" if light <= 3 * bare else "OVER"),
+        f"heavy hook: {medians['hook, heavy Bash command']:.0f} ms (limit 300 ms): "
+        + ("within" if medians["hook, heavy Bash command"] <= 300 else "OVER"),
+    ]
+    text = "\n".join(
+        [
+            f"Runs: {args.runs} per case, interleaved; {os.cpu_count()} cores; "
+            f"python {sys.version.split()[0]}.",
+            "",
+            *rows,
+            "",
+            *(f"- {line}" for line in verdicts),
+        ]
+    )
+    print(text)
+    if args.write:
+        args.write.parent.mkdir(parents=True, exist_ok=True)
+        header = "# Hook cost\n\nMeasured with `python bench/bench_hooks.py`.\n\n"
+        previous = args.write.read_text() if args.write.exists() else ""
+        marker = "\n## Transcripts\n"
+        kept = previous[previous.index(marker) :] if marker in previous else ""
+        args.write.write_text(header + text + "\n" + kept)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

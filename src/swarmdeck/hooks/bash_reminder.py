@@ -1,0 +1,260 @@
+"""The reminder added before a heavy Bash command: the resource table, this command's history,
+where it can run, and the exact `swarmdeck run …` line to use.
+
+It never denies: the agent keeps its decision, now with the facts a prompt cannot give it. The
+booking and the admission test are the runner's own rules (actions/booking.py), so "can run
+here" means the runner would admit it now.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from swarmdeck.hooks.classify import HeavyMatch, caged_command
+from swarmdeck.hooks.contract import added_context
+from swarmdeck.hooks.payload import HookInput
+from swarmdeck.hooks.resources import HostFacts, local_facts, peer_facts
+from swarmdeck.sizes import format_size
+
+if TYPE_CHECKING:
+    from swarmdeck.actions.booking import Booking
+    from swarmdeck.config import Config
+    from swarmdeck.state import StateStore
+
+SEQUENCE_TOKENS = frozenset({";", "&&", "||", "&", "|", ";;", "|&"})
+
+
+@dataclass(frozen=True)
+class LastRun:
+    """The newest recorded run of this workload."""
+
+    peak: int
+    duration: float | None
+    outcome: str | None
+    hit_ceiling: bool
+    runs: int
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Where the command can run now, and the line that runs it there."""
+
+    text: str
+    line: str
+
+
+def reminder_answer(hook: HookInput, command: str, match: HeavyMatch) -> dict[str, Any]:
+    """The PreToolUse answer for a heavy command: context only, never a decision."""
+    return added_context("PreToolUse", reminder_text(hook, command, match))
+
+
+def reminder_text(hook: HookInput, command: str, match: HeavyMatch) -> str:
+    from swarmdeck.config import load_config
+    from swarmdeck.state import StateStore
+
+    config = load_config()
+    store = StateStore.open_default(verify=False)
+    try:
+        return _text(config, store, hook, command, match)
+    finally:
+        store.close()
+
+
+def _text(
+    config: Config, store: StateStore, hook: HookInput, command: str, match: HeavyMatch
+) -> str:
+    cwd = _cwd(hook.cwd)
+    inner = caged_command(command)
+    argv = inner if inner is not None else command_argv(command)
+    declared = _declared_cap(command) if inner is not None else None
+    hosts = [local_facts(config, store), *peer_facts(config)]
+    lines = [f"swarmdeck: `{_short(command)}` is a heavy command ({match.label}). Resources now:"]
+    lines += [f"- {host.row()}" for host in hosts]
+    booking, history, problem = _booking(config, store, argv, cwd, declared, hosts[0])
+    lines.append(_history_line(history, booking, problem))
+    if booking is None:
+        lines.append("Conclusion: cannot tell (memory figures not read).")
+        return "\n".join(lines)
+    verdict = decide(booking, hosts, command, argv, match.label, inner is not None)
+    lines.append(f"Conclusion: {verdict.text}.")
+    lines.append(verdict.line)
+    return "\n".join(lines)
+
+
+def _cwd(cwd: str | None) -> Path:
+    if cwd and os.path.isdir(cwd):
+        return Path(cwd)
+    return Path.cwd()
+
+
+def _short(command: str) -> str:
+    flat = " ".join(command.split())
+    return flat if len(flat) <= 120 else flat[:119] + "…"
+
+
+def command_argv(command: str) -> list[str]:
+    """The argv `swarmdeck run` gets: the words of a simple command, else `bash -c COMMAND`."""
+    if "\n" in command.strip():
+        return ["bash", "-c", command]
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+        words = shlex.split(command)
+    except ValueError:
+        return ["bash", "-c", command]
+    if any(token in SEQUENCE_TOKENS for token in tokens) or not words:
+        return ["bash", "-c", command]
+    if "=" in words[0] or words[0] in {"cd", "export", "source", "."}:
+        return ["bash", "-c", command]
+    return words
+
+
+def _declared_cap(command: str) -> int | None:
+    """`--cap SIZE` of a command that already runs under `swarmdeck run`."""
+    from swarmdeck.errors import SwarmdeckError
+    from swarmdeck.probes.host import mem_total
+    from swarmdeck.sizes import SizeSpec
+
+    words = command.split()
+    for index, word in enumerate(words[:-1]):
+        if word == "--":
+            return None
+        if word == "--cap":
+            try:
+                return SizeSpec.parse(words[index + 1]).resolve(mem_total())
+            except (ValueError, SwarmdeckError):
+                return None
+    return None
+
+
+def _booking(
+    config: Config,
+    store: StateStore,
+    argv: list[str],
+    cwd: Path,
+    declared: int | None,
+    local: HostFacts,
+) -> tuple[Booking | None, LastRun | None, str]:
+    from swarmdeck.actions.booking import decide_booking
+    from swarmdeck.actions.fingerprint import fingerprint
+    from swarmdeck.actions.jobrecord import past_runs
+    from swarmdeck.probes.host import mem_total
+
+    print_ = fingerprint(argv, cwd)
+    history = last_run(store, print_)
+    total = mem_total()
+    slice_cap = local.slice_cap
+    if slice_cap is None:
+        return None, history, "memory book not read"
+    booking = decide_booking(
+        past_runs(store, print_),
+        declared_cap=declared,
+        default_prediction=config.memory.default_prediction.resolve(total),
+        cap_factor=config.memory.cap_factor,
+        unbounded=False,
+        slice_cap=slice_cap,
+    )
+    return booking, history, ""
+
+
+def last_run(store: StateStore, fingerprint: str) -> LastRun | None:
+    """The newest peaks row of the workload, and how many runs are recorded."""
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT peak, duration, outcome, hit_ceiling,"
+            " (SELECT COUNT(*) FROM peaks WHERE fingerprint = ?) AS runs"
+            " FROM peaks WHERE fingerprint = ? ORDER BY recorded_at DESC, rowid DESC LIMIT 1",
+            (fingerprint, fingerprint),
+        ).fetchone()
+    if row is None:
+        return None
+    return LastRun(
+        peak=row["peak"],
+        duration=row["duration"],
+        outcome=row["outcome"],
+        hit_ceiling=bool(row["hit_ceiling"]),
+        runs=row["runs"],
+    )
+
+
+def _history_line(history: LastRun | None, booking: Booking | None, problem: str) -> str:
+    books = f"; it would book {format_size(booking.booked)}" if booking else f"; {problem}"
+    if history is None:
+        return f"This command: no run recorded yet{books} ({_via(booking)})."
+    took = f" in {_duration(history.duration)}" if history.duration is not None else ""
+    ceiling = ", hit its memory ceiling" if history.hit_ceiling else ""
+    outcome = history.outcome or "unknown"
+    runs = f"{history.runs} run{'s' if history.runs != 1 else ''} recorded"
+    return (
+        f"This command: last run peaked at {format_size(history.peak)}{took}, "
+        f"outcome {outcome}{ceiling} ({runs}){books}."
+    )
+
+
+def _via(booking: Booking | None) -> str:
+    if booking is None:
+        return "booking unknown"
+    return {"cap": "its --cap", "default": "the default prediction"}.get(
+        booking.via.value, booking.via.value
+    )
+
+
+def _duration(duration: float) -> str:
+    seconds = max(0, round(duration))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+def decide(
+    booking: Booking,
+    hosts: list[HostFacts],
+    command: str,
+    argv: list[str],
+    label: str,
+    already_caged: bool,
+) -> Verdict:
+    """Here if the book has room, else the first peer with room, else by how much it is short."""
+    local, peers = hosts[0], hosts[1:]
+    need = booking.booked
+    if local.readable and local.memory_room is not None and need <= local.memory_room:
+        if already_caged:
+            return Verdict("can run here", "It already runs under swarmdeck; run it as it is.")
+        return Verdict("can run here", "Run it as: " + run_line(argv, label, booking))
+    for peer in peers:
+        if peer.readable and peer.memory_room is not None and need <= peer.memory_room:
+            line = "swarmdeck peer run " + shlex.quote(peer.name) + _options(label, booking)
+            return Verdict(f"can run on {peer.name}", "Run it as: " + line + " -- " + _join(argv))
+    rooms = [h.memory_room for h in hosts if h.readable and h.memory_room is not None]
+    short = need - max(rooms, default=0)
+    caps = [h.slice_cap for h in hosts if h.readable and h.slice_cap is not None]
+    text = f"cannot run: short by {format_size(max(short, 0))}"
+    if caps and need > max(caps):
+        text += f" (it books {format_size(need)}, more than any host's slice: never admitted)"
+        return Verdict(text, "Make it smaller (fewer workers, a smaller test selection).")
+    return Verdict(
+        text,
+        "Wait for running jobs to finish, or queue it: " + run_line(argv, label, booking),
+    )
+
+
+def run_line(argv: list[str], label: str, booking: Booking) -> str:
+    return "swarmdeck run" + _options(label, booking) + " -- " + _join(argv)
+
+
+def _options(label: str, booking: Booking) -> str:
+    cap = f" --cap {format_size(booking.cap)}" if booking.via.value != "default" else ""
+    return f" --label {shlex.quote(label)}{cap}"
+
+
+def _join(argv: list[str]) -> str:
+    return shlex.join(argv)

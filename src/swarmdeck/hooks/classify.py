@@ -1,0 +1,90 @@
+"""Heavy or light: whether a shell command matches one of the configured heavy patterns.
+
+Each pattern is compiled only when the command holds one of its necessary literals
+(prefilter.py), so a light command usually costs a few substring tests and no regex at all.
+"""
+
+from __future__ import annotations
+
+import os
+
+from swarmdeck.hooks.settings import HookSettings
+
+WRAPPERS = frozenset(
+    {"sudo", "env", "nice", "time", "exec", "do", "then", "else", "timeout", "run", "-m"}
+    | {"uv", "poetry", "pipenv", "pdm", "hatch", "npx", "bunx"}
+)
+SWARMDECK_WRAPPERS = frozenset({"run", "dispatch", "gpu-run", "peer"})
+
+
+class HeavyMatch:
+    """Why a command is heavy: the pattern and the part of the command it matched."""
+
+    __slots__ = ("label", "matched", "pattern")
+
+    def __init__(self, pattern: str, matched: str, label: str) -> None:
+        self.pattern = pattern
+        self.matched = matched
+        self.label = label
+        """A short name for the workload, for `--label`."""
+
+    def __repr__(self) -> str:
+        return f"HeavyMatch({self.pattern!r}, {self.matched!r}, {self.label!r})"
+
+
+def may_match(text: str, literals: tuple[str, ...] | None) -> bool:
+    """False only when `text` holds none of the literals, so the pattern cannot match."""
+    return literals is None or any(literal in text for literal in literals)
+
+
+def heavy_match(command: str, settings: HookSettings) -> HeavyMatch | None:
+    """The first heavy pattern the command matches, or None for a light command."""
+    import re
+
+    for pattern, literals in zip(settings.heavy_patterns, settings.literals, strict=True):
+        if not may_match(command, literals):
+            continue
+        try:
+            found = re.search(pattern, command)
+        except re.error:
+            continue
+        if found is not None:
+            return HeavyMatch(pattern, found.group(0), workload_label(found.group(0), command))
+    return None
+
+
+def workload_label(matched: str, command: str) -> str:
+    """The program the heavy part runs, by name: `pytest`, `make`, `cargo`…"""
+    for word in _words(matched) + _words(command):
+        name = os.path.basename(word)
+        if (
+            not name
+            or "=" in word
+            or name in WRAPPERS
+            or name.startswith(("-", "python"))
+            or name[0].isdigit()
+            or name in {";", "&&", "||", "|", "&", "(", ")"}
+        ):
+            continue
+        return name[:40]
+    return "job"
+
+
+def caged_command(command: str) -> list[str] | None:
+    """The argv after `--` when the command already runs under `swarmdeck run|dispatch|…`."""
+    words = _words(command)
+    if len(words) < 3 or os.path.basename(words[0]) != "swarmdeck":
+        return None
+    if words[1] not in SWARMDECK_WRAPPERS or "--" not in words:
+        return None
+    inner = words[words.index("--") + 1 :]
+    return inner or None
+
+
+def _words(text: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(text, comments=False, posix=True)
+    except ValueError:
+        return text.split()

@@ -1,0 +1,104 @@
+"""`swarmdeck hook EVENT`: read Claude Code's hook input, answer per the contract, record the call.
+
+A hook must never block an agent by accident: whatever goes wrong (bad JSON, a missing field,
+huge input, a probe that fails, a locked database) it exits 0, prints nothing or a valid answer,
+and leaves a short "not read" note on stderr, which Claude Code keeps in its debug log only.
+
+The light path (a Bash call that matches no heavy pattern) imports only json, sqlite3 and the
+small modules of this package: the answer is decided from cached settings before anything heavy
+could be imported, and heavy modules are imported inside the handlers that need them.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from swarmdeck.hooks.contract import emit
+from swarmdeck.hooks.payload import HookInput, InputNotRead, read_input
+
+# The light path does without typing's import time (see cli.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, TextIO
+
+BASH = "Bash"
+DISPATCH_TOOLS = ("Agent", "Task")
+
+
+def main(argv: list[str]) -> int:
+    """Entry point for `swarmdeck hook EVENT`; always returns 0."""
+    run(argv, sys.stdin.buffer, sys.stdout, sys.stderr)
+    return 0
+
+
+def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> None:
+    """Answer one hook call; every failure becomes a note on stderr, never an exit status."""
+    try:
+        hook = read_input(stdin, argv[0] if argv else "")
+    except InputNotRead as error:
+        note(stderr, f"input not read: {error}")
+        return
+    except Exception as error:  # reading must not block the agent; see module doc
+        note(stderr, f"input not read: {error.__class__.__name__}")
+        return
+    try:
+        emit(answer(hook, stderr), stdout)
+    except Exception as error:  # a failed answer is no answer, never a block
+        note(stderr, f"not read: {error.__class__.__name__}: {error}")
+    try:
+        from swarmdeck.hooks.record import record_event
+
+        record_event(hook)
+    except Exception as error:  # the event is lost, the agent goes on
+        note(stderr, f"event not recorded: {error.__class__.__name__}: {error}")
+
+
+def answer(hook: HookInput, stderr: TextIO) -> dict[str, Any] | None:
+    """The JSON to print for this call, or None to print nothing."""
+    if hook.event == "PreToolUse":
+        if hook.tool_name == BASH:
+            return _bash(hook)
+        if hook.tool_name in DISPATCH_TOOLS:
+            return _dispatch(hook)
+        return None
+    if hook.event == "SessionStart":
+        from swarmdeck.hooks.session_start import session_start_answer
+
+        return session_start_answer(hook)
+    return None
+
+
+def _bash(hook: HookInput) -> dict[str, Any] | None:
+    command = hook.command
+    if command is None:
+        return None
+    from swarmdeck.hooks.classify import heavy_match
+    from swarmdeck.hooks.settings import hook_settings
+
+    match = heavy_match(command, hook_settings())
+    if match is None:
+        return None
+    from swarmdeck.hooks.bash_reminder import reminder_answer
+
+    return reminder_answer(hook, command, match)
+
+
+def _dispatch(hook: HookInput) -> dict[str, Any] | None:
+    from swarmdeck.hooks.settings import hook_settings
+
+    limit = hook_settings().max_running_subagents
+    if limit <= 0:
+        return None
+    from swarmdeck.hooks.dispatch_guard import guard_answer
+
+    return guard_answer(hook, limit)
+
+
+def note(stderr: TextIO, text: str) -> None:
+    """One line for Claude Code's debug log."""
+    try:
+        stderr.write(f"swarmdeck hook: {text}\n")
+        stderr.flush()
+    except (OSError, ValueError):
+        # stderr closed or broken: there is nowhere left to say it, and exit 0 still holds.
+        return

@@ -1,0 +1,143 @@
+"""Appends each hook call to the state database's hook_events, so the app sees live state at once.
+
+The usual case, a store that already exists, is one short insert through a plain sqlite3
+connection: opening a `StateStore` (schema checks, migrations) would cost several times a light
+hook's budget. Only a missing store goes through `StateStore`, which creates and migrates it.
+What is stored is a trimmed copy of the input: tool outputs and long texts are cut.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+
+from swarmdeck import paths
+from swarmdeck.hooks.payload import HookInput
+
+# The light path does without typing's import time (see cli.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+APPLICATION_ID = int.from_bytes(b"SWDK", "big")
+"""state.APPLICATION_ID: the fast path writes only into a file that says it is swarmdeck's."""
+LOCK_WAIT = 1.0
+MAX_TEXT = 2000
+MAX_PAYLOAD = 16 * 1024
+KEEP_DAYS = 7
+PRUNE_EVERY = 500
+_INSERT = (
+    "INSERT INTO hook_events (event, session_id, agent_id, tool_name, cwd, payload, received_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_RESPONSE_KEYS = (
+    "status",
+    "agentId",
+    "isAsync",
+    "totalTokens",
+    "totalToolUseCount",
+    "totalDurationMs",
+    "interrupted",
+    "backgroundTaskId",
+    "resumedAgentId",
+)
+
+
+def trimmed(data: dict[str, Any]) -> dict[str, Any]:
+    """The input without tool output and with long texts cut, small enough for every call."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "tool_response":
+            if isinstance(value, dict):
+                out[key] = {k: _cut(value[k]) for k in _RESPONSE_KEYS if k in value}
+            continue
+        out[key] = _cut(value)
+    text = json.dumps(out, ensure_ascii=False)
+    if len(text) > MAX_PAYLOAD:
+        small = {k: v for k, v in out.items() if not isinstance(v, dict | list)}
+        tool_input = out.get("tool_input")
+        if isinstance(tool_input, dict):
+            small["tool_input"] = {
+                k: _cut(tool_input[k], 500)
+                for k in ("command", "description", "subagent_type", "run_in_background")
+                if k in tool_input
+            }
+        out = small
+    return out
+
+
+def _cut(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit] + "…"
+    if depth > 4:
+        return None
+    if isinstance(value, dict):
+        return {k: _cut(v, limit, depth + 1) for k, v in list(value.items())[:50]}
+    if isinstance(value, list):
+        return [_cut(v, limit, depth + 1) for v in value[:50]]
+    return value
+
+
+def event_row(hook: HookInput, now: float) -> tuple[Any, ...]:
+    return (
+        hook.event,
+        hook.session_id,
+        hook.agent_id,
+        hook.tool_name,
+        hook.cwd,
+        json.dumps(trimmed(hook.data), ensure_ascii=False),
+        now,
+    )
+
+
+def record_event(hook: HookInput, now: float | None = None) -> None:
+    """Append the call to hook_events; raises sqlite3.Error or StateError when it cannot."""
+    row = event_row(hook, time.time() if now is None else now)
+    if not _fast_insert(row):
+        _store_insert(row)
+
+
+def _fast_insert(row: tuple[Any, ...]) -> bool:
+    """Insert through a plain connection; False when the store must be set up first."""
+    db = paths.state_db_path_text()
+    try:
+        if os.stat(db).st_size == 0:
+            return False
+    except OSError:
+        return False
+    conn = sqlite3.connect(db, timeout=LOCK_WAIT, isolation_level=None)
+    try:
+        if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            return False
+        if conn.execute("PRAGMA user_version").fetchone()[0] < 1:
+            return False
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            rowid = conn.execute(_INSERT, row).lastrowid
+            if rowid is not None and rowid % PRUNE_EVERY == 0:
+                conn.execute(
+                    "DELETE FROM hook_events WHERE received_at < ?",
+                    (row[-1] - KEEP_DAYS * 86400,),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return True
+    finally:
+        conn.close()
+
+
+def _store_insert(row: tuple[Any, ...]) -> None:
+    """The first call on a machine: let the store create and migrate its file, then insert."""
+    from swarmdeck.state import StateStore
+
+    store = StateStore(paths.state_db_path(), verify=False, lock_timeout=LOCK_WAIT * 5)
+    try:
+        with store.transaction() as conn:
+            conn.execute(_INSERT, row)
+    finally:
+        store.close()

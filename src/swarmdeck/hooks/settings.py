@@ -1,0 +1,151 @@
+"""The few config values a hook needs, cached beside the state database so the light path is fast.
+
+Loading the config module and building its schema costs several times a hook's whole budget for
+a light command. The hook needs only the heavy-command patterns (with their necessary literals,
+see prefilter.py) and the subagent limit, so those are written to `hook-settings.json` once and
+reused while the config file, the config module and the swarmdeck version are the ones they were
+computed from. Any change to those reloads through `config.load_config`, the one reader of the
+config: the cache holds nothing the config does not say.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from swarmdeck import __version__, paths
+
+# The light path does without typing's import time (see cli.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+CACHE_NAME = "hook-settings.json"
+CACHE_FORMAT = 1
+
+
+class HookSettings:
+    """What the hooks take from the config (a plain class: dataclasses cost the light path)."""
+
+    __slots__ = ("heavy_patterns", "literals", "max_running_subagents")
+
+    def __init__(
+        self,
+        heavy_patterns: tuple[str, ...],
+        literals: tuple[tuple[str, ...] | None, ...],
+        max_running_subagents: int,
+    ) -> None:
+        self.heavy_patterns = heavy_patterns
+        self.literals = literals
+        """Per pattern, strings one of which a matching command must hold (None: always test)."""
+        self.max_running_subagents = max_running_subagents
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookSettings) and self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "heavy_patterns": list(self.heavy_patterns),
+            "literals": [list(lits) if lits is not None else None for lits in self.literals],
+            "max_running_subagents": self.max_running_subagents,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> HookSettings:
+        patterns = data["heavy_patterns"]
+        literals = data["literals"]
+        limit = data["max_running_subagents"]
+        if (
+            not isinstance(patterns, list)
+            or not isinstance(literals, list)
+            or len(patterns) != len(literals)
+            or not isinstance(limit, int)
+            or not all(isinstance(p, str) for p in patterns)
+        ):
+            raise ValueError("hook settings cache has the wrong shape")
+        return cls(
+            heavy_patterns=tuple(patterns),
+            literals=tuple(
+                tuple(str(x) for x in lits) if isinstance(lits, list) else None for lits in literals
+            ),
+            max_running_subagents=limit,
+        )
+
+
+SCHEMA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config.py")
+"""config.py: its defaults are part of what the cache was computed from."""
+
+
+def cache_key(config_path: str) -> dict[str, Any]:
+    """What the cached values were computed from: when any of it changes they are recomputed."""
+    return {
+        "format": CACHE_FORMAT,
+        "version": __version__,
+        "config": config_path,
+        "config_stat": _stat(config_path),
+        "schema_stat": _stat(SCHEMA),
+    }
+
+
+def hook_settings() -> HookSettings:
+    """The settings from the cache when it is current, else from the config (and cached)."""
+    config_path = paths.config_path_text()
+    key = cache_key(config_path)
+    cache = os.path.join(paths.state_dir_text(), CACHE_NAME)
+    cached = _read_cache(cache, key)
+    if cached is not None:
+        return cached
+    settings = settings_from_config(config_path)
+    _write_cache(cache, key, settings)
+    return settings
+
+
+def settings_from_config(config_path: str) -> HookSettings:
+    """Load the config (the slow, authoritative way) and work out the patterns' literals."""
+    from pathlib import Path
+
+    from swarmdeck.config import load_config
+    from swarmdeck.hooks.prefilter import necessary_literals
+
+    config = load_config(Path(config_path))
+    patterns = tuple(config.hooks.heavy_patterns)
+    return HookSettings(
+        heavy_patterns=patterns,
+        literals=tuple(necessary_literals(p) for p in patterns),
+        max_running_subagents=config.hooks.max_running_subagents,
+    )
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+def _read_cache(cache: str, key: dict[str, Any]) -> HookSettings | None:
+    try:
+        with open(cache, "rb") as handle:
+            data = json.loads(handle.read())
+        if not isinstance(data, dict) or data.get("key") != key:
+            return None
+        return HookSettings.from_json(data["settings"])
+    except (OSError, ValueError, KeyError, TypeError):
+        # A missing, stale or damaged cache is recomputed from the config below.
+        return None
+
+
+def _write_cache(cache: str, key: dict[str, Any], settings: HookSettings) -> None:
+    """Write atomically; a hook that cannot write its cache still answers, only slower next time."""
+    try:
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        temporary = f"{cache}.{os.getpid()}.tmp"
+        with open(temporary, "w") as handle:
+            handle.write(json.dumps({"key": key, "settings": settings.to_json()}))
+        os.replace(temporary, cache)
+    except OSError:
+        # The cache only saves time; the settings in hand are correct either way.
+        return

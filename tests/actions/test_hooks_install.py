@@ -1,0 +1,140 @@
+"""`swarmdeck hooks install`: an idempotent merge that keeps every key and undoes cleanly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.actions.hooks_install import ENTRIES, apply, is_ours, merged, without_ours
+from swarmdeck.cli import main
+
+EXISTING = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(git status:*)"], "deny": []},
+    "env": {"FOO": "1"},
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "~/guard.sh"}]},
+            {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "fmt.sh"}]},
+        ],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+    },
+    "statusLine": {"type": "command", "command": "ccline"},
+}
+
+
+def _settings(home: Path) -> Path:
+    path = home / "claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(EXISTING, indent=4) + "\n")
+    return path
+
+
+def _ours(settings: dict) -> list[tuple[str, str | None, str]]:
+    found = []
+    for event, groups in settings.get("hooks", {}).items():
+        for group in groups:
+            for handler in group["hooks"]:
+                if is_ours(handler):
+                    found.append((event, group.get("matcher"), handler["command"]))
+    return found
+
+
+def test_install_round_trips_an_existing_settings_file(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _settings(isolated_home)
+    original = path.read_text()
+    assert main(["hooks", "install"]) == 0
+    out = capsys.readouterr().out
+    assert "+" in out and "swarmdeck hooks installed in" in out
+    installed = json.loads(path.read_text())
+    for key, value in EXISTING.items():
+        if key != "hooks":
+            assert installed[key] == value
+    assert installed["hooks"]["PreToolUse"][:2] == EXISTING["hooks"]["PreToolUse"]
+    assert installed["hooks"]["Notification"] == EXISTING["hooks"]["Notification"]
+    assert len(_ours(installed)) == len(ENTRIES)
+    assert path.read_text().startswith('{\n    "model"')  # the file's own indentation
+    backups = list(path.parent.glob("settings.json.swarmdeck-backup-*"))
+    assert [b.read_text() for b in backups] == [original]
+
+    assert main(["hooks", "install", "--uninstall"]) == 0
+    assert json.loads(path.read_text()) == EXISTING
+
+
+def test_install_twice_changes_nothing(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _settings(isolated_home)
+    main(["hooks", "install"])
+    after_first = path.read_text()
+    capsys.readouterr()
+    assert main(["hooks", "install", "--user"]) == 0
+    assert "already installed" in capsys.readouterr().out
+    assert path.read_text() == after_first
+    assert len(list(path.parent.glob("settings.json.swarmdeck-backup-*"))) == 1
+
+
+def test_reinstall_updates_our_entries_in_place() -> None:
+    first = merged(EXISTING, "/old/bin/swarmdeck")
+    first["hooks"]["PreToolUse"].append({"matcher": "Read", "hooks": [{"type": "command",
+                                                                        "command": "mine"}]})
+    second = merged(first, "/new/bin/swarmdeck")
+    commands = [c for _, _, c in _ours(second)]
+    assert len(commands) == len(ENTRIES)
+    assert all(c.startswith("/new/bin/swarmdeck hook ") for c in commands)
+    assert second["hooks"]["PreToolUse"][-1]["matcher"] == "Read"
+
+
+def test_uninstall_removes_only_ours_even_inside_a_shared_group() -> None:
+    shared = {
+        "hooks": {
+            "Stop": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": "/x/swarmdeck hook stop"},
+                        {"type": "command", "command": "say done"},
+                    ]
+                }
+            ]
+        },
+        "keep": True,
+    }
+    assert without_ours(shared) == {
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]},
+        "keep": True,
+    }
+    assert without_ours({"hooks": {}}) == {"hooks": {}}
+
+
+def test_project_settings_and_missing_file(isolated_home: Path) -> None:
+    project = isolated_home / "proj"
+    project.mkdir()
+    assert main(["hooks", "install", "--project", str(project)]) == 0
+    path = project / ".claude" / "settings.json"
+    assert len(_ours(json.loads(path.read_text()))) == len(ENTRIES)
+    assert not list(path.parent.glob("*.swarmdeck-backup-*"))
+
+
+def test_invalid_settings_are_left_untouched(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = isolated_home / "claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"model": "opus",}')
+    assert main(["hooks", "install"]) == 251
+    assert "not valid JSON" in capsys.readouterr().err
+    assert path.read_text() == '{"model": "opus",}'
+    assert main(["hooks", "install", "--project", str(isolated_home / "nope")]) == 251
+
+
+def test_apply_reports_the_diff(isolated_home: Path) -> None:
+    path = _settings(isolated_home)
+    result = apply(path, executable="/opt/sd/swarmdeck")
+    assert result.changed
+    added = [line for line in result.diff.splitlines() if line.startswith("+")]
+    assert any('"command": "/opt/sd/swarmdeck hook pre-tool-use"' in line for line in added)
+    assert result.backup is not None and result.backup.exists()

@@ -1,0 +1,117 @@
+"""The heavy-command reminder: resource table, history, conclusion and the exact run line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from claude_lines import bash_payload
+from swarmdeck.actions.booking import Booking, Via
+from swarmdeck.actions.fingerprint import fingerprint
+from swarmdeck.hooks.bash_reminder import command_argv, decide
+from swarmdeck.hooks.resources import HostFacts
+from swarmdeck.state import StateStore
+
+GIB = 1024**3
+
+
+def _heavy(run_hook, command: str, cwd: Path) -> str:
+    done = run_hook("pre-tool-use", bash_payload(command, cwd=str(cwd)))
+    assert done.returncode == 0
+    answer = done.answer
+    assert answer is not None, done.stderr
+    output = answer["hookSpecificOutput"]
+    assert output["hookEventName"] == "PreToolUse"
+    assert "permissionDecision" not in output  # it reminds, it never decides
+    return output["additionalContext"]
+
+
+def test_heavy_command_gets_the_table_and_a_run_line(run_hook, tmp_path: Path) -> None:
+    text = _heavy(run_hook, "pytest -q tests", tmp_path)
+    assert "heavy command (pytest)" in text
+    assert "(here): cores in use" in text
+    assert "threads free" in text and "memory room" in text and "GPU free" in text
+    assert "no run recorded yet" in text
+    assert "Conclusion: can run here." in text
+    assert "Run it as: swarmdeck run --label pytest -- pytest -q tests" in text
+
+
+def test_history_of_this_command_is_shown(run_hook, tmp_path: Path) -> None:
+    store = StateStore.open_default()
+    print_ = fingerprint(["pytest", "-q", "tests"], tmp_path)
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO peaks (fingerprint, peak, hit_ceiling, cap, duration, outcome,"
+            " recorded_at) VALUES (?, ?, 0, ?, 252.0, 'ok', 100.0)",
+            (print_, 3 * GIB, 6 * GIB),
+        )
+    store.close()
+    text = _heavy(run_hook, "pytest -q tests", tmp_path)
+    assert "last run peaked at 3G in 4m12s, outcome ok (1 run recorded)" in text
+    assert "--cap" in text
+
+
+def test_command_that_never_fits_says_by_how_much(run_hook, tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[memory]\nreserve = "99%"\n')
+    text = _heavy(run_hook, "cargo build --release", tmp_path)
+    assert "Conclusion: cannot run: short by" in text
+
+
+def test_compound_command_runs_under_bash_c(run_hook, tmp_path: Path) -> None:
+    text = _heavy(run_hook, "cd sub && make -j8 test", tmp_path)
+    assert "swarmdeck run --label make -- bash -c 'cd sub && make -j8 test'" in text
+
+
+def test_peer_without_cached_figures_is_not_read(run_hook, tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        '[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\n\n'
+        '[[hosts]]\nname = "box3"\naddress = "127.0.0.2"\nenabled = false\n'
+    )
+    text = _heavy(run_hook, "pytest", tmp_path)
+    assert "- box2: not read (no cached figures)" in text
+    assert "- box3: disabled" in text
+
+
+def test_caged_command_gets_no_reminder_with_the_default_patterns(run_hook) -> None:
+    done = run_hook("pre-tool-use", bash_payload("swarmdeck run --cap 2G -- pytest -q"))
+    assert done.returncode == 0
+    assert done.stdout == ""
+
+
+def test_caged_command_matched_by_a_pattern_is_not_wrapped_again(
+    run_hook, tmp_path: Path
+) -> None:
+    (tmp_path / "config.toml").write_text("[hooks]\nheavy_patterns = ['pytest']\n")
+    text = _heavy(run_hook, "swarmdeck run --cap 2G -- pytest -q", tmp_path)
+    assert "it would book 2G (its --cap)" in text
+    assert "It already runs under swarmdeck" in text
+
+
+def test_command_argv_keeps_simple_commands_and_wraps_sequences() -> None:
+    assert command_argv("pytest -q 'tests/a b'") == ["pytest", "-q", "tests/a b"]
+    assert command_argv("FOO=1 make") == ["bash", "-c", "FOO=1 make"]
+    assert command_argv("make; make test") == ["bash", "-c", "make; make test"]
+    assert command_argv("pytest | tail") == ["bash", "-c", "pytest | tail"]
+    assert command_argv("echo 'unterminated") == ["bash", "-c", "echo 'unterminated"]
+
+
+def _host(name: str, room: int | None, local: bool = False, cap: int = 60 * GIB) -> HostFacts:
+    state = "read" if room is not None else "not read"
+    return HostFacts(name, local, state, cores=16, cores_in_use=2.0, threads_free=8,
+                     memory_room=room, slice_cap=cap, gpu="no GPU")
+
+
+def test_decide_here_then_peer_then_short() -> None:
+    booking = Booking(booked=8 * GIB, cap=12 * GIB, via=Via.HISTORY, oom_score_adj=500)
+    here = decide(booking, [_host("a", 10 * GIB, True), _host("b", 20 * GIB)], "make", ["make"],
+                  "make", False)
+    assert here.text == "can run here"
+    peer = decide(booking, [_host("a", 2 * GIB, True), _host("b", 20 * GIB)], "make", ["make"],
+                  "make", False)
+    assert peer.text == "can run on b"
+    assert peer.line == "Run it as: swarmdeck peer run b --label make --cap 12G -- make"
+    short = decide(booking, [_host("a", 2 * GIB, True), _host("b", None)], "make", ["make"],
+                   "make", False)
+    assert short.text == "cannot run: short by 6G"
+    never = decide(booking, [_host("a", 2 * GIB, True, cap=4 * GIB)], "make", ["make"], "make",
+                   False)
+    assert "never admitted" in never.text

@@ -1,0 +1,94 @@
+"""The optional dispatch guard on PreToolUse[Agent|Task]: deny at the configured limit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from claude_lines import ClaudeTree, Lines, hook_payload
+
+SID = "bbbb2222-0000-4000-8000-000000000010"
+
+
+def _limit(home: Path, n: int) -> None:
+    (home / "config.toml").write_text(f"[hooks]\nmax_running_subagents = {n}\n")
+
+
+def _transcript(home: Path, running: int, deciding: str | None = None) -> Path:
+    tree = ClaudeTree(home / "claude")
+    main = Lines(SID)
+    main.prompt("fan out", 0)
+    for n in range(running):
+        main.agent(f"toolu_r{n}", f"part {n}", f"Part {n}.", 1 + n)
+    main.agent("toolu_old", "finished", "Finished part.", 1)
+    main.foreground_done("toolu_old", "aold", 5)
+    if deciding:
+        main.agent(deciding, "the new one", "New part.", 20)
+    return tree.write_main(main)
+
+
+def _dispatch(run_hook, transcript: Path, tool_use_id: str = "toolu_new", name: str = "Agent"):
+    payload = hook_payload(
+        "PreToolUse",
+        session_id=SID,
+        transcript_path=str(transcript),
+        tool_name=name,
+        tool_input={"description": "the new one", "prompt": "New part.",
+                    "subagent_type": "general-purpose"},
+        tool_use_id=tool_use_id,
+    )
+    done = run_hook("pre-tool-use", payload)
+    assert done.returncode == 0, done.stderr
+    return done.answer
+
+
+def test_dispatch_at_the_limit_is_denied_with_a_reason(run_hook, isolated_home: Path) -> None:
+    _limit(isolated_home, 2)
+    answer = _dispatch(run_hook, _transcript(isolated_home, running=2))
+    output = answer["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"
+    reason = output["permissionDecisionReason"]
+    assert "2 subagents are already running" in reason
+    assert "hooks.max_running_subagents is 2" in reason
+    assert '"part 0"' in reason and '"part 1"' in reason
+
+
+def test_old_task_tool_name_is_guarded_too(run_hook, isolated_home: Path) -> None:
+    _limit(isolated_home, 1)
+    answer = _dispatch(run_hook, _transcript(isolated_home, running=1), name="Task")
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_below_the_limit_the_dispatch_goes_through(run_hook, isolated_home: Path) -> None:
+    _limit(isolated_home, 3)
+    assert _dispatch(run_hook, _transcript(isolated_home, running=2)) is None
+
+
+def test_the_call_being_decided_is_not_counted(run_hook, isolated_home: Path) -> None:
+    _limit(isolated_home, 2)
+    transcript = _transcript(isolated_home, running=1, deciding="toolu_new")
+    assert _dispatch(run_hook, transcript, tool_use_id="toolu_new") is None
+
+
+def test_guard_is_off_by_default(run_hook, isolated_home: Path) -> None:
+    assert _dispatch(run_hook, _transcript(isolated_home, running=6)) is None
+
+
+def test_subagents_of_other_live_sessions_count(run_hook, isolated_home: Path) -> None:
+    _limit(isolated_home, 2)
+    tree = ClaudeTree(isolated_home / "claude")
+    other = "cccc3333-0000-4000-8000-000000000011"
+    tree.write_pid_file(os.getpid(), other)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    gone = "dddd4444-0000-4000-8000-000000000012"
+    tree.write_pid_file(dead.pid, gone)
+    for session, agent in ((other, "aother"), (gone, "agone")):
+        run_hook("subagent-start", hook_payload("SubagentStart", session_id=session,
+                                                agent_id=agent, agent_type="Explore"))
+    answer = _dispatch(run_hook, _transcript(isolated_home, running=1))
+    reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "aother (Explore) in session cccc3333" in reason
+    assert "agone" not in reason

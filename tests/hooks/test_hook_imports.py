@@ -1,0 +1,60 @@
+"""The hook path imports neither textual nor asyncssh (nor rich); the light path not even config."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from claude_lines import bash_payload, hook_payload
+
+PROBE = """
+import json, sys
+sys.argv = ["swarmdeck", "hook", sys.argv[1]]
+import swarmdeck.cli
+code = swarmdeck.cli.main()
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+NEVER = {"textual", "asyncssh", "rich"}
+
+
+def _modules(event: str, payload: dict) -> set[str]:
+    env = dict(os.environ)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, event],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    report = json.loads(done.stderr.decode().strip().splitlines()[-1])
+    assert report["code"] == 0
+    return {name.split(".")[0] for name in report["modules"]} | set(report["modules"])
+
+
+def test_light_path_imports_only_what_it_needs() -> None:
+    first = _modules("pre-tool-use", bash_payload("ls -la"))
+    assert "swarmdeck.config" in first  # the first call builds the settings cache and the store
+    modules = _modules("pre-tool-use", bash_payload("ls -la"))
+    assert not modules & NEVER
+    assert "swarmdeck.config" not in modules
+    assert "swarmdeck.state" not in modules
+    assert "dataclasses" not in modules
+    assert "pathlib" not in modules
+    assert "typing" not in modules
+
+
+def test_heavy_and_session_start_paths_import_no_ui_or_ssh() -> None:
+    heavy = _modules("pre-tool-use", bash_payload("pytest -q"))
+    start = _modules("session-start", hook_payload("SessionStart", source="compact"))
+    guard = _modules(
+        "pre-tool-use",
+        hook_payload("PreToolUse", tool_name="Agent", tool_input={"prompt": "p"}),
+    )
+    assert "swarmdeck.hooks.bash_reminder" in heavy
+    assert "swarmdeck.hooks.session_start" in start
+    for modules in (heavy, start, guard):
+        assert not modules & NEVER

@@ -1,0 +1,136 @@
+"""Recording hook events, the cached hook settings, and the heavy/light classification."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from swarmdeck import paths
+from swarmdeck.config import HEAVY_PATTERNS
+from swarmdeck.errors import StateError
+from swarmdeck.hooks.classify import heavy_match, may_match, workload_label
+from swarmdeck.hooks.payload import HookInput, event_name
+from swarmdeck.hooks.prefilter import necessary_literals
+from swarmdeck.hooks.record import APPLICATION_ID, record_event, trimmed
+from swarmdeck.hooks.settings import CACHE_NAME, hook_settings
+from swarmdeck.state import APPLICATION_ID as STORE_APPLICATION_ID
+from swarmdeck.state import StateStore
+
+
+def test_recorded_payload_drops_tool_output_and_cuts_long_text() -> None:
+    data = {
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Agent",
+        "tool_input": {"prompt": "p" * 10_000},
+        "tool_response": {"status": "completed", "agentId": "a1", "content": ["x" * 50_000]},
+    }
+    small = trimmed(data)
+    assert small["tool_response"] == {"status": "completed", "agentId": "a1"}
+    assert len(small["tool_input"]["prompt"]) < 2100
+    assert len(json.dumps(small)) < 16 * 1024
+
+
+def test_first_event_creates_the_store_then_appends() -> None:
+    hook = HookInput("Stop", {"session_id": "s", "hook_event_name": "Stop"})
+    record_event(hook, now=10.0)
+    record_event(hook, now=11.0)
+    store = StateStore.open_default()
+    with store.read() as conn:
+        rows = conn.execute("SELECT event, received_at FROM hook_events").fetchall()
+    assert [tuple(r) for r in rows] == [("Stop", 10.0), ("Stop", 11.0)]
+
+
+def test_fast_path_writes_only_into_a_swarmdeck_file() -> None:
+    assert APPLICATION_ID == STORE_APPLICATION_ID
+    db = paths.state_db_path()
+    db.parent.mkdir(parents=True)
+    foreign = sqlite3.connect(db)
+    foreign.execute("CREATE TABLE hook_events (event, session_id, agent_id, tool_name, cwd,"
+                    " payload, received_at)")
+    foreign.execute("PRAGMA user_version = 5")
+    foreign.commit()
+    foreign.close()
+    hook = HookInput("Stop", {"hook_event_name": "Stop"})
+    with pytest.raises(StateError, match="another program"):
+        record_event(hook)
+    check = sqlite3.connect(db)
+    assert check.execute("SELECT COUNT(*) FROM hook_events").fetchone()[0] == 0
+
+
+def test_settings_are_cached_and_follow_config_changes(isolated_home: Path) -> None:
+    first = hook_settings()
+    assert first.heavy_patterns == HEAVY_PATTERNS
+    assert (paths.state_dir() / CACHE_NAME).exists()
+    assert hook_settings() == first
+    (isolated_home / "config.toml").write_text(
+        "[hooks]\nheavy_patterns = ['^slowthing']\nmax_running_subagents = 4\n"
+    )
+    changed = hook_settings()
+    assert changed.heavy_patterns == ("^slowthing",)
+    assert changed.literals == (("slowthing",),)
+    assert changed.max_running_subagents == 4
+
+
+def test_damaged_cache_is_recomputed() -> None:
+    hook_settings()
+    cache = paths.state_dir() / CACHE_NAME
+    cache.write_text("{broken")
+    assert hook_settings().heavy_patterns == HEAVY_PATTERNS
+    assert json.loads(cache.read_text())["settings"]["heavy_patterns"]
+
+
+def test_default_patterns_classify_commands() -> None:
+    current = hook_settings()
+    heavy = [
+        "pytest -q", "cd x && python -m pytest tests", "uv run pytest", "make -j8",
+        "cargo build --release", "go test ./...", "npm run build", "ctest", "tox -e py311",
+    ]
+    light = ["ls -la", "git status", "grep pytest setup.cfg", "pip install pytest", "echo make"]
+    for command in heavy:
+        assert heavy_match(command, current) is not None, command
+    for command in light:
+        assert heavy_match(command, current) is None, command
+
+
+def test_workload_label_names_the_program() -> None:
+    assert workload_label("&& python -m pytest", "cd x && python -m pytest") == "pytest"
+    assert workload_label("FOO=1 make -j8", "FOO=1 make -j8") == "make"
+    assert workload_label("/usr/bin/cargo build", "/usr/bin/cargo build") == "cargo"
+
+
+def test_necessary_literals_of_simple_patterns() -> None:
+    assert necessary_literals(r"(?:ab|cd)ef") == ("abef", "cdef")
+    assert necessary_literals(r"x?yz") == ("yz",)
+    assert necessary_literals(r"\d+") is None
+    assert necessary_literals(r"(?i)pytest") is None
+    assert necessary_literals(r"(unclosed") is None
+
+
+WORDS = st.sampled_from(
+    ["pytest", "py.test", "make", "-j8", "test", "cargo", "build", "go", "npm", "run", "bun",
+     "tox", "nox", "mvn", "gradle", "ctest", "cmake", "--build", "ninja", "torchrun", "bench",
+     "hyperfine", "uv", "python", "-m", "&&", ";", "|", "(", "`", "env", "X=1", "sudo", "ls",
+     "./bin/", "time", "timeout", "5", "t", "check", "b", "nextest", "accelerate", "launch"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(WORDS, min_size=1, max_size=8), st.sampled_from([" ", "  ", "\t"]))
+def test_necessary_literals_never_hide_a_match(words: list[str], gap: str) -> None:
+    command = gap.join(words)
+    for pattern in HEAVY_PATTERNS:
+        if re.search(pattern, command):
+            assert may_match(command, necessary_literals(pattern)), (pattern, command)
+
+
+def test_event_names_from_arguments() -> None:
+    assert event_name("pre-tool-use") == "PreToolUse"
+    assert event_name("PreToolUse") == "PreToolUse"
+    assert event_name("session_start") == "SessionStart"
+    assert event_name("Unknown") == "Unknown"

@@ -1,0 +1,121 @@
+"""SessionStart: what a restart or a compaction loses, put back into the agent's context."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from claude_lines import ClaudeTree, Lines, hook_payload
+from swarmdeck.hooks.session_start import oom_summary
+from swarmdeck.probes.host import local_host_name
+from swarmdeck.probes.kernel import KernelLog, OomKill
+from swarmdeck.probes.procs import start_ticks
+from swarmdeck.state import StateStore
+
+SID = "aaaa1111-0000-4000-8000-000000000009"
+
+
+def _session_with_running_agents(tmp_path: Path) -> Path:
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_fg", "Map the API", "Map it.", 1, subagent_type="Explore")
+    main.agent("toolu_bg", "Review the diff", "Review.", 2, subagent_type="code-reviewer")
+    main.async_launched("toolu_bg", "abg", 3)
+    main.agent("toolu_done", "Done already", "Done.", 2)
+    main.foreground_done("toolu_done", "adone", 9)
+    return tree.write_main(main)
+
+
+def _start(run_hook, tmp_path: Path, cwd: Path, transcript: Path | None, source: str = "compact"):
+    payload = hook_payload(
+        "SessionStart",
+        session_id=SID,
+        source=source,
+        cwd=str(cwd),
+        transcript_path=str(transcript or tmp_path / "missing.jsonl"),
+        model="claude-opus-4-6",
+    )
+    done = run_hook("session-start", payload)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_compaction_gets_running_subagents_jobs_changes_and_alerts(
+    run_hook, tmp_path: Path
+) -> None:
+    transcript = _session_with_running_agents(tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "notes.md").write_text("unfinished\n")
+    store = StateStore.open_default()
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO jobs (label, host, argv, cwd, state, booked, runner_pid,"
+            " runner_start_ticks, started_at) VALUES ('pytest', ?, '[\"pytest\"]', ?, 'running',"
+            " ?, ?, ?, ?)",
+            (local_host_name(), str(repo), 2 * 1024**3, os.getpid(),
+             start_ticks(os.getpid()), 1000.0),
+        )
+        conn.execute(
+            "INSERT INTO alerts (key, level, source, message) VALUES"
+            " ('slice-full', 'warn', 'runner', 'the slice was full twice')"
+        )
+    store.close()
+    done = _start(run_hook, tmp_path, repo, transcript)
+    context = done.context
+    assert done.answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "Subagents still running (2)" in context
+    assert '"Map the API" (Explore' in context
+    assert '"Review the diff" (code-reviewer' in context and "background" in context
+    assert "Done already" not in context
+    assert "Caged jobs still active (1): #1 pytest (running" in context
+    assert "booked 2G" in context
+    assert f"Uncommitted changes in {repo}: 1 file (?? notes.md)" in context
+    assert "Open alerts (1): [warn] the slice was full twice" in context
+
+
+def test_hook_events_add_subagents_the_transcript_does_not_show_yet(
+    run_hook, tmp_path: Path
+) -> None:
+    start = hook_payload("SubagentStart", session_id=SID, agent_id="afresh", agent_type="Plan")
+    run_hook("subagent-start", start)
+    gone = hook_payload("SubagentStart", session_id=SID, agent_id="agone", agent_type="Plan")
+    run_hook("subagent-start", gone)
+    run_hook("subagent-stop", {**gone, "hook_event_name": "SubagentStop"})
+    done = _start(run_hook, tmp_path, tmp_path, None, source="resume")
+    assert "Subagents still running (1): afresh (Plan" in done.context
+    assert "agone" not in done.context
+
+
+def test_quiet_start_prints_nothing_about_what_is_not_there(run_hook, tmp_path: Path) -> None:
+    done = _start(run_hook, tmp_path, tmp_path, None, source="startup")
+    context = done.context
+    assert "Subagents" not in context
+    assert "Caged jobs" not in context
+    assert "Uncommitted" not in context
+    assert "Open alerts" not in context
+
+
+def test_missing_cwd_and_transcript_fields_still_answer(run_hook) -> None:
+    done = run_hook("session-start", json.dumps({"hook_event_name": "SessionStart"}))
+    assert done.returncode == 0
+
+
+def _kill(scope: str, process: str) -> OomKill:
+    return OomKill(at=1.0, since_boot=1.0, pid=42, process=process, uid=0, scope=scope,
+                   constraint="CONSTRAINT_MEMCG" if scope == "cgroup" else "CONSTRAINT_NONE",
+                   oom_memcg="/swarmdeck/job-1", task_memcg="/swarmdeck/job-1", anon_rss=1024)
+
+
+def test_oom_summary_counts_machine_and_cage_kills_apart() -> None:
+    log = KernelLog(state="read", source="/dev/kmsg",
+                    oom_kills=[_kill("machine", "cc1plus"), _kill("cgroup", "pytest"),
+                               _kill("cgroup", "pytest")])
+    text = oom_summary(log)
+    assert text == ("OOM kills in the last 12 h: 1 whole-machine, 2 inside cages"
+                    " (killed: cc1plus, pytest)")
+    assert oom_summary(KernelLog(state="read", source="/dev/kmsg")) is None
