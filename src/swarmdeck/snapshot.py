@@ -13,6 +13,7 @@ from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot
 from swarmdeck.probes.ledger import MemoryBook, ledger_jobs, memory_book
 from swarmdeck.probes.locks import lock_rows
 from swarmdeck.probes.records import open_alerts, open_findings, pending_kill_requests
+from swarmdeck.probes.sessions import SessionsProbe, sessions_with_hooks
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
@@ -84,9 +85,15 @@ def as_json(item: Any) -> Any:
 
 
 def take_snapshot(
-    config: Config, store: StateStore, sampler: CpuSampler | None = None
+    config: Config,
+    store: StateStore,
+    sampler: CpuSampler | None = None,
+    sessions: SessionsProbe | None = None,
 ) -> Snapshot:
     """Probe this host and read the store once.
+
+    `sessions` is a SessionsProbe kept between snapshots (the app's), so each snapshot reads
+    only what Claude Code appended since the last; without one the transcripts are read afresh.
 
     The one change made first: ledger rows whose runner died are closed as lost (and what they
     left in their cages stopped), so no reader ever shows a dead job as running.
@@ -99,6 +106,7 @@ def take_snapshot(
         jobs=list(ledger_jobs(store, host.name)),
         books=[memory_book(config, store, host.name)],
         gpus=list(gpu_snapshot(config.gpu.allowlist).as_rows()),
+        sessions=sessions_with_hooks(sessions or SessionsProbe(), store),
         locks=list(lock_rows(config.locks.work_root)),
         alerts=open_alerts(store),
         findings=open_findings(store),

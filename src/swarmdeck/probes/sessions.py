@@ -13,13 +13,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarmdeck import paths
+from swarmdeck.errors import StateError
+from swarmdeck.probes.hook_activity import HookAgent, running_hook_agents
 from swarmdeck.probes.live_sessions import LiveSession, PidFiles, pid_files
 from swarmdeck.probes.subagents import AgentTranscript, SubagentInfo, resolve_subagents
 from swarmdeck.probes.swarm_health import SwarmHealth, swarm_health
@@ -33,6 +36,11 @@ STALE_AFTER = 30 * 60.0
 REASSEMBLE_EVERY = 30.0
 """Seconds after which every session is re-decided even if no file changed (staleness is time)."""
 MAX_META = 256 * 1024
+HOOK_WINDOW = 24 * 3600.0
+"""How far back SubagentStart hook events are looked at."""
+
+if TYPE_CHECKING:
+    from swarmdeck.state import StateStore
 
 _AGENT_FILE = re.compile(r"^agent-(.+)\.jsonl$")
 _AGENT_META = re.compile(r"^agent-(.+)\.meta\.json$")
@@ -62,6 +70,8 @@ class SessionInfo:
     tool_in_flight: ToolCall | None
     subagents: list[SubagentInfo]
     health: SwarmHealth
+    hook_agents: list[HookAgent] = field(default_factory=list)
+    """Subagents whose SubagentStart hook came and whose transcript is not read yet."""
 
     def running_subagents(self) -> list[SubagentInfo]:
         return [s for s in self.subagents if s.status == "running"]
@@ -87,6 +97,10 @@ class SessionInfo:
         }
         out.update(self.health.to_json())
         out["subagents"] = [s.to_json() for s in self.subagents]
+        out["hook_running_agents"] = [
+            {"id": a.agent_id, "type": a.agent_type, "started_at": a.started_at}
+            for a in self.hook_agents
+        ]
         return out
 
 
@@ -399,6 +413,27 @@ class SessionsProbe:
         if sid in self._seen_live or sid in self._pids.ended:
             return True
         return now - session.latest_write() > STALE_AFTER
+
+
+def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[SessionInfo]:
+    """The probe's sessions brought up to date, each with the subagents its hook events say
+    started (and did not stop) that its transcripts do not show yet."""
+    sessions = probe.refresh()
+    now = probe.clock()
+    try:
+        running = running_hook_agents(store, now - HOOK_WINDOW)
+    except (sqlite3.Error, StateError):
+        # Hook events only add to what the transcripts say; without them the view is still true.
+        running = {}
+    for session in sessions:
+        recent = now - (session.last_activity_at or 0.0) < STALE_AFTER
+        known = {sub.id for sub in session.subagents}
+        session.hook_agents = [
+            agent
+            for agent in running.get(session.session_id, [])
+            if agent.agent_id not in known and (session.live or recent)
+        ]
+    return sessions
 
 
 def read_sessions(claude_dir: Path | None = None) -> list[SessionInfo]:

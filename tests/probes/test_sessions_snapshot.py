@@ -1,0 +1,71 @@
+"""Sessions in the snapshot JSON: the promised keys, and hook events ahead of transcripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from claude_lines import ClaudeTree, Lines
+from swarmdeck.config import load_config
+from swarmdeck.hooks.payload import HookInput
+from swarmdeck.hooks.record import record_event
+from swarmdeck.probes.sessions import SessionsProbe
+from swarmdeck.snapshot import take_snapshot
+from swarmdeck.state import StateStore
+
+SID = "eeee5555-0000-4000-8000-000000000013"
+
+SESSION_KEYS = {"session_id", "cwd", "live", "last_activity_at", "subagents"}
+SUBAGENT_KEYS = {"id", "description", "type", "status", "started_at", "last_activity_at",
+                 "parent_id"}
+
+
+def _tree(home: Path) -> None:
+    tree = ClaudeTree(home / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_outer", "Outer", "Outer work.", 1)
+    main.agent("toolu_done", "Done", "Done work.", 1)
+    main.foreground_done("toolu_done", "adone", 30)
+    tree.write_main(main)
+    outer = Lines(SID, sidechain=True, agent_id="aout")
+    outer.prompt("Outer work.", 2)
+    outer.agent("toolu_inner", "Inner", "Inner work.", 3, subagent_type="Plan")
+    tree.write_agent(outer)
+    tree.write_pid_file(os.getpid(), SID)
+
+
+def test_snapshot_lists_sessions_with_their_subagents(isolated_home: Path) -> None:
+    _tree(isolated_home)
+    store = StateStore.open_default()
+    data = json.loads(json.dumps(take_snapshot(load_config(), store).to_json()))
+    [session] = data["sessions"]
+    assert set(session) >= SESSION_KEYS
+    assert session["session_id"] == SID and session["live"] is True
+    subagents = {s["id"]: s for s in session["subagents"]}
+    for sub in subagents.values():
+        assert set(sub) >= SUBAGENT_KEYS
+        assert sub["status"] in ("running", "completed", "failed", "interrupted")
+    assert subagents["adone"]["status"] == "completed"
+    assert subagents["aout"]["status"] == "running"
+    assert subagents["toolu_inner"]["parent_id"] == "aout"
+
+
+def test_hook_events_show_a_subagent_before_its_transcript(isolated_home: Path) -> None:
+    _tree(isolated_home)
+    hook = HookInput(
+        "SubagentStart",
+        {"session_id": SID, "agent_id": "afresh", "agent_type": "Explore",
+         "hook_event_name": "SubagentStart"},
+    )
+    record_event(hook, now=time.time())
+    store = StateStore.open_default()
+    probe = SessionsProbe()
+    snapshot = take_snapshot(load_config(), store, sessions=probe).to_json()
+    assert [a["id"] for a in snapshot["sessions"][0]["hook_running_agents"]] == ["afresh"]
+    stop = HookInput("SubagentStop", {**hook.data, "hook_event_name": "SubagentStop"})
+    record_event(stop, now=time.time())
+    again = take_snapshot(load_config(), store, sessions=probe).to_json()
+    assert again["sessions"][0]["hook_running_agents"] == []
