@@ -37,8 +37,8 @@ def test_two_runners_deciding_at_once_cannot_both_take_the_room(
     path = tmp_path / "state.db"
     StateStore(path).close()
 
-    def slow_read_book(conn, slice_facts, host):
-        book = read_book(conn, slice_facts, host)
+    def slow_read_book(conn, slice_facts, host, **options):
+        book = read_book(conn, slice_facts, host, **options)
         time.sleep(0.3)
         return book
 

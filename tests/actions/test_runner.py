@@ -278,18 +278,20 @@ def test_a_locked_state_file_makes_the_runner_wait_not_lose_its_row(
     assert [row["exit_code"] for row in rows(isolated_home)] == [0, 5]
 
 
-def most_at_once(intervals: list[tuple[float, float]]) -> int:
-    """The largest number of intervals that overlap at one instant."""
-    return max(sum(1 for a, b in intervals if a <= start <= b) for start, _ in intervals)
+def most_booked_at_once(spans: list[tuple[float, float, int]]) -> int:
+    """The largest sum of bookings whose spans overlap at one instant."""
+    return max(sum(booked for a, b, booked in spans if a <= start <= b) for start, _, _ in spans)
 
 
 def test_thirty_concurrent_runners_never_book_more_than_the_slice(
     isolated_home: Path, v1_slice: Path
 ) -> None:
-    """Booked bytes are summed from the ledger; occupied cages are seen in the slice.
+    """Booked bytes are summed from the ledger, and over the cages seen occupied in the slice.
 
     A cage is only ever seen holding processes while it really does, so the overlap of the
-    seen spans can only understate how many cages were occupied at once, never overstate it.
+    seen spans can only understate what was occupied at once, never overstate it. Once the
+    first runs have recorded their peaks the rest book less than their cap, so more than
+    slice/cap of them may run at once; what never grows past the slice is the sum booked.
     """
     cap, slice_cap = 24 * MIB, 120 * MIB
     write_config(isolated_home / "config.toml", v1_slice, slice_cap)
@@ -322,8 +324,10 @@ def test_thirty_concurrent_runners_never_book_more_than_the_slice(
     sampler.join()
     assert codes == [0] * 30
     assert 0 < most_booked <= slice_cap
-    assert 1 < most_at_once([(a, b) for a, b in seen.values()]) <= slice_cap // cap
     finished = rows(isolated_home)
+    booked = {Path(row["cgroup"]).name: row["booked"] for row in finished}
+    in_cages = most_booked_at_once([(a, b, booked[name]) for name, (a, b) in seen.items()])
+    assert cap < in_cages <= slice_cap
     assert len(finished) == 30 and {row["state"] for row in finished} == {"done"}
     for row in finished:
         at = row["admitted_at"]

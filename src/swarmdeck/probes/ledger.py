@@ -159,14 +159,15 @@ def not_yet_grown(bookings: Iterable[tuple[int, int]]) -> int:
     return sum(max(0, booked - current) for booked, current in bookings)
 
 
-def job_from_row(row: sqlite3.Row, live: bool = True) -> LedgerJob:
-    """A ledger row as a LedgerJob; `live` reads the cage and checks the runner."""
+def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> LedgerJob:
+    """A ledger row as a LedgerJob; `live` reads the cage and, with `runners`, checks the
+    runner (admission skips that: it has just closed the rows of dead runners itself)."""
     keys = row.keys()
     state = row["state"]
     current = peak_now = None
     runner_alive = None
     if live and state in ACTIVE:
-        if row["runner_pid"] is not None and row["runner_start_ticks"] is not None:
+        if runners and row["runner_pid"] is not None and row["runner_start_ticks"] is not None:
             runner_alive = ProcessIdentity(
                 row["runner_pid"], row["runner_start_ticks"]
             ).is_alive()
@@ -236,13 +237,15 @@ def slice_facts(config: Config, mem_total: int) -> SliceFacts:
     )
 
 
-def read_book(conn: sqlite3.Connection, facts: SliceFacts, host: str) -> MemoryBook:
+def read_book(
+    conn: sqlite3.Connection, facts: SliceFacts, host: str, runners: bool = True
+) -> MemoryBook:
     """The book from the ledger rows visible to `conn` and the slice's cgroup as it is now.
 
     Called inside admission's write transaction, so the rows cannot change while it decides.
     """
     meminfo = read_meminfo()
-    jobs = [job_from_row(row) for row in booked_rows(conn, host)]
+    jobs = [job_from_row(row, runners=runners) for row in booked_rows(conn, host)]
     reading = read_memory(facts.slice_path) if facts.slice_path else None
     return MemoryBook(
         host=host,
