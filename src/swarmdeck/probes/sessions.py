@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -173,6 +174,9 @@ class SessionsProbe:
         self._assembled: dict[str, SessionInfo] = {}
         self._dirty: set[str] = set()
         self._assembled_at = 0.0
+        self._lock = threading.Lock()
+        self.watched = False
+        """Set while a watcher (sessions_watch.py) keeps this probe current."""
 
     @property
     def projects_dir(self) -> Path:
@@ -180,21 +184,31 @@ class SessionsProbe:
 
     def refresh(self, changed: Iterable[Path] | None = None) -> list[SessionInfo]:
         """Bring every session up to date: all files when `changed` is None, else only those."""
-        now = self.clock()
-        self._read_pid_files()
-        if changed is None:
-            self._scan(now)
-        else:
-            for path in changed:
-                self._follow(Path(path), now)
-        return self._assemble(now)
+        with self._lock:
+            now = self.clock()
+            self._read_pid_files()
+            if changed is None:
+                self._scan(now)
+            else:
+                for path in changed:
+                    self._follow(Path(path), now)
+            return self._assemble(now)
+
+    def current(self) -> list[SessionInfo]:
+        """Up to date: as the watcher last left them when one runs, else refreshed now."""
+        if not self.watched:
+            return self.refresh()
+        with self._lock:
+            return self._ordered()
 
     def sessions(self) -> list[SessionInfo]:
         """The sessions as of the last refresh."""
-        return self._ordered()
+        with self._lock:
+            return self._ordered()
 
     def session(self, session_id: str) -> SessionInfo | None:
-        return self._assembled.get(session_id)
+        with self._lock:
+            return self._assembled.get(session_id)
 
     def read_one(self, transcript_path: Path) -> SessionInfo | None:
         """One session from its main transcript and its own subagents folder, nothing else."""
@@ -276,18 +290,43 @@ class SessionsProbe:
                 if tracked.update() and tracked.fold.session_id:
                     self._dirty.add(tracked.fold.session_id)
                 return
-            session = self._track_main(name[: -len(".jsonl")], project)
-            self._update_session(session)
+            sid = name[: -len(".jsonl")]
+            known = sid in self._sessions
+            session = self._track_main(sid, project)
+            if not known:
+                self._update_session(session)
+            elif session.main.update():
+                self._dirty.add(sid)
             return
         session = self._sessions.get(parts[1])
         if session is None:
-            main = project / f"{parts[1]}.jsonl"
-            if not main.exists():
-                return
-            session = self._track_main(parts[1], project)
-        if _AGENT_FILE.match(name) and path not in session.agents:
-            session.agents[path] = _Tracked(path, agent_file=True)
-        self._update_session(session)
+            if (project / f"{parts[1]}.jsonl").exists():
+                self._update_session(self._track_main(parts[1], project))
+            return
+        self._follow_agent_file(session, path, name)
+
+    def _follow_agent_file(self, session: _Session, path: Path, name: str) -> None:
+        """One agent transcript or meta file changed: read that one only."""
+        meta = _AGENT_META.match(name)
+        if meta is not None:
+            agent_path = path.with_name(f"agent-{meta.group(1)}.jsonl")
+            if agent_path in session.agents and self._read_meta(session, agent_path):
+                self._dirty.add(session.session_id)
+            return
+        if not _AGENT_FILE.match(name):
+            return
+        tracked = session.agents.get(path)
+        if tracked is None:
+            tracked = session.agents[path] = _Tracked(path, agent_file=True)
+        changed = tracked.update()
+        if tracked.tail.size == 0 and not path.exists():
+            del session.agents[path]
+            session.metas.pop(path, None)
+            changed = True
+        elif self._read_meta(session, path):
+            changed = True
+        if changed:
+            self._dirty.add(session.session_id)
 
     def _track_main(self, sid: str, project: Path) -> _Session:
         session = self._sessions.get(sid)
@@ -418,7 +457,7 @@ class SessionsProbe:
 def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[SessionInfo]:
     """The probe's sessions brought up to date, each with the subagents its hook events say
     started (and did not stop) that its transcripts do not show yet."""
-    sessions = probe.refresh()
+    sessions = probe.current()
     now = probe.clock()
     try:
         running = running_hook_agents(store, now - HOOK_WINDOW)

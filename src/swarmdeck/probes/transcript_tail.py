@@ -18,6 +18,8 @@ CHUNK = 4 * 1024 * 1024
 MAX_PARTIAL = 64 * 1024 * 1024
 HEAD_BYTES = 64
 RECOVERY_TRIES = 32
+SKIPPED_PREFIX = '{"type":"file-history-snapshot"'
+"""Undo snapshots: often large, and nothing in them is shown; not even parsed."""
 
 
 @dataclass
@@ -34,25 +36,26 @@ class TailRead:
     bytes_read: int = 0
 
 
-def parse_line(raw: bytes) -> dict[str, Any] | None:
+def parse_line(raw: str | bytes) -> dict[str, Any] | None:
     """One JSONL line as a dict; a line glued to the rest of a crashed write is recovered.
 
     A writer that died mid-line leaves `{"type":"us` with no newline; the next writer's complete
     line is then appended to it. The good record starts at a later `{"`, so try those positions.
     """
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
     try:
-        value = json.loads(raw)
+        value = json.loads(text)
     except ValueError:
         value = None
     if isinstance(value, dict):
         return value
     start = 1
     for _ in range(RECOVERY_TRIES):
-        pos = raw.find(b'{"', start)
+        pos = text.find('{"', start)
         if pos < 0:
             return None
         try:
-            value = json.loads(raw[pos:])
+            value = json.loads(text[pos:])
         except ValueError:
             start = pos + 1
             continue
@@ -138,13 +141,19 @@ class JsonlTail:
 
     def _consume(self, chunk: bytes, result: TailRead) -> None:
         data = self._partial + chunk if self._partial else chunk
-        lines = data.split(b"\n")
-        self._partial = lines.pop()
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self._partial = data
+            lines: list[str] = []
+        else:
+            # A newline never falls inside a UTF-8 character: decode the complete lines at once.
+            self._partial = data[cut + 1 :]
+            lines = data[:cut].decode("utf-8", "replace").split("\n")
         if len(self._partial) > MAX_PARTIAL:
             result.skipped += 1
             self._partial = b""
         for raw in lines:
-            if not raw.strip():
+            if not raw or raw.startswith(SKIPPED_PREFIX) or raw.isspace():
                 continue
             record = parse_line(raw)
             if record is None:
