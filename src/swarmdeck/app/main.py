@@ -24,6 +24,7 @@ from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.config import Config
 from swarmdeck.probes.host import CpuSampler
+from swarmdeck.probes.sessions import SessionsProbe
 from swarmdeck.snapshot import Snapshot, take_snapshot
 from swarmdeck.state import StateStore
 
@@ -70,7 +71,11 @@ class SwarmdeckApp(App[int]):
         self.config = config
         self.store = store
         self.readonly = readonly
-        self.prober: Prober = prober or partial(take_snapshot, config, store, CpuSampler())
+        self.sessions_probe = SessionsProbe()
+        """Kept across snapshots and watched by the Agents panel: transcripts are read once."""
+        self.prober: Prober = prober or partial(
+            take_snapshot, config, store, CpuSampler(), self.sessions_probe
+        )
         if readonly:
             self.sub_title = "read-only"
 
@@ -81,7 +86,7 @@ class SwarmdeckApp(App[int]):
         yield HostsPanel(history_points=points)
         with Horizontal(id="middle"):
             yield JobsPanel()
-            yield AgentsPanel()
+            yield AgentsPanel(self.sessions_probe)
         with Horizontal(id="lower"):
             yield GpusPanel()
             yield LocksPanel()

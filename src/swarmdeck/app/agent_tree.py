@@ -1,0 +1,169 @@
+"""A Tree of sessions and their subagents, kept in step node by node so nothing jumps.
+
+Nodes are keyed (session id, then subagent id) and ordered by when they started, so a refresh
+changes labels in place and adds newcomers at the end; folded nodes stay folded and the cursor
+stays on its line. A subagent is placed under its parent subagent when there is one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from swarmdeck.probes.sessions import SessionInfo
+from swarmdeck.probes.subagents import SubagentInfo
+from swarmdeck.probes.transcript_fold import ToolCall
+
+STATUS_STYLES = {
+    "running": "bold green",
+    "completed": "dim",
+    "failed": "bold red",
+    "interrupted": "yellow",
+}
+STATUS_MARKS = {"running": "▶", "completed": "✓", "failed": "✗", "interrupted": "■"}
+
+
+def age_text(seconds: float | None) -> str:
+    """An age as 42s, 7m05s, 3h12m."""
+    if seconds is None:
+        return "–"
+    whole = max(0, int(seconds))
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
+def _tool_text(call: ToolCall | None, now: float) -> Text:
+    if call is None:
+        return Text()
+    summary = f" {call.summary[:40]}" if call.summary else ""
+    since = now - call.started_at if call.started_at is not None else None
+    age = age_text(since)
+    style = "bold red" if since is not None and since > 480 else "cyan"
+    return Text.assemble(" · ", (f"{call.name}{summary}", "cyan"), (f" {age}", style))
+
+
+def session_label(session: SessionInfo, now: float) -> Text:
+    """One line per session: live or not, name, state, tool in flight, swarm figures."""
+    name = session.title or (session.cwd or session.session_id).rstrip("/").rsplit("/", 1)[-1]
+    label = Text()
+    label.append("● " if session.live else "○ ", style="bold green" if session.live else "dim")
+    label.append(name[:50], style="bold" if session.live else "")
+    if session.git_branch:
+        label.append(f" [{session.git_branch}]", style="magenta")
+    if session.state:
+        label.append(f" {session.state}", style="yellow" if session.state == "waiting" else "")
+    label.append_text(_tool_text(session.tool_in_flight, now))
+    health = session.health
+    if health.dispatches or health.running:
+        label.append(
+            f" · {health.running} running / {health.dispatches} dispatched"
+            f" · peak {health.peak_parallel} · eff {health.effective_parallelism:.1f}",
+            style="dim" if not health.running else "",
+        )
+    if session.last_activity_at is not None and not session.live:
+        label.append(f" · {age_text(now - session.last_activity_at)} ago", style="dim")
+    return label
+
+
+def subagent_label(sub: SubagentInfo, now: float) -> Text:
+    """One line per subagent: status, description, type, tool in flight, calls, tokens, time."""
+    label = Text()
+    style = STATUS_STYLES.get(sub.status, "")
+    label.append(f"{STATUS_MARKS.get(sub.status, '?')} ", style=style)
+    label.append((sub.description or sub.id)[:50], style=style if sub.status != "completed" else "")
+    label.append(f" ({sub.type}{', bg' if sub.background else ''})", style="dim")
+    label.append_text(_tool_text(sub.tool_in_flight, now))
+    if sub.tool_calls:
+        label.append(f" · {sub.tool_calls} calls", style="dim")
+    if sub.tokens:
+        tokens = f"{sub.tokens / 1000:.0f}k" if sub.tokens >= 1000 else str(sub.tokens)
+        label.append(f" · {tokens} tok", style="dim")
+    if sub.status == "running" and sub.started_at is not None:
+        label.append(f" · {age_text(now - sub.started_at)}", style="green")
+    elif sub.ended_at is not None and sub.started_at is not None:
+        label.append(f" · took {age_text(sub.ended_at - sub.started_at)}", style="dim")
+    return label
+
+
+def _depth(sub: SubagentInfo, by_id: dict[str, SubagentInfo]) -> int:
+    depth, seen, parent = 0, {sub.id}, sub.parent_id
+    while parent is not None and parent in by_id and parent not in seen:
+        seen.add(parent)
+        depth += 1
+        parent = by_id[parent].parent_id
+    return depth
+
+
+class SessionTree(Tree[str]):
+    """Sessions → subagents (→ nested subagents); node data is the node's key."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        """Args:
+        id: The widget id.
+        """
+        super().__init__("sessions", id=id)
+        self.show_root = False
+        self._by_key: dict[str, TreeNode[str]] = {}
+        self._parent_keys: dict[str, str | None] = {}
+
+    def sync(self, sessions: Sequence[SessionInfo], now: float | None = None) -> None:
+        """Make the tree show exactly these sessions and subagents."""
+        now = time.time() if now is None else now
+        wanted: dict[str, tuple[str | None, Text]] = {}
+        for session in sorted(sessions, key=lambda s: (s.started_at or 0.0, s.session_id)):
+            session_key = f"s:{session.session_id}"
+            wanted[session_key] = (None, session_label(session, now))
+            by_id = {sub.id: sub for sub in session.subagents}
+            ordered = sorted(
+                session.subagents,
+                key=lambda sub: (_depth(sub, by_id), sub.started_at or 0.0, sub.id),
+            )
+            for sub in ordered:
+                parent = sub.parent_id
+                parent_key = f"a:{session.session_id}:{parent}" if parent in by_id else session_key
+                wanted[f"a:{session.session_id}:{sub.id}"] = (parent_key, subagent_label(sub, now))
+            for agent in session.hook_agents:
+                hook_label = Text.assemble(
+                    ("▶ ", "bold green"),
+                    agent.agent_id,
+                    (f" ({agent.agent_type or 'subagent'}, hook only)", "dim"),
+                    (f" · {age_text(now - agent.started_at)}", "green"),
+                )
+                wanted[f"h:{session.session_id}:{agent.agent_id}"] = (session_key, hook_label)
+        self._apply(wanted)
+
+    def _apply(self, wanted: dict[str, tuple[str | None, Text]]) -> None:
+        for key in list(self._by_key):
+            if key not in wanted or wanted[key][0] != self._parent_keys.get(key):
+                self._drop(key)
+        for key, (parent_key, label) in wanted.items():
+            node = self._by_key.get(key)
+            if node is None:
+                parent = self._by_key.get(parent_key, self.root) if parent_key else self.root
+                self._by_key[key] = parent.add(label, data=key, expand=parent_key is None)
+                self._parent_keys[key] = parent_key
+            elif node.label != label:
+                node.set_label(label)
+
+    def _drop(self, key: str) -> None:
+        node = self._by_key.pop(key, None)
+        self._parent_keys.pop(key, None)
+        if node is None:
+            return
+        for child in list(node.children):
+            if child.data is not None:
+                self._drop(child.data)
+        node.remove()
+
+    def session_of(self, node: TreeNode[str] | None) -> str | None:
+        """The session id a node belongs to."""
+        if node is None or node.data is None:
+            return None
+        return node.data.split(":", 2)[1]

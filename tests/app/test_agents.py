@@ -1,0 +1,90 @@
+"""The Agents panel under Pilot: a tree of real transcripts that follows their writes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from claude_lines import ClaudeTree, Lines, append
+from swarmdeck.app.agent_tree import SessionTree
+from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.config import load_config
+from swarmdeck.state import StateStore
+
+SID = "abcd7777-0000-4000-8000-000000000015"
+
+
+def _session(home: Path) -> Path:
+    tree = ClaudeTree(home / "claude")
+    main = Lines(SID, branch="feat/agents")
+    main.prompt("fan out", 0)
+    main.agent("toolu_a", "Survey the web module", "Survey.", 1, subagent_type="Explore")
+    main.agent("toolu_b", "Review the diff", "Review.", 2, subagent_type="code-reviewer")
+    main.async_launched("toolu_b", "ab", 3)
+    main.agent("toolu_c", "Write the docs", "Docs.", 2)
+    main.foreground_done("toolu_c", "ac", 40)
+    path = tree.write_main(main)
+    agent = Lines(SID, sidechain=True, agent_id="aa")
+    agent.prompt("Survey.", 2)
+    agent.tool_use("toolu_aa1", "Bash", {"command": "ls src/web"}, 3)
+    agent.agent("toolu_nested", "Nested look", "Nested.", 4, subagent_type="Plan")
+    tree.write_agent(agent, meta={"agentType": "Explore", "toolUseId": "toolu_a"})
+    tree.write_pid_file(os.getpid(), SID)
+    return path
+
+
+def _labels(tree: SessionTree) -> list[tuple[int, str]]:
+    lines = []
+
+    def walk(node, depth: int) -> None:
+        for child in node.children:
+            lines.append((depth, str(child.label)))
+            walk(child, depth + 1)
+
+    walk(tree.root, 0)
+    return lines
+
+
+async def _wait_for(pilot, predicate, tries: int = 100) -> None:
+    for _ in range(tries):
+        await pilot.pause(0.05)
+        if predicate():
+            return
+    raise AssertionError("the panel never showed it")
+
+
+async def test_sessions_and_subagents_show_as_a_tree(isolated_home: Path) -> None:
+    path = _session(isolated_home)
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(180, 50)) as pilot:
+        tree = app.query_one(SessionTree)
+        await _wait_for(pilot, lambda: len(_labels(tree)) >= 5)
+        labels = _labels(tree)
+        session = labels[0]
+        assert session[0] == 0
+        assert "● " in session[1] and "[feat/agents]" in session[1]
+        assert "3 running / 3 dispatched" in session[1]
+        by_text = {text.split(" (")[0][2:]: (depth, text) for depth, text in labels[1:]}
+        assert by_text["Survey the web module"][0] == 1
+        assert "· Agent Nested look" in by_text["Survey the web module"][1]
+        assert by_text["Nested look"][0] == 2
+        assert by_text["Write the docs"][1].startswith("✓")
+        assert "bg" in by_text["Review the diff"][1]
+        assert app.query_one("#agents").border_subtitle == "1 live, 3 subagents running"
+
+        done = Lines(SID)
+        done.notification("ab", "toolu_b", "failed", 90)
+        append(path, done.dumps())
+        await _wait_for(
+            pilot, lambda: any(t.startswith("✗ Review the diff") for _, t in _labels(tree))
+        )
+        spark_label = str(app.query_one("#agents-spark-label").render())
+        assert "peak 4" in spark_label
+
+
+async def test_empty_room_says_so(isolated_home: Path) -> None:
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause(0.3)
+        assert app.query_one("#agents .empty").display
+        assert not app.query_one(SessionTree).display
