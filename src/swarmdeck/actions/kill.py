@@ -186,6 +186,16 @@ def stop_tree(
     Raises NotSupervisedError, before any signal, when target is alive but is neither a
     supervised process nor a descendant of one.
     """
+    target_stat = read_stat(target.pid) if target is not None else None
+    target_alive = (
+        target is not None
+        and target_stat is not None
+        and target_stat.start_ticks == target.start_ticks
+        and target_stat.state != "Z"
+    )
+    if not target_alive and not (members() if members else []):
+        # Nothing left to stop: spare the scan of every process on the machine.
+        return StopReport()
     table = process_table()
     if target is not None and _alive_in(table, target) and not is_supervised(
         target, supervised, table
