@@ -1,17 +1,21 @@
 """What the recorded hook events say is happening now, ahead of the transcripts.
 
 Claude Code writes transcripts asynchronously; a hook call is recorded the moment it happens.
-A SubagentStart without its SubagentStop is a subagent still running, across every session
-whose hooks are installed.
+A SubagentStart without its SubagentStop is a subagent still running. A Stop event (2.1.145+)
+also lists the session's background tasks with their status, which covers subagents whose
+SubagentStart was missed (hooks installed after they started).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import json
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
+
+RUNNING_TASK = frozenset({"running", "pending", "in_progress"})
 
 
 @dataclass(frozen=True)
@@ -33,24 +37,52 @@ def hook_agents(store: StateStore, since: float) -> list[HookAgent]:
     """Subagents started since `since`, in start order, with their stop time if they stopped."""
     with store.read() as conn:
         rows = conn.execute(
-            "SELECT event, session_id, agent_id, json_extract(payload, '$.agent_type') AS type,"
-            " received_at FROM hook_events"
-            " WHERE event IN ('SubagentStart', 'SubagentStop') AND received_at >= ?"
-            " AND agent_id IS NOT NULL AND session_id IS NOT NULL ORDER BY id",
+            "SELECT event, session_id, agent_id, received_at,"
+            " json_extract(payload, '$.agent_type') AS type,"
+            " json_extract(payload, '$.background_tasks') AS tasks"
+            " FROM hook_events"
+            " WHERE event IN ('SubagentStart', 'SubagentStop', 'Stop') AND received_at >= ?"
+            " AND session_id IS NOT NULL ORDER BY id",
             (since,),
         ).fetchall()
     agents: dict[tuple[str, str], HookAgent] = {}
     for row in rows:
-        key = (row["session_id"], row["agent_id"])
+        session, at = row["session_id"], row["received_at"]
+        if row["event"] == "Stop":
+            _background_tasks(agents, session, at, row["tasks"])
+            continue
+        if row["agent_id"] is None:
+            continue
+        key = (session, row["agent_id"])
         if row["event"] == "SubagentStart":
-            agents[key] = HookAgent(key[0], key[1], row["type"], row["received_at"], None)
-        elif key in agents:
-            known = agents[key]
-            agents[key] = HookAgent(
-                known.session_id, known.agent_id, known.agent_type, known.started_at,
-                row["received_at"],
-            )
+            agents[key] = HookAgent(session, row["agent_id"], row["type"], at, None)
+        elif key in agents and agents[key].running:
+            agents[key] = replace(agents[key], stopped_at=at)
     return list(agents.values())
+
+
+def _background_tasks(
+    agents: dict[tuple[str, str], HookAgent], session: str, at: float, tasks: Any
+) -> None:
+    """Fold a Stop event's `background_tasks` list: subagents it says run, or have ended."""
+    try:
+        entries = json.loads(tasks) if isinstance(tasks, str) else []
+    except ValueError:
+        return
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or entry.get("type") != "subagent":
+            continue
+        agent_id = entry.get("id")
+        if not isinstance(agent_id, str) or not agent_id:
+            continue
+        key = (session, agent_id)
+        known = agents.get(key)
+        kind = entry.get("agent_type") if isinstance(entry.get("agent_type"), str) else None
+        if entry.get("status") in RUNNING_TASK:
+            if known is None or not known.running:
+                agents[key] = HookAgent(session, agent_id, kind, at, None)
+        elif known is not None and known.running:
+            agents[key] = replace(known, stopped_at=at)
 
 
 def running_hook_agents(store: StateStore, since: float) -> dict[str, list[HookAgent]]:

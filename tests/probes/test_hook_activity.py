@@ -1,0 +1,40 @@
+"""Subagents from recorded hook events: start/stop pairs and a Stop's background tasks."""
+
+from __future__ import annotations
+
+from swarmdeck.hooks.payload import HookInput
+from swarmdeck.hooks.record import record_event
+from swarmdeck.probes.hook_activity import hook_agents, running_hook_agents
+from swarmdeck.state import StateStore
+
+
+def _event(event: str, at: float, **fields) -> None:
+    record_event(HookInput(event, {"hook_event_name": event, **fields}), now=at)
+
+
+def test_start_without_stop_is_running_and_stop_ends_it() -> None:
+    _event("SubagentStart", 10, session_id="s1", agent_id="a1", agent_type="Explore")
+    _event("SubagentStart", 11, session_id="s1", agent_id="a2", agent_type="Plan")
+    _event("SubagentStop", 20, session_id="s1", agent_id="a1", agent_type="Explore")
+    store = StateStore.open_default()
+    agents = {a.agent_id: a for a in hook_agents(store, 0)}
+    assert agents["a1"].stopped_at == 20 and agents["a2"].running
+    assert [a.agent_id for a in running_hook_agents(store, 0)["s1"]] == ["a2"]
+    assert running_hook_agents(store, 15) == {}
+
+
+def test_stop_background_tasks_add_and_end_subagents() -> None:
+    _event("SubagentStart", 10, session_id="s1", agent_id="a1")
+    _event(
+        "Stop",
+        30,
+        session_id="s1",
+        stop_hook_active=False,
+        background_tasks=[
+            {"id": "a1", "type": "subagent", "status": "completed", "description": "d"},
+            {"id": "a9", "type": "subagent", "status": "running", "agent_type": "reviewer"},
+            {"id": "b3", "type": "shell", "status": "running"},
+        ],
+    )
+    running = running_hook_agents(StateStore.open_default(), 0)
+    assert [(a.agent_id, a.agent_type) for a in running["s1"]] == [("a9", "reviewer")]
