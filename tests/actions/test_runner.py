@@ -95,6 +95,17 @@ def test_job_over_its_own_cap_exits_250_and_the_row_says_it_hit_its_ceiling(
     assert again.returncode == 0, again.stderr
 
 
+def test_when_the_kernel_kills_one_process_the_rest_of_the_tree_is_stopped(
+    slice_config: Path, isolated_home
+) -> None:
+    started = time.monotonic()
+    runner = start_run("--cap", "30M", "--", "sh", "-c", '"$@" & sleep 30', "sh", *hog(60))
+    runner.wait(timeout=20)
+    assert runner.returncode == 250
+    assert time.monotonic() - started < 15
+    assert session_processes(runner.pid) == []
+
+
 def test_the_victim_of_a_full_slice_exits_254_and_the_other_job_does_not(
     slice_config: Path, isolated_home
 ) -> None:

@@ -112,9 +112,10 @@ def watch(
             tags = {key.data for key, _ in selector.select(pause)}
             if OOM in tags:
                 cage.drain()
-                if cage.lost_process():
-                    ended_by = OOM
-                    break
+            # Read every round, not only on a notification: the kill can land just after it.
+            if cage.lost_process():
+                ended_by = OOM
+                break
             if SIGNALLED in tags and signals.pending() is not None:
                 ended_by = SIGNALLED
                 break
