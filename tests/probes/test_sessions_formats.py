@@ -334,15 +334,18 @@ def test_read_session_reads_one_session_by_its_transcript_path(tmp_path: Path) -
     assert read_session(tmp_path / "nope.jsonl", tmp_path / "claude") is None
 
 
-def test_old_sessions_are_not_read_unless_live(tmp_path: Path) -> None:
+def test_old_sessions_beyond_the_newest_are_not_read_unless_live(tmp_path: Path) -> None:
     tree = ClaudeTree(tmp_path / "claude")
-    main = Lines(SID)
-    main.prompt("old", 0)
-    path = tree.write_main(main)
-    old = path.stat().st_mtime - 10 * 86400
-    os.utime(path, (old, old))
-    assert SessionsProbe(tmp_path / "claude").refresh() == []
-    tree.write_pid_file(os.getpid(), SID)
-    sessions = SessionsProbe(tmp_path / "claude").refresh()
-    assert [s.session_id for s in sessions] == [SID]
-    assert sessions[0].live is True
+    sids = [f"{n:08d}-0000-4000-8000-000000000000" for n in range(4)]
+    for n, sid in enumerate(sids):
+        main = Lines(sid)
+        main.prompt("old", 0)
+        path = tree.write_main(main)
+        old = path.stat().st_mtime - 10 * 86400 - n * 60
+        os.utime(path, (old, old))
+    probe = SessionsProbe(tmp_path / "claude", keep_newest=2)
+    assert [s.session_id for s in probe.refresh()] == sids[:2]
+    tree.write_pid_file(os.getpid(), sids[3])
+    sessions = SessionsProbe(tmp_path / "claude", keep_newest=2).refresh()
+    assert sessions[0].session_id == sids[3] and sessions[0].live
+    assert {s.session_id for s in sessions} == {sids[0], sids[1], sids[3]}

@@ -88,14 +88,15 @@ def test_session_seen_live_then_gone_is_over(tmp_path: Path) -> None:
     assert session.subagents[0].status == "interrupted"
 
 
-def test_without_pid_files_a_quiet_session_is_over_and_a_fresh_one_is_not(
+def test_without_a_pid_file_a_quiet_session_keeps_its_transcript_statuses(
     tmp_path: Path,
 ) -> None:
     tree = ClaudeTree(tmp_path / "claude")
     path = _running_agent(tree)
-    assert SessionsProbe(tmp_path / "claude").refresh()[0].subagents[0].status == "running"
-    age(path, 3600)
-    assert SessionsProbe(tmp_path / "claude").refresh()[0].subagents[0].status == "interrupted"
+    age(path, 30 * 86400)
+    session = SessionsProbe(tmp_path / "claude").refresh()[0]
+    assert not session.live
+    assert session.subagents[0].status == "running"
 
 
 def test_live_session_without_a_transcript_yet_is_listed(tmp_path: Path) -> None:

@@ -72,8 +72,12 @@ def session_label(session: SessionInfo, now: float) -> Text:
     return label
 
 
-def subagent_label(sub: SubagentInfo, now: float) -> Text:
-    """One line per subagent: status, description, type, tool in flight, calls, tokens, time."""
+def subagent_label(sub: SubagentInfo, now: float, session_live: bool = True) -> Text:
+    """One line per subagent: status, description, type, tool in flight, calls, tokens, time.
+
+    A subagent its transcript calls running in a session that is not live is marked as
+    unconfirmed: nothing says the process is gone, nothing says it still runs.
+    """
     label = Text()
     style = STATUS_STYLES.get(sub.status, "")
     label.append(f"{STATUS_MARKS.get(sub.status, '?')} ", style=style)
@@ -85,7 +89,9 @@ def subagent_label(sub: SubagentInfo, now: float) -> Text:
     if sub.tokens:
         tokens = f"{sub.tokens / 1000:.0f}k" if sub.tokens >= 1000 else str(sub.tokens)
         label.append(f" · {tokens} tok", style="dim")
-    if sub.status == "running" and sub.started_at is not None:
+    if sub.status == "running" and not session_live:
+        label.append(" · session not live", style="yellow")
+    elif sub.status == "running" and sub.started_at is not None:
         label.append(f" · {age_text(now - sub.started_at)}", style="green")
     elif sub.ended_at is not None and sub.started_at is not None:
         label.append(f" · took {age_text(sub.ended_at - sub.started_at)}", style="dim")
@@ -128,7 +134,8 @@ class SessionTree(Tree[str]):
             for sub in ordered:
                 parent = sub.parent_id
                 parent_key = f"a:{session.session_id}:{parent}" if parent in by_id else session_key
-                wanted[f"a:{session.session_id}:{sub.id}"] = (parent_key, subagent_label(sub, now))
+                label = subagent_label(sub, now, session.live)
+                wanted[f"a:{session.session_id}:{sub.id}"] = (parent_key, label)
             for agent in session.hook_agents:
                 hook_label = Text.assemble(
                     ("▶ ", "bold green"),

@@ -32,8 +32,10 @@ from swarmdeck.probes.transcript_tail import JsonlTail
 
 DEFAULT_MAX_AGE = 48 * 3600.0
 """Sessions whose transcripts were last written longer ago than this are not read (unless live)."""
+KEEP_NEWEST = 50
+"""The newest sessions are always read, however old."""
 STALE_AFTER = 30 * 60.0
-"""A session with no pid file and no write for this long is over: nothing in it still runs."""
+"""Hook-event subagents of a session quiet for this long (and not live) are not shown."""
 REASSEMBLE_EVERY = 30.0
 """Seconds after which every session is re-decided even if no file changed (staleness is time)."""
 MAX_META = 256 * 1024
@@ -143,17 +145,14 @@ class _Session:
     def subagents_dir(self) -> Path:
         return self.project_dir / self.session_id / "subagents"
 
-    def latest_write(self) -> float:
-        times = [self.main.tail.mtime] + [a.tail.mtime for a in self.agents.values()]
-        return max(times)
-
 
 class SessionsProbe:
     """Reads every recent Claude Code session incrementally; `refresh()` brings it up to date.
 
     Args:
         claude_dir: Claude Code's folder; default `paths.claude_dir()`.
-        max_age: seconds; older sessions that are not live are not read.
+        max_age: seconds; older sessions are not read, unless live or among the newest.
+        keep_newest: how many of the newest sessions are read however old they are.
         clock: the time source (epoch seconds), replaceable in tests.
     """
 
@@ -162,10 +161,12 @@ class SessionsProbe:
         claude_dir: Path | None = None,
         *,
         max_age: float = DEFAULT_MAX_AGE,
+        keep_newest: int = KEEP_NEWEST,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.claude_dir = claude_dir if claude_dir is not None else paths.claude_dir()
         self.max_age = max_age
+        self.keep_newest = keep_newest
         self.clock = clock
         self._sessions: dict[str, _Session] = {}
         self._flat: dict[Path, _Tracked] = {}
@@ -235,25 +236,35 @@ class SessionsProbe:
         return now - mtime <= self.max_age
 
     def _scan(self, now: float) -> None:
-        """List every project folder, start tracking recent sessions, read what was appended."""
-        keep: set[str] = set()
-        flat_keep: set[Path] = set()
+        """List every project folder, start tracking recent sessions, read what was appended.
+
+        Recent means written within max_age, or live, or among the keep_newest newest: a
+        folder of old transcripts (a copy, an archive) is still shown, while a long history
+        does not make every refresh read months of sessions.
+        """
+        mains: list[tuple[float, str, Path]] = []
+        flats: list[tuple[float, Path]] = []
         for project in _dirs(self.projects_dir):
             for entry in _entries(project):
                 name = entry.name
                 if not name.endswith(".jsonl") or not _is_file(entry):
                     continue
-                mtime = _mtime(entry)
-                path = Path(entry.path)
                 if name.startswith("agent-"):
-                    if self._fresh(mtime, now) or path in self._flat:
-                        flat_keep.add(path)
-                        self._track_flat(path)
-                    continue
-                sid = name[: -len(".jsonl")]
-                if self._fresh(mtime, now) or sid in self._pids.live:
-                    keep.add(sid)
-                    self._track_main(sid, project)
+                    flats.append((_mtime(entry), Path(entry.path)))
+                else:
+                    mains.append((_mtime(entry), name[: -len(".jsonl")], project))
+        mains.sort(reverse=True)
+        flats.sort(reverse=True)
+        keep: set[str] = set()
+        for rank, (mtime, sid, project) in enumerate(mains):
+            if rank < self.keep_newest or self._fresh(mtime, now) or sid in self._pids.live:
+                keep.add(sid)
+                self._track_main(sid, project)
+        flat_keep: set[Path] = set()
+        for rank, (mtime, path) in enumerate(flats):
+            if rank < self.keep_newest * 20 or self._fresh(mtime, now) or path in self._flat:
+                flat_keep.add(path)
+                self._track_flat(path)
         for sid, live in self._pids.live.items():
             if sid not in keep and live.cwd:
                 project = self.projects_dir / project_folder_name(live.cwd)
@@ -413,7 +424,7 @@ class SessionsProbe:
             for path, t in self._flat.items()
             if t.fold.session_id == sid
         )
-        over = self._session_over(sid, session, now)
+        over = self._session_over(sid)
         subagents = resolve_subagents(fold, agents, session_over=over)
         activity = [fold.last_at] + [s.last_activity_at for s in subagents]
         known = [t for t in activity if t is not None]
@@ -441,17 +452,16 @@ class SessionsProbe:
         agent_id = _agent_id(path, tracked.fold)
         return AgentTranscript(path, agent_id, tracked.fold, meta, tracked.tail.mtime)
 
-    def _session_over(self, sid: str, session: _Session, now: float) -> bool:
-        """True when nothing in the session can still be running.
+    def _session_over(self, sid: str) -> bool:
+        """True only on evidence that the session's process is gone: its pid file names a dead
+        (or reused) pid, or this probe saw it live and its pid file is gone now.
 
-        Over when its process was seen and is gone, or its pid file names a dead process, or
-        (no pid file at all, as with older versions) nothing was written for STALE_AFTER.
+        A session without any pid file (older Claude Code versions, copies of transcripts) is
+        never assumed over: its subagents keep the status their transcripts give them.
         """
         if sid in self._pids.live:
             return False
-        if sid in self._seen_live or sid in self._pids.ended:
-            return True
-        return now - session.latest_write() > STALE_AFTER
+        return sid in self._seen_live or sid in self._pids.ended
 
 
 def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[SessionInfo]:
