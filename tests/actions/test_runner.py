@@ -145,6 +145,21 @@ def test_waiting_past_wait_exits_252_after_saying_what_it_needs(
     holder.communicate(timeout=10)
 
 
+def test_terminating_a_queued_runner_closes_its_row(slice_config: Path, isolated_home) -> None:
+    holder = start_run("--cap", "80M", "--", "sleep", "5")
+    wait_for(lambda: job_state(isolated_home) == "running")
+    queued = start_run("--cap", "40M", "--wait", "30", "--", "true")
+    wait_for(lambda: job_state(isolated_home, 2) == "queued")
+    queued.send_signal(signal.SIGTERM)
+    _, err = queued.communicate(timeout=10)
+    assert queued.returncode == 143
+    assert "stopped while queued" in err
+    (row,) = [row for row in rows(isolated_home) if row["id"] == 2]
+    assert (row["state"], row["exit_code"]) == ("refused", 143)
+    os.killpg(holder.pid, signal.SIGTERM)
+    holder.communicate(timeout=10)
+
+
 def test_a_queued_job_starts_when_room_frees_up(slice_config: Path, isolated_home) -> None:
     holder = start_run("--cap", "80M", "--", "sleep", "0.6")
     wait_for(lambda: job_state(isolated_home) == "running")

@@ -44,7 +44,11 @@ class NotAdmittedError(SwarmdeckError):
 
 
 class Interrupted(SwarmdeckError):
-    """The runner was told to stop (TERM/INT/HUP) before the job started."""
+    """The runner was told to stop (TERM/INT/HUP) before the job started: exit 128 + signal."""
+
+    def __init__(self, message: str, signum: int) -> None:
+        super().__init__(message)
+        self.signum = signum
 
 
 @dataclass(frozen=True)
@@ -197,7 +201,7 @@ def admit(
         signum = stop_signal()
         if signum is not None:
             give_up(store, job_id, f"stopped while queued by signal {signum}", 128 + signum)
-            raise Interrupted(f"job {job_id} stopped while queued", 128 + signum)
+            raise Interrupted(f"job {job_id} stopped while queued", signum)
         decision, job_id, book, found = attempt(store, job, facts, job_id, cage_path)
         lost += found
     return Admission(job_id=job_id, book=book, lost=lost)

@@ -250,16 +250,16 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
         placement=backend.site.placement,
         problem="",
     )
-    print_ = fingerprint(request.argv, request.cwd)
+    workload = fingerprint(request.argv, request.cwd)
     booking = decide_booking(
-        past_runs(store, print_),
+        past_runs(store, workload),
         declared_cap=declared,
         default_prediction=config.memory.default_prediction.resolve(total),
         cap_factor=config.memory.cap_factor,
         unbounded=request.unbounded,
         slice_cap=slice_cap,
     )
-    return Prepared(backend, facts, booking, print_, local_host_name())
+    return Prepared(backend, facts, booking, workload, local_host_name())
 
 
 def run_job(
@@ -310,9 +310,12 @@ def _admitted_run(
             store, row, prepared.facts, prepared.backend.job_path, wait, note,
             signals.read_fd, signals.pending,
         )
-    except (NotAdmittedError, Interrupted) as error:
+    except NotAdmittedError as error:
         note(error.message)
         return int(error.exit_code)
+    except Interrupted as error:
+        note(error.message)
+        return 128 + error.signum
     clear_lost(admission.lost)
     job_id = admission.job_id
     output = detached.admitted(job_id) if detached is not None else None
