@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, NotAdmittedError, admit
 from swarmdeck.actions.booking import Booking, decide_booking, hit_ceiling
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
+from swarmdeck.actions.detach import Detached, detached_channel, launch_detached
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
@@ -39,8 +39,6 @@ if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
 PR_SET_PDEATHSIG = 1
-DETACH_FD_ENV = "SWARMDECK_DETACH_FD"
-"""Set only in a detached runner: the pipe on which it tells its launcher it was admitted."""
 STOP_GRACE = 5.0
 """Seconds a job's tree gets between SIGTERM and SIGKILL on timeout or runner stop."""
 NOT_FOUND = 127
@@ -154,72 +152,6 @@ class ChildSetup:
         self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != self.runner_pid:
             os._exit(128 + signal.SIGKILL)
-
-
-class Detached:
-    """The detached runner's line back to the terminal that launched it."""
-
-    def __init__(self, write_fd: int) -> None:
-        self.write_fd = write_fd
-
-    def admitted(self, job_id: int) -> str:
-        """Tell the launcher the job is admitted, then let go of its terminal."""
-        out_dir = paths.state_dir() / "jobs"
-        out_dir.mkdir(parents=True, exist_ok=True)
-        output = out_dir / f"job-{job_id}.out"
-        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.write(self.write_fd, f"admitted {job_id} {output}\n".encode())
-        os.close(self.write_fd)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(null, 0)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-        os.close(null)
-        return str(output)
-
-
-def detached_channel() -> Detached | None:
-    """In a runner started by `launch_detached`: the line back to its launcher."""
-    fd = os.environ.pop(DETACH_FD_ENV, None)
-    return Detached(int(fd)) if fd and fd.isdigit() else None
-
-
-def relaunch_argv(request: RunRequest) -> list[str]:
-    """The `swarmdeck run` line that repeats the request in a new process."""
-    args = [sys.executable, "-m", "swarmdeck.cli", "run", "--detach"]
-    for flag, value in (
-        ("--cap", request.cap), ("--label", request.label), ("--threads", request.threads),
-        ("--wait", request.wait), ("--timeout", request.timeout),
-    ):
-        if value is not None:
-            args += [flag, str(value)]
-    if request.unbounded:
-        args.append("--unbounded")
-    return [*args, "--", *request.argv]
-
-
-def launch_detached(request: RunRequest) -> int:
-    """Start the runner again as a fresh process in its own session; wait only until it is
-    admitted (its queued lines still reach this terminal), then leave it running.
-
-    A fresh process, not a fork: a forked child must never touch SQLite state it inherited.
-    """
-    read_fd, write_fd = os.pipe()
-    env = dict(os.environ, **{DETACH_FD_ENV: str(write_fd)})
-    child = subprocess.Popen(
-        relaunch_argv(request), cwd=request.cwd, env=env, stdin=subprocess.DEVNULL,
-        pass_fds=(write_fd,), start_new_session=True,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as pipe:
-        line = pipe.readline().decode().split()
-    if line and line[0] == "admitted":
-        print(f"job {line[1]} runs detached; output in {line[2]}", flush=True)
-        return int(ExitCode.OK)
-    return child.wait()
 
 
 @dataclass
