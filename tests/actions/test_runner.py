@@ -180,18 +180,19 @@ def test_timeout_exits_253_and_leaves_no_process_behind(slice_config: Path, isol
     assert row["outcome"] == "timed out"
 
 
-def test_terminating_the_runner_stops_the_job_tree_and_records_it(
-    slice_config: Path, isolated_home
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_signalling_the_runner_stops_the_job_tree_and_records_it(
+    slice_config: Path, isolated_home, sig: signal.Signals
 ) -> None:
     runner = start_run("--", "sh", "-c", "sleep 30 & sleep 30 & wait")
     wait_for(lambda: job_state(isolated_home) == "running")
     wait_for(lambda: len(session_processes(runner.pid)) >= 4)
-    runner.send_signal(signal.SIGTERM)
+    runner.send_signal(sig)
     runner.communicate(timeout=20)
-    assert runner.returncode == 128 + signal.SIGTERM
+    assert runner.returncode == 128 + sig
     assert session_processes(runner.pid) == []
     (row,) = rows(isolated_home)
-    assert (row["exit_code"], row["outcome"]) == (143, "stopped: runner got SIGTERM")
+    assert (row["exit_code"], row["outcome"]) == (128 + sig, f"stopped: runner got {sig.name}")
 
 
 def test_a_runner_killed_outright_is_found_lost_and_nothing_of_its_job_survives(
