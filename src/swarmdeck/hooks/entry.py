@@ -42,7 +42,7 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> Non
         note(stderr, f"input not read: {error.__class__.__name__}")
         return
     try:
-        emit(answer(hook, stderr), stdout)
+        emit(answer(hook), stdout)
     except Exception as error:  # a failed answer is no answer, never a block
         note(stderr, f"not read: {error.__class__.__name__}: {error}")
     try:
@@ -53,7 +53,7 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> Non
         note(stderr, f"event not recorded: {error.__class__.__name__}: {error}")
 
 
-def answer(hook: HookInput, stderr: TextIO) -> dict[str, Any] | None:
+def answer(hook: HookInput) -> dict[str, Any] | None:
     """The JSON to print for this call, or None to print nothing."""
     if hook.event == "PreToolUse":
         if hook.tool_name == BASH:
@@ -62,9 +62,10 @@ def answer(hook: HookInput, stderr: TextIO) -> dict[str, Any] | None:
             return _dispatch(hook)
         return None
     if hook.event == "SessionStart":
+        from swarmdeck.hooks.deadline import SESSION_START_BUDGET, within
         from swarmdeck.hooks.session_start import session_start_answer
 
-        return session_start_answer(hook)
+        return within(SESSION_START_BUDGET, lambda: session_start_answer(hook))
     return None
 
 
@@ -79,8 +80,9 @@ def _bash(hook: HookInput) -> dict[str, Any] | None:
     if match is None:
         return None
     from swarmdeck.hooks.bash_reminder import reminder_answer
+    from swarmdeck.hooks.deadline import REMINDER_BUDGET, within
 
-    return reminder_answer(hook, command, match)
+    return within(REMINDER_BUDGET, lambda: reminder_answer(hook, command, match))
 
 
 def _dispatch(hook: HookInput) -> dict[str, Any] | None:
@@ -89,9 +91,10 @@ def _dispatch(hook: HookInput) -> dict[str, Any] | None:
     limit = hook_settings().max_running_subagents
     if limit <= 0:
         return None
+    from swarmdeck.hooks.deadline import REMINDER_BUDGET, within
     from swarmdeck.hooks.dispatch_guard import guard_answer
 
-    return guard_answer(hook, limit)
+    return within(REMINDER_BUDGET, lambda: guard_answer(hook, limit))
 
 
 def note(stderr: TextIO, text: str) -> None:
