@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from claude_lines import ClaudeTree, Lines, append
+from claude_lines import ClaudeTree, Lines, append, iso
 from swarmdeck.probes.sessions import SessionsProbe, read_session
 
 SID = "5555aaaa-0000-4000-8000-000000000001"
@@ -349,3 +349,30 @@ def test_old_sessions_beyond_the_newest_are_not_read_unless_live(tmp_path: Path)
     sessions = SessionsProbe(tmp_path / "claude", keep_newest=2).refresh()
     assert sessions[0].session_id == sids[3] and sessions[0].live
     assert {s.session_id for s in sessions} == {sids[0], sids[1], sids[3]}
+
+
+def test_progress_lines_relay_a_subagent_without_its_own_file(tmp_path: Path) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID, version="2.1.20")
+    main.prompt("go", 0)
+    main.agent("toolu_rel", "Relayed", "Relayed prompt.", 1, name="Task")
+    for n, (kind, block) in enumerate([
+        ("assistant", {"type": "tool_use", "id": "toolu_sub1", "name": "Grep",
+                       "input": {"pattern": "TODO"}}),
+        ("user", {"type": "tool_result", "tool_use_id": "toolu_sub1", "content": "3 hits"}),
+        ("assistant", {"type": "tool_use", "id": "toolu_sub2", "name": "Read",
+                       "input": {"file_path": "/work/proj/x.py"}}),
+    ]):
+        main.raw({
+            "type": "progress", "parentToolUseID": "toolu_rel", "toolUseID": f"agent_msg_{n}",
+            "timestamp": iso(2 + n), "sessionId": SID, "uuid": f"p{n}",
+            "data": {"type": "agent_progress", "agentId": "arel", "prompt": "Relayed prompt.",
+                     "message": {"type": kind, "timestamp": iso(2 + n),
+                                 "message": {"role": kind, "content": [block]}}},
+        })
+    tree.write_main(main)
+    sub = _by_id(_probe(tmp_path))["arel"]
+    assert sub["status"] == "running"
+    assert sub["tool_calls"] == 2
+    assert sub["tool_in_flight"] == "Read"
+    assert sub["tool_in_flight_summary"] == "/work/proj/x.py"

@@ -174,9 +174,12 @@ def resolve_subagents(
         if agent_id is None and fold is main and dispatch.prompt_key is not None:
             root = _take(sidechains.get(dispatch.prompt_key), claimed)
         transcript = by_id.get(agent_id) if agent_id else None
-        thread = (
-            transcript.fold.main if transcript else (main.threads[root] if root else None)
-        )
+        if transcript is not None:
+            thread = transcript.fold.main
+        elif root is not None:
+            thread = main.threads[root]
+        else:
+            thread = fold.progress_threads.get(dispatch.tool_use_id)
         info = _from_dispatch(dispatch, agent_id, transcript, thread, facts, session_over)
         if root is not None:
             sidechain_owner[root] = info.id

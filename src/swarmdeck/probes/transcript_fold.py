@@ -129,6 +129,9 @@ class TranscriptFold:
         self.notices: dict[str, NoticeSeen] = {}
         self.resumed: dict[str, float] = {}
         self.progress_agents: dict[str, str] = {}
+        self.progress_threads: dict[str, Thread] = {}
+        """Per dispatch, the subagent's turns as early-2026 `agent_progress` lines relay them."""
+        self._progress_calls: set[str] = set()
         self._seen_calls: set[str] = set()
         self._seen_notices: dict[tuple[str | None, str | None, str], float] = {}
         self._sidechain_root: dict[str, str] = {}
@@ -417,12 +420,54 @@ class TranscriptFold:
         parent = record.get("parentToolUseID")
         if not isinstance(data, dict) or not isinstance(parent, str):
             return
+        if data.get("type") != "agent_progress":
+            return
         agent = data.get("agentId")
         if isinstance(agent, str) and agent:
             self.progress_agents[parent] = agent
         dispatch = self.dispatches.get(parent)
         if dispatch is not None and at is not None:
             dispatch.last_progress_at = max(dispatch.last_progress_at or at, at)
+        thread = self.progress_threads.get(parent)
+        if thread is None:
+            thread = self.progress_threads[parent] = Thread()
+        thread.touch(at)
+        inner = data.get("message")
+        if isinstance(inner, dict):
+            self._relayed(inner, thread, at)
+
+    def _relayed(self, inner: dict[str, Any], thread: Thread, at: float | None) -> None:
+        """One of the subagent's own messages, as a progress line carries it."""
+        message = inner.get("message") if isinstance(inner.get("message"), dict) else inner
+        thread.touch(timestamp(inner.get("timestamp")) or at)
+        role = message.get("role") or inner.get("type")
+        content = message.get("content")
+        if not isinstance(content, list):
+            return
+        if role == "assistant":
+            tokens = usage_tokens(message.get("usage"))
+            if tokens is not None:
+                thread.context_tokens = tokens
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                call_id, name = block.get("id"), block.get("name")
+                if block.get("type") == "tool_use" and isinstance(call_id, str):
+                    if call_id not in self._progress_calls:
+                        self._progress_calls.add(call_id)
+                        thread.tool_calls += 1
+                        tool_name = name if isinstance(name, str) else "?"
+                        summary = tool_summary(tool_name, block.get("input"))
+                        thread.open_calls[call_id] = ToolCall(call_id, tool_name, summary, at)
+                    thread.turn_done = False
+                elif block.get("type") == "text" and str(block.get("text") or "").strip():
+                    thread.turn_done = not thread.open_calls
+        elif role == "user":
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    call_id = block.get("tool_use_id")
+                    if isinstance(call_id, str):
+                        thread.open_calls.pop(call_id, None)
 
 
 def _is_tool_result_list(content: Any) -> bool:
