@@ -6,33 +6,34 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from claude_lines import bash_payload, hook_payload
 
-PROBE = """
-import json, sys
-sys.argv = ["swarmdeck", "hook", sys.argv[1]]
-import swarmdeck.cli
-code = swarmdeck.cli.main()
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
-"""
+SWARMDECK = Path(sys.executable).parent / "swarmdeck"
 
 NEVER = {"textual", "asyncssh", "rich"}
 
 
 def _modules(event: str, payload: dict) -> set[str]:
+    """Every module the real console script imports, from `python -X importtime`'s report."""
     env = dict(os.environ)
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, event],
+        [sys.executable, "-X", "importtime", str(SWARMDECK), "hook", event],
         input=json.dumps(payload).encode(),
         capture_output=True,
         env=env,
         timeout=60,
         check=True,
     )
-    report = json.loads(done.stderr.decode().strip().splitlines()[-1])
-    assert report["code"] == 0
-    return {name.split(".")[0] for name in report["modules"]} | set(report["modules"])
+    names = set()
+    for line in done.stderr.decode().splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                names.add(name)
+    assert "swarmdeck.hooks.entry" in names
+    return {name.split(".")[0] for name in names} | names
 
 
 def test_light_path_imports_only_what_it_needs() -> None:
