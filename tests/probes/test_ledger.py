@@ -103,6 +103,38 @@ def test_the_book_counts_what_caged_jobs_hold_and_what_they_may_still_grow(
     assert book.to_json()["room"] == book.room
 
 
+def test_what_jobs_were_read_to_hold_counts_even_when_the_slice_reads_less(
+    slice_dir: Path, isolated_home: Path
+) -> None:
+    """The cage is read before the slice; memory freed in between is not room yet.
+
+    Stand-in for that race: the job's cage sits outside the slice, so the slice reads empty.
+    """
+    store = StateStore.open_default()
+    me = own_identity()
+    cage = slice_dir.parent / f"{slice_dir.name}-outside"
+    cage.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-S", "-c", HOLD], stdout=subprocess.PIPE,
+        preexec_fn=lambda: (cage / "cgroup.procs").write_text(str(os.getpid())),
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline()
+        add_job(store, "running", 10 * MIB, cage, me.pid, me.start_ticks)
+        book = memory_book(load_config(), store)
+    finally:
+        holder.kill()
+        holder.wait()
+        for _ in range(100):
+            try:
+                cage.rmdir()
+                break
+            except OSError:
+                time.sleep(0.02)
+    assert book.unreclaimable >= 20 * MIB
+    assert book.room <= SLICE_CAP - 20 * MIB
+
+
 def test_a_job_whose_runner_died_is_reported_stale_and_left_as_it_is(
     slice_dir: Path, isolated_home: Path
 ) -> None:

@@ -97,7 +97,8 @@ class MemoryBook:
     host: str
     slice_cap: int
     unreclaimable: int
-    """What the slice's jobs really hold: usage minus inactive page cache."""
+    """What the slice's jobs really hold: usage minus inactive page cache (never less than the
+    sum of what its jobs were read to hold)."""
     not_yet_grown: int
     """Booked by admitted jobs but not used yet: Σ max(0, booked − current)."""
     mem_total: int
@@ -247,10 +248,13 @@ def read_book(
     meminfo = read_meminfo()
     jobs = [job_from_row(row, runners=runners) for row in booked_rows(conn, host)]
     reading = read_memory(facts.slice_path) if facts.slice_path else None
+    # The cages are read one after another and the slice after them: a job that exits in
+    # between must not make room in the book that its still-open row has not given back.
+    held = sum(job.current or 0 for job in jobs)
     return MemoryBook(
         host=host,
         slice_cap=facts.slice_cap,
-        unreclaimable=reading.working_set if reading else 0,
+        unreclaimable=max(held, reading.working_set if reading else 0),
         not_yet_grown=not_yet_grown((job.booked or 0, job.current or 0) for job in jobs),
         mem_total=meminfo["MemTotal"],
         mem_available=meminfo.get("MemAvailable", meminfo.get("MemFree", 0)),
