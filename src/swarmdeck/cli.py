@@ -418,7 +418,7 @@ def build_parser() -> ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `swarmdeck` console script; returns the process exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list[:1] == ["hook"]:
+    if args_list[:1] == ["hook"] and not {"-h", "--help"} & set(args_list):
         # Before every Bash call an agent makes: skip building the parser, import lazily.
         from swarmdeck.hooks.entry import main as hook_main
 

@@ -46,6 +46,9 @@ def main(argv: list[str]) -> int:
 
 def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> None:
     """Answer one hook call; every failure becomes a note on stderr, never an exit status."""
+    if stdin.isatty():
+        note(stderr, "input not read: stdin is a terminal (Claude Code pipes the event JSON)")
+        return
     try:
         hook = read_input(stdin, argv[0] if argv else "")
     except InputNotRead as error:
