@@ -91,13 +91,15 @@ def test_hook_events_add_subagents_the_transcript_does_not_show_yet(
     assert "agone" not in done.context
 
 
-def test_quiet_start_prints_nothing_about_what_is_not_there(run_hook, tmp_path: Path) -> None:
+def test_quiet_start_says_nothing_runs_and_restates_the_rule(run_hook, tmp_path: Path) -> None:
     done = _start(run_hook, tmp_path, tmp_path, None, source="startup")
     context = done.context
-    assert "Subagents" not in context
+    assert "at session startup" in context
+    assert "Subagents still running" not in context
     assert "Caged jobs" not in context
     assert "Uncommitted" not in context
     assert "Open alerts" not in context
+    assert "swarmdeck run -- CMD" in context
 
 
 def test_missing_cwd_and_transcript_fields_still_answer(run_hook) -> None:

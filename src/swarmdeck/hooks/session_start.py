@@ -3,7 +3,8 @@
 A compacted main agent forgets that subagents are still working, that caged jobs still run,
 what it left uncommitted, that the machine ran out of memory an hour ago, and which alerts are
 open. Each fact is read on its own; one that cannot be read is said to be "not read" and the
-others still go out. Nothing to say means no output at all.
+others still go out. With nothing running it says so, and the rule for heavy commands is
+restated every time: it is the rule a compaction dilutes.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def session_start_answer(hook: HookInput) -> dict[str, Any] | None:
     return added_context("SessionStart", text) if text else None
 
 
-def session_start_text(hook: HookInput, now: float | None = None) -> str | None:
+def session_start_text(hook: HookInput, now: float | None = None) -> str:
     from swarmdeck.state import StateStore
 
     now = time.time() if now is None else now
@@ -44,9 +45,10 @@ def session_start_text(hook: HookInput, now: float | None = None) -> str | None:
         ]
     finally:
         store.close()
-    said = [fact for fact in facts if fact]
-    if not said:
-        return None
+    said = [fact for fact in facts if fact] or [
+        "Nothing of this session is known to be still running: no subagents, no caged jobs,"
+        " no open alerts."
+    ]
     when = hook.source or "start"
     head = f"swarmdeck control room, at session {when}: what is still going on here."
     tail = "Run heavy commands as `swarmdeck run -- CMD`; `swarmdeck status` shows everything."
