@@ -60,3 +60,8 @@ def test_session_health_from_a_fan_out(tmp_path: Path) -> None:
     data = session.to_json()
     assert data["peak_parallel"] == 3
     assert data["parallelism_timeline"][0] == [BASE + 10, 3]
+
+
+def test_running_subagents_keep_the_timeline_open() -> None:
+    timeline = parallelism_timeline([(0, None), (5, 10)])
+    assert timeline == ((0, 1), (5, 2), (10, 1))

@@ -63,22 +63,23 @@ def swarm_health(
     """The health figures of one session from its subagents."""
     top = [s for s in subagents if s.dispatched and s.parent_id is None]
     nested = [s for s in subagents if s.dispatched and s.parent_id is not None]
-    intervals = []
+    intervals: list[tuple[float, float | None]] = []
     for agent in subagents:
         if agent.started_at is None:
             continue
-        end = now if agent.status == RUNNING else (agent.ended_at or agent.last_activity_at)
-        if end is None or end < agent.started_at:
+        end = None if agent.status == RUNNING else (agent.ended_at or agent.last_activity_at)
+        if end is not None and end < agent.started_at:
             end = agent.started_at
         intervals.append((agent.started_at, end))
     timeline = parallelism_timeline(intervals)
+    closed = [(start, now if end is None else max(start, end)) for start, end in intervals]
     sizes = [s.context_bytes for s in top]
     return SwarmHealth(
         dispatches=len(top),
         nested_dispatches=len(nested),
         running=sum(1 for s in subagents if s.status == RUNNING),
         peak_parallel=max((n for _, n in timeline), default=0),
-        effective_parallelism=effective_parallelism(intervals),
+        effective_parallelism=effective_parallelism(closed),
         timeline=timeline,
         context_bytes_total=sum(sizes),
         context_bytes_max=max(sizes, default=0),
@@ -87,14 +88,15 @@ def swarm_health(
 
 
 def parallelism_timeline(
-    intervals: Sequence[tuple[float, float]],
+    intervals: Sequence[tuple[float, float | None]],
 ) -> tuple[tuple[float, int], ...]:
-    """Change points of how many intervals are open; an interval ending as another starts at
-    the same instant does not count as overlap."""
+    """Change points of how many intervals are open (end None: still open, so the last level
+    holds until now); an interval ending as another starts at the same instant is no overlap."""
     events: list[tuple[float, int]] = []
     for start, end in intervals:
         events.append((start, 1))
-        events.append((end, -1))
+        if end is not None:
+            events.append((end, -1))
     events.sort(key=lambda e: (e[0], e[1]))
     points: list[tuple[float, int]] = []
     running = 0
