@@ -376,3 +376,13 @@ def test_progress_lines_relay_a_subagent_without_its_own_file(tmp_path: Path) ->
     assert sub["tool_calls"] == 2
     assert sub["tool_in_flight"] == "Read"
     assert sub["tool_in_flight_summary"] == "/work/proj/x.py"
+
+
+def test_notification_ends_a_dispatch_whose_result_line_is_missing(tmp_path: Path) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_lost", "lost result", "Lost.", 1)
+    main.notification("alost", "toolu_lost", "completed", 60)
+    tree.write_main(main)
+    assert _by_id(_probe(tmp_path))["toolu_lost"]["status"] == "completed"

@@ -286,15 +286,17 @@ def _status(
     """The status of a dispatched subagent and when it ended (None while running)."""
     if dispatch.interrupted:
         return INTERRUPTED, dispatch.result_at
-    if dispatch.result_at is None:
-        return _still_running(own_done, session_over)
-    if dispatch.is_error:
-        return FAILED, dispatch.result_at
     ended_by_notice = (
         notice is not None
         and notice.status is not None
         and not (resumed_at is not None and notice.at is not None and resumed_at > notice.at)
     )
+    if dispatch.result_at is None:
+        if ended_by_notice and notice is not None and notice.status is not None:
+            return notice.status, notice.at
+        return _still_running(own_done, session_over)
+    if dispatch.is_error:
+        return FAILED, dispatch.result_at
     if dispatch.background:
         if ended_by_notice and notice is not None and notice.status is not None:
             return notice.status, notice.at
