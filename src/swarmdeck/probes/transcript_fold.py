@@ -123,7 +123,6 @@ class TranscriptFold:
         self.git_branch: str | None = None
         self.version: str | None = None
         self._titles: dict[str, str] = {}
-        self.records = 0
         self.threads: dict[str, Thread] = {MAIN: Thread()}
         self.dispatches: dict[str, Dispatch] = {}
         self.notices: dict[str, NoticeSeen] = {}
@@ -156,7 +155,6 @@ class TranscriptFold:
 
     def feed_one(self, record: dict[str, Any]) -> None:
         """Fold one record; a record of a shape not known is counted and otherwise ignored."""
-        self.records += 1
         kind = record.get("type")
         at = timestamp(record.get("timestamp"))
         self._envelope(record)
