@@ -36,7 +36,7 @@ async def test_hosts_panel_shows_this_host_once_probed() -> None:
         await pilot.pause(0.1)
         assert card.host is not None
         assert card.host.name == local_host_name()
-        assert "slice cap" in str(card.query_one(".host-facts").render())
+        assert "slice cap" in str(card.query_one(".host-name").render())
 
 
 async def test_question_mark_opens_help_and_escape_closes_it() -> None:

@@ -16,6 +16,8 @@ class BarSegment:
     value: float
     style: str
     name: str
+    glyph: str = "█"
+    """Free-looking parts (room) use a lighter glyph, so a full bar never reads as a full host."""
 
 
 class StackedBar(Widget):
@@ -49,7 +51,7 @@ class StackedBar(Widget):
             acc += max(0.0, segment.value)
             end = min(width, round(width * acc / self.total)) if self.total > 0 else 0
             if end > used:
-                text.append("█" * (end - used), style=segment.style)
+                text.append(segment.glyph * (end - used), style=segment.style)
                 used = end
         text.append("░" * (width - used), style="grey35")
         return text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
@@ -15,16 +16,27 @@ from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 
-MEMORY_STYLES = ("bold yellow", "bold cyan", "blue", "green")
-"""Colours of the memory book's parts, in MemoryBook.bar() order."""
+MEMORY_LOOKS = (("bold yellow", "█"), ("bold cyan", "█"), ("blue", "█"), ("green", "▒"))
+"""Colour and glyph of the memory book's parts, in MemoryBook.bar() order."""
 
 
 def memory_segments(book: MemoryBook) -> tuple[BarSegment, ...]:
     """The memory book as a stacked bar: outside the slice, slice used, not yet grown, room."""
     return tuple(
-        BarSegment(value, style, name)
-        for (name, value), style in zip(book.bar(), MEMORY_STYLES, strict=True)
+        BarSegment(value, style, name, glyph)
+        for (name, value), (style, glyph) in zip(book.bar(), MEMORY_LOOKS, strict=True)
     )
+
+
+def legend(segments: tuple[BarSegment, ...]) -> Text:
+    """One swatch and figure per bar segment, in the bar's colours."""
+    text = Text()
+    for segment in segments:
+        if text:
+            text.append("  ")
+        text.append(segment.glyph, style=segment.style)
+        text.append(f" {segment.name} {format_size(int(segment.value))}")
+    return text
 
 
 def card_id(name: str) -> str:
@@ -50,7 +62,7 @@ class HostCard(Vertical):
         self._history: deque[float] = deque(maxlen=history_points)
 
     def compose(self) -> ComposeResult:
-        yield Label(f"[b]{self._name}[/b]", classes="host-name")
+        yield Static(Text(self._name, style="bold"), classes="host-name")
         with Horizontal(classes="bar-line"):
             yield Label("cores ", classes="bar-label")
             yield StackedBar(classes="cores-bar")
@@ -59,7 +71,7 @@ class HostCard(Vertical):
             yield Label("memory", classes="bar-label")
             yield StackedBar(classes="memory-bar")
             yield Label("", classes="bar-figures memory-figures")
-        yield Static("", classes="host-facts")
+        yield Static("", classes="memory-legend")
         yield Sparkline([], classes="busy-history")
 
     def watch_host(self, host: HostSnapshot | None) -> None:
@@ -76,32 +88,37 @@ class HostCard(Vertical):
             f" {'–' if busy is None else f'{busy:4.1f}'}/{cores.count} busy"
         )
         if self.book is None:
+            segments = (BarSegment(memory.used, "bold yellow", "used"),)
             memory_bar = self.query_one(".memory-bar", StackedBar)
             memory_bar.total = memory.total
-            memory_bar.segments = (BarSegment(memory.used, "bold yellow", "used"),)
+            memory_bar.segments = segments
             self.query_one(".memory-figures", Label).update(
                 f" {format_size(memory.used)}/{format_size(memory.total)} used"
             )
+            self.query_one(".memory-legend", Static).update(legend(segments))
         load1, load5, load15 = cores.loadavg
-        self.query_one(".host-facts", Static).update(
-            f"load {load1:.2f} {load5:.2f} {load15:.2f}   "
-            f"threads free {cores.threads_free}/{cores.heavy_threads}   "
-            f"available {format_size(memory.available)}   "
-            f"slice cap {format_size(memory.slice_cap)}"
+        title = Text(host.name, style="bold")
+        title.append(
+            f"   {cores.count} cores · load {load1:.2f} {load5:.2f} {load15:.2f}"
+            f" · threads free {cores.threads_free}/{cores.heavy_threads}"
+            f" · available {format_size(memory.available)}"
+            f" · slice cap {format_size(memory.slice_cap)}",
+            style="not bold",
         )
+        self.query_one(".host-name", Static).update(title)
         self.query_one(".busy-history", Sparkline).data = list(self._history)
 
     def watch_book(self, book: MemoryBook | None) -> None:
         if book is None:
             return
+        segments = memory_segments(book)
         memory_bar = self.query_one(".memory-bar", StackedBar)
         memory_bar.total = book.mem_total
-        memory_bar.segments = memory_segments(book)
+        memory_bar.segments = segments
         self.query_one(".memory-figures", Label).update(
-            f" slice {format_size(book.unreclaimable)} used,"
-            f" {format_size(book.not_yet_grown)} booked not grown,"
-            f" room {format_size(max(0, book.usable))}"
+            f" room {format_size(max(0, book.usable))}/{format_size(book.mem_total)}"
         )
+        self.query_one(".memory-legend", Static).update(legend(segments))
 
 
 class HostsPanel(Vertical):
