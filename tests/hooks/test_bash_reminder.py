@@ -28,7 +28,7 @@ def _heavy(run_hook, command: str, cwd: Path) -> str:
 def test_heavy_command_gets_the_table_and_a_run_line(run_hook, tmp_path: Path) -> None:
     text = _heavy(run_hook, "pytest -q tests", tmp_path)
     assert "heavy command (pytest)" in text
-    assert "(here): cores in use" in text
+    assert "(here): load " in text
     assert "threads free" in text and "memory room" in text and "GPU free" in text
     assert "no run recorded yet" in text
     assert "Conclusion: can run here." in text

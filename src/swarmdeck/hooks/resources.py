@@ -47,7 +47,7 @@ class HostFacts:
             why = f" ({self.reason})" if self.reason else ""
             return f"{self.name}: {self.state}{why}"
         parts = [
-            f"cores in use {_number(self.cores_in_use)}/{self.cores}",
+            f"load {_number(self.cores_in_use)} on {self.cores} cores",
             f"threads free {self.threads_free if self.threads_free is not None else NOT_READ}",
             "memory room "
             + (format_size(max(0, self.memory_room)) if self.memory_room is not None else NOT_READ),
@@ -62,7 +62,11 @@ def _number(value: float | None) -> str:
 
 
 def local_facts(config: Config, store: StateStore) -> HostFacts:
-    """This host, read now: load as cores in use, threads free, the book's room, GPU free."""
+    """This host, read now: threads free, the book's room, GPU free, and the 1-minute load.
+
+    Load stands in for busy cores because a busy figure needs two samples apart in time, which a
+    hook cannot wait for; it is labelled as load so an overloaded host reads as such.
+    """
     from swarmdeck.probes.host import host_snapshot, local_host_name
 
     name = local_host_name()
