@@ -130,6 +130,11 @@ def _add_run(sub) -> None:
         help="run a command in a memory cage after booking its memory",
         usage="swarmdeck run [--cap SIZE] [--label L] [--threads N] [--unbounded] [--wait S] "
         "[--timeout S] [--detach] -- CMD...",
+        epilog="The job finds in $SWARMDECK_SERIAL_FILE a file of its own (in the state folder, "
+        "recorded in its ledger row): while it is serial on purpose (linking, one last test) it "
+        "may write 'serial right now: REASON' into it, and remove it or write anything else "
+        "when the phase ends. The Jobs panel shows the reason beside the job's cores figures, "
+        "so a low thread count is read as intended, not as waste.",
     )
     p.add_argument("--cap", metavar="SIZE", help="hard memory cap (512M, 8G, 70%%)")
     p.add_argument("--label", metavar="L", help="name shown in the Jobs panel")

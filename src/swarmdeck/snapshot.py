@@ -14,6 +14,7 @@ from swarmdeck.probes.ledger import MemoryBook, ledger_jobs, memory_book
 from swarmdeck.probes.locks import lock_rows
 from swarmdeck.probes.records import open_alerts, open_findings, pending_kill_requests
 from swarmdeck.probes.sessions import SessionsProbe, sessions_with_hooks
+from swarmdeck.probes.usage import UsageTracker
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
@@ -89,11 +90,14 @@ def take_snapshot(
     store: StateStore,
     sampler: CpuSampler | None = None,
     sessions: SessionsProbe | None = None,
+    usage: UsageTracker | None = None,
 ) -> Snapshot:
     """Probe this host and read the store once.
 
     `sessions` is a SessionsProbe kept between snapshots (the app's), so each snapshot reads
     only what Claude Code appended since the last; without one the transcripts are read afresh.
+    `usage` is a UsageTracker kept the same way: running jobs get their cores in use and
+    threads at once since the previous snapshot (none on a tracker's first sight of a job).
 
     The one change made first: ledger rows whose runner died are closed as lost (and what they
     left in their cages stopped), so no reader ever shows a dead job as running.
@@ -103,7 +107,7 @@ def take_snapshot(
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
-        jobs=list(ledger_jobs(store, host.name)),
+        jobs=list(ledger_jobs(store, host.name, usage)),
         books=[memory_book(config, store, host.name)],
         gpus=list(gpu_snapshot(config.gpu.allowlist).as_rows()),
         sessions=sessions_with_hooks(sessions or SessionsProbe(), store),

@@ -81,6 +81,22 @@ def test_the_commands_own_exit_code_passes_through(slice_config: Path, isolated_
     assert not Path(row["cgroup"]).exists()
 
 
+def test_the_row_names_the_jobs_process_threads_and_serial_marker(
+    slice_config: Path, isolated_home
+) -> None:
+    result = swarmdeck_run(
+        "--threads", "3", "--", "sh", "-c",
+        'echo "serial right now: linking" > "$SWARMDECK_SERIAL_FILE"'
+        '; echo "$SWARMDECK_SERIAL_FILE"',
+    )
+    assert result.returncode == 0, result.stderr
+    (row,) = rows(isolated_home)
+    assert row["serial_marker_path"] == result.stdout.strip()
+    assert Path(row["serial_marker_path"]).parent == isolated_home / "state" / "jobs"
+    assert not Path(row["serial_marker_path"]).exists(), "the marker goes with the job"
+    assert row["threads"] == 3 and row["pid"] > 0 and row["start_ticks"] > 0
+
+
 def test_job_over_its_own_cap_exits_250_and_the_row_says_it_hit_its_ceiling(
     slice_config: Path, isolated_home
 ) -> None:

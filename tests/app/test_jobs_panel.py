@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
+from rich.text import Text
+
+from busy_job import busy_job
 from swarmdeck.app.bar import StackedBar
 from swarmdeck.app.hosts import HostCard
 from swarmdeck.app.jobs import JobsPanel
@@ -12,9 +16,10 @@ from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.probes.host import host_snapshot, local_host_name
 from swarmdeck.probes.ledger import ledger_jobs, memory_book
-from swarmdeck.probes.procs import own_identity
+from swarmdeck.probes.procs import own_identity, start_ticks
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
+from swarmdeck.views.jobs import PANEL_COLUMNS
 
 MIB = 1 << 20
 
@@ -47,6 +52,11 @@ def make_app(store: StateStore) -> SwarmdeckApp:
     return SwarmdeckApp(config, store, prober=prober)
 
 
+def cells(table: KeyedTable, job_id: int) -> dict[str, str | Text]:
+    """A row of the panel by column key."""
+    return dict(zip([key for key, _ in PANEL_COLUMNS], table.get_row(str(job_id)), strict=True))
+
+
 async def settle(pilot, app: SwarmdeckApp) -> None:
     for _ in range(60):
         await pilot.pause(0.05)
@@ -66,12 +76,14 @@ async def test_jobs_show_the_ledger_and_update_in_place() -> None:
         panel = app.query_one(JobsPanel)
         table = panel.query_one(KeyedTable)
         assert table.display
-        row = table.get_row(str(running))
-        assert row[0] == "pytest" and str(row[2]) == "running"
-        assert row[3] == "40M" and row[6] == "80M" and row[7] == "default" and row[8] == "500"
-        assert row[9].startswith("1m1")
-        finished = table.get_row(str(done))
-        assert str(finished[10]) == "250 own cap" and "ceiling" in str(finished[5])
+        row = cells(table, running)
+        assert row["label"] == "pytest" and str(row["state"]) == "running"
+        assert row["booked"] == "40M" and row["cap"] == "80M"
+        assert row["via"] == "default" and row["adj"] == "500"
+        assert row["runtime"].startswith("1m1")
+        finished = cells(table, done)
+        assert str(finished["exit"]) == "250 own cap" and "ceiling" in str(finished["peak"])
+        assert str(finished["cores"]) == "–"
         assert panel.border_subtitle == "1 running, 0 queued"
         table.move_cursor(row=1)
         with store.transaction() as conn:
@@ -82,9 +94,9 @@ async def test_jobs_show_the_ledger_and_update_in_place() -> None:
         app.probe()
         for _ in range(40):
             await pilot.pause(0.05)
-            if str(table.get_row(str(running))[2]) == "done":
+            if str(cells(table, running)["state"]) == "done":
                 break
-        assert str(table.get_row(str(running))[2]) == "done"
+        assert str(cells(table, running)["state"]) == "done"
         assert table.cursor_row == 1
         assert table.row_count == 2
 
@@ -109,3 +121,34 @@ async def test_the_memory_bar_stacks_the_memory_book() -> None:
         ]
         assert card.book is not None and bar.total == card.book.mem_total
         assert "room" in str(card.query_one(".memory-figures").render())
+
+
+async def test_a_running_job_shows_its_cores_and_the_serial_reason_it_gives(
+    isolated_home: Path,
+) -> None:
+    """The app's own prober, so one usage tracker must live across its snapshots."""
+    (isolated_home / "config.toml").write_text("[ui]\nrefresh_interval = 0.3\n")
+    store = StateStore.open_default()
+    marker = isolated_home / "job.serial"
+    with busy_job(2) as job:
+        ticks = start_ticks(job.pid)
+        job_id = add_job(
+            store, "hashing", "running", pid=job.pid, start_ticks=ticks, threads=2,
+            serial_marker_path=str(marker),
+        )
+        app = SwarmdeckApp(load_config(), store)
+        async with app.run_test(size=(220, 60)) as pilot:
+            table = app.query_one(JobsPanel).query_one(KeyedTable)
+
+            async def cores_cell(wanted: str) -> str:
+                for _ in range(100):
+                    await pilot.pause(0.1)
+                    if table.row_count and wanted in (text := str(cells(table, job_id)["cores"])):
+                        return text
+                raise AssertionError(f"no {wanted!r} in the cores cell")
+
+            figures = await cores_cell("cores")
+            assert figures.endswith("/2 thr")
+            assert 1.0 <= float(figures.split("·")[1].split("/")[0]) <= 2.05
+            marker.write_text("serial right now: linking\n")
+            assert (await cores_cell("serial")).startswith("serial: linking · ")

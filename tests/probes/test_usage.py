@@ -6,48 +6,18 @@ import itertools
 import os
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from busy_job import BUSY_THREADS, start_job
 from swarmdeck.probes import usage
 from swarmdeck.probes.procs import ProcessIdentity, identity
 
 CPU_ROOT = Path("/sys/fs/cgroup/cpu")
 _counter = itertools.count()
-
-# hashlib releases the GIL on buffers over 2 KiB, so these threads of one process really
-# compute at once; the main thread only sleeps.
-BUSY_THREADS = textwrap.dedent(
-    """
-    import hashlib, sys, threading, time
-    busy, idle = int(sys.argv[1]), int(sys.argv[2])
-    buf = b"x" * (1 << 20)
-    def spin():
-        while True:
-            hashlib.sha256(buf).digest()
-    for _ in range(busy):
-        threading.Thread(target=spin, daemon=True).start()
-    for _ in range(idle):
-        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
-    print("ready", flush=True)
-    time.sleep(60)
-    """
-)
-
-
-def start_job(busy: int, idle: int = 0) -> subprocess.Popen[str]:
-    job = subprocess.Popen(
-        [sys.executable, "-c", BUSY_THREADS, str(busy), str(idle)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert job.stdout is not None and job.stdout.readline() == "ready\n"
-    return job
-
 
 @pytest.fixture
 def four_thread_job() -> Iterator[tuple[subprocess.Popen[str], ProcessIdentity]]:
@@ -172,5 +142,6 @@ def test_tracker_gives_use_since_the_previous_snapshot(four_thread_job) -> None:
 
 def test_cores_text_for_a_job_row() -> None:
     figure = usage.Usage(1.94, 3.87, 5, 1.0, True)
-    assert usage.cores_text(figure, 4, None) == "1.9 cores, 3.9 at once of 4"
-    assert usage.cores_text(None, None, "linking") == "…; serial: linking"
+    assert usage.cores_text(figure, 4, None) == "1.9 cores · 3.9/4 thr"
+    assert usage.cores_text(figure, None, None) == "1.9 cores · 3.9 thr"
+    assert usage.cores_text(None, None, "linking") == "serial: linking · …"

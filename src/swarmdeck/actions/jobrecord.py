@@ -7,6 +7,7 @@ closes the job's row, so the next run of the same workload books from it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
@@ -43,15 +44,23 @@ def past_runs(store: StateStore, fingerprint: str) -> list[PastRun]:
 
 
 def mark_running(
-    store: StateStore, job_id: int, job: ProcessIdentity, output_path: str | None
+    store: StateStore,
+    job_id: int,
+    job: ProcessIdentity,
+    output_path: str | None,
+    serial_marker: Path | None = None,
 ) -> float:
-    """The job's process exists: record its identity and when it started."""
+    """The job's process exists: record its identity, when it started, and the file in which
+    it may say it is serial on purpose."""
     started_at = now()
     with store.transaction() as conn:
         conn.execute(
             "UPDATE jobs SET state = ?, pid = ?, start_ticks = ?, started_at = ?,"
-            " output_path = COALESCE(?, output_path) WHERE id = ?",
-            (RUNNING, job.pid, job.start_ticks, started_at, output_path, job_id),
+            " output_path = COALESCE(?, output_path), serial_marker_path = ? WHERE id = ?",
+            (
+                RUNNING, job.pid, job.start_ticks, started_at, output_path,
+                str(serial_marker) if serial_marker else None, job_id,
+            ),
         )
     return started_at
 

@@ -8,6 +8,7 @@ before the runner exits, and its row in the ledger says how it ended.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, NotAdmittedError, admit
 from swarmdeck.actions.booking import Booking, decide_booking, hit_ceiling
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
@@ -32,6 +34,7 @@ from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.host import local_host_name, mem_total
 from swarmdeck.probes.ledger import SliceFacts
 from swarmdeck.probes.procs import ProcessIdentity, own_identity, start_ticks
+from swarmdeck.probes.usage import SERIAL_FILE_ENV
 from swarmdeck.sizes import SizeSpec, format_size
 
 if TYPE_CHECKING:
@@ -125,6 +128,16 @@ def verdict_line(job_id: int, code: int, cap: int, slice_cap: int) -> str | None
     if code == ExitCode.TIMED_OUT:
         return f"job {job_id} timed out (exit 253); its whole process tree was stopped"
     return None
+
+
+def serial_marker(job_id: int) -> Path:
+    """The file the job may name a serial phase in ($SWARMDECK_SERIAL_FILE), beside its output.
+
+    The runner only names it; the job creates it when it has something to say.
+    """
+    folder = paths.state_dir() / "jobs"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"job-{job_id}.serial"
 
 
 class ChildSetup:
@@ -293,11 +306,13 @@ def _run_in_cage(
     note: Callable[[str], None],
 ) -> int:
     booking = prepared.booking
+    marker = serial_marker(job_id)
     cage.before_start()
     try:
         proc = subprocess.Popen(
             cage.command(request.argv),
             cwd=request.cwd,
+            env={**os.environ, SERIAL_FILE_ENV: str(marker)},
             preexec_fn=ChildSetup(cage, booking.oom_score_adj),
         )
     except FileNotFoundError:
@@ -314,10 +329,13 @@ def _run_in_cage(
     assert ticks is not None, "an unreaped child always has a stat line"
     job = ProcessIdentity(proc.pid, ticks)
     cage.after_start()
-    mark_running(store, job_id, job, output)
+    mark_running(store, job_id, job, output, marker)
     watched = watch(
         proc, job, cage, request.timeout, config.memory.sample_interval, signals, request.grace
     )
+    with contextlib.suppress(OSError):
+        # Only read while the row says running; a marker that cannot be removed is harmless.
+        marker.unlink(missing_ok=True)
     verdict = classify_oom(cage.evidence()) if watched.ended_by == OOM else OomVerdict.NONE
     code, outcome = exit_and_outcome(watched, verdict)
     reading = cage.reading()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import reactive
@@ -12,19 +11,8 @@ from textual.widgets import Label
 
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.snapshot import Snapshot
-
-LEVEL_STYLES = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
-COLUMNS = (("level", "level"), ("host", "host"), ("message", "message"), ("count", "×"),
-           ("age", "age"))
-
-
-def age_text(seconds: float) -> str:
-    """A short age: 42s, 7m, 3h, 2d."""
-    seconds = max(0.0, seconds)
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
+from swarmdeck.views.cells import in_order
+from swarmdeck.views.records import ALERT_COLUMNS, alert_cells
 
 
 class AlertsPanel(Vertical):
@@ -39,20 +27,14 @@ class AlertsPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("no open alerts", classes="empty")
-        yield KeyedTable(COLUMNS, id="alerts-table")
+        yield KeyedTable(ALERT_COLUMNS, id="alerts-table")
 
     def watch_snapshot(self, snapshot: Snapshot | None) -> None:
         if snapshot is None:
             return
         now = time.time()
         rows = {
-            str(alert.id): (
-                Text(alert.level, style=LEVEL_STYLES.get(alert.level, "")),
-                alert.host or "",
-                alert.message,
-                str(alert.count),
-                age_text(now - alert.last_seen_at),
-            )
+            str(alert.id): in_order(alert_cells(alert, now), ALERT_COLUMNS)
             for alert in snapshot.alerts
         }
         self.query_one(".empty", Label).display = not rows

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -11,50 +9,12 @@ from textual.reactive import reactive
 from textual.widgets import Label, Static
 
 from swarmdeck.app.bar import BarSegment, StackedBar
-from swarmdeck.app.keyed_table import Cell, KeyedTable
-from swarmdeck.probes.gpu import GpuCard, GpuProcess, GpuRow, QuiesceHolder, Reading
+from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.probes.gpu import GpuCard, GpuRow
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
-
-PROCESS_COLUMNS = (
-    ("gpu", "gpu"),
-    ("pid", "pid"),
-    ("user", "user"),
-    ("name", "name"),
-    ("memory", "memory"),
-    ("standing", "standing"),
-    ("command", "command"),
-)
-
-
-def size_text(value: Reading) -> str:
-    """A byte count as 1.5G, or the reason there is none ("n/a", "not read: …")."""
-    return format_size(value) if isinstance(value, int) else value
-
-
-def standing(process: GpuProcess) -> Text:
-    """Why a process may be on the card: the allowlist, a gpu-run wrapper, or neither."""
-    if process.holder is not None:
-        return Text(f"gpu-run {process.holder}", style="cyan")
-    if process.allowlisted:
-        return Text("allowlisted", style="green")
-    return Text("foreign", style="bold red")
-
-
-def holder_line(holders: list[QuiesceHolder]) -> Text:
-    """Who holds the cards quiesced; stale registrations are shown dim, as ignored."""
-    if not holders:
-        return Text("no gpu-run holds the cards quiesced", style="dim")
-    text = Text()
-    for holder in holders:
-        since = time.strftime("%H:%M:%S", time.localtime(holder.since))
-        if text:
-            text.append("   ")
-        if holder.alive:
-            text.append(f"quiesced by gpu-run {holder.pid} ({holder.command}) since {since}")
-        else:
-            text.append(f"stale gpu-run {holder.pid} ({holder.reason}), ignored", style="dim")
-    return text
+from swarmdeck.views.cells import Cell, in_order
+from swarmdeck.views.gpus import PROCESS_COLUMNS, holder_line, process_rows
 
 
 class GpuCardView(Vertical):
@@ -167,27 +127,6 @@ class GpusPanel(Vertical):
 
     @staticmethod
     def _process_rows(cards: list[GpuCard]) -> dict[str, tuple[Cell, ...]]:
-        rows: dict[str, tuple[Cell, ...]] = {}
-        for card in cards:
-            if isinstance(card.processes, str):
-                rows[f"{card.index}:unread"] = (
-                    str(card.index),
-                    "",
-                    "",
-                    "",
-                    "",
-                    Text(card.processes, style="red"),
-                    "",
-                )
-                continue
-            for process in card.processes:
-                rows[f"{card.index}:{process.pid}"] = (
-                    str(card.index),
-                    str(process.pid),
-                    process.user,
-                    process.name,
-                    size_text(process.used_memory),
-                    standing(process),
-                    process.command,
-                )
-        return rows
+        return {
+            key: in_order(cells, PROCESS_COLUMNS) for key, cells in process_rows(cards).items()
+        }

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
-Cell = str | Text
+from swarmdeck.views.cells import Cell
 
 
 class KeyedTable(DataTable[Cell]):

@@ -25,6 +25,7 @@ from swarmdeck.app.locks import LocksPanel
 from swarmdeck.config import Config
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.probes.sessions import SessionsProbe
+from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, take_snapshot
 from swarmdeck.state import StateStore
 
@@ -74,7 +75,7 @@ class SwarmdeckApp(App[int]):
         self.sessions_probe = SessionsProbe()
         """Kept across snapshots and watched by the Agents panel: transcripts are read once."""
         self.prober: Prober = prober or partial(
-            take_snapshot, config, store, CpuSampler(), self.sessions_probe
+            take_snapshot, config, store, CpuSampler(), self.sessions_probe, UsageTracker()
         )
         if readonly:
             self.sub_title = "read-only"

@@ -13,13 +13,14 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.host import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.probes.usage import Usage, UsageTracker, serial_reason
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
@@ -70,6 +71,24 @@ class LedgerJob:
     detached: bool
     runner_alive: bool | None
     """For an active row: whether its runner process (pid + start ticks) still exists."""
+    pid: int | None = None
+    start_ticks: int | None = None
+    """The job's own process (the root of its tree) once it started."""
+    threads: int | None = None
+    """Threads the job declared (`--threads`)."""
+    serial_marker_path: str | None = None
+    """Where the job may write "serial right now: REASON" (its SWARMDECK_SERIAL_FILE)."""
+    usage: Usage | None = None
+    """Cores in use and threads at once since the previous snapshot; running jobs only."""
+    serial_reason: str | None = None
+    """The reason in its serial marker while a running job says it is serial on purpose."""
+
+    @property
+    def process(self) -> ProcessIdentity | None:
+        """The job's root process while it runs; None before it started or once it ended."""
+        if self.state != RUNNING or self.pid is None or self.start_ticks is None:
+            return None
+        return ProcessIdentity(self.pid, self.start_ticks)
 
     def runtime(self, now: float | None = None) -> float | None:
         """Seconds run so far, or in all once ended; None before it started."""
@@ -85,6 +104,9 @@ class LedgerJob:
 
     def to_json(self) -> dict[str, object]:
         out = asdict(self)
+        del out["usage"]
+        out["cores_in_use"] = self.usage.cores_in_use if self.usage else None
+        out["threads_at_once"] = self.usage.threads_at_once if self.usage else None
         out["runtime"] = self.runtime()
         out["stale"] = self.stale
         return out
@@ -200,6 +222,10 @@ def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> L
         output_path=row["output_path"],
         detached=bool(row["detached"]),
         runner_alive=runner_alive,
+        pid=row["pid"],
+        start_ticks=row["start_ticks"],
+        threads=row["threads"],
+        serial_marker_path=row["serial_marker_path"],
     )
 
 
@@ -274,8 +300,26 @@ def memory_book(config: Config, store: StateStore, host: str | None = None) -> M
         return read_book(conn, facts, host or local_host_name())
 
 
-def ledger_jobs(store: StateStore, host: str | None = None) -> list[LedgerJob]:
-    """Active jobs, then the most recent finished ones, for the Jobs panel and the snapshot."""
+def with_usage(jobs: list[LedgerJob], tracker: UsageTracker) -> list[LedgerJob]:
+    """The jobs with each running one's use of the machine since the tracker's last look, and
+    the reason it gives for a serial phase."""
+    roots = {job.id: root for job in jobs if (root := job.process) is not None}
+    figures = tracker.update(roots)
+    return [
+        replace(job, usage=figures[job.id], serial_reason=serial_reason(job.serial_marker_path))
+        if job.id in roots
+        else job
+        for job in jobs
+    ]
+
+
+def ledger_jobs(
+    store: StateStore, host: str | None = None, usage: UsageTracker | None = None
+) -> list[LedgerJob]:
+    """Active jobs, then the most recent finished ones, for the Jobs panel and the snapshot.
+
+    With `usage` (a tracker kept between calls), running jobs carry their cores figures.
+    """
     host = host or local_host_name()
     marks = ",".join("?" * len(ACTIVE))
     with store.read() as conn:
@@ -288,6 +332,7 @@ def ledger_jobs(store: StateStore, host: str | None = None) -> list[LedgerJob]:
             " ORDER BY id DESC LIMIT ?",
             (host, *ACTIVE, RECENT_FINISHED),
         ).fetchall()
-    return [job_from_row(row) for row in active] + [
+    jobs = [job_from_row(row) for row in active] + [
         job_from_row(row, live=False) for row in finished
     ]
+    return with_usage(jobs, usage) if usage is not None else jobs

@@ -19,6 +19,8 @@ from swarmdeck.probes.procs import PROC, ProcessIdentity, parse_stat, read_stat
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 SERIAL_PREFIX = "serial right now:"
+SERIAL_FILE_ENV = "SWARMDECK_SERIAL_FILE"
+"""Set by `swarmdeck run` for its job: the file to write "serial right now: REASON" into."""
 
 
 @dataclass(frozen=True)
@@ -158,14 +160,16 @@ class UsageTracker:
 
 
 def cores_text(usage: Usage | None, declared_threads: int | None, serial: str | None) -> str:
-    """The cores cell of a job row: "1.9 cores, 3.8 at once of 4", plus a serial phase."""
+    """The cores cell of a job row: "1.9 cores · 3.8/4 thr" (threads at once of those declared),
+    led by "serial: REASON" while the job says it is serial on purpose; "…" before a figure."""
     if usage is None:
         text = "…"
     else:
-        text = f"{usage.cores_in_use:.1f} cores, {usage.threads_at_once:.1f} at once"
+        threads = f"{usage.threads_at_once:.1f}"
         if declared_threads:
-            text += f" of {declared_threads}"
-    return f"{text}; serial: {serial}" if serial else text
+            threads += f"/{declared_threads}"
+        text = f"{usage.cores_in_use:.1f} cores · {threads} thr"
+    return f"serial: {serial} · {text}" if serial else text
 
 
 def serial_reason(marker: Path | str | None) -> str | None:

@@ -1,0 +1,67 @@
+"""Alerts, watchdog findings and kill requests as rows: what needs a person's eyes."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from swarmdeck.probes.records import Alert, Finding, KillRequest
+from swarmdeck.views.cells import Cell, age_text
+
+LEVEL_STYLES = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+ALERT_COLUMNS = (
+    ("level", "level"),
+    ("host", "host"),
+    ("message", "message"),
+    ("count", "×"),
+    ("age", "age"),
+)
+FINDING_COLUMNS = (
+    ("severity", "severity"),
+    ("rule", "rule"),
+    ("subject", "subject"),
+    ("message", "message"),
+    ("count", "×"),
+    ("age", "age"),
+)
+KILL_COLUMNS = (
+    ("id", "id"),
+    ("host", "host"),
+    ("pid", "pid"),
+    ("user", "user"),
+    ("command", "command"),
+    ("reason", "reason"),
+    ("age", "asked"),
+)
+
+
+def alert_cells(alert: Alert, now: float) -> dict[str, Cell]:
+    return {
+        "level": Text(alert.level, style=LEVEL_STYLES.get(alert.level, "")),
+        "host": alert.host or "",
+        "message": alert.message,
+        "count": str(alert.count),
+        "age": age_text(now - alert.last_seen_at),
+    }
+
+
+def finding_cells(finding: Finding, now: float) -> dict[str, Cell]:
+    return {
+        "severity": Text(finding.severity, style=LEVEL_STYLES.get(finding.severity, "")),
+        "rule": finding.rule,
+        "subject": finding.subject,
+        "message": finding.message,
+        "count": str(finding.count),
+        "age": age_text(now - finding.last_seen_at),
+    }
+
+
+def kill_cells(request: KillRequest, now: float) -> dict[str, Cell]:
+    return {
+        "id": str(request.id),
+        "host": request.host,
+        "pid": str(request.pid),
+        "user": request.user or "",
+        "command": request.command,
+        "reason": request.reason,
+        "age": age_text(now - request.requested_at),
+    }
