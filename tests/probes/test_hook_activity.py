@@ -38,3 +38,24 @@ def test_stop_background_tasks_add_and_end_subagents() -> None:
     )
     running = running_hook_agents(StateStore.open_default(), 0)
     assert [(a.agent_id, a.agent_type) for a in running["s1"]] == [("a9", "reviewer")]
+
+
+def test_claude_codes_own_helper_agents_are_not_subagents() -> None:
+    """Compaction and prompt-suggestion helpers, and the internal one-turn forks whose
+    SubagentStart/SubagentStop name no agent type (anthropics/claude-code#91910)."""
+    _event("SubagentStart", 10, session_id="s1", agent_id="acompact-7aad72", agent_type="")
+    _event("SubagentStart", 11, session_id="s1", agent_id="aprompt_suggestion-23e3e5")
+    _event("SubagentStart", 12, session_id="s1", agent_id="a3f09c1d2e4b5a687", agent_type="")
+    _event("SubagentStart", 13, session_id="s1", agent_id="a5b6c7d8e9f0a1b2c", agent_type="Plan")
+    _event(
+        "SubagentStop",
+        14,
+        session_id="s1",
+        agent_id="a77e1f0c9d8b7a6e5",
+        agent_type="",
+        stop_hook_active=False,
+        agent_transcript_path="/never/created/agent-a77e1f0c9d8b7a6e5.jsonl",
+        last_assistant_message="summary",
+    )
+    running = running_hook_agents(StateStore.open_default(), 0)
+    assert [a.agent_id for a in running["s1"]] == ["a5b6c7d8e9f0a1b2c"]

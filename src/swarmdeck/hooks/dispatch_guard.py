@@ -9,7 +9,6 @@ still live. The reason names the limit and what runs, so the agent can wait for 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 from swarmdeck.hooks.contract import deny
@@ -38,20 +37,16 @@ def running_subagents(hook: HookInput, now: float) -> list[str]:
     from swarmdeck import paths
     from swarmdeck.probes.hook_activity import running_hook_agents
     from swarmdeck.probes.live_sessions import pid_files
-    from swarmdeck.probes.sessions import read_session
+    from swarmdeck.probes.sessions import session_subagents
     from swarmdeck.state import StateStore
 
-    described: list[str] = []
-    seen: set[str] = set()
-    finished: set[str] = set()
-    if hook.transcript_path and Path(hook.transcript_path).is_file():
-        session = read_session(Path(hook.transcript_path))
-        for sub in session.subagents if session else []:
-            seen.add(sub.id)
-            if sub.status != "running":
-                finished.add(sub.id)
-            elif sub.tool_use_id != hook.tool_use_id:
-                described.append(f'"{sub.description or sub.id}" ({sub.type})')
+    subagents = session_subagents(hook.transcript_path)
+    seen = {sub.id for sub in subagents}
+    described = [
+        f'"{sub.description or sub.id}" ({sub.type})'
+        for sub in subagents
+        if sub.status == "running" and sub.tool_use_id != hook.tool_use_id
+    ]
     store = StateStore.open_default(verify=False)
     try:
         by_session = running_hook_agents(store, now - HOOK_AGENT_WINDOW)
@@ -60,7 +55,7 @@ def running_subagents(hook: HookInput, now: float) -> list[str]:
     files = pid_files(paths.claude_dir())
     for session_id, agents in by_session.items():
         for agent in agents:
-            if agent.agent_id in seen or agent.agent_id in finished:
+            if agent.agent_id in seen:
                 continue
             other = session_id != hook.session_id
             if other and not _counts(session_id, agent.started_at, files, now):

@@ -65,22 +65,18 @@ def _guarded(what: str, read: Any) -> str | None:
 def running_subagents_line(hook: HookInput, store: StateStore, now: float) -> str | None:
     """Subagents of this session still running, from its transcripts and its hook events."""
     from swarmdeck.probes.hook_activity import running_hook_agents
-    from swarmdeck.probes.sessions import read_session
+    from swarmdeck.probes.sessions import session_subagents
 
     parts: list[str] = []
-    known: set[str] = set()
-    finished: set[str] = set()
-    if hook.transcript_path and Path(hook.transcript_path).is_file():
-        session = read_session(Path(hook.transcript_path))
-        for sub in session.subagents if session else []:
-            known.add(sub.id)
-            if sub.status != "running":
-                finished.add(sub.id)
-                continue
-            age = _age(now - sub.started_at) if sub.started_at else "?"
-            doing = f", in {sub.tool_in_flight.name}" if sub.tool_in_flight else ""
-            mode = ", background" if sub.background else ""
-            parts.append(f'"{sub.description or sub.id}" ({sub.type}, {age}{mode}{doing})')
+    subagents = session_subagents(hook.transcript_path)
+    known = {sub.id for sub in subagents}
+    for sub in subagents:
+        if sub.status != "running":
+            continue
+        age = _age(now - sub.started_at) if sub.started_at else "?"
+        doing = f", in {sub.tool_in_flight.name}" if sub.tool_in_flight else ""
+        mode = ", background" if sub.background else ""
+        parts.append(f'"{sub.description or sub.id}" ({sub.type}, {age}{mode}{doing})')
     if hook.session_id:
         hooked = running_hook_agents(store, now - HOOK_AGENT_WINDOW).get(hook.session_id, [])
         for agent in hooked:

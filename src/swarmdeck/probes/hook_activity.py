@@ -4,6 +4,9 @@ Claude Code writes transcripts asynchronously; a hook call is recorded the momen
 A SubagentStart without its SubagentStop is a subagent still running. A Stop event (2.1.145+)
 also lists the session's background tasks with their status, which covers subagents whose
 SubagentStart was missed (hooks installed after they started).
+
+Claude Code's own helpers (compaction, prompt suggestions, internal one-turn forks) raise the
+same events; they are no one's subagents and are left out.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+from swarmdeck.probes.transcript_records import is_internal_agent
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
@@ -51,7 +56,7 @@ def hook_agents(store: StateStore, since: float) -> list[HookAgent]:
         if row["event"] == "Stop":
             _background_tasks(agents, session, at, row["tasks"])
             continue
-        if row["agent_id"] is None:
+        if row["agent_id"] is None or _helper(row["agent_id"], row["type"]):
             continue
         key = (session, row["agent_id"])
         if row["event"] == "SubagentStart":
@@ -59,6 +64,15 @@ def hook_agents(store: StateStore, since: float) -> list[HookAgent]:
         elif key in agents and agents[key].running:
             agents[key] = replace(agents[key], stopped_at=at)
     return list(agents.values())
+
+
+def _helper(agent_id: str, agent_type: str | None) -> bool:
+    """One of Claude Code's own helpers: a helper's id, or an agent type sent empty.
+
+    A dispatched subagent always has a type (`general-purpose` when none was asked for); the
+    internal forks send `agent_type: ""`. A missing type (None) says nothing either way.
+    """
+    return is_internal_agent(agent_id) or agent_type == ""
 
 
 def _background_tasks(
@@ -73,7 +87,7 @@ def _background_tasks(
         if not isinstance(entry, dict) or entry.get("type") != "subagent":
             continue
         agent_id = entry.get("id")
-        if not isinstance(agent_id, str) or not agent_id:
+        if not isinstance(agent_id, str) or not agent_id or is_internal_agent(agent_id):
             continue
         key = (session, agent_id)
         known = agents.get(key)

@@ -27,7 +27,8 @@ from swarmdeck.probes.hook_activity import HookAgent, running_hook_agents
 from swarmdeck.probes.live_sessions import LiveSession, PidFiles, pid_files
 from swarmdeck.probes.subagents import AgentTranscript, SubagentInfo, resolve_subagents
 from swarmdeck.probes.swarm_health import SwarmHealth, swarm_health
-from swarmdeck.probes.transcript_fold import ToolCall, TranscriptFold
+from swarmdeck.probes.transcript_fold import ToolCall, TranscriptFold, in_flight_json
+from swarmdeck.probes.transcript_records import is_internal_agent
 from swarmdeck.probes.transcript_tail import JsonlTail
 
 DEFAULT_MAX_AGE = 48 * 3600.0
@@ -81,7 +82,6 @@ class SessionInfo:
 
     def to_json(self) -> dict[str, Any]:
         """The flat object of the snapshot JSON, subagents nested as DESIGN.md asks."""
-        call = self.tool_in_flight
         out: dict[str, Any] = {
             "session_id": self.session_id,
             "cwd": self.cwd,
@@ -94,9 +94,7 @@ class SessionInfo:
             "version": self.version,
             "started_at": self.started_at,
             "last_activity_at": self.last_activity_at,
-            "tool_in_flight": call.name if call else None,
-            "tool_in_flight_summary": call.summary if call else None,
-            "tool_in_flight_since": call.started_at if call else None,
+            **in_flight_json(self.tool_in_flight),
         }
         out.update(self.health.to_json())
         out["subagents"] = [s.to_json() for s in self.subagents]
@@ -250,7 +248,8 @@ class SessionsProbe:
                 if not name.endswith(".jsonl") or not _is_file(entry):
                     continue
                 if name.startswith("agent-"):
-                    flats.append((_mtime(entry), Path(entry.path)))
+                    if _subagent_file(name):
+                        flats.append((_mtime(entry), Path(entry.path)))
                 else:
                     mains.append((_mtime(entry), name[: -len(".jsonl")], project))
         mains.sort(reverse=True)
@@ -297,9 +296,10 @@ class SessionsProbe:
             if not name.endswith(".jsonl"):
                 return
             if name.startswith("agent-"):
-                tracked = self._track_flat(path)
-                if tracked.update() and tracked.fold.session_id:
-                    self._dirty.add(tracked.fold.session_id)
+                if _subagent_file(name):
+                    tracked = self._track_flat(path)
+                    if tracked.update() and tracked.fold.session_id:
+                        self._dirty.add(tracked.fold.session_id)
                 return
             sid = name[: -len(".jsonl")]
             known = sid in self._sessions
@@ -324,19 +324,12 @@ class SessionsProbe:
             if agent_path in session.agents and self._read_meta(session, agent_path):
                 self._dirty.add(session.session_id)
             return
-        if not _AGENT_FILE.match(name):
+        if not _subagent_file(name):
             return
         tracked = session.agents.get(path)
         if tracked is None:
             tracked = session.agents[path] = _Tracked(path, agent_file=True)
-        changed = tracked.update()
-        if tracked.tail.size == 0 and not path.exists():
-            del session.agents[path]
-            session.metas.pop(path, None)
-            changed = True
-        elif self._read_meta(session, path):
-            changed = True
-        if changed:
+        if self._update_agent(session, path, tracked):
             self._dirty.add(session.session_id)
 
     def _track_main(self, sid: str, project: Path) -> _Session:
@@ -360,7 +353,7 @@ class SessionsProbe:
             return
         for folder, _dirnames, filenames in os.walk(root):
             for name in filenames:
-                if _AGENT_FILE.match(name):
+                if _subagent_file(name):
                     path = Path(folder) / name
                     if path not in session.agents:
                         session.agents[path] = _Tracked(path, agent_file=True)
@@ -368,15 +361,18 @@ class SessionsProbe:
     def _update_session(self, session: _Session) -> None:
         changed = session.main.update()
         for path, tracked in list(session.agents.items()):
-            changed = tracked.update() or changed
-            if tracked.tail.size == 0 and not path.exists():
-                del session.agents[path]
-                session.metas.pop(path, None)
-                changed = True
-            elif self._read_meta(session, path):
-                changed = True
+            changed = self._update_agent(session, path, tracked) or changed
         if changed:
             self._dirty.add(session.session_id)
+
+    def _update_agent(self, session: _Session, path: Path, tracked: _Tracked) -> bool:
+        """Fold what an agent file appended, forget it once removed, reread its meta.json."""
+        changed = tracked.update()
+        if tracked.tail.size == 0 and not path.exists():
+            del session.agents[path]
+            session.metas.pop(path, None)
+            return True
+        return self._read_meta(session, path) or changed
 
     def _read_meta(self, session: _Session, agent_path: Path) -> bool:
         """(Re)read `agent-<id>.meta.json` beside an agent file when it changed."""
@@ -495,6 +491,15 @@ def read_session(transcript_path: Path, claude_dir: Path | None = None) -> Sessi
     return SessionsProbe(claude_dir).read_one(transcript_path)
 
 
+def session_subagents(transcript_path: str | None) -> list[SubagentInfo]:
+    """The subagents of the session whose main transcript this is (what a hook is given);
+    none when there is no such file."""
+    if not transcript_path or not Path(transcript_path).is_file():
+        return []
+    session = read_session(Path(transcript_path))
+    return session.subagents if session else []
+
+
 def _live_without_transcript(live: LiveSession, projects: Path, now: float) -> SessionInfo:
     """A running session that has not written its transcript yet."""
     folder = project_folder_name(live.cwd) if live.cwd else ""
@@ -514,6 +519,13 @@ def _live_without_transcript(live: LiveSession, projects: Path, now: float) -> S
         subagents=[],
         health=swarm_health([], None, now),
     )
+
+
+def _subagent_file(name: str) -> bool:
+    """An `agent-<id>.jsonl` of a subagent, not of one of Claude Code's own helpers (those are
+    not even read: a compaction helper's file repeats the whole conversation)."""
+    match = _AGENT_FILE.match(name)
+    return match is not None and not is_internal_agent(match.group(1))
 
 
 def _agent_id(path: Path, fold: TranscriptFold) -> str:

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarmdeck.probes.transcript_fold import MAIN, Dispatch, NoticeSeen, ToolCall, TranscriptFold
+from swarmdeck.probes.transcript_fold import (
+    MAIN,
+    Dispatch,
+    NoticeSeen,
+    ToolCall,
+    TranscriptFold,
+    in_flight_json,
+)
 
 RUNNING = "running"
 COMPLETED = "completed"
@@ -84,7 +91,6 @@ class SubagentInfo:
 
     def to_json(self, now: float | None = None) -> dict[str, Any]:
         """A flat object for the snapshot JSON."""
-        call = self.tool_in_flight
         return {
             "id": self.id,
             "tool_use_id": self.tool_use_id,
@@ -98,9 +104,7 @@ class SubagentInfo:
             "tool_calls": self.tool_calls,
             "tokens": self.tokens,
             "parent_id": self.parent_id,
-            "tool_in_flight": call.name if call else None,
-            "tool_in_flight_summary": call.summary if call else None,
-            "tool_in_flight_since": call.started_at if call else None,
+            **in_flight_json(self.tool_in_flight),
             "transcript_path": self.transcript_path,
             "context_bytes": self.context_bytes,
         }

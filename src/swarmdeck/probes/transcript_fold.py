@@ -22,6 +22,7 @@ from swarmdeck.probes.transcript_records import (
     first_text,
     notifications_in,
     prompt_key,
+    reported_tokens,
     text_of,
     timestamp,
     tool_summary,
@@ -41,6 +42,15 @@ class ToolCall:
     name: str
     summary: str
     started_at: float | None
+
+
+def in_flight_json(call: ToolCall | None) -> dict[str, Any]:
+    """The snapshot JSON's three `tool_in_flight*` keys for a call (all None when idle)."""
+    return {
+        "tool_in_flight": call.name if call else None,
+        "tool_in_flight_summary": call.summary if call else None,
+        "tool_in_flight_since": call.started_at if call else None,
+    }
 
 
 @dataclass
@@ -297,14 +307,27 @@ class TranscriptFold:
         if not isinstance(content, list):
             return
         results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-        extra = record.get("toolUseResult")
+        single = len(results) == 1
+        extra = record.get("toolUseResult") if single else None
+        named = self._result_agent(record) if single else None
         for block in content:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "tool_result":
-                self._tool_result(block, extra if len(results) == 1 else None, thread, at)
+                self._tool_result(block, extra, named, thread, at)
             elif block.get("type") == "text" and isinstance(block.get("text"), str):
                 self._user_text(block["text"], thread, at)
+
+    def _result_agent(self, record: dict[str, Any]) -> str | None:
+        """The `agentId` a 2.0.x main file wrote beside the message of a Task result line.
+
+        In an agent's own file (and on inline sidechain lines) every line carries the id of the
+        agent whose file it is, so there it names the caller, never the agent called.
+        """
+        if self.agent_file or record.get("isSidechain") is True:
+            return None
+        agent = record.get("agentId")
+        return agent if isinstance(agent, str) and agent else None
 
     def _user_text(self, text: str, thread: Thread, at: float | None) -> None:
         if text.startswith(INTERRUPT_MARKER):
@@ -321,7 +344,12 @@ class TranscriptFold:
         self._notifications(text, at)
 
     def _tool_result(
-        self, block: dict[str, Any], extra: Any, thread: Thread, at: float | None
+        self,
+        block: dict[str, Any],
+        extra: Any,
+        named_agent: str | None,
+        thread: Thread,
+        at: float | None,
     ) -> None:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str):
@@ -350,10 +378,11 @@ class TranscriptFold:
             "interrupt" in lowered or "cancel" in lowered or "rejected" in lowered
         )
         figures = usage_figures(text)
-        if figures:
-            dispatch.total_tokens = figures.get("total_tokens", dispatch.total_tokens)
-            dispatch.tool_uses = figures.get("tool_uses", dispatch.tool_uses)
-        dispatch.agent_id = dispatch.agent_id or agent_id_in(text)
+        tokens = reported_tokens(figures)
+        if tokens is not None:
+            dispatch.total_tokens = tokens
+        dispatch.tool_uses = figures.get("tool_uses", dispatch.tool_uses)
+        dispatch.agent_id = dispatch.agent_id or agent_id_in(text) or named_agent
         if isinstance(extra, dict):
             self._dispatch_result(dispatch, extra)
         if not is_error and dispatch.result_status is None and "async agent launched" in lowered:

@@ -14,6 +14,11 @@ from typing import Any
 DISPATCH_TOOLS = frozenset({"Agent", "Task"})
 """The tool that spawns a subagent: `Task` until Claude Code 2.1.63, `Agent` since."""
 
+INTERNAL_AGENT_PREFIXES = ("acompact-", "aprompt_suggestion-", "aside_question-")
+"""Agent ids of Claude Code's own helpers (context compaction, prompt suggestions, side
+questions): their `agent-<id>.jsonl` files sit beside real subagents' but no one dispatched them,
+and a compaction file repeats the whole conversation."""
+
 INTERRUPT_MARKER = "[Request interrupted by user"
 NOTIFICATION_OPEN = "<task-notification>"
 
@@ -21,6 +26,7 @@ _NOTIFICATION = re.compile(r"<task-notification>(.*?)(?:</task-notification>|\Z)
 _TAG = re.compile(r"<([a-z-]+)>(.*?)</\1>", re.S)
 _USAGE = re.compile(r"<usage>(.*?)</usage>", re.S)
 _USAGE_PAIR = re.compile(r"([a-z_]+)\s*:\s*(\d+)")
+_USAGE_TAG = re.compile(r"<([a-z_]+)>\s*(\d+)\s*</\1>")
 _AGENT_ID = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
 
 STATUS_WORDS = {
@@ -53,6 +59,11 @@ def timestamp(value: Any) -> float | None:
     if isinstance(value, int | float):
         return value / 1000.0 if value > 1e11 else float(value)
     return None
+
+
+def is_internal_agent(agent_id: str) -> bool:
+    """True for the id of one of Claude Code's own helper agents (see INTERNAL_AGENT_PREFIXES)."""
+    return agent_id.startswith(INTERNAL_AGENT_PREFIXES)
 
 
 def text_of(content: Any) -> str:
@@ -159,7 +170,7 @@ def notifications_in(text: str) -> list[Notification]:
                 tool_use_id=tags.get("tool-use-id") or None,
                 status=STATUS_WORDS.get(raw.lower()),
                 raw_status=raw,
-                total_tokens=usage.get("total_tokens") or usage.get("subagent_tokens"),
+                total_tokens=reported_tokens(usage),
                 tool_uses=usage.get("tool_uses"),
             )
         )
@@ -167,11 +178,26 @@ def notifications_in(text: str) -> list[Notification]:
 
 
 def usage_figures(text: str) -> dict[str, int]:
-    """The `<usage>total_tokens: N\\ntool_uses: M…</usage>` footer of an agent's report."""
+    """The `<usage>` footer of an agent's report or notification, in either of its forms:
+    `total_tokens: N\\ntool_uses: M…` (pairs split by newlines or `;`) or
+    `<total_tokens>N</total_tokens><tool_uses>M</tool_uses>…`."""
     match = _USAGE.search(text)
     if match is None:
         return {}
-    return {key: int(value) for key, value in _USAGE_PAIR.findall(match.group(1))}
+    body = match.group(1)
+    figures = {key: int(value) for key, value in _USAGE_TAG.findall(body)}
+    if not figures:
+        figures = {key: int(value) for key, value in _USAGE_PAIR.findall(body)}
+    return figures
+
+
+def reported_tokens(figures: dict[str, int]) -> int | None:
+    """The tokens an agent's report says it used: `total_tokens`, or `subagent_tokens` as some
+    versions name it (a reported 0 is kept: the agent failed before using any)."""
+    for key in ("total_tokens", "subagent_tokens"):
+        if key in figures:
+            return figures[key]
+    return None
 
 
 def agent_id_in(text: str) -> str | None:
