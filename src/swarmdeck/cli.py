@@ -66,13 +66,10 @@ def _add_status(sub) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from swarmdeck.probes.host import CpuSampler
-    from swarmdeck.snapshot import take_snapshot
+    from swarmdeck.snapshot import one_shot_snapshot
 
     config, store = _context()
-    sampler = CpuSampler()
-    sampler.prime()
-    snapshot = take_snapshot(config, store, sampler)
+    snapshot = one_shot_snapshot(config, store)
     if args.json:
         import json
 
@@ -93,13 +90,10 @@ def _add_probe(sub) -> None:
 def _probe(args: argparse.Namespace) -> int:
     import json
 
-    from swarmdeck.probes.host import CpuSampler
-    from swarmdeck.snapshot import take_snapshot
+    from swarmdeck.snapshot import one_shot_snapshot
 
     config, store = _context()
-    sampler = CpuSampler()
-    sampler.prime()
-    print(json.dumps(take_snapshot(config, store, sampler).to_json()))
+    print(json.dumps(one_shot_snapshot(config, store).to_json()))
     return ExitCode.OK
 
 

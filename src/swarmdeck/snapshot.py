@@ -116,3 +116,14 @@ def take_snapshot(
         findings=open_findings(store),
         kill_requests=pending_kill_requests(store),
     )
+
+
+def one_shot_snapshot(config: Config, store: StateStore, window: float = 0.2) -> Snapshot:
+    """A snapshot for a caller that takes only one (`status`, `probe`): CPU time and each
+    running job's tree are read once `window` seconds before it, so busy cores and every job's
+    cores figures are there instead of blanks."""
+    sampler = CpuSampler()
+    usage = UsageTracker()
+    ledger_jobs(store, usage=usage)
+    sampler.prime(window)
+    return take_snapshot(config, store, sampler, usage=usage)

@@ -1,28 +1,30 @@
-"""Rich tables for `swarmdeck status` and `swarmdeck config show`."""
+"""Rich tables for `swarmdeck status` and `swarmdeck config show`.
+
+Each section shows the columns its app panel chose, its cells made by the same functions
+(swarmdeck.views), so the command line and the control room say the same thing the same way.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from swarmdeck.probes.gpu import GpuRow
+from swarmdeck.probes.ledger import LedgerJob
+from swarmdeck.probes.records import Alert, Finding, KillRequest
+from swarmdeck.probes.sessions import SessionInfo
 from swarmdeck.sizes import format_size
+from swarmdeck.views import gpus, jobs, locks, records, sessions
+from swarmdeck.views.cells import Cell, Columns, in_order
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
     from swarmdeck.snapshot import Snapshot
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
 
 
 def hosts_table(snapshot: Snapshot) -> Table:
@@ -44,21 +46,77 @@ def hosts_table(snapshot: Snapshot) -> Table:
     return table
 
 
-def records_table(title: str, rows: Iterable[Any], empty: str) -> Table:
-    """A table of any snapshot list, its columns taken from the items' JSON form."""
-    from swarmdeck.snapshot import as_json
+def as_text(cell: Cell) -> Text:
+    return cell if isinstance(cell, Text) else Text(cell)
 
-    items = [as_json(row) for row in rows]
-    table = Table(title=title, title_justify="left")
+
+def cells_table(
+    title: str, columns: Columns, rows: Iterable[Mapping[str, Cell]], empty: str
+) -> RenderableType:
+    """A section's table: the chosen columns, one row per item; plain text is never markup.
+    An empty section is one line saying so."""
+    items = list(rows)
     if not items:
-        table.add_column(empty, style="dim")
-        return table
-    columns = [key for key, value in items[0].items() if not isinstance(value, list | dict)]
-    for column in columns:
-        table.add_column(column)
-    for item in items:
-        table.add_row(*(Text(_fmt(item.get(column))) for column in columns))
+        return Text.assemble((title, "italic"), "  ", (empty, "dim"))
+    table = Table(title=title, title_justify="left")
+    for _, label in columns:
+        table.add_column(label)
+    for cells in items:
+        table.add_row(*(as_text(cell) for cell in in_order(cells, columns)))
     return table
+
+
+def gpus_section(snapshot: Snapshot) -> RenderableType:
+    """The cards, their compute processes and who holds them quiesced; or why there are none."""
+    rows = [row for row in snapshot.gpus if isinstance(row, GpuRow)]
+    cards = [row.card for row in rows if row.card is not None]
+    if not cards:
+        why = gpus.state_text(rows[0].snapshot) if rows else "no GPU"
+        return cells_table("GPUs", gpus.CARD_COLUMNS, [], why)
+    parts: list[RenderableType] = [
+        cells_table("GPUs", gpus.CARD_COLUMNS, [gpus.card_cells(card) for card in cards], ""),
+        cells_table(
+            "GPU processes", gpus.PROCESS_COLUMNS, gpus.process_rows(cards).values(),
+            "no compute processes",
+        ),
+        gpus.holder_line(rows[0].snapshot.holders),
+    ]
+    return Group(*parts)
+
+
+def sections(snapshot: Snapshot, now: float) -> list[RenderableType]:
+    """Everything below the hosts, in the order the control room lays it out."""
+    job_rows = [jobs.job_cells(job, now) for job in snapshot.jobs if isinstance(job, LedgerJob)]
+    session_rows = [
+        sessions.session_cells(session, now)
+        for session in snapshot.sessions
+        if isinstance(session, SessionInfo)
+    ]
+    alert_rows = [
+        records.alert_cells(alert, now) for alert in snapshot.alerts if isinstance(alert, Alert)
+    ]
+    finding_rows = [
+        records.finding_cells(finding, now)
+        for finding in snapshot.findings
+        if isinstance(finding, Finding)
+    ]
+    kill_rows = [
+        records.kill_cells(request, now)
+        for request in snapshot.kill_requests
+        if isinstance(request, KillRequest)
+    ]
+    return [
+        cells_table("Jobs", jobs.STATUS_COLUMNS, job_rows, "no caged jobs"),
+        gpus_section(snapshot),
+        cells_table("Agents", sessions.COLUMNS, session_rows, "no Claude Code sessions"),
+        cells_table("Alerts", records.ALERT_COLUMNS, alert_rows, "no open alerts"),
+        cells_table("Watchdog", records.FINDING_COLUMNS, finding_rows, "no findings"),
+        cells_table("Kill requests", records.KILL_COLUMNS, kill_rows, "no kill requests"),
+        cells_table(
+            "Locks", locks.COLUMNS, locks.lock_table_rows(snapshot.locks, now).values(),
+            "no workspace locks or owned directories",
+        ),
+    ]
 
 
 def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
@@ -75,16 +133,8 @@ def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
             )
         else:
             console.print(f"no memory cage on {book.host}: {book.problem}", markup=False)
-    for key, title in (
-        ("jobs", "Jobs"),
-        ("gpus", "GPUs"),
-        ("sessions", "Agents"),
-        ("alerts", "Alerts"),
-        ("findings", "Watchdog"),
-        ("kill_requests", "Kill requests"),
-        ("locks", "Locks"),
-    ):
-        console.print(records_table(title, getattr(snapshot, key), f"no {title.lower()}"))
+    for section in sections(snapshot, time.time()):
+        console.print(section)
 
 
 def print_config(config: Config, console: Console | None = None) -> None:

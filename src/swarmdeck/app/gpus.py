@@ -14,7 +14,7 @@ from swarmdeck.probes.gpu import GpuCard, GpuRow
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import Cell, in_order
-from swarmdeck.views.gpus import PROCESS_COLUMNS, holder_line, process_rows
+from swarmdeck.views.gpus import PROCESS_COLUMNS, holder_line, process_rows, state_text
 
 
 class GpuCardView(Vertical):
@@ -101,8 +101,7 @@ class GpusPanel(Vertical):
         empty = self.query_one(".empty", Label)
         empty.display = not cards
         if rows and not cards:
-            state = rows[0].snapshot
-            empty.update(f"{state.state}: {state.reason}" if state.reason else state.state)
+            empty.update(state_text(rows[0].snapshot))
         self._show_cards(cards)
         holders = rows[0].snapshot.holders if rows else []
         self.query_one("#gpu-holders", Static).update(holder_line(holders))

@@ -6,7 +6,7 @@ import time
 
 from rich.text import Text
 
-from swarmdeck.probes.gpu import GpuCard, GpuProcess, QuiesceHolder, Reading
+from swarmdeck.probes.gpu import GpuCard, GpuProcess, GpuSnapshot, QuiesceHolder, Reading
 from swarmdeck.sizes import format_size
 from swarmdeck.views.cells import Cell
 
@@ -28,6 +28,11 @@ PROCESS_COLUMNS = (
     ("standing", "standing"),
     ("command", "command"),
 )
+
+
+def state_text(snapshot: GpuSnapshot) -> str:
+    """Why a host shows no cards: "no GPU", or "not read: REASON"."""
+    return f"{snapshot.state}: {snapshot.reason}" if snapshot.reason else snapshot.state
 
 
 def size_text(value: Reading) -> str:

@@ -1,0 +1,180 @@
+"""`swarmdeck status` as text: each section's chosen columns, human sizes and ages, no raw JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from io import StringIO
+from pathlib import Path
+
+from rich.console import Console
+
+from busy_job import busy_job
+from claude_lines import ClaudeTree, Lines
+from swarmdeck.actions import lock
+from swarmdeck.config import load_config
+from swarmdeck.probes.gpu import GpuCard, GpuProcess, GpuSnapshot
+from swarmdeck.probes.host import host_snapshot, local_host_name
+from swarmdeck.probes.locks import lock_rows
+from swarmdeck.probes.nvml import READY
+from swarmdeck.probes.procs import identity, own_identity, start_ticks
+from swarmdeck.probes.records import open_findings, pending_kill_requests
+from swarmdeck.snapshot import Snapshot
+from swarmdeck.state import StateStore
+from swarmdeck.status_report import print_status
+
+SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
+MIB = 1 << 20
+SID = "cafe1234-0000-4000-8000-000000000042"
+
+
+def add_job(store: StateStore, **values: object) -> None:
+    runner = own_identity()
+    row = {
+        "host": local_host_name(), "argv": json.dumps(["sh", "-c", "make -j4"]), "cwd": "/w",
+        "booked": 40 * MIB, "cap": 80 * MIB, "admitted_via": "default", "oom_score_adj": 500,
+        "runner_pid": runner.pid, "runner_start_ticks": runner.start_ticks,
+        "created_at": time.time() - 200, **values,
+    }
+    with store.transaction() as conn:
+        conn.execute(
+            f"INSERT INTO jobs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+            tuple(row.values()),
+        )
+
+
+def add_alert(store: StateStore) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO alerts (key, level, source, host, message, created_at, last_seen_at,"
+            " count) VALUES ('queue:vm', 'warning', 'runner', 'vm', 'job 3 queued on memory',"
+            " ?, ?, 4)",
+            (time.time() - 400, time.time() - 130),
+        )
+
+
+def add_session(home: Path) -> None:
+    tree = ClaudeTree(home / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_outer", "Outer", "Outer work.", 1)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), SID)
+
+
+def status_text() -> str:
+    result = subprocess.run(
+        [SWARMDECK, "status"], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "COLUMNS": "250"},
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def section(text: str, title: str) -> str:
+    """The lines of one section: from its title to the next title or the end."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i][:1].isalpha()), len(lines)
+    )
+    return "\n".join(lines[start:end])
+
+
+def test_status_shows_chosen_columns_with_sizes_ages_and_cores(isolated_home: Path) -> None:
+    store = StateStore.open_default()
+    add_session(isolated_home)
+    add_alert(store)
+    with busy_job(2) as job:
+        add_job(
+            store, label="hashing", state="running", pid=job.pid, start_ticks=start_ticks(job.pid),
+            threads=2, started_at=time.time() - 75,
+        )
+        add_job(
+            store, label="build", state="done", exit_code=250, outcome="own cap",
+            peak=80 * MIB, hit_ceiling=1, started_at=time.time() - 190, ended_at=time.time(),
+        )
+        text = status_text()
+    jobs = section(text, "Jobs")
+    for label in ("id", "label", "state", "booked", "current", "peak", "cap", "cores",
+                  "runtime", "exit"):
+        assert label in jobs.splitlines()[2], label
+    running = next(line for line in jobs.splitlines() if "hashing" in line)
+    assert "running" in running and "40M" in running and "80M" in running
+    assert re.search(r"\d\.\d cores · \d\.\d/2 thr", running), running
+    assert re.search(r"1m1\ds", running), running
+    done = next(line for line in jobs.splitlines() if "build" in line)
+    assert "80M ceiling" in done and "250 own cap" in done and "3m1" in done
+
+    alerts = section(text, "Alerts")
+    alert = next(line for line in alerts.splitlines() if "queued on memory" in line)
+    assert "warning" in alert and "2m" in alert and "4" in alert
+
+    agents = section(text, "Agents")
+    assert "subagents running/all" in agents
+    session = next(line for line in agents.splitlines() if SID[:8] in line)
+    assert SID not in session and "/work/proj" in session and "live" in session
+    assert re.search(r"\b1/1\b", session), session
+
+    assert "[" not in text, "no raw JSON lists"
+    assert not re.search(r"\d{9,}", text), "no raw epoch seconds or byte counts"
+    assert "runner_start_ticks" not in text and "oom_score_adj" not in text
+
+
+def test_gpus_locks_findings_and_kill_requests_have_their_own_columns(
+    isolated_home: Path,
+) -> None:
+    store = StateStore.open_default()
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO findings (key, rule, subject, severity, message, last_seen_at, count)"
+            " VALUES ('idle:a1', 'idle', 'agent a1', 'warning', 'no activity for 12m', ?, 3)",
+            (time.time() - 70,),
+        )
+        conn.execute(
+            "INSERT INTO kill_requests (host, pid, start_ticks, user, command, reason, state,"
+            " requested_at) VALUES ('vm', 4242, 99, 'root', 'pytest -x', 'stalled', 'pending', ?)",
+            (time.time() - 30,),
+        )
+    holder = subprocess.Popen(["sleep", "60"])
+    try:
+        me = identity(holder.pid)
+        assert me is not None
+        lock.acquire(isolated_home / "repo", session="S1", command="make", holder=me)
+        # No GPU on these machines: the card below is scripted data, as NVML would report it.
+        card = GpuCard(
+            index=0, name="NVIDIA H200", uuid="GPU-1", memory_total=140 << 30,
+            memory_used=3 << 30, memory_free=137 << 30, utilization=87, memory_utilization=40,
+            temperature=61, processes=[
+                GpuProcess(pid=777, used_memory=2 << 30, name="python", user="ml",
+                           command="python train.py", allowlisted=False),
+            ],
+        )
+        snapshot = Snapshot(
+            taken_at=time.time(), hosts=[host_snapshot(load_config(), store)],
+            gpus=GpuSnapshot(state=READY, cards=[card]).as_rows(),
+            locks=lock_rows(), findings=open_findings(store),
+            kill_requests=pending_kill_requests(store),
+        )
+        out = StringIO()
+        print_status(snapshot, Console(file=out, width=250))
+    finally:
+        holder.kill()
+        holder.wait()
+    text = out.getvalue()
+    gpu = next(line for line in section(text, "GPUs").splitlines() if "H200" in line)
+    assert "3G/140G" in gpu and "87%" in gpu and "61°C" in gpu
+    process = next(line for line in section(text, "GPU processes").splitlines() if "777" in line)
+    assert "2G" in process and "foreign" in process and "python train.py" in process
+    held = next(line for line in section(text, "Locks").splitlines() if "repo" in line)
+    assert "held" in held and "S1" in held and str(holder.pid) in held and "make" in held
+    finding = next(line for line in section(text, "Watchdog").splitlines() if "idle" in line)
+    assert "agent a1" in finding and "no activity for 12m" in finding and "1m" in finding
+    kill = next(line for line in section(text, "Kill requests").splitlines() if "4242" in line)
+    assert "pytest -x" in kill and "stalled" in kill and "30s" in kill
+    assert "no gpu-run holds the cards quiesced" in text
+    assert "[" not in text and not re.search(r"\d{9,}", text)
