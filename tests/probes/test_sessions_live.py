@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from claude_lines import ClaudeTree, Lines, age
+from claude_lines import BASE, ClaudeTree, Lines, age
 from swarmdeck.probes.live_sessions import live_sessions, pid_files
 from swarmdeck.probes.procs import start_ticks
 from swarmdeck.probes.sessions import SessionsProbe
@@ -109,3 +109,35 @@ def test_live_session_without_a_transcript_yet_is_listed(tmp_path: Path) -> None
     assert data["cwd"] == "/work/other"
     assert data["subagents"] == []
     assert data["transcript_path"].endswith("-work-other/" + SID + ".jsonl")
+
+
+def test_a_resumed_session_does_not_show_the_previous_process_agents_as_running(
+    tmp_path: Path,
+) -> None:
+    """Subagents die with the process that started them: after `claude --resume` the
+    transcript still ends without their results, but the live process started after them."""
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_bg_old", "old background", "Old bg.", 1, background=True)
+    main.async_launched("toolu_bg_old", "aold1", 2)
+    main.agent("toolu_fg_old", "old foreground", "Old fg.", 3)
+    main.agent("toolu_bg_back", "resumed one", "Resumed.", 4, background=True)
+    main.async_launched("toolu_bg_back", "aback", 5)
+    main.tool_use("toolu_bash_old", "Bash", {"command": "make -j8"}, 6)
+    main.prompt("carry on", 600)
+    main.tool_use("toolu_send", "SendMessage", {"to": "aback", "message": "go on"}, 601)
+    main.result("toolu_send", "resumed", 602, tool_use_result={
+        "success": True, "resumedAgentId": "aback",
+        "message": 'Agent "aback" was stopped (killed); resumed it in the background'})
+    main.agent("toolu_bg_new", "new background", "New bg.", 603, background=True)
+    main.async_launched("toolu_bg_new", "anew1", 604)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), SID, startedAt=int((BASE + 500) * 1000))
+
+    session = SessionsProbe(tmp_path / "claude").refresh()[0]
+    statuses = {s.id: s.status for s in session.subagents}
+    assert statuses == {"aold1": "interrupted", "toolu_fg_old": "interrupted",
+                        "aback": "running", "anew1": "running"}
+    assert session.tool_in_flight is None
+    assert session.health.running == 2

@@ -25,7 +25,12 @@ from swarmdeck import paths
 from swarmdeck.errors import StateError
 from swarmdeck.probes.hook_activity import HookAgent, running_hook_agents
 from swarmdeck.probes.live_sessions import LiveSession, PidFiles, pid_files
-from swarmdeck.probes.subagents import AgentTranscript, SubagentInfo, resolve_subagents
+from swarmdeck.probes.subagents import (
+    AgentTranscript,
+    SubagentInfo,
+    predates_process,
+    resolve_subagents,
+)
 from swarmdeck.probes.swarm_health import SwarmHealth, swarm_health
 from swarmdeck.probes.transcript_fold import ToolCall, TranscriptFold, in_flight_json
 from swarmdeck.probes.transcript_records import is_internal_agent
@@ -421,7 +426,13 @@ class SessionsProbe:
             if t.fold.session_id == sid
         )
         over = self._session_over(sid)
-        subagents = resolve_subagents(fold, agents, session_over=over)
+        process_start = live.started_at if live else None
+        subagents = resolve_subagents(
+            fold, agents, session_over=over, process_started_at=process_start
+        )
+        call = fold.main.in_flight()
+        if over or (call is not None and predates_process(call.started_at, process_start)):
+            call = None
         activity = [fold.last_at] + [s.last_activity_at for s in subagents]
         known = [t for t in activity if t is not None]
         return SessionInfo(
@@ -436,7 +447,7 @@ class SessionsProbe:
             version=fold.version or (live.version if live else None),
             started_at=fold.first_at or (live.started_at if live else None),
             last_activity_at=max(known) if known else None,
-            tool_in_flight=None if over else fold.main.in_flight(),
+            tool_in_flight=call,
             subagents=subagents,
             health=swarm_health(subagents, fold.main.context_tokens, now),
         )

@@ -9,7 +9,9 @@ agent's end in a `<task-notification>` of the parent. This module links the thre
 - background (`async_launched`, `isAsync`, forked, teammate): the immediate result is only the
   launch; the status comes from the latest notification, unless the agent was resumed after it;
 - a session known to be over leaves nothing running: what was still running was interrupted
-  (or completed, when its own transcript ended on a final answer).
+  (or completed, when its own transcript ended on a final answer). So does a subagent started
+  (or last resumed) before the session's live process started: subagents run inside the process
+  that started them, and `claude --resume` brings back the transcript, not them.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ STATUSES = (RUNNING, COMPLETED, FAILED, INTERRUPTED)
 DEFAULT_TYPE = "general-purpose"
 """What Claude Code runs when a dispatch names no subagent_type."""
 WARMUP = "warmup"
+START_SLACK = 1.0
+"""Seconds between a process's recorded start and anything it wrote: clocks are rounded."""
 
 
 @dataclass
@@ -133,8 +137,12 @@ def resolve_subagents(
     agents: list[AgentTranscript],
     *,
     session_over: bool,
+    process_started_at: float | None = None,
 ) -> list[SubagentInfo]:
-    """Every subagent of one session, nested ones included, with its status decided."""
+    """Every subagent of one session, nested ones included, with its status decided.
+
+    `process_started_at` is when the session's live process started, when known.
+    """
     facts = _Facts()
     facts.merge(main)
     for agent in agents:
@@ -184,7 +192,9 @@ def resolve_subagents(
             thread = main.threads[root]
         else:
             thread = fold.progress_threads.get(dispatch.tool_use_id)
-        info = _from_dispatch(dispatch, agent_id, transcript, thread, facts, session_over)
+        info = _from_dispatch(
+            dispatch, agent_id, transcript, thread, facts, session_over, process_started_at
+        )
         if root is not None:
             sidechain_owner[root] = info.id
         if owner is not None:
@@ -198,7 +208,7 @@ def resolve_subagents(
     for agent in agents:
         if agent.agent_id in claimed or _is_warmup(agent):
             continue
-        found.append(_from_own_file(agent, facts, session_over))
+        found.append(_from_own_file(agent, facts, session_over, process_started_at))
     return found
 
 
@@ -222,6 +232,13 @@ def _is_warmup(agent: AgentTranscript) -> bool:
     return agent.fold.main.prompt_head.strip().lower() == WARMUP
 
 
+def predates_process(at: float | None, process_started_at: float | None) -> bool:
+    """True when something that happened at `at` came before the live process started."""
+    return at is not None and process_started_at is not None and (
+        at < process_started_at - START_SLACK
+    )
+
+
 def _from_dispatch(
     dispatch: Dispatch,
     agent_id: str | None,
@@ -229,6 +246,7 @@ def _from_dispatch(
     thread: Any,
     facts: _Facts,
     session_over: bool,
+    process_started_at: float | None,
 ) -> SubagentInfo:
     notice = None
     for ident in (agent_id, dispatch.tool_use_id):
@@ -237,7 +255,10 @@ def _from_dispatch(
             break
     resumed_at = facts.resumed.get(agent_id) if agent_id else None
     own_done = bool(thread is not None and thread.turn_done and not thread.open_calls)
-    status, ended_at = _status(dispatch, notice, resumed_at, own_done, session_over)
+    over = session_over or predates_process(
+        _latest([dispatch.started_at, resumed_at]), process_started_at
+    )
+    status, ended_at = _status(dispatch, notice, resumed_at, own_done, over)
     if status == INTERRUPTED and ended_at is None and thread is not None:
         ended_at = thread.last_at
     tool_calls = thread.tool_calls if thread is not None else 0
@@ -318,11 +339,16 @@ def _still_running(own_done: bool, session_over: bool) -> tuple[str, float | Non
     return (COMPLETED if own_done else INTERRUPTED), None
 
 
-def _from_own_file(agent: AgentTranscript, facts: _Facts, session_over: bool) -> SubagentInfo:
+def _from_own_file(
+    agent: AgentTranscript, facts: _Facts, session_over: bool, process_started_at: float | None
+) -> SubagentInfo:
     """A subagent known only from its own transcript (its dispatch is not in any file read)."""
     thread = agent.fold.main
     notice = facts.notices.get(agent.agent_id)
     resumed_at = facts.resumed.get(agent.agent_id)
+    over = session_over or predates_process(
+        _latest([thread.first_at, resumed_at]), process_started_at
+    )
     ended_at = None
     if notice is not None and notice.status is not None and not (
         resumed_at is not None and notice.at is not None and resumed_at > notice.at
@@ -333,7 +359,7 @@ def _from_own_file(agent: AgentTranscript, facts: _Facts, session_over: bool) ->
     elif thread.turn_done and not thread.open_calls:
         status, ended_at = COMPLETED, thread.last_at
     else:
-        status, ended_at = _still_running(False, session_over)
+        status, ended_at = _still_running(False, over)
         if status == INTERRUPTED:
             ended_at = thread.last_at
     tokens = notice.total_tokens if notice and notice.total_tokens is not None else None
