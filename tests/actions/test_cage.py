@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,6 +165,35 @@ def test_a_job_joins_its_cage_before_it_runs(v1_slice: Path) -> None:
     assert memory_line.endswith("/" + cage.path.relative_to(v1_slice.parent).as_posix())
     cage.remove()
     assert not cage.path.exists()
+
+
+THREADED_JOIN = """
+import sys, threading
+from pathlib import Path
+from swarmdeck.actions.cage_v1 import V1Cage
+release = threading.Event()
+helper = threading.Thread(target=release.wait)
+helper.start()
+V1Cage(Path(sys.argv[1]), 0, Path(sys.argv[2])).join()
+for task in sorted(Path("/proc/self/task").iterdir()):
+    print(next(l for l in (task / "cgroup").read_text().splitlines() if ":memory:" in l))
+release.set()
+"""
+
+
+def test_a_process_with_more_threads_joins_its_cage_with_all_of_them(v1_slice: Path) -> None:
+    backend = v1_backend(v1_slice)
+    backend.prepare_slice(64 * MIB)
+    cage = backend.create_cage(1, 32 * MIB)
+    proc = subprocess.run(
+        [sys.executable, "-c", THREADED_JOIN, str(cage.path), str(v1_slice)],
+        capture_output=True, text=True, check=True,
+    )
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 2
+    inside = "/" + cage.path.relative_to(v1_slice.parent).as_posix()
+    assert all(line.endswith(inside) for line in lines), lines
+    cage.remove()
 
 
 def test_own_cap_oom_is_classified_as_own_cap(v1_slice: Path) -> None:

@@ -92,6 +92,24 @@ class V1Cage(Cage):
         self._slice_failcnt = read_int(self.slice_path / "memory.failcnt") or 0
         self._slice_peak = read_int(self.slice_path / "memory.max_usage_in_bytes")
 
+    def join(self) -> None:
+        """Enter the cage by moving this one thread, when it is the process's only thread.
+
+        Moving a whole process (`cgroup.procs`) takes the kernel's global threadgroup lock for
+        writing, which waits out an RCU grace period: 5 to 15 ms of every job's start here.
+        Moving the calling thread alone (`0` into `tasks`) skips that lock, and between fork and
+        exec the child has exactly one thread, so the whole process is in the cage all the
+        same. A caller with more threads moves whole, the slow way.
+        """
+        if len(os.listdir("/proc/self/task")) > 1:
+            super().join()
+            return
+        fd = os.open(self.path / "tasks", os.O_WRONLY)
+        try:
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)
+
     def wake_fds(self) -> list[int]:
         return [n.efd for n in (self._job, self._slice) if n is not None]
 
