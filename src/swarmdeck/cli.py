@@ -7,6 +7,7 @@ call an agent makes, never pays for textual, rich or asyncssh.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -142,7 +143,7 @@ def _add_run(sub) -> None:
         "--detach", action="store_true", help="keep running after this terminal goes away"
     )
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
-    p.set_defaults(handler=_run)
+    p.set_defaults(handler=_run, ends_process=True)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -162,7 +163,11 @@ def _run(args: argparse.Namespace) -> int:
         detach=args.detach,
     )
     config, store = _context()
-    return run_job(config, store, request)
+    try:
+        return run_job(config, store, request)
+    finally:
+        # Here rather than at interpreter exit, which `main` skips for a runner.
+        store.close()
 
 
 # ---- gpu-run ----------------------------------------------------------------------------------
@@ -415,7 +420,13 @@ def build_parser() -> ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `swarmdeck` console script; returns the process exit status."""
+    """Entry point of the `swarmdeck` console script; returns the process exit status.
+
+    As the console script (argv None), a command marked `ends_process` (`run`) ends the process
+    once its output is flushed, like a hook: tearing down every imported module would add 20 to
+    50 ms to each caged run, and nothing is left to clean up (the job's tree and cage are gone,
+    its row is written, the store is closed).
+    """
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["hook"] and not {"-h", "--help"} & set(args_list):
         # Before every Bash call an agent makes: skip building the parser, import lazily.
@@ -425,12 +436,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(args_list)
         handler: Handler = getattr(args, "handler", _ui)
-        return int(handler(args))
+        code = int(handler(args))
     except SwarmdeckError as error:
         print(f"swarmdeck: {error.message}", file=sys.stderr)
         return int(error.exit_code)
     except KeyboardInterrupt:
         return 130
+    if argv is None and getattr(args, "ends_process", False):
+        _end_process(code)
+    return code
+
+
+def _end_process(code: int) -> NoReturn:
+    """Flush what was printed and end the process at once, skipping the interpreter's teardown."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            # A closed pipe or stream: its reader went away; the exit status still tells.
+            continue
+    os._exit(code)
 
 
 if __name__ == "__main__":

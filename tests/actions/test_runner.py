@@ -17,6 +17,7 @@ from swarmdeck.actions.jobwatch import EXITED, SIGNALLED, TIMEOUT, Watched
 from swarmdeck.actions.oom import OomVerdict
 from swarmdeck.actions.reconcile import reconcile
 from swarmdeck.actions.runner import exit_and_outcome
+from swarmdeck.cli import main
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.ledger import ledger_jobs
@@ -79,6 +80,13 @@ def test_the_commands_own_exit_code_passes_through(slice_config: Path, isolated_
     assert (row["state"], row["exit_code"], row["outcome"]) == ("done", 7, "exit 7")
     assert row["cgroup"].startswith(str(slice_config))
     assert not Path(row["cgroup"]).exists()
+
+
+def test_a_run_called_in_process_returns_its_exit_code(slice_config: Path, isolated_home) -> None:
+    # Only the console script ends its process right after a run; a caller in-process goes on.
+    assert main(["run", "--", "sh", "-c", "exit 7"]) == 7
+    (row,) = rows(isolated_home)
+    assert (row["state"], row["exit_code"]) == ("done", 7)
 
 
 def test_the_row_names_the_jobs_process_threads_and_serial_marker(
