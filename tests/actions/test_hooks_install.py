@@ -138,3 +138,27 @@ def test_apply_reports_the_diff(isolated_home: Path) -> None:
     added = [line for line in result.diff.splitlines() if line.startswith("+")]
     assert any('"command": "/opt/sd/swarmdeck hook pre-tool-use"' in line for line in added)
     assert result.backup is not None and result.backup.exists()
+
+
+def test_each_entry_is_a_command_handler_claude_code_reads() -> None:
+    """`{"hooks": {EVENT: [{"matcher": M, "hooks": [{"type": "command", "command": C,
+    "timeout": SECONDS}]}]}}`, the matcher left out where the event takes none."""
+    installed = merged({}, "/opt/sd/bin/swarmdeck")
+    assert set(installed) == {"hooks"}
+    expected: dict[str, list[dict]] = {}
+    for entry in ENTRIES:
+        group: dict = {} if entry.matcher is None else {"matcher": entry.matcher}
+        group["hooks"] = [{"type": "command",
+                           "command": f"/opt/sd/bin/swarmdeck hook {entry.argument}",
+                           "timeout": entry.timeout}]
+        expected.setdefault(entry.event, []).append(group)
+    assert installed["hooks"] == expected
+    assert {g.get("matcher") for g in installed["hooks"]["PreToolUse"]} == {"Bash", "Agent|Task"}
+    assert installed["hooks"]["PostToolUse"][0]["matcher"] == "Agent|Task"
+    assert installed["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact|fork"
+    for event in ("SubagentStart", "SubagentStop", "Stop"):
+        assert "matcher" not in installed["hooks"][event][0]
+    timeouts = [h["timeout"] for gs in installed["hooks"].values() for g in gs for h in g["hooks"]]
+    assert all(isinstance(t, int) and 1 <= t <= 60 for t in timeouts)
+    assert installed["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] == 20
+    assert merged(installed, "/opt/sd/bin/swarmdeck") == installed

@@ -47,7 +47,10 @@ def _dispatch(run_hook, transcript: Path, tool_use_id: str = "toolu_new", name: 
 def test_dispatch_at_the_limit_is_denied_with_a_reason(run_hook, isolated_home: Path) -> None:
     _limit(isolated_home, 2)
     answer = _dispatch(run_hook, _transcript(isolated_home, running=2))
+    assert list(answer) == ["hookSpecificOutput"]
     output = answer["hookSpecificOutput"]
+    assert sorted(output) == ["hookEventName", "permissionDecision", "permissionDecisionReason"]
+    assert output["hookEventName"] == "PreToolUse"
     assert output["permissionDecision"] == "deny"
     reason = output["permissionDecisionReason"]
     assert "2 subagents are already running" in reason

@@ -145,3 +145,22 @@ def test_state_path_holding_another_file_never_blocks(run_hook) -> None:
     assert done.stdout == ""
     assert "not recorded" in done.stderr
     assert db.read_bytes() == b"not a database at all"
+
+
+def test_events_it_does_not_know_are_recorded_and_answered_with_nothing(run_hook) -> None:
+    """Claude Code adds events (PermissionRequest, PostToolUseFailure, …): the hook stays out
+    of their way."""
+    for argument, payload in (
+        ("permission-request", hook_payload("PermissionRequest", tool_name="Bash",
+                                            tool_input={"command": "rm -rf build"})),
+        ("post-tool-use-failure", {k: v for k, v in hook_payload(
+            "PostToolUseFailure", tool_name="Bash", error="exit 1").items()
+            if k != "hook_event_name"}),
+        ("SomethingNew", hook_payload("SomethingNew")),
+    ):
+        done = run_hook(argument, payload)
+        assert done.returncode == 0, argument
+        assert done.stdout == "", argument
+    assert [r["event"] for r in _events()] == [
+        "PermissionRequest", "PostToolUseFailure", "SomethingNew"
+    ]

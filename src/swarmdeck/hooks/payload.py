@@ -36,14 +36,19 @@ class InputNotRead(Exception):
 
 
 def event_name(argument: str) -> str:
-    """Claude Code's name for `swarmdeck hook ARGUMENT` (kebab-case or the name itself)."""
-    lowered = argument.strip().lower()
+    """Claude Code's name for `swarmdeck hook ARGUMENT`: the known events in any spelling
+    (`pre-tool-use`, `pre_tool_use`, `PreToolUse`), any other kebab or snake name in the
+    PascalCase Claude Code uses (`post-tool-use-failure` → `PostToolUseFailure`)."""
+    stripped = argument.strip()
+    lowered = stripped.lower().replace("_", "-")
     if lowered in EVENTS:
         return EVENTS[lowered]
     for name in EVENTS.values():
-        if name.lower() == lowered.replace("-", "").replace("_", ""):
+        if name.lower() == lowered.replace("-", ""):
             return name
-    return argument.strip()
+    if "-" in lowered:
+        return "".join(part.capitalize() for part in lowered.split("-"))
+    return stripped
 
 
 class HookInput:
