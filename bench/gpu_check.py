@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import select
 import statistics
 import subprocess
 import sys
 import time
 
-from swarmdeck.probes.gpu import GpuSnapshot, gpu_snapshot
+from swarmdeck.probes.gpu import GpuSnapshot, Reading, gpu_snapshot
 from swarmdeck.probes.nvml import READY, Missing, shared_nvml
 
 CUDA_HOLDERS = {
@@ -26,13 +27,18 @@ CUDA_HOLDERS = {
 }
 
 
+def _percent(value: Reading) -> str:
+    return f"{value}%" if isinstance(value, int) else value
+
+
 def show_cards(snapshot: GpuSnapshot) -> None:
     print(f"driver {snapshot.driver_version}, {len(snapshot.cards)} card(s)")
     for card in snapshot.cards:
         print(
             f"  GPU {card.index}: {card.name} memory used {card.memory_used} of"
-            f" {card.memory_total}, free {card.memory_free}; utilisation {card.utilization}%,"
-            f" memory utilisation {card.memory_utilization}%, temperature {card.temperature}"
+            f" {card.memory_total}, free {card.memory_free}; utilisation"
+            f" {_percent(card.utilization)}, memory utilisation"
+            f" {_percent(card.memory_utilization)}, temperature {card.temperature}"
         )
         if card.problem:
             print(f"    {card.problem}")
@@ -46,7 +52,7 @@ def show_cards(snapshot: GpuSnapshot) -> None:
             )
 
 
-def start_cuda_process() -> tuple[subprocess.Popen[str] | None, str]:
+def start_cuda_process(wait: float) -> tuple[subprocess.Popen[str] | None, str]:
     """A child holding a little GPU memory, or None and why none could be started."""
     for module, code in CUDA_HOLDERS.items():
         if importlib.util.find_spec(module) is None:
@@ -57,22 +63,38 @@ def start_cuda_process() -> tuple[subprocess.Popen[str] | None, str]:
             text=True,
         )
         assert child.stdout is not None
-        if child.stdout.readline().strip() == "ready":
+        ready, _, _ = select.select([child.stdout], [], [], wait)
+        if ready and child.stdout.readline().strip() == "ready":
             return child, f"started with {module}"
         child.kill()
         child.wait()
-        return None, f"{module} is importable but could not allocate on the GPU"
+        return None, f"{module} is importable but did not allocate on the GPU within {wait:g} s"
     return None, "could not start a CUDA process: neither torch nor cupy is importable"
 
 
-def see_process(pid: int, wait: float) -> str:
+def compute_pids() -> set[int]:
+    return {p.pid for card in gpu_snapshot().cards for p in card.process_list}
+
+
+def see_process(pid: int, before: set[int], wait: float) -> str:
+    """Whether the probe lists the child; a different new pid means NVML reports pids of
+    another pid namespace (a container), where names, users and gpu-run holders cannot be
+    matched to local processes."""
     deadline = time.monotonic() + wait
+    new: set[int] = set()
     while time.monotonic() < deadline:
         for card in gpu_snapshot().cards:
             for process in card.process_list:
                 if process.pid == pid:
                     return f"seen: pid {pid} on GPU {card.index} using {process.used_memory}"
+                if process.pid not in before:
+                    new.add(process.pid)
         time.sleep(0.2)
+    if new:
+        return (
+            f"NOT seen as pid {pid}, but new compute pid(s) {sorted(new)} appeared: NVML"
+            " reports pids of another pid namespace here"
+        )
     return f"NOT seen: pid {pid} did not appear among compute processes within {wait:g} s"
 
 
@@ -106,11 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     show_cards(snapshot)
 
-    child, how = start_cuda_process()
+    before = compute_pids()
+    child, how = start_cuda_process(args.wait)
     print(f"CUDA process: {how}")
     if child is not None:
         try:
-            print(f"CUDA process {see_process(child.pid, args.wait)}")
+            print(f"CUDA process {see_process(child.pid, before, args.wait)}")
         finally:
             child.kill()
             child.wait()

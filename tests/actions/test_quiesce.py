@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import pynvml
 import pytest
 
 from nvml_standin import GIB, ScriptedCard, ScriptedNvml
@@ -155,6 +156,43 @@ def test_service_that_does_not_stop_refuses_with_78(folder: Path, service) -> No
             stop_commands=["true"],
         )
     assert service.alive()
+
+
+def test_cards_whose_processes_cannot_be_listed_refuse_with_78(folder: Path, tmp_path) -> None:
+    card = ScriptedCard(
+        errors={"nvmlDeviceGetComputeRunningProcesses": pynvml.NVML_ERROR_NO_PERMISSION}
+    )
+    ran = tmp_path / "ran"
+    with pytest.raises(RefusedError, match="GPU 0: cannot tell who uses it") as refused:
+        run(["touch", str(ran)], Nvml(ScriptedNvml([card])), folder, [])
+    assert "Insufficient Permissions" in refused.value.message
+    assert not ran.exists()
+
+
+def test_stop_that_cannot_be_read_back_refuses_with_78(folder: Path, service, tmp_path) -> None:
+    card = ScriptedCard(processes=[(service.pid, GIB)])
+    stopping = tmp_path / "stopping"
+
+    def listing_fails_once_stopping() -> None:
+        deadline = time.monotonic() + 10
+        while not stopping.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        card.errors["nvmlDeviceGetComputeRunningProcesses"] = pynvml.NVML_ERROR_UNKNOWN
+
+    watcher = threading.Thread(target=listing_fails_once_stopping)
+    watcher.start()
+    try:
+        with pytest.raises(RefusedError, match="stop commands ran but GPU 0: cannot tell"):
+            run(
+                ["true"],
+                Nvml(ScriptedNvml([card])),
+                folder,
+                [],
+                allowlist=["sleep"],
+                stop_commands=[f"touch {stopping}; sleep 0.3; kill {service.pid}"],
+            )
+    finally:
+        watcher.join()
 
 
 def register_as(folder: Path, pid: int, ticks: int) -> None:

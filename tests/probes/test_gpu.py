@@ -3,12 +3,14 @@ finds no library here) every test drives a scripted NVML stand-in (tests/nvml_st
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pynvml
 import pytest
@@ -17,6 +19,8 @@ from nvml_standin import GIB, ScriptedCard, ScriptedNvml
 from swarmdeck.probes import gpu
 from swarmdeck.probes.nvml import NO_GPU, NOT_READ, READY, Nvml
 from swarmdeck.probes.procs import identity, own_identity
+
+RESERVED = 512 * 1024**2
 
 
 @pytest.fixture
@@ -67,7 +71,7 @@ def test_nvml_is_initialised_once_and_kept() -> None:
     nvml = Nvml(standin)
     for _ in range(3):
         gpu.gpu_snapshot(nvml=nvml)
-    assert standin.calls.count("nvmlInit") == 1
+    assert standin.calls.count("nvmlInitWithFlags") == 1
     assert "nvmlShutdown" not in standin.calls
 
 
@@ -80,10 +84,11 @@ def test_cards_with_processes_marked_allowlisted_or_foreign(sleepers) -> None:
     snapshot = gpu.gpu_snapshot(["sleep"], nvml=Nvml(ScriptedNvml(cards)))
     assert snapshot.state == READY and snapshot.driver_version == "575.57.08"
     first, second = snapshot.cards
+    # Memory struct v2: the driver's reservation is neither used nor free.
     assert (first.memory_total, first.memory_used, first.memory_free) == (
         80 * GIB,
         2 * GIB,
-        78 * GIB,
+        78 * GIB - RESERVED,
     )
     assert (first.utilization, first.memory_utilization, first.temperature) == (37, 12, 41)
     by_pid = {p.pid: p for p in first.process_list}
@@ -136,6 +141,100 @@ def test_nvml_raising_mid_query_marks_those_values_not_read() -> None:
     assert no_procs.processes == "not read: Insufficient Permissions"
     rows = snapshot.rows()
     assert rows[2]["state"] == "not read" and rows[1]["memory_used"] == "not read: GPU is lost"
+
+
+def test_memory_falls_back_to_struct_v1_where_the_driver_or_binding_lacks_v2() -> None:
+    old_driver = ScriptedNvml(absent=("nvmlDeviceGetMemoryInfo_v2",))
+    old_binding = ScriptedNvml(missing_bindings=("nvmlMemory_v2",))
+    for standin in (old_driver, old_binding):
+        (card,) = gpu.gpu_snapshot(nvml=Nvml(standin)).cards
+        assert (card.memory_used, card.memory_free) == (2 * GIB + RESERVED, 78 * GIB - RESERVED)
+    assert "nvmlDeviceGetMemoryInfo_v2" not in old_binding.calls
+
+
+@pytest.mark.parametrize(
+    ("absent", "missing_bindings", "called"),
+    [
+        ((), (), "nvmlDeviceGetTemperatureV"),
+        (("nvmlDeviceGetTemperatureV",), (), "nvmlDeviceGetTemperature"),
+        ((), ("nvmlDeviceGetTemperatureV",), "nvmlDeviceGetTemperature"),
+        (("nvmlDeviceGetTemperature",), (), "nvmlDeviceGetTemperatureV"),
+    ],
+)
+def test_temperature_is_read_by_whichever_call_driver_and_binding_have(
+    absent: tuple[str, ...], missing_bindings: tuple[str, ...], called: str
+) -> None:
+    standin = ScriptedNvml(absent=absent, missing_bindings=missing_bindings)
+    (card,) = gpu.gpu_snapshot(nvml=Nvml(standin)).cards
+    assert card.temperature == 41 and called in standin.calls
+
+
+def test_a_driver_without_process_listing_v3_is_asked_with_v2(sleepers) -> None:
+    standin = ScriptedNvml(
+        [ScriptedCard(processes=[(sleepers[0].pid, GIB)])],
+        absent=("nvmlDeviceGetComputeRunningProcesses_v3",),
+    )
+    (card,) = gpu.gpu_snapshot(nvml=Nvml(standin)).cards
+    assert [(p.pid, p.used_memory) for p in card.process_list] == [(sleepers[0].pid, GIB)]
+    assert "nvmlDeviceGetComputeRunningProcesses_v2" in standin.calls
+
+
+def test_library_mismatch_of_the_unversioned_listing_is_na_not_a_crash(sleepers) -> None:
+    """pynvml's unversioned nvmlDeviceGetComputeRunningProcesses raises
+    NVMLLibraryMismatchError (not an NVMLError) when the driver lacks the _v3 behind it."""
+    standin = ScriptedNvml(
+        [ScriptedCard(processes=[(sleepers[0].pid, GIB)])],
+        absent=("nvmlDeviceGetComputeRunningProcesses_v3",),
+        missing_bindings=(
+            "nvmlDeviceGetComputeRunningProcesses_v3",
+            "nvmlDeviceGetComputeRunningProcesses_v2",
+        ),
+    )
+    with pytest.raises(pynvml.NVMLLibraryMismatchError):
+        standin.nvmlDeviceGetComputeRunningProcesses(standin.nvmlDeviceGetHandleByIndex(0))
+    (card,) = gpu.gpu_snapshot(nvml=Nvml(standin)).cards
+    assert card.processes == "n/a" and card.memory_used == 2 * GIB
+
+
+def test_mig_card_reads_na_for_load_and_process_memory(sleepers) -> None:
+    card = ScriptedCard(mig=True, processes=[(sleepers[0].pid, GIB)])
+    (read,) = gpu.gpu_snapshot(["sleep"], nvml=Nvml(ScriptedNvml([card]))).cards
+    assert read.utilization == read.memory_utilization == "n/a"
+    (process,) = read.process_list
+    assert process.used_memory == "n/a" and process.allowlisted
+    assert read.memory_used == 2 * GIB and read.temperature == 41
+
+
+def test_text_given_as_bytes_by_an_older_binding_reads_as_text() -> None:
+    snapshot = gpu.gpu_snapshot(nvml=Nvml(ScriptedNvml(bytes_strings=True)))
+    (card,) = snapshot.cards
+    assert card.name == "NVIDIA H100 80GB HBM3" and card.uuid.startswith("GPU-")
+    assert snapshot.driver_version == "575.57.08"
+
+
+def test_memory_not_available_passed_through_raw_is_na() -> None:
+    assert gpu._process_memory(pynvml.NVML_VALUE_NOT_AVAILABLE_ulonglong.value) == "n/a"
+    assert gpu._process_memory(None) == "n/a"
+    assert gpu._process_memory(3 * GIB) == 3 * GIB
+
+
+def test_nvml_shut_down_by_someone_else_is_started_again_on_the_next_snapshot() -> None:
+    card = ScriptedCard(errors={"nvmlDeviceGetMemoryInfo": pynvml.NVML_ERROR_UNINITIALIZED})
+    standin = ScriptedNvml([card])
+    nvml = Nvml(standin)
+    (first,) = gpu.gpu_snapshot(nvml=nvml).cards
+    assert first.memory_used == "not read: Uninitialized"
+    card.errors.clear()
+    (second,) = gpu.gpu_snapshot(nvml=nvml).cards
+    assert second.memory_used == 2 * GIB
+    assert standin.calls.count("nvmlInitWithFlags") == 2
+
+
+def test_the_standin_refuses_names_the_real_pynvml_does_not_have() -> None:
+    standin = ScriptedNvml()
+    with pytest.raises(AssertionError, match="real pynvml has no"):
+        standin.nvmlDeviceGetComputeProcesses  # noqa: B018
+    assert standin.NVMLError_NotSupported is pynvml.NVMLError_NotSupported
 
 
 def write_registration(folder: Path, pid: int, ticks: int, command: str = "train") -> Path:
@@ -194,14 +293,22 @@ def test_bench_gpu_check_says_no_gpu_here_and_exits_cleanly() -> None:
     assert "no GPU" in done.stdout and not done.stderr
 
 
-def test_bench_gpu_check_on_a_scripted_card_reports_cards_and_cost(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], sleepers
-) -> None:
+@pytest.fixture
+def gpu_check() -> ModuleType:
+    """bench/gpu_check.py as a module."""
     sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
     try:
-        import gpu_check
+        return importlib.import_module("gpu_check")
     finally:
         sys.path.pop(0)
+
+
+def test_bench_gpu_check_on_a_scripted_card_reports_cards_and_cost(
+    gpu_check: ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    sleepers,
+) -> None:
     from swarmdeck.probes import nvml as nvml_module
 
     card = ScriptedCard(processes=[(sleepers[0].pid, GIB)])
@@ -211,3 +318,21 @@ def test_bench_gpu_check_on_a_scripted_card_reports_cards_and_cost(
     out = capsys.readouterr().out
     assert "GPU 0: NVIDIA H100 80GB HBM3" in out and f"pid {sleepers[0].pid} sleep" in out
     assert "neither torch nor cupy" in out and "median of 3" in out
+    listed = sleepers[0].pid
+    assert gpu_check.see_process(listed, set(), 1.0).startswith(f"seen: pid {listed} on GPU 0")
+    elsewhere = gpu_check.see_process(sleepers[1].pid, set(), 0.3)
+    assert f"new compute pid(s) [{listed}]" in elsewhere and "pid namespace" in elsewhere
+    assert gpu_check.see_process(sleepers[1].pid, {listed}, 0.3).startswith("NOT seen: pid")
+
+
+def test_bench_gpu_check_starts_its_cuda_child_or_says_why_not(
+    gpu_check: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gpu_check, "CUDA_HOLDERS", {"json": "import time"})
+    child, how = gpu_check.start_cuda_process(10.0)
+    assert child is not None and how == "started with json"
+    child.kill()
+    child.wait()
+    monkeypatch.setattr(gpu_check, "CUDA_HOLDERS", {"json": "import time; time.sleep(30)"})
+    child, how = gpu_check.start_cuda_process(0.3)
+    assert child is None and "did not allocate on the GPU within 0.3 s" in how

@@ -65,6 +65,15 @@ def foreign_processes(snapshot: GpuSnapshot) -> list[tuple[int, GpuProcess]]:
     return [(c.index, p) for c in snapshot.cards for p in c.process_list if p.foreign]
 
 
+def unreadable_cards(snapshot: GpuSnapshot) -> list[str]:
+    """Cards whose compute processes NVML would not list: nobody can say they are free."""
+    return [
+        f"GPU {c.index}: cannot tell who uses it (processes {c.processes})"
+        for c in snapshot.cards
+        if not isinstance(c.processes, list)
+    ]
+
+
 def allowlisted_processes(snapshot: GpuSnapshot) -> list[tuple[int, GpuProcess]]:
     return [
         (c.index, p)
@@ -122,10 +131,11 @@ def _wait_for_cards(
         current = snapshot()
         if current.state != READY:
             raise RefusedError(f"gpu-run: {current.summary()}; nothing ran")
-        foreign = foreign_processes(current)
-        if not foreign:
+        blockers = [describe(card, process) for card, process in foreign_processes(current)]
+        blockers += unreadable_cards(current)
+        if not blockers:
             return current
-        lines = "; ".join(describe(card, process) for card, process in foreign)
+        lines = "; ".join(blockers)
         if not settings.wait:
             raise RefusedError(f"gpu-run: {lines}; nothing ran (it is never killed)")
         waited = time.monotonic() - started
@@ -145,9 +155,14 @@ def _read_back_stopped(
     while True:
         current = snapshot()
         left = allowlisted_processes(current)
-        if not left:
+        unread = unreadable_cards(current)
+        if not left and not unread:
             return current
         if time.monotonic() >= deadline:
+            if not left:
+                raise RefusedError(
+                    f"gpu-run: the stop commands ran but {'; '.join(unread)}; nothing ran"
+                )
             names = ", ".join(f"pid {p.pid} ({p.name}) on GPU {card}" for card, p in left)
             raise RefusedError(
                 f"gpu-run: the stop commands ran but {names} still holds the card; nothing ran"

@@ -25,6 +25,8 @@ Reading = int | str
 """A number, or the text saying why there is none ("n/a", "not read: ERROR")."""
 
 _NVML_TEMPERATURE_GPU = 0
+# NVML_VALUE_NOT_AVAILABLE as an unsigned long long: no figure for this field.
+_NOT_AVAILABLE = 2**64 - 1
 
 
 @dataclass(frozen=True)
@@ -284,6 +286,46 @@ def _attribute(value: Any, name: str) -> Reading:
     return int(raw) if raw is not None else str(NA)
 
 
+def _process_memory(raw: Any) -> Reading:
+    """A process's GPU memory: pynvml gives None for NVML_VALUE_NOT_AVAILABLE (MIG, WDDM);
+    an older binding may pass the raw all-ones value through."""
+    if raw is None or int(raw) >= _NOT_AVAILABLE:
+        return str(NA)
+    return int(raw)
+
+
+def _memory_info(nvml: Nvml, handle: Any) -> Any:
+    """Memory with the driver's reservation apart from what processes use (struct v2), where
+    the binding and driver have it; else v1, whose `used` includes the reservation."""
+    calls: list[tuple[Any, ...]] = []
+    version = getattr(nvml.module, "nvmlMemory_v2", None)
+    if version is not None:
+        calls.append(("nvmlDeviceGetMemoryInfo", handle, version))
+    calls.append(("nvmlDeviceGetMemoryInfo", handle))
+    return nvml.query_any(*calls)
+
+
+def _compute_processes(nvml: Nvml, handle: Any) -> Any:
+    """Compute processes by the newest listing this binding and driver both have."""
+    return nvml.query_any(
+        ("nvmlDeviceGetComputeRunningProcesses_v3", handle),
+        ("nvmlDeviceGetComputeRunningProcesses_v2", handle),
+        ("nvmlDeviceGetComputeRunningProcesses", handle),
+    )
+
+
+def _temperature(nvml: Nvml, handle: Any) -> Reading:
+    """The GPU's temperature; nvmlDeviceGetTemperature is deprecated (gone in CUDA 14) in
+    favour of nvmlDeviceGetTemperatureV, which older drivers lack."""
+    sensor = nvml.constant("NVML_TEMPERATURE_GPU", _NVML_TEMPERATURE_GPU)
+    return _number(
+        nvml.query_any(
+            ("nvmlDeviceGetTemperatureV", handle, sensor),
+            ("nvmlDeviceGetTemperature", handle, sensor),
+        )
+    )
+
+
 def read_card(nvml: Nvml, index: int, allowlist: Sequence[str], holders: Iterable[int]) -> GpuCard:
     """One card; a value that NVML refuses becomes "n/a" or "not read", the rest still read."""
     handle = nvml.query("nvmlDeviceGetHandleByIndex", index)
@@ -292,25 +334,22 @@ def read_card(nvml: Nvml, index: int, allowlist: Sequence[str], holders: Iterabl
         return GpuCard(
             index, "?", "", unread, unread, unread, unread, unread, unread, unread, problem=unread
         )
-    memory = nvml.query("nvmlDeviceGetMemoryInfo", handle)
+    memory = _memory_info(nvml, handle)
     rates = nvml.query("nvmlDeviceGetUtilizationRates", handle)
-    sensor = nvml.constant("NVML_TEMPERATURE_GPU", _NVML_TEMPERATURE_GPU)
-    found = nvml.query("nvmlDeviceGetComputeRunningProcesses", handle)
+    found = _compute_processes(nvml, handle)
     if isinstance(found, Missing):
         processes: Reading | list[GpuProcess] = str(found)
     else:
         holder_pids = list(holders)
-        processes = []
-        for entry in found:
-            used = getattr(entry, "usedGpuMemory", None)
-            processes.append(
-                describe_process(
-                    int(entry.pid),
-                    int(used) if used is not None else str(NA),
-                    allowlist,
-                    holder_pids,
-                )
+        processes = [
+            describe_process(
+                int(entry.pid),
+                _process_memory(getattr(entry, "usedGpuMemory", None)),
+                allowlist,
+                holder_pids,
             )
+            for entry in found
+        ]
     return GpuCard(
         index=index,
         name=_text(nvml.query("nvmlDeviceGetName", handle)),
@@ -320,7 +359,7 @@ def read_card(nvml: Nvml, index: int, allowlist: Sequence[str], holders: Iterabl
         memory_free=_attribute(memory, "free"),
         utilization=_attribute(rates, "gpu"),
         memory_utilization=_attribute(rates, "memory"),
-        temperature=_number(nvml.query("nvmlDeviceGetTemperature", handle, sensor)),
+        temperature=_temperature(nvml, handle),
         processes=processes,
     )
 

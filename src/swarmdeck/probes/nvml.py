@@ -24,6 +24,20 @@ NOT_READ = "not read"
 
 # Errors that mean "this machine has no usable NVIDIA GPU", not "something went wrong".
 _ABSENT_ERRORS = ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded")
+# Errors that mean "this driver does not have this function (or this version of its struct)".
+_MISSING_ERRORS = ("NVMLError_FunctionNotFound", "NVMLError_ArgumentVersionMismatch")
+
+
+class _NoSuchError(Exception):
+    """Stands for an exception class a binding does not define; never raised."""
+
+
+def _mismatch_error(module: Any) -> type[Exception]:
+    """pynvml's NVMLLibraryMismatchError: an unversioned wrapper (e.g.
+    nvmlDeviceGetComputeRunningProcesses) raises it, not an NVMLError, when the driver lacks
+    the versioned function behind it."""
+    found = getattr(module, "NVMLLibraryMismatchError", None)
+    return found if isinstance(found, type) and issubclass(found, Exception) else _NoSuchError
 
 
 @dataclass(frozen=True)
@@ -107,21 +121,44 @@ class Nvml:
 
     def query(self, name: str, *args: Any) -> Any:
         """Call NVML function `name`; its value, or a Missing saying why there is none."""
+        return self.query_any((name, *args))
+
+    def query_any(self, *calls: tuple[Any, ...]) -> Any:
+        """The value of the first call, each `(name, *args)`, that this binding and driver have.
+
+        Newer NVML versions add versioned functions (`_v2`, `_v3`, `…V`) and drop old ones, and
+        an older nvidia-ml-py lacks the new names, so a value may have to be asked for in more
+        than one way. A function that is missing here (not in the binding, not in the driver,
+        or a struct version the driver does not take) moves on to the next; when none is left
+        the value is "n/a", logged once.
+        """
         module = self.module
-        function = getattr(module, name, None)
-        if function is None:
-            self._log_missing(name)
-            return NA
-        try:
-            return function(*args)
-        except module.NVMLError as error:
-            kind = type(error).__name__
-            if kind == "NVMLError_NotSupported":
-                return NA
-            if kind == "NVMLError_FunctionNotFound":
-                self._log_missing(name)
-                return NA
-            return not_read(error)
+        for name, *args in calls:
+            function = getattr(module, name, None)
+            if function is None:
+                continue
+            try:
+                return function(*args)
+            except module.NVMLError as error:
+                kind = type(error).__name__
+                if kind in _MISSING_ERRORS:
+                    continue
+                if kind == "NVMLError_NotSupported":
+                    return NA
+                if kind == "NVMLError_Uninitialized":
+                    # Another user of NVML in this process shut it down: start it again on
+                    # the next snapshot instead of reading "not read" for ever.
+                    self._restart()
+                return not_read(error)
+            except _mismatch_error(module):
+                continue
+        self._log_missing(" / ".join(str(call[0]) for call in calls))
+        return NA
+
+    def _restart(self) -> None:
+        with self._lock:
+            self._started = False
+            self._set(NOT_READ, "NVML was shut down; starting it again")
 
     def _log_missing(self, name: str) -> None:
         if name not in self._logged_missing:
