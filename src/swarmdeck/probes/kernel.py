@@ -36,14 +36,25 @@ _SCOPES = {
 }
 
 _KMSG_RECORD = re.compile(r"^(?P<prefix>\d+),(?P<seq>\d+),(?P<usec>\d+),[^;]*;(?P<text>.*)$", re.S)
-_DMESG_LINE = re.compile(r"^(?:<\d+>)?\[\s*(?P<secs>\d+\.\d+)\]\s?(?P<text>.*)$")
-_OOM_KILL = re.compile(r"^oom-kill:(?P<fields>\S+)\s*$")
-_KILLED = re.compile(
-    r"^(?P<kind>Memory cgroup out of memory|Out of memory(?: \(oom_kill_allocating_task\))?):"
-    r" Killed process (?P<pid>\d+) \((?P<comm>.*)\)(?P<rest>.*)$"
+# "[  217.171604] text"; "<6>" first with --raw; "[ T1234]" after it with CONFIG_PRINTK_CALLER.
+_DMESG_LINE = re.compile(
+    r"^(?:<\d+>)?\[\s*(?P<secs>\d+\.\d+)\]\s?(?:\[\s*[TC]\d+\]\s?)?(?P<text>.*)$"
 )
+_OOM_KILL = re.compile(r"^oom-kill:(?P<fields>\S+)\s*$")
+_OUT_OF_MEMORY = (
+    r"(?P<kind>Memory cgroup out of memory|Out of memory(?: \(oom_kill_allocating_task\))?)"
+)
+# Current kernels: "Out of memory: Killed process 4242 (python3) total-vm:…, UID:1000 …".
+# Older ones: "Out of memory: Kill process 4242 (python3) score 900 or sacrifice child", then
+# a bare "Killed process 4242 (python3) total-vm:…" (3.10: "(python3), UID 1000, total-vm:…").
+_KILLED = re.compile(
+    rf"^(?:{_OUT_OF_MEMORY}: )?Killed process (?P<pid>\d+) \((?P<comm>.*)\)(?P<rest>.*)$"
+)
+_KILL_CHOSEN = re.compile(rf"^{_OUT_OF_MEMORY}: Kill process (?P<pid>\d+) \(")
+# Kernels older than the oom-kill line name a cgroup OOM's cgroups only here, before the kill.
+_TASK_IN = re.compile(r"^Task in (?P<task>\S+) killed as a result of limit of (?P<oom>\S+)$")
 _RSS = re.compile(r"anon-rss:(?P<anon>\d+)kB")
-_UID = re.compile(r"UID:(?P<uid>\d+)")
+_UID = re.compile(r"UID[: ](?P<uid>\d+)")
 
 
 @dataclass(frozen=True)
@@ -143,18 +154,26 @@ def _fields(text: str) -> dict[str, str]:
 
 @dataclass
 class _Collector:
-    """Folds log lines into events, keeping the pending oom-kill line until its "Killed" line."""
+    """Folds log lines into events. An OOM kill spans several lines: the oom-kill line (kept
+    until its "Killed process" line), and on older kernels a "Task in … killed as a result
+    of limit of …" line and an "Out of memory: Kill process" line announcing the victim."""
 
     boot_epoch: float
     log: KernelLog
     pending: dict[int, tuple[LogLine, dict[str, str]]] = field(default_factory=dict)
+    announced: dict[int, str] = field(default_factory=dict)
+    cgroups: dict[str, str] = field(default_factory=dict)
 
     def feed(self, line: LogLine) -> None:
         text = line.text
         if text.startswith("oom-kill:"):
             self._oom_kill_line(line)
-        elif "Killed process" in text and "out of memory" in text.lower():
+        elif "Killed process " in text:
             self._killed_line(line)
+        elif (chosen := _KILL_CHOSEN.match(text)) is not None:
+            self.announced[int(chosen["pid"])] = chosen["kind"]
+        elif (task_in := _TASK_IN.match(text)) is not None:
+            self.cgroups = {"task_memcg": task_in["task"], "oom_memcg": task_in["oom"]}
         elif "NV_ERR_NO_MEMORY" in text:
             self.log.gpu_out_of_memory.append(
                 GpuOutOfMemory(self.boot_epoch + line.since_boot, line.since_boot, text)
@@ -181,13 +200,14 @@ class _Collector:
             return
         pid = int(match["pid"])
         pending = self.pending.pop(pid, None)
-        pairs = pending[1] if pending else {}
-        if pairs:
+        kind = match["kind"] or self.announced.pop(pid, "")
+        if pending:
+            pairs = pending[1]
             constraint = pairs["constraint"]
-        elif match["kind"].startswith("Memory cgroup"):
-            constraint = "CONSTRAINT_MEMCG"
         else:
-            constraint = "CONSTRAINT_NONE"
+            pairs = self.cgroups if kind.startswith("Memory cgroup") else {}
+            constraint = _constraint_of(kind)
+        self.cgroups = {}
         rss = _RSS.search(match["rest"])
         self._add(line, pid, match["comm"], pairs, constraint, rss=rss, rest=match["rest"])
 
@@ -217,6 +237,16 @@ class _Collector:
                 anon_rss=int(rss["anon"]) * 1024 if rss else None,
             )
         )
+
+
+def _constraint_of(kind: str) -> str:
+    """The constraint a kill line's wording implies when no oom-kill line names it: a memory
+    cgroup's, the whole machine's, or (a bare "Killed process" line alone) unknown."""
+    if kind.startswith("Memory cgroup"):
+        return "CONSTRAINT_MEMCG"
+    if kind:
+        return "CONSTRAINT_NONE"
+    return ""
 
 
 def _uid_from(rest: str) -> str | None:
