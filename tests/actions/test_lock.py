@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -153,6 +154,104 @@ def test_holder_owned_by_another_user_is_alive_not_stale(workspace: Path) -> Non
     finally:
         proc.kill()
         proc.wait()
+
+
+AS_NOBODY = textwrap.dedent(
+    """
+    import sys, tempfile
+    from pathlib import Path
+    from swarmdeck.probes import locks
+    lock_file = Path(tempfile.mkdtemp()) / "w.lock"
+    lock_file.write_text(sys.stdin.read())
+    state = locks.read_lock_file(lock_file)
+    print(state.state, state.reason, sep="|")
+    """
+)
+needs_namespaces = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,
+    reason="mounts a private /proc with hidepid in a mount namespace (root, util-linux)",
+)
+
+
+def judged_by_nobody(holder: locks.LockHolder, hidepid: int) -> tuple[str, str]:
+    """How user nobody judges a lock while /proc hides other users' processes from it (in a
+    mount namespace of its own, so the machine's /proc is left as it is)."""
+    inner = (
+        f"mount -t proc -o hidepid={hidepid} proc /proc && exec setpriv --reuid=65534"
+        f' --regid=65534 --clear-groups {sys.executable} -c "$0"'
+    )
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", inner, AS_NOBODY],
+        input=holder.to_text(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    state, reason = done.stdout.strip().split("|")
+    return state, reason
+
+
+@needs_namespaces
+@pytest.mark.parametrize("hidepid", [1, 2])
+def test_a_holder_hidden_by_proc_is_held_not_stale(workspace: Path, holder, hidepid: int) -> None:
+    _, me = holder
+    live = locks.LockHolder(str(workspace), me.pid, me.start_ticks, "A", "build", 1.0)
+    state, reason = judged_by_nobody(live, hidepid)
+    assert state == locks.HELD and "another user's" in reason
+    gone = dead_holder(workspace)
+    assert judged_by_nobody(gone, hidepid)[0] == locks.STALE
+
+
+def test_the_held_by_line_comes_once_a_say_interval_not_on_every_poll(
+    workspace: Path, holder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, me = holder
+    lock.acquire(workspace, session="A", command="build", holder=me)
+    polls = 0
+    real_try_take = lock._try_take
+
+    def counted(*args, **kwargs):
+        nonlocal polls
+        polls += 1
+        return real_try_take(*args, **kwargs)
+
+    monkeypatch.setattr(lock, "_try_take", counted)
+    said: list[str] = []
+    started = time.monotonic()
+    with pytest.raises(lock.LockWaitTimedOut):
+        lock.acquire(
+            workspace,
+            session="B",
+            command="t",
+            holder=own_identity(),
+            timeout=0.6,
+            poll=0.01,
+            say_every=0.2,
+            say=said.append,
+        )
+    elapsed = time.monotonic() - started
+    assert said and all("held by session A" in line for line in said)
+    assert len(said) <= elapsed / 0.2 + 1 and len(said) < polls
+
+
+def test_a_file_written_past_the_guard_before_the_link_is_not_overwritten(
+    workspace: Path, holder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer that does not take the guard (an older swarmdeck, a hand) puts a lock file in
+    place between the check and the link: the link fails and the caller sees that holder."""
+    proc, other = holder
+    theirs = locks.LockHolder(str(workspace.resolve()), other.pid, other.start_ticks, "X", "x", 1.0)
+    real_link = os.link
+
+    def link_after_a_stranger(source, target, *args, **kwargs):
+        Path(target).write_text(theirs.to_text())
+        return real_link(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(lock.os, "link", link_after_a_stranger)
+    with pytest.raises(lock.LockBusy, match=f"held by session X, process {proc.pid}"):
+        lock.acquire(workspace, session="B", command="t", holder=own_identity(), wait=False)
+    assert locks.read_lock(workspace).holder == theirs
 
 
 def test_waiting_past_the_timeout_exits_253(workspace: Path, holder) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -86,3 +87,94 @@ def test_processes_that_could_not_be_checked_are_reported_not_blocking(root: Pat
         os.readlink("/proc/1/cwd")
     except PermissionError:
         assert 1 in report.unchecked
+
+
+def test_a_file_mapped_with_its_descriptor_closed_keeps_the_directory(
+    root: Path, tmp_path: Path
+) -> None:
+    owners.claim_directory(root / "lib", session="me", purpose="built library")
+    library = root / "lib" / "libthing.so"
+    library.write_bytes(b"\0" * 4096)
+    mapper = subprocess.Popen(
+        [sys.executable, "-c", MAPS_AND_CLOSES, str(library)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert mapper.stdout is not None and mapper.stdout.readline() == "ready\n"
+        report = owners.cleanup(root, session="me")
+    finally:
+        mapper.kill()
+        mapper.wait()
+    assert report.removed == []
+    assert [k.reason for k in report.kept] == [f"in use by process {mapper.pid}"]
+
+
+MAPS_AND_CLOSES = """
+import mmap, sys, time
+with open(sys.argv[1], "rb") as f:
+    mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_directory_that_cannot_be_removed_is_kept_with_the_reason(root: Path) -> None:
+    owners.claim_directory(root / "stuck", session="me", purpose="p")
+    owners.claim_directory(root / "fine", session="me", purpose="p")
+    pinned = root / "stuck" / "pinned"
+    pinned.write_text("x")
+    if subprocess.run(["chattr", "+i", str(pinned)], capture_output=True).returncode != 0:
+        pytest.skip("needs chattr +i (root, a file system with attributes)")
+    try:
+        report = owners.cleanup(root, session="me")
+    finally:
+        subprocess.run(["chattr", "-i", str(pinned)], check=True)
+    assert report.removed == [root / "fine"]
+    (kept,) = report.kept
+    assert kept.directory == root / "stuck" and kept.reason.startswith("could not remove:")
+
+
+def test_a_directory_with_a_garbage_owner_file_is_not_claimed(root: Path) -> None:
+    (root / "x").mkdir()
+    (root / "x" / locks.OWNER_FILE).write_text('{"session": ')
+    with pytest.raises(RefusedError, match=r"owner file is garbage: .*; not claimed"):
+        owners.claim_directory(root / "x", session="me", purpose="p")
+    assert (root / "x" / locks.OWNER_FILE).read_text() == '{"session": '
+
+
+CLAIMER = """
+import sys, time
+from pathlib import Path
+from swarmdeck.actions import owners
+from swarmdeck.errors import RefusedError
+go = Path(sys.argv[2])
+while not go.exists():
+    time.sleep(0.0005)
+try:
+    owners.claim_directory(sys.argv[1], session=sys.argv[3], purpose="race")
+    print("won", flush=True)
+except RefusedError:
+    print("lost", flush=True)
+"""
+
+
+def test_sessions_claiming_one_directory_at_once_leave_exactly_one_owner(
+    root: Path, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    claimers = [
+        subprocess.Popen(
+            [sys.executable, "-c", CLAIMER, str(root / "x"), str(go), f"s{i}"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(6)
+    ]
+    time.sleep(0.6)
+    go.touch()
+    outcomes = [claimer.communicate(timeout=20)[0].strip() for claimer in claimers]
+    assert sorted(outcomes) == ["lost"] * 5 + ["won"]
+    winner = f"s{outcomes.index('won')}"
+    assert locks.read_owner(root / "x")[0].session == winner

@@ -42,6 +42,21 @@ def test_only_the_exact_start_ticks_keep_a_lock_held() -> None:
     assert state == locks.STALE and "gone" in reason
 
 
+def test_a_pid_that_exists_but_cannot_be_read_keeps_the_lock_held() -> None:
+    state, reason = locks.judge(HOLDER, locks.UNREADABLE)
+    assert state == locks.HELD and "another user's" in reason
+    shown = locks.LockState(Path("x.lock"), state, HOLDER, reason).describe()
+    assert shown.startswith("held by session s1, process 4242") and "cannot be checked" in shown
+
+
+def test_current_start_ticks_of_a_live_and_a_gone_pid() -> None:
+    me = own_identity()
+    assert locks.current_start_ticks(me.pid) == me.start_ticks
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    assert locks.current_start_ticks(gone.pid) is None
+
+
 def test_missing_lock_file_is_free(tmp_path: Path) -> None:
     assert locks.read_lock(tmp_path, directory=tmp_path / "locks").state == locks.FREE
 

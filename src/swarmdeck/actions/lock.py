@@ -80,7 +80,12 @@ def _try_take(lock_file: Path, new: LockHolder, say: Callable[[str], None]) -> A
         tmp = _aside(lock_file, new)
         try:
             if state.state == FREE:
-                os.link(tmp, lock_file)
+                try:
+                    os.link(tmp, lock_file)
+                except FileExistsError:
+                    # Written by something that does not take the guard (an older swarmdeck,
+                    # a hand): decide again on what is there now.
+                    return locks.read_lock_file(lock_file)
                 return Acquired(lock_file, new)
             say(f"{new.path}: taking over a stale lock: {state.reason}")
             os.replace(tmp, lock_file)
@@ -129,7 +134,8 @@ def acquire(
                 outcome.already_held,
                 waited=now - started,
             )
-        assert outcome.holder is not None
+        if outcome.state != HELD or outcome.holder is None:
+            continue  # the file changed under the decision; take the next one at once
         message = f"{resolved}: {outcome.holder.describe()}"
         if not wait:
             raise LockBusy(message)

@@ -39,20 +39,27 @@ class CleanupReport:
 def claim_directory(directory: Path | str, *, session: str, purpose: str) -> DirOwner:
     """Create `directory` (if needed) and write its owner file naming `session`.
 
-    A directory another session already owns is refused, never re-owned.
+    A directory another session already owns is refused, never re-owned; so is one whose
+    owner file cannot be read, since its owner may still want it. The owner file is linked
+    into place, which fails when one exists, so of two sessions claiming at once one wins.
     """
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)
-    owner, _ = locks.read_owner(target)
-    if owner is not None and owner.session != session:
-        raise RefusedError(f"{target}: owned by session {owner.session} ({owner.purpose})")
-    if owner is not None:
-        return owner
     mine = DirOwner(session, time.time(), purpose)
     tmp = target / f".{OWNER_FILE}.{os.getpid()}.tmp"
     tmp.write_text(mine.to_text() + "\n")
-    os.replace(tmp, target / OWNER_FILE)
-    return mine
+    try:
+        os.link(tmp, target / OWNER_FILE)
+        return mine
+    except FileExistsError:
+        owner, problem = locks.read_owner(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    if owner is None:
+        raise RefusedError(f"{target}: {problem}; not claimed")
+    if owner.session != session:
+        raise RefusedError(f"{target}: owned by session {owner.session} ({owner.purpose})")
+    return owner
 
 
 def keep_reason(entry: OwnedDirectory, session: str) -> str | None:
@@ -81,10 +88,20 @@ def cleanup(work_root: Path | str, *, session: str) -> CleanupReport:
     for entry in entries:
         reason = keep_reason(entry, session)
         if reason is None:
-            reason = keep_reason(locks.owned_directory(entry.directory), session)
+            reason = keep_reason(locks.owned_directory(entry.directory, mapped=True), session)
+        if reason is None:
+            reason = _remove(entry.directory)
         if reason is not None:
             report.kept.append(Kept(entry.directory, reason))
-            continue
-        shutil.rmtree(entry.directory)
-        report.removed.append(entry.directory)
+        else:
+            report.removed.append(entry.directory)
     return report
+
+
+def _remove(directory: Path) -> str | None:
+    """Delete a directory tree; None when done, else why it (or part of it) is still there."""
+    try:
+        shutil.rmtree(directory)
+    except OSError as error:
+        return f"could not remove: {error}"
+    return None

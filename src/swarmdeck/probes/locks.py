@@ -82,7 +82,8 @@ class LockState:
         if self.state == FREE:
             return "free"
         if self.state == HELD and self.holder:
-            return self.holder.describe()
+            held = self.holder.describe()
+            return f"{held} ({self.reason})" if self.reason else held
         if self.holder:
             return f"stale ({self.reason}); was {self.holder.describe()}"
         return f"stale ({self.reason})"
@@ -144,20 +145,46 @@ def parse_lock(text: str) -> LockHolder:
     )
 
 
+UNREADABLE = -1
+"""Start ticks of a pid that exists but whose /proc entry this user may not read."""
+
+
 def judge(holder: LockHolder, current_start_ticks: int | None) -> tuple[str, str]:
-    """Held or stale, from the start ticks the holder's pid has now (None: no such pid).
+    """Held or stale, from the start ticks the holder's pid has now (None: no such pid;
+    UNREADABLE: it exists, but belongs to another user and /proc hides it from us).
 
     The pid alone proves nothing: pids are reused, so only an exact match of field 22 keeps
-    the lock held.
+    the lock held. A pid that exists but cannot be read is taken as the holder: treating it
+    as gone would let a second caller into a workspace that is still in use.
     """
     if current_start_ticks is None:
         return STALE, f"process {holder.pid} is gone"
+    if current_start_ticks == UNREADABLE:
+        return HELD, f"process {holder.pid} is another user's; its start cannot be checked"
     if current_start_ticks != holder.start_ticks:
         return STALE, (
             f"pid {holder.pid} now belongs to another process"
             f" (started at tick {current_start_ticks}, the holder at {holder.start_ticks})"
         )
     return HELD, ""
+
+
+def current_start_ticks(pid: int) -> int | None:
+    """Field 22 of the pid's stat now; None when no such process exists; UNREADABLE when it
+    exists but /proc will not show it to us (hidepid, another user's process)."""
+    ticks = procs.start_ticks(pid)
+    if ticks is not None or pid <= 0:
+        return ticks
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return UNREADABLE
+    # Signal 0 reached it, so it exists: it started between the two looks, or /proc is
+    # hidden from us for another reason. Either way it is not gone.
+    ticks = procs.start_ticks(pid)
+    return UNREADABLE if ticks is None else ticks
 
 
 def read_lock_file(lock_file: Path) -> LockState:
@@ -172,7 +199,7 @@ def read_lock_file(lock_file: Path) -> LockState:
         holder = parse_lock(text)
     except ValueError as error:
         return LockState(lock_file, STALE, reason=f"lock file is garbage: {error}")
-    state, reason = judge(holder, procs.start_ticks(holder.pid))
+    state, reason = judge(holder, current_start_ticks(holder.pid))
     return LockState(lock_file, state, holder, reason)
 
 
@@ -296,8 +323,10 @@ class Users:
     unreadable: set[int] = field(default_factory=set)
 
 
-def processes_using(directories: list[Path]) -> Users:
-    """Processes whose cwd, root, executable or an open file lies in one of `directories`.
+def processes_using(directories: list[Path], *, mapped: bool = False) -> Users:
+    """Processes whose cwd, root, executable or an open file lies in one of `directories`;
+    with `mapped`, also a file mapped into memory (a shared library loaded from there, whose
+    descriptor is closed), at the cost of reading every process's maps.
 
     A pid whose links cannot be read (another user's process, when not root) is listed as
     unreadable: it might be using any of them.
@@ -309,25 +338,45 @@ def processes_using(directories: list[Path]) -> Users:
             continue
         pid = int(entry.name)
         try:
-            links = [entry / "cwd", entry / "root", entry / "exe"]
-            links += [entry / "fd" / name for name in os.listdir(entry / "fd")]
+            targets = _link_targets(entry)
+            if mapped:
+                targets += _mapped_files(entry)
         except PermissionError:
             users.unreadable.add(pid)
             continue
         except OSError:
             continue  # the process ended while we looked; it uses nothing now
-        for link in links:
-            try:
-                target = os.readlink(link)
-            except PermissionError:
-                users.unreadable.add(pid)
-                break
-            except OSError:
-                continue  # the fd closed or the process ended meanwhile
+        for target in targets:
             hit = _inside(target.removesuffix(" (deleted)"), wanted)
             if hit is not None:
                 users.by_directory[hit].add(pid)
     return users
+
+
+def _link_targets(entry: Path) -> list[str]:
+    """Where a process's cwd, root, exe and open descriptors point; PermissionError when they
+    cannot be read."""
+    links = [entry / "cwd", entry / "root", entry / "exe"]
+    links += [entry / "fd" / name for name in os.listdir(entry / "fd")]
+    targets = []
+    for link in links:
+        try:
+            targets.append(os.readlink(link))
+        except PermissionError:
+            raise
+        except OSError:
+            continue  # the fd closed or the process ended meanwhile
+    return targets
+
+
+def _mapped_files(entry: Path) -> list[str]:
+    """The files a process has mapped (the path column of /proc/PID/maps)."""
+    paths = set()
+    for line in (entry / "maps").read_text(errors="replace").splitlines():
+        parts = line.split(maxsplit=5)
+        if len(parts) == 6 and parts[5].startswith("/"):
+            paths.add(parts[5])
+    return sorted(paths)
 
 
 def owned_directories(work_root: Path) -> list[OwnedDirectory]:
@@ -339,13 +388,13 @@ def owned_directories(work_root: Path) -> list[OwnedDirectory]:
     return _with_users(children)
 
 
-def owned_directory(directory: Path) -> OwnedDirectory:
-    """One directory with its owner and users, looked up afresh."""
-    return _with_users([Path(directory)])[0]
+def owned_directory(directory: Path, *, mapped: bool = False) -> OwnedDirectory:
+    """One directory with its owner and users, looked up afresh (see processes_using)."""
+    return _with_users([Path(directory)], mapped=mapped)[0]
 
 
-def _with_users(directories: list[Path]) -> list[OwnedDirectory]:
-    users = processes_using(directories)
+def _with_users(directories: list[Path], *, mapped: bool = False) -> list[OwnedDirectory]:
+    users = processes_using(directories, mapped=mapped)
     unchecked = tuple(sorted(users.unreadable))
     result = []
     for directory in directories:
