@@ -6,6 +6,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -87,6 +88,28 @@ def test_a_run_called_in_process_returns_its_exit_code(slice_config: Path, isola
     assert main(["run", "--", "sh", "-c", "exit 7"]) == 7
     (row,) = rows(isolated_home)
     assert (row["state"], row["exit_code"]) == ("done", 7)
+
+
+NOT_ON_THE_RUN_PATH = {
+    "textual", "rich", "asyncssh", "socket", "swarmdeck.app", "swarmdeck.snapshot",
+    "swarmdeck.probes.host", "swarmdeck.probes.usage",
+}
+"""Modules a caged run has no use for: each would add its import time to every heavy command."""
+
+
+def test_a_run_imports_nothing_it_has_no_use_for(slice_config: Path, isolated_home) -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", SWARMDECK, "run", "--", "true"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "swarmdeck.actions.runner" in imported
+    assert not imported & NOT_ON_THE_RUN_PATH
 
 
 def test_the_row_names_the_jobs_process_threads_and_serial_marker(

@@ -31,10 +31,9 @@ from swarmdeck.actions.oom import OomVerdict, classify_oom
 from swarmdeck.actions.reconcile import clear_lost
 from swarmdeck.errors import UsageError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.host import local_host_name, mem_total
 from swarmdeck.probes.ledger import SliceFacts
+from swarmdeck.probes.machine import local_host_name, mem_total
 from swarmdeck.probes.procs import ProcessIdentity, own_identity, start_ticks
-from swarmdeck.probes.usage import SERIAL_FILE_ENV
 from swarmdeck.sizes import SizeSpec, format_size
 
 if TYPE_CHECKING:
@@ -44,6 +43,8 @@ if TYPE_CHECKING:
 PR_SET_PDEATHSIG = 1
 STOP_GRACE = 5.0
 """Seconds a job's tree gets between SIGTERM and SIGKILL on timeout or runner stop."""
+SERIAL_FILE_ENV = "SWARMDECK_SERIAL_FILE"
+"""Set for the job: the file to write "serial right now: REASON" into (probes/usage.py reads it)."""
 NOT_FOUND = 127
 CANNOT_EXECUTE = 126
 

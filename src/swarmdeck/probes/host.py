@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import os
-import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+# These live in probes/machine.py, so that a runner's start does without this module's
+# snapshot classes; mem_total and parse_meminfo are re-exported for this module's readers.
+from swarmdeck.probes.machine import local_host_name, read_meminfo
+from swarmdeck.probes.machine import mem_total as mem_total
+from swarmdeck.probes.machine import parse_meminfo as parse_meminfo
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
     from swarmdeck.state import StateStore
 
 PROC_STAT = Path("/proc/stat")
-PROC_MEMINFO = Path("/proc/meminfo")
 PROC_LOADAVG = Path("/proc/loadavg")
 
 
@@ -141,28 +145,6 @@ class CpuSampler:
         time.sleep(settle)
 
 
-def parse_meminfo(text: str) -> dict[str, int]:
-    """/proc/meminfo as bytes per field."""
-    fields: dict[str, int] = {}
-    for line in text.splitlines():
-        key, _, rest = line.partition(":")
-        parts = rest.split()
-        if not parts:
-            continue
-        value = int(parts[0])
-        fields[key] = value * 1024 if len(parts) > 1 and parts[1] == "kB" else value
-    return fields
-
-
-def read_meminfo() -> dict[str, int]:
-    return parse_meminfo(PROC_MEMINFO.read_text())
-
-
-def mem_total() -> int:
-    """MemTotal in bytes: what `70%` in a size means."""
-    return read_meminfo()["MemTotal"]
-
-
 def read_loadavg() -> tuple[float, float, float]:
     one, five, fifteen = PROC_LOADAVG.read_text().split()[:3]
     return float(one), float(five), float(fifteen)
@@ -178,10 +160,6 @@ def threads_declared(store: StateStore | None, host: str) -> int:
             (host,),
         ).fetchone()
     return int(row[0])
-
-
-def local_host_name() -> str:
-    return socket.gethostname()
 
 
 def host_snapshot(

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
-from swarmdeck.probes.host import local_host_name, read_meminfo
+from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
-from swarmdeck.probes.usage import Usage, UsageTracker, serial_reason
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
+    from swarmdeck.probes.usage import Usage, UsageTracker
     from swarmdeck.state import StateStore
 
 QUEUED = "queued"
@@ -303,6 +303,10 @@ def memory_book(config: Config, store: StateStore, host: str | None = None) -> M
 def with_usage(jobs: list[LedgerJob], tracker: UsageTracker) -> list[LedgerJob]:
     """The jobs with each running one's use of the machine since the tracker's last look, and
     the reason it gives for a serial phase."""
+    # Here, not at the top: admission reads the book on every `swarmdeck run`, which has no
+    # use for the usage sampler's import time.
+    from swarmdeck.probes.usage import serial_reason
+
     roots = {job.id: root for job in jobs if (root := job.process) is not None}
     figures = tracker.update(roots)
     return [

@@ -19,8 +19,6 @@ from swarmdeck.probes.procs import PROC, ProcessIdentity, parse_stat, read_stat
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 SERIAL_PREFIX = "serial right now:"
-SERIAL_FILE_ENV = "SWARMDECK_SERIAL_FILE"
-"""Set by `swarmdeck run` for its job: the file to write "serial right now: REASON" into."""
 
 
 @dataclass(frozen=True)
