@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from swarmdeck.cli import PARSERS, build_parser, command_of
 from swarmdeck.snapshot import SNAPSHOT_KEYS
 
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
@@ -49,6 +51,27 @@ def test_unknown_command_is_one_line_and_exit_251() -> None:
     assert result.returncode == 251
     assert result.stderr.count("\n") == 1
     assert "Traceback" not in result.stderr
+
+
+def test_an_unknown_command_is_told_every_command_there_is() -> None:
+    result = swarmdeck("frobnicate")
+    assert all(f"'{command_of(add)}'" in result.stderr for add in PARSERS), result.stderr
+
+
+def test_every_adder_registers_the_command_its_name_says() -> None:
+    # build_parser(command) builds only the adder named for the command: a mismatch would leave
+    # that command unparseable.
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert sorted(sub.choices) == sorted(command_of(add) for add in PARSERS)
+
+
+def test_a_command_parses_the_same_without_its_siblings() -> None:
+    for argv in (
+        ["run", "--cap", "8G", "--label", "x", "--", "make", "-j8"],
+        ["lock", "acquire", "/tmp/w", "--no-wait"],
+        ["config", "show"],
+    ):
+        assert build_parser(argv[0]).parse_args(argv) == build_parser().parse_args(argv)
 
 
 def test_bad_config_is_one_line_naming_file_key_and_line(isolated_home: Path) -> None:

@@ -407,14 +407,27 @@ PARSERS: list[Callable[[object], None]] = [
 ]
 
 
-def build_parser() -> ArgumentParser:
+def command_of(add: Callable[[object], None]) -> str:
+    """The subcommand an adder registers, by the rule every adder follows: `_add_gpu_run`
+    adds `gpu-run`."""
+    return add.__name__.removeprefix("_add_").replace("_", "-")
+
+
+def build_parser(command: str | None = None) -> ArgumentParser:
+    """The command line's parser; given the subcommand about to run, only that one is built.
+
+    Every caged run starts here, and building every subcommand's parser costs it more the more
+    subcommands there are. Anything else (no command, --help, --version, a mistyped command)
+    gets the whole parser, so help and "invalid choice" still list every command.
+    """
     parser = ArgumentParser(
         prog="swarmdeck",
         description="A terminal control room for machines that run swarms of coding agents.",
     )
     parser.add_argument("--version", action="version", version=f"swarmdeck {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=ArgumentParser, metavar="COMMAND")
-    for add in PARSERS:
+    chosen = [add for add in PARSERS if command_of(add) == command]
+    for add in chosen or PARSERS:
         add(sub)
     return parser
 
@@ -434,7 +447,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return hook_main(args_list[1:])
     try:
-        args = build_parser().parse_args(args_list)
+        args = build_parser(args_list[0] if args_list else None).parse_args(args_list)
         handler: Handler = getattr(args, "handler", _ui)
         code = int(handler(args))
     except SwarmdeckError as error:
