@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from claude_lines import ClaudeTree, Lines, hook_payload
+from swarmdeck.hooks.payload import HookInput
+from swarmdeck.hooks.record import record_event
 
 SID = "bbbb2222-0000-4000-8000-000000000010"
 
@@ -95,3 +98,22 @@ def test_subagents_of_other_live_sessions_count(run_hook, isolated_home: Path) -
     reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
     assert "aother (Explore) in session cccc3333" in reason
     assert "agone" not in reason
+
+
+def test_without_pid_files_only_recent_agents_of_other_sessions_count(
+    run_hook, isolated_home: Path
+) -> None:
+    """Claude Code versions that write no `sessions/` folder: another session's hook agent
+    counts while it is recent, and a stale one (its stop never recorded) does not."""
+    _limit(isolated_home, 2)
+    now = time.time()
+    other = "eeee5555-0000-4000-8000-000000000013"
+    for agent, started in (("arecent", now - 60), ("astale", now - 3 * 3600)):
+        payload = hook_payload("SubagentStart", session_id=other, agent_id=agent,
+                               agent_type="Explore")
+        record_event(HookInput("SubagentStart", payload), now=started)
+    answer = _dispatch(run_hook, _transcript(isolated_home, running=1))
+    assert not (isolated_home / "claude" / "sessions").exists()
+    reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "arecent (Explore) in session eeee5555" in reason
+    assert "astale" not in reason

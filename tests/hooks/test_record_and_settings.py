@@ -98,6 +98,27 @@ def test_default_patterns_classify_commands() -> None:
         assert heavy_match(command, current) is None, command
 
 
+def test_a_light_command_is_decided_without_running_any_pattern(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The prefilter is the light path's budget: a command holding none of a pattern's
+    necessary literals never reaches the regex engine."""
+    current = hook_settings()
+    searched: list[str] = []
+    real_search = re.search
+
+    def recording_search(pattern: str, text: str, flags: int = 0):  # type: ignore[no-untyped-def]
+        searched.append(pattern)
+        return real_search(pattern, text, flags)
+
+    monkeypatch.setattr(re, "search", recording_search)
+    for command in ("ls -la", "git status --short && ls -la src", "cat README.md"):
+        assert heavy_match(command, current) is None
+    assert searched == []
+    assert heavy_match("pytest -q", current) is not None
+    assert searched
+
+
 def test_workload_label_names_the_program() -> None:
     assert workload_label("&& python -m pytest", "cd x && python -m pytest") == "pytest"
     assert workload_label("FOO=1 make -j8", "FOO=1 make -j8") == "make"

@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from claude_lines import ClaudeTree, Lines, iso
 from swarmdeck.probes.live_sessions import live_sessions
 from swarmdeck.probes.sessions import SessionsProbe
+from swarmdeck.probes.transcript_records import agent_id_in, reported_tokens, usage_figures
 
 SID = "7777cccc-0000-4000-8000-000000000007"
 
@@ -270,3 +273,66 @@ def test_pid_file_with_a_date_process_start_and_newer_fields_is_live(tmp_path: P
     )
     live = live_sessions(tmp_path / "claude")
     assert live[SID].status == "waiting" and live[SID].name == "proj-32"
+
+
+@pytest.mark.parametrize("flagged", [True, False])
+def test_a_result_line_in_an_agent_file_names_the_caller_not_the_agent_called(
+    tmp_path: Path, flagged: bool
+) -> None:
+    """Every line of an agent's file carries that agent's own `agentId`, its nested dispatch's
+    result line included: that id is not the nested agent's, whether or not the lines say
+    `isSidechain` (an agent's file is one by where it lies)."""
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_outer", "Outer", "Outer work.", 1)
+    tree.write_main(main)
+    outer = Lines(SID, sidechain=flagged, agent_id="aout")
+    outer.prompt("Outer work.", 2)
+    outer.agent("toolu_inner", "Inner", "Inner work.", 3, subagent_type="Plan")
+    outer.result("toolu_inner", [{"type": "text", "text": "Planned."}], 9)
+    tree.write_agent(outer)
+    inner = Lines(SID, sidechain=True, agent_id="ainn")
+    inner.prompt("Inner work.", 4)
+    inner.text("Planned.", 8)
+    tree.write_agent(inner, nested_in="aout")
+    subs = _subagents(tmp_path)
+    assert sorted(subs) == ["ainn", "aout"]
+    assert subs["ainn"]["parent_id"] == "aout"
+    assert subs["ainn"]["status"] == "completed"
+
+
+def test_inline_sidechain_lines_carrying_their_agent_id_keep_their_nesting(
+    tmp_path: Path,
+) -> None:
+    """2.0.x transcripts with sidechain lines inline (each naming its agent): a sidechain's
+    own nested Task result names the sidechain agent, not the nested one."""
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID, version="2.0.46")
+    main.prompt("go", 0)
+    main.agent("toolu_top", "Top", "Top work.", 1, name="Task")
+    side = main.prompt("Top work.", 2, sidechain=True, parent=None, agentId="e1c84ba5")
+    main.agent("toolu_nested", "Nested", "Nested work.", 3, name="Task", sidechain=True,
+               parent=side["uuid"], agentId="e1c84ba5")
+    main.result("toolu_nested", "Nested done.", 9, sidechain=True, agentId="e1c84ba5")
+    tree.write_main(main)
+    subs = _subagents(tmp_path)
+    assert sorted(subs) == ["toolu_nested", "toolu_top"]
+    assert subs["toolu_nested"]["status"] == "completed"
+    assert subs["toolu_nested"]["parent_id"] == "toolu_top"
+    assert subs["toolu_top"]["status"] == "running"
+
+
+def test_usage_footers_in_every_form_seen() -> None:
+    forms = {
+        "<usage>total_tokens: 37577\ntool_uses: 4\nduration_ms: 155647</usage>": (37577, 4),
+        "<usage>total_tokens: 42135;tool_uses: 12;duration_ms: 146084</usage>": (42135, 12),
+        "<usage>subagent_tokens: 1200\ntool_uses: 1\nduration_ms: 4200</usage>": (1200, 1),
+        "<usage><total_tokens>7898</total_tokens><tool_uses>1</tool_uses></usage>": (7898, 1),
+        "the model failed\n<usage>total_tokens: 0\ntool_uses: 0\nduration_ms: 547</usage>": (0, 0),
+        "no footer at all": (None, None),
+    }
+    for text, (tokens, uses) in forms.items():
+        figures = usage_figures(text)
+        assert (reported_tokens(figures), figures.get("tool_uses")) == (tokens, uses), text
+    assert agent_id_in("…needed)agentId: a06cdaac5c7b9151c (for resuming)") == "a06cdaac5c7b9151c"

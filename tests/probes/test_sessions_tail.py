@@ -93,6 +93,47 @@ def test_replaced_file_is_read_from_its_start(tmp_path: Path) -> None:
     assert [r["n"] for r in read.records] == list(range(100, 110))
 
 
+def test_replaced_file_with_the_same_first_lines_is_read_from_its_start(
+    tmp_path: Path,
+) -> None:
+    """Transcripts start alike (the same envelope), so a new file can share the old head:
+    it is another file all the same."""
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(_line(n) for n in range(5)))
+    tail = JsonlTail(path)
+    tail.read()
+    fresh = tmp_path / "t.new"
+    fresh.write_text("".join(_line(n) for n in [0, 1, 2, *range(300, 320)]))
+    os.replace(fresh, path)
+    read = tail.read()
+    assert read.reset
+    assert [r["n"] for r in read.records] == [0, 1, 2, *range(300, 320)]
+
+
+def test_a_line_too_long_to_hold_is_skipped_once_and_the_next_line_kept(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.jsonl"
+    giant = json.dumps({"type": "user", "pad": "x" * 5000, "inner": {"type": "user", "n": 9}})
+    path.write_text(_line(0) + giant[:3000])
+    tail = JsonlTail(path, max_partial=1024)
+    first = tail.read()
+    assert [r["n"] for r in first.records] == [0]
+    append(path, giant[3000:] + "\n" + _line(1))
+    second = tail.read()
+    assert [r["n"] for r in second.records] == [1]
+    assert first.skipped + second.skipped == 1
+
+
+def test_undo_snapshots_are_not_parsed(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    snapshot = {"type": "file-history-snapshot", "messageId": "m", "snapshot": {"files": {}}}
+    path.write_text(json.dumps(snapshot, separators=(",", ":")) + "\n" + _line(0))
+    read = JsonlTail(path).read()
+    assert read.records == [{"type": "user", "n": 0}]
+    assert read.skipped == 0
+
+
 def test_removed_file_reads_as_gone(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(_line(0))

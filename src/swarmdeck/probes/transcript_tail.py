@@ -64,10 +64,17 @@ def parse_line(raw: str | bytes) -> dict[str, Any] | None:
 
 
 class JsonlTail:
-    """A reader that remembers how far into one JSONL file it got."""
+    """A reader that remembers how far into one JSONL file it got.
 
-    def __init__(self, path: Path) -> None:
+    Args:
+        path: The JSONL file.
+        max_partial: Bytes of an unfinished line kept for the next read; a longer line is
+            skipped (counted once) so one runaway write cannot hold the reader's memory.
+    """
+
+    def __init__(self, path: Path, *, max_partial: int = MAX_PARTIAL) -> None:
         self.path = path
+        self.max_partial = max_partial
         self.offset = 0
         """Bytes of the file consumed so far, the kept partial line included."""
         self.mtime = 0.0
@@ -75,6 +82,8 @@ class JsonlTail:
         self._identity: tuple[int, int] | None = None
         self._head = b""
         self._partial = b""
+        self._dropping = False
+        """The start of the current line was dropped as too long: skip to its end."""
 
     def changed(self) -> bool:
         """True when the file looks different from what was last read (cheap: one stat)."""
@@ -108,6 +117,7 @@ class JsonlTail:
         self._identity = None
         self._head = b""
         self._partial = b""
+        self._dropping = False
 
     def _read_open(self, fd: int) -> TailRead:
         st = os.fstat(fd)
@@ -141,6 +151,13 @@ class JsonlTail:
 
     def _consume(self, chunk: bytes, result: TailRead) -> None:
         data = self._partial + chunk if self._partial else chunk
+        if self._dropping:
+            end = data.find(b"\n")
+            if end < 0:
+                self._partial = b""
+                return
+            data = data[end + 1 :]
+            self._dropping = False
         cut = data.rfind(b"\n")
         if cut < 0:
             self._partial = data
@@ -149,9 +166,10 @@ class JsonlTail:
             # A newline never falls inside a UTF-8 character: decode the complete lines at once.
             self._partial = data[cut + 1 :]
             lines = data[:cut].decode("utf-8", "replace").split("\n")
-        if len(self._partial) > MAX_PARTIAL:
+        if len(self._partial) > self.max_partial:
             result.skipped += 1
             self._partial = b""
+            self._dropping = True
         for raw in lines:
             if not raw or raw.startswith(SKIPPED_PREFIX) or raw.isspace():
                 continue
