@@ -6,17 +6,35 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from swarmdeck.actions.fingerprint import fingerprint, normalise_command, tree_identity
+from swarmdeck import paths
+from swarmdeck.actions.fingerprint import (
+    ROOTS_FILE,
+    ROOTS_KEPT,
+    fingerprint,
+    normalise_command,
+    remember_root,
+    remembered_root,
+    tree_identity,
+)
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
 
 
 def git_repo(path: Path, content: str = "a") -> Path:
     path.mkdir(parents=True)
-    env = ["-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(["git", "init", "-q", str(path)], check=True)
-    (path / "a.txt").write_text(content)
-    subprocess.run(["git", "-C", str(path), "add", "a.txt"], check=True)
-    subprocess.run(["git", *env, "-C", str(path), "commit", "-qm", "first"], check=True)
+    commit(path, content)
     return path
+
+
+def commit(repo: Path, content: str) -> str:
+    (repo / "a.txt").write_text(content)
+    subprocess.run(["git", "-C", str(repo), "add", "a.txt"], check=True)
+    subprocess.run([*GIT, "-C", str(repo), "commit", "-qm", content], check=True)
+    head = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    )
+    return head.stdout.strip()
 
 
 def test_a_copy_of_the_same_project_shares_the_fingerprint(tmp_path: Path) -> None:
@@ -44,3 +62,35 @@ def test_outside_git_the_directory_is_the_identity(tmp_path: Path) -> None:
 def test_the_program_counts_by_its_name_and_paths_under_cwd_are_relative(tmp_path: Path) -> None:
     argv = ["/opt/venv/bin/python", "-m", "pytest", f"{tmp_path}/tests/a.py"]
     assert normalise_command(argv, tmp_path) == ["python", "-m", "pytest", "tests/a.py"]
+
+
+def test_the_history_is_walked_once_per_head_commit_and_new_commits_keep_the_workload(
+    tmp_path: Path,
+) -> None:
+    repo = git_repo(tmp_path / "one")
+    first = tree_identity(repo).tree
+    base = fingerprint(["make", "test"], repo)
+    roots = paths.state_dir() / ROOTS_FILE
+    head, root = roots.read_text().split()
+    assert first == f"git:{root}"
+    # What is remembered is what is used: a doctored line shows through...
+    roots.write_text(f"{head} {'f' * 40}\n")
+    assert tree_identity(repo).tree == "git:" + "f" * 40
+    # ...but only for that commit: the next one walks its own history, to the same root.
+    commit(repo, "second")
+    assert tree_identity(repo).tree == first
+    assert fingerprint(["make", "test"], repo) == base
+
+
+def test_the_remembered_roots_keep_the_newest_and_ignore_garbage(tmp_path: Path) -> None:
+    (paths.state_dir()).mkdir(parents=True)
+    (paths.state_dir() / ROOTS_FILE).write_bytes(b"\xff\xfe not text\n")
+    assert remembered_root("a" * 40) is None
+    (paths.state_dir() / ROOTS_FILE).write_text("")
+    heads = [f"{n:040x}" for n in range(ROOTS_KEPT + 1)]
+    for head in heads:
+        remember_root(head, "b" * 40)
+    lines = (paths.state_dir() / ROOTS_FILE).read_text().splitlines()
+    assert len(lines) <= ROOTS_KEPT
+    assert remembered_root(heads[-1]) == "b" * 40
+    assert remembered_root(heads[0]) is None

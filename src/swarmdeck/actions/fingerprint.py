@@ -4,6 +4,10 @@ The tree identity is the project's first commit when the cwd is inside a git rep
 scratch copy or a worktree of the same project shares its history, while another project, or
 another directory within it, is a different workload and shows up as one. Outside git the
 identity is the directory itself.
+
+Finding the first commit walks the whole history (0.7 s for 100,000 commits), and every
+`swarmdeck run` needs it; but the root of a given commit never changes, so it is walked once
+per HEAD commit and remembered in the state folder.
 """
 
 from __future__ import annotations
@@ -11,12 +15,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from swarmdeck import paths
+
 GIT_TIMEOUT = 2.0
+ROOTS_FILE = "git-roots"
+"""In the state folder: one `HEAD-COMMIT ROOT-COMMIT` line per commit a job was run at."""
+ROOTS_KEPT = 512
+"""Lines the file keeps (the newest); an older commit's root is walked again when needed."""
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 @dataclass(frozen=True)
@@ -37,17 +49,67 @@ def find_repo_top(cwd: Path) -> Path | None:
     return None
 
 
-def _root_commit(top: Path) -> str | None:
+def _git(top: Path, *args: str) -> str | None:
+    """What git prints for `args` in `top`; None when it fails."""
     try:
         result = subprocess.run(
-            ["git", "-C", str(top), "rev-list", "--max-parents=0", "HEAD"],
+            ["git", "-C", str(top), *args],
             capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
-        # No git binary or a hung repository: the directory identity below still works.
+        # No git binary or a hung repository: the directory identity still works.
         return None
-    roots = sorted(result.stdout.split())
-    return roots[0] if result.returncode == 0 and roots else None
+    return result.stdout if result.returncode == 0 else None
+
+
+def _root_commit(top: Path) -> str | None:
+    """The first commit of HEAD's history (the lowest id where unrelated histories merged)."""
+    head = (_git(top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}") or "").strip()
+    if not _COMMIT_ID.fullmatch(head):
+        return None
+    known = remembered_root(head)
+    if known is not None:
+        return known
+    roots = sorted((_git(top, "rev-list", "--max-parents=0", head) or "").split())
+    if not roots:
+        return None
+    remember_root(head, roots[0])
+    return roots[0]
+
+
+def remembered_root(head: str) -> str | None:
+    """The root commit found earlier for commit `head`, if the state folder still has it."""
+    try:
+        text = (paths.state_dir() / ROOTS_FILE).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+    at = text.rfind(head + " ")
+    if at < 0 or (at > 0 and text[at - 1] != "\n"):
+        return None
+    root = text[at + len(head) + 1 :].partition("\n")[0]
+    return root if _COMMIT_ID.fullmatch(root) else None
+
+
+def remember_root(head: str, root: str) -> None:
+    """Add one line; past ROOTS_KEPT lines, keep the newest half."""
+    path = paths.state_dir() / ROOTS_FILE
+    line = f"{head} {root}\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            # One O_APPEND write: lines of runners writing at once never interleave.
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+        if path.stat().st_size > ROOTS_KEPT * len(line):
+            kept = path.read_text().splitlines(keepends=True)[-ROOTS_KEPT // 2 :]
+            spare = path.with_name(f"{ROOTS_FILE}.{os.getpid()}")
+            spare.write_text("".join(kept))
+            os.replace(spare, path)
+    except (OSError, UnicodeDecodeError):
+        # The file only saves walking the history again; a run goes on without it.
+        pass
 
 
 def tree_identity(cwd: Path) -> TreeIdentity:
