@@ -59,3 +59,22 @@ def test_claude_codes_own_helper_agents_are_not_subagents() -> None:
     )
     running = running_hook_agents(StateStore.open_default(), 0)
     assert [a.agent_id for a in running["s1"]] == ["a5b6c7d8e9f0a1b2c"]
+
+
+def test_a_stop_lists_every_background_task_still_out() -> None:
+    """A main-thread Stop (2.1.145+) lists the tasks still outstanding, some without a status:
+    a subagent it leaves out has ended even if its SubagentStop was missed; a Stop without
+    the field says nothing."""
+    _event("SubagentStart", 10, session_id="s1", agent_id="a1", agent_type="Explore")
+    _event("SubagentStart", 11, session_id="s1", agent_id="a2", agent_type="Plan")
+    _event("SubagentStart", 12, session_id="s2", agent_id="a3", agent_type="Plan")
+    _event("Stop", 20, session_id="s1", stop_hook_active=False)
+    store = StateStore.open_default()
+    assert sorted(a.agent_id for a in running_hook_agents(store, 0)["s1"]) == ["a1", "a2"]
+    _event("Stop", 30, session_id="s1", stop_hook_active=False,
+           background_tasks=[{"id": "a2", "type": "subagent"}, {"id": "b1", "type": "shell"}])
+    running = running_hook_agents(store, 0)
+    assert [a.agent_id for a in running["s1"]] == ["a2"]
+    assert [a.agent_id for a in running["s2"]] == ["a3"]
+    _event("Stop", 40, session_id="s1", stop_hook_active=False, background_tasks=[])
+    assert "s1" not in running_hook_agents(store, 0)

@@ -2,8 +2,9 @@
 
 Claude Code writes transcripts asynchronously; a hook call is recorded the moment it happens.
 A SubagentStart without its SubagentStop is a subagent still running. A Stop event (2.1.145+)
-also lists the session's background tasks with their status, which covers subagents whose
-SubagentStart was missed (hooks installed after they started).
+also lists the session's background tasks still outstanding, which covers subagents whose
+SubagentStart was missed (hooks installed after they started) and ends those whose
+SubagentStop was.
 
 Claude Code's own helpers (compaction, prompt suggestions, internal one-turn forks) raise the
 same events; they are no one's subagents and are left out.
@@ -78,25 +79,37 @@ def _helper(agent_id: str, agent_type: str | None) -> bool:
 def _background_tasks(
     agents: dict[tuple[str, str], HookAgent], session: str, at: float, tasks: Any
 ) -> None:
-    """Fold a Stop event's `background_tasks` list: subagents it says run, or have ended."""
+    """Fold a main-thread Stop's `background_tasks`: the session's tasks still outstanding.
+
+    A subagent listed (without a status, or with a running one) runs; one listed as ended, or
+    left out of the list, has ended: when the main turn stops, only background subagents can
+    still run, and the list names them all. A Stop without the list (older versions) says
+    nothing.
+    """
     try:
-        entries = json.loads(tasks) if isinstance(tasks, str) else []
+        entries = json.loads(tasks) if isinstance(tasks, str) else None
     except ValueError:
         return
-    for entry in entries if isinstance(entries, list) else []:
+    if not isinstance(entries, list):
+        return
+    out: set[str] = set()
+    for entry in entries:
         if not isinstance(entry, dict) or entry.get("type") != "subagent":
             continue
         agent_id = entry.get("id")
         if not isinstance(agent_id, str) or not agent_id or is_internal_agent(agent_id):
             continue
-        key = (session, agent_id)
-        known = agents.get(key)
-        kind = entry.get("agent_type") if isinstance(entry.get("agent_type"), str) else None
-        if entry.get("status") in RUNNING_TASK:
-            if known is None or not known.running:
-                agents[key] = HookAgent(session, agent_id, kind, at, None)
-        elif known is not None and known.running:
-            agents[key] = replace(known, stopped_at=at)
+        status = entry.get("status")
+        if status is not None and status not in RUNNING_TASK:
+            continue
+        out.add(agent_id)
+        known = agents.get((session, agent_id))
+        if known is None or not known.running:
+            kind = entry.get("agent_type") if isinstance(entry.get("agent_type"), str) else None
+            agents[(session, agent_id)] = HookAgent(session, agent_id, kind, at, None)
+    for (owner, agent_id), agent in list(agents.items()):
+        if owner == session and agent.running and agent_id not in out:
+            agents[(owner, agent_id)] = replace(agent, stopped_at=at)
 
 
 def running_hook_agents(store: StateStore, since: float) -> dict[str, list[HookAgent]]:
