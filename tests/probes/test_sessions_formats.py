@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from claude_lines import ClaudeTree, Lines, append, iso
-from swarmdeck.probes.sessions import SessionsProbe, read_session, read_sessions
+from swarmdeck.probes.sessions import SessionsProbe, read_session
 
 SID = "5555aaaa-0000-4000-8000-000000000001"
 
@@ -331,7 +331,7 @@ def test_read_session_reads_one_session_by_its_transcript_path(tmp_path: Path) -
     assert session is not None
     assert session.session_id == SID
     assert [s.status for s in session.running_subagents()] == ["running"]
-    assert len(read_sessions(tmp_path / "claude")) == 2
+    assert len(SessionsProbe(tmp_path / "claude").refresh()) == 2
     assert read_session(tmp_path / "nope.jsonl", tmp_path / "claude") is None
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from claude_lines import BASE, ClaudeTree, Lines, age
-from swarmdeck.probes.live_sessions import live_sessions, pid_files
+from swarmdeck.probes.live_sessions import pid_files
 from swarmdeck.probes.procs import start_ticks
 from swarmdeck.probes.sessions import SessionsProbe
 
@@ -32,7 +32,7 @@ def test_pid_file_of_a_running_process_makes_its_session_live(tmp_path: Path) ->
     tree = ClaudeTree(tmp_path / "claude")
     tree.write_pid_file(os.getpid(), SID, procStart=str(start_ticks(os.getpid())),
                         status="waiting", waitingFor="permission prompt")
-    live = live_sessions(tmp_path / "claude")
+    live = pid_files(tmp_path / "claude").live
     assert list(live) == [SID]
     assert live[SID].status == "waiting"
     assert live[SID].waiting_for == "permission prompt"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from claude_lines import ClaudeTree, Lines, iso
-from swarmdeck.probes.live_sessions import live_sessions
+from swarmdeck.probes.live_sessions import pid_files
 from swarmdeck.probes.sessions import SessionsProbe
 from swarmdeck.probes.transcript_records import agent_id_in, reported_tokens, usage_figures
 
@@ -271,7 +271,7 @@ def test_pid_file_with_a_date_process_start_and_newer_fields_is_live(tmp_path: P
         waitingFor="input needed", updatedAt=1789029119710, statusUpdatedAt=1789029119710,
         messagingSocketPath="/tmp/cc-socks/1.sock", peerProtocol=1,
     )
-    live = live_sessions(tmp_path / "claude")
+    live = pid_files(tmp_path / "claude").live
     assert live[SID].status == "waiting" and live[SID].name == "proj-32"
 
 
@@ -336,3 +336,31 @@ def test_usage_footers_in_every_form_seen() -> None:
         figures = usage_figures(text)
         assert (reported_tokens(figures), figures.get("tool_uses")) == (tokens, uses), text
     assert agent_id_in("…needed)agentId: a06cdaac5c7b9151c (for resuming)") == "a06cdaac5c7b9151c"
+
+
+def test_teammate_and_remote_launches_run_until_they_report(tmp_path: Path) -> None:
+    """A teammate's result names it in snake case (`agent_id: "rev@core"`), a remote launch
+    (`remote_launched`) runs elsewhere: neither result is the agent's end."""
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("review with the team", 0)
+    call = main.agent("toolu_team", "Review the parser", "Review the parser.", 1,
+                      subagent_type="reviewer")
+    call["message"]["content"][0]["input"].update({"name": "rev", "team_name": "core"})
+    main.result("toolu_team", "Spawned successfully.\nagent_id: rev@core\nname: rev", 2,
+                tool_use_result={"status": "teammate_spawned", "prompt": "Review the parser.",
+                                 "teammate_id": "rev@core", "agent_id": "rev@core",
+                                 "agent_type": "reviewer", "name": "rev", "team_name": "core",
+                                 "is_splitpane": False, "plan_mode_required": False})
+    main.agent("toolu_remote", "Run the long suite", "Run it remotely.", 3)
+    main.result("toolu_remote", "Remote agent launched.", 4,
+                tool_use_result={"status": "remote_launched", "taskId": "r1"})
+    tree.write_main(main)
+    subs = _subagents(tmp_path)
+    assert sorted(subs) == ["rev@core", "toolu_remote"]
+    assert subs["rev@core"]["status"] == "running" and subs["rev@core"]["background"]
+    assert subs["rev@core"]["type"] == "reviewer"
+    assert subs["toolu_remote"]["status"] == "running"
+    assert agent_id_in("Spawned successfully.\nagent_id: researcher@git-integration.") == (
+        "researcher@git-integration"
+    )

@@ -73,11 +73,6 @@ def pid_files(claude_dir: Path) -> PidFiles:
     return PidFiles(live, frozenset(ended - set(live)), True)
 
 
-def live_sessions(claude_dir: Path) -> dict[str, LiveSession]:
-    """Live sessions by session id; an unreadable or stale pid file is left out."""
-    return pid_files(claude_dir).live
-
-
 def read_pid_file(path: Path, pid_from_name: int) -> LiveSession | None:
     """The session a pid file describes, or None when it cannot be read as one."""
     data = _load(path)

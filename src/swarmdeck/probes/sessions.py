@@ -492,11 +492,6 @@ def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[Session
     return sessions
 
 
-def read_sessions(claude_dir: Path | None = None) -> list[SessionInfo]:
-    """Every recent session, read once from scratch (for one-shot callers such as `status`)."""
-    return SessionsProbe(claude_dir).refresh()
-
-
 def read_session(transcript_path: Path, claude_dir: Path | None = None) -> SessionInfo | None:
     """One session from its transcript path (what a hook is given), read from scratch."""
     return SessionsProbe(claude_dir).read_one(transcript_path)

@@ -33,7 +33,6 @@ RUNNING = "running"
 COMPLETED = "completed"
 FAILED = "failed"
 INTERRUPTED = "interrupted"
-STATUSES = (RUNNING, COMPLETED, FAILED, INTERRUPTED)
 DEFAULT_TYPE = "general-purpose"
 """What Claude Code runs when a dispatch names no subagent_type."""
 WARMUP = "warmup"

@@ -31,7 +31,10 @@ from swarmdeck.probes.transcript_records import (
 )
 
 MAIN = "main"
-BACKGROUND_RESULT_STATUSES = frozenset({"async_launched", "teammate_spawned", "forked"})
+BACKGROUND_RESULT_STATUSES = frozenset(
+    {"async_launched", "teammate_spawned", "remote_launched", "forked"}
+)
+"""toolUseResult statuses that say the agent was launched, not that it finished."""
 
 
 @dataclass
@@ -392,7 +395,7 @@ class TranscriptFold:
         status = extra.get("status")
         if isinstance(status, str):
             dispatch.result_status = status
-        agent = extra.get("agentId")
+        agent = extra.get("agentId") or extra.get("agent_id")
         if isinstance(agent, str) and agent:
             dispatch.agent_id = agent
         if (

@@ -27,7 +27,7 @@ _TAG = re.compile(r"<([a-z-]+)>(.*?)</\1>", re.S)
 _USAGE = re.compile(r"<usage>(.*?)</usage>", re.S)
 _USAGE_PAIR = re.compile(r"([a-z_]+)\s*:\s*(\d+)")
 _USAGE_TAG = re.compile(r"<([a-z_]+)>\s*(\d+)\s*</\1>")
-_AGENT_ID = re.compile(r"agentId:\s*([A-Za-z0-9_-]+)")
+_AGENT_ID = re.compile(r"\bagent_?[Ii]d:\s*([A-Za-z0-9_-]+(?:@[A-Za-z0-9_-]+)?)")
 
 STATUS_WORDS = {
     "completed": "completed",
@@ -201,7 +201,8 @@ def reported_tokens(figures: dict[str, int]) -> int | None:
 
 
 def agent_id_in(text: str) -> str | None:
-    """The `agentId: X` line a foreground agent's report ends with."""
+    """The `agentId: X` line a foreground agent's report ends with (`agent_id: name@team`
+    for a teammate)."""
     match = _AGENT_ID.search(text)
     return match.group(1) if match else None
 
