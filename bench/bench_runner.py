@@ -7,7 +7,9 @@ Measured as ratios and rates within one run on this machine (never as timed test
   2. admission throughput, end to end: 100 `swarmdeck run` processes started at once against a
      slice with room for all; admissions per second from the first admitted_at to the last;
   3. admission throughput, decisions only: 100 threads each making one admission decision (one
-     BEGIN IMMEDIATE transaction reading the book and inserting the row) on one state file.
+     BEGIN IMMEDIATE transaction reading the book and inserting the row) on one state file;
+  4. what verifying the state file costs a runner (PRAGMA quick_check when the store opens) on a
+     fresh file and on one grown to the size a week of hook events gives it.
 
 Needs root where cgroup v1 memory is writable; it builds its own slice and removes it.
 Writes bench/results/runner.md.
@@ -18,6 +20,7 @@ Writes bench/results/runner.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -75,14 +78,16 @@ def wall(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def startup_overhead(runs: int, env: dict[str, str]) -> tuple[float, float]:
-    """Median seconds of `true` and of `swarmdeck run -- true`, interleaved."""
-    bare, caged = [], []
+def startup_overhead(runs: int, env: dict[str, str]) -> tuple[float, float, float]:
+    """Median seconds of `true`, of the interpreter alone and of `swarmdeck run -- true`,
+    interleaved."""
+    bare, python, caged = [], [], []
     wall([SWARMDECK, "run", "--", "true"], env)
     for _ in range(runs):
         bare.append(wall(["true"], env))
+        python.append(wall([sys.executable, "-c", "pass"], env))
         caged.append(wall([SWARMDECK, "run", "--", "true"], env))
-    return statistics.median(bare), statistics.median(caged)
+    return statistics.median(bare), statistics.median(python), statistics.median(caged)
 
 
 def end_to_end_throughput(count: int, env: dict[str, str], db: Path) -> tuple[float, float]:
@@ -134,6 +139,28 @@ def decision_throughput(count: int, folder: Path) -> float:
     return count / (time.perf_counter() - started)
 
 
+def verification_cost(folder: Path, megabytes: int) -> tuple[float, float, float]:
+    """(MB of the file, median seconds to open it with quick_check, without), 5 opens each."""
+    path = folder / "grown.db"
+    store = StateStore(path)
+    payload = json.dumps({"tool_input": {"command": "x" * 700}})
+    with store.transaction() as conn:
+        conn.executemany(
+            "INSERT INTO hook_events (event, session_id, payload) VALUES (?, ?, ?)",
+            [("PreToolUse", "bench", payload)] * (megabytes * 1200),
+        )
+    store.connect().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    timings: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(5):
+        for verify in (True, False):
+            started = time.perf_counter()
+            StateStore(path, verify=verify).close()
+            timings[verify].append(time.perf_counter() - started)
+    size = path.stat().st_size / MIB
+    return size, statistics.median(timings[True]), statistics.median(timings[False])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
@@ -154,7 +181,9 @@ def main() -> int:
                        SWARMDECK_STATE_DIR=str(folder / "state"))
             # Measure what an installed swarmdeck costs: with its bytecode cached.
             env.pop("PYTHONDONTWRITEBYTECODE", None)
-            bare, caged = startup_overhead(args.runs, env)
+            bare, python, caged = startup_overhead(args.runs, env)
+            fresh = verification_cost(folder / "fresh", 0)
+            grown = verification_cost(folder / "grown", 16)
             rate, elapsed = end_to_end_throughput(
                 args.submissions, env, folder / "state" / "state.db"
             )
@@ -172,6 +201,8 @@ def main() -> int:
         "| figure | value |",
         "| --- | --- |",
         f"| `true`, median of {args.runs} | {bare * 1000:.1f} ms |",
+        f"| `python -c pass` (this venv's interpreter), median of {args.runs} |"
+        f" {python * 1000:.1f} ms |",
         f"| `swarmdeck run -- true`, median of {args.runs} | {caged * 1000:.1f} ms |",
         f"| start-up overhead (ratio of medians) | {caged / bare:.0f}× |",
         f"| start-up overhead (difference of medians) | {(caged - bare) * 1000:.0f} ms |",
@@ -181,12 +212,21 @@ def main() -> int:
         f" {elapsed:.1f} s |",
         f"| {args.submissions} concurrent admission decisions in threads (one BEGIN IMMEDIATE"
         f" each) | {decisions:.0f} /s |",
+        *(
+            f"| opening a {size:.1f} MB state file: with quick_check / without |"
+            f" {checked * 1000:.1f} ms / {unchecked * 1000:.1f} ms |"
+            for size, checked, unchecked in (fresh, grown)
+        ),
         "",
         "The ratio is large because `true` itself takes about a millisecond; the difference is",
-        "what a caged run adds (Python start-up, config, state file, fingerprint, cgroup",
-        "set-up, admission, peak recording). End-to-end admission is bound by starting",
+        "what a caged run adds: the interpreter (the `python -c pass` row), importing the",
+        "runner's modules (the largest part: Python 3.11 compiles the methods of every frozen",
+        "dataclass it builds), config, state file, fingerprint (one `git rev-parse`), cgroup",
+        "set-up, admission, peak recording. End-to-end admission is bound by starting",
         f"{args.submissions} Python processes on {os.cpu_count()} CPUs; the decision itself",
-        "is the last row.",
+        "is the row after it. The runner verifies the state file on every start (it writes to",
+        "it, and a corrupt file must be refused before any write), which grows with the file:",
+        "the last row.",
         "",
     ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
