@@ -10,7 +10,6 @@ database is reported as one line and left exactly as it was: never repaired, nev
 from __future__ import annotations
 
 import os
-import random
 import sqlite3
 import threading
 import time
@@ -555,6 +554,8 @@ class StateStore:
                         f"(fuser {self.path}) and try again"
                     ) from error
             attempt += 1
+            import random  # here, not at the top: only a contended open needs it
+
             pause = min(0.5, 0.01 * 2**attempt) * random.uniform(0.5, 1.0)
             time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
 
