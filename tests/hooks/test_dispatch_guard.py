@@ -117,3 +117,22 @@ def test_without_pid_files_only_recent_agents_of_other_sessions_count(
     reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
     assert "arecent (Explore) in session eeee5555" in reason
     assert "astale" not in reason
+
+
+def test_agents_older_than_their_sessions_live_process_do_not_count(
+    run_hook, isolated_home: Path
+) -> None:
+    """A resumed session's hook events still hold the agents its last process started."""
+    _limit(isolated_home, 2)
+    now = time.time()
+    other = "ffff6666-0000-4000-8000-000000000014"
+    ClaudeTree(isolated_home / "claude").write_pid_file(os.getpid(), other,
+                                                       startedAt=int(now * 1000))
+    for agent, started in (("aghost", now - 3600), ("afresh", now)):
+        payload = hook_payload("SubagentStart", session_id=other, agent_id=agent,
+                               agent_type="Explore")
+        record_event(HookInput("SubagentStart", payload), now=started)
+    answer = _dispatch(run_hook, _transcript(isolated_home, running=1))
+    reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "afresh (Explore) in session ffff6666" in reason
+    assert "aghost" not in reason

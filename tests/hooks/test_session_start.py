@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 from claude_lines import ClaudeTree, Lines, hook_payload
+from swarmdeck.hooks.payload import HookInput
+from swarmdeck.hooks.record import record_event
 from swarmdeck.hooks.session_start import oom_summary
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.kernel import KernelLog, OomKill
@@ -89,6 +92,25 @@ def test_hook_events_add_subagents_the_transcript_does_not_show_yet(
     done = _start(run_hook, tmp_path, tmp_path, None, source="resume")
     assert "Subagents still running (1): afresh (Plan" in done.context
     assert "agone" not in done.context
+
+
+def test_resume_does_not_list_the_previous_process_agents_as_running(
+    run_hook, tmp_path: Path
+) -> None:
+    """`claude --resume`: the transcript and the hook events still show the agents the last
+    process started; the live process started after them, so they are gone."""
+    transcript = _session_with_running_agents(tmp_path)
+    now = time.time()
+    for agent, at in (("aghost", now - 3600), ("afresh", now + 5)):
+        payload = hook_payload("SubagentStart", session_id=SID, agent_id=agent,
+                               agent_type="Plan")
+        record_event(HookInput("SubagentStart", payload), now=at)
+    ClaudeTree(tmp_path / "claude").write_pid_file(os.getpid(), SID,
+                                                   startedAt=int(now * 1000))
+    done = _start(run_hook, tmp_path, tmp_path, transcript, source="resume")
+    assert "Subagents still running (1): afresh (Plan" in done.context
+    for ghost in ("aghost", "Map the API", "Review the diff"):
+        assert ghost not in done.context
 
 
 def test_quiet_start_says_nothing_runs_and_restates_the_rule(run_hook, tmp_path: Path) -> None:

@@ -69,3 +69,18 @@ def test_hook_events_show_a_subagent_before_its_transcript(isolated_home: Path) 
     record_event(stop, now=time.time())
     again = take_snapshot(load_config(), store, sessions=probe).to_json()
     assert again["sessions"][0]["hook_running_agents"] == []
+
+
+def test_hook_agents_older_than_the_live_process_are_not_shown(isolated_home: Path) -> None:
+    _tree(isolated_home)
+    now = time.time()
+    ClaudeTree(isolated_home / "claude").write_pid_file(os.getpid(), SID,
+                                                       startedAt=int(now * 1000))
+    for agent, at in (("aghost", now - 3600), ("afresh", now + 5)):
+        record_event(HookInput("SubagentStart", {"session_id": SID, "agent_id": agent,
+                                                 "agent_type": "Explore",
+                                                 "hook_event_name": "SubagentStart"}), now=at)
+    snapshot = take_snapshot(load_config(), StateStore.open_default()).to_json()
+    [session] = snapshot["sessions"]
+    assert [a["id"] for a in session["hook_running_agents"]] == ["afresh"]
+    assert session["process_started_at"] == int(now * 1000) / 1000

@@ -47,12 +47,12 @@ def running_subagents(hook: HookInput, now: float) -> list[str]:
         for sub in subagents
         if sub.status == "running" and sub.tool_use_id != hook.tool_use_id
     ]
+    files = pid_files(paths.claude_dir())
     store = StateStore.open_default(verify=False)
     try:
-        by_session = running_hook_agents(store, now - HOOK_AGENT_WINDOW)
+        by_session = running_hook_agents(store, now - HOOK_AGENT_WINDOW, files.process_starts())
     finally:
         store.close()
-    files = pid_files(paths.claude_dir())
     for session_id, agents in by_session.items():
         for agent in agents:
             if agent.agent_id in seen:

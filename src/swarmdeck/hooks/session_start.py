@@ -64,7 +64,9 @@ def _guarded(what: str, read: Any) -> str | None:
 
 def running_subagents_line(hook: HookInput, store: StateStore, now: float) -> str | None:
     """Subagents of this session still running, from its transcripts and its hook events."""
+    from swarmdeck import paths
     from swarmdeck.probes.hook_activity import running_hook_agents
+    from swarmdeck.probes.live_sessions import pid_files
     from swarmdeck.probes.sessions import session_subagents
 
     parts: list[str] = []
@@ -78,7 +80,10 @@ def running_subagents_line(hook: HookInput, store: StateStore, now: float) -> st
         mode = ", background" if sub.background else ""
         parts.append(f'"{sub.description or sub.id}" ({sub.type}, {age}{mode}{doing})')
     if hook.session_id:
-        hooked = running_hook_agents(store, now - HOOK_AGENT_WINDOW).get(hook.session_id, [])
+        starts = pid_files(paths.claude_dir()).process_starts()
+        hooked = running_hook_agents(store, now - HOOK_AGENT_WINDOW, starts).get(
+            hook.session_id, []
+        )
         for agent in hooked:
             if agent.agent_id in known:
                 continue

@@ -13,9 +13,11 @@ same events; they are no one's subagents and are left out.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from swarmdeck.probes.subagents import predates_process
 from swarmdeck.probes.transcript_records import is_internal_agent
 
 if TYPE_CHECKING:
@@ -112,10 +114,18 @@ def _background_tasks(
             agents[(owner, agent_id)] = replace(agent, stopped_at=at)
 
 
-def running_hook_agents(store: StateStore, since: float) -> dict[str, list[HookAgent]]:
-    """Subagents started and not stopped, by session id."""
+def running_hook_agents(
+    store: StateStore, since: float, process_starts: Mapping[str, float | None] | None = None
+) -> dict[str, list[HookAgent]]:
+    """Subagents started and not stopped, by session id.
+
+    `process_starts` maps a session to when its live process started: a subagent started
+    before it died with an earlier process of the session (`claude --resume`), whose last
+    SubagentStop never came.
+    """
+    starts = process_starts or {}
     running: dict[str, list[HookAgent]] = {}
     for agent in hook_agents(store, since):
-        if agent.running:
+        if agent.running and not predates_process(agent.started_at, starts.get(agent.session_id)):
             running.setdefault(agent.session_id, []).append(agent)
     return running

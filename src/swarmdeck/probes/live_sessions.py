@@ -49,6 +49,10 @@ class PidFiles:
     """Sessions named by a pid file whose process is dead or whose pid was reused."""
     folder_exists: bool
 
+    def process_starts(self) -> dict[str, float | None]:
+        """When each live session's process started (None where its file does not say)."""
+        return {sid: live.started_at for sid, live in self.live.items()}
+
 
 def pid_files(claude_dir: Path) -> PidFiles:
     """Read every `sessions/<pid>.json`; an unreadable file is left out."""

@@ -70,6 +70,8 @@ class SessionInfo:
     title: str | None
     live: bool
     pid: int | None
+    process_started_at: float | None
+    """When the live process started, as its pid file says; None when not live or unsaid."""
     state: str | None
     """busy, idle, waiting… as the running process reports it; None when not live."""
     transcript_path: str
@@ -94,6 +96,7 @@ class SessionInfo:
             "title": self.title,
             "live": self.live,
             "pid": self.pid,
+            "process_started_at": self.process_started_at,
             "state": self.state,
             "transcript_path": self.transcript_path,
             "version": self.version,
@@ -442,6 +445,7 @@ class SessionsProbe:
             title=fold.title or (live.name if live else None),
             live=live is not None,
             pid=live.pid if live else None,
+            process_started_at=process_start,
             state=live.status if live else None,
             transcript_path=str(session.main.path),
             version=fold.version or (live.version if live else None),
@@ -476,8 +480,9 @@ def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[Session
     started (and did not stop) that its transcripts do not show yet."""
     sessions = probe.current()
     now = probe.clock()
+    starts = {s.session_id: s.process_started_at for s in sessions}
     try:
-        running = running_hook_agents(store, now - HOOK_WINDOW)
+        running = running_hook_agents(store, now - HOOK_WINDOW, starts)
     except (sqlite3.Error, StateError):
         # Hook events only add to what the transcripts say; without them the view is still true.
         running = {}
@@ -516,6 +521,7 @@ def _live_without_transcript(live: LiveSession, projects: Path, now: float) -> S
         title=live.name,
         live=True,
         pid=live.pid,
+        process_started_at=live.started_at,
         state=live.status,
         transcript_path=str(projects / folder / f"{live.session_id}.jsonl"),
         version=live.version,
