@@ -387,3 +387,21 @@ def test_notification_ends_a_dispatch_whose_result_line_is_missing(tmp_path: Pat
     main.notification("alost", "toolu_lost", "completed", 60)
     tree.write_main(main)
     assert _by_id(_probe(tmp_path))["toolu_lost"]["status"] == "completed"
+
+
+def test_a_subagents_own_transcript_path_reads_its_whole_session(tmp_path: Path) -> None:
+    """A hook fired inside a subagent may name that subagent's file: its siblings count too."""
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_a", "a", "A work.", 1)
+    main.agent("toolu_b", "b", "B work.", 1)
+    tree.write_main(main)
+    for agent_id, prompt in (("aa1", "A work."), ("ab2", "B work.")):
+        side = Lines(SID, sidechain=True, agent_id=agent_id)
+        side.prompt(prompt, 2)
+        tree.write_agent(side)
+    nested = tree.agent_path(SID, "ab2")
+    session = read_session(nested, tmp_path / "claude")
+    assert session is not None and session.session_id == SID
+    assert sorted(s.id for s in session.subagents) == ["aa1", "ab2"]

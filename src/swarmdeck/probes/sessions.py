@@ -218,10 +218,14 @@ class SessionsProbe:
             return self._assembled.get(session_id)
 
     def read_one(self, transcript_path: Path) -> SessionInfo | None:
-        """One session from its main transcript and its own subagents folder, nothing else."""
+        """One session from its main transcript and its own subagents folder, nothing else.
+
+        A subagent's own transcript (`<sid>/subagents/…/agent-<id>.jsonl`) stands for the
+        session it belongs to.
+        """
         now = self.clock()
         self._read_pid_files()
-        path = Path(transcript_path)
+        path = _main_transcript(Path(transcript_path))
         if not path.name.endswith(".jsonl"):
             return None
         session = self._track_main(path.name[: -len(".jsonl")], path.parent)
@@ -500,6 +504,16 @@ def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[Session
 def read_session(transcript_path: Path, claude_dir: Path | None = None) -> SessionInfo | None:
     """One session from its transcript path (what a hook is given), read from scratch."""
     return SessionsProbe(claude_dir).read_one(transcript_path)
+
+
+def _main_transcript(path: Path) -> Path:
+    """The session's main transcript for a path that may be one of its subagents' files."""
+    parts = path.parts
+    if _AGENT_FILE.match(path.name) and "subagents" in parts[:-1]:
+        folder = parts.index("subagents")
+        if folder >= 2:
+            return Path(*parts[: folder - 1]) / f"{parts[folder - 1]}.jsonl"
+    return path
 
 
 def session_subagents(transcript_path: str | None) -> list[SubagentInfo]:
