@@ -32,6 +32,14 @@ def _transcript(home: Path, running: int, deciding: str | None = None) -> Path:
     return tree.write_main(main)
 
 
+def _started(session: str, agents: dict[str, float]) -> None:
+    """SubagentStart events of another session, recorded at the given times."""
+    for agent, started in agents.items():
+        payload = hook_payload("SubagentStart", session_id=session, agent_id=agent,
+                               agent_type="Explore")
+        record_event(HookInput("SubagentStart", payload), now=started)
+
+
 def _dispatch(run_hook, transcript: Path, tool_use_id: str = "toolu_new", name: str = "Agent"):
     payload = hook_payload(
         "PreToolUse",
@@ -108,10 +116,7 @@ def test_without_pid_files_only_recent_agents_of_other_sessions_count(
     _limit(isolated_home, 2)
     now = time.time()
     other = "eeee5555-0000-4000-8000-000000000013"
-    for agent, started in (("arecent", now - 60), ("astale", now - 3 * 3600)):
-        payload = hook_payload("SubagentStart", session_id=other, agent_id=agent,
-                               agent_type="Explore")
-        record_event(HookInput("SubagentStart", payload), now=started)
+    _started(other, {"arecent": now - 60, "astale": now - 3 * 3600})
     answer = _dispatch(run_hook, _transcript(isolated_home, running=1))
     assert not (isolated_home / "claude" / "sessions").exists()
     reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
@@ -128,10 +133,7 @@ def test_agents_older_than_their_sessions_live_process_do_not_count(
     other = "ffff6666-0000-4000-8000-000000000014"
     ClaudeTree(isolated_home / "claude").write_pid_file(os.getpid(), other,
                                                        startedAt=int(now * 1000))
-    for agent, started in (("aghost", now - 3600), ("afresh", now)):
-        payload = hook_payload("SubagentStart", session_id=other, agent_id=agent,
-                               agent_type="Explore")
-        record_event(HookInput("SubagentStart", payload), now=started)
+    _started(other, {"aghost": now - 3600, "afresh": now})
     answer = _dispatch(run_hook, _transcript(isolated_home, running=1))
     reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
     assert "afresh (Explore) in session ffff6666" in reason
