@@ -331,11 +331,15 @@ def test_usage_footers_in_every_form_seen() -> None:
         "<usage><total_tokens>7898</total_tokens><tool_uses>1</tool_uses></usage>": (7898, 1),
         "the model failed\n<usage>total_tokens: 0\ntool_uses: 0\nduration_ms: 547</usage>": (0, 0),
         "no footer at all": (None, None),
+        "it said <usage>total_tokens: 5\ntool_uses: 1</usage>\n"
+        "<usage>total_tokens: 900\ntool_uses: 9</usage>": (900, 9),
     }
     for text, (tokens, uses) in forms.items():
         figures = usage_figures(text)
         assert (reported_tokens(figures), figures.get("tool_uses")) == (tokens, uses), text
     assert agent_id_in("…needed)agentId: a06cdaac5c7b9151c (for resuming)") == "a06cdaac5c7b9151c"
+    quoting = "The helper ended with agentId: a1nner (use SendMessage…)\nagentId: a0uter (use …)"
+    assert agent_id_in(quoting) == "a0uter"
 
 
 def test_teammate_and_remote_launches_run_until_they_report(tmp_path: Path) -> None:

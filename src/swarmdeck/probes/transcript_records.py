@@ -180,11 +180,12 @@ def notifications_in(text: str) -> list[Notification]:
 def usage_figures(text: str) -> dict[str, int]:
     """The `<usage>` footer of an agent's report or notification, in either of its forms:
     `total_tokens: N\\ntool_uses: M…` (pairs split by newlines or `;`) or
-    `<total_tokens>N</total_tokens><tool_uses>M</tool_uses>…`."""
-    match = _USAGE.search(text)
-    if match is None:
+    `<total_tokens>N</total_tokens><tool_uses>M</tool_uses>…`. The last footer counts: the
+    report above it may quote another agent's."""
+    bodies = _USAGE.findall(text)
+    if not bodies:
         return {}
-    body = match.group(1)
+    body = bodies[-1]
     figures = {key: int(value) for key, value in _USAGE_TAG.findall(body)}
     if not figures:
         figures = {key: int(value) for key, value in _USAGE_PAIR.findall(body)}
@@ -202,9 +203,9 @@ def reported_tokens(figures: dict[str, int]) -> int | None:
 
 def agent_id_in(text: str) -> str | None:
     """The `agentId: X` line a foreground agent's report ends with (`agent_id: name@team`
-    for a teammate)."""
-    match = _AGENT_ID.search(text)
-    return match.group(1) if match else None
+    for a teammate); the last one, as the report above it may quote other agents' ids."""
+    found = _AGENT_ID.findall(text)
+    return found[-1] if found else None
 
 
 def tool_summary(name: str, tool_input: Any) -> str:
