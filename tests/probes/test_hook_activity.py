@@ -78,3 +78,19 @@ def test_a_stop_lists_every_background_task_still_out() -> None:
     assert [a.agent_id for a in running["s2"]] == ["a3"]
     _event("Stop", 40, session_id="s1", stop_hook_active=False, background_tasks=[])
     assert "s1" not in running_hook_agents(store, 0)
+
+
+def test_a_long_background_list_is_kept_whole_or_not_at_all() -> None:
+    """Trimming a stored Stop must not drop entries: a left-out subagent reads as ended."""
+    for n in range(60):
+        _event("SubagentStart", 10 + n, session_id="s1", agent_id=f"a{n:02d}", agent_type="Plan")
+    tasks = [{"id": f"a{n:02d}", "type": "subagent", "status": "running",
+              "description": "d" * 40} for n in range(60)]
+    _event("Stop", 100, session_id="s1", stop_hook_active=False, background_tasks=tasks)
+    store = StateStore.open_default()
+    assert len(running_hook_agents(store, 0)["s1"]) == 60
+    huge = tasks + [{"id": f"b{n}", "type": "subagent", "status": "running",
+                     "description": "x" * 400} for n in range(300)]
+    _event("Stop", 200, session_id="s1", stop_hook_active=False,
+           background_tasks=huge[60:])
+    assert len(running_hook_agents(store, 0)["s1"]) == 60

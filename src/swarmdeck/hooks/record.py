@@ -43,6 +43,9 @@ _RESPONSE_KEYS = (
     "backgroundTaskId",
     "resumedAgentId",
 )
+_TASK_KEYS = ("id", "type", "status", "agent_type", "description")
+"""What is kept of each of a Stop's `background_tasks`: the list is kept whole or not at all,
+since a task left out of it reads as ended (probes/hook_activity.py)."""
 
 
 def trimmed(data: dict[str, Any]) -> dict[str, Any]:
@@ -52,6 +55,13 @@ def trimmed(data: dict[str, Any]) -> dict[str, Any]:
         if key == "tool_response":
             if isinstance(value, dict):
                 out[key] = {k: _cut(value[k]) for k in _RESPONSE_KEYS if k in value}
+            continue
+        if key == "background_tasks" and isinstance(value, list):
+            out[key] = [
+                {k: _cut(task[k], 200) for k in _TASK_KEYS if k in task}
+                for task in value
+                if isinstance(task, dict)
+            ]
             continue
         out[key] = _cut(value)
     text = json.dumps(out, ensure_ascii=False)
