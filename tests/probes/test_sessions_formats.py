@@ -405,3 +405,34 @@ def test_a_subagents_own_transcript_path_reads_its_whole_session(tmp_path: Path)
     session = read_session(nested, tmp_path / "claude")
     assert session is not None and session.session_id == SID
     assert sorted(s.id for s in session.subagents) == ["aa1", "ab2"]
+
+
+def test_a_tool_call_written_twice_counts_once(tmp_path: Path) -> None:
+    """A line written again (a retried write) neither adds a call nor reopens a dispatch."""
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    call = main.agent("toolu_twice", "twice", "Twice.", 1)
+    main.foreground_done("toolu_twice", "atwice", 20, tool_uses=1)
+    main.raw(dict(call))
+    tree.write_main(main)
+    sub = _by_id(_probe(tmp_path))["atwice"]
+    assert sub["status"] == "completed"
+    assert _probe(tmp_path).refresh()[0].health.dispatches == 1
+
+
+def test_one_result_line_with_two_results_keeps_its_extra_to_neither(tmp_path: Path) -> None:
+    """`toolUseResult` describes one result; a line holding two cannot say whose it is."""
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_one", "one", "One.", 1)
+    main.agent("toolu_two", "two", "Two.", 1)
+    main.user_blocks([
+        {"type": "tool_result", "tool_use_id": "toolu_one", "content": "one done"},
+        {"type": "tool_result", "tool_use_id": "toolu_two", "content": "two done"},
+    ], 30, toolUseResult={"status": "async_launched", "agentId": "aone", "isAsync": True})
+    tree.write_main(main)
+    subs = _by_id(_probe(tmp_path))
+    assert sorted(subs) == ["toolu_one", "toolu_two"]
+    assert {s["status"] for s in subs.values()} == {"completed"}
