@@ -22,6 +22,7 @@ from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.locks import LocksPanel
+from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.config import Config
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.probes.sessions import SessionsProbe
@@ -61,17 +62,20 @@ class SwarmdeckApp(App[int]):
         *,
         prober: Prober | None = None,
         readonly: bool = False,
+        terminal: int | None = None,
     ) -> None:
         """Args:
             config: The effective configuration.
             store: The state store the panels read.
             prober: What takes a snapshot; defaults to probing this host and the store.
             readonly: Hide every action that changes anything.
+            terminal: The terminal's descriptor; the app quits when it hangs up.
         """
         super().__init__()
         self.config = config
         self.store = store
         self.readonly = readonly
+        self.terminal = terminal
         self.sessions_probe = SessionsProbe()
         """Kept across snapshots and watched by the Agents panel: transcripts are read once."""
         self.prober: Prober = prober or partial(
@@ -112,6 +116,9 @@ class SwarmdeckApp(App[int]):
         if event.state is WorkerState.ERROR:
             self.notify(f"probe failed: {event.worker.error}", severity="error", timeout=8)
         if event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
+            if self.terminal is not None and hung_up(self.terminal):
+                self.exit(0)
+                return
             self.set_timer(self.config.ui.refresh_interval, self.probe)
 
     def watch_snapshot(self, snapshot: Snapshot | None) -> None:
@@ -131,5 +138,6 @@ class SwarmdeckApp(App[int]):
 
 def run_app(config: Config, store: StateStore, *, readonly: bool = False) -> int:
     """Run the control room until the person quits; returns the exit status."""
-    result = SwarmdeckApp(config, store, readonly=readonly).run()
+    app = SwarmdeckApp(config, store, readonly=readonly, terminal=controlling_tty())
+    result = app.run()
     return result or 0
