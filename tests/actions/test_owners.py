@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import _heapq
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -75,7 +77,8 @@ def test_a_symlink_under_the_work_root_is_not_followed(root: Path, tmp_path: Pat
     elsewhere = tmp_path / "elsewhere"
     owners.claim_directory(elsewhere, session="me", purpose="p")
     (root / "link").symlink_to(elsewhere)
-    assert owners.cleanup(root, session="me").removed == []
+    report = owners.cleanup(root, session="me")
+    assert report.removed == [] and report.kept == []
     assert elsewhere.exists()
 
 
@@ -89,35 +92,61 @@ def test_processes_that_could_not_be_checked_are_reported_not_blocking(root: Pat
         assert 1 in report.unchecked
 
 
-def test_a_file_mapped_with_its_descriptor_closed_keeps_the_directory(
-    root: Path, tmp_path: Path
-) -> None:
+def test_a_library_loaded_from_the_directory_keeps_it(root: Path, tmp_path: Path) -> None:
+    """dlopen maps a shared library and closes its descriptor: only /proc/PID/maps shows it."""
     owners.claim_directory(root / "lib", session="me", purpose="built library")
     library = root / "lib" / "libthing.so"
-    library.write_bytes(b"\0" * 4096)
-    mapper = subprocess.Popen(
-        [sys.executable, "-c", MAPS_AND_CLOSES, str(library)],
+    shutil.copyfile(_heapq.__file__, library)
+    loader = subprocess.Popen(
+        [sys.executable, "-c", LOADS_A_LIBRARY, str(library)],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
-        assert mapper.stdout is not None and mapper.stdout.readline() == "ready\n"
+        assert loader.stdout is not None and loader.stdout.readline() == "ready\n"
+        fds = [
+            os.readlink(f"/proc/{loader.pid}/fd/{fd}")
+            for fd in os.listdir(f"/proc/{loader.pid}/fd")
+        ]
+        assert not any(fd.startswith(str(root)) for fd in fds)
         report = owners.cleanup(root, session="me")
     finally:
-        mapper.kill()
-        mapper.wait()
+        loader.kill()
+        loader.wait()
     assert report.removed == []
-    assert [k.reason for k in report.kept] == [f"in use by process {mapper.pid}"]
+    assert [k.reason for k in report.kept] == [f"in use by process {loader.pid}"]
 
 
-MAPS_AND_CLOSES = """
-import mmap, sys, time
-with open(sys.argv[1], "rb") as f:
-    mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+LOADS_A_LIBRARY = """
+import ctypes, sys, time
+ctypes.CDLL(sys.argv[1])
 print("ready", flush=True)
 time.sleep(60)
 """
+
+
+def test_a_process_that_enters_after_the_first_scan_keeps_the_directory(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    owners.claim_directory(root / "x", session="me", purpose="p")
+    late: list[subprocess.Popen[bytes]] = []
+    first_scan = locks.owned_directories
+
+    def scan_then_someone_enters(work_root: Path) -> list[locks.OwnedDirectory]:
+        entries = first_scan(work_root)
+        late.append(subprocess.Popen(["sleep", "60"], cwd=root / "x"))
+        return entries
+
+    monkeypatch.setattr(locks, "owned_directories", scan_then_someone_enters)
+    try:
+        report = owners.cleanup(root, session="me")
+    finally:
+        for proc in late:
+            proc.kill()
+            proc.wait()
+    assert report.removed == []
+    assert [k.reason for k in report.kept] == [f"in use by process {late[0].pid}"]
 
 
 def test_a_directory_that_cannot_be_removed_is_kept_with_the_reason(root: Path) -> None:
