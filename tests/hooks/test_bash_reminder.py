@@ -8,6 +8,7 @@ from claude_lines import bash_payload
 from swarmdeck.actions.booking import Booking, Via
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.hooks.bash_reminder import command_argv, decide
+from swarmdeck.hooks.classify import caged_command
 from swarmdeck.hooks.resources import HostFacts
 from swarmdeck.state import StateStore
 
@@ -115,3 +116,14 @@ def test_decide_here_then_peer_then_short() -> None:
     never = decide(booking, [_host("a", 2 * GIB, True, cap=4 * GIB)], "make", ["make"], "make",
                    False)
     assert "never admitted" in never.text
+
+
+def test_only_a_swarmdeck_wrapper_with_its_command_counts_as_caged() -> None:
+    assert caged_command("swarmdeck run --cap 4G -- pytest -q") == ["pytest", "-q"]
+    assert caged_command("/opt/bin/swarmdeck dispatch --gpu -- python train.py") == [
+        "python", "train.py"
+    ]
+    assert caged_command("swarmdeck status --json") is None
+    assert caged_command("swarmdeck hooks install -- --user") is None
+    assert caged_command("swarmdeck run --cap 4G") is None
+    assert caged_command("pytest -q -- swarmdeck run") is None

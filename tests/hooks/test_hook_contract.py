@@ -8,6 +8,7 @@ from pathlib import Path
 
 from claude_lines import bash_payload, hook_payload
 from swarmdeck import paths
+from swarmdeck.hooks.contract import added_context, deny
 from swarmdeck.state import StateStore
 
 
@@ -164,3 +165,14 @@ def test_events_it_does_not_know_are_recorded_and_answered_with_nothing(run_hook
     assert [r["event"] for r in _events()] == [
         "PermissionRequest", "PostToolUseFailure", "SomethingNew"
     ]
+
+
+def test_long_texts_stay_under_the_length_claude_code_spills_to_a_file() -> None:
+    """Claude Code moves strings over 10 000 characters to a file: the agent would then see a
+    path, not the facts."""
+    text = "x" * 25_000
+    context = added_context("SessionStart", text)["hookSpecificOutput"]["additionalContext"]
+    reason = deny(text)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert len(context) < 10_000 and len(reason) < 10_000
+    assert context.endswith("…") and added_context("PreToolUse", "short")[
+        "hookSpecificOutput"]["additionalContext"] == "short"
