@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from racers import race, start_racer
 from swarmdeck.actions import lock
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes import locks
@@ -320,40 +321,24 @@ def test_all_locks_lists_held_and_stale_ones(tmp_path: Path, holder) -> None:
     assert states == {locks.lock_file_for(a): locks.HELD, stale: locks.STALE}
 
 
-RACER = textwrap.dedent(
-    """
-    import sys, time
-    from pathlib import Path
-    from swarmdeck.actions import lock
-    from swarmdeck.probes.procs import own_identity
-    go = Path(sys.argv[2])
-    while not go.exists():
-        time.sleep(0.0005)
-    try:
-        lock.acquire(sys.argv[1], session=sys.argv[3], command="race", holder=own_identity(),
-                     wait=False, say=lambda _: None)
-        print("won", flush=True)
-    except lock.LockBusy:
-        print("lost", flush=True)
-    time.sleep(1.0)
-    """
-)
+TAKER = """
+from swarmdeck.actions import lock
+from swarmdeck.probes.procs import own_identity
+"""
+TAKE = """
+try:
+    lock.acquire(_sys.argv[2], session=_sys.argv[3], command="race", holder=own_identity(),
+                 wait=False, say=lambda _: None)
+    print("won", flush=True)
+except lock.LockBusy:
+    print("lost", flush=True)
+_time.sleep(1.0)  # the winner holds on, so a later racer meets a live holder
+"""
 
 
 def test_racers_over_one_stale_lock_leave_exactly_one_winner(workspace: Path, tmp_path) -> None:
     write_lock(workspace, dead_holder(workspace).to_text())
-    go = tmp_path / "go"
-    racers = [
-        subprocess.Popen(
-            [sys.executable, "-c", RACER, str(workspace), str(go), f"r{i}"],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(6)
-    ]
-    time.sleep(0.6)
-    go.touch()
-    outcomes = [racer.communicate(timeout=20)[0].strip() for racer in racers]
+    outcomes = race(TAKER, TAKE, tmp_path / "go", [[str(workspace), f"r{i}"] for i in range(6)])
     assert sorted(outcomes) == ["lost"] * 5 + ["won"]
 
 
@@ -363,11 +348,7 @@ def test_a_takeover_waits_while_another_decision_is_in_progress(workspace: Path,
     go = tmp_path / "go"
     go.touch()
     with lock._guard(lock_file):
-        racer = subprocess.Popen(
-            [sys.executable, "-c", RACER, str(workspace), str(go), "late"],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        racer = start_racer(TAKER, TAKE, go, str(workspace), "late")
         time.sleep(0.8)
         assert racer.poll() is None
         assert lock_file.read_text() == stale

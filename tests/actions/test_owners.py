@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from racers import race
 from swarmdeck.actions import owners
 from swarmdeck.errors import RefusedError
 from swarmdeck.probes import locks
@@ -174,15 +175,12 @@ def test_a_directory_with_a_garbage_owner_file_is_not_claimed(root: Path) -> Non
 
 
 CLAIMER = """
-import sys, time
-from pathlib import Path
 from swarmdeck.actions import owners
 from swarmdeck.errors import RefusedError
-go = Path(sys.argv[2])
-while not go.exists():
-    time.sleep(0.0005)
+"""
+CLAIM = """
 try:
-    owners.claim_directory(sys.argv[1], session=sys.argv[3], purpose="race")
+    owners.claim_directory(_sys.argv[2], session=_sys.argv[3], purpose="race")
     print("won", flush=True)
 except RefusedError:
     print("lost", flush=True)
@@ -192,18 +190,8 @@ except RefusedError:
 def test_sessions_claiming_one_directory_at_once_leave_exactly_one_owner(
     root: Path, tmp_path: Path
 ) -> None:
-    go = tmp_path / "go"
-    claimers = [
-        subprocess.Popen(
-            [sys.executable, "-c", CLAIMER, str(root / "x"), str(go), f"s{i}"],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(6)
-    ]
-    time.sleep(0.6)
-    go.touch()
-    outcomes = [claimer.communicate(timeout=20)[0].strip() for claimer in claimers]
+    argvs = [[str(root / "x"), f"s{i}"] for i in range(6)]
+    outcomes = race(CLAIMER, CLAIM, tmp_path / "go", argvs)
     assert sorted(outcomes) == ["lost"] * 5 + ["won"]
     winner = f"s{outcomes.index('won')}"
     assert locks.read_owner(root / "x")[0].session == winner
