@@ -117,14 +117,20 @@ def lock_file_for(path: Path | str, directory: Path | None = None) -> Path:
     return (directory or locks_dir()) / f"{slug}-{digest}.lock"
 
 
-def parse_lock(text: str) -> LockHolder:
-    """A lock file's holder; ValueError when the text is not a complete lock record."""
+def _json_object(text: str, what: str) -> dict[str, Any]:
+    """The JSON object a record file holds; ValueError naming `what` when it holds none."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"not a lock record ({error.msg})") from error
+        raise ValueError(f"not {what} ({error.msg})") from error
     if not isinstance(data, dict):
-        raise ValueError("not a lock record")
+        raise ValueError(f"not {what}")
+    return data
+
+
+def parse_lock(text: str) -> LockHolder:
+    """A lock file's holder; ValueError when the text is not a complete lock record."""
+    data = _json_object(text, "a lock record")
     pid, ticks, since = data.get("pid"), data.get("start_ticks"), data.get("since")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         raise ValueError(f"bad pid {pid!r}")
@@ -235,12 +241,7 @@ class DirOwner:
 
 def parse_owner(text: str) -> DirOwner:
     """An owner file's content; ValueError when it is not a complete owner record."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"not an owner record ({error.msg})") from error
-    if not isinstance(data, dict):
-        raise ValueError("not an owner record")
+    data = _json_object(text, "an owner record")
     session, created, purpose = data.get("session"), data.get("created_at"), data.get("purpose")
     if not isinstance(session, str) or not session:
         raise ValueError(f"bad session {session!r}")
