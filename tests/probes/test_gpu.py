@@ -23,6 +23,11 @@ from swarmdeck.probes.procs import identity, own_identity
 RESERVED = 512 * 1024**2
 
 
+def json_rows(snapshot: gpu.GpuSnapshot) -> list[dict[str, object]]:
+    """The snapshot's `gpus` rows as `status --json` prints them."""
+    return [row.to_json() for row in snapshot.as_rows()]
+
+
 @pytest.fixture
 def sleepers() -> Iterator[list[subprocess.Popen[bytes]]]:
     """Two real processes to stand as GPU compute processes: `sleep` and a python."""
@@ -42,7 +47,7 @@ def test_real_nvml_without_a_gpu_is_the_no_gpu_state() -> None:
     snapshot = gpu.gpu_snapshot(nvml=Nvml())
     assert snapshot.state == NO_GPU and snapshot.cards == []
     assert snapshot.summary().startswith("no GPU")
-    assert snapshot.rows()[0]["index"] is None and snapshot.rows()[0]["state"] == NO_GPU
+    assert json_rows(snapshot)[0]["index"] is None and json_rows(snapshot)[0]["state"] == NO_GPU
 
 
 @pytest.mark.parametrize(
@@ -98,7 +103,7 @@ def test_cards_with_processes_marked_allowlisted_or_foreign(sleepers) -> None:
     assert by_pid[python.pid].user == "root" and "time.sleep(60)" in by_pid[python.pid].command
     assert second.name == "NVIDIA A10" and second.process_list == []
     assert snapshot.summary() == "2 GPUs, 2.0/104 GiB used"
-    json.dumps(snapshot.rows())
+    json.dumps(json_rows(snapshot))
 
 
 def test_allowlist_entries_are_globs_on_name_or_program() -> None:
@@ -139,7 +144,7 @@ def test_nvml_raising_mid_query_marks_those_values_not_read() -> None:
     assert lost.utilization == 37 and lost.name == "NVIDIA H100 80GB HBM3"
     assert unknown.problem == "not read: Unknown Error"
     assert no_procs.processes == "not read: Insufficient Permissions"
-    rows = snapshot.rows()
+    rows = json_rows(snapshot)
     assert rows[2]["state"] == "not read" and rows[1]["memory_used"] == "not read: GPU is lost"
 
 

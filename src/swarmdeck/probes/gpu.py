@@ -121,9 +121,6 @@ class GpuSnapshot:
             return [GpuRow(self, None)]
         return [GpuRow(self, card) for card in self.cards]
 
-    def rows(self) -> list[dict[str, Any]]:
-        return [row.to_json() for row in self.as_rows()]
-
 
 @dataclass(frozen=True)
 class GpuRow:
