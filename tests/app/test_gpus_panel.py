@@ -81,3 +81,14 @@ async def test_no_gpu_is_said_plainly() -> None:
         panel = app.query_one(GpusPanel)
         assert "no GPU" in str(panel.query_one(".empty").render())
         assert not panel.query_one(KeyedTable).display
+
+
+async def test_values_a_card_does_not_give_read_na_without_units(on_card) -> None:
+    cards = [ScriptedCard(mig=True, processes=[(on_card[0], GIB)])]
+    app = app_with(Nvml(ScriptedNvml(cards)), [])
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot, app)
+        facts = str(app.query_one(GpuCardView).query_one(".gpu-facts").render())
+        assert "load n/a   memory load n/a   41°C" in facts and "n/a%" not in facts
+        row = app.query_one(GpusPanel).query_one(KeyedTable).get_row(f"0:{on_card[0]}")
+        assert row[4] == "n/a"

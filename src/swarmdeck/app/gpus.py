@@ -14,7 +14,7 @@ from swarmdeck.probes.gpu import GpuCard, GpuRow
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import Cell, in_order
-from swarmdeck.views.gpus import PROCESS_COLUMNS, holder_line, process_rows, state_text
+from swarmdeck.views.gpus import PROCESS_COLUMNS, card_cells, holder_line, process_rows, state_text
 
 
 class GpuCardView(Vertical):
@@ -59,9 +59,10 @@ class GpuCardView(Vertical):
             bar.segments = ()
             figures = f" memory {used}"
         self.query_one(".gpu-memory-figures", Label).update(figures)
+        cells = card_cells(card)
         facts = Text(card.name)
-        facts.append(f"   load {card.utilization}%   memory load {card.memory_utilization}%")
-        facts.append(f"   {card.temperature}°C")
+        facts.append(f"   load {cells['load']}   memory load {cells['memory_load']}")
+        facts.append(f"   {cells['temperature']}")
         if card.problem:
             facts.append(f"   {card.problem}", style="red")
         self.query_one(".gpu-facts", Static).update(facts)
