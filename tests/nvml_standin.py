@@ -75,10 +75,17 @@ class ScriptedLibrary:
     NVMLError_FunctionNotFound, exactly as with an older real driver.
     """
 
-    def __init__(self, cards: list[ScriptedCard], init_error: int | None, absent: set[str]):
+    def __init__(
+        self,
+        cards: list[ScriptedCard],
+        init_error: int | None,
+        absent: set[str],
+        failing: dict[str, int],
+    ) -> None:
         self.cards = cards
         self.init_error = init_error
         self.absent = absent
+        self.failing = failing
         self.calls: list[str] = []
         self._devices = [pynvml.struct_c_nvmlDevice_t() for _ in cards]
 
@@ -101,9 +108,11 @@ class ScriptedLibrary:
         return self.init_error if self.init_error is not None else pynvml.NVML_SUCCESS
 
     def nvmlShutdown(self) -> int:
-        return pynvml.NVML_SUCCESS
+        return self.failing.get("nvmlShutdown", pynvml.NVML_SUCCESS)
 
     def nvmlDeviceGetCount_v2(self, count: Any) -> int:
+        if "nvmlDeviceGetCount" in self.failing:
+            return self.failing["nvmlDeviceGetCount"]
         _target(count).value = len(self.cards)
         return pynvml.NVML_SUCCESS
 
@@ -237,6 +246,7 @@ class ScriptedNvml:
         cards: the cards the driver reports (default: one H100 with nothing on it).
         init_error: the NVML code nvmlInit fails with (None: it succeeds).
         absent: C symbols this driver lacks (calls to them fail with FunctionNotFound).
+        failing: NVML codes that nvmlDeviceGetCount or nvmlShutdown fail with.
         missing_bindings: pynvml functions to hide, as an older nvidia-ml-py lacks them.
         bytes_strings: give text as bytes, as nvidia-ml-py before 11.515 did.
     """
@@ -247,11 +257,15 @@ class ScriptedNvml:
         *,
         init_error: int | None = None,
         absent: tuple[str, ...] = (),
+        failing: dict[str, int] | None = None,
         missing_bindings: tuple[str, ...] = (),
         bytes_strings: bool = False,
     ) -> None:
         self.library = ScriptedLibrary(
-            cards if cards is not None else [ScriptedCard()], init_error, set(absent)
+            cards if cards is not None else [ScriptedCard()],
+            init_error,
+            set(absent),
+            failing or {},
         )
         self.missing_bindings = set(missing_bindings)
         self.bytes_strings = bytes_strings

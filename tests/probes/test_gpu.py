@@ -71,6 +71,28 @@ def test_unexpected_init_failure_is_not_read_and_tried_again() -> None:
     assert gpu.gpu_snapshot(nvml=nvml).state == READY
 
 
+@pytest.mark.parametrize(
+    "failing",
+    [
+        {"nvmlDeviceGetCount": pynvml.NVML_ERROR_UNKNOWN},
+        {
+            "nvmlDeviceGetCount": pynvml.NVML_ERROR_GPU_IS_LOST,
+            "nvmlShutdown": pynvml.NVML_ERROR_GPU_IS_LOST,
+        },
+    ],
+)
+def test_a_failing_device_count_and_shutdown_are_a_state_not_a_crash(
+    failing: dict[str, int],
+) -> None:
+    snapshot = gpu.gpu_snapshot(nvml=Nvml(ScriptedNvml(failing=failing)))
+    assert snapshot.state == NOT_READ and snapshot.reason.startswith("device count:")
+
+
+def test_no_device_with_a_failing_shutdown_is_still_no_gpu() -> None:
+    standin = ScriptedNvml(cards=[], failing={"nvmlShutdown": pynvml.NVML_ERROR_UNINITIALIZED})
+    assert gpu.gpu_snapshot(nvml=Nvml(standin)).state == NO_GPU
+
+
 def test_nvml_is_initialised_once_and_kept() -> None:
     standin = ScriptedNvml()
     nvml = Nvml(standin)

@@ -105,16 +105,24 @@ class Nvml:
                 count = int(self._module.nvmlDeviceGetCount())
             except error_class as error:
                 self._set(NOT_READ, f"device count: {error}")
-                self._module.nvmlShutdown()
+                self._shutdown()
                 return False
             if count == 0:
                 self._set(NO_GPU, "NVML sees no device")
-                self._module.nvmlShutdown()
+                self._shutdown()
                 return False
             self.device_count = count
             self._started = True
             self._set(READY, "")
             return True
+
+    def _shutdown(self) -> None:
+        """Give NVML back after a start that found nothing to query."""
+        try:
+            self.module.nvmlShutdown()
+        except self.module.NVMLError as error:
+            # The state already says why NVML is not used; a failed shutdown changes nothing.
+            log.debug("nvmlShutdown failed: %s", error)
 
     def _set(self, state: str, reason: str) -> None:
         self.state, self.reason = state, reason
