@@ -217,7 +217,10 @@ def _add_lock(sub) -> None:
     acquire.add_argument("path", metavar="PATH")
     acquire.add_argument("--session", help=session_help)
     acquire.add_argument(
-        "--pid", type=int, help="the process that holds it (default: the one that ran swarmdeck)"
+        "--pid",
+        type=int,
+        help="the process that holds it (default: the nearest caller that outlives this"
+        " command, past per-command shells and wrappers)",
     )
     acquire.add_argument("--command", dest="what", help="what it is for (default: its command)")
     acquire.add_argument("--no-wait", action="store_true", help="refuse (exit 78) if held")
@@ -226,7 +229,7 @@ def _add_lock(sub) -> None:
     release = inner.add_parser("release", help="give back the lock of PATH")
     release.add_argument("path", metavar="PATH")
     release.add_argument("--session", help=session_help)
-    release.add_argument("--pid", type=int, help="the holder (default: the one that ran swarmdeck)")
+    release.add_argument("--pid", type=int, help="the holder (default: as for acquire)")
     release.set_defaults(handler=_lock_release)
     show = inner.add_parser("show", help="who holds the lock of PATH (every lock without PATH)")
     show.add_argument("path", metavar="PATH", nargs="?")
@@ -247,13 +250,23 @@ def _add_lock(sub) -> None:
 def _lock_holder(args: argparse.Namespace):
     import os
 
-    from swarmdeck.probes.procs import identity
+    from swarmdeck.probes.procs import identity, lasting_ancestor
 
-    pid = args.pid or os.getppid()
-    holder = identity(pid)
+    holder = identity(args.pid) if args.pid else lasting_ancestor(os.getpid())
     if holder is None:
-        raise UsageError(f"no process {pid} to hold the lock")
+        who = args.pid or "of the caller"
+        raise UsageError(f"no process {who} to hold the lock; name one with --pid")
     return holder
+
+
+def _caller_pid() -> int:
+    """The process a default session is named after: the caller that outlives this command."""
+    import os
+
+    from swarmdeck.probes.procs import lasting_ancestor
+
+    caller = lasting_ancestor(os.getpid())
+    return caller.pid if caller else os.getppid()
 
 
 def _session(args: argparse.Namespace, pid: int) -> str:
@@ -311,17 +324,15 @@ def _lock_show(args: argparse.Namespace) -> int:
 
 
 def _lock_claim(args: argparse.Namespace) -> int:
-    import os
 
     from swarmdeck.actions.owners import claim_directory
 
-    owner = claim_directory(args.path, session=_session(args, os.getppid()), purpose=args.purpose)
+    owner = claim_directory(args.path, session=_session(args, _caller_pid()), purpose=args.purpose)
     print(f"{args.path}: owned by session {owner.session}")
     return ExitCode.OK
 
 
 def _lock_cleanup(args: argparse.Namespace) -> int:
-    import os
 
     from swarmdeck.actions.owners import cleanup
     from swarmdeck.config import load_config
@@ -329,7 +340,7 @@ def _lock_cleanup(args: argparse.Namespace) -> int:
     root = args.root or load_config().locks.work_root
     if not root:
         raise UsageError("lock cleanup needs --root or locks.work_root in the config")
-    report = cleanup(root, session=_session(args, os.getppid()))
+    report = cleanup(root, session=_session(args, _caller_pid()))
     for path in report.removed:
         print(f"removed {path}")
     for kept in report.kept:

@@ -88,3 +88,33 @@ def own_identity() -> ProcessIdentity:
     me = identity(os.getpid())
     assert me is not None, "a running process always has /proc/self/stat"
     return me
+
+
+PER_COMMAND_WRAPPERS = frozenset(
+    {
+        "sh", "bash", "dash", "zsh", "ksh", "fish",
+        "env", "nice", "nohup", "ionice", "taskset", "stdbuf", "setsid", "time", "timeout",
+        "sudo", "xargs", "make", "uv", "swarmdeck",
+    }
+)
+"""Processes that live only as long as one command: shells an agent's Bash tool starts for each
+call, and wrappers around a command."""
+
+
+def lasting_ancestor(pid: int) -> ProcessIdentity | None:
+    """The nearest ancestor of `pid` that outlives the command it ran.
+
+    A lock or an owner recorded against `bash -c` would go stale the moment the agent's command
+    returns, so per-command shells and wrappers are skipped up to the agent itself. A shell that
+    leads its own session is a person's terminal, and holds.
+    """
+    stat = read_stat(pid)
+    while stat is not None and stat.ppid > 1:
+        parent = read_stat(stat.ppid)
+        if parent is None:
+            return None
+        leads_session = parent.session == parent.pid
+        if parent.comm not in PER_COMMAND_WRAPPERS or leads_session:
+            return ProcessIdentity(parent.pid, parent.start_ticks)
+        stat = parent
+    return None
