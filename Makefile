@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint clean
+.PHONY: run test lint compile clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -14,7 +14,12 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-run: $(STAMP)
+# Bytecode is compiled up front: hooks and runners start on every agent command, and an
+# environment with PYTHONDONTWRITEBYTECODE would otherwise recompile swarmdeck each time.
+compile: $(STAMP)
+	$(PY) -m compileall -q src
+
+run: compile
 	$(VENV)/bin/swarmdeck ui
 
 lint: $(STAMP)
