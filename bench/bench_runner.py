@@ -20,6 +20,7 @@ Writes bench/results/runner.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -56,14 +57,19 @@ def make_slice() -> Path:
     if root is None or not os.access(root, os.W_OK):
         sys.exit("bench_runner: needs a writable cgroup v1 memory hierarchy (run as root)")
     path = root / f"swarmdeck-bench-{os.getpid()}"
+    # Only a killed earlier run that had this pid can have left one: start from nothing.
+    remove_slice(path)
     path.mkdir()
     return path
 
 
 def remove_slice(path: Path) -> None:
-    for cgroup in [p for p in path.iterdir() if p.is_dir()] + [path]:
+    if not path.exists():
+        return
+    for cgroup in [*(p for p in path.iterdir() if p.is_dir()), path]:
         for pid in cgroup_pids(cgroup):
-            os.kill(pid, 9)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
         for _ in range(100):
             try:
                 cgroup.rmdir()

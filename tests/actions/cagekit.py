@@ -6,6 +6,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -19,7 +20,10 @@ MIB = 1 << 20
 _counter = itertools.count()
 
 HOG = (
-    "import sys,time\n"
+    "import os,sys,time\n"
+    "end=time.monotonic()+60\n"
+    "while sys.argv[4] and not os.path.exists(sys.argv[4]) and time.monotonic()<end:\n"
+    "    time.sleep(0.02)\n"
     "time.sleep(float(sys.argv[3]))\n"
     "n=int(float(sys.argv[1])*1048576)\n"
     "b=bytearray(n)\n"
@@ -27,15 +31,19 @@ HOG = (
     "print('held',flush=True)\n"
     "time.sleep(float(sys.argv[2]))\n"
 )
-"""Waits argv[3] seconds, allocates argv[1] MiB touching every page, holds it argv[2] seconds."""
+"""Waits for the file argv[4] (when named; at most 60 s) and then argv[3] seconds, allocates
+argv[1] MiB touching every page, holds it argv[2] seconds."""
 
 SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
 """The console script of this venv: tests run the real `swarmdeck` command."""
 
 
-def hog(mib: float, hold: float = 0.0, delay: float = 0.0) -> list[str]:
-    """The argv of a process that really holds `mib` MiB for `hold` seconds."""
-    return [sys.executable, "-S", "-c", HOG, str(mib), str(hold), str(delay)]
+def hog(
+    mib: float, hold: float = 0.0, delay: float = 0.0, after: Path | None = None
+) -> list[str]:
+    """The argv of a process that really holds `mib` MiB for `hold` seconds; with `after`, it
+    allocates only once that file exists, so a test decides when each job grows."""
+    return [sys.executable, "-S", "-c", HOG, str(mib), str(hold), str(delay), str(after or "")]
 
 
 def mem_total() -> int:
@@ -73,6 +81,18 @@ def session_processes(sid: int) -> list[int]:
     return found
 
 
+def end_session(sid: int) -> None:
+    """Kill every live process of a session until none is left (a loop may still be forking)."""
+    for _ in range(250):
+        members = session_processes(sid)
+        if not members:
+            return
+        for pid in members:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
+        time.sleep(0.02)
+
+
 def v1_root() -> Path:
     root = read_hierarchies().v1_memory
     if root is None or not os.access(root, os.W_OK):
@@ -104,8 +124,34 @@ def _empty(cgroup: Path) -> None:
     cgroup.rmdir()
 
 
+TEST_SLICE = re.compile(r"swarmdeck-(?:ledger-)?test-(\d+)-\d+(?:-outside)?")
+"""Names of the slices tests make at the hierarchy's root; the number is the test run's pid."""
+_swept = False
+
+
+def sweep_stale_slices(root: Path) -> None:
+    """Remove test slices left by test runs that were killed before their clean-up ran.
+
+    A slice whose run is still alive (another test run at the same time) is left alone.
+    """
+    for entry in root.iterdir():
+        match = TEST_SLICE.fullmatch(entry.name)
+        if match and entry.is_dir() and not Path(f"/proc/{match.group(1)}").exists():
+            remove_tree(entry)
+
+
 def new_slice() -> Path:
-    """A fresh slice directory of this test's own: /sys/fs/cgroup/memory/swarmdeck-test-PID-N."""
-    path = v1_root() / f"swarmdeck-test-{os.getpid()}-{next(_counter)}"
+    """A fresh slice directory of this test's own: /sys/fs/cgroup/memory/swarmdeck-test-PID-N.
+
+    A leftover of the same name can only come from an earlier run that had this pid and was
+    killed: it is cleared, not reused.
+    """
+    global _swept
+    root = v1_root()
+    if not _swept:
+        sweep_stale_slices(root)
+        _swept = True
+    path = root / f"swarmdeck-test-{os.getpid()}-{next(_counter)}"
+    remove_tree(path)
     path.mkdir()
     return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -9,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from swarmdeck.actions import admission
-from swarmdeck.actions.booking import Booking, Decision, Via
-from swarmdeck.probes.ledger import SliceFacts, read_book
+from swarmdeck.actions.booking import Booking, Decision, Via, decide_admission
+from swarmdeck.probes.ledger import MemoryBook, SliceFacts
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.state import StateStore
 
@@ -30,19 +31,27 @@ def facts() -> SliceFacts:
     return SliceFacts(SLICE_CAP, MIB, "cgroup-v1", None, "configured", "")
 
 
+@pytest.mark.parametrize("taking_turns", [True, False], ids=["with turns", "transaction alone"])
 def test_two_runners_deciding_at_once_cannot_both_take_the_room(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, taking_turns: bool
 ) -> None:
-    """Each decision is slowed down while it holds the book; the second must see the first."""
+    """Each decision is slowed down between reading the book and writing its row; the second
+    must see the first's row.
+
+    The turn lock only orders waiters; without it the one write transaction must still hold
+    the book and the insert together (another writer of the state file takes no turn).
+    """
     path = tmp_path / "state.db"
     StateStore(path).close()
+    if not taking_turns:
+        monkeypatch.setattr(admission, "admission_turn", lambda db: contextlib.nullcontext())
 
-    def slow_read_book(conn, slice_facts, host, **options):
-        book = read_book(conn, slice_facts, host, **options)
+    def slow_decision(booked: int, book: MemoryBook) -> Decision:
+        decision = decide_admission(booked, book)
         time.sleep(0.3)
-        return book
+        return decision
 
-    monkeypatch.setattr(admission, "read_book", slow_read_book)
+    monkeypatch.setattr(admission, "decide_admission", slow_decision)
     decisions: list[Decision] = []
 
     def contend() -> None:

@@ -43,6 +43,14 @@ def v1_backend(slice_path: Path) -> V1Backend:
     return V1Backend(SliceSite(V1, True, "", slice_path, "configured"))
 
 
+@pytest.fixture
+def backend(v1_slice: Path) -> V1Backend:
+    """A v1 backend on this test's own slice, capped at 100M."""
+    made = v1_backend(v1_slice)
+    made.prepare_slice(100 * MIB)
+    return made
+
+
 def run_caged(backend: V1Backend, job_id: int, cap: int, argv: list[str]):
     cage = backend.create_cage(job_id, cap)
     cage.before_start()
@@ -68,7 +76,7 @@ def test_on_this_machine_v2_is_unavailable_with_a_reason_and_v1_is_chosen() -> N
     assert not scope.available and "systemd is not PID 1" in scope.reason
     backend = open_backend("")
     assert backend.kind == "cgroup-v1"
-    assert "hierarchy root" in backend.describe()
+    assert backend.site.placement == "hierarchy root"
 
 
 def test_a_configured_slice_is_used_as_given(v1_slice: Path) -> None:
@@ -153,9 +161,7 @@ def test_prepare_slice_caps_the_slice(v1_slice: Path) -> None:
     assert int((v1_slice / "memory.limit_in_bytes").read_text()) == 64 * MIB
 
 
-def test_a_job_joins_its_cage_before_it_runs(v1_slice: Path) -> None:
-    backend = v1_backend(v1_slice)
-    backend.prepare_slice(64 * MIB)
+def test_a_job_joins_its_cage_before_it_runs(v1_slice: Path, backend: V1Backend) -> None:
     cage = backend.create_cage(1, 32 * MIB)
     proc = subprocess.run(
         ["cat", "/proc/self/cgroup"], preexec_fn=cage.join, capture_output=True, text=True,
@@ -181,9 +187,9 @@ release.set()
 """
 
 
-def test_a_process_with_more_threads_joins_its_cage_with_all_of_them(v1_slice: Path) -> None:
-    backend = v1_backend(v1_slice)
-    backend.prepare_slice(64 * MIB)
+def test_a_process_with_more_threads_joins_its_cage_with_all_of_them(
+    v1_slice: Path, backend: V1Backend
+) -> None:
     cage = backend.create_cage(1, 32 * MIB)
     proc = subprocess.run(
         [sys.executable, "-c", THREADED_JOIN, str(cage.path), str(v1_slice)],
@@ -196,34 +202,31 @@ def test_a_process_with_more_threads_joins_its_cage_with_all_of_them(v1_slice: P
     cage.remove()
 
 
-def test_own_cap_oom_is_classified_as_own_cap(v1_slice: Path) -> None:
-    backend = v1_backend(v1_slice)
-    backend.prepare_slice(100 * MIB)
+def test_own_cap_oom_is_classified_as_own_cap(backend: V1Backend) -> None:
     cage, proc = run_caged(backend, 1, 30 * MIB, hog(60))
-    assert proc.wait(timeout=20) == -9
+    assert proc.wait(timeout=60) == -9
     assert cage.lost_process()
     assert classify_oom(cage.evidence()) is OomVerdict.OWN_CAP
     cage.remove()
 
 
-def test_slice_full_oom_is_classified_as_slice_full_for_the_victim_only(v1_slice: Path) -> None:
-    backend = v1_backend(v1_slice)
-    backend.prepare_slice(100 * MIB)
-    holder, holder_proc = run_caged(backend, 1, 90 * MIB, hog(70, 10))
+def test_slice_full_oom_is_classified_as_slice_full_for_the_victim_only(
+    backend: V1Backend,
+) -> None:
+    """The holder holds 70M of the 100M slice until it is killed; the grower then asks 50M."""
+    holder, holder_proc = run_caged(backend, 1, 90 * MIB, hog(70, hold=600))
     assert holder_proc.stdout is not None and holder_proc.stdout.readline()
-    grower, grower_proc = run_caged(backend, 2, 90 * MIB, hog(50, 0))
-    assert grower_proc.wait(timeout=20) == 0
-    assert holder_proc.wait(timeout=20) == -9
+    grower, grower_proc = run_caged(backend, 2, 90 * MIB, hog(50))
+    assert grower_proc.wait(timeout=60) == 0
+    assert holder_proc.wait(timeout=60) == -9
     assert classify_oom(holder.evidence()) is OomVerdict.SLICE_FULL
     assert classify_oom(grower.evidence()) is OomVerdict.NONE
     holder.remove()
     grower.remove()
 
 
-def test_a_cage_reads_its_working_set(v1_slice: Path) -> None:
-    backend = v1_backend(v1_slice)
-    backend.prepare_slice(100 * MIB)
-    cage, proc = run_caged(backend, 1, 60 * MIB, hog(20, 5))
+def test_a_cage_reads_its_working_set(backend: V1Backend) -> None:
+    cage, proc = run_caged(backend, 1, 60 * MIB, hog(20, hold=600))
     assert proc.stdout is not None and proc.stdout.readline()
     reading = cage.reading()
     assert reading is not None and reading.working_set >= 20 * MIB

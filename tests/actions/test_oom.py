@@ -31,6 +31,13 @@ def test_mixed_or_missing_notifications_fall_back_to_the_high_water_marks(own, s
     assert classify_oom(own_cap) is OomVerdict.OWN_CAP
 
 
+def test_a_kill_with_no_sign_of_the_jobs_own_cap_is_not_exit_250() -> None:
+    """oom_kill alone (a machine-wide OOM notifies no cage) never blames the job."""
+    assert classify_oom(evidence()) is OomVerdict.SLICE_FULL
+    assert classify_oom(evidence(own=1, shared=1)) is OomVerdict.SLICE_FULL
+    assert classify_oom(evidence(job_at_cap=True)) is OomVerdict.OWN_CAP
+
+
 def test_v1_job_notifications_include_the_slices() -> None:
     # Measured here: a slice OOM notified the slice 2 times and each job 2 times.
     assert v1_own_cap_ooms(job_notifications=2, slice_notifications=2) == 0

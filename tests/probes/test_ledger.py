@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -24,7 +26,7 @@ SLICE_CAP = 200 * MIB
 _names = itertools.count()
 HOLD = (
     "import sys,time;b=bytearray(20<<20);b[::4096]=b'\\1'*len(range(0,20<<20,4096));"
-    "print(1,flush=True);time.sleep(30)"
+    "print(1,flush=True);time.sleep(600)"
 )
 
 
@@ -33,12 +35,40 @@ def mem_total() -> int:
     return int(line.split()[1]) * 1024
 
 
+def remove_cgroup_tree(path: Path) -> None:
+    """Kill whatever is left in a test cgroup and remove it, children first; raise if it stays."""
+    if not path.exists():
+        return
+    for cgroup in [*sorted((p for p in path.rglob("*") if p.is_dir()), reverse=True), path]:
+        for _ in range(250):
+            if not cgroup.exists():
+                break
+            for pid in (cgroup / "cgroup.procs").read_text().split():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+            try:
+                cgroup.rmdir()
+                break
+            except OSError:
+                time.sleep(0.02)
+        else:
+            cgroup.rmdir()
+
+
 @pytest.fixture
 def slice_dir(isolated_home: Path) -> Iterator[Path]:
+    """A slice of this test's own at the hierarchy's root, removed with all it holds afterwards.
+
+    A leftover of the same name (an earlier run with this pid, killed before its clean-up) is
+    cleared first.
+    """
     root = read_hierarchies().v1_memory
     if root is None or not os.access(root, os.W_OK):
         pytest.skip("needs a writable cgroup v1 memory hierarchy")
     path = root / f"swarmdeck-ledger-test-{os.getpid()}-{next(_names)}"
+    outside = root / f"{path.name}-outside"
+    remove_cgroup_tree(path)
+    remove_cgroup_tree(outside)
     path.mkdir()
     (isolated_home / "config.toml").write_text(
         f'[memory]\nslice = "{path}"\nreserve = "{mem_total() - SLICE_CAP}"\nmargin = "1M"\n'
@@ -46,13 +76,23 @@ def slice_dir(isolated_home: Path) -> Iterator[Path]:
     try:
         yield path
     finally:
-        for cage in [p for p in path.iterdir() if p.is_dir()] + [path]:
-            for _ in range(100):
-                try:
-                    cage.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.02)
+        remove_cgroup_tree(outside)
+        remove_cgroup_tree(path)
+
+
+@contextlib.contextmanager
+def holding_20m(cage: Path) -> Iterator[None]:
+    """A process in `cage` really holding 20 MiB while the block runs; killed after it."""
+    holder = subprocess.Popen(
+        [sys.executable, "-S", "-c", HOLD], stdout=subprocess.PIPE,
+        preexec_fn=lambda: (cage / "cgroup.procs").write_text(str(os.getpid())),
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline()
+        yield
+    finally:
+        holder.kill()
+        holder.communicate()
 
 
 def add_job(store: StateStore, state: str, booked: int, cgroup: Path | None,
@@ -78,19 +118,11 @@ def test_the_book_counts_what_caged_jobs_hold_and_what_they_may_still_grow(
     me = own_identity()
     cage = slice_dir / "job-1"
     cage.mkdir()
-    holder = subprocess.Popen(
-        [sys.executable, "-S", "-c", HOLD], stdout=subprocess.PIPE,
-        preexec_fn=lambda: (cage / "cgroup.procs").write_text(str(os.getpid())),
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline()
+    with holding_20m(cage):
         add_job(store, "running", 60 * MIB, cage, me.pid, me.start_ticks)
         add_job(store, "admitted", 30 * MIB, None, me.pid, me.start_ticks)
         add_job(store, "queued", 500 * MIB, None, me.pid, me.start_ticks)
         book = memory_book(load_config(), store)
-    finally:
-        holder.kill()
-        holder.wait()
     assert book.backend == "cgroup-v1" and book.slice_path == str(slice_dir)
     assert book.placement == "configured" and book.problem == ""
     assert book.slice_cap == SLICE_CAP
@@ -114,23 +146,9 @@ def test_what_jobs_were_read_to_hold_counts_even_when_the_slice_reads_less(
     me = own_identity()
     cage = slice_dir.parent / f"{slice_dir.name}-outside"
     cage.mkdir()
-    holder = subprocess.Popen(
-        [sys.executable, "-S", "-c", HOLD], stdout=subprocess.PIPE,
-        preexec_fn=lambda: (cage / "cgroup.procs").write_text(str(os.getpid())),
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline()
+    with holding_20m(cage):
         add_job(store, "running", 10 * MIB, cage, me.pid, me.start_ticks)
         book = memory_book(load_config(), store)
-    finally:
-        holder.kill()
-        holder.wait()
-        for _ in range(100):
-            try:
-                cage.rmdir()
-                break
-            except OSError:
-                time.sleep(0.02)
     assert book.unreclaimable >= 20 * MIB
     assert book.room <= SLICE_CAP - 20 * MIB
 

@@ -2,7 +2,9 @@
 
 Each attempt is one `BEGIN IMMEDIATE` transaction that marks jobs of dead runners lost, reads
 the book and writes the job's row (admitted, queued or refused) before it commits, so two
-runners can never both take the same room. Waiting re-checks until --wait runs out.
+runners can never both take the same room. What a lost job left in its cage is cleared right
+after the attempt that found it, whatever this job's own answer. Waiting re-checks until
+--wait runs out.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmdeck.actions.booking import Booking, Decision, decide_admission
-from swarmdeck.actions.reconcile import LostJob, mark_lost_jobs
+from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import ADMITTED, QUEUED, REFUSED, MemoryBook, SliceFacts, read_book
@@ -67,14 +69,12 @@ class JobRow:
     timeout: float | None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Admission:
     """The result of admission: the job's row id and the book it was admitted against."""
 
     job_id: int
     book: MemoryBook
-    lost: list[LostJob] = field(default_factory=list)
-    """Jobs of dead runners marked lost on the way; their cages still need clearing."""
 
 
 def room_line(booked: int, book: MemoryBook) -> str:
@@ -172,9 +172,10 @@ def admit(
 ) -> Admission:
     """Admit the job or raise: NotAdmittedError (252) when it never fits or the wait ran out,
     Interrupted when a signal arrived while queued. `say` gets the queued lines."""
-    lost: list[LostJob] = []
-    decision, job_id, book, found = attempt(store, job, facts, None, cage_path)
-    lost += found
+    decision, job_id, book, lost = attempt(store, job, facts, None, cage_path)
+    # Marked lost, these rows no longer hold a booking, and no later attempt will find them
+    # again: their leftovers are cleared now, before this job is refused, waits or starts.
+    clear_lost(lost)
     booked = job.booking.booked
     if decision is Decision.NEVER:
         raise NotAdmittedError(
@@ -202,6 +203,6 @@ def admit(
         if signum is not None:
             give_up(store, job_id, f"stopped while queued by signal {signum}", 128 + signum)
             raise Interrupted(f"job {job_id} stopped while queued", signum)
-        decision, job_id, book, found = attempt(store, job, facts, job_id, cage_path)
-        lost += found
-    return Admission(job_id=job_id, book=book, lost=lost)
+        decision, job_id, book, lost = attempt(store, job, facts, job_id, cage_path)
+        clear_lost(lost)
+    return Admission(job_id=job_id, book=book)

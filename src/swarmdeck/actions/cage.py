@@ -9,8 +9,10 @@ ever charged outside the cage.
 from __future__ import annotations
 
 import abc
+import errno
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from swarmdeck.actions.oom import OomEvidence
@@ -30,6 +32,8 @@ from swarmdeck.probes.cgroups import (
 )
 
 JOB_PREFIX = "job-"
+RMDIR_TRIES = 50
+RMDIR_PAUSE = 0.02
 
 
 class CageError(SwarmdeckError):
@@ -44,6 +48,21 @@ def write_value(path: Path, value: int | str) -> None:
         path.write_text(str(value))
     except OSError as error:
         raise CageError(f"cannot write {value} to {path}: {error.strerror or error}") from error
+
+
+def remove_cgroup(path: Path) -> None:
+    """rmdir a cgroup, waiting briefly for exiting processes to leave it."""
+    for _ in range(RMDIR_TRIES):
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            if error.errno != errno.EBUSY:
+                raise CageError(f"cannot remove cage {path}: {error.strerror}") from error
+        time.sleep(RMDIR_PAUSE)
+    raise CageError(f"cannot remove cage {path}: processes are still in it")
 
 
 def join_cgroup(procs_file: str) -> None:
@@ -123,16 +142,40 @@ class Backend(abc.ABC):
     def create_cage(self, job_id: int, cap: int) -> Cage:
         """A capped cage for one job, inside the slice."""
 
+    def make_slice(self) -> None:
+        """Create the slice's cgroup unless it is there already."""
+        try:
+            self.slice_path.mkdir(exist_ok=True)
+        except OSError as error:
+            raise CageError(
+                f"cannot create slice {self.slice_path}: {error.strerror or error}"
+            ) from error
+
+    def new_cage_dir(self, job_id: int, configure: Callable[[Path], None]) -> Path:
+        """Create the job's cgroup and cap it with `configure`; nothing is left if that fails.
+
+        A cage of the same name can only be a leftover of a runner with this pid that died: an
+        empty one is removed and made afresh, one still holding processes is refused.
+        """
+        path = self.job_path(job_id)
+        try:
+            path.mkdir()
+        except FileExistsError:
+            remove_cgroup(path)
+            path.mkdir()
+        except OSError as error:
+            raise CageError(f"cannot create cage {path}: {error.strerror or error}") from error
+        try:
+            configure(path)
+        except CageError:
+            remove_cgroup(path)
+            raise
+        return path
+
     def job_path(self, job_id: int) -> Path:
         """The job's cgroup; the runner's pid keeps ledgers of different state folders apart."""
         return self.slice_path / f"{JOB_PREFIX}{job_id}-{os.getpid()}"
 
-    def slice_reading(self) -> MemoryReading | None:
-        return read_memory(self.slice_path)
-
-    def describe(self) -> str:
-        """For `status`: which backend, where the slice is, and why there."""
-        return f"{self.kind} slice {self.slice_path} ({self.site.placement})"
 
 
 def backend_for(site: SliceSite) -> Backend:

@@ -9,18 +9,14 @@ descendant's (measured on these machines).
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import time
 from pathlib import Path
 
-from swarmdeck.actions.cage import Backend, Cage, CageError, write_value
+from swarmdeck.actions.cage import Backend, Cage, CageError, remove_cgroup, write_value
 from swarmdeck.actions.oom import OomEvidence, reached, v1_own_cap_ooms
 from swarmdeck.probes.cgroups import read_int, read_keyed
 
 MEMINFO = Path("/proc/meminfo")
-RMDIR_TRIES = 50
-RMDIR_PAUSE = 0.02
 
 
 def swap_exists() -> bool:
@@ -157,49 +153,16 @@ class V1Cage(Cage):
         remove_cgroup(self.path)
 
 
-def remove_cgroup(path: Path) -> None:
-    """rmdir a cgroup, waiting briefly for exiting processes to leave it."""
-    for _ in range(RMDIR_TRIES):
-        try:
-            path.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError as error:
-            if error.errno != errno.EBUSY:
-                raise CageError(f"cannot remove cage {path}: {error.strerror}") from error
-        time.sleep(RMDIR_PAUSE)
-    raise CageError(f"cannot remove cage {path}: processes are still in it")
-
-
 class V1Backend(Backend):
     """A slice directory in the v1 memory hierarchy; jobs are its subdirectories."""
 
     kind = "cgroup-v1"
 
     def prepare_slice(self, slice_cap: int) -> None:
-        try:
-            self.slice_path.mkdir(exist_ok=True)
-        except OSError as error:
-            raise CageError(
-                f"cannot create slice {self.slice_path}: {error.strerror or error}"
-            ) from error
+        self.make_slice()
         if read_int(self.slice_path / "memory.limit_in_bytes") != slice_cap:
             set_limit(self.slice_path, slice_cap)
 
     def create_cage(self, job_id: int, cap: int) -> Cage:
-        path = self.job_path(job_id)
-        try:
-            path.mkdir()
-        except FileExistsError:
-            # A cage left by a runner that died: empty, it can be reused safely.
-            remove_cgroup(path)
-            path.mkdir()
-        except OSError as error:
-            raise CageError(f"cannot create cage {path}: {error.strerror or error}") from error
-        try:
-            set_limit(path, cap)
-        except CageError:
-            remove_cgroup(path)
-            raise
+        path = self.new_cage_dir(job_id, lambda cgroup: set_limit(cgroup, cap))
         return V1Cage(path, cap, self.slice_path)

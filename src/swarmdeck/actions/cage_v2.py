@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swarmdeck.actions.cage import Backend, Cage, CageError, write_value
-from swarmdeck.actions.cage_v1 import remove_cgroup
+from swarmdeck.actions.cage import Backend, Cage, remove_cgroup, write_value
 from swarmdeck.actions.oom import OomEvidence, reached
 from swarmdeck.probes.cgroups import read_int, read_keyed
 
@@ -89,30 +88,18 @@ class V2Backend(Backend):
     kind = "cgroup-v2"
 
     def prepare_slice(self, slice_cap: int) -> None:
-        try:
-            self.slice_path.mkdir(exist_ok=True)
-        except OSError as error:
-            raise CageError(
-                f"cannot create slice {self.slice_path}: {error.strerror or error}"
-            ) from error
+        self.make_slice()
         enable_memory(self.slice_path.parent)
         if read_int(self.slice_path / "memory.max") != slice_cap:
             cap_v2(self.slice_path, slice_cap)
         enable_memory(self.slice_path)
 
     def create_cage(self, job_id: int, cap: int) -> Cage:
-        path = self.job_path(job_id)
-        try:
-            path.mkdir()
-        except FileExistsError:
-            remove_cgroup(path)
-            path.mkdir()
-        except OSError as error:
-            raise CageError(f"cannot create cage {path}: {error.strerror or error}") from error
-        try:
-            cap_v2(path, cap)
-            write_value(path / "memory.oom.group", 1)
-        except CageError:
-            remove_cgroup(path)
-            raise
+        path = self.new_cage_dir(job_id, lambda cgroup: cap_whole_job(cgroup, cap))
         return V2Cage(path, cap, self.slice_path)
+
+
+def cap_whole_job(cgroup: Path, cap: int) -> None:
+    """Cap a job's cgroup, and have the kernel's OOM killer take the whole job at once."""
+    cap_v2(cgroup, cap)
+    write_value(cgroup / "memory.oom.group", 1)

@@ -108,8 +108,12 @@ def is_supervised(
     return False
 
 
-class _Pinned:
-    """One process held by a pidfd, opened only if its start ticks still match."""
+class PinnedProcess:
+    """One process held by a pidfd, valid only if its start ticks matched once it was held.
+
+    A pidfd names one process for good, so a check made after opening it cannot be outrun by
+    the pid's reuse: whatever is signalled through it is the process whose ticks were checked.
+    """
 
     def __init__(self, ident: ProcessIdentity) -> None:
         self.ident = ident
@@ -149,8 +153,7 @@ class _Pinned:
         if not self.valid:
             return True
         if self.fd is not None:
-            ready, _, _ = select.select([self.fd], [], [], 0)
-            return bool(ready)
+            return _readable([self.fd], 0.0) != []
         stat = read_stat(self.ident.pid)
         return stat is None or stat.start_ticks != self.ident.start_ticks or stat.state == "Z"
 
@@ -160,7 +163,19 @@ class _Pinned:
             self.fd = None
 
 
-def _wait_all_exited(pinned: Iterable[_Pinned], timeout: float) -> list[_Pinned]:
+def _readable(fds: list[int], timeout: float) -> list[int]:
+    """The pidfds among fds whose process exited, waiting up to timeout for the first.
+
+    poll(), not select(): a tree of a thousand processes pins a thousand pidfds, and select()
+    refuses any descriptor numbered 1024 or above.
+    """
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _ in poller.poll(timeout * 1000)]
+
+
+def _wait_all_exited(pinned: Iterable[PinnedProcess], timeout: float) -> list[PinnedProcess]:
     """Wait until every pinned process exited or the timeout passed; returns the living."""
     deadline = time.monotonic() + timeout
     living = [p for p in pinned if not p.exited()]
@@ -168,7 +183,7 @@ def _wait_all_exited(pinned: Iterable[_Pinned], timeout: float) -> list[_Pinned]
         fds = [p.fd for p in living if p.fd is not None]
         pause = min(0.05, max(0.0, deadline - time.monotonic()))
         if fds and len(fds) == len(living):
-            select.select(fds, [], [], pause)
+            _readable(fds, pause)
         else:
             time.sleep(pause)
         living = [p for p in living if not p.exited()]
@@ -203,8 +218,23 @@ def stop_tree(
         raise NotSupervisedError(
             f"process {target.pid} is not a job or agent swarmdeck supervises; not signalling it"
         )
-    pinned: dict[int, _Pinned] = {}
-    order: list[_Pinned] = []
+    pinned: dict[int, PinnedProcess] = {}
+    try:
+        return _freeze_and_stop(target, members, table, pinned, grace)
+    finally:
+        for handle in pinned.values():
+            handle.close()
+
+
+def _freeze_and_stop(
+    target: ProcessIdentity | None,
+    members: Callable[[], Iterable[int]] | None,
+    table: dict[int, StatLine],
+    pinned: dict[int, PinnedProcess],
+    grace: float,
+) -> StopReport:
+    """STOP top-down until no newborn escapes, TERM bottom-up, CONT, KILL after the grace."""
+    order: list[PinnedProcess] = []
     for _ in range(MAX_FREEZE_ROUNDS):
         roots = [target] if target is not None else []
         for pid in members() if members else ():
@@ -215,7 +245,7 @@ def stop_tree(
         if not newborn:
             break
         for ident in newborn:
-            handle = _Pinned(ident)
+            handle = PinnedProcess(ident)
             pinned[ident.pid] = handle
             if handle.send(signal.SIGSTOP):
                 order.append(handle)
@@ -230,6 +260,4 @@ def stop_tree(
         if handle.send(signal.SIGKILL):
             report.killed.append(handle.ident)
     report.survivors = [handle.ident for handle in _wait_all_exited(living, KILL_CONFIRM)]
-    for handle in pinned.values():
-        handle.close()
     return report

@@ -63,9 +63,12 @@ def classify_oom(evidence: OomEvidence) -> OomVerdict:
         return OomVerdict.OWN_CAP
     if shared and not own:
         return OomVerdict.SLICE_FULL
-    if evidence.slice_at_cap and not evidence.job_at_cap:
-        return OomVerdict.SLICE_FULL
-    return OomVerdict.OWN_CAP
+    # Mixed or missing notifications: only a job whose high-water mark reached its cap can have
+    # hit it. A kill with no sign of that (the slice at its cap, or a machine-wide OOM that no
+    # cage notified) was not the job's own doing, and oom_kill alone never says it was.
+    if evidence.job_at_cap:
+        return OomVerdict.OWN_CAP
+    return OomVerdict.SLICE_FULL
 
 
 def v1_own_cap_ooms(job_notifications: int, slice_notifications: int) -> int:

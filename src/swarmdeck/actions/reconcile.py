@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.kill import stop_tree
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.ledger import ACTIVE, LOST
@@ -77,9 +78,10 @@ def clear_lost(lost: list[LostJob]) -> None:
         supervised = {job.job} if job.job is not None else set()
         stop_tree(job.job, supervised, grace=CLEAR_GRACE, members=lambda c=cgroup: cgroup_pids(c))
         try:
-            cgroup.rmdir()
-        except OSError:
-            # Still busy or already gone: the next reconcile tries again, the row is closed.
+            remove_cgroup(cgroup)
+        except CageError:
+            # A process stuck in the kernel keeps it busy past the retries. The row is closed
+            # and its booking given back; the empty cage holds no booking of its own.
             continue
 
 

@@ -28,7 +28,6 @@ from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import OomVerdict, classify_oom
-from swarmdeck.actions.reconcile import clear_lost
 from swarmdeck.errors import UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts
@@ -47,6 +46,8 @@ SERIAL_FILE_ENV = "SWARMDECK_SERIAL_FILE"
 """Set for the job: the file to write "serial right now: REASON" into (probes/usage.py reads it)."""
 NOT_FOUND = 127
 CANNOT_EXECUTE = 126
+MAX_THREADS = 1 << 16
+"""The most --threads a job may declare; the ledger stores it as an SQLite integer."""
 
 
 @dataclass(frozen=True)
@@ -84,11 +85,12 @@ def parse_cap(text: str | None, total: int) -> int | None:
 def check_request(request: RunRequest) -> None:
     if not request.argv or not request.argv[0]:
         raise UsageError("run: no command given: put it after --, like: swarmdeck run -- make test")
-    if request.threads is not None and request.threads < 1:
-        raise UsageError(f"--threads {request.threads}: give at least 1")
-    if request.wait is not None and request.wait < 0:
+    if request.threads is not None and not 1 <= request.threads <= MAX_THREADS:
+        raise UsageError(f"--threads {request.threads}: give a number from 1 to {MAX_THREADS}")
+    # `not x >= 0` rather than `x < 0`: NaN compares false both ways and would wait forever.
+    if request.wait is not None and not request.wait >= 0:
         raise UsageError(f"--wait {request.wait:g}: give 0 or more seconds")
-    if request.timeout is not None and request.timeout <= 0:
+    if request.timeout is not None and not request.timeout > 0:
         raise UsageError(f"--timeout {request.timeout:g}: give more than 0 seconds")
 
 
@@ -262,7 +264,6 @@ def _admitted_run(
     except Interrupted as error:
         note(error.message)
         return 128 + error.signum
-    clear_lost(admission.lost)
     job_id = admission.job_id
     output = detached.admitted(job_id) if detached is not None else None
     try:

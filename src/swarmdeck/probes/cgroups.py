@@ -21,7 +21,6 @@ DEFAULT_SCOPE_SLICE = "swarmdeck.slice"
 V2 = "cgroup-v2"
 V1 = "cgroup-v1"
 SCOPE = "systemd-scope"
-BACKEND_ORDER = (V2, V1, SCOPE)
 
 
 @dataclass(frozen=True)
