@@ -28,7 +28,7 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports a usage mistake as one line and exit 251, as every error here."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+        raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
 def _context():

@@ -46,8 +46,8 @@ def test_two_runners_deciding_at_once_cannot_both_take_the_room(
     if not taking_turns:
         monkeypatch.setattr(admission, "admission_turn", lambda db: contextlib.nullcontext())
 
-    def slow_decision(booked: int, book: MemoryBook) -> Decision:
-        decision = decide_admission(booked, book)
+    def slow_decision(booked: int, book: MemoryBook, queued_ahead: int = 0) -> Decision:
+        decision = decide_admission(booked, book, queued_ahead)
         time.sleep(0.3)
         return decision
 
@@ -87,3 +87,27 @@ def test_a_dead_runners_row_is_marked_lost_in_the_same_decision(tmp_path: Path) 
     assert decision is Decision.ADMIT
     assert [job.id for job in lost] == [1]
     assert book.not_yet_grown == 0
+
+
+def test_a_small_job_does_not_cut_in_ahead_of_a_queued_big_one(tmp_path: Path) -> None:
+    """Heavy jobs must not crawl because small ones keep taking the room they wait for."""
+    store = StateStore(tmp_path / "state.db")
+
+    def decide(booked: int, job_id: int | None = None) -> tuple[Decision, int]:
+        decision, job_id, *_ = admission.attempt(
+            store, job_row(booked), facts(), job_id, lambda job_id: tmp_path / str(job_id)
+        )
+        return decision, job_id
+
+    running, holder = decide(60 * MIB)
+    waiting, big = decide(80 * MIB)
+    cutting_in, small = decide(30 * MIB)
+    assert (running, waiting, cutting_in) == (Decision.ADMIT, Decision.WAIT, Decision.WAIT)
+
+    with store.transaction() as conn:
+        conn.execute("UPDATE jobs SET state = 'done', ended_at = 1 WHERE id = ?", (holder,))
+    assert decide(30 * MIB, small)[0] is Decision.WAIT
+    assert decide(80 * MIB, big)[0] is Decision.ADMIT
+    with store.transaction() as conn:
+        conn.execute("UPDATE jobs SET state = 'done', ended_at = 1 WHERE id = ?", (big,))
+    assert decide(30 * MIB, small)[0] is Decision.ADMIT

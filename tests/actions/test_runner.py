@@ -529,7 +529,10 @@ def test_thirty_concurrent_runners_never_book_more_than_the_slice(
     the rest book less than their cap, so more than slice/cap of them may run at once; what
     never grows past the slice is the sum booked.
     """
-    cap, slice_cap = 24 * MIB, 120 * MIB
+    # Five caps and a little: what the kernel charges the slice beyond its jobs' own use (page
+    # tables, the cages' shells) must not decide whether the fifth job fits.
+    cap, slice_cap = 24 * MIB, 128 * MIB
+    full = slice_cap // cap * cap
     write_config(isolated_home / "config.toml", v1_slice, slice_cap)
     store(isolated_home).close()
     release = isolated_home / "release"
@@ -572,11 +575,11 @@ def test_thirty_concurrent_runners_never_book_more_than_the_slice(
         done.set()
         sampler.join()
     assert codes == [0] * 30
-    assert most_booked == slice_cap
+    assert full <= most_booked <= slice_cap
     finished = rows(isolated_home)
     booked = {Path(row["cgroup"]).name: row["booked"] for row in finished}
     in_cages = most_booked_at_once([(a, b, booked[name]) for name, (a, b) in seen.items()])
-    assert in_cages == slice_cap
+    assert full <= in_cages <= slice_cap
     assert len(finished) == 30 and {row["state"] for row in finished} == {"done"}
     for row in finished:
         at = row["admitted_at"]

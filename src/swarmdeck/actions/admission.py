@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
 RECHECK_INTERVAL = 0.2
-"""Seconds between admission attempts while queued."""
+"""Seconds before the first re-check while queued; each wait after it is longer."""
+RECHECK_MAX = 2.0
+"""The longest pause between re-checks, so many queued runners do not keep the file busy."""
 QUEUED_LINE_EVERY = 60.0
 """Seconds between "queued: needs X, room Y" lines."""
 
@@ -118,6 +120,17 @@ def admission_turn(db: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def queued_ahead(conn: sqlite3.Connection, host: str, job_id: int | None) -> int:
+    """Memory booked by the jobs queued on this host before this one (all of them for a new
+    job, whose row comes last)."""
+    row = conn.execute(
+        "SELECT COALESCE(SUM(booked), 0) FROM jobs"
+        " WHERE host = ? AND state = ? AND (? IS NULL OR id < ?)",
+        (host, QUEUED, job_id, job_id),
+    ).fetchone()
+    return int(row[0])
+
+
 def attempt(
     store: StateStore,
     job: JobRow,
@@ -133,7 +146,9 @@ def attempt(
     with admission_turn(store.path), store.transaction() as conn:
         lost = mark_lost_jobs(conn, job.host)
         book = read_book(conn, facts, job.host, runners=False)
-        decision = decide_admission(job.booking.booked, book)
+        decision = decide_admission(
+            job.booking.booked, book, queued_ahead(conn, job.host, job_id)
+        )
         at = now()
         if job_id is None:
             state = {Decision.ADMIT: ADMITTED, Decision.WAIT: QUEUED}.get(decision, REFUSED)
@@ -184,6 +199,7 @@ def admit(
         )
     started = time.monotonic()
     next_line = started
+    interval = RECHECK_INTERVAL
     while decision is not Decision.ADMIT:
         waited = time.monotonic() - started
         if waited >= wait:
@@ -194,7 +210,8 @@ def admit(
         if time.monotonic() >= next_line:
             say(f"queued: job {job_id} {room_line(booked, book)}")
             next_line += QUEUED_LINE_EVERY
-        pause = min(RECHECK_INTERVAL, wait - waited)
+        pause = min(interval, wait - waited)
+        interval = min(RECHECK_MAX, interval * 1.5)
         if wakeup_fd is not None:
             select.select([wakeup_fd], [], [], pause)
         else:

@@ -115,11 +115,18 @@ def decide_booking(
     return Booking(booked=booked, cap=cap, via=via, oom_score_adj=adj)
 
 
-def decide_admission(booked: int, book: MemoryBook) -> Decision:
-    """Admit when the booking fits both rooms; never when it exceeds the whole slice."""
+def decide_admission(booked: int, book: MemoryBook, queued_ahead: int = 0) -> Decision:
+    """Admit when the booking fits both rooms after the bookings of jobs queued before it;
+    never when it exceeds the whole slice.
+
+    Counting the jobs ahead keeps the queue in order: a small job may start beside a waiting
+    big one only when the room holds both, so heavy jobs are not starved by small ones that
+    keep taking the room they wait for.
+    """
     if booked > book.slice_cap:
         return Decision.NEVER
-    if booked <= book.room and booked <= book.machine_room:
+    needed = booked + queued_ahead
+    if needed <= book.room and needed <= book.machine_room:
         return Decision.ADMIT
     return Decision.WAIT
 
