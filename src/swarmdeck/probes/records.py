@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
+
+Row = TypeVar("Row")
 
 
 @dataclass(frozen=True)
@@ -24,9 +26,6 @@ class Alert:
     count: int
     acknowledged_at: float | None
 
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class Finding:
@@ -42,9 +41,6 @@ class Finding:
     last_seen_at: float
     count: int
     acknowledged_at: float | None
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -62,35 +58,27 @@ class KillRequest:
     state: str
     requested_at: float
 
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
+
+def _read(store: StateStore, kind: type[Row], table: str, where: str, order: str) -> list[Row]:
+    """Rows of `table` as `kind`, selecting exactly the dataclass's fields."""
+    columns = ", ".join(item.name for item in fields(kind))
+    with store.read() as conn:
+        rows = conn.execute(
+            f"SELECT {columns} FROM {table} WHERE {where} ORDER BY {order}"
+        ).fetchall()
+    return [kind(**dict(row)) for row in rows]
 
 
 def open_alerts(store: StateStore) -> list[Alert]:
     """Alerts not yet resolved, newest first."""
-    with store.read() as conn:
-        rows = conn.execute(
-            "SELECT id, key, level, source, host, message, created_at, last_seen_at, count,"
-            " acknowledged_at FROM alerts WHERE resolved_at IS NULL ORDER BY last_seen_at DESC"
-        ).fetchall()
-    return [Alert(**dict(row)) for row in rows]
+    return _read(store, Alert, "alerts", "resolved_at IS NULL", "last_seen_at DESC")
 
 
 def open_findings(store: StateStore) -> list[Finding]:
     """Findings not yet resolved, newest first."""
-    with store.read() as conn:
-        rows = conn.execute(
-            "SELECT id, key, rule, subject, severity, message, first_seen_at, last_seen_at, count,"
-            " acknowledged_at FROM findings WHERE resolved_at IS NULL ORDER BY last_seen_at DESC"
-        ).fetchall()
-    return [Finding(**dict(row)) for row in rows]
+    return _read(store, Finding, "findings", "resolved_at IS NULL", "last_seen_at DESC")
 
 
 def pending_kill_requests(store: StateStore) -> list[KillRequest]:
     """Kill requests still waiting for a decision, oldest first."""
-    with store.read() as conn:
-        rows = conn.execute(
-            "SELECT id, job_id, host, pid, start_ticks, user, command, reason, state, requested_at"
-            " FROM kill_requests WHERE state = 'pending' ORDER BY requested_at"
-        ).fetchall()
-    return [KillRequest(**dict(row)) for row in rows]
+    return _read(store, KillRequest, "kill_requests", "state = 'pending'", "requested_at")
