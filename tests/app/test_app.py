@@ -61,3 +61,25 @@ async def test_readonly_says_so_in_the_header() -> None:
     app = make_app(readonly=True)
     async with app.run_test():
         assert app.sub_title == "read-only"
+
+
+async def test_an_open_alert_shows_in_the_alerts_panel_and_a_resolved_one_does_not() -> None:
+    store = StateStore.open_default()
+    with store.transaction() as conn:
+        for key, resolved in (("disk", None), ("old", 1.0)):
+            conn.execute(
+                "INSERT INTO alerts (key, level, source, message, created_at, last_seen_at, count,"
+                " resolved_at) VALUES (?, 'warning', 'test', ?, 1, 1, 3, ?)",
+                (key, f"{key} alert", resolved),
+            )
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(160, 50)) as pilot:
+        table = app.query_one("#alerts-table")
+        for _ in range(60):
+            await pilot.pause(0.05)
+            if table.row_count:
+                break
+        assert table.row_count == 1
+        cells = [str(cell) for cell in table.get_row_at(0)]
+        assert "disk alert" in cells
+        assert "3" in cells
