@@ -70,7 +70,7 @@ def _status(args: argparse.Namespace) -> int:
     from swarmdeck.snapshot import one_shot_snapshot
 
     config, store = _context()
-    snapshot = one_shot_snapshot(config, store)
+    snapshot = _with_peers(config, store, one_shot_snapshot)
     if args.json:
         import json
 
@@ -80,6 +80,19 @@ def _status(args: argparse.Namespace) -> int:
 
         print_status(snapshot)
     return ExitCode.OK
+
+
+def _with_peers(config, store, take):
+    """`take(config, store, peers=…)` with the configured peers read too, and let go after."""
+    if not config.hosts:
+        return take(config, store)
+    from swarmdeck.probes.peer import PeerProber
+
+    prober = PeerProber()
+    try:
+        return take(config, store, peers=prober)
+    finally:
+        prober.close()
 
 
 def _add_probe(sub) -> None:

@@ -12,12 +12,14 @@ from swarmdeck.probes.gpu import gpu_snapshot
 from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot
 from swarmdeck.probes.ledger import MemoryBook, ledger_jobs, memory_book
 from swarmdeck.probes.locks import lock_rows
+from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.probes.records import open_alerts, open_findings, pending_kill_requests
 from swarmdeck.probes.sessions import SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.usage import UsageTracker
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
+    from swarmdeck.probes.peer import PeerProber
     from swarmdeck.state import StateStore
 
 SNAPSHOT_KEYS = (
@@ -48,6 +50,8 @@ class Snapshot:
     kill_requests: list[Any] = field(default_factory=list)
     books: list[MemoryBook] = field(default_factory=list)
     """Each host's memory book; its figures also go into that host's JSON object."""
+    peers: list[PeerReading] = field(default_factory=list)
+    """Each configured peer's reading; in the JSON they follow this host in `hosts`."""
 
     def to_json(self) -> dict[str, Any]:
         """The snapshot JSON of DESIGN.md: every key present, each a list of flat objects."""
@@ -59,6 +63,8 @@ class Snapshot:
             book = books.get(host.get("name"))
             if book is not None:
                 host.update(book_fields(book))
+            host.setdefault("state", "read")
+        out["hosts"] += [peer.to_json() for peer in self.peers]
         return out
 
 
@@ -72,6 +78,7 @@ def book_fields(book: MemoryBook) -> dict[str, Any]:
         "slice_used": book.unreclaimable,
         "not_yet_grown": book.not_yet_grown,
         "room": book.room,
+        "machine_room": book.machine_room,
         "used_outside_slice": book.used_outside_slice,
     }
 
@@ -91,8 +98,9 @@ def take_snapshot(
     sampler: CpuSampler | None = None,
     sessions: SessionsProbe | None = None,
     usage: UsageTracker | None = None,
+    peers: PeerProber | None = None,
 ) -> Snapshot:
-    """Probe this host and read the store once.
+    """Probe this host and read the store once; with `peers`, read every configured peer too.
 
     `sessions` is a SessionsProbe kept between snapshots (the app's), so each snapshot reads
     only what Claude Code appended since the last; without one the transcripts are read afresh.
@@ -115,10 +123,13 @@ def take_snapshot(
         alerts=open_alerts(store),
         findings=open_findings(store),
         kill_requests=pending_kill_requests(store),
+        peers=peers.read_all(config) if peers is not None else [],
     )
 
 
-def one_shot_snapshot(config: Config, store: StateStore, window: float = 0.2) -> Snapshot:
+def one_shot_snapshot(
+    config: Config, store: StateStore, window: float = 0.2, peers: PeerProber | None = None
+) -> Snapshot:
     """A snapshot for a caller that takes only one (`status`, `probe`): CPU time and each
     running job's tree are read once `window` seconds before it, so busy cores and every job's
     cores figures are there instead of blanks."""
@@ -126,4 +137,4 @@ def one_shot_snapshot(config: Config, store: StateStore, window: float = 0.2) ->
     usage = UsageTracker()
     ledger_jobs(store, usage=usage)
     sampler.prime(window)
-    return take_snapshot(config, store, sampler, usage=usage)
+    return take_snapshot(config, store, sampler, usage=usage, peers=peers)

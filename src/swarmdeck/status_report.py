@@ -16,6 +16,7 @@ from rich.text import Text
 
 from swarmdeck.probes.gpu import GpuRow
 from swarmdeck.probes.ledger import LedgerJob
+from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.probes.records import Alert, Finding, KillRequest
 from swarmdeck.probes.sessions import SessionInfo
 from swarmdeck.sizes import format_size
@@ -43,7 +44,33 @@ def hosts_table(snapshot: Snapshot) -> Table:
             format_size(host.memory.available),
             format_size(host.memory.slice_cap),
         )
+    for peer in snapshot.peers:
+        table.add_row(*peer_cells(peer))
     return table
+
+
+def peer_cells(peer: PeerReading) -> tuple[str, ...]:
+    """A peer's row of the hosts table: its own figures, or its state (the reason is printed
+    below the table, where a long one is not wrapped into a narrow cell)."""
+    if peer.state != "read":
+        return (peer.name, peer.state, "", "", "", "", "")
+    host = peer.host
+
+    def size(key: str) -> str:
+        value = host.get(key)
+        return format_size(value) if isinstance(value, int) else "–"
+
+    busy, cores = host.get("busy_cores"), host.get("cores", "–")
+    loads = [host.get(key) for key in ("load1", "load5", "load15")]
+    return (
+        peer.name,
+        "–" if not isinstance(busy, int | float) else f"{busy:.1f}/{cores}",
+        "/".join(f"{v:.2f}" if isinstance(v, int | float) else "–" for v in loads),
+        f"{host.get('threads_free', '–')}/{host.get('heavy_threads', '–')}",
+        f"{size('mem_used')}/{size('mem_total')}",
+        size("mem_available"),
+        size("slice_cap"),
+    )
 
 
 def as_text(cell: Cell) -> Text:
@@ -133,6 +160,10 @@ def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
             )
         else:
             console.print(f"no memory cage on {book.host}: {book.problem}", markup=False)
+    for peer in snapshot.peers:
+        if peer.state != "read":
+            why = f": {peer.reason}" if peer.reason else ""
+            console.print(f"peer {peer.name} {peer.state}{why}", markup=False)
     for section in sections(snapshot, time.time()):
         console.print(section)
 

@@ -13,6 +13,7 @@ from textual.widgets import Label, Sparkline, Static
 from swarmdeck.app.bar import BarSegment, StackedBar
 from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 
@@ -121,6 +122,57 @@ class HostCard(Vertical):
         self.query_one(".memory-legend", Static).update(legend(segments))
 
 
+def peer_text(peer: PeerReading) -> Text:
+    """A peer's card: its figures as it reported them, or "not read: REASON"."""
+    text = Text(peer.name, style="bold")
+    if peer.state != "read":
+        why = f": {peer.reason}" if peer.reason else ""
+        text.append(f"   {peer.state}{why}", style="not bold yellow")
+        return text
+    host = peer.host
+
+    def size(key: str) -> str:
+        value = host.get(key)
+        return format_size(max(0, value)) if isinstance(value, int) else "–"
+
+    loads = " ".join(
+        f"{v:.2f}" if isinstance(v, int | float) else "–"
+        for v in (host.get("load1"), host.get("load5"), host.get("load15"))
+    )
+    room, machine_room = host.get("room"), host.get("machine_room")
+    usable = room
+    if isinstance(room, int) and isinstance(machine_room, int):
+        usable = min(room, machine_room)
+    text.append(
+        f"   {host.get('cores', '–')} cores · load {loads}"
+        f" · threads free {host.get('threads_free', '–')}/{host.get('heavy_threads', '–')}"
+        f" · available {size('mem_available')} · slice cap {size('slice_cap')}"
+        f" · room {format_size(max(0, usable)) if isinstance(usable, int) else '–'}",
+        style="not bold",
+    )
+    return text
+
+
+class PeerCard(Static):
+    """A peer: one line of the figures it last reported, or why it was not read."""
+
+    reading: reactive[PeerReading | None] = reactive(None)
+    """The latest reading of this peer."""
+
+    def __init__(self, reading: PeerReading) -> None:
+        """Args:
+            reading: The peer's first reading; its name names the card.
+        """
+        super().__init__(
+            peer_text(reading), id=card_id(reading.name), classes="host-card peer-card"
+        )
+        self.set_reactive(PeerCard.reading, reading)
+
+    def watch_reading(self, reading: PeerReading | None) -> None:
+        if reading is not None:
+            self.update(peer_text(reading))
+
+
 class HostsPanel(Vertical):
     """Every host swarmdeck knows, one card each, updated in place."""
 
@@ -156,3 +208,9 @@ class HostsPanel(Vertical):
             else:
                 card.book = book
                 card.host = host
+        for peer in snapshot.peers:
+            peer_card = next(self.query(f"#{card_id(peer.name)}").results(PeerCard), None)
+            if peer_card is None:
+                self.mount(PeerCard(peer))
+            else:
+                peer_card.reading = peer

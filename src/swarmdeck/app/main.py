@@ -25,6 +25,7 @@ from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.config import Config
 from swarmdeck.probes.host import CpuSampler
+from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.sessions import SessionsProbe
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, take_snapshot
@@ -78,8 +79,17 @@ class SwarmdeckApp(App[int]):
         self.terminal = terminal
         self.sessions_probe = SessionsProbe()
         """Kept across snapshots and watched by the Agents panel: transcripts are read once."""
+        self.peer_prober = PeerProber(wait=False) if prober is None and config.hosts else None
+        """One SSH connection per peer, read in the background: a slow peer never holds up
+        this host's figures, and shows as "not read" until it answers or times out."""
         self.prober: Prober = prober or partial(
-            take_snapshot, config, store, CpuSampler(), self.sessions_probe, UsageTracker()
+            take_snapshot,
+            config,
+            store,
+            CpuSampler(),
+            self.sessions_probe,
+            UsageTracker(),
+            self.peer_prober,
         )
         if readonly:
             self.sub_title = "read-only"
@@ -105,6 +115,10 @@ class SwarmdeckApp(App[int]):
     def probe(self) -> None:
         """Take a snapshot in a thread: probes read /proc and SQLite, never on the UI loop."""
         self.post_message(self.SnapshotReady(self.prober()))
+
+    def on_unmount(self) -> None:
+        if self.peer_prober is not None:
+            self.peer_prober.close()
 
     def on_swarmdeck_app_snapshot_ready(self, message: SnapshotReady) -> None:
         self.snapshot = message.snapshot

@@ -2,8 +2,9 @@
 
 Every figure comes from the probes the app and `status` use (host, memory book, GPU), so the
 agent reads the numbers a person sees. A probe that fails makes its cell "not read"; the others
-are still shown. A peer is described from the config and what is cached about it: the hook
-never opens SSH, so without cached figures a peer is "not read".
+are still shown. A peer is described from the config and the figures the peer probe cached
+(probes/peer_cache.py): the hook never opens SSH, so without fresh cached figures a peer is
+"not read".
 """
 
 from __future__ import annotations
@@ -114,11 +115,40 @@ def gpu_free(config: Config) -> str:
 
 
 def peer_facts(config: Config) -> list[HostFacts]:
-    """Configured peers as far as the config tells without SSH."""
+    """Configured peers from the config and each one's cached reading (one small file each)."""
+    from swarmdeck.probes.peer_cache import current_reading
+
     rows = []
     for host in config.hosts:
         if not host.enabled:
             rows.append(HostFacts(host.name, False, "disabled", reason="enabled = false"))
+            continue
+        reading = current_reading(host.name, config.ui.refresh_interval)
+        if reading.state != "read":
+            rows.append(HostFacts(host.name, False, NOT_READ, reason=reading.reason))
         else:
-            rows.append(HostFacts(host.name, False, NOT_READ, reason="no cached figures"))
+            rows.append(remote_facts(host.name, reading.host))
     return rows
+
+
+def remote_facts(name: str, host: dict[str, object]) -> HostFacts:
+    """A peer's row from its own host object; a figure it did not give is "not read"."""
+
+    def whole(key: str) -> int | None:
+        value = host.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    room, machine_room = whole("room"), whole("machine_room")
+    if room is not None and machine_room is not None:
+        room = min(room, machine_room)
+    load = host.get("load1")
+    return HostFacts(
+        name=name,
+        local=False,
+        state="read",
+        cores=whole("cores"),
+        cores_in_use=float(load) if isinstance(load, int | float) else None,
+        threads_free=whole("threads_free"),
+        memory_room=room,
+        slice_cap=whole("slice_cap"),
+    )

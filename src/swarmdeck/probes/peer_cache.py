@@ -1,0 +1,125 @@
+"""What was last read from each peer, one small JSON file per host under the state folder.
+
+The SSH probe writes it and the heavy-command hook reads it: the hook must answer in
+milliseconds and never opens SSH, so a peer's figures reach it only through this file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from swarmdeck.paths import state_dir_text
+
+READ = "read"
+NOT_READ = "not read"
+DISABLED = "disabled"
+
+
+@dataclass(frozen=True)
+class PeerReading:
+    """One attempt to read a peer: its figures when it answered, else why not."""
+
+    name: str
+    state: str
+    """"read", "not read" or "disabled"."""
+    reason: str = ""
+    """One line saying why it was not read; empty when it was."""
+    host: dict[str, Any] = field(default_factory=dict)
+    """The peer's own host object (`swarmdeck probe --json`'s hosts[0]); empty unless read."""
+    read_at: float | None = None
+    """When this attempt ended (epoch seconds); None for a host never tried."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The peer as a host object of the snapshot JSON: its figures, `local: false`, a state."""
+        out = dict(self.host)
+        if "name" in out:
+            out["remote_name"] = out["name"]
+        out.update(
+            name=self.name, local=False, state=self.state, reason=self.reason, read_at=self.read_at
+        )
+        return out
+
+    def cache_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "state": self.state,
+            "reason": self.reason,
+            "read_at": self.read_at,
+            "host": self.host,
+        }
+
+
+def cache_path(name: str) -> str:
+    """The file that holds `name`'s last reading."""
+    return os.path.join(state_dir_text(), "peers", f"{name}.json")
+
+
+def write_reading(reading: PeerReading) -> None:
+    """Replace the host's file in one rename, so a reader sees the old reading or the new."""
+    path = cache_path(reading.name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8") as out:
+        json.dump(reading.cache_json(), out)
+    os.replace(temporary, path)
+
+
+def read_cached(name: str) -> PeerReading | None:
+    """The host's last reading, or None when nothing was ever written for it.
+
+    A file that cannot be used reads as "not read" with the reason, never as figures.
+    """
+    try:
+        with open(cache_path(name), encoding="utf-8") as source:
+            data = json.load(source)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        return PeerReading(name, NOT_READ, reason=f"cached reading unreadable: {error}")
+    if not isinstance(data, dict) or not isinstance(data.get("host", {}), dict):
+        return PeerReading(name, NOT_READ, reason="cached reading unreadable: not an object")
+    read_at = data.get("read_at")
+    return PeerReading(
+        name=name,
+        state=str(data.get("state", NOT_READ)),
+        reason=str(data.get("reason", "")),
+        host=data.get("host") or {},
+        read_at=float(read_at) if isinstance(read_at, int | float) else None,
+    )
+
+
+def fresh_for(refresh_interval: float) -> float:
+    """How long a reading stays current: three app refreshes, and never under 30 s."""
+    return max(3 * refresh_interval, 30.0)
+
+
+def age_text(seconds: float) -> str:
+    """ "12s", "5m", "3h" — how long ago, in the largest whole unit."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h"
+
+
+def current_reading(name: str, refresh_interval: float, now: float | None = None) -> PeerReading:
+    """The cached reading if it is fresh; else "not read" saying why, or how old the last is."""
+    reading = read_cached(name)
+    if reading is None:
+        return PeerReading(name, NOT_READ, reason="no cached figures")
+    if reading.state != READ:
+        return PeerReading(name, NOT_READ, reason=reading.reason, read_at=reading.read_at)
+    now = time.time() if now is None else now
+    if reading.read_at is None:
+        return PeerReading(name, NOT_READ, reason="cached reading has no time")
+    age = now - reading.read_at
+    if age > fresh_for(refresh_interval):
+        return PeerReading(
+            name, NOT_READ, reason=f"last read {age_text(age)} ago", read_at=reading.read_at
+        )
+    return reading
