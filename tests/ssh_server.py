@@ -8,6 +8,7 @@ import asyncio
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ class SshServer:
     def __init__(self, tmp_path: Path, mode: str = "probe") -> None:
         self.mode = mode
         self.connections = 0
+        self.active = 0
         self.children: list[asyncio.subprocess.Process] = []
         self.open: list[asyncssh.SSHServerConnection] = []
         self.host_key = asyncssh.generate_private_key("ssh-ed25519")
@@ -70,6 +72,13 @@ class SshServer:
         )
 
     async def _handle(self, process: asyncssh.SSHServerProcess) -> None:
+        self.active += 1
+        try:
+            await self._serve(process)
+        finally:
+            self.active -= 1
+
+    async def _serve(self, process: asyncssh.SSHServerProcess) -> None:
         if self.mode == "hang":
             await self.release.wait()
             process.exit(0)
@@ -87,6 +96,16 @@ class SshServer:
         process.exit(await proc.wait())
         await process.wait_closed()
 
+    def drop_connections(self) -> None:
+        """Close every connection from the server's side, as a restarted peer would."""
+
+        async def drop() -> None:
+            for conn in self.open:
+                conn.close()
+                await conn.wait_closed()
+
+        self._call(drop())
+
     def known_hosts(self, path: Path, key: asyncssh.SSHKey | None = None) -> Path:
         public = (key or self.host_key).export_public_key().decode().strip()
         path.write_text(f"[127.0.0.1]:{self.port} {public}\n")
@@ -100,9 +119,13 @@ class SshServer:
             for conn in self.open:
                 conn.close()
                 await conn.wait_closed()
+            deadline = time.monotonic() + 5
+            while self.active and time.monotonic() < deadline:  # a handler may still be starting
+                for child in self.children:
+                    if child.returncode is None:
+                        child.kill()
+                await asyncio.sleep(0.02)
             for child in self.children:
-                if child.returncode is None:
-                    child.kill()
                 await child.wait()
 
         self._call(close())

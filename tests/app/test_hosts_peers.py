@@ -32,16 +32,15 @@ async def test_peer_that_never_answers_shows_not_read_and_this_host_is_not_held_
 ) -> None:
     server = servers("hang")
     write_peer_config(tmp_path, server, server.known_hosts(tmp_path / "known_hosts"))
-    text = (tmp_path / "config.toml").read_text().replace("timeout = 8.0", "timeout = 1.5")
+    text = (tmp_path / "config.toml").read_text().replace("timeout = 8.0", "timeout = 3.0")
     (tmp_path / "config.toml").write_text(text)
     app = SwarmdeckApp(load_config(), StateStore.open_default())
-    started = time.monotonic()
     async with app.run_test(size=(160, 50)) as pilot:
         assert await _wait_for(pilot, lambda: bool(app.query(PeerCard)), 5)
         assert await _wait_for(pilot, lambda: app.query_one(HostCard).host is not None, 5)
-        assert time.monotonic() - started < 1.5  # this host's card did not wait for the peer
+        # This host's figures are on screen while the peer is still being waited for.
         assert "box2   not read: reading…" in _card_text(app)
-        assert await _wait_for(pilot, lambda: "timed out after 1.5 s" in _card_text(app), 6)
+        assert await _wait_for(pilot, lambda: "timed out after 3 s" in _card_text(app), 8)
 
 
 async def test_peer_that_answers_shows_its_figures(tmp_path: Path, servers) -> None:

@@ -173,3 +173,14 @@ def test_status_shows_a_refusing_peer_as_not_read(tmp_path: Path, capsys) -> Non
     assert main(["status"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "peer box9 not read: connection refused" in out
+
+
+def test_a_connection_the_peer_dropped_is_made_again(tmp_path: Path, servers, prober) -> None:
+    server = servers()
+    write_peer_config(tmp_path, server, server.known_hosts(tmp_path / "known_hosts"))
+    config = load_config()
+    assert prober.read_all(config)[0].state == "read"
+    server.drop_connections()
+    [reading] = prober.read_all(config)
+    assert reading.state == "read", reading.reason
+    assert server.connections == 2

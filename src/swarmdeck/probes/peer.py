@@ -124,8 +124,6 @@ class PeerProber:
         """Close every connection and stop the loop; the prober cannot be used after."""
         if not self._thread.is_alive():
             return
-        if self._round is not None:
-            self._round.cancel()
         self._call(self._close_all())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
@@ -195,5 +193,11 @@ class PeerProber:
             await held[1].wait_closed()
 
     async def _close_all(self) -> None:
+        """Stop a round still reading (a background one), then close every connection."""
+        others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
         for name in list(self._connections):
             await self._drop(name)
+        await asyncio.sleep(0.01)  # lets the closed transports run their last callbacks
