@@ -184,3 +184,22 @@ def test_a_connection_the_peer_dropped_is_made_again(tmp_path: Path, servers, pr
     [reading] = prober.read_all(config)
     assert reading.state == "read", reading.reason
     assert server.connections == 2
+
+
+@pytest.mark.parametrize(
+    ("remote", "reason"),
+    [
+        ("echo no such command >&2; exit 127; :", "remote exit 127: no such command"),
+        ("echo", "bad JSON from the peer: "),
+    ],
+)
+def test_peer_whose_command_fails_is_not_read_with_why(
+    tmp_path: Path, servers, prober, remote: str, reason: str
+) -> None:
+    server = servers()
+    write_peer_config(tmp_path, server, server.known_hosts(tmp_path / "known_hosts"))
+    with (tmp_path / "config.toml").open("a") as config_file:
+        config_file.write(f'swarmdeck = "{remote}"\n')
+    [reading] = prober.read_all(load_config())
+    assert reading.state == "not read"
+    assert reading.reason.startswith(reason)
