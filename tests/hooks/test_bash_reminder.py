@@ -109,7 +109,10 @@ def test_decide_here_then_peer_then_short() -> None:
     peer = decide(booking, [_host("a", 2 * GIB, True), _host("b", 20 * GIB)], "make", ["make"],
                   "make", False)
     assert peer.text == "can run on b"
-    assert peer.line == "Run it as: swarmdeck peer run b --label make --cap 12G -- make"
+    assert peer.line == (
+        "No room here now. Run it in a checkout on b as: swarmdeck run --label make --cap 12G"
+        " -- make; or queue it here with the same line (it waits for room)."
+    )
     short = decide(booking, [_host("a", 2 * GIB, True), _host("b", None)], "make", ["make"],
                    "make", False)
     assert short.text == "cannot run: short by 6G"

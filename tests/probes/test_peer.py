@@ -69,7 +69,7 @@ def test_hook_says_a_heavy_command_can_run_on_the_peer(tmp_path: Path, servers, 
     text = answer["hookSpecificOutput"]["additionalContext"]
     assert "- box2: load " in text and "memory room" in text
     assert "Conclusion: can run on box2." in text
-    assert "Run it as: swarmdeck peer run box2 --label pytest -- pytest -q tests" in text
+    assert "in a checkout on box2 as: swarmdeck run --label pytest -- pytest -q tests" in text
 
 
 def test_wrong_host_key_is_not_read_and_nothing_is_cached_as_read(

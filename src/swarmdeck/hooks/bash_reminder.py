@@ -232,8 +232,12 @@ def decide(
         return Verdict("can run here", "Run it as: " + run_line(argv, label, booking))
     for peer in peers:
         if peer.readable and peer.memory_room is not None and need <= peer.memory_room:
-            line = "swarmdeck peer run " + shlex.quote(peer.name) + _options(label, booking)
-            return Verdict(f"can run on {peer.name}", "Run it as: " + line + " -- " + _join(argv))
+            return Verdict(
+                f"can run on {peer.name}",
+                f"No room here now. Run it in a checkout on {peer.name} as: "
+                + run_line(argv, label, booking)
+                + "; or queue it here with the same line (it waits for room).",
+            )
     rooms = [h.memory_room for h in hosts if h.readable and h.memory_room is not None]
     short = need - max(rooms, default=0)
     caps = [h.slice_cap for h in hosts if h.readable and h.slice_cap is not None]
