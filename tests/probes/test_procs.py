@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from swarmdeck.probes.procs import identity, parse_stat, start_ticks
 
@@ -48,3 +50,14 @@ def test_a_shell_leading_its_own_session_is_a_terminal_and_holds() -> None:
     out = subprocess.run(["setsid", "sh", "-c", script], capture_output=True, text=True, check=True)
     reported, shell = out.stdout.split()
     assert reported == shell
+
+
+def test_when_every_ancestor_is_a_wrapper_the_outermost_holds(tmp_path: Path) -> None:
+    """A script left to init (its launcher gone) still gets a holder: its outermost shell."""
+    out = tmp_path / "out"
+    inner = f"sleep 0.3; echo \\$\\$ > {out}.shell; {sys.executable} -c '{REPORT}' > {out}.tmp"
+    subprocess.run(["sh", "-c", f'sh -c "{inner}; mv {out}.tmp {out}" &'], check=True)
+    deadline = time.monotonic() + 30
+    while not out.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert out.read_text().split() == Path(f"{out}.shell").read_text().split()

@@ -106,15 +106,17 @@ def lasting_ancestor(pid: int) -> ProcessIdentity | None:
 
     A lock or an owner recorded against `bash -c` would go stale the moment the agent's command
     returns, so per-command shells and wrappers are skipped up to the agent itself. A shell that
-    leads its own session is a person's terminal, and holds.
+    leads its own session is a person's terminal, and holds. When every ancestor below init is
+    a wrapper (a script run by a service), the outermost of them is the one that lasts longest.
     """
     stat = read_stat(pid)
+    outermost: ProcessIdentity | None = None
     while stat is not None and stat.ppid > 1:
         parent = read_stat(stat.ppid)
         if parent is None:
-            return None
-        leads_session = parent.session == parent.pid
-        if parent.comm not in PER_COMMAND_WRAPPERS or leads_session:
-            return ProcessIdentity(parent.pid, parent.start_ticks)
+            break
+        outermost = ProcessIdentity(parent.pid, parent.start_ticks)
+        if parent.comm not in PER_COMMAND_WRAPPERS or parent.session == parent.pid:
+            return outermost
         stat = parent
-    return None
+    return outermost
