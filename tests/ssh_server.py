@@ -85,15 +85,19 @@ class SshServer:
             return
         proc = await asyncio.create_subprocess_shell(
             process.command,
-            stdin=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
             env=self.env,
         )
         self.children.append(proc)
-        await process.redirect(stdin=proc.stdin, stdout=proc.stdout, stderr=proc.stderr)
-        process.exit(await proc.wait())
+        # All output is read before the exit status is sent, so a command that exits at once
+        # cannot race its own output (a redirect may still be copying when exit() is called).
+        out, err = await proc.communicate()
+        process.stdout.write(out.decode(errors="replace"))
+        process.stderr.write(err.decode(errors="replace"))
+        process.exit(proc.returncode if proc.returncode is not None else 255)
         await process.wait_closed()
 
     def drop_connections(self) -> None:

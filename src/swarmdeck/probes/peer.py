@@ -160,7 +160,12 @@ class PeerProber:
         stderr = result.stderr if isinstance(result.stderr, str) else ""
         if result.exit_status != 0:
             why = _first_line(stderr)
-            raise PeerNotRead(f"remote exit {result.exit_status}" + (f": {why}" if why else ""))
+            status = (
+                "closed without an exit status"
+                if result.exit_status is None
+                else f"exit {result.exit_status}"
+            )
+            raise PeerNotRead(f"remote {status}" + (f": {why}" if why else ""))
         return parse_probe_output(stdout)
 
     async def _connection(self, host: HostConfig) -> asyncssh.SSHClientConnection:
