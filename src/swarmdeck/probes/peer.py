@@ -35,7 +35,7 @@ class PeerNotRead(Exception):
 
 def known_hosts_file(host: HostConfig) -> str:
     """The known_hosts file that must vouch for the peer's key; never "trust anything"."""
-    return host.known_hosts or os.path.join(os.path.expanduser("~"), ".ssh", "known_hosts")
+    return os.path.expanduser(host.known_hosts or os.path.join("~", ".ssh", "known_hosts"))
 
 
 def probe_command(host: HostConfig) -> str:
