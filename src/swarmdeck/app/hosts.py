@@ -89,14 +89,11 @@ class HostCard(Vertical):
             f" {'–' if busy is None else f'{busy:4.1f}'}/{cores.count} busy"
         )
         if self.book is None:
-            segments = (BarSegment(memory.used, "bold yellow", "used"),)
-            memory_bar = self.query_one(".memory-bar", StackedBar)
-            memory_bar.total = memory.total
-            memory_bar.segments = segments
-            self.query_one(".memory-figures", Label).update(
-                f" {format_size(memory.used)}/{format_size(memory.total)} used"
+            self._show_memory(
+                (BarSegment(memory.used, "bold yellow", "used"),),
+                memory.total,
+                f" {format_size(memory.used)}/{format_size(memory.total)} used",
             )
-            self.query_one(".memory-legend", Static).update(legend(segments))
         load1, load5, load15 = cores.loadavg
         title = Text(host.name, style="bold")
         title.append(
@@ -112,13 +109,18 @@ class HostCard(Vertical):
     def watch_book(self, book: MemoryBook | None) -> None:
         if book is None:
             return
-        segments = memory_segments(book)
-        memory_bar = self.query_one(".memory-bar", StackedBar)
-        memory_bar.total = book.mem_total
-        memory_bar.segments = segments
-        self.query_one(".memory-figures", Label).update(
-            f" room {format_size(max(0, book.usable))}/{format_size(book.mem_total)}"
+        self._show_memory(
+            memory_segments(book),
+            book.mem_total,
+            f" room {format_size(max(0, book.usable))}/{format_size(book.mem_total)}",
         )
+
+    def _show_memory(self, segments: tuple[BarSegment, ...], total: int, figures: str) -> None:
+        """The memory line: the bar, its figures at the right and the legend under it."""
+        memory_bar = self.query_one(".memory-bar", StackedBar)
+        memory_bar.total = total
+        memory_bar.segments = segments
+        self.query_one(".memory-figures", Label).update(figures)
         self.query_one(".memory-legend", Static).update(legend(segments))
 
 
