@@ -44,18 +44,20 @@ def runner_alive(row: sqlite3.Row) -> bool:
     return ProcessIdentity(row["runner_pid"], row["runner_start_ticks"]).is_alive()
 
 
-def mark_lost_jobs(conn: sqlite3.Connection, host: str) -> list[LostJob]:
-    """Mark active rows of dead runners lost; call inside a write transaction."""
+def _dead_runner_rows(conn: sqlite3.Connection, host: str) -> list[sqlite3.Row]:
     marks = ",".join("?" * len(ACTIVE))
     rows = conn.execute(
         f"SELECT id, pid, start_ticks, runner_pid, runner_start_ticks, cgroup FROM jobs"
         f" WHERE host = ? AND state IN ({marks})",
         (host, *ACTIVE),
     ).fetchall()
+    return [row for row in rows if not runner_alive(row)]
+
+
+def mark_lost_jobs(conn: sqlite3.Connection, host: str) -> list[LostJob]:
+    """Mark active rows of dead runners lost; call inside a write transaction."""
     lost = []
-    for row in rows:
-        if runner_alive(row):
-            continue
+    for row in _dead_runner_rows(conn, host):
         conn.execute(
             "UPDATE jobs SET state = ?, outcome = ?, ended_at = ? WHERE id = ?",
             (LOST, LOST_OUTCOME, now(), row["id"]),
@@ -86,7 +88,14 @@ def clear_lost(lost: list[LostJob]) -> None:
 
 
 def reconcile(store: StateStore, host: str) -> list[int]:
-    """Mark lost and clear every job on `host` whose runner is gone; returns their ids."""
+    """Mark lost and clear every job on `host` whose runner is gone; returns their ids.
+
+    The app calls this on every refresh: the write lock, which runners and hooks wait on, is
+    taken only when a read has found a dead runner (and the rows are checked again under it).
+    """
+    with store.read() as conn:
+        if not _dead_runner_rows(conn, host):
+            return []
     with store.transaction() as conn:
         lost = mark_lost_jobs(conn, host)
     clear_lost(lost)
