@@ -34,8 +34,10 @@ from pathlib import Path
 
 from swarmdeck.actions.admission import JobRow, attempt
 from swarmdeck.actions.booking import Booking, Via
+from swarmdeck.actions.cage import remove_cgroup
 from swarmdeck.probes.cgroups import cgroup_pids, read_hierarchies
 from swarmdeck.probes.ledger import SliceFacts
+from swarmdeck.probes.machine import mem_total
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.sizes import format_size
 from swarmdeck.state import StateStore
@@ -43,13 +45,6 @@ from swarmdeck.state import StateStore
 MIB = 1 << 20
 SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
 RESULTS = Path(__file__).resolve().parent / "results" / "runner.md"
-
-
-def mem_total() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError("no MemTotal in /proc/meminfo")
 
 
 def make_slice() -> Path:
@@ -70,12 +65,7 @@ def remove_slice(path: Path) -> None:
         for pid in cgroup_pids(cgroup):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, 9)
-        for _ in range(100):
-            try:
-                cgroup.rmdir()
-                break
-            except OSError:
-                time.sleep(0.02)
+        remove_cgroup(cgroup)
 
 
 def wall(argv: list[str], env: dict[str, str]) -> float:
