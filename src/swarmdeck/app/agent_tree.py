@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from swarmdeck.durations import runtime_text
 from swarmdeck.probes.sessions import SessionInfo
 from swarmdeck.probes.subagents import SubagentInfo
 from swarmdeck.probes.transcript_fold import ToolCall
@@ -27,24 +28,12 @@ STATUS_STYLES = {
 STATUS_MARKS = {"running": "▶", "completed": "✓", "failed": "✗", "interrupted": "■"}
 
 
-def age_text(seconds: float | None) -> str:
-    """An age as 42s, 7m05s, 3h12m."""
-    if seconds is None:
-        return "–"
-    whole = max(0, int(seconds))
-    if whole < 60:
-        return f"{whole}s"
-    if whole < 3600:
-        return f"{whole // 60}m{whole % 60:02d}s"
-    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
-
-
 def _tool_text(call: ToolCall | None, now: float) -> Text:
     if call is None:
         return Text()
     summary = f" {call.summary[:40]}" if call.summary else ""
     since = now - call.started_at if call.started_at is not None else None
-    age = age_text(since)
+    age = runtime_text(since)
     style = "bold red" if since is not None and since > 480 else "cyan"
     return Text.assemble(" · ", (f"{call.name}{summary}", "cyan"), (f" {age}", style))
 
@@ -68,7 +57,7 @@ def session_label(session: SessionInfo, now: float) -> Text:
             style="dim" if not health.running else "",
         )
     if session.last_activity_at is not None and not session.live:
-        label.append(f" · {age_text(now - session.last_activity_at)} ago", style="dim")
+        label.append(f" · {runtime_text(now - session.last_activity_at)} ago", style="dim")
     return label
 
 
@@ -92,9 +81,9 @@ def subagent_label(sub: SubagentInfo, now: float, session_live: bool = True) -> 
     if sub.status == "running" and not session_live:
         label.append(" · session not live", style="yellow")
     elif sub.status == "running" and sub.started_at is not None:
-        label.append(f" · {age_text(now - sub.started_at)}", style="green")
+        label.append(f" · {runtime_text(now - sub.started_at)}", style="green")
     elif sub.ended_at is not None and sub.started_at is not None:
-        label.append(f" · took {age_text(sub.ended_at - sub.started_at)}", style="dim")
+        label.append(f" · took {runtime_text(sub.ended_at - sub.started_at)}", style="dim")
     return label
 
 
@@ -141,7 +130,7 @@ class SessionTree(Tree[str]):
                     ("▶ ", "bold green"),
                     agent.agent_id,
                     (f" ({agent.agent_type or 'subagent'}, hook only)", "dim"),
-                    (f" · {age_text(now - agent.started_at)}", "green"),
+                    (f" · {runtime_text(now - agent.started_at)}", "green"),
                 )
                 wanted[f"h:{session.session_id}:{agent.agent_id}"] = (session_key, hook_label)
         self._apply(wanted)

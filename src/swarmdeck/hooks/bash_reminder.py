@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swarmdeck.durations import runtime_text
 from swarmdeck.hooks.classify import HeavyMatch, caged_command
 from swarmdeck.hooks.contract import added_context
 from swarmdeck.hooks.payload import HookInput
@@ -186,7 +187,7 @@ def _history_line(history: LastRun | None, booking: Booking | None, problem: str
     books = f"; it would book {format_size(booking.booked)}" if booking else f"; {problem}"
     if history is None:
         return f"This command: no run recorded yet{books} ({_via(booking)})."
-    took = f" in {_duration(history.duration)}" if history.duration is not None else ""
+    took = f" in {runtime_text(history.duration)}" if history.duration is not None else ""
     ceiling = ", hit its memory ceiling" if history.hit_ceiling else ""
     outcome = history.outcome or "unknown"
     runs = f"{history.runs} run{'s' if history.runs != 1 else ''} recorded"
@@ -202,17 +203,6 @@ def _via(booking: Booking | None) -> str:
     return {"cap": "its --cap", "default": "the default prediction"}.get(
         booking.via.value, booking.via.value
     )
-
-
-def _duration(duration: float) -> str:
-    seconds = max(0, round(duration))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
 
 
 def decide(

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from swarmdeck.durations import age_text
 from swarmdeck.paths import state_dir_text
 
 READ = "read"
@@ -95,16 +96,6 @@ def read_cached(name: str) -> PeerReading | None:
 def fresh_for(refresh_interval: float) -> float:
     """How long a reading stays current: three app refreshes, and never under 30 s."""
     return max(3 * refresh_interval, 30.0)
-
-
-def age_text(seconds: float) -> str:
-    """ "12s", "5m", "3h" — how long ago, in the largest whole unit."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    return f"{seconds // 3600}h"
 
 
 def current_reading(name: str, refresh_interval: float, now: float | None = None) -> PeerReading:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from swarmdeck.durations import NONE, runtime_text
 from swarmdeck.probes.ledger import RUNNING, LedgerJob
 from swarmdeck.probes.usage import cores_text
-from swarmdeck.views.cells import NONE, Cell, pick, runtime_text, size_cell
+from swarmdeck.views.cells import Cell, pick, size_cell
 
 COLUMNS = (
     ("id", "id"),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from swarmdeck.durations import age_text
 from swarmdeck.probes.locks import HELD, LockState, OwnedDirectory
-from swarmdeck.views.cells import Cell, age_text
+from swarmdeck.views.cells import Cell
 
 COLUMNS = (
     ("kind", "kind"),

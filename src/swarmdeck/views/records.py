@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from swarmdeck.durations import age_text
 from swarmdeck.probes.records import Alert, Finding, KillRequest
-from swarmdeck.views.cells import Cell, age_text
+from swarmdeck.views.cells import Cell
 
 LEVEL_STYLES = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 ALERT_COLUMNS = (

@@ -6,8 +6,9 @@ import os
 
 from rich.text import Text
 
+from swarmdeck.durations import NONE, age_text
 from swarmdeck.probes.sessions import SessionInfo
-from swarmdeck.views.cells import NONE, Cell, age_text
+from swarmdeck.views.cells import Cell
 
 COLUMNS = (
     ("session", "session"),
