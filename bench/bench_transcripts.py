@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from swarmdeck.probes.sessions import SessionsProbe
+from swarmdeck.probes.claude.sessions import SessionsProbe
 
 FILLER = "The module walks the tree and reports what it found. " * 12
 

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck.actions.reconcile import reconcile
+from swarmdeck.probes.claude.sessions import SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.gpu import gpu_snapshot
 from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot
 from swarmdeck.probes.ledger import MemoryBook, ledger_jobs, memory_book
 from swarmdeck.probes.locks import lock_rows
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.probes.records import open_alerts, open_findings, pending_kill_requests
-from swarmdeck.probes.sessions import SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.usage import UsageTracker
 
 if TYPE_CHECKING:

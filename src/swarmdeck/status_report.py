@@ -14,11 +14,11 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.gpu import GpuRow
 from swarmdeck.probes.ledger import LedgerJob
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.probes.records import Alert, Finding, KillRequest
-from swarmdeck.probes.sessions import SessionInfo
 from swarmdeck.sizes import format_size
 from swarmdeck.views import gpus, jobs, locks, records, sessions
 from swarmdeck.views.cells import Cell, Columns, in_order

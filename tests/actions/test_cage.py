@@ -10,9 +10,9 @@ import pytest
 from cagekit import MIB, hog
 
 from swarmdeck.actions.cage import CageError, open_backend
-from swarmdeck.actions.cage_scope import scope_command
-from swarmdeck.actions.cage_v1 import V1Backend
-from swarmdeck.actions.cage_v2 import v2_evidence
+from swarmdeck.actions.cage.scope import scope_command
+from swarmdeck.actions.cage.v1 import V1Backend
+from swarmdeck.actions.cage.v2 import v2_evidence
 from swarmdeck.actions.oom import OomVerdict, classify_oom
 from swarmdeck.probes.cgroups import (
     V1,
@@ -176,7 +176,7 @@ def test_a_job_joins_its_cage_before_it_runs(v1_slice: Path, backend: V1Backend)
 THREADED_JOIN = """
 import sys, threading
 from pathlib import Path
-from swarmdeck.actions.cage_v1 import V1Cage
+from swarmdeck.actions.cage.v1 import V1Cage
 release = threading.Event()
 helper = threading.Thread(target=release.wait)
 helper.start()

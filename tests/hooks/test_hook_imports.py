@@ -59,3 +59,12 @@ def test_heavy_and_session_start_paths_import_no_ui_or_ssh() -> None:
     assert "swarmdeck.hooks.session_start" in start
     for modules in (heavy, start, guard):
         assert not modules & NEVER
+        assert not modules & WHOLE_CLAUDE_CLUSTER
+    assert not {name for name in heavy if name.startswith("swarmdeck.probes.claude.")}
+
+
+WHOLE_CLAUDE_CLUSTER = {
+    "swarmdeck.probes.claude.sessions_watch",
+    "watchfiles",
+}
+"""Parts of probes/claude/ only the app needs: a hook importing them has pulled in the cluster."""

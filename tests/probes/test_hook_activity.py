@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.record import record_event
-from swarmdeck.probes.hook_activity import hook_agents, running_hook_agents
+from swarmdeck.probes.claude.hook_activity import hook_agents, running_hook_agents
 from swarmdeck.state import StateStore
 
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from claude_lines import ClaudeTree, Lines, append, iso
-from swarmdeck.probes.sessions import SessionsProbe, read_session
+from swarmdeck.probes.claude.sessions import SessionsProbe, read_session
 
 SID = "5555aaaa-0000-4000-8000-000000000001"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from claude_lines import BASE, ClaudeTree, Lines
-from swarmdeck.probes.sessions import SessionsProbe
-from swarmdeck.probes.swarm_health import (
+from swarmdeck.probes.claude.sessions import SessionsProbe
+from swarmdeck.probes.claude.swarm_health import (
     effective_parallelism,
     parallelism_series,
     parallelism_timeline,

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from claude_lines import BASE, ClaudeTree, Lines, age
-from swarmdeck.probes.live_sessions import pid_files
+from swarmdeck.probes.claude.live_sessions import pid_files
+from swarmdeck.probes.claude.sessions import SessionsProbe
 from swarmdeck.probes.procs import start_ticks
-from swarmdeck.probes.sessions import SessionsProbe
 
 SID = "8888dddd-0000-4000-8000-000000000004"
 

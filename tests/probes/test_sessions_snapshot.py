@@ -11,7 +11,7 @@ from claude_lines import ClaudeTree, Lines
 from swarmdeck.config import load_config
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.record import record_event
-from swarmdeck.probes.sessions import SessionsProbe
+from swarmdeck.probes.claude.sessions import SessionsProbe
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.state import StateStore
 

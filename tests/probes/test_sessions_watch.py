@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from claude_lines import ClaudeTree, Lines, append
-from swarmdeck.probes.sessions import SessionsProbe
-from swarmdeck.probes.sessions_watch import watch_sessions
+from swarmdeck.probes.claude.sessions import SessionsProbe
+from swarmdeck.probes.claude.sessions_watch import watch_sessions
 
 SID = "ffff6666-0000-4000-8000-000000000014"
 

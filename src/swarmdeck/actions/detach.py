@@ -12,13 +12,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import TYPE_CHECKING
 
 from swarmdeck import paths
+from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.exitcodes import ExitCode
-
-if TYPE_CHECKING:
-    from swarmdeck.actions.runner import RunRequest
 
 DETACH_FD_ENV = "SWARMDECK_DETACH_FD"
 """Set only in a detached runner: the pipe on which it tells its launcher it was admitted."""

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,7 @@ from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import OomVerdict, classify_oom
+from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.errors import UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts
@@ -40,31 +41,12 @@ if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
 PR_SET_PDEATHSIG = 1
-STOP_GRACE = 5.0
-"""Seconds a job's tree gets between SIGTERM and SIGKILL on timeout or runner stop."""
 SERIAL_FILE_ENV = "SWARMDECK_SERIAL_FILE"
 """Set for the job: the file to write "serial right now: REASON" into (probes/usage.py reads it)."""
 NOT_FOUND = 127
 CANNOT_EXECUTE = 126
 MAX_THREADS = 1 << 16
 """The most --threads a job may declare; the ledger stores it as an SQLite integer."""
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What `swarmdeck run` was asked to do."""
-
-    argv: list[str]
-    cap: str | None = None
-    label: str | None = None
-    threads: int | None = None
-    unbounded: bool = False
-    wait: float | None = None
-    """Seconds to queue for room; None: the config's memory.admission_wait."""
-    timeout: float | None = None
-    detach: bool = False
-    cwd: Path = field(default_factory=Path.cwd)
-    grace: float = STOP_GRACE
 
 
 def say(line: str) -> None:

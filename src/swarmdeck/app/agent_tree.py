@@ -15,9 +15,8 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from swarmdeck.durations import runtime_text
-from swarmdeck.probes.sessions import SessionInfo
-from swarmdeck.probes.subagents import SubagentInfo
-from swarmdeck.probes.transcript_fold import ToolCall
+from swarmdeck.probes.claude.sessions import SessionInfo, ToolCall
+from swarmdeck.probes.claude.subagents import SubagentInfo
 
 STATUS_STYLES = {
     "running": "bold green",

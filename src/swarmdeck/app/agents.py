@@ -19,9 +19,9 @@ from textual.reactive import reactive
 from textual.widgets import Label, Sparkline, Tree
 
 from swarmdeck.app.agent_tree import SessionTree
-from swarmdeck.probes.sessions import SessionInfo, SessionsProbe
-from swarmdeck.probes.sessions_watch import watch_sessions
-from swarmdeck.probes.swarm_health import parallelism_series
+from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
+from swarmdeck.probes.claude.sessions_watch import watch_sessions
+from swarmdeck.probes.claude.swarm_health import parallelism_series
 from swarmdeck.snapshot import Snapshot
 
 SPARK_WINDOW = 3600.0

@@ -24,9 +24,9 @@ from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.config import Config
+from swarmdeck.probes.claude.sessions import SessionsProbe
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.probes.peer import PeerProber
-from swarmdeck.probes.sessions import SessionsProbe
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, take_snapshot
 from swarmdeck.state import StateStore

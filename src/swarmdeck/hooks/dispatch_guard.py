@@ -35,9 +35,9 @@ def guard_answer(hook: HookInput, limit: int, now: float | None = None) -> dict[
 def running_subagents(hook: HookInput, now: float) -> list[str]:
     """One short description per subagent running now, this session's first."""
     from swarmdeck import paths
-    from swarmdeck.probes.hook_activity import running_hook_agents
-    from swarmdeck.probes.live_sessions import pid_files
-    from swarmdeck.probes.sessions import session_subagents
+    from swarmdeck.probes.claude.hook_activity import running_hook_agents
+    from swarmdeck.probes.claude.live_sessions import pid_files
+    from swarmdeck.probes.claude.sessions import session_subagents
     from swarmdeck.state import StateStore
 
     subagents = session_subagents(hook.transcript_path)

@@ -65,9 +65,9 @@ def _guarded(what: str, read: Any) -> str | None:
 def running_subagents_line(hook: HookInput, store: StateStore, now: float) -> str | None:
     """Subagents of this session still running, from its transcripts and its hook events."""
     from swarmdeck import paths
-    from swarmdeck.probes.hook_activity import running_hook_agents
-    from swarmdeck.probes.live_sessions import pid_files
-    from swarmdeck.probes.sessions import session_subagents
+    from swarmdeck.probes.claude.hook_activity import running_hook_agents
+    from swarmdeck.probes.claude.live_sessions import pid_files
+    from swarmdeck.probes.claude.sessions import session_subagents
 
     parts: list[str] = []
     subagents = session_subagents(hook.transcript_path)

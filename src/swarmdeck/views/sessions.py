@@ -7,7 +7,7 @@ import os
 from rich.text import Text
 
 from swarmdeck.durations import NONE, age_text
-from swarmdeck.probes.sessions import SessionInfo
+from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.views.cells import Cell
 
 COLUMNS = (

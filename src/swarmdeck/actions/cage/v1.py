@@ -12,7 +12,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from swarmdeck.actions.cage import Backend, Cage, CageError, remove_cgroup, write_value
+from swarmdeck.actions.cage.base import Backend, Cage, CageError, remove_cgroup, write_value
 from swarmdeck.actions.oom import OomEvidence, reached, v1_own_cap_ooms
 from swarmdeck.probes.cgroups import read_int, read_keyed
 

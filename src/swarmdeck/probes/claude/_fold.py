@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from swarmdeck.probes.transcript_records import (
+from swarmdeck.probes.claude._records import (
     DISPATCH_TOOLS,
     INTERRUPT_MARKER,
     Notification,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from swarmdeck.probes.claude._records import timestamp
 from swarmdeck.probes.procs import start_ticks
-from swarmdeck.probes.transcript_records import timestamp
 
 PID_FILE = re.compile(r"^(\d+)\.json$")
 MAX_PID_FILE = 1024 * 1024

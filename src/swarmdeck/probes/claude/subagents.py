@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarmdeck.probes.transcript_fold import (
+from swarmdeck.probes.claude._fold import (
     MAIN,
     Dispatch,
     NoticeSeen,

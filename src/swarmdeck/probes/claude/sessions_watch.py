@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from swarmdeck.probes.sessions import SessionInfo, SessionsProbe
+from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
 
 RESCAN_EVERY = 15.0
 DEBOUNCE_MS = 200

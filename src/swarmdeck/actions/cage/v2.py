@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swarmdeck.actions.cage import Backend, Cage, remove_cgroup, write_value
+from swarmdeck.actions.cage.base import Backend, Cage, remove_cgroup, write_value
 from swarmdeck.actions.oom import OomEvidence, reached
 from swarmdeck.probes.cgroups import read_int, read_keyed
 

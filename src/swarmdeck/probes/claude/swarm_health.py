@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from swarmdeck.probes.subagents import RUNNING, SubagentInfo
+from swarmdeck.probes.claude.subagents import RUNNING, SubagentInfo
 
 TIMELINE_POINTS = 200
 """The newest change points kept in the JSON form of a timeline."""

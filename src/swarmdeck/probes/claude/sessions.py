@@ -23,18 +23,18 @@ from typing import TYPE_CHECKING, Any
 
 from swarmdeck import paths
 from swarmdeck.errors import StateError
-from swarmdeck.probes.hook_activity import HookAgent, running_hook_agents
-from swarmdeck.probes.live_sessions import LiveSession, PidFiles, pid_files
-from swarmdeck.probes.subagents import (
+from swarmdeck.probes.claude._fold import ToolCall, TranscriptFold, in_flight_json
+from swarmdeck.probes.claude._records import is_internal_agent
+from swarmdeck.probes.claude._tail import JsonlTail
+from swarmdeck.probes.claude.hook_activity import HookAgent, running_hook_agents
+from swarmdeck.probes.claude.live_sessions import LiveSession, PidFiles, pid_files
+from swarmdeck.probes.claude.subagents import (
     AgentTranscript,
     SubagentInfo,
     predates_process,
     resolve_subagents,
 )
-from swarmdeck.probes.swarm_health import SwarmHealth, swarm_health
-from swarmdeck.probes.transcript_fold import ToolCall, TranscriptFold, in_flight_json
-from swarmdeck.probes.transcript_records import is_internal_agent
-from swarmdeck.probes.transcript_tail import JsonlTail
+from swarmdeck.probes.claude.swarm_health import SwarmHealth, swarm_health
 
 DEFAULT_MAX_AGE = 48 * 3600.0
 """Sessions whose transcripts were last written longer ago than this are not read (unless live)."""

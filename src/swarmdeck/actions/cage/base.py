@@ -1,5 +1,6 @@
-"""Memory cages: one capped cgroup per job, all under one capped slice, on whichever backend works.
+"""The cage's leaf: Cage, Backend and the cgroup writes every backend shares.
 
+Nothing here imports a backend, so v1, v2 and scope can import this module without a circle.
 Backends are tried in the order delegated cgroup v2, writable cgroup v1 memory, `systemd-run
 --scope`. When none works the job is refused with exit 251 and one line saying why; a job is
 never run uncapped. The process joins its cage between fork and exec, so nothing it allocates is
@@ -19,16 +20,10 @@ from swarmdeck.actions.oom import OomEvidence
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.cgroups import (
-    SCOPE,
-    V1,
-    V2,
     MemoryReading,
     SliceSite,
     cgroup_pids,
-    chosen_site,
     read_memory,
-    slice_sites,
-    why_no_site,
 )
 
 JOB_PREFIX = "job-"
@@ -175,35 +170,3 @@ class Backend(abc.ABC):
     def job_path(self, job_id: int) -> Path:
         """The job's cgroup; the runner's pid keeps ledgers of different state folders apart."""
         return self.slice_path / f"{JOB_PREFIX}{job_id}-{os.getpid()}"
-
-
-
-def backend_for(site: SliceSite) -> Backend:
-    """The backend object for an available site."""
-    if site.backend == V2:
-        from swarmdeck.actions.cage_v2 import V2Backend
-
-        return V2Backend(site)
-    if site.backend == V1:
-        from swarmdeck.actions.cage_v1 import V1Backend
-
-        return V1Backend(site)
-    if site.backend == SCOPE:
-        from swarmdeck.actions.cage_scope import ScopeBackend
-
-        return ScopeBackend(site)
-    raise CageError(f"unknown cage backend {site.backend}")
-
-
-def open_backend(slice_setting: str) -> Backend:
-    """The first usable backend for the configured slice, or CageError (exit 251) saying why."""
-    sites = slice_sites(slice_setting)
-    site = chosen_site(sites)
-    if site is None:
-        raise CageError(
-            "no memory cage can be set up here, so nothing was run ("
-            + why_no_site(sites)
-            + "); run as root where cgroup v1 memory is writable, delegate a cgroup v2 subtree"
-            " with the memory controller, or set memory.slice to a writable cgroup"
-        )
-    return backend_for(site)

@@ -13,9 +13,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from swarmdeck.actions.cage import Backend, Cage, CageError
-from swarmdeck.actions.cage_v1 import V1Cage
-from swarmdeck.actions.cage_v2 import V2Cage
+from swarmdeck.actions.cage.base import Backend, Cage, CageError
+from swarmdeck.actions.cage.v1 import V1Cage
+from swarmdeck.actions.cage.v2 import V2Cage
 from swarmdeck.actions.oom import OomEvidence
 
 SYSTEMCTL_TIMEOUT = 10.0

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from swarmdeck.probes.subagents import predates_process
-from swarmdeck.probes.transcript_records import is_internal_agent
+from swarmdeck.probes.claude._records import is_internal_agent
+from swarmdeck.probes.claude.subagents import predates_process
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
