@@ -1,0 +1,98 @@
+"""Command-line parsing: each subcommand hands its arguments to the packages that do the work.
+
+One module per command group adds its subcommands (`ADDERS`); `COMMANDS` says which module
+adds which, so building the parser for the command about to run imports only its module.
+Handlers import their own modules lazily, so `swarmdeck hook …`, which runs before every Bash
+call an agent makes, never pays for textual, rich or asyncssh.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from swarmdeck import __version__
+from swarmdeck.cli.common import ArgumentParser, Handler
+from swarmdeck.errors import SwarmdeckError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+COMMANDS: dict[str, str] = {
+    "ui": "ui",
+    "status": "status",
+    "probe": "status",
+    "config": "config",
+    "run": "run",
+    "gpu-run": "run",
+    "lock": "lock",
+    "hook": "hooks",
+    "hooks": "hooks",
+}
+"""Every subcommand, in the order help lists them, and the module of `swarmdeck.cli` adding it."""
+
+
+def _adder(command: str):
+    return importlib.import_module(f"swarmdeck.cli.{COMMANDS[command]}").ADDERS[command]
+
+
+def build_parser(command: str | None = None) -> ArgumentParser:
+    """The command line's parser; given the subcommand about to run, only that one is built.
+
+    Every caged run starts here, and building every subcommand's parser costs it more the more
+    subcommands there are. Anything else (no command, --help, --version, a mistyped command)
+    gets the whole parser, so help and "invalid choice" still list every command.
+    """
+    parser = ArgumentParser(
+        prog="swarmdeck",
+        description="A terminal control room for machines that run swarms of coding agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"swarmdeck {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=ArgumentParser, metavar="COMMAND")
+    for name in [command] if command in COMMANDS else COMMANDS:
+        _adder(name)(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `swarmdeck` console script; returns the process exit status.
+
+    As the console script (argv None), a command marked `ends_process` (`run`) ends the process
+    once its output is flushed, like a hook: tearing down every imported module would add 20 to
+    50 ms to each caged run, and nothing is left to clean up (the job's tree and cage are gone,
+    its row is written, the store is closed).
+    """
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["hook"] and not {"-h", "--help"} & set(args_list):
+        # Before every Bash call an agent makes: skip building the parser, import lazily.
+        from swarmdeck.hooks.entry import main as hook_main
+
+        return hook_main(args_list[1:])
+    try:
+        args = build_parser(args_list[0] if args_list else None).parse_args(args_list)
+        handler: Handler | None = getattr(args, "handler", None)
+        if handler is None:
+            handler = build_parser("ui").parse_args(["ui"]).handler
+        code = int(handler(args))
+    except SwarmdeckError as error:
+        print(f"swarmdeck: {error.message}", file=sys.stderr)
+        return int(error.exit_code)
+    except KeyboardInterrupt:
+        return 130
+    if argv is None and getattr(args, "ends_process", False):
+        _end_process(code)
+    return code
+
+
+def _end_process(code: int) -> NoReturn:
+    """Flush what was printed and end the process at once, skipping the interpreter's teardown."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            # A closed pipe or stream: its reader went away; the exit status still tells.
+            continue
+    os._exit(code)

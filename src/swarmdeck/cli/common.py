@@ -1,0 +1,35 @@
+"""What every command module shares: the parser class that reports mistakes as exit 251, and
+the config and state store most commands open.
+
+Kept free of heavy imports: `swarmdeck run` and `swarmdeck hook` start here.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from swarmdeck.errors import UsageError
+
+# Not `from typing import TYPE_CHECKING`: importing typing costs the hook path a tenth of its
+# budget, and this name is all that type checkers and linters look for.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports a usage mistake as one line and exit 251, as every error here."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def context():
+    """The effective config and the state store every command but `hook` works with."""
+    from swarmdeck.config import load_config
+    from swarmdeck.state import StateStore
+
+    return load_config(), StateStore.open_default()

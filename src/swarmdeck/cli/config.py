@@ -1,0 +1,29 @@
+"""`swarmdeck config show`: every key, its value and where the value came from."""
+
+from __future__ import annotations
+
+import argparse
+
+from swarmdeck.cli.common import ArgumentParser
+from swarmdeck.exitcodes import ExitCode
+
+
+def _add_config(sub) -> None:
+    p = sub.add_parser("config", help="the effective configuration")
+    inner = p.add_subparsers(dest="config_command", required=True, parser_class=ArgumentParser)
+    show = inner.add_parser("show", help="every key, its value and where the value came from")
+    show.set_defaults(handler=_config_show)
+
+
+def _config_show(args: argparse.Namespace) -> int:
+    from swarmdeck.config import load_config
+    from swarmdeck.status_report import print_config
+
+    print_config(load_config())
+    return ExitCode.OK
+
+
+ADDERS = {
+    "config": _add_config,
+}
+"""The subcommands this module adds, by name."""

@@ -1,0 +1,65 @@
+"""`swarmdeck hook EVENT` and `swarmdeck hooks install`: Claude Code's side of swarmdeck."""
+
+from __future__ import annotations
+
+import argparse
+
+from swarmdeck.cli.common import ArgumentParser
+from swarmdeck.exitcodes import ExitCode
+
+
+def _add_hook(sub) -> None:
+    p = sub.add_parser(
+        "hook",
+        help="answer a Claude Code hook (stdin JSON -> stdout JSON); always exits 0",
+    )
+    p.add_argument("event", nargs="?", default="", help="pre-tool-use, session-start, stop, …")
+    p.set_defaults(handler=_hook)
+
+
+def _hook(args: argparse.Namespace) -> int:
+    from swarmdeck.hooks.entry import main as hook_main
+
+    return hook_main([args.event])
+
+
+def _add_hooks(sub) -> None:
+    p = sub.add_parser("hooks", help="the Claude Code hook entries in settings.json")
+    inner = p.add_subparsers(dest="hooks_command", required=True, parser_class=ArgumentParser)
+    install = inner.add_parser(
+        "install",
+        help="merge swarmdeck's hook entries into settings.json (idempotent, with a backup)",
+        usage="swarmdeck hooks install [--user | --project DIR] [--uninstall]",
+    )
+    where = install.add_mutually_exclusive_group()
+    where.add_argument(
+        "--user", action="store_true", help="$CLAUDE_CONFIG_DIR/settings.json (the default)"
+    )
+    where.add_argument("--project", metavar="DIR", help="DIR/.claude/settings.json")
+    install.add_argument(
+        "--uninstall", action="store_true", help="remove swarmdeck's entries, and only those"
+    )
+    install.set_defaults(handler=_hooks_install)
+
+
+def _hooks_install(args: argparse.Namespace) -> int:
+    from swarmdeck.actions.hooks_install import apply, settings_path
+
+    path = settings_path(user=args.user, project=args.project)
+    result = apply(path, uninstall=args.uninstall)
+    if not result.changed:
+        state = "not present" if args.uninstall else "already installed"
+        print(f"swarmdeck hooks {state} in {path}; nothing changed")
+        return ExitCode.OK
+    print(result.diff, end="")
+    saved = f" (previous file kept as {result.backup})" if result.backup else ""
+    done = "removed from" if args.uninstall else "installed in"
+    print(f"swarmdeck hooks {done} {path}{saved}")
+    return ExitCode.OK
+
+
+ADDERS = {
+    "hook": _add_hook,
+    "hooks": _add_hooks,
+}
+"""The subcommands this module adds, by name."""

@@ -1,0 +1,154 @@
+"""`swarmdeck lock`: workspace locks and work-directory owners."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from swarmdeck.cli.common import ArgumentParser
+from swarmdeck.errors import UsageError
+from swarmdeck.exitcodes import ExitCode
+
+
+def _add_lock(sub) -> None:
+    p = sub.add_parser("lock", help="workspace locks and work-directory owners")
+    inner = p.add_subparsers(dest="lock_command", required=True, parser_class=ArgumentParser)
+    session_help = "who holds it (default: $SWARMDECK_SESSION, else the holder's pid)"
+    acquire = inner.add_parser("acquire", help="take the lock of PATH, queueing while it is held")
+    acquire.add_argument("path", metavar="PATH")
+    acquire.add_argument("--session", help=session_help)
+    acquire.add_argument(
+        "--pid",
+        type=int,
+        help="the process that holds it (default: the nearest caller that outlives this"
+        " command, past per-command shells and wrappers)",
+    )
+    acquire.add_argument("--command", dest="what", help="what it is for (default: its command)")
+    acquire.add_argument("--no-wait", action="store_true", help="refuse (exit 78) if held")
+    acquire.add_argument("--timeout", type=float, metavar="S", help="stop queueing after S s")
+    acquire.set_defaults(handler=_lock_acquire)
+    release = inner.add_parser("release", help="give back the lock of PATH")
+    release.add_argument("path", metavar="PATH")
+    release.add_argument("--session", help=session_help)
+    release.add_argument("--pid", type=int, help="the holder (default: as for acquire)")
+    release.set_defaults(handler=_lock_release)
+    show = inner.add_parser("show", help="who holds the lock of PATH (every lock without PATH)")
+    show.add_argument("path", metavar="PATH", nargs="?")
+    show.set_defaults(handler=_lock_show)
+    claim = inner.add_parser("claim", help="create DIR under the work root, owned by a session")
+    claim.add_argument("path", metavar="DIR")
+    claim.add_argument("--session", help=session_help)
+    claim.add_argument("--purpose", default="", help="what the directory is for")
+    claim.set_defaults(handler=_lock_claim)
+    cleanup = inner.add_parser(
+        "cleanup", help="remove this session's directories no process uses; list the others"
+    )
+    cleanup.add_argument("--root", help="the work root (default: config locks.work_root)")
+    cleanup.add_argument("--session", help=session_help)
+    cleanup.set_defaults(handler=_lock_cleanup)
+
+
+def _lock_holder(args: argparse.Namespace):
+
+    from swarmdeck.probes.procs import identity, lasting_ancestor
+
+    holder = identity(args.pid) if args.pid else lasting_ancestor(os.getpid())
+    if holder is None:
+        who = args.pid or "of the caller"
+        raise UsageError(f"no process {who} to hold the lock; name one with --pid")
+    return holder
+
+
+def _caller_pid() -> int:
+    """The process a default session is named after: the caller that outlives this command."""
+
+    from swarmdeck.probes.procs import lasting_ancestor
+
+    caller = lasting_ancestor(os.getpid())
+    return caller.pid if caller else os.getppid()
+
+
+def _session(args: argparse.Namespace, pid: int) -> str:
+
+    return args.session or os.environ.get("SWARMDECK_SESSION") or f"pid-{pid}"
+
+
+def _lock_acquire(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from swarmdeck.actions.lock import acquire
+
+    holder = _lock_holder(args)
+    what = args.what
+    if what is None:
+        try:
+            raw = Path(f"/proc/{holder.pid}/cmdline").read_bytes()
+        except OSError:
+            raw = b""  # the holder's command is only a label; the lock works without it
+        what = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+    got = acquire(
+        args.path,
+        session=_session(args, holder.pid),
+        command=what,
+        holder=holder,
+        wait=not args.no_wait,
+        timeout=args.timeout,
+    )
+    verb = "already held" if got.already_held else "locked"
+    print(f"{got.holder.path}: {verb} by session {got.holder.session}, process {holder.pid}")
+    return ExitCode.OK
+
+
+def _lock_release(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from swarmdeck.actions.lock import release
+
+    holder = _lock_holder(args)
+    before = release(args.path, session=_session(args, holder.pid))
+    print(f"{Path(args.path).resolve()}: released (was {before.describe()})")
+    return ExitCode.OK
+
+
+def _lock_show(args: argparse.Namespace) -> int:
+    from swarmdeck.probes.locks import all_locks, read_lock
+
+    states = [read_lock(args.path)] if args.path else all_locks()
+    for state in states:
+        print(f"{state.path or args.path or state.lock_file}: {state.describe()}")
+    if not states:
+        print("no workspace locks")
+    return ExitCode.OK
+
+
+def _lock_claim(args: argparse.Namespace) -> int:
+
+    from swarmdeck.actions.owners import claim_directory
+
+    owner = claim_directory(args.path, session=_session(args, _caller_pid()), purpose=args.purpose)
+    print(f"{args.path}: owned by session {owner.session}")
+    return ExitCode.OK
+
+
+def _lock_cleanup(args: argparse.Namespace) -> int:
+
+    from swarmdeck.actions.owners import cleanup
+    from swarmdeck.config import load_config
+
+    root = args.root or load_config().locks.work_root
+    if not root:
+        raise UsageError("lock cleanup needs --root or locks.work_root in the config")
+    report = cleanup(root, session=_session(args, _caller_pid()))
+    for path in report.removed:
+        print(f"removed {path}")
+    for kept in report.kept:
+        print(f"kept {kept.directory}: {kept.reason}")
+    if report.unchecked:
+        print(f"could not check processes {', '.join(map(str, report.unchecked))}")
+    return ExitCode.OK
+
+
+ADDERS = {
+    "lock": _add_lock,
+}
+"""The subcommands this module adds, by name."""

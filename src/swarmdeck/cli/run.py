@@ -1,0 +1,101 @@
+"""`swarmdeck run` (a command in a memory cage after admission) and `swarmdeck gpu-run`."""
+
+from __future__ import annotations
+
+import argparse
+
+from swarmdeck.cli.common import context
+
+
+def _add_run(sub) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a command in a memory cage after booking its memory",
+        usage="swarmdeck run [--cap SIZE] [--label L] [--threads N] [--unbounded] [--wait S] "
+        "[--timeout S] [--detach] -- CMD...",
+        epilog="The job finds in $SWARMDECK_SERIAL_FILE a file of its own (in the state folder, "
+        "recorded in its ledger row): while it is serial on purpose (linking, one last test) it "
+        "may write 'serial right now: REASON' into it, and remove it or write anything else "
+        "when the phase ends. The Jobs panel shows the reason beside the job's cores figures, "
+        "so a low thread count is read as intended, not as waste.",
+    )
+    p.add_argument("--cap", metavar="SIZE", help="hard memory cap (512M, 8G, 70%%)")
+    p.add_argument("--label", metavar="L", help="name shown in the Jobs panel")
+    p.add_argument("--threads", type=int, metavar="N", help="threads the job will use")
+    p.add_argument(
+        "--unbounded", action="store_true", help="may grow to the whole slice; killed first"
+    )
+    p.add_argument("--wait", type=float, metavar="S", help="seconds to queue for room")
+    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    p.add_argument(
+        "--detach", action="store_true", help="keep running after this terminal goes away"
+    )
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
+    p.set_defaults(handler=_run, ends_process=True)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from swarmdeck.actions.runner import RunRequest, run_job
+
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    request = RunRequest(
+        argv=command,
+        cap=args.cap,
+        label=args.label,
+        threads=args.threads,
+        unbounded=args.unbounded,
+        wait=args.wait,
+        timeout=args.timeout,
+        detach=args.detach,
+    )
+    config, store = context()
+    try:
+        return run_job(config, store, request)
+    finally:
+        # Here rather than at interpreter exit, which `main` skips for a runner.
+        store.close()
+
+
+# ---- gpu-run ----------------------------------------------------------------------------------
+
+
+def _add_gpu_run(sub) -> None:
+    p = sub.add_parser(
+        "gpu-run",
+        help="free the GPUs (stop allowlisted services), then run a command",
+        usage="swarmdeck gpu-run [--wait] [--wait-limit S] -- CMD...",
+    )
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait while a process not on the allowlist holds a GPU (default: refuse, exit 78)",
+    )
+    p.add_argument("--wait-limit", type=float, metavar="S", help="give up waiting after S seconds")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
+    p.set_defaults(handler=_gpu_run)
+
+
+def _gpu_run(args: argparse.Namespace) -> int:
+    from swarmdeck.actions.quiesce import GpuRunSettings, gpu_run
+    from swarmdeck.config import load_config
+
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    gpu = load_config().gpu
+    settings = GpuRunSettings(
+        allowlist=gpu.allowlist,
+        stop_commands=gpu.stop_commands,
+        wait=args.wait,
+        wait_timeout=args.wait_limit,
+    )
+    return gpu_run(command, settings)
+
+
+ADDERS = {
+    "run": _add_run,
+    "gpu-run": _add_gpu_run,
+}
+"""The subcommands this module adds, by name."""

@@ -1,0 +1,28 @@
+"""`swarmdeck ui`: the control room."""
+
+from __future__ import annotations
+
+import argparse
+
+from swarmdeck.cli.common import context
+
+
+def _add_ui(sub) -> None:
+    p = sub.add_parser("ui", help="the control room (the default)")
+    p.add_argument(
+        "--readonly", action="store_true", help="hide every action that changes anything"
+    )
+    p.set_defaults(handler=_ui)
+
+
+def _ui(args: argparse.Namespace) -> int:
+    from swarmdeck.app.main import run_app
+
+    config, store = context()
+    return run_app(config, store, readonly=getattr(args, "readonly", False))
+
+
+ADDERS = {
+    "ui": _add_ui,
+}
+"""The subcommands this module adds, by name."""
