@@ -178,6 +178,8 @@ class SessionsProbe:
         self._flat: dict[Path, _Tracked] = {}
         self._pids = PidFiles({}, frozenset(), False)
         self._seen_live: set[str] = set()
+        self._running: set[str] = set()
+        """Sessions known to run without a pid file saying so: the caller of a hook."""
         self._assembled: dict[str, SessionInfo] = {}
         self._dirty: set[str] = set()
         self._assembled_at = 0.0
@@ -217,11 +219,12 @@ class SessionsProbe:
         with self._lock:
             return self._assembled.get(session_id)
 
-    def read_one(self, transcript_path: Path) -> SessionInfo | None:
+    def read_one(self, transcript_path: Path, *, running: bool = False) -> SessionInfo | None:
         """One session from its main transcript and its own subagents folder, nothing else.
 
         A subagent's own transcript (`<sid>/subagents/…/agent-<id>.jsonl`) stands for the
-        session it belongs to.
+        session it belongs to. `running` says the session's process is known to run (a hook
+        it called is asking), whatever its pid file says.
         """
         now = self.clock()
         self._read_pid_files()
@@ -229,6 +232,8 @@ class SessionsProbe:
         if not path.name.endswith(".jsonl"):
             return None
         session = self._track_main(path.name[: -len(".jsonl")], path.parent)
+        if running:
+            self._running.add(session.session_id)
         self._update_session(session)
         self._assemble(now)
         return self._assembled.get(session.session_id)
@@ -468,15 +473,17 @@ class SessionsProbe:
         return AgentTranscript(path, agent_id, tracked.fold, meta, tracked.tail.mtime)
 
     def _session_over(self, sid: str) -> bool:
-        """True only on evidence that the session's process is gone: its pid file names a dead
-        (or reused) pid, or this probe saw it live and its pid file is gone now.
+        """True unless the session's process may still run: a subagent of a session that is
+        not live is not running either, so every reader (`status`, the app, the JSON) agrees.
 
-        A session without any pid file (older Claude Code versions, copies of transcripts) is
-        never assumed over: its subagents keep the status their transcripts give them.
+        Over means: not live now, and this Claude Code writes pid files (`sessions/` exists),
+        or the session's own pid file names a dead (or reused) pid, or this probe saw it live.
+        Only a Claude Code that writes no pid files at all leaves liveness unknown; its
+        subagents then keep the status their transcripts give them.
         """
-        if sid in self._pids.live:
+        if sid in self._pids.live or sid in self._running:
             return False
-        return sid in self._seen_live or sid in self._pids.ended
+        return self._pids.folder_exists or sid in self._seen_live or sid in self._pids.ended
 
 
 def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[SessionInfo]:
@@ -501,9 +508,12 @@ def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[Session
     return sessions
 
 
-def read_session(transcript_path: Path, claude_dir: Path | None = None) -> SessionInfo | None:
-    """One session from its transcript path (what a hook is given), read from scratch."""
-    return SessionsProbe(claude_dir).read_one(transcript_path)
+def read_session(
+    transcript_path: Path, claude_dir: Path | None = None, *, running: bool = False
+) -> SessionInfo | None:
+    """One session from its transcript path (what a hook is given), read from scratch;
+    `running` as in `SessionsProbe.read_one`."""
+    return SessionsProbe(claude_dir).read_one(transcript_path, running=running)
 
 
 def _main_transcript(path: Path) -> Path:
@@ -517,11 +527,11 @@ def _main_transcript(path: Path) -> Path:
 
 
 def session_subagents(transcript_path: str | None) -> list[SubagentInfo]:
-    """The subagents of the session whose main transcript this is (what a hook is given);
-    none when there is no such file."""
+    """The subagents of the session whose main transcript this is (what a hook is given: the
+    session is running, it called the hook); none when there is no such file."""
     if not transcript_path or not Path(transcript_path).is_file():
         return []
-    session = read_session(Path(transcript_path))
+    session = read_session(Path(transcript_path), running=True)
     return session.subagents if session else []
 
 
