@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,6 +183,11 @@ class SessionsProbe:
         self._assembled: dict[str, SessionInfo] = {}
         self._dirty: set[str] = set()
         self._assembled_at = 0.0
+        self._hook_running: dict[str, list[HookAgent]] = {}
+        """Subagents running by their hook events, by session, as last handed to
+        `attach_hook_agents`; every assembly adds the ones its transcripts do not show."""
+        self.generation = 0
+        """Counts the changes to what `sessions()` returns; a reader keeps the newest."""
         self._lock = threading.Lock()
         self.watched = False
         """Set while a watcher (sessions_watch.py) keeps this probe current."""
@@ -213,6 +218,32 @@ class SessionsProbe:
     def sessions(self) -> list[SessionInfo]:
         """The sessions as of the last refresh."""
         with self._lock:
+            return self._ordered()
+
+    def reading(self) -> tuple[int, list[SessionInfo]]:
+        """The sessions as of the last refresh with their generation, read together."""
+        with self._lock:
+            return self.generation, self._ordered()
+
+    def attach_hook_agents(self, running: dict[str, list[HookAgent]]) -> list[SessionInfo]:
+        """Take the subagents that hook events say run (by session) and give each session the
+        ones its transcripts do not show yet; the sessions, up to date.
+
+        The sessions handed out are never changed afterwards: a session whose hook subagents
+        changed is replaced by a new one, under the lock, so a reader in another thread (the
+        app's watcher) never sees a half-made or a changing list.
+        """
+        with self._lock:
+            self._hook_running = running
+            now = self.clock()
+            changed = False
+            for sid, info in list(self._assembled.items()):
+                agents = self._hooked(info, now)
+                if agents != info.hook_agents:
+                    self._assembled[sid] = replace(info, hook_agents=agents)
+                    changed = True
+            if changed:
+                self.generation += 1
             return self._ordered()
 
     def session(self, session_id: str) -> SessionInfo | None:
@@ -415,9 +446,23 @@ class SessionsProbe:
             if info is None:
                 self._assembled.pop(sid, None)
             else:
+                info.hook_agents = self._hooked(info, now)
                 self._assembled[sid] = info
+        if self._dirty:
+            self.generation += 1
         self._dirty.clear()
         return self._ordered()
+
+    def _hooked(self, info: SessionInfo, now: float) -> list[HookAgent]:
+        """The hook-event subagents of a session that its transcripts do not show: none once
+        the session is over, nor for a quiet session whose liveness is unknown."""
+        if not info.live and self._session_over(info.session_id):
+            return []
+        recent = now - (info.last_activity_at or 0.0) < STALE_AFTER
+        if not (info.live or recent):
+            return []
+        known = {sub.id for sub in info.subagents}
+        return [a for a in self._hook_running.get(info.session_id, []) if a.agent_id not in known]
 
     def _ordered(self) -> list[SessionInfo]:
         return sorted(
@@ -497,15 +542,7 @@ def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[Session
     except (sqlite3.Error, StateError):
         # Hook events only add to what the transcripts say; without them the view is still true.
         running = {}
-    for session in sessions:
-        recent = now - (session.last_activity_at or 0.0) < STALE_AFTER
-        known = {sub.id for sub in session.subagents}
-        session.hook_agents = [
-            agent
-            for agent in running.get(session.session_id, [])
-            if agent.agent_id not in known and (session.live or recent)
-        ]
-    return sessions
+    return probe.attach_hook_agents(running)
 
 
 def read_session(
