@@ -10,7 +10,7 @@ from textual.widgets import Label, Static
 
 from swarmdeck.app.bar import BarSegment, StackedBar
 from swarmdeck.app.panel import Rows, TablePanel
-from swarmdeck.probes.gpu import GpuCard, GpuRow
+from swarmdeck.probes.gpu import GpuCard
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import in_order
@@ -95,27 +95,22 @@ class GpusPanel(TablePanel):
     def rows(self, snapshot: Snapshot, now: float) -> Rows:
         return {
             key: in_order(cells, PROCESS_COLUMNS)
-            for key, cells in process_rows(self._cards(snapshot)).items()
+            for key, cells in process_rows(snapshot.gpus.cards).items()
         }
 
     def show(self, snapshot: Snapshot) -> None:
-        rows = [row for row in snapshot.gpus if isinstance(row, GpuRow)]
-        cards = self._cards(snapshot)
+        cards = snapshot.gpus.cards
         super().show(snapshot)
         self.set_class(not cards, "-empty")
         empty = self.query_one(".empty", Label)
         empty.display = not cards
-        if rows and not cards:
-            empty.update(state_text(rows[0].snapshot))
+        if not cards:
+            empty.update(state_text(snapshot.gpus))
         self._show_cards(cards)
-        holders = rows[0].snapshot.holders if rows else []
+        holders = snapshot.gpus.holders
         line = self.query_one("#gpu-holders", Static)
         line.display = bool(cards or holders)
         line.update(holder_line(holders))
-
-    @staticmethod
-    def _cards(snapshot: Snapshot) -> list[GpuCard]:
-        return [row.card for row in snapshot.gpus if isinstance(row, GpuRow) and row.card]
 
     def _show_cards(self, cards: list[GpuCard]) -> None:
         box = self.query_one("#gpu-cards", Vertical)

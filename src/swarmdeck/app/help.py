@@ -14,7 +14,8 @@ from swarmdeck.app.hosts import MEMORY_LOOKS, REST, REST_NAME
 GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Hosts", (
         ("cores busy", "cores computing now, measured over the last refresh"),
-        ("job threads free", "threads of the heavy-thread budget no running job has declared"),
+        ("threads free", "threads of the heavy-thread budget (cores.heavy_threads) that no "
+         "running job has declared; cores busy is what is measured"),
         ("history", "busy cores over the last minutes, one bar per refresh"),
         ("memory", "the memory book, left to right: "
          + "  ".join(f"{glyph} {name}" for (_style, glyph), name in zip(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from swarmdeck.app.panel import Rows, TablePanel
-from swarmdeck.probes.ledger import LedgerJob
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import in_order
 from swarmdeck.views.jobs import PANEL_COLUMNS, job_cells, panel_order
@@ -20,14 +19,13 @@ class JobsPanel(TablePanel):
         super().__init__(id="jobs")
 
     def rows(self, snapshot: Snapshot, now: float) -> Rows:
-        jobs = [job for job in snapshot.jobs if isinstance(job, LedgerJob)]
         return {
             str(job.id): in_order(job_cells(job, now), PANEL_COLUMNS)
-            for job in panel_order(jobs)
+            for job in panel_order(snapshot.jobs)
         }
 
     def subtitle(self, snapshot: Snapshot, rows: Rows) -> str:
         if not rows:
             return ""
-        states = [job.state for job in snapshot.jobs if isinstance(job, LedgerJob)]
+        states = [job.state for job in snapshot.jobs]
         return f"{states.count('running')} running, {states.count('queued')} queued"

@@ -165,7 +165,7 @@ class SwarmdeckApp(App[int]):
         if self.sessions_probe is not None:
             self._take_sessions(*self.sessions_probe.reading())
         else:
-            self.sessions = [s for s in message.snapshot.sessions if isinstance(s, SessionInfo)]
+            self.sessions = message.snapshot.sessions
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Re-arm the next probe only when this one is over, so probes never overlap."""
