@@ -18,7 +18,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Footer, Header
 from textual.worker import Worker, WorkerState
 
@@ -55,9 +55,9 @@ class SwarmdeckApp(App[int]):
         Binding("q", "quit", "Quit"),
     ]
 
-    snapshot: reactive[Snapshot | None] = reactive(None)
+    snapshot: var[Snapshot | None] = var(None)
     """The latest snapshot; every panel is bound to it."""
-    sessions: reactive[list[SessionInfo] | None] = reactive(None)
+    sessions: var[list[SessionInfo] | None] = var(None)
     """The Claude Code sessions the Agents panel shows: the newest the sessions probe has
     (woken by transcript writes between snapshots), or the snapshot's with a given prober."""
 
