@@ -41,12 +41,17 @@ def session_label(session: SessionInfo, now: float) -> Text:
     """One line per session: live or not, name, state, tool in flight, swarm figures."""
     name = session.title or (session.cwd or session.session_id).rstrip("/").rsplit("/", 1)[-1]
     label = Text()
+    if session.needs_person:
+        label.append("⚑ ", style="bold black on yellow")
     label.append("● " if session.live else "○ ", style="bold green" if session.live else "dim")
     label.append(name[:50], style="bold" if session.live else "")
     if session.git_branch:
         label.append(f" [{session.git_branch}]", style="magenta")
-    if session.state:
-        label.append(f" {session.state}", style="yellow" if session.state == "waiting" else "")
+    if session.needs_person:
+        why = f": {session.waiting_for}" if session.waiting_for else ""
+        label.append(f" waiting for you{why}", style="bold yellow")
+    elif session.state:
+        label.append(f" {session.state}")
     label.append_text(_tool_text(session.tool_in_flight, now))
     health = session.health
     if health.dispatches or health.running:

@@ -27,7 +27,7 @@ SPARK_WINDOW = 3600.0
 SPARK_BUCKETS = 60
 
 
-class AgentsPanel(Vertical):
+class AgentsPanel(Vertical, can_focus=True):
     """Which sessions are live and what their subagents are doing."""
 
     DEFAULT_CSS = """

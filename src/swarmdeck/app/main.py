@@ -32,8 +32,8 @@ from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.config import Config
 from swarmdeck.paths import claude_dir
+from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
-from swarmdeck.probes.claude.sessions_watch import watch_sessions
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
@@ -41,6 +41,8 @@ from swarmdeck.snapshot import Snapshot, take_snapshot
 from swarmdeck.state import StateStore
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
+PANELS = ("hosts", "jobs", "agents", "gpus", "locks", "alerts")
+"""Panel ids in the order the number keys and `tab` go through them."""
 
 Prober = Callable[[], Snapshot]
 
@@ -53,6 +55,11 @@ class SwarmdeckApp(App[int]):
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
+        *(
+            Binding(str(n), f"focus_panel('{panel}')", f"Focus {panel.capitalize()}",
+                    show=False)
+            for n, panel in enumerate(PANELS, start=1)
+        ),
     ]
 
     snapshot: var[Snapshot | None] = var(None)
@@ -108,8 +115,7 @@ class SwarmdeckApp(App[int]):
             UsageTracker(),
             self.peer_prober,
         )
-        if readonly:
-            self.sub_title = "read-only"
+        self._show_sub_title([])
 
     def compose(self) -> ComposeResult:
         interval = max(0.25, self.config.ui.refresh_interval)
@@ -138,7 +144,7 @@ class SwarmdeckApp(App[int]):
         through `sessions`, as the snapshots do."""
         probe = self.sessions_probe
         assert probe is not None
-        for _ in watch_sessions(probe, self._stop_watching):
+        for _ in sessions_watch.watch_sessions(probe, self._stop_watching):
             if self._stop_watching.is_set():
                 return
             self.call_from_thread(self._take_sessions, *probe.reading())
@@ -148,6 +154,17 @@ class SwarmdeckApp(App[int]):
         if generation >= self._sessions_generation:
             self._sessions_generation = generation
             self.sessions = sessions
+
+    def watch_sessions(self, sessions: list[SessionInfo] | None) -> None:
+        self._show_sub_title(sessions or [])
+
+    def _show_sub_title(self, sessions: list[SessionInfo]) -> None:
+        """The header's second line: read-only, and how many sessions wait for the person."""
+        waiting = sum(1 for session in sessions if session.needs_person)
+        parts = ["read-only"] if self.readonly else []
+        if waiting:
+            parts.append(f"⚑ {waiting} waiting for you")
+        self.sub_title = " · ".join(parts)
 
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
     def probe(self) -> None:
@@ -178,6 +195,37 @@ class SwarmdeckApp(App[int]):
                 self.exit(0)
                 return
             self.set_timer(self.config.ui.refresh_interval, self.probe)
+
+    def action_focus_panel(self, panel_id: str) -> None:
+        """Focus a panel: its table or tree when it shows one, else the panel itself."""
+        panel = self.screen.query_one(f"#{panel_id}")
+        target = next(
+            (w for w in panel.query("KeyedTable, SessionTree") if w.display and w.can_focus),
+            panel,
+        )
+        target.focus()
+
+    def action_focus_next(self) -> None:
+        self._cycle_panels(1)
+
+    def action_focus_previous(self) -> None:
+        self._cycle_panels(-1)
+
+    def _cycle_panels(self, step: int) -> None:
+        """`tab` goes panel to panel on the main screen; elsewhere (a modal's fields) as usual."""
+        if self.screen is not self.screen_stack[0]:
+            if step > 0:
+                self.screen.focus_next()
+            else:
+                self.screen.focus_previous()
+            return
+        focused = self.focused
+        current = next(
+            (i for i, panel in enumerate(PANELS)
+             if focused is not None and any(a.id == panel for a in focused.ancestors_with_self)),
+            -step,
+        )
+        self.action_focus_panel(PANELS[(current + step) % len(PANELS)])
 
     def action_help(self) -> None:
         keys = [

@@ -29,8 +29,9 @@ Rows = dict[str, tuple[Cell, ...]]
 """Row key → cells in column order."""
 
 
-class SnapshotPanel(Vertical):
-    """A titled panel that redraws from each snapshot it is given."""
+class SnapshotPanel(Vertical, can_focus=True):
+    """A titled panel that redraws from each snapshot it is given; it takes the focus itself
+    when it has no table to focus (empty, or a panel of cards)."""
 
     TITLE: ClassVar[str] = ""
 
