@@ -10,7 +10,9 @@ import pytest
 from pilot_waits import probed, until
 
 from claude_lines import ClaudeTree, Lines
+from ledger_rows import add_job
 from swarmdeck.app.agent_tree import SessionTree
+from swarmdeck.app.detail import AgentDetail, JobDetail
 from swarmdeck.app.main import PANELS, SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.probes.procs import start_ticks
@@ -64,3 +66,46 @@ async def test_a_session_waiting_for_the_person_is_marked_and_counted(
         assert label.startswith("⚑ ")
         assert "waiting for you: permission to run git push" in label
         await until(pilot, lambda: "1 waiting for you" in app.sub_title, "the count")
+
+
+async def test_enter_on_a_job_shows_its_detail_and_output_and_escape_goes_back(
+    isolated_home: Path,
+) -> None:
+    output = isolated_home / "job.out"
+    output.write_text("".join(f"line {n}\n" for n in range(40)))
+    store = StateStore.open_default()
+    job_id = add_job(store, label="compile", state="done", argv=["make", "-j8", "all"],
+                     cwd="/work/proj", exit_code=250, outcome="own cap", peak=2 << 20,
+                     hit_ceiling=1, output_path=str(output), started_at=1.0, ended_at=61.0)
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("2", "enter")
+        assert isinstance(app.screen, JobDetail) and app.screen.job_id == job_id
+        await pilot.pause()
+        facts = str(app.screen.query_one("#job-facts").render())
+        assert "make -j8 all" in facts and "/work/proj" in facts and "own cap 250" in facts
+        assert "ceiling" in facts
+        shown = str(app.screen.query_one("#job-output").render())
+        assert "line 39" in shown and "line 19" not in shown
+        await pilot.press("escape")
+        assert not isinstance(app.screen, JobDetail)
+
+
+async def test_enter_on_a_session_shows_its_detail(isolated_home: Path) -> None:
+    tree = ClaudeTree(isolated_home / "claude")
+    main = Lines(SID, branch="feat/x")
+    main.prompt("look around", 0)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), SID)
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        sessions = app.query_one(SessionTree)
+        await until(pilot, lambda: sessions.root.children, "the session")
+        await pilot.press("3", "enter")
+        assert isinstance(app.screen, AgentDetail)
+        await pilot.pause()
+        facts = str(app.screen.query_one("#agent-facts").render())
+        assert SID in facts and "feat/x" in facts
+        await pilot.press("escape")
+        assert not isinstance(app.screen, AgentDetail)

@@ -19,11 +19,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import var
-from textual.widgets import Footer, Header
+from textual.widgets import DataTable, Footer, Header, Tree
 from textual.worker import Worker, WorkerState
 
 from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
+from swarmdeck.app.detail import AgentDetail, JobDetail
 from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.hosts import HostsPanel
@@ -196,6 +197,19 @@ class SwarmdeckApp(App[int]):
                 return
             self.set_timer(self.config.ui.refresh_interval, self.probe)
 
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """`enter` on a job opens its detail view."""
+        if event.data_table.id == "jobs-table" and event.row_key.value is not None:
+            self.push_screen(JobDetail(int(event.row_key.value)))
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        """`enter` on a session or subagent opens its detail view."""
+        key = event.node.data
+        if key is None or key.startswith("h:"):
+            return
+        kind, session_id, *agent = key.split(":", 2)
+        self.push_screen(AgentDetail(session_id, agent[0] if kind == "a" else None))
+
     def action_focus_panel(self, panel_id: str) -> None:
         """Focus a panel: its table or tree when it shows one, else the panel itself."""
         panel = self.screen.query_one(f"#{panel_id}")
@@ -204,6 +218,8 @@ class SwarmdeckApp(App[int]):
             panel,
         )
         target.focus()
+        if isinstance(target, Tree) and target.cursor_line < 0:
+            target.cursor_line = 0
 
     def action_focus_next(self) -> None:
         self._cycle_panels(1)
