@@ -166,3 +166,18 @@ def release(path: Path | str, *, session: str, directory: Path | None = None) ->
                 )
         lock_file.unlink(missing_ok=True)
         return state
+
+
+def release_stale(lock_file: Path) -> LockState:
+    """Clear a stale lock by its file (what the control room's Locks panel shows); what it was.
+
+    A lock whose holder is alive is refused whoever asks: only its own session releases it.
+    """
+    with _guard(lock_file):
+        state = locks.read_lock_file(lock_file)
+        if state.state == HELD:
+            assert state.holder is not None
+            raise RefusedError(f"{state.holder.path}: {state.holder.describe()}; not stale")
+        if state.state != FREE:
+            lock_file.unlink(missing_ok=True)
+        return state

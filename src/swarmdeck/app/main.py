@@ -1,27 +1,35 @@
 """The control room app: lays out the panels and feeds them snapshots probed off the UI loop.
 
 Panels receive the app's `snapshot` (and the Agents panel its `sessions`) by data binding in
-`compose`; they never reach for the app or a probe. New panels are added in `compose` with
-`.data_bind(SwarmdeckApp.snapshot)`; modal screens are pushed from an `action_…` method named
-in `BINDINGS`.
+`compose`; they never reach for the app or a probe. Where to add more:
+- a panel: `compose`, with `.data_bind(SwarmdeckApp.snapshot)` (it subclasses SnapshotPanel or
+  TablePanel from app/panel.py) and its id in PANELS for the number keys;
+- an action that changes something: an `Action` in app/commands.py ACTIONS (key, palette and
+  the read-only guard come from there) and an `action_…` method here that starts with
+  `if self.refused(...)` and asks in a modal screen before it acts.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import var
+from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Tree
 from textual.worker import Worker, WorkerState
 
+from swarmdeck.actions.detach import launch_detached
+from swarmdeck.actions.lock import release_stale
+from swarmdeck.actions.run_request import RunRequest
+from swarmdeck.app import commands
 from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
 from swarmdeck.app.detail import AgentDetail, JobDetail
@@ -32,10 +40,12 @@ from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.config import Config
+from swarmdeck.errors import SwarmdeckError
 from swarmdeck.paths import claude_dir
 from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
 from swarmdeck.probes.host import CpuSampler
+from swarmdeck.probes.locks import LockState
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, take_snapshot
@@ -61,6 +71,7 @@ class SwarmdeckApp(App[int]):
                     show=False)
             for n, panel in enumerate(PANELS, start=1)
         ),
+        *commands.bindings(),
     ]
 
     snapshot: var[Snapshot | None] = var(None)
@@ -242,6 +253,105 @@ class SwarmdeckApp(App[int]):
             -step,
         )
         self.action_focus_panel(PANELS[(current + step) % len(PANELS)])
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """In read-only mode no action that changes anything is offered."""
+        return not (self.readonly and action in commands.MUTATING)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if self.readonly:
+            return
+        for action in commands.ACTIONS:
+            yield SystemCommand(
+                f"{action.description} ({action.key})",
+                f"the {action.key} key",
+                getattr(self, f"action_{action.action}"),
+            )
+
+    def refused(self, action: str) -> bool:
+        """True (and says so) when read-only mode forbids `action`, however it was invoked."""
+        if self.readonly and action in commands.MUTATING:
+            self.notify(f"read-only: {action.replace('_', ' ')} refused", severity="warning")
+            return True
+        return False
+
+    def _selected(self, table_id: str) -> str | None:
+        """The key of the row under the cursor of a panel's table, if it shows rows."""
+        table = self.screen_stack[0].query_one(f"#{table_id}", DataTable)
+        if not table.display or not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return None if key is None else str(key)
+
+    def action_rerun(self) -> None:
+        if self.refused("rerun"):
+            return
+        key = self._selected("jobs-table")
+        jobs = self.snapshot.jobs if self.snapshot else []
+        job = next((j for j in jobs if str(j.id) == key), None)
+        if job is None:
+            self.notify("select a finished job in the Jobs panel (2) first", severity="warning")
+            return
+        why = commands.why_not_rerun(job)
+        if why:
+            self.notify(f"not rerun: {why}", severity="error")
+            return
+        request = commands.rerun_request(job)
+        lines = [f"job {job.id}: {job.label}", "", commands.command_line(request), "",
+                 "booked from its history of peaks, as any run; it runs detached"]
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._launch(request, f"rerun of job {job.id}")
+
+        self.push_screen(commands.ConfirmScreen("Rerun this job?", lines, "Rerun"), answered)
+
+    @work(thread=True, group="launch", exit_on_error=False)
+    def _launch(self, request: RunRequest, what: str) -> None:
+        """Start a detached runner; returns once it is admitted (or refused)."""
+        code = launch_detached(request)
+        if code == 0:
+            self.call_from_thread(self.notify, f"{what}: admitted, runs detached")
+        else:
+            self.call_from_thread(
+                self.notify, f"{what}: not started (exit {code})", severity="error"
+            )
+        self.call_from_thread(self.probe)
+
+    def action_release_lock(self) -> None:
+        if self.refused("release_lock"):
+            return
+        key = self._selected("locks-table")
+        found = self.snapshot.locks if self.snapshot else []
+        lock = next(
+            (item for item in found
+             if isinstance(item, LockState) and f"lock:{item.lock_file}" == key),
+            None,
+        )
+        if lock is None:
+            self.notify("select a lock in the Locks panel (5) first", severity="warning")
+            return
+        why = commands.why_not_release(lock)
+        if why:
+            self.notify(f"not released: {why}", severity="error")
+            return
+        lines = [lock.path or str(lock.lock_file), f"{lock.state}: {lock.reason}",
+                 "", f"removes {lock.lock_file}"]
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                release_stale(lock.lock_file)
+            except SwarmdeckError as error:
+                self.notify(f"not released: {error}", severity="error")
+                return
+            self.notify(f"released the stale lock of {lock.path or lock.lock_file}")
+            self.probe()
+
+        self.push_screen(commands.ConfirmScreen("Release this stale lock?", lines, "Release"),
+                         answered)
 
     def action_help(self) -> None:
         keys = [
