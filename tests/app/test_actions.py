@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 from pilot_waits import probed, until
+from textual.widgets import Button, Input
 
 from actions.cagekit import new_slice, remove_tree, write_config
 from ledger_rows import add_job
 from swarmdeck.actions import lock
 from swarmdeck.app.commands import ACTIONS, ConfirmScreen
+from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.probes import locks
@@ -145,3 +147,39 @@ async def test_every_action_is_in_the_palette_with_its_key() -> None:
         titles = [command.title for command in app.get_system_commands(app.screen)]
         for action in ACTIONS:
             assert f"{action.description} ({action.key})" in titles
+
+
+async def test_n_shows_the_booking_and_the_command_line_then_launches(
+    caged: Path, isolated_home: Path
+) -> None:
+    store = StateStore.open_default()
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probed(pilot)
+        await pilot.press("n")
+        assert isinstance(app.screen, LaunchScreen)
+        screen = app.screen
+        launch = screen.query_one("#do", Button)
+        preview = screen.query_one("#launch-preview")
+        screen.query_one("#launch-cwd", Input).value = str(isolated_home)
+        screen.query_one("#launch-threads", Input).value = "many"
+        screen.query_one("#launch-command", Input).value = "sh -c 'exit 5'"
+        await until(pilot, lambda: "threads 'many'" in str(preview.render()), "the problem")
+        assert launch.disabled
+        screen.query_one("#launch-threads", Input).value = "1"
+        screen.query_one("#launch-cap", Input).value = "64M"
+        await until(pilot, lambda: not launch.disabled, "a valid form")
+        shown = str(preview.render())
+        assert "booked 64M (via cap), cap 64M" in shown and "fits now" in shown
+        assert "swarmdeck run --detach --cap 64M --threads 1 -- sh -c 'exit 5'" in shown
+        launch.press()
+        await pilot.pause()
+        assert not isinstance(app.screen, LaunchScreen)
+
+        def finished() -> bool:
+            jobs = list(ledger_jobs(store))
+            return bool(jobs) and jobs[0].state == "done"
+
+        await until(pilot, finished, "the launched job finished")
+        [job] = list(ledger_jobs(store))
+        assert job.exit_code == 5 and job.cap == 64 * MIB and job.threads == 1

@@ -33,6 +33,7 @@ class Action:
 
 
 ACTIONS = (
+    Action("n", "launch", "Launch a caged job"),
     Action("r", "rerun", "Rerun the selected finished job"),
     Action("l", "release_lock", "Release the selected stale lock"),
 )
@@ -41,7 +42,8 @@ MUTATING = frozenset(action.action for action in ACTIONS)
 
 
 def bindings() -> list[Binding]:
-    return [Binding(a.key, a.action, a.description.split(" the ")[0]) for a in ACTIONS]
+    return [Binding(a.key, a.action, a.description.split(" the ")[0].split(" a ")[0])
+            for a in ACTIONS]
 
 
 class ConfirmScreen(ModalScreen[bool]):

@@ -11,6 +11,7 @@ Panels receive the app's `snapshot` (and the Agents panel its `sessions`) by dat
 
 from __future__ import annotations
 
+import shlex
 import threading
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -37,6 +38,7 @@ from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
+from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.config import Config
@@ -283,6 +285,19 @@ class SwarmdeckApp(App[int]):
             return None
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         return None if key is None else str(key)
+
+    def action_launch(self) -> None:
+        if self.refused("launch"):
+            return
+        snapshot = self.snapshot
+        host = snapshot.hosts[0].name if snapshot and snapshot.hosts else None
+        book = snapshot.book_of(host) if snapshot and host else None
+
+        def answered(request: RunRequest | None) -> None:
+            if request is not None:
+                self._launch(request, f"job {request.label or shlex.join(request.argv)}")
+
+        self.push_screen(LaunchScreen(self.config, self.store, book), answered)
 
     def action_rerun(self) -> None:
         if self.refused("rerun"):
