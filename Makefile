@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint compile clean
+.PHONY: run test lint compile clean pictures
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -27,6 +27,17 @@ lint: $(STAMP)
 
 test: lint
 	$(PY) -m pytest -q
+
+# The control room's pictures on fixed probe data (tests/app/fixed_room.py): accept the current
+# screens as the snapshot tests' references and copy the ones the README shows.
+SHOTS := tests/app/__snapshots__/test_pictures
+pictures: compile
+	$(PY) -m pytest -q tests/app/test_pictures.py --snapshot-update
+	mkdir -p docs/pictures
+	cp '$(SHOTS)/test_main_screen[120x35].svg' docs/pictures/main-120x35.svg
+	cp '$(SHOTS)/test_main_screen[200x60].svg' docs/pictures/main-200x60.svg
+	cp '$(SHOTS)/test_views[release_lock_modal-keys4].svg' docs/pictures/release-lock.svg
+	cp '$(SHOTS)/test_views[job_detail-keys1].svg' docs/pictures/job-detail.svg
 
 clean:
 	rm -rf $(VENV) .pytest_cache build src/*.egg-info

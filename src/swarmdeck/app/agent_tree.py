@@ -151,6 +151,10 @@ class SessionTree(Tree[str]):
                 self._parent_keys[key] = parent_key
             elif node.label != label:
                 node.set_label(label)
+        for node in self._by_key.values():
+            leaf = not node.children
+            if node.allow_expand == leaf:
+                node.allow_expand = not leaf
 
     def _drop(self, key: str) -> None:
         node = self._by_key.pop(key, None)
