@@ -29,6 +29,10 @@ COMMANDS: dict[str, str] = {
     "run": "run",
     "gpu-run": "run",
     "lock": "lock",
+    "watch": "watch",
+    "kills": "kills",
+    "approve": "kills",
+    "deny": "kills",
     "hook": "hooks",
     "hooks": "hooks",
 }
