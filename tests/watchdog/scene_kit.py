@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_lines import ClaudeTree
 
+from claude_lines import ClaudeTree
 from swarmdeck.config import Config, load_config
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.procs import identity, own_identity

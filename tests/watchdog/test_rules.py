@@ -11,10 +11,10 @@ import os
 import sys
 import time
 
-from busy_job import busy_job
-from claude_lines import BASE, Lines, age
 from scene_kit import SID, insert_hook_event, insert_job, write_watchdog_config
 
+from busy_job import busy_job
+from claude_lines import BASE, Lines, age
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.probes.usage import UsageTracker
