@@ -15,8 +15,9 @@ from scene_kit import SID, insert_hook_event, insert_job, write_watchdog_config
 
 from busy_job import busy_job
 from claude_lines import BASE, Lines, age
+from peer_figures import peer_host_object
 from swarmdeck.probes.host import local_host_name
-from swarmdeck.probes.peer_cache import PeerReading
+from swarmdeck.probes.peer_cache import PeerReading, reading_of
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.watchdog import rules
@@ -313,8 +314,7 @@ def _my_ticks() -> int:
 
 def _peer(room: int) -> PeerReading:
     # What the peer cache holds after reading box2's own `probe --json` (no second host here).
-    return PeerReading("box2", "read", host={"room": room, "machine_room": room},
-                       read_at=time.time())
+    return reading_of("box2", peer_host_object(room=room, machine_room=room), time.time())
 
 
 def test_a_job_queued_here_while_the_peer_has_room_is_found(isolated_home, store):

@@ -38,8 +38,9 @@ def _add_deny(sub) -> None:
 
 
 def _kills(args: argparse.Namespace) -> int:
+    from dataclasses import asdict as as_json
+
     from swarmdeck.errors import UsageError
-    from swarmdeck.snapshot import as_json
     from swarmdeck.watchdog.findings import finding_by_id
     from swarmdeck.watchdog.kills import recent_kill_requests, request_kill
 

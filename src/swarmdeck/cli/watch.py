@@ -73,7 +73,7 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _pass_json(report) -> dict[str, object]:
-    from swarmdeck.snapshot import as_json
+    from dataclasses import asdict as as_json
 
     return {
         "at": time.time(),

@@ -372,11 +372,10 @@ def queued_while_peer_fits(
     out = []
     for job in queued:
         for peer in scene.snapshot.peers:
-            room = peer.host.get("room") if peer.state == "read" else None
-            machine = peer.host.get("machine_room")
-            if not isinstance(room, int) or room < (job.booked or 0):
+            if peer.state != "read" or peer.book is None:
                 continue
-            if isinstance(machine, int) and machine < (job.booked or 0):
+            room = peer.book.usable
+            if room < (job.booked or 0):
                 continue
             command = shlex.join(job.argv)
             out.append(FindingDraft(
