@@ -23,6 +23,7 @@ from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.terminal import controlling_tty, hung_up
+from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import Config
 from swarmdeck.probes.claude.sessions import SessionsProbe
 from swarmdeck.probes.host import CpuSampler
@@ -30,6 +31,7 @@ from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, take_snapshot
 from swarmdeck.state import StateStore
+from swarmdeck.watchdog.loop import Watchdog
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 
@@ -64,6 +66,7 @@ class SwarmdeckApp(App[int]):
         prober: Prober | None = None,
         readonly: bool = False,
         terminal: int | None = None,
+        watchdog: Watchdog | None = None,
     ) -> None:
         """Args:
             config: The effective configuration.
@@ -71,6 +74,8 @@ class SwarmdeckApp(App[int]):
             prober: What takes a snapshot; defaults to probing this host and the store.
             readonly: Hide every action that changes anything.
             terminal: The terminal's descriptor; the app quits when it hangs up.
+            watchdog: The engine run after each snapshot; by default one of its own when the
+                app probes this host (a given prober gets none unless one is passed).
         """
         super().__init__()
         self.config = config
@@ -91,6 +96,7 @@ class SwarmdeckApp(App[int]):
             UsageTracker(),
             self.peer_prober,
         )
+        self.watchdog = watchdog or (Watchdog(config, store) if prober is None else None)
         if readonly:
             self.sub_title = "read-only"
 
@@ -105,6 +111,7 @@ class SwarmdeckApp(App[int]):
         with Horizontal(id="lower"):
             yield GpusPanel()
             yield LocksPanel()
+        yield WatchdogPanel()
         yield AlertsPanel()
         yield Footer()
 
@@ -114,11 +121,16 @@ class SwarmdeckApp(App[int]):
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
     def probe(self) -> None:
         """Take a snapshot in a thread: probes read /proc and SQLite, never on the UI loop."""
-        self.post_message(self.SnapshotReady(self.prober()))
+        snapshot = self.prober()
+        if self.watchdog is not None:
+            snapshot = self.watchdog.observe(snapshot)
+        self.post_message(self.SnapshotReady(snapshot))
 
     def on_unmount(self) -> None:
         if self.peer_prober is not None:
             self.peer_prober.close()
+        if self.watchdog is not None:
+            self.watchdog.close()
 
     def on_swarmdeck_app_snapshot_ready(self, message: SnapshotReady) -> None:
         self.snapshot = message.snapshot

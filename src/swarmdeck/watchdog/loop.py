@@ -53,6 +53,7 @@ class Watchdog:
         self.holder = holder or new_holder()
         self.history = History(config.watchdog.history)
         self.reader = SceneReader()
+        self._last_pass: float | None = None
 
     def run_pass(self, snapshot: Snapshot, now: float | None = None) -> PassReport:
         now = time.time() if now is None else now
@@ -66,8 +67,12 @@ class Watchdog:
         return report
 
     def observe(self, snapshot: Snapshot) -> Snapshot:
-        """A pass over the snapshot, and the snapshot with the records as the pass left them."""
-        self.run_pass(snapshot)
+        """The snapshot with the records as they are after a pass over it; the pass is made
+        only once `watchdog.interval` has gone by since the last (the app refreshes faster)."""
+        moment = time.monotonic()
+        if self._last_pass is None or moment - self._last_pass >= self.config.watchdog.interval:
+            self._last_pass = moment
+            self.run_pass(snapshot)
         return replace(
             snapshot,
             findings=open_findings(self.store),
