@@ -52,7 +52,7 @@ class Watchdog:
         self.store = store
         self.holder = holder or new_holder()
         self.history = History(config.watchdog.history)
-        self.reader = SceneReader()
+        self.reader = SceneReader(config.watchdog.repeat_max)
         self._last_pass: float | None = None
 
     def run_pass(self, snapshot: Snapshot, now: float | None = None) -> PassReport:

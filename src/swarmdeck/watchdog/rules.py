@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -227,10 +228,10 @@ def heavy_without_run(
     scene: Scene, history: History, config: Config, now: float
 ) -> list[FindingDraft]:
     """A heavy command (a `hooks.heavy_patterns` match) that ran without `swarmdeck run`."""
-    patterns = [re.compile(p) for p in config.hooks.heavy_patterns]
+    heavy = _any_of(config.hooks.heavy_patterns)
     out = []
     for ran in scene.ran_commands:
-        if _caged(ran.command) or not any(p.search(ran.command) for p in patterns):
+        if not heavy(ran.command) or _caged(ran.command):
             continue
         session = scene.session(ran.session_id)
         who = _who(session, ran.agent_id) if session else f"session {_short(ran.session_id)}"
@@ -244,6 +245,18 @@ def heavy_without_run(
             session_id=ran.session_id,
         ))
     return out
+
+
+@lru_cache(maxsize=4)
+def _any_of(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether any of `patterns` matches: one search per command where they combine into one
+    regex, else (a pattern with its own global flags, say) one search each."""
+    try:
+        combined = re.compile("|".join(f"(?:{pattern})" for pattern in patterns))
+    except re.error:
+        each = [re.compile(pattern) for pattern in patterns]
+        return lambda text: any(p.search(text) for p in each)
+    return lambda text: combined.search(text) is not None
 
 
 def _caged(command: str) -> bool:

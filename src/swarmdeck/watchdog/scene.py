@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
 TAIL_BYTES = 64 * 1024
-"""How much of the end of a transcript is read for its latest Bash calls."""
+"""How much of the end of a transcript is read, at most, for its latest Bash calls."""
 EVENT_WINDOW = 600.0
 """How far back hook events are read for commands run outside the cage."""
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -105,9 +105,14 @@ class Scene:
 
 
 class SceneReader:
-    """Reads the facts beside each snapshot; keeps parsed transcript tails between passes."""
+    """Reads the facts beside each snapshot; keeps parsed transcript tails between passes.
 
-    def __init__(self) -> None:
+    `bash_runs` is how many of each session's latest Bash calls are wanted (the repeat rule's
+    `watchdog.repeat_max`): a tail is read from its end only until that many are found.
+    """
+
+    def __init__(self, bash_runs: int = 3) -> None:
+        self.wanted = bash_runs
         self._tails: dict[str, tuple[tuple[int, float], list[BashRun]]] = {}
 
     def read(self, snapshot: Snapshot, store: StateStore, now: float) -> Scene:
@@ -129,7 +134,7 @@ class SceneReader:
         cached = self._tails.get(path)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        runs = bash_runs(Path(path), info.st_size)
+        runs = bash_runs(Path(path), info.st_size, self.wanted)
         self._tails[path] = (stamp, runs)
         return runs
 
@@ -221,8 +226,9 @@ def _task_count(tasks: Any) -> int:
     return len(entries) if isinstance(entries, list) else 0
 
 
-def bash_runs(path: Path, size: int) -> list[BashRun]:
-    """The finished Bash calls in the last TAIL_BYTES of a transcript, oldest first."""
+def bash_runs(path: Path, size: int, wanted: int) -> list[BashRun]:
+    """The latest `wanted` finished Bash calls in the last TAIL_BYTES of a transcript, oldest
+    first; lines are parsed from the end, and only until that many are found."""
     try:
         with path.open("rb") as handle:
             handle.seek(max(0, size - TAIL_BYTES))
@@ -232,10 +238,13 @@ def bash_runs(path: Path, size: int) -> list[BashRun]:
     lines = data.split(b"\n")
     if size > TAIL_BYTES:
         lines = lines[1:]  # the first line was cut by the seek
-    commands: dict[str, str] = {}
+    results: dict[str, tuple[str, float | None]] = {}
     runs: list[BashRun] = []
-    for raw in lines:
-        if b'"Bash"' not in raw and b"tool_result" not in raw:
+    for raw in reversed(lines):
+        if len(runs) >= wanted:
+            break
+        has_result, has_bash = b"tool_result" in raw, b'"Bash"' in raw
+        if not has_result and not (has_bash and results):
             continue
         try:
             record = json.loads(raw)
@@ -247,18 +256,17 @@ def bash_runs(path: Path, size: int) -> list[BashRun]:
         for block in content:
             if not isinstance(block, dict):
                 continue
-            if block.get("type") == "tool_use" and block.get("name") == "Bash":
+            if block.get("type") == "tool_result":
+                digest = hashlib.blake2b(
+                    text_of(block.get("content")).encode(), digest_size=12
+                ).hexdigest()
+                at = timestamp(record.get("timestamp"))
+                results[str(block.get("tool_use_id"))] = (digest, at)
+            elif block.get("type") == "tool_use" and block.get("name") == "Bash":
+                use_id = str(block.get("id"))
                 command = (block.get("input") or {}).get("command")
-                if isinstance(command, str):
-                    commands[str(block.get("id"))] = command
-            elif block.get("type") == "tool_result":
-                use_id = str(block.get("tool_use_id"))
-                if use_id in commands:
-                    digest = hashlib.blake2b(
-                        text_of(block.get("content")).encode(), digest_size=12
-                    ).hexdigest()
-                    runs.append(
-                        BashRun(use_id, commands.pop(use_id), digest,
-                                timestamp(record.get("timestamp")))
-                    )
-    return runs
+                if use_id in results and isinstance(command, str):
+                    digest, at = results.pop(use_id)
+                    runs.append(BashRun(use_id, command, digest, at))
+    runs.reverse()
+    return runs[-wanted:] if wanted else runs
