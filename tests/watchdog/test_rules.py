@@ -16,6 +16,8 @@ from scene_kit import SID, insert_hook_event, insert_job, write_watchdog_config
 from busy_job import busy_job
 from claude_lines import BASE, Lines, age
 from peer_figures import peer_host_object
+from swarmdeck.actions.owners import claim_directory
+from swarmdeck.config import load_config
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.peer_cache import PeerReading, reading_of
 from swarmdeck.probes.usage import UsageTracker
@@ -185,6 +187,18 @@ def test_a_round_ended_with_a_background_task_is_not_found(
     assert drafts(rules.round_ended_without_background, config, store, time.time()) == []
 
 
+def test_a_round_taken_up_again_after_its_stop_is_not_found(
+    isolated_home, store, tree, live_session
+):
+    config = write_watchdog_config(isolated_home)
+    stopped = time.time() - 30
+    lines = main_lines()
+    lines.prompt("next, please", stopped + 10 - BASE)
+    tree.write_main(lines)
+    insert_hook_event(store, "Stop", stopped, background_tasks=[])
+    assert drafts(rules.round_ended_without_background, config, store, time.time()) == []
+
+
 # ---------------------------------------------------------------- heavy without swarmdeck run
 
 
@@ -292,6 +306,35 @@ def test_a_job_of_a_subagent_still_working_is_not_found(
     job = processes("sleep", "300")
     insert_job(store, job.pid, session_id=SID, agent_id="agent7", started_at=time.time())
     assert drafts(rules.job_outlived_subagent, config, store, time.time()) == []
+
+
+# ---------------------------------------------------------------- scratch copy outlived
+
+
+def _scratch(isolated_home, tree, processes, finished: bool):
+    work = isolated_home / "work"
+    (isolated_home / "config.toml").write_text(f'[locks]\nwork_root = "{work}"\n')
+    _subagent_session(tree, finished=finished)
+    copy = work / "copy-agent7"
+    claim_directory(copy, session="agent7", purpose="scratch copy")
+    processes("sleep", "300", cwd=copy)
+    return load_config(), copy
+
+
+def test_a_scratch_copy_in_use_after_its_subagent_handed_back_is_found(
+    isolated_home, store, tree, live_session, processes
+):
+    config, copy = _scratch(isolated_home, tree, processes, finished=True)
+    found = drafts(rules.scratch_copy_outlived_subagent, config, store, time.time())
+    assert [d.key for d in found] == [f"scratch_copy_outlived_subagent:{copy}"]
+    assert found[0].session_id == SID
+
+
+def test_a_scratch_copy_of_a_subagent_still_working_is_not_found(
+    isolated_home, store, tree, live_session, processes
+):
+    config, _ = _scratch(isolated_home, tree, processes, finished=False)
+    assert drafts(rules.scratch_copy_outlived_subagent, config, store, time.time()) == []
 
 
 # ---------------------------------------------------------------- queued while a peer fits

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 Rule = Callable[["Scene", "History", "Config", float], list[FindingDraft]]
 
 ENDED = frozenset({"completed", "failed", "interrupted"})
+RESUMED_AFTER = 1.0
+"""Transcript activity this many seconds after a Stop means the session took up a new round."""
 WAIT_LOOP = re.compile(
     r"\bwhile\b[^\n]*\bdo\b|\buntil\b[^\n]*\bdo\b|\btail\s+(-\w*\s+)*-\w*[fF]|\bwatch\s|"
     r"\bsleep\s+\d+\s*;\s*done\b"
@@ -211,6 +213,8 @@ def round_ended_without_background(
         session = scene.session(session_id)
         if session is None or not session.live or stop.background_tasks > 0:
             continue
+        if (session.last_activity_at or 0.0) > stop.at + RESUMED_AFTER:
+            continue  # a new round began after the Stop (a prompt came)
         out.append(FindingDraft(
             key=f"round_ended_without_background:{session_id}",
             rule="round_ended_without_background",
@@ -377,6 +381,37 @@ def job_outlived_subagent(
     return out
 
 
+def scratch_copy_outlived_subagent(
+    scene: Scene, history: History, config: Config, now: float
+) -> list[FindingDraft]:
+    """A work directory a subagent claimed (`swarmdeck lock claim`), still in use by some
+    process after that subagent handed back."""
+    ended = {
+        sub.id: session
+        for session in scene.snapshot.sessions
+        for sub in session.subagents
+        if sub.status in ENDED
+    }
+    out = []
+    for row in scene.snapshot.locks:
+        owner = getattr(row, "owner", None)
+        used_by = getattr(row, "used_by", ())
+        if owner is None or not used_by or owner.session not in ended:
+            continue
+        session = ended[owner.session]
+        out.append(FindingDraft(
+            key=f"scratch_copy_outlived_subagent:{row.directory}",
+            rule="scratch_copy_outlived_subagent",
+            subject=f"{row.directory} of agent {owner.session}",
+            severity=WARNING,
+            message=f"still in use by process {', '.join(map(str, used_by))} after its"
+            " subagent handed back",
+            advice="stop what runs there, then `swarmdeck lock cleanup`",
+            session_id=session.session_id,
+        ))
+    return out
+
+
 def queued_while_peer_fits(
     scene: Scene, history: History, config: Config, now: float
 ) -> list[FindingDraft]:
@@ -418,6 +453,7 @@ RULES: tuple[Rule, ...] = (
     resident_over_line,
     threads_underused,
     job_outlived_subagent,
+    scratch_copy_outlived_subagent,
     queued_while_peer_fits,
 )
 """Every rule, in the order a pass runs them."""
