@@ -177,3 +177,22 @@ async def test_alerts_show_merged_counts(isolated_home):
         await _until(pilot, lambda: table.row_count == 1)
         [row] = [table.get_row(key) for key in table.rows]
         assert "3" in [str(cell) for cell in row]
+
+
+async def test_readonly_refuses_a_kill_request(isolated_home):
+    store = StateStore.open_default()
+    config = _config(isolated_home)
+    proc = _stalled_job(isolated_home, store)
+    app = SwarmdeckApp(config, store, prober=partial(take_snapshot, config, store),
+                       watchdog=Watchdog(config, store), readonly=True)
+    try:
+        async with app.run_test(size=(160, 60)) as pilot:
+            findings = app.query_one("#findings-table", KeyedTable)
+            await _until(pilot, lambda: findings.row_count == 1)
+            findings.focus()
+            await pilot.press("k")
+            await pilot.pause(0.3)
+        with store.read() as conn:
+            assert conn.execute("SELECT count(*) FROM kill_requests").fetchone()[0] == 0
+    finally:
+        _stop(proc)
