@@ -33,7 +33,7 @@ from swarmdeck.errors import UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts
 from swarmdeck.probes.machine import local_host_name, mem_total
-from swarmdeck.probes.procs import ProcessIdentity, own_identity, start_ticks
+from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
 from swarmdeck.sizes import SizeSpec, format_size
 
 if TYPE_CHECKING:
@@ -132,13 +132,14 @@ class ChildSetup:
     def __init__(self, cage: Cage, oom_score_adj: int) -> None:
         self.cage = cage
         self.adj = str(oom_score_adj).encode()
+        self.adj_file = str(own_file("oom_score_adj"))
         self.runner_pid = os.getpid()
         self.libc = ctypes.CDLL(None, use_errno=True)
 
     def __call__(self) -> None:
         self.cage.join()
         try:
-            fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+            fd = os.open(self.adj_file, os.O_WRONLY)
             try:
                 os.write(fd, self.adj)
             finally:

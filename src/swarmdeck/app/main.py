@@ -113,7 +113,8 @@ class SwarmdeckApp(App[int]):
 
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
     def probe(self) -> None:
-        """Take a snapshot in a thread: probes read /proc and SQLite, never on the UI loop."""
+        """Take a snapshot in a thread: probes read kernel files and SQLite, never on the UI
+        loop."""
         self.post_message(self.SnapshotReady(self.prober()))
 
     def on_unmount(self) -> None:

@@ -74,18 +74,16 @@ def _session(args: argparse.Namespace, pid: int) -> str:
 
 
 def _lock_acquire(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from swarmdeck.actions.lock import acquire
 
     holder = _lock_holder(args)
     what = args.what
     if what is None:
-        try:
-            raw = Path(f"/proc/{holder.pid}/cmdline").read_bytes()
-        except OSError:
-            raw = b""  # the holder's command is only a label; the lock works without it
-        what = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+        from swarmdeck.probes.procs import command_line
+
+        # The holder's command is only a label; the lock works without it ("" when unread).
+        what = command_line(holder.pid)
     got = acquire(
         args.path,
         session=_session(args, holder.pid),
