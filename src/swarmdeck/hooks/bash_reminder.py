@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck.durations import runtime_text
-from swarmdeck.hooks.classify import HeavyMatch, caged_command
+from swarmdeck.hooks.classify import CLASSIFY_LIMIT, HeavyMatch, caged_command
 from swarmdeck.hooks.contract import added_context
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.resources import HostFacts, local_facts, peer_facts
@@ -98,8 +98,9 @@ def _short(command: str) -> str:
 
 
 def command_argv(command: str) -> list[str]:
-    """The argv `swarmdeck run` gets: the words of a simple command, else `bash -c COMMAND`."""
-    if "\n" in command.strip():
+    """The argv `swarmdeck run` gets: the words of a simple command, else `bash -c COMMAND`
+    (also for one over CLASSIFY_LIMIT, which is not split into words)."""
+    if "\n" in command.strip() or len(command) > CLASSIFY_LIMIT:
         return ["bash", "-c", command]
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
