@@ -306,7 +306,8 @@ class HostConfig:
 
     name: str = field(
         metadata=about(
-            "the host's name in swarmdeck (unique), as in `peer run NAME`", check=_host_name
+            "the host's name in swarmdeck (unique): how commands, status and the app name it",
+            check=_host_name,
         )
     )
     address: str = field(metadata=about("host name or IP address to connect to", check=_address))

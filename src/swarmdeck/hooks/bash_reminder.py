@@ -226,7 +226,7 @@ def decide(
             return Verdict(
                 f"can run on {peer.name}",
                 f"No room here now. Run it in a checkout on {peer.name} as: "
-                + run_line(argv, label, booking)
+                + run_line(argv, label, booking, "swarmdeck")
                 + "; or queue it here with the same line (it waits for room).",
             )
     rooms = [h.memory_room for h in hosts if h.readable and h.memory_room is not None]
@@ -242,8 +242,13 @@ def decide(
     )
 
 
-def run_line(argv: list[str], label: str, booking: Booking) -> str:
-    return "swarmdeck run" + _options(label, booking) + " -- " + _join(argv)
+def run_line(argv: list[str], label: str, booking: Booking, command: str | None = None) -> str:
+    """The line that runs `argv` under swarmdeck; `command` defaults to this host's swarmdeck,
+    by the absolute path `hooks install` wrote into settings.json (an agent's PATH may lack it)."""
+    from swarmdeck.actions.hooks_install import swarmdeck_executable
+
+    program = command if command is not None else shlex.quote(swarmdeck_executable())
+    return program + " run" + _options(label, booking) + " -- " + _join(argv)
 
 
 def _options(label: str, booking: Booking) -> str:
