@@ -29,7 +29,7 @@ from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import OomVerdict, classify_oom
 from swarmdeck.actions.run_request import RunRequest
-from swarmdeck.errors import UsageError
+from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts
 from swarmdeck.probes.machine import local_host_name, mem_total
@@ -248,7 +248,11 @@ def _admitted_run(
         note(error.message)
         return 128 + error.signum
     job_id = admission.job_id
-    output = detached.admitted(job_id) if detached is not None else None
+    try:
+        output = detached.admitted(job_id) if detached is not None else None
+    except StateError as error:
+        return _never_ran(store, prepared, job_id, booking.cap, error.message,
+                          int(error.exit_code), note)
     try:
         cage = prepared.backend.create_cage(job_id, booking.cap)
     except CageError as error:
