@@ -112,11 +112,12 @@ def take_snapshot(
     """
     host = host_snapshot(config, store, sampler)
     reconcile(store, host.name)
+    jobs = ledger_jobs(store, host.name, usage)
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
-        jobs=list(ledger_jobs(store, host.name, usage)),
-        books=[memory_book(config, store, host.name)],
+        jobs=list(jobs),
+        books=[memory_book(config, store, host.name, jobs)],
         gpus=list(gpu_snapshot(config.gpu.allowlist).as_rows()),
         sessions=sessions_with_hooks(sessions or SessionsProbe(), store),
         locks=list(lock_rows(config.locks.work_root)),
