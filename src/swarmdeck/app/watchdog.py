@@ -14,13 +14,12 @@ from dataclasses import replace
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
-from textual.reactive import reactive
 from textual.widgets import Label
 from textual.widgets.data_table import CellDoesNotExist
 
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.app.panel import SnapshotPanel
 from swarmdeck.durations import age_text
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes.records import (
@@ -31,6 +30,7 @@ from swarmdeck.probes.records import (
     pending_kill_requests,
 )
 from swarmdeck.snapshot import Snapshot
+from swarmdeck.state import StateStore
 from swarmdeck.views.cells import in_order
 from swarmdeck.views.records import KILL_COLUMNS, LEVEL_STYLES, kill_cells
 from swarmdeck.watchdog.findings import acknowledge
@@ -60,9 +60,13 @@ def finding_row(finding: Finding, now: float) -> dict[str, object]:
     }
 
 
-class WatchdogPanel(Vertical):
-    """Findings keyed by id, then the pending kill requests keyed by id."""
+class WatchdogPanel(SnapshotPanel):
+    """Findings keyed by id, then the pending kill requests keyed by id.
 
+    Its keys change the store, so it is given the store (and whether the app is read-only)
+    rather than reaching for the app's."""
+
+    TITLE = "Watchdog"
     BINDINGS = [
         Binding("a", "acknowledge", "Acknowledge"),
         Binding("k", "request_kill", "Request kill"),
@@ -70,21 +74,17 @@ class WatchdogPanel(Vertical):
         Binding("d", "deny", "Deny kill"),
     ]
 
-    snapshot: reactive[Snapshot | None] = reactive(None)
-    """The latest snapshot of the whole room."""
-
-    def __init__(self) -> None:
-        super().__init__(id="watchdog", classes="panel")
-        self.border_title = "Watchdog"
+    def __init__(self, store: StateStore, *, readonly: bool = False) -> None:
+        super().__init__(id="watchdog")
+        self.store = store
+        self.readonly = readonly
 
     def compose(self) -> ComposeResult:
         yield Label("no findings", classes="empty")
         yield KeyedTable(FINDING_COLUMNS, id="findings-table")
         yield KeyedTable(KILL_COLUMNS, id="kills-table")
 
-    def watch_snapshot(self, snapshot: Snapshot | None) -> None:
-        if snapshot is None:
-            return
+    def show(self, snapshot: Snapshot) -> None:
         now = time.time()
         findings = {
             str(f.id): in_order(finding_row(f, now), FINDING_COLUMNS) for f in snapshot.findings
@@ -92,6 +92,7 @@ class WatchdogPanel(Vertical):
         kills = {
             str(r.id): in_order(kill_cells(r, now), KILL_COLUMNS) for r in snapshot.kill_requests
         }
+        self.set_class(not findings and not kills, "-empty")
         self.query_one(".empty", Label).display = not findings
         table = self.query_one("#findings-table", KeyedTable)
         table.display = bool(findings)
@@ -118,7 +119,7 @@ class WatchdogPanel(Vertical):
         )
 
     def _writable(self) -> bool:
-        if getattr(self.app, "readonly", False):
+        if self.readonly:
             self.notify("read-only: nothing is changed", severity="warning")
             return False
         return True
@@ -127,7 +128,7 @@ class WatchdogPanel(Vertical):
         finding = self.selected_finding()
         if finding is None or not self._writable():
             return
-        acknowledge(self.app.store, finding.id, time.time())
+        acknowledge(self.store, finding.id, time.time())
         self.reload()
 
     def action_request_kill(self) -> None:
@@ -135,7 +136,7 @@ class WatchdogPanel(Vertical):
         if finding is None or not self._writable():
             return
         try:
-            made = request_kill(self.app.store, finding, getpass.getuser(), time.time())
+            made = request_kill(self.store, finding, getpass.getuser(), time.time())
         except SwarmdeckError as error:
             self.notify(error.message, severity="warning")
             return
@@ -157,7 +158,7 @@ class WatchdogPanel(Vertical):
     def run_approval(self, request_id: int) -> None:
         """The stop waits up to its grace period: off the UI loop."""
         try:
-            outcome = approve(self.app.store, request_id, getpass.getuser(), time.time())
+            outcome = approve(self.store, request_id, getpass.getuser(), time.time())
         except SwarmdeckError as error:
             self.app.call_from_thread(self.notify, error.message, severity="error")
             return
@@ -173,7 +174,7 @@ class WatchdogPanel(Vertical):
         if request is None or not self._writable():
             return
         try:
-            deny(self.app.store, request.id, getpass.getuser(), time.time())
+            deny(self.store, request.id, getpass.getuser(), time.time())
         except SwarmdeckError as error:
             self.notify(error.message, severity="warning")
             return
@@ -181,16 +182,14 @@ class WatchdogPanel(Vertical):
         self.reload()
 
     def reload(self) -> None:
-        """Show the records as they are now, without waiting for the next probe."""
-        snapshot = self.app.snapshot
-        if snapshot is None:
+        """Show the records as they are now, without waiting for the next snapshot."""
+        if self.snapshot is None:
             return
-        store = self.app.store
-        self.app.snapshot = replace(
-            snapshot,
-            findings=open_findings(store),
-            kill_requests=pending_kill_requests(store),
-            alerts=open_alerts(store),
+        self.snapshot = replace(
+            self.snapshot,
+            findings=open_findings(self.store),
+            kill_requests=pending_kill_requests(self.store),
+            alerts=open_alerts(self.store),
         )
 
 
