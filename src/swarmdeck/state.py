@@ -196,6 +196,12 @@ MIGRATIONS: list[Migration] = [
         "jobs: when a job's booking was admitted (a queued row exists before it)",
         "ALTER TABLE jobs ADD COLUMN admitted_at REAL;",
     ),
+    Migration(
+        3,
+        "jobs: the run directory of a job run on a peer; dispatches: the memory each booked",
+        "ALTER TABLE jobs ADD COLUMN run_dir TEXT;"
+        " ALTER TABLE dispatches ADD COLUMN booked INTEGER;",
+    ),
     # Reserved: 2 runner/cage, 3 agents/hooks, 4 gpu/locks/usage, 5+ later work.
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""

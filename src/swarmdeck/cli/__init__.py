@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "config": "config",
     "run": "run",
     "gpu-run": "run",
+    "peer": "peer",
     "lock": "lock",
     "hook": "hooks",
     "hooks": "hooks",

@@ -46,7 +46,8 @@ class JobSpec:
     booking: int
     """Bytes of memory the job is expected to hold at its peak (from the peak table)."""
     cap: int
-    """Bytes the job may never exceed (its cage); at least `booking`."""
+    """Bytes the job may never exceed (its cage), at least `booking`; 0 = the host's own
+    runner decides from its history there."""
     threads: int | None = None
     """Threads it declared, if any."""
     gpu: bool = False
@@ -57,6 +58,8 @@ class JobSpec:
     """Paths relative to the job's tree to bring back here when it ends (remote hosts)."""
     untracked: bool = False
     """Also copy files git does not track but does not ignore (remote hosts)."""
+    fingerprint: str = ""
+    """The workload's fingerprint (actions/fingerprint.py), so its peak is remembered."""
 
 
 @dataclass(frozen=True)
