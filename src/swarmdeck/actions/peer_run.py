@@ -274,7 +274,7 @@ def resolve_cap(text: str | None, host: SshHost) -> int:
     from swarmdeck.probes.peer_cache import current_reading
 
     total = int(current_reading(host.name, 1e9).host.get("mem_total") or 0)
-    if spec.fraction is not None and total <= 0:
+    if spec.percent is not None and total <= 0:
         raise RefusedError(
             f"--cap {text} is a share of {host.name}'s memory, which was never read: give a size"
         )
@@ -360,8 +360,14 @@ def drive(
             signals.disarm()
             name = signal.Signals(stop.signum).name
             say(f"got {name}: stopping job {handle.job_id} on {host.name}")
-            host.stop(handle, stop.signum)
             code, outcome = 128 + stop.signum, f"stopped: driver got {name}"
+            try:
+                host.stop(handle, stop.signum)
+            except HostError as error:
+                say(f"{error.message}; its copy stays there: `swarmdeck peer cleanup "
+                    f"{host.name}` stops it and removes it")
+                mark_peer_lost(store, handle.job_id, f"driver got {name}; stop failed")
+                return code
         except HostError as lost:
             signals.disarm()
             say(lost.message)

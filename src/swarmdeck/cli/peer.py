@@ -145,9 +145,10 @@ def _remote_start(args: argparse.Namespace) -> int:
 
 
 def _remote_stop(args: argparse.Namespace) -> int:
-    from swarmdeck.actions.hosts.peer_side import stop_command
+    from swarmdeck.actions.hosts.peer_side import stop
+    from swarmdeck.probes.procs import ProcessIdentity
 
-    print(stop_command(args.pid, args.start_ticks, args.signal))
+    print(stop(ProcessIdentity(args.pid, args.start_ticks), args.signal))
     return 0
 
 
