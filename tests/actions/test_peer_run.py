@@ -4,6 +4,7 @@ root of the test's own."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -209,3 +210,85 @@ def test_a_signal_here_stops_the_remote_tree_fetches_and_removes_the_copy(
     assert list(peer.run_root.iterdir()) == []
     [row] = peer_rows()
     assert (row["state"], row["exit_code"]) == ("done", code)
+
+
+def test_peer_check_says_usable_with_versions_cage_and_toolchains(
+    tmp_path: Path, servers, v1_slice: Path, capfd
+) -> None:
+    start_peer(tmp_path, servers, v1_slice)
+    assert main(["peer", "check", "box2"]) == 0
+    out = capfd.readouterr().out
+    assert "host key verified" in out and "(same)" in out and "same format" in out
+    assert f"cgroup-v1 at {v1_slice}" in out
+    assert "git --version" in out and "usable:" in out
+
+
+def test_peer_check_refuses_another_snapshot_format_with_78(
+    tmp_path: Path, servers, v1_slice: Path, capfd
+) -> None:
+    # A peer whose swarmdeck answers with a snapshot lacking the keys this side reads.
+    fake = tmp_path / "old-swarmdeck"
+    fake.write_text('#!/bin/sh\ncase "$1" in --version) echo swarmdeck 0.0.1;;'
+                    ' *) echo \'{"hosts": [{"name": "x"}]}\';; esac\n')
+    fake.chmod(0o755)
+    start_peer(tmp_path, servers, v1_slice, extra_host=f'swarmdeck = "{fake}"\n')
+    assert main(["peer", "check", "box2"]) == 78
+    err = capfd.readouterr().err
+    assert "speaks another snapshot format (swarmdeck 0.0.1; missing taken_at" in err
+
+
+def test_peer_check_of_a_wrong_host_key_is_78_with_the_reason(
+    tmp_path: Path, servers, v1_slice: Path, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    peer.server.known_hosts(tmp_path / "known_hosts", asyncssh.generate_private_key("ssh-ed25519"))
+    assert main(["peer", "check", "box2"]) == 78
+    assert "host key not trusted" in capfd.readouterr().err
+
+
+def test_cleanup_stops_and_removes_a_run_whose_driver_died(
+    tmp_path: Path, servers, v1_slice: Path
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    pids = tmp_path / "pids"
+    driver = subprocess.Popen(
+        [SWARMDECK, "peer", "run", "box2", "--", "sh", "-c", f"echo $$ > '{pids}'; sleep 600"],
+        cwd=peer.work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    wait_for(pids.exists)
+    wait_for(lambda: bool(pids.read_text().strip()))
+    job = int(pids.read_text())
+    driver.kill()
+    driver.wait()
+    assert read_stat(job) is not None and list(peer.run_root.iterdir())
+    assert main(["peer", "cleanup", "box2"]) == 0
+    stat = read_stat(job)
+    assert stat is None or stat.state == "Z"
+    assert list(peer.run_root.iterdir()) == []
+    [row] = peer_rows()
+    assert (row["state"], row["outcome"]) == ("lost", "cleaned: its driver died")
+    assert main(["peer", "cleanup", "box2"]) == 0  # nothing left: says so, changes nothing
+
+
+def test_a_detached_peer_run_returns_at_once_and_its_row_follows_it_to_the_end(
+    tmp_path: Path, servers, v1_slice: Path, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    go = tmp_path / "go"
+    done = subprocess.run(
+        [SWARMDECK, "peer", "run", "box2", "--detach", "--label", "bg", "--", "sh", "-c",
+         f"echo started; while [ ! -e '{go}' ]; do sleep 0.05; done; echo finished; exit 4"],
+        cwd=peer.work, capture_output=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"runs detached on box2" in done.stdout
+    assert main(["status", "--json"]) == 0
+    jobs = json.loads(capfd.readouterr().out)["jobs"]
+    [job] = [job for job in jobs if job["host"] == "box2"]
+    assert (job["label"], job["state"], job["runner_alive"]) == ("bg", "running", True)
+    go.touch()
+    wait_for(lambda: peer_rows()[0]["state"] == "done")
+    [row] = peer_rows()
+    assert row["exit_code"] == 4 and row["detached"] == 1
+    wait_for(lambda: "finished" in Path(row["output_path"]).read_text())
+    wait_for(lambda: list(peer.run_root.iterdir()) == [])
