@@ -338,16 +338,25 @@ def drive(
     store: StateStore,
     detached: Detached | None = None,
     out: Callable[[bytes], None] | None = None,
+    on_submit: Callable[[int], None] | None = None,
 ) -> int:
-    """Submit `job` to `host`, follow it, fetch, clean up, record; the contract's exit code."""
+    """Submit `job` to `host`, follow it, fetch, clean up, record; the contract's exit code.
+
+    A job run in place (this host) is recorded by its own runner; a job run on a peer is
+    recorded here, in the row its submit made.
+    """
     write = out or _stdout
+    records = host.kind != "local"
     signals = StopSignals()
     signals.install()
     handle: Handle | None = None
     try:
         output = None
         handle = host.submit(job)
-        say(f"job {handle.job_id} runs on {host.name} in {handle.run_dir or 'place'}")
+        say(f"job {handle.job_id} runs on {host.name}" + (
+            f" in {handle.run_dir}" if handle.run_dir else ""))
+        if on_submit is not None:
+            on_submit(handle.job_id)
         if detached is not None:
             output = detached.admitted(handle.job_id)
             set_driver(store, handle.job_id, own_identity(), output)
@@ -366,15 +375,18 @@ def drive(
             except HostError as error:
                 say(f"{error.message}; its copy stays there: `swarmdeck peer cleanup "
                     f"{host.name}` stops it and removes it")
-                mark_peer_lost(store, handle.job_id, f"driver got {name}; stop failed")
+                if records:
+                    mark_peer_lost(store, handle.job_id, f"driver got {name}; stop failed")
                 return code
         except HostError as lost:
             signals.disarm()
             say(lost.message)
-            mark_peer_lost(store, handle.job_id, "lost: connection to the peer")
+            if records:
+                mark_peer_lost(store, handle.job_id, "lost: connection to the peer")
             return LOST_EXIT
         _finish(host, handle, job, write)
-        end_peer_job(store, handle.job_id, code, outcome)
+        if records:
+            end_peer_job(store, handle.job_id, code, outcome)
         if code in (ExitCode.OWN_CAP, ExitCode.SLICE_FULL, ExitCode.TIMED_OUT):
             say(f"job {handle.job_id} on {host.name} ended with {code} ({outcome})")
         return code
