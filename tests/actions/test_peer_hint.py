@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from cagekit import MIB, write_config
 
+from peer_figures import peer_host_object
 from swarmdeck.cli import main
-from swarmdeck.probes.peer_cache import READ, PeerReading, write_reading
+from swarmdeck.probes.peer_cache import reading_of, write_reading
 from swarmdeck.state import StateStore
 
 PEER = '[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\nport = 1\n'
@@ -26,8 +27,8 @@ def queued_here(tmp_path: Path, v1_slice: Path, extra: str = "") -> None:
 
 
 def cache_peer(room: int) -> None:
-    figures = {"room": room, "machine_room": room, "slice_cap": 512 * MIB, "mem_total": 1 << 33}
-    write_reading(PeerReading("box2", READ, host=figures, read_at=time.time()))
+    figures = peer_host_object(room=room, machine_room=room, slice_cap=512 * MIB)
+    write_reading(reading_of("box2", figures, time.time()))
 
 
 def alerts() -> list[dict]:

@@ -32,14 +32,12 @@ def peer_room(host: HostConfig, booked: int, cap: int, refresh_interval: float) 
     reading = current_reading(host.name, refresh_interval)
     if reading.state != READ:
         return None
-    figures = reading.host
-    room, machine, total = (figures.get(k) for k in ("room", "machine_room", "mem_total"))
-    if not all(isinstance(value, int) for value in (room, machine, total)):
+    book = reading.book
+    if book is None:
         return None
-    assert isinstance(room, int) and isinstance(machine, int) and isinstance(total, int)
-    if host.job_cap is not None and cap > host.job_cap.resolve(total):
+    if host.job_cap is not None and cap > host.job_cap.resolve(book.mem_total):
         return None
-    usable = min(room, machine)
+    usable = book.usable
     return usable if booked <= usable else None
 
 
