@@ -117,7 +117,7 @@ def take_snapshot(
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
-        jobs=jobs,
+        jobs=jobs + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
         books=[memory_book(config, store, host.name, jobs)],
         gpus=gpu_snapshot(config.gpu.allowlist),
         sessions=sessions_with_hooks(sessions or SessionsProbe(), store),
