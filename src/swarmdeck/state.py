@@ -196,6 +196,12 @@ MIGRATIONS: list[Migration] = [
         "jobs: when a job's booking was admitted (a queued row exists before it)",
         "ALTER TABLE jobs ADD COLUMN admitted_at REAL;",
     ),
+    Migration(
+        3,
+        "jobs: the Slurm job id of a job submitted to the cluster (NULL for a local run)",
+        "ALTER TABLE jobs ADD COLUMN slurm_job_id INTEGER;"
+        " CREATE INDEX jobs_by_slurm_job_id ON jobs (slurm_job_id);",
+    ),
     # Reserved: 2 runner/cage, 3 agents/hooks, 4 gpu/locks/usage, 5+ later work.
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""

@@ -1,0 +1,1 @@
+"""Where a job can run, behind one interface: fits / submit / follow / stop / fetch."""
