@@ -15,6 +15,7 @@ from swarmdeck.probes.ledger import MemoryBook, ledger_jobs, memory_book
 from swarmdeck.probes.locks import lock_rows
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.probes.records import open_alerts, open_findings, pending_kill_requests
+from swarmdeck.probes.slurm import SlurmReading, our_cluster_jobs, read_cluster
 from swarmdeck.probes.usage import UsageTracker
 
 if TYPE_CHECKING:
@@ -52,6 +53,9 @@ class Snapshot:
     """Each host's memory book; its figures also go into that host's JSON object."""
     peers: list[PeerReading] = field(default_factory=list)
     """Each configured peer's reading; in the JSON they follow this host in `hosts`."""
+    cluster: SlurmReading | None = None
+    """The Slurm cluster's nodes and jobs when [slurm] is enabled; in the JSON its nodes follow
+    the peers in `hosts` (kind "slurm-node") and its jobs follow the ledger's in `jobs`."""
 
     def to_json(self) -> dict[str, Any]:
         """The snapshot JSON of DESIGN.md: every key present, each a list of flat objects."""
@@ -65,6 +69,9 @@ class Snapshot:
                 host.update(book_fields(book))
             host.setdefault("state", "read")
         out["hosts"] += [peer.to_json() for peer in self.peers]
+        if self.cluster is not None:
+            out["hosts"] += self.cluster.hosts_json()
+            out["jobs"] += self.cluster.jobs_json()
         return out
 
 
@@ -124,6 +131,9 @@ def take_snapshot(
         findings=open_findings(store),
         kill_requests=pending_kill_requests(store),
         peers=peers.read_all(config) if peers is not None else [],
+        cluster=(
+            read_cluster(config.slurm, our_cluster_jobs(store)) if config.slurm.enabled else None
+        ),
     )
 
 

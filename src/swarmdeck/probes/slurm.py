@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from swarmdeck.config import SlurmConfig
+    from swarmdeck.state import StateStore
 
 MIB = 1 << 20
 KIND_NODE = "slurm-node"
@@ -510,6 +511,16 @@ class SlurmReading:
 
     def jobs_json(self) -> list[dict[str, Any]]:
         return [job.to_json() for job in self.jobs]
+
+
+def our_cluster_jobs(store: StateStore) -> dict[int, int]:
+    """Slurm job id → ledger id for every job we submitted that the ledger still has open."""
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT slurm_job_id, id FROM jobs WHERE slurm_job_id IS NOT NULL"
+            " AND state IN ('queued', 'admitted', 'running')"
+        ).fetchall()
+    return {int(row[0]): int(row[1]) for row in rows}
 
 
 def cluster_label(config: SlurmConfig) -> str:
