@@ -74,6 +74,12 @@ def _address(address: str) -> str | None:
     return f'{address!r} is not an address: give a host name or IP, like "192.168.1.20"'
 
 
+def _run_root(path: str) -> str | None:
+    if path.strip() and path.strip("/") and "\n" not in path:
+        return None
+    return f'{path!r} is not a usable run root: give a folder like "swarmdeck-runs" or "/scratch"'
+
+
 # Heavy-command patterns match where a command starts: at the beginning, after ; & | ( or `,
 # past env assignments and wrappers (env, nice, time, timeout N, uv run, python -m …), with
 # an optional path before the command name; so `grep pytest` or `pip install pytest` is light.
@@ -278,6 +284,31 @@ class HostConfig:
     timeout: float = field(
         default=8.0,
         metadata=about("seconds to wait for it to answer before it shows as not read", above=0),
+    )
+    run_root: str = field(
+        default="swarmdeck-runs",
+        metadata=about(
+            "folder there that holds each peer run's copy (RUNROOT/LABEL-ID); relative = under "
+            "the ssh user's home",
+            check=_run_root,
+        ),
+    )
+    job_cap: SizeSpec | None = field(
+        default=None,
+        metadata=about("the largest memory cap one job may have there; unset = its whole slice"),
+    )
+    toolchains: tuple[str, ...] = field(
+        default=("python3 --version", "git --version"),
+        metadata=about(
+            "shell commands whose output must read the same here and there before a peer run"
+        ),
+    )
+    reconnect_for: float = field(
+        default=60.0,
+        metadata=about(
+            "seconds a connection lost during a peer run is tried again before giving up",
+            minimum=0,
+        ),
     )
 
 

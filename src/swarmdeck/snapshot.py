@@ -126,7 +126,8 @@ def take_snapshot(
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
-        jobs=list(ledger_jobs(store, host.name, usage)),
+        jobs=list(ledger_jobs(store, host.name, usage))
+        + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
         books=[memory_book(config, store, host.name)],
         gpus=gpu_snapshot(config.gpu.allowlist),
         sessions=sessions_with_hooks(sessions or SessionsProbe(), store),

@@ -198,6 +198,12 @@ MIGRATIONS: list[Migration] = [
     ),
     Migration(
         3,
+        "jobs: the run directory of a job run on a peer; dispatches: the memory each booked",
+        "ALTER TABLE jobs ADD COLUMN run_dir TEXT;"
+        " ALTER TABLE dispatches ADD COLUMN booked INTEGER;",
+    ),
+    Migration(
+        4,
         "jobs: the Slurm job id of a job submitted to the cluster (NULL for a local run)",
         "ALTER TABLE jobs ADD COLUMN slurm_job_id INTEGER;"
         " CREATE INDEX jobs_by_slurm_job_id ON jobs (slurm_job_id);",

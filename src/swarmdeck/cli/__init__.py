@@ -28,6 +28,8 @@ COMMANDS: dict[str, str] = {
     "config": "config",
     "run": "run",
     "gpu-run": "run",
+    "dispatch": "dispatch",
+    "peer": "peer",
     "lock": "lock",
     "hook": "hooks",
     "hooks": "hooks",
