@@ -133,9 +133,11 @@ def node(name: str, free_mib: int, state: str = "idle", total_mib: int = 8000) -
 
 def test_fit_now_ever_or_never_and_nodes_by_free_memory():
     nodes = [node("a", 1000), node("b", 6000), node("c", 8000, state="down", total_mib=64000)]
-    assert fit_of(nodes, 2000 * MIB, 1).now
-    assert fit_of(nodes, 2000 * MIB, 1).best == "b"
-    later = fit_of(nodes, 7000 * MIB, 1)
+    now = fit_of("slurm", nodes, 2000 * MIB, 1)
+    assert (now.now, now.room, now.reason) == (True, 6000 * MIB, "")
+    later = fit_of("slurm", nodes, 7000 * MIB, 1)
     assert (later.now, later.ever) == (False, True)
-    assert not fit_of(nodes, 9000 * MIB, 1).ever
+    never = fit_of("slurm", nodes, 9000 * MIB, 1)
+    assert not never.ever
+    assert "largest usable node" in never.reason
     assert [n.name for n in by_free_memory(nodes)] == ["b", "a", "c"]

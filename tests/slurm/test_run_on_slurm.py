@@ -36,7 +36,8 @@ def hold(mib: int, seconds: float) -> list[str]:
 def submit(request: RunRequest) -> tuple[int, bytes, list[str]]:
     notes: list[str] = []
     sink = io.BytesIO()
-    code = run_on_slurm(load_config(), StateStore.open_default(), request, notes.append, sink)
+    code = run_on_slurm(load_config(), StateStore.open_default(), request, notes.append,
+                        sink.write)
     return code, sink.getvalue(), notes
 
 
