@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from slurmkit import SlurmCluster, why_no_cluster
+from slurmkit import SlurmCluster, wait_for, why_no_cluster
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +42,16 @@ def slurm_config(isolated_home: Path, slurm_cluster: SlurmCluster) -> Path:
         "timeout = 5\n"
     )
     return path
+
+
+@pytest.fixture
+def no_job_left(slurm_cluster: SlurmCluster) -> Iterator[None]:
+    """The test leaves the queue empty: a job it cancelled may take a moment to leave
+    (COMPLETING); one still queued after that was left behind."""
+    yield
+    try:
+        wait_for(lambda: not slurm_cluster.jobs_in_queue(), "the queue empty", 20)
+    except RuntimeError:
+        left = slurm_cluster.jobs_in_queue()
+        slurm_cluster.run("scancel", *left, check=False)
+        pytest.fail(f"jobs left in the queue: {left}")

@@ -28,6 +28,8 @@ HOLD = (
 )
 """A job that holds N MiB for S seconds and prints the peak it really held (ru_maxrss)."""
 
+pytestmark = pytest.mark.usefixtures("no_job_left")
+
 
 def hold(mib: int, seconds: float) -> list[str]:
     return [sys.executable, "-c", HOLD, str(mib), str(seconds)]
@@ -138,7 +140,8 @@ def test_interrupt_cancels_the_job_and_leaves_nothing_in_squeue(slurm_config, sl
 
 def test_status_json_has_the_nodes_as_hosts_and_the_cluster_jobs(slurm_config, slurm_cluster,
                                                                  tmp_path):
-    foreign = slurm_cluster.run("sbatch", "--parsable", "--mem=50M", "--wrap", "sleep 120")
+    foreign = slurm_cluster.run("sbatch", "--parsable", "--mem=50M", "--output=/dev/null",
+                                "--wrap", "sleep 120")
     foreign_id = int(foreign.strip().split(";")[0])
     try:
         wait_for(lambda: str(foreign_id) in slurm_cluster.jobs_in_queue(), "the job queued")
@@ -190,17 +193,3 @@ def test_a_stopped_controller_reads_as_not_read_quickly(slurm_config, slurm_clus
     assert run.returncode == ExitCode.REFUSED, run.stderr
     assert "not read" in run.stderr
     assert run_took < 15, run_took
-
-
-@pytest.fixture(autouse=True)
-def _no_job_left(slurm_cluster: SlurmCluster):
-    """Every test leaves the queue empty: a job a test cancelled may take a moment to leave
-    (COMPLETING); one still queued after that was left behind."""
-    yield
-    try:
-        wait_for(lambda: not slurm_cluster.jobs_in_queue(), "the queue empty", 20)
-    except RuntimeError:
-        left = slurm_cluster.jobs_in_queue()
-        slurm_cluster.run("scancel", *left, check=False)
-        pytest.fail(f"jobs left in the queue: {left}")
-
