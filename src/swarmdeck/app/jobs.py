@@ -13,6 +13,7 @@ from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import in_order
 from swarmdeck.views.jobs import PANEL_COLUMNS, job_cells
+from swarmdeck.views.slurm import cluster_job_cells, cluster_job_key
 
 
 class JobsPanel(Vertical):
@@ -33,11 +34,15 @@ class JobsPanel(Vertical):
         if snapshot is None:
             return
         jobs = snapshot.jobs
-        self.query_one(".empty", Label).display = not jobs
-        table = self.query_one(KeyedTable)
-        table.display = bool(jobs)
         now = time.time()
-        table.sync({str(job.id): in_order(job_cells(job, now), PANEL_COLUMNS) for job in jobs})
+        rows = {str(job.id): in_order(job_cells(job, now), PANEL_COLUMNS) for job in jobs}
+        cluster_jobs = snapshot.cluster.jobs if snapshot.cluster is not None else []
+        rows.update({cluster_job_key(job): in_order(cluster_job_cells(job, now), PANEL_COLUMNS)
+                     for job in cluster_jobs})
+        self.query_one(".empty", Label).display = not rows
+        table = self.query_one(KeyedTable)
+        table.display = bool(rows)
+        table.sync(rows)
         running = sum(1 for job in jobs if job.state == "running")
         queued = sum(1 for job in jobs if job.state == "queued")
         self.border_subtitle = f"{running} running, {queued} queued" if jobs else ""
