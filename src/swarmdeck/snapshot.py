@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from swarmdeck.actions.reconcile import reconcile
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.gpu import GpuSnapshot, gpu_snapshot
-from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot
+from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot, local_host_name
 from swarmdeck.probes.ledger import LedgerJob, MemoryBook, ledger_jobs, memory_book
 from swarmdeck.probes.locks import LockState, OwnedDirectory, lock_rows
 from swarmdeck.probes.nvml import NOT_READ
@@ -118,11 +118,10 @@ def take_snapshot(
     `usage` is a UsageTracker kept the same way: running jobs get their cores in use and
     threads at once since the previous snapshot (none on a tracker's first sight of a job).
 
-    The one change made first: ledger rows whose runner died are closed as lost (and what they
-    left in their cages stopped), so no reader ever shows a dead job as running.
+    It only reads: a job whose runner died is shown as it stands in the ledger, with
+    `stale: true`. Readers a person watches take `reconciled_snapshot` instead.
     """
     host = host_snapshot(config, store, sampler)
-    reconcile(store, host.name)
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
@@ -142,14 +141,29 @@ def take_snapshot(
     )
 
 
+def reconciled_snapshot(config: Config, store: StateStore, *args: Any, **kwargs: Any) -> Snapshot:
+    """`take_snapshot` after the one write the app and `status` make first: ledger rows whose
+    runner died are closed as lost (and what they left in their cages stopped), so neither
+    shows a dead job as running. `swarmdeck probe --json` does not: a peer's probe only reads."""
+    reconcile(store, local_host_name())
+    return take_snapshot(config, store, *args, **kwargs)
+
+
 def one_shot_snapshot(
-    config: Config, store: StateStore, window: float = 0.2, peers: PeerProber | None = None
+    config: Config,
+    store: StateStore,
+    window: float = 0.2,
+    peers: PeerProber | None = None,
+    *,
+    reconciled: bool = False,
 ) -> Snapshot:
     """A snapshot for a caller that takes only one (`status`, `probe`): CPU time and each
     running job's tree are read once `window` seconds before it, so busy cores and every job's
-    cores figures are there instead of blanks."""
+    cores figures are there instead of blanks. `reconciled` closes dead runners' rows first
+    (`reconciled_snapshot`); without it nothing is written."""
     sampler = CpuSampler()
     usage = UsageTracker()
     ledger_jobs(store, usage=usage)
     sampler.prime(window)
-    return take_snapshot(config, store, sampler, usage=usage, peers=peers)
+    take = reconciled_snapshot if reconciled else take_snapshot
+    return take(config, store, sampler, usage=usage, peers=peers)

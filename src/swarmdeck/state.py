@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -320,24 +321,58 @@ def _inspection_uri(path: Path, header: bytes) -> tuple[str, bool]:
     return uri + "&immutable=1", wal.exists() and wal.stat().st_size > 0
 
 
+def _make_private(path: Path) -> None:
+    """Create the database file 0600 before SQLite does (SQLite gives its -wal and -shm files
+    the database's mode), and narrow an existing one of this user's, with its siblings."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        return
+    except FileExistsError:
+        pass  # an existing store: narrowed below
+    except OSError as error:
+        raise StateError(
+            f"state database {path} cannot be created ({error.strerror}); "
+            "set SWARMDECK_STATE_DIR to a writable folder"
+        ) from None
+    for item in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            st = item.lstat()
+            if st.st_uid == os.geteuid() and st.st_mode & 0o077 and stat.S_ISREG(st.st_mode):
+                item.chmod(0o600)
+        except OSError:
+            continue  # a sibling that is not there yet is created with the database's mode
+
+
 def _inspect(path: Path, verify: bool, lock_timeout: float) -> None:
     """Refuse, before SQLite opens it for writing, any file at `path` that is not ours and sound.
 
     Nothing is written here: a missing or empty file is left for setup, anything else is read
     through a read-only connection that creates no sibling files.
     """
+    from swarmdeck.regular_files import NotRegularFile, open_regular
+
     try:
-        if path.stat().st_size == 0:
-            return
-        with path.open("rb") as handle:
-            header = handle.read(100)
+        fd = open_regular(path)
     except FileNotFoundError:
         return
+    except NotRegularFile as error:
+        raise StateError(f"state database {path}: {error}; {_MOVE_ASIDE}") from None
     except OSError as error:
         raise StateError(
             f"state database {path} cannot be read ({error.strerror}); "
             f"swarmdeck left it untouched: check its permissions or {_MOVE_ASIDE}"
         ) from error
+    try:
+        if os.fstat(fd).st_size == 0:
+            return
+        header = os.pread(fd, 100, 0)
+    except OSError as error:
+        raise StateError(
+            f"state database {path} cannot be read ({error.strerror}); "
+            f"swarmdeck left it untouched: check its permissions or {_MOVE_ASIDE}"
+        ) from error
+    finally:
+        os.close(fd)
     if not header.startswith(_SQLITE_MAGIC):
         raise StateError(
             f"{path} is not a SQLite database (it starts with {header[:16]!r}); "
@@ -405,14 +440,9 @@ class StateStore:
         self.verify = verify
         self.lock_timeout = lock_timeout
         self._local = threading.local()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise StateError(
-                f"cannot create the state folder {self.path.parent} ({error.strerror}); "
-                "set SWARMDECK_STATE_DIR to a writable folder"
-            ) from error
+        paths.private_dir(str(self.path.parent))
         _inspect(self.path, self.verify, self.lock_timeout)
+        _make_private(self.path)
         self._migrate()
 
     def __repr__(self) -> str:

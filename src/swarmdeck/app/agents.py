@@ -61,7 +61,7 @@ class AgentsPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("no Claude Code sessions seen", classes="empty")
-        yield SessionTree(id="agents-tree")
+        yield SessionTree(id="agents-tree", tool_call_max=self.app.config.watchdog.tool_call_max)
         yield Label("", id="agents-spark-label")
         yield Sparkline([], id="agents-spark", summary_function=max)
 

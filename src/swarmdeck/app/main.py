@@ -28,7 +28,7 @@ from swarmdeck.probes.claude.sessions import SessionsProbe
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
-from swarmdeck.snapshot import Snapshot, take_snapshot
+from swarmdeck.snapshot import Snapshot, reconciled_snapshot
 from swarmdeck.state import StateStore
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
@@ -83,7 +83,7 @@ class SwarmdeckApp(App[int]):
         """One SSH connection per peer, read in the background: a slow peer never holds up
         this host's figures, and shows as "not read" until it answers or times out."""
         self.prober: Prober = prober or partial(
-            take_snapshot,
+            reconciled_snapshot,
             config,
             store,
             CpuSampler(),
@@ -113,7 +113,8 @@ class SwarmdeckApp(App[int]):
 
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
     def probe(self) -> None:
-        """Take a snapshot in a thread: probes read /proc and SQLite, never on the UI loop."""
+        """Take a snapshot in a thread: probes read kernel files and SQLite, never on the UI
+        loop."""
         self.post_message(self.SnapshotReady(self.prober()))
 
     def on_unmount(self) -> None:

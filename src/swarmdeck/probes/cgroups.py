@@ -12,8 +12,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-MOUNTINFO = Path("/proc/self/mountinfo")
-PROC_CGROUP = Path("/proc/self/cgroup")
+from swarmdeck.probes.procs import own_file
+
 SYSTEMD_BOOTED = Path("/run/systemd/system")
 DEFAULT_SLICE_NAME = "swarmdeck"
 DEFAULT_SCOPE_SLICE = "swarmdeck.slice"
@@ -33,7 +33,7 @@ class Hierarchies:
 
 @dataclass(frozen=True)
 class OwnCgroups:
-    """This process's cgroup paths inside each hierarchy, as /proc/self/cgroup lists them."""
+    """This process's cgroup paths inside each hierarchy, as its own cgroup file lists them."""
 
     v1_memory: str | None
     v2: str | None
@@ -74,7 +74,7 @@ class MemoryReading:
 
 
 def parse_mountinfo(text: str) -> Hierarchies:
-    """The v1 memory mount and the cgroup2 mount from /proc/self/mountinfo."""
+    """The v1 memory mount and the cgroup2 mount from this process's mountinfo."""
     v1_memory: Path | None = None
     v2: Path | None = None
     for line in text.splitlines():
@@ -114,11 +114,11 @@ def parse_proc_cgroup(text: str) -> OwnCgroups:
 
 
 def read_hierarchies() -> Hierarchies:
-    return parse_mountinfo(MOUNTINFO.read_text())
+    return parse_mountinfo(own_file("mountinfo").read_text())
 
 
 def read_own_cgroups() -> OwnCgroups:
-    return parse_proc_cgroup(PROC_CGROUP.read_text())
+    return parse_proc_cgroup(own_file("cgroup").read_text())
 
 
 def _inside(path: Path, root: Path) -> bool:
