@@ -400,6 +400,46 @@ class HostConfig:
     )
 
 
+@dataclass(frozen=True)
+class SlurmConfig:
+    """A Slurm cluster reached through its client commands (sinfo, squeue, sbatch, sacct, …)."""
+
+    enabled: bool = field(
+        default=False,
+        metadata=about("read the cluster's nodes and jobs, and allow `swarmdeck run --on slurm`"),
+    )
+    conf: str = field(
+        default="",
+        metadata=about('slurm.conf the client commands read (SLURM_CONF); "" = their default'),
+    )
+    partition: str = field(
+        default="", metadata=about('partition jobs go to and whose nodes are shown; "" = default')
+    )
+    account: str = field(default="", metadata=about('account jobs are charged to; "" = default'))
+    sbatch_args: tuple[str, ...] = field(
+        default=(), metadata=about('extra sbatch arguments for every job, like ["--qos=low"]')
+    )
+    output_dir: str = field(
+        default="",
+        metadata=about(
+            "folder, seen by the nodes and this host alike, for job output files; "
+            '"" = the state folder'
+        ),
+    )
+    poll_interval: float = field(
+        default=0.25,
+        metadata=about("seconds between looks at a submitted job", above=0, maximum=60),
+    )
+    timeout: float = field(
+        default=5.0,
+        metadata=about(
+            "seconds a client command may take before the cluster shows as not read",
+            above=0,
+            maximum=120,
+        ),
+    )
+
+
 def _default_sources() -> Mapping[str, str]:
     return MappingProxyType({key: "default" for key in schema_keys()})
 
@@ -415,6 +455,7 @@ class Config:
     hooks: HooksConfig = field(default_factory=HooksConfig)
     gpu: GpuConfig = field(default_factory=GpuConfig)
     locks: LocksConfig = field(default_factory=LocksConfig)
+    slurm: SlurmConfig = field(default_factory=SlurmConfig)
     hosts: tuple[HostConfig, ...] = ()
     path: Path | None = None
     """The file the values came from; None when there was none."""

@@ -229,6 +229,12 @@ MIGRATIONS: list[Migration] = [
         "ALTER TABLE jobs ADD COLUMN run_dir TEXT;"
         " ALTER TABLE dispatches ADD COLUMN booked INTEGER;",
     ),
+    Migration(
+        5,
+        "jobs: the Slurm job id of a job submitted to the cluster (NULL for a local run)",
+        "ALTER TABLE jobs ADD COLUMN slurm_job_id INTEGER;"
+        " CREATE INDEX jobs_by_slurm_job_id ON jobs (slurm_job_id);",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 

@@ -12,7 +12,7 @@ def _add_run(sub) -> None:
         "run",
         help="run a command in a memory cage after booking its memory",
         usage="swarmdeck run [--cap SIZE] [--label L] [--threads N] [--unbounded] [--wait S] "
-        "[--timeout S] [--detach] -- CMD...",
+        "[--timeout S] [--detach] [--on slurm] -- CMD...",
         epilog="The job finds in $SWARMDECK_SERIAL_FILE a file of its own (in the state folder, "
         "recorded in its ledger row): while it is serial on purpose (linking, one last test) it "
         "may write 'serial right now: REASON' into it, and remove it or write anything else "
@@ -29,6 +29,11 @@ def _add_run(sub) -> None:
     p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
     p.add_argument(
         "--detach", action="store_true", help="keep running after this terminal goes away"
+    )
+    p.add_argument(
+        "--on",
+        choices=["slurm"],
+        help="submit to the Slurm cluster of [slurm] (sbatch --mem from its learned peak)",
     )
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     p.set_defaults(handler=_run, ends_process=True)
@@ -55,6 +60,10 @@ def _run(args: argparse.Namespace) -> int:
     # interpreter's teardown), every write is committed, and closing the last connection would
     # checkpoint the WAL into the main file, changing it, so the next runner would have to
     # verify the whole file again (17 ms at 16 MB) instead of once per change.
+    if args.on == "slurm":
+        from swarmdeck.actions.slurm_run import run_on_slurm
+
+        return run_on_slurm(config, store, request)
     return run_job(config, store, request)
 
 
