@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "lock": "lock",
     "hook": "hooks",
     "hooks": "hooks",
+    "demo": "demo",
 }
 """Every subcommand, in the order help lists them, and the module of `swarmdeck.cli` adding it."""
 
