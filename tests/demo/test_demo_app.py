@@ -25,9 +25,12 @@ def _ready(snapshot: Snapshot | None) -> bool:
     )
 
 
-async def test_the_app_shows_the_scene_and_quitting_leaves_nothing(tmp_path: Path) -> None:
+async def test_the_app_shows_the_scene_and_quitting_leaves_nothing(
+    tmp_path: Path, demo_slice: str | None
+) -> None:
     before = {name: os.environ.get(name) for name in ("SWARMDECK_STATE_DIR", "CLAUDE_CONFIG_DIR")}
-    scene = Scene(SceneSettings(step=0.5), root=tmp_path / "scene", say=lambda line: None)
+    settings = SceneSettings(step=0.5, slice_name=demo_slice)
+    scene = Scene(settings, root=tmp_path / "scene", say=lambda line: None)
     try:
         scene.start()
         assert scene.store is not None

@@ -42,6 +42,11 @@ def _add_demo(sub) -> None:
         metavar="S",
         help="seconds between the sessions' transcript steps (default 2)",
     )
+    p.add_argument(
+        "--slice",
+        metavar="NAME",
+        help="the cgroup the scene's jobs are capped in (default: swarmdeck-demo-PID)",
+    )
     p.set_defaults(handler=_demo)
 
 
@@ -62,7 +67,7 @@ def _demo(args: argparse.Namespace) -> int:
     if not args.step > 0:
         raise UsageError(f"--step {args.step:g}: give more than 0 seconds")
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    scene = Scene(SceneSettings(step=args.step))
+    scene = Scene(SceneSettings(step=args.step, slice_name=args.slice))
     try:
         scene.start()
         print(scene.summary(), flush=True)

@@ -46,10 +46,12 @@ class SceneError(SwarmdeckError):
 
 @dataclass(frozen=True)
 class SceneSettings:
-    """The scene's pace: seconds between transcript steps, and how long jobs run."""
+    """The scene's pace, how long its jobs run, and the cgroup they are capped in."""
 
     step: float = 2.0
     job_seconds: float = 900.0
+    slice_name: str | None = None
+    """The slice, at the hierarchy's root; None: swarmdeck-demo-PID."""
 
 
 def demo_config(
@@ -144,10 +146,10 @@ class Scene:
 
     def _choose_slice(self) -> str:
         """The scene's own slice, on the backend this machine offers; none means uncaged."""
-        name = f"swarmdeck-demo-{os.getpid()}"
+        name = self.settings.slice_name or f"swarmdeck-demo-{os.getpid()}"
         sites = slice_sites(name)
         site = chosen_site(sites)
-        if site is not None and site.backend == SCOPE:
+        if site is not None and site.backend == SCOPE and not name.endswith(".slice"):
             name = f"swarmdeckdemo{os.getpid()}.slice"
             site = chosen_site(slice_sites(name))
         if site is None:
