@@ -37,8 +37,7 @@ def on_card() -> Iterator[tuple[int, int]]:
 
 def app_with(nvml: Nvml, allowlist: list[str]) -> SwarmdeckApp:
     def prober() -> Snapshot:
-        rows = gpu_snapshot(allowlist, nvml=nvml).as_rows()
-        return Snapshot(taken_at=time.time(), hosts=[], gpus=list(rows))
+        return Snapshot(taken_at=time.time(), hosts=[], gpus=gpu_snapshot(allowlist, nvml=nvml))
 
     return SwarmdeckApp(load_config(), StateStore.open_default(), prober=prober)
 

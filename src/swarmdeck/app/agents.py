@@ -85,7 +85,7 @@ class AgentsPanel(Vertical):
     def watch_snapshot(self, snapshot: Snapshot | None) -> None:
         if snapshot is None:
             return
-        self.show([s for s in snapshot.sessions if isinstance(s, SessionInfo)])
+        self.show(snapshot.sessions)
 
     def watch_focus_session(self, _session_id: str | None) -> None:
         self._draw_sparkline(time.time())

@@ -10,7 +10,7 @@ from textual.widgets import Label, Static
 
 from swarmdeck.app.bar import BarSegment, StackedBar
 from swarmdeck.app.keyed_table import KeyedTable
-from swarmdeck.probes.gpu import GpuCard, GpuRow
+from swarmdeck.probes.gpu import GpuCard
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import Cell, in_order
@@ -97,15 +97,13 @@ class GpusPanel(Vertical):
     def watch_snapshot(self, snapshot: Snapshot | None) -> None:
         if snapshot is None:
             return
-        rows = [row for row in snapshot.gpus if isinstance(row, GpuRow)]
-        cards = [row.card for row in rows if row.card is not None]
+        cards = snapshot.gpus.cards
         empty = self.query_one(".empty", Label)
         empty.display = not cards
-        if rows and not cards:
-            empty.update(state_text(rows[0].snapshot))
+        if not cards:
+            empty.update(state_text(snapshot.gpus))
         self._show_cards(cards)
-        holders = rows[0].snapshot.holders if rows else []
-        self.query_one("#gpu-holders", Static).update(holder_line(holders))
+        self.query_one("#gpu-holders", Static).update(holder_line(snapshot.gpus.holders))
         table = self.query_one(KeyedTable)
         table.display = bool(cards)
         table.sync(self._process_rows(cards))

@@ -16,6 +16,7 @@ from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
+from swarmdeck.views.hosts import figures_of, host_line
 
 MEMORY_LOOKS = (("bold yellow", "█"), ("bold cyan", "█"), ("blue", "█"), ("green", "▒"))
 """Colour and glyph of the memory book's parts, in MemoryBook.bar() order."""
@@ -94,15 +95,8 @@ class HostCard(Vertical):
                 memory.total,
                 f" {format_size(memory.used)}/{format_size(memory.total)} used",
             )
-        load1, load5, load15 = cores.loadavg
         title = Text(host.name, style="bold")
-        title.append(
-            f"   {cores.count} cores · load {load1:.2f} {load5:.2f} {load15:.2f}"
-            f" · threads free {cores.threads_free}/{cores.heavy_threads}"
-            f" · available {format_size(memory.available)}"
-            f" · slice cap {format_size(memory.slice_cap)}",
-            style="not bold",
-        )
+        title.append("   " + host_line(figures_of(host, self.book)), style="not bold")
         self.query_one(".host-name", Static).update(title)
         self.query_one(".busy-history", Sparkline).data = list(self._history)
 
@@ -127,31 +121,12 @@ class HostCard(Vertical):
 def peer_text(peer: PeerReading) -> Text:
     """A peer's card: its figures as it reported them, or "not read: REASON"."""
     text = Text(peer.name, style="bold")
-    if peer.state != "read":
+    if peer.state != "read" or peer.host is None:
         why = f": {peer.reason}" if peer.reason else ""
         text.append(f"   {peer.state}{why}", style="not bold yellow")
         return text
-    host = peer.host
-
-    def size(key: str) -> str:
-        value = host.get(key)
-        return format_size(max(0, value)) if isinstance(value, int) else "–"
-
-    loads = " ".join(
-        f"{v:.2f}" if isinstance(v, int | float) else "–"
-        for v in (host.get("load1"), host.get("load5"), host.get("load15"))
-    )
-    room, machine_room = host.get("room"), host.get("machine_room")
-    usable = room
-    if isinstance(room, int) and isinstance(machine_room, int):
-        usable = min(room, machine_room)
-    text.append(
-        f"   {host.get('cores', '–')} cores · load {loads}"
-        f" · threads free {host.get('threads_free', '–')}/{host.get('heavy_threads', '–')}"
-        f" · available {size('mem_available')} · slice cap {size('slice_cap')}"
-        f" · room {format_size(max(0, usable)) if isinstance(usable, int) else '–'}",
-        style="not bold",
-    )
+    if peer.host is not None:
+        text.append("   " + host_line(figures_of(peer.host, peer.book)), style="not bold")
     return text
 
 

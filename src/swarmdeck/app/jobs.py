@@ -10,7 +10,6 @@ from textual.reactive import reactive
 from textual.widgets import Label
 
 from swarmdeck.app.keyed_table import KeyedTable
-from swarmdeck.probes.ledger import LedgerJob
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import in_order
 from swarmdeck.views.jobs import PANEL_COLUMNS, job_cells
@@ -33,7 +32,7 @@ class JobsPanel(Vertical):
     def watch_snapshot(self, snapshot: Snapshot | None) -> None:
         if snapshot is None:
             return
-        jobs = [job for job in snapshot.jobs if isinstance(job, LedgerJob)]
+        jobs = snapshot.jobs
         self.query_one(".empty", Label).display = not jobs
         table = self.query_one(KeyedTable)
         table.display = bool(jobs)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 # These live in probes/machine.py, so that a runner's start does without this module's
 # snapshot classes; mem_total and parse_meminfo are re-exported for this module's readers.
@@ -17,6 +18,8 @@ from swarmdeck.probes.machine import parse_meminfo as parse_meminfo
 if TYPE_CHECKING:
     from swarmdeck.config import Config
     from swarmdeck.state import StateStore
+
+T = TypeVar("T", int, float, str)
 
 PROC_STAT = Path("/proc/stat")
 PROC_LOADAVG = Path("/proc/loadavg")
@@ -102,6 +105,44 @@ class HostSnapshot:
             "reserve": self.memory.reserve,
             "slice_cap": self.memory.slice_cap,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> HostSnapshot:
+        """A host read back from its `to_json` object (a peer's `probe --json`); a missing or
+        mistyped figure raises ValueError naming it."""
+        busy = data.get("busy_fraction")
+        if busy is not None:
+            busy = _figure(data, "busy_fraction", float)
+        return cls(
+            name=_figure(data, "name", str),
+            local=bool(data.get("local", False)),
+            taken_at=_figure(data, "taken_at", float),
+            cores=Cores(
+                count=_figure(data, "cores", int),
+                busy_fraction=busy,
+                loadavg=(
+                    _figure(data, "load1", float),
+                    _figure(data, "load5", float),
+                    _figure(data, "load15", float),
+                ),
+                heavy_threads=_figure(data, "heavy_threads", int),
+                threads_declared=_figure(data, "threads_declared", int),
+            ),
+            memory=Memory(
+                total=_figure(data, "mem_total", int),
+                available=_figure(data, "mem_available", int),
+                reserve=_figure(data, "reserve", int),
+            ),
+        )
+
+
+def _figure(data: Mapping[str, Any], key: str, kind: type[T]) -> T:
+    """`data[key]` as `kind` (an int passes for a float, a bool for neither)."""
+    value = data.get(key)
+    allowed = (int, float) if kind is float else (kind,)
+    if isinstance(value, bool) or not isinstance(value, allowed):
+        raise ValueError(f"host figure {key!r} missing or not {kind.__name__}: {value!r}")
+    return kind(value)
 
 
 def parse_cpu_times(text: str) -> CpuTimes:
