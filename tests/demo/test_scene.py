@@ -13,6 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from swarmdeck.probes.cgroups import chosen_site, read_hierarchies, slice_sites
+
 SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
 SUMMARY = re.compile(r"demo scene in (\S+): .*\((caged in (\S+)|uncaged)\)")
 
@@ -43,17 +47,24 @@ def _scene_seen(snapshot: dict[str, Any], caged: bool) -> list[str]:
     if not {"running", "completed"} <= statuses:
         missing.append(f"subagents running and completed (seen {sorted(statuses)})")
     jobs = snapshot["jobs"]
-    if caged:
-        if not any(j["exit_code"] == 250 for j in jobs):
-            missing.append("a job that hit its cap (250)")
-        if not any(j["state"] == "queued" for j in jobs):
-            missing.append("a queued job")
-        if len([j for j in jobs if j["state"] == "running"]) < 3:
-            missing.append("three running jobs")
+    grown = 250 if caged else 1
+    if not any(j["exit_code"] == grown for j in jobs):
+        missing.append(f"the job that grows ended with {grown}")
+    if not any(j["state"] == "queued" for j in jobs):
+        missing.append("a queued job")
+    if len([j for j in jobs if j["state"] == "running"]) < 3:
+        missing.append("three running jobs")
+    if len(jobs) != 5 or any(j["label"].endswith("(uncaged)") == caged for j in jobs):
+        missing.append(f"five jobs, {'none' if caged else 'each'} marked uncaged")
     peers = [h for h in snapshot["hosts"] if h.get("local") is False]
     if not any(p["name"] == "loopback" and p["state"] == "read" for p in peers):
         missing.append(f"the loopback peer read ({peers})")
     return missing
+
+
+def slice_site_for_tests():
+    """The cage site a scene of this test run would use (None: it runs uncaged)."""
+    return chosen_site(slice_sites(f"swarmdeck-test-{os.getpid()}-probe"))
 
 
 def _processes_mentioning(text: str) -> list[int]:
@@ -72,10 +83,14 @@ def _processes_mentioning(text: str) -> list[int]:
     return found
 
 
-def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(demo_slice: str | None) -> None:
+@pytest.mark.parametrize("uncaged", [False, True], ids=["caged", "uncaged"])
+def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(
+    demo_slice: str | None, uncaged: bool
+) -> None:
     command = [SWARMDECK, "demo", "--no-ui", "--seconds", "300", "--step", "0.5"]
+    command += ["--slice", demo_slice] if demo_slice else []
     demo = subprocess.Popen(
-        command + (["--slice", demo_slice] if demo_slice else []),
+        command + (["--uncaged"] if uncaged else []),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -83,9 +98,13 @@ def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(demo_slice: s
     )
     try:
         assert demo.stdout is not None
-        first = demo.stdout.readline()
-        match = SUMMARY.search(first)
-        assert match, (first, demo.stderr.read() if demo.poll() is not None else "")
+        said = [demo.stdout.readline()]
+        if said[0].startswith("swarmdeck demo: "):
+            assert "uncaged" in said[0], said
+            said.append(demo.stdout.readline())
+        assert (len(said) == 2) == (uncaged or slice_site_for_tests() is None), said
+        match = SUMMARY.search(said[-1])
+        assert match, (said, demo.stderr.read() if demo.poll() is not None else "")
         root = Path(match.group(1))
         slice_path = Path(match.group(3)) if match.group(3) else None
         assert root.is_dir()
@@ -105,7 +124,6 @@ def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(demo_slice: s
             os.killpg(demo.pid, signal.SIGKILL)
             demo.wait()
     assert _processes_mentioning(str(root)) == []
-    if slice_path is not None:
-        assert slice_path.name == demo_slice
-        assert not slice_path.exists()
+    if demo_slice is not None:
+        assert not Path(read_hierarchies().v1_memory or "/nonexistent", demo_slice).exists()
     assert not root.exists()

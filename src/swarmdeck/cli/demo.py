@@ -47,6 +47,11 @@ def _add_demo(sub) -> None:
         metavar="NAME",
         help="the cgroup the scene's jobs are capped in (default: swarmdeck-demo-PID)",
     )
+    p.add_argument(
+        "--uncaged",
+        action="store_true",
+        help="run the jobs without memory cages, as where none can be set up",
+    )
     p.set_defaults(handler=_demo)
 
 
@@ -67,7 +72,8 @@ def _demo(args: argparse.Namespace) -> int:
     if not args.step > 0:
         raise UsageError(f"--step {args.step:g}: give more than 0 seconds")
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    scene = Scene(SceneSettings(step=args.step, slice_name=args.slice))
+    settings = SceneSettings(step=args.step, slice_name=args.slice, uncaged=args.uncaged)
+    scene = Scene(settings)
     try:
         scene.start()
         print(scene.summary(), flush=True)

@@ -9,24 +9,28 @@ a job queued behind it. Each runner is a process group of its own, so the scene 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 MIB = 1 << 20
 
 WORKLOAD = r"""
 import sys, time
-mode, seconds = sys.argv[1], float(sys.argv[2])
+mode, seconds, limit = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 end = time.monotonic() + seconds
 held = []
 step = 0
 while time.monotonic() < end:
     step += 1
     if mode == "grow":
+        if 8 * (len(held) + 1) > limit:
+            print(f"stopping at {8 * len(held)} MiB: uncaged, nothing else would stop it")
+            sys.exit(1)
         block = bytearray(8 << 20)
         block[::4096] = b"\1" * len(range(0, len(block), 4096))
         held.append(block)
@@ -44,9 +48,9 @@ while time.monotonic() < end:
         print(f"step {step}: waiting on the next shard", flush=True)
         time.sleep(2.0)
 """
-"""One small program for every demo job: `grow` takes 8 MiB more every 0.4 s, `busy` computes
-steadily on one core, `idle` holds a little memory and mostly sleeps; each stops after
-argv[2] seconds."""
+"""One small program for every demo job: `grow` takes 8 MiB more every 0.4 s (and stops itself
+before it would pass argv[3] MiB), `busy` computes steadily on one core, `idle` holds a little
+memory and mostly sleeps; each stops after argv[2] seconds."""
 
 
 @dataclass(frozen=True)
@@ -62,14 +66,21 @@ class JobSpec:
     """Started last and expected to queue: the scene does not wait for it to be admitted."""
 
     def argv(self) -> list[str]:
+        """`swarmdeck run` with this job's cap, label, threads and a wait as long as its run."""
         run = [sys.executable, "-m", "swarmdeck.cli", "run", "--cap", f"{self.cap_mib}M"]
         run += ["--label", self.label, "--wait", str(int(self.seconds) + 3600)]
         if self.threads:
             run += ["--threads", str(self.threads)]
-        return [*run, "--", *self.workload()]
+        return [*run, "--", *self.workload(limit_mib=4 * self.cap_mib)]
 
-    def workload(self) -> list[str]:
-        return [sys.executable, "-S", "-c", WORKLOAD, self.mode, str(self.seconds)]
+    def uncaged_argv(self) -> list[str]:
+        """The demo's own uncaged runner for this job (demo/uncaged.py)."""
+        return [sys.executable, "-m", "swarmdeck.demo.uncaged", json.dumps(asdict(self))]
+
+    def workload(self, limit_mib: int) -> list[str]:
+        """The job's program; a growing one stops itself before it passes `limit_mib`."""
+        mode = [self.mode, str(self.seconds), str(limit_mib)]
+        return [sys.executable, "-S", "-c", WORKLOAD, *mode]
 
 
 SLICE_MIB = 768
@@ -109,12 +120,12 @@ class StartedJob:
 
 
 def start_job(spec: JobSpec, logs: Path, caged: bool) -> StartedJob:
-    """Start one job: through `swarmdeck run` when caged, else its workload alone."""
+    """Start one job: through `swarmdeck run` when caged, else through the uncaged runner."""
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{spec.mode}-{spec.cap_mib}M.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            spec.argv() if caged else spec.workload(),
+            spec.argv() if caged else spec.uncaged_argv(),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,

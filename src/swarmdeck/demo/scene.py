@@ -52,6 +52,8 @@ class SceneSettings:
     job_seconds: float = 900.0
     slice_name: str | None = None
     """The slice, at the hierarchy's root; None: swarmdeck-demo-PID."""
+    uncaged: bool = False
+    """Run the jobs uncaged even where cages can be made, as where they cannot."""
 
 
 def demo_config(
@@ -149,6 +151,10 @@ class Scene:
         name = self.settings.slice_name or f"swarmdeck-demo-{os.getpid()}"
         sites = slice_sites(name)
         site = chosen_site(sites)
+        if self.settings.uncaged:
+            self.uncaged_reason = "asked for with --uncaged"
+            self.say(f"swarmdeck demo: the demo's jobs run uncaged ({self.uncaged_reason})")
+            return name
         if site is not None and site.backend == SCOPE and not name.endswith(".slice"):
             name = f"swarmdeckdemo{os.getpid()}.slice"
             site = chosen_site(slice_sites(name))
@@ -156,7 +162,7 @@ class Scene:
             self.uncaged_reason = why_no_site(sites)
             self.say(
                 "swarmdeck demo: no memory cage can be set up here, so the demo's jobs run "
-                f"uncaged, outside the ledger ({self.uncaged_reason})"
+                f"uncaged ({self.uncaged_reason})"
             )
             return name
         self.site = site
@@ -196,8 +202,7 @@ class Scene:
         for spec in demo_jobs(self.settings.job_seconds):
             job = start_job(spec, logs, self.caged)
             self.jobs.append(job)
-            if self.caged:
-                self._wait_for_admission(job)
+            self._wait_for_admission(job)
 
     def _wait_for_admission(self, job: StartedJob) -> None:
         """Wait until the job's row is admitted (queued, for the one meant to queue), so the
@@ -207,7 +212,7 @@ class Scene:
         deadline = time.monotonic() + ADMISSION_TIMEOUT
         while time.monotonic() < deadline:
             if any(
-                row.label == job.spec.label and row.state in wanted
+                row.label.startswith(job.spec.label) and row.state in wanted
                 for row in ledger_jobs(self.store)
             ):
                 return
