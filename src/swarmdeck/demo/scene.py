@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from swarmdeck.actions.cage import CageError, remove_cgroup
+from swarmdeck.actions.cage.scope import user_flag
 from swarmdeck.demo.jobs import MIB, SLICE_MIB, JobSpec, StartedJob, demo_jobs, start_job
 from swarmdeck.demo.loopback import LoopbackSshServer
 from swarmdeck.demo.sessions import DemoSession, ScriptRunner, scripted_sessions
@@ -112,7 +113,7 @@ class Scene:
 
     @property
     def slice_path(self) -> Path | None:
-        return self.site.path if self.site is not None else None
+        return self.site.path if self.site is not None and self.caged else None
 
     def environment(self) -> dict[str, str]:
         return {
@@ -198,11 +199,26 @@ class Scene:
         self.writer.start()
 
     def _start_jobs(self) -> None:
+        """Start the jobs in order; if the first caged one finds no cage after all (the
+        backend looked usable but refused, exit 251), run them all uncaged instead."""
         logs = self.root / "logs"
         for spec in demo_jobs(self.settings.job_seconds):
             job = start_job(spec, logs, self.caged)
             self.jobs.append(job)
-            self._wait_for_admission(job)
+            try:
+                self._wait_for_admission(job)
+            except SceneError:
+                if not (self.caged and len(self.jobs) == 1 and job.process.returncode == 251):
+                    raise
+                self.uncaged_reason = _tail(job)
+                self.say(
+                    "swarmdeck demo: the memory cage could not be set up, so the demo's jobs "
+                    f"run uncaged ({self.uncaged_reason})"
+                )
+                self.caged = False
+                self.jobs.clear()
+                self._start_jobs()
+                return
 
     def _wait_for_admission(self, job: StartedJob) -> None:
         """Wait until the job's row is admitted (queued, for the one meant to queue), so the
@@ -252,7 +268,7 @@ class Scene:
             return
         if self.site.backend == SCOPE:
             subprocess.run(
-                ["systemctl", "stop", self.site.unit],
+                ["systemctl", *user_flag(), "stop", self.site.unit],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 check=False,
