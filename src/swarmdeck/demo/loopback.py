@@ -1,9 +1,10 @@
 """A second host on this machine: asyncssh's SSH server on 127.0.0.1 with generated keys.
 
-It runs each command it is sent in a shell with the peer's own state folder and config, the
+It runs each command it is sent in a shell, streaming input and output both ways as sshd does,
+and serves SFTP on the real filesystem. Commands get the peer's own state folder and config, the
 running interpreter's bin folder first on PATH (so `swarmdeck` there is this swarmdeck), and
 host keys are verified as for any peer: the scene writes the server's key into a known_hosts
-file of its own. Used by `swarmdeck demo` and by the peer tests.
+file of its own. `swarmdeck demo` uses it as its second host.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ class LoopbackSshServer:
                 self.client_key.export_public_key().decode()
             ),
             process_factory=self._handle,
+            sftp_factory=True,
+            encoding=None,
         )
 
     async def _handle(self, process: asyncssh.SSHServerProcess) -> None:
@@ -86,22 +89,50 @@ class LoopbackSshServer:
             self.active -= 1
 
     async def _serve(self, process: asyncssh.SSHServerProcess) -> None:
+        """Input and output copied both ways as they come, as sshd does; the exit status only
+        after all output was passed on. A connection that goes away takes its command's
+        process group with it."""
         proc = await asyncio.create_subprocess_shell(
             process.command or "true",
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
             env=self.env,
         )
         self.children.append(proc)
-        # All output is read before the exit status is sent, so a command that exits at once
-        # cannot race its own output.
-        out, err = await proc.communicate()
-        process.stdout.write(out.decode(errors="replace"))
-        process.stderr.write(err.decode(errors="replace"))
-        process.exit(proc.returncode if proc.returncode is not None else 255)
-        await process.wait_closed()
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        stdin = proc.stdin
+
+        async def pump_in() -> None:
+            try:
+                while data := await process.stdin.read(1 << 16):
+                    stdin.write(data)
+                    await stdin.drain()
+            except (asyncssh.Error, OSError):
+                # The command stopped reading (it exited) or the client went away: either
+                # way nothing more can be passed on, and its exit is handled below.
+                pass
+            finally:
+                stdin.close()
+
+        async def pump_out(source: asyncio.StreamReader, sink: Any) -> None:
+            while data := await source.read(1 << 16):
+                sink.write(data)
+
+        feeding = asyncio.ensure_future(pump_in())
+        try:
+            await asyncio.gather(
+                pump_out(proc.stdout, process.stdout), pump_out(proc.stderr, process.stderr)
+            )
+            code = await proc.wait()
+            process.exit(code if code >= 0 else 128 - code)
+        except (asyncssh.Error, OSError):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+        finally:
+            feeding.cancel()
 
     def known_hosts(self, path: Path, key: asyncssh.SSHKey | None = None) -> Path:
         """Write a known_hosts file naming this server's host key (or `key`) at its port."""
@@ -129,7 +160,11 @@ class LoopbackSshServer:
                     os.killpg(child.pid, signal.SIGKILL)
 
     def stop(self) -> None:
-        """Close every connection, kill what its commands left running, stop the thread."""
+        """Close every connection, kill what its commands left running, stop the thread.
+
+        Stopping a stopped server does nothing."""
+        if self.loop.is_closed():
+            return
 
         async def close() -> None:
             self.acceptor.close()
