@@ -91,6 +91,7 @@ class Scene:
     say: Callable[[str], None] = print
     caged: bool = False
     site: SliceSite | None = None
+    peer_site: SliceSite | None = None
     uncaged_reason: str = ""
     store: StateStore | None = None
     sessions: list[DemoSession] = field(default_factory=list)
@@ -138,7 +139,7 @@ class Scene:
         self.claude_dir.mkdir(parents=True, exist_ok=True)
         slice_setting = self._choose_slice()
         total = mem_total()
-        self.peer = self._start_peer(total)
+        self.peer = self._start_peer(total, _peer_slice(slice_setting))
         known = self.peer.known_hosts(self.root / "known_hosts")
         self.config_path.write_text(
             demo_config(slice_setting, self.peer.host_entry(PEER_NAME, known), total)
@@ -170,13 +171,16 @@ class Scene:
         self.caged = True
         return name
 
-    def _start_peer(self, total: int) -> LoopbackSshServer:
+    def _start_peer(self, total: int, slice_setting: str) -> LoopbackSshServer:
+        """The second host: this machine over SSH, with its own state, config and slice (made
+        only if a job runs there, removed with the scene's)."""
         folder = self.root / "peer"
         folder.mkdir(parents=True, exist_ok=True)
         reserve = total - PEER_SLICE_MIB * MIB
         (folder / "config.toml").write_text(
-            f'[memory]\nslice = "swarmdeck-demo-{os.getpid()}-peer"\nreserve = "{reserve}"\n'
+            f'[memory]\nslice = "{slice_setting}"\nreserve = "{reserve}"\n'
         )
+        self.peer_site = chosen_site(slice_sites(slice_setting))
         return LoopbackSshServer(
             folder,
             env={
@@ -253,7 +257,7 @@ class Scene:
             self.peer.stop()
         if self.store is not None:
             self.store.close()
-        self._remove_slice()
+        self._remove_slices()
         shutil.rmtree(self.root, ignore_errors=True)
         for name, value in self._saved.items():
             if value is None:
@@ -262,19 +266,22 @@ class Scene:
                 os.environ[name] = value
         self._saved.clear()
 
-    def _remove_slice(self) -> None:
-        """Remove the scene's slice and any cage its runners could not remove themselves."""
-        if self.site is None or self.site.path is None:
-            return
-        if self.site.backend == SCOPE:
+    def _remove_slices(self) -> None:
+        """Remove the scene's slice and the peer's, with any cage a runner left behind."""
+        for site in (self.site, self.peer_site):
+            if site is not None and site.path is not None:
+                self._remove_slice(site)
+
+    def _remove_slice(self, site: SliceSite) -> None:
+        if site.backend == SCOPE:
             subprocess.run(
-                ["systemctl", *user_flag(), "stop", self.site.unit],
+                ["systemctl", *user_flag(), "stop", site.unit],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 check=False,
             )
-        path = self.site.path
-        if not path.exists():
+        path = site.path
+        if path is None or not path.exists():
             return
         inner = sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts))
         for cgroup in [*inner, path]:
@@ -299,6 +306,11 @@ class Scene:
             f"{len(self.jobs)} jobs ({cage}), peer {PEER_NAME!r} on 127.0.0.1:"
             f"{self.peer.port if self.peer else '?'}"
         )
+
+
+def _peer_slice(name: str) -> str:
+    """The peer's slice beside the scene's: NAME-peer, or NAMEpeer.slice for a systemd unit."""
+    return f"{name.removesuffix('.slice')}peer.slice" if name.endswith(".slice") else f"{name}-peer"
 
 
 def _kill_members(cgroup: Path) -> None:
