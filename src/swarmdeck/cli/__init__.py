@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "deny": "kills",
     "hook": "hooks",
     "hooks": "hooks",
+    "demo": "demo",
 }
 """Every subcommand, in the order help lists them, and the module of `swarmdeck.cli` adding it."""
 
