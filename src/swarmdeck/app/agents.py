@@ -59,7 +59,7 @@ class AgentsPanel(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         folder = home_relative(str(self._claude_dir / "projects"))
         yield Label(f"no Claude Code sessions seen in {folder}", classes="empty")
-        yield SessionTree(id="agents-tree")
+        yield SessionTree(id="agents-tree", tool_call_max=self.app.config.watchdog.tool_call_max)
         yield Label("", id="agents-spark-label")
         yield Sparkline([], id="agents-spark", summary_function=max)
 

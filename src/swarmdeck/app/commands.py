@@ -36,6 +36,7 @@ ACTIONS = (
     Action("n", "launch", "Launch a caged job"),
     Action("r", "rerun", "Rerun the selected finished job"),
     Action("l", "release_lock", "Release the selected stale lock"),
+    Action("m", "migrate", "Migrate the selected job to a peer"),
 )
 """Every action that changes something; others register theirs here (watchdog, migrate)."""
 MUTATING = frozenset(action.action for action in ACTIONS)

@@ -40,21 +40,25 @@ from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.locks import LocksPanel
+from swarmdeck.app.migrate import MigrateScreen
 from swarmdeck.app.terminal import controlling_tty, hung_up
+from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import Config
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.paths import claude_dir
 from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
 from swarmdeck.probes.host import CpuSampler
+from swarmdeck.probes.ledger import LedgerJob
 from swarmdeck.probes.locks import LockState
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
-from swarmdeck.snapshot import Snapshot, take_snapshot
+from swarmdeck.snapshot import Snapshot, reconciled_snapshot
 from swarmdeck.state import StateStore
+from swarmdeck.watchdog.loop import Watchdog
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
-PANELS = ("hosts", "jobs", "agents", "gpus", "locks", "alerts")
+PANELS = ("hosts", "jobs", "agents", "gpus", "locks", "watchdog", "alerts")
 """Panel ids in the order the number keys and `tab` go through them."""
 
 Prober = Callable[[], Snapshot]
@@ -97,6 +101,7 @@ class SwarmdeckApp(App[int]):
         prober: Prober | None = None,
         readonly: bool = False,
         terminal: int | None = None,
+        watchdog: Watchdog | None = None,
     ) -> None:
         """Args:
             config: The effective configuration.
@@ -105,6 +110,8 @@ class SwarmdeckApp(App[int]):
                 then a sessions probe follows the transcripts between snapshots).
             readonly: Hide every action that changes anything.
             terminal: The terminal's descriptor; the app quits when it hangs up.
+            watchdog: The engine run after each snapshot; by default one of its own when the
+                app probes this host (a given prober gets none unless one is passed).
         """
         super().__init__()
         self.config = config
@@ -121,7 +128,7 @@ class SwarmdeckApp(App[int]):
         """One SSH connection per peer, read in the background: a slow peer never holds up
         this host's figures, and shows as "not read" until it answers or times out."""
         self.prober: Prober = prober or partial(
-            take_snapshot,
+            reconciled_snapshot,
             config,
             store,
             CpuSampler(),
@@ -129,6 +136,7 @@ class SwarmdeckApp(App[int]):
             UsageTracker(),
             self.peer_prober,
         )
+        self.watchdog = watchdog or (Watchdog(config, store) if prober is None else None)
         self._show_sub_title([])
 
     def compose(self) -> ComposeResult:
@@ -144,6 +152,7 @@ class SwarmdeckApp(App[int]):
         with Horizontal(id="lower"):
             yield GpusPanel().data_bind(bound)
             yield LocksPanel().data_bind(bound)
+        yield WatchdogPanel(self.store, readonly=self.readonly).data_bind(bound)
         yield AlertsPanel().data_bind(bound)
         yield Footer()
 
@@ -182,13 +191,19 @@ class SwarmdeckApp(App[int]):
 
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
     def probe(self) -> None:
-        """Take a snapshot in a thread: probes read /proc and SQLite, never on the UI loop."""
-        self.post_message(self.SnapshotReady(self.prober()))
+        """Take a snapshot in a thread: probes read kernel files and SQLite, never on the UI
+        loop; the watchdog's pass runs here too."""
+        snapshot = self.prober()
+        if self.watchdog is not None:
+            snapshot = self.watchdog.observe(snapshot)
+        self.post_message(self.SnapshotReady(snapshot))
 
     def on_unmount(self) -> None:
         self._stop_watching.set()
         if self.peer_prober is not None:
             self.peer_prober.close()
+        if self.watchdog is not None:
+            self.watchdog.close()
 
     def on_swarmdeck_app_snapshot_ready(self, message: SnapshotReady) -> None:
         self.snapshot = message.snapshot
@@ -302,9 +317,7 @@ class SwarmdeckApp(App[int]):
     def action_rerun(self) -> None:
         if self.refused("rerun"):
             return
-        key = self._selected("jobs-table")
-        jobs = self.snapshot.jobs if self.snapshot else []
-        job = next((j for j in jobs if str(j.id) == key), None)
+        job = self._selected_job()
         if job is None:
             self.notify("select a finished job in the Jobs panel (2) first", severity="warning")
             return
@@ -376,6 +389,31 @@ class SwarmdeckApp(App[int]):
         ]
         keys.append(("ctrl+p", "Command palette"))
         self.push_screen(HelpScreen(keys))
+
+
+    def action_migrate(self) -> None:
+        """The migrate pane for the job under the Jobs panel's cursor."""
+        if self.refused("migrate"):
+            return
+        job = self._selected_job()
+        if job is None:
+            self.notify("select a job row in the Jobs panel first", severity="warning")
+            return
+        if not any(host.enabled and host.name != job.host for host in self.config.hosts):
+            self.notify("no enabled peer: add a [[hosts]] entry to the config", severity="warning")
+            return
+        self.push_screen(MigrateScreen(self.config, job), self._migrated)
+
+    def _selected_job(self) -> LedgerJob | None:
+        table = self.query_one("#jobs-table", DataTable)
+        if self.snapshot is None or table.row_count == 0:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return next((job for job in self.snapshot.jobs if str(job.id) == key), None)
+
+    def _migrated(self, line: str | None) -> None:
+        if line:
+            self.notify(line, timeout=8)
 
 
 def run_app(config: Config, store: StateStore, *, readonly: bool = False) -> int:

@@ -409,7 +409,7 @@ class SessionsProbe:
             return
         for folder, _dirnames, filenames in os.walk(root):
             for name in filenames:
-                if _subagent_file(name):
+                if _subagent_file(name) and os.path.isfile(os.path.join(folder, name)):
                     path = Path(folder) / name
                     if path not in session.agents:
                         session.agents[path] = _Tracked(path, agent_file=True)
