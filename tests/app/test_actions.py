@@ -135,6 +135,7 @@ async def test_readonly_refuses_every_action_from_its_key_and_the_palette(held) 
             assert not isinstance(app.screen, ConfirmScreen), action.action
         titles = [command.title for command in app.get_system_commands(app.screen)]
         assert not any(action.description in title for title in titles for action in ACTIONS)
+        assert not any(title.endswith(f"({key})") for title in titles for key in "akyd")
         assert stale.exists()
         notes = [n.message for n in app._notifications]
         assert sum("read-only" in note for note in notes) == len(ACTIONS)
@@ -147,6 +148,8 @@ async def test_every_action_is_in_the_palette_with_its_key() -> None:
         titles = [command.title for command in app.get_system_commands(app.screen)]
         for action in ACTIONS:
             assert f"{action.description} ({action.key})" in titles
+        for key in ("a", "k", "y", "d"):
+            assert any(title.endswith(f"({key})") for title in titles), key
 
 
 async def test_n_shows_the_booking_and_the_command_line_then_launches(

@@ -285,6 +285,14 @@ class SwarmdeckApp(App[int]):
                 f"the {action.key} key",
                 getattr(self, f"action_{action.action}"),
             )
+        for panel in self.screen_stack[0].query(".panel"):
+            for binding in type(panel).BINDINGS:
+                if isinstance(binding, Binding) and binding.show:
+                    yield SystemCommand(
+                        f"{binding.description} ({binding.key})",
+                        f"the {binding.key} key in the {panel.border_title} panel",
+                        getattr(panel, f"action_{binding.action}"),
+                    )
 
     def refused(self, action: str) -> bool:
         """True (and says so) when read-only mode forbids `action`, however it was invoked."""
