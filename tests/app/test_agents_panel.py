@@ -10,6 +10,7 @@ from swarmdeck.app.agent_tree import SessionTree
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.state import StateStore
+from waiting import pilot_wait_for
 
 SID = "abcd7777-0000-4000-8000-000000000015"
 
@@ -45,20 +46,12 @@ def _labels(tree: SessionTree) -> list[tuple[int, str]]:
     return lines
 
 
-async def _wait_for(pilot, predicate, tries: int = 100) -> None:
-    for _ in range(tries):
-        await pilot.pause(0.05)
-        if predicate():
-            return
-    raise AssertionError("the panel never showed it")
-
-
 async def test_sessions_and_subagents_show_as_a_tree(isolated_home: Path) -> None:
     path = _session(isolated_home)
     app = SwarmdeckApp(load_config(), StateStore.open_default())
     async with app.run_test(size=(180, 50)) as pilot:
         tree = app.query_one(SessionTree)
-        await _wait_for(pilot, lambda: len(_labels(tree)) >= 5)
+        await pilot_wait_for(pilot, lambda: len(_labels(tree)) >= 5)
         labels = _labels(tree)
         session = labels[0]
         assert session[0] == 0
@@ -75,7 +68,7 @@ async def test_sessions_and_subagents_show_as_a_tree(isolated_home: Path) -> Non
         done = Lines(SID)
         done.notification("ab", "toolu_b", "failed", 90)
         append(path, done.dumps())
-        await _wait_for(
+        await pilot_wait_for(
             pilot, lambda: any(t.startswith("✗ Review the diff") for _, t in _labels(tree))
         )
         spark_label = str(app.query_one("#agents-spark-label").render())

@@ -19,6 +19,7 @@ from swarmdeck.probes.gpu import gpu_snapshot
 from swarmdeck.probes.nvml import Nvml
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
+from waiting import pilot_wait_for
 
 
 @pytest.fixture
@@ -43,10 +44,7 @@ def app_with(nvml: Nvml, allowlist: list[str]) -> SwarmdeckApp:
 
 
 async def settle(pilot, app: SwarmdeckApp) -> None:
-    for _ in range(40):
-        await pilot.pause(0.05)
-        if app.snapshot is not None:
-            break
+    await pilot_wait_for(pilot, lambda: app.snapshot is not None)
     await pilot.pause(0.1)
 
 
