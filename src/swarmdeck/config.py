@@ -316,6 +316,8 @@ class ConfigLine:
     value: str
     source: str
     doc: str
+    items: tuple[str, ...] = ()
+    """A list's items, each as it would be written in the file; empty for any other value."""
 
 
 @dataclass(frozen=True)
@@ -390,7 +392,9 @@ def describe_config(config: Config) -> list[ConfigLine]:
 
 
 def _row(dotted: str, value: Any, config: Config, rule: Rule) -> ConfigLine:
-    return ConfigLine(dotted, _value_text(value), config.sources.get(dotted, "default"), rule.doc)
+    items = tuple(_value_text(item) for item in value) if isinstance(value, tuple) else ()
+    source = config.sources.get(dotted, "default")
+    return ConfigLine(dotted, _value_text(value), source, rule.doc, items)
 
 
 def _value_text(value: Any) -> str:
