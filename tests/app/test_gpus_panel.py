@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from pilot_waits import probed
 
 from nvml_standin import GIB, ScriptedCard, ScriptedNvml
 from swarmdeck.app.gpus import GpuCardView, GpusPanel
@@ -19,7 +20,6 @@ from swarmdeck.probes.gpu import gpu_snapshot
 from swarmdeck.probes.nvml import Nvml
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
-from waiting import pilot_wait_for
 
 
 @pytest.fixture
@@ -44,8 +44,7 @@ def app_with(nvml: Nvml, allowlist: list[str]) -> SwarmdeckApp:
 
 
 async def settle(pilot, app: SwarmdeckApp) -> None:
-    await pilot_wait_for(pilot, lambda: app.snapshot is not None)
-    await pilot.pause(0.1)
+    await probed(pilot)
 
 
 async def test_cards_show_memory_and_processes_marked_by_standing(on_card) -> None:
