@@ -475,6 +475,8 @@ class ConfigLine:
     value: str
     source: str
     doc: str
+    items: tuple[str, ...] = ()
+    """A list's items, each as it would be written in the file; empty for any other value."""
 
 
 @dataclass(frozen=True)
@@ -556,7 +558,9 @@ def describe_config(config: Config) -> list[ConfigLine]:
 def _row(dotted: str, value: Any, config: Config, key: _Key) -> ConfigLine:
     bounds = range_text(key)
     doc = f"{key.rule.doc} ({bounds})" if bounds else key.rule.doc
-    return ConfigLine(dotted, _value_text(value), config.sources.get(dotted, "default"), doc)
+    items = tuple(_value_text(item) for item in value) if isinstance(value, tuple) else ()
+    source = config.sources.get(dotted, "default")
+    return ConfigLine(dotted, _value_text(value), source, doc, items)
 
 
 def range_text(key: "_Key") -> str:
