@@ -11,7 +11,14 @@ from swarmdeck.actions.reconcile import reconcile
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.gpu import GpuSnapshot, gpu_snapshot
 from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot
-from swarmdeck.probes.ledger import LedgerJob, MemoryBook, ledger_jobs, memory_book
+from swarmdeck.probes.ledger import (
+    RECENT_FINISHED,
+    LedgerJob,
+    MemoryBook,
+    finished_count,
+    ledger_jobs,
+    memory_book,
+)
 from swarmdeck.probes.locks import LockState, OwnedDirectory, lock_rows
 from swarmdeck.probes.nvml import NOT_READ
 from swarmdeck.probes.peer_cache import PeerReading
@@ -66,6 +73,9 @@ class Snapshot:
     """Each host's memory book; its figures also go into that host's JSON object."""
     peers: list[PeerReading] = field(default_factory=list)
     """Each configured peer's reading; in the JSON they follow this host in `hosts`."""
+    jobs_truncated: bool = False
+    """Finished jobs were left out of `jobs` (only the most recent are listed; `--all` lists
+    every row)."""
 
     def book_of(self, host: str) -> MemoryBook | None:
         """The memory book of this snapshot's host `host`, if it was read."""
@@ -85,6 +95,7 @@ class Snapshot:
             "taken_at": self.taken_at,
             "hosts": hosts + [peer.to_json() for peer in self.peers],
             "jobs": [job.to_json() for job in self.jobs],
+            "jobs_truncated": self.jobs_truncated,
             "gpus": [row.to_json() for row in self.gpus.as_rows()],
             "sessions": [session.to_json() for session in self.sessions],
             "alerts": [dataclasses.asdict(alert) for alert in self.alerts],
@@ -101,6 +112,7 @@ def take_snapshot(
     sessions: SessionsProbe | None = None,
     usage: UsageTracker | None = None,
     peers: PeerProber | None = None,
+    all_jobs: bool = False,
 ) -> Snapshot:
     """Probe this host and read the store once; with `peers`, read every configured peer too.
 
@@ -117,7 +129,8 @@ def take_snapshot(
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
-        jobs=list(ledger_jobs(store, host.name, usage)),
+        jobs=list(ledger_jobs(store, host.name, usage, None if all_jobs else RECENT_FINISHED)),
+        jobs_truncated=not all_jobs and finished_count(store, host.name) > RECENT_FINISHED,
         books=[memory_book(config, store, host.name)],
         gpus=gpu_snapshot(config.gpu.allowlist),
         sessions=sessions_with_hooks(sessions or SessionsProbe(), store),
@@ -130,7 +143,11 @@ def take_snapshot(
 
 
 def one_shot_snapshot(
-    config: Config, store: StateStore, window: float = 0.2, peers: PeerProber | None = None
+    config: Config,
+    store: StateStore,
+    window: float = 0.2,
+    peers: PeerProber | None = None,
+    all_jobs: bool = False,
 ) -> Snapshot:
     """A snapshot for a caller that takes only one (`status`, `probe`): CPU time and each
     running job's tree are read once `window` seconds before it, so busy cores and every job's
@@ -139,4 +156,4 @@ def one_shot_snapshot(
     usage = UsageTracker()
     ledger_jobs(store, usage=usage)
     sampler.prime(window)
-    return take_snapshot(config, store, sampler, usage=usage, peers=peers)
+    return take_snapshot(config, store, sampler, usage=usage, peers=peers, all_jobs=all_jobs)

@@ -11,6 +11,9 @@ from swarmdeck.exitcodes import ExitCode
 def _add_status(sub) -> None:
     p = sub.add_parser("status", help="one snapshot of everything the control room shows")
     p.add_argument("--json", action="store_true", help="print the snapshot JSON")
+    p.add_argument(
+        "--all", action="store_true", help="every finished job, not only the most recent"
+    )
     p.set_defaults(handler=_status)
 
 
@@ -18,7 +21,9 @@ def _status(args: argparse.Namespace) -> int:
     from swarmdeck.snapshot import one_shot_snapshot
 
     config, store = context()
-    snapshot = _with_peers(config, store, one_shot_snapshot)
+    snapshot = _with_peers(
+        config, store, lambda *a, **k: one_shot_snapshot(*a, all_jobs=args.all, **k)
+    )
     if args.json:
         import json
 
