@@ -23,6 +23,7 @@ from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, NotAdmittedError, admit
 from swarmdeck.actions.booking import Booking, decide_booking, hit_ceiling
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
+from swarmdeck.actions.cage.owner import claim_slice
 from swarmdeck.actions.detach import Detached, detached_channel, launch_detached
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
@@ -171,6 +172,7 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
     backend = open_backend(config.memory.slice)
     reserve = min(total, config.memory.reserve.resolve(total))
     slice_cap = total - reserve
+    claim_slice(backend.slice_path, store.path, config.path, slice_cap)
     backend.prepare_slice(slice_cap)
     facts = SliceFacts(
         slice_cap=slice_cap,
