@@ -319,7 +319,11 @@ def _run_in_cage(
     assert ticks is not None, "an unreaped child always has a stat line"
     job = ProcessIdentity(proc.pid, ticks)
     cage.after_start()
-    mark_running(store, job_id, job, output, marker)
+    try:
+        mark_running(store, job_id, job, output, marker)
+    except StateError as error:
+        # The job runs on in its cage (the admitted row names it); only its pid is unrecorded.
+        note(f"job {job_id}: not marked running: {error.message}")
     watched = watch(
         proc, job, cage, request.timeout, config.memory.sample_interval, signals, request.grace
     )
@@ -340,7 +344,11 @@ def _run_in_cage(
         hit_ceiling=hit_ceiling(peak, booking.cap, verdict is OomVerdict.OWN_CAP),
         duration=watched.duration,
     )
-    record_end(store, job_id, prepared.fingerprint, booking.cap, ending)
+    try:
+        record_end(store, job_id, prepared.fingerprint, booking.cap, ending)
+    except StateError as error:
+        # The job's own exit code still tells the caller how it ended; the row is found lost.
+        note(f"job {job_id} ended ({outcome}) but was not recorded: {error.message}")
     line = verdict_line(job_id, code, booking.cap, prepared.facts.slice_cap)
     if line:
         note(line)
