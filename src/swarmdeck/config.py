@@ -21,6 +21,7 @@ from typing import Any, get_type_hints
 from swarmdeck import paths
 from swarmdeck.errors import ConfigError, UsageError
 from swarmdeck.sizes import SizeSpec, format_size
+from swarmdeck.toml_lines import KeyLines
 
 Check = Callable[[Any], str | None]
 """An extra check on a converted value: returns what is wrong with it, or None."""
@@ -87,6 +88,12 @@ def _address(address: str) -> str | None:
     if address and not any(char.isspace() for char in address):
         return None
     return f'{address!r} is not an address: give a host name or IP, like "192.168.1.20"'
+
+
+def _run_root(path: str) -> str | None:
+    if path.strip() and path.strip("/") and "\n" not in path:
+        return None
+    return f'{path!r} is not a usable run root: give a folder like "swarmdeck-runs" or "/scratch"'
 
 
 # Heavy-command patterns match where a command starts: at the beginning, after ; & | ( ` or a
@@ -255,6 +262,28 @@ class WatchdogConfig:
         default=30.0,
         metadata=about("seconds between watchdog passes", above=0, maximum=DAY),
     )
+    min_duration: float = field(
+        default=60.0,
+        metadata=about(
+            "seconds a rule's condition must hold before its finding shows", minimum=0
+        ),
+    )
+    merge_interval: float = field(
+        default=120.0,
+        metadata=about(
+            "seconds a cleared finding stays open; if it comes back meanwhile it is one finding",
+            minimum=0,
+        ),
+    )
+    history: int = field(
+        default=60, metadata=about("snapshots the watchdog keeps to compare with", minimum=2)
+    )
+    repeat_max: int = field(
+        default=3,
+        metadata=about(
+            "times the same command may return the same output before a finding", minimum=2
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -344,6 +373,71 @@ class HostConfig:
             "seconds to wait for it to answer before it shows as not read", above=0, maximum=600
         ),
     )
+    run_root: str = field(
+        default="swarmdeck-runs",
+        metadata=about(
+            "folder there that holds each peer run's copy (RUNROOT/LABEL-ID); relative = under "
+            "the ssh user's home",
+            check=_run_root,
+        ),
+    )
+    job_cap: SizeSpec | None = field(
+        default=None,
+        metadata=about("the largest memory cap one job may have there; unset = its whole slice"),
+    )
+    toolchains: tuple[str, ...] = field(
+        default=("python3 --version", "git --version"),
+        metadata=about(
+            "shell commands whose output must read the same here and there before a peer run"
+        ),
+    )
+    reconnect_for: float = field(
+        default=60.0,
+        metadata=about(
+            "seconds a connection lost during a peer run is tried again before giving up",
+            minimum=0,
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class SlurmConfig:
+    """A Slurm cluster reached through its client commands (sinfo, squeue, sbatch, sacct, …)."""
+
+    enabled: bool = field(
+        default=False,
+        metadata=about("read the cluster's nodes and jobs, and allow `swarmdeck run --on slurm`"),
+    )
+    conf: str = field(
+        default="",
+        metadata=about('slurm.conf the client commands read (SLURM_CONF); "" = their default'),
+    )
+    partition: str = field(
+        default="", metadata=about('partition jobs go to and whose nodes are shown; "" = default')
+    )
+    account: str = field(default="", metadata=about('account jobs are charged to; "" = default'))
+    sbatch_args: tuple[str, ...] = field(
+        default=(), metadata=about('extra sbatch arguments for every job, like ["--qos=low"]')
+    )
+    output_dir: str = field(
+        default="",
+        metadata=about(
+            "folder, seen by the nodes and this host alike, for job output files; "
+            '"" = the state folder'
+        ),
+    )
+    poll_interval: float = field(
+        default=0.25,
+        metadata=about("seconds between looks at a submitted job", above=0, maximum=60),
+    )
+    timeout: float = field(
+        default=5.0,
+        metadata=about(
+            "seconds a client command may take before the cluster shows as not read",
+            above=0,
+            maximum=120,
+        ),
+    )
 
 
 def _default_sources() -> Mapping[str, str]:
@@ -361,6 +455,7 @@ class Config:
     hooks: HooksConfig = field(default_factory=HooksConfig)
     gpu: GpuConfig = field(default_factory=GpuConfig)
     locks: LocksConfig = field(default_factory=LocksConfig)
+    slurm: SlurmConfig = field(default_factory=SlurmConfig)
     hosts: tuple[HostConfig, ...] = ()
     path: Path | None = None
     """The file the values came from; None when there was none."""
@@ -440,7 +535,7 @@ def parse_config(text: str, path: Path) -> Config:
         raise ConfigError(too_deep) from None
     if _depth(data, MAX_DEPTH):
         raise ConfigError(too_deep)
-    return _Loader(path, _KeyLines(text)).config(data)
+    return _Loader(path, KeyLines(text)).config(data)
 
 
 def describe_config(config: Config) -> list[ConfigLine]:
@@ -577,7 +672,7 @@ class _Invalid(Exception):
 class _Loader:
     """Turns parsed TOML into a Config, naming file:line and the key for the first problem."""
 
-    def __init__(self, path: Path, lines: "_KeyLines") -> None:
+    def __init__(self, path: Path, lines: KeyLines) -> None:
         self.path = path
         self.lines = lines
         self.sources: dict[str, str] = {}
@@ -774,133 +869,3 @@ def _check_bounds(rule: Rule, value: Any) -> None:
 
 def _number(value: float) -> str:
     return f"{value:g}"
-
-
-class _KeyLines:
-    """Line numbers of tables and keys in TOML text, which tomllib does not report.
-
-    Scans the (already valid) text line by line: `[table]` and `[[array]]` headers set the
-    current table, `key =` lines (dotted keys included) record `table + key`. Values that span
-    lines (arrays, inline tables, multi-line strings) are skipped, so text inside them is never
-    taken for a key. Keys inside inline tables fall back to the line of their parent.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.lines: dict[tuple[str | int, ...], int] = {}
-        table: tuple[str | int, ...] = ()
-        counts: dict[tuple[str, ...], int] = {}
-        depth, string = 0, ""
-        for number, raw in enumerate(text.splitlines(), start=1):
-            if depth or string:
-                depth, string = _scan_value(raw, depth, string)
-                continue
-            stripped = raw.strip()
-            if not stripped or stripped.startswith("#"):
-                continue
-            if stripped.startswith("[["):
-                name = _split_key(stripped[2 : _closing(stripped, "]]")])
-                counts[name] = counts.get(name, -1) + 1
-                table = (*name, counts[name])
-                self.lines.setdefault(name, number)
-                self.lines.setdefault(table, number)
-            elif stripped.startswith("["):
-                name = _split_key(stripped[1 : _closing(stripped, "]")])
-                table = name
-                self.lines.setdefault(table, number)
-            else:
-                equals = _closing(stripped, "=")
-                key = (*table, *_split_key(stripped[:equals]))
-                for end in range(len(table) + 1, len(key) + 1):
-                    self.lines.setdefault(key[:end], number)
-                depth, string = _scan_value(stripped[equals + 1 :], 0, "")
-
-    def line_of(self, where: tuple[str | int, ...]) -> int:
-        """The line of `where`, else of its nearest recorded parent, else 1."""
-        for end in range(len(where), 0, -1):
-            if where[:end] in self.lines:
-                return self.lines[where[:end]]
-        return 1
-
-
-def _closing(text: str, token: str) -> int:
-    """Index of the first `token` outside quotes (a header's end, a key's `=`)."""
-    index, quote = 0, ""
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\" and quote == '"':
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif text.startswith(token, index):
-            return index
-        index += 1
-    return len(text)
-
-
-def _split_key(text: str) -> tuple[str, ...]:
-    """`a."b.c".d` → ("a", "b.c", "d")."""
-    parts: list[str] = []
-    current, quote, index = "", "", 0
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\" and quote == '"' and index + 1 < len(text):
-                index += 1
-                current += text[index]
-            elif char == quote:
-                quote = ""
-            else:
-                current += char
-        elif char in "\"'":
-            quote = char
-        elif char == ".":
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += char
-        index += 1
-    parts.append(current.strip())
-    return tuple(parts)
-
-
-def _scan_value(text: str, depth: int, string: str) -> tuple[int, str]:
-    """Follow a value across a line: bracket depth and any open multi-line string after it."""
-    index = 0
-    while index < len(text):
-        if string:
-            end = text.find(string, index)
-            if end < 0:
-                return depth, string
-            index, string = end + 3, ""
-            continue
-        char = text[index]
-        if text.startswith(('"""', "'''"), index):
-            string = text[index : index + 3]
-            index += 3
-            continue
-        if char == "#":
-            break
-        if char in "\"'":
-            index = _string_end(text, index)
-        elif char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-        index += 1
-    return depth, string
-
-
-def _string_end(text: str, start: int) -> int:
-    """Index of the quote closing the one-line string that opens at `start`."""
-    quote, index = text[start], start + 1
-    while index < len(text):
-        if text[index] == "\\" and quote == '"':
-            index += 2
-            continue
-        if text[index] == quote:
-            return index
-        index += 1
-    return index

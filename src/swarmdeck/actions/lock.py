@@ -30,7 +30,7 @@ from swarmdeck.errors import RefusedError, StateError, SwarmdeckError, UsageErro
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes import locks
 from swarmdeck.probes.locks import FREE, HELD, LockHolder, LockState
-from swarmdeck.probes.procs import ProcessIdentity, identity, lasting_ancestor
+from swarmdeck.probes.procs import ProcessIdentity, command_line, identity, lasting_ancestor
 
 SESSION_ENV = "SWARMDECK_SESSION"
 GUARD_WAIT = 5.0
@@ -91,12 +91,9 @@ def session_name(explicit: str | None, pid: int) -> str:
 
 
 def holder_command(pid: int) -> str:
-    """The holder's command line, the lock's label ("" when it cannot be read)."""
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return ""  # the holder's command is only a label; the lock works without it
-    return " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+    """The holder's command line, the lock's label ("" when it cannot be read: the lock works
+    without it)."""
+    return command_line(pid)
 
 
 def _lock_folder(lock_file: Path) -> None:

@@ -165,22 +165,19 @@ def _booking(
 
 
 def last_run(store: StateStore, fingerprint: str) -> LastRun | None:
-    """The newest peaks row of the workload, and how many runs are recorded."""
-    with store.read() as conn:
-        row = conn.execute(
-            "SELECT peak, duration, outcome, hit_ceiling,"
-            " (SELECT COUNT(*) FROM peaks WHERE fingerprint = ?) AS runs"
-            " FROM peaks WHERE fingerprint = ? ORDER BY recorded_at DESC, rowid DESC LIMIT 1",
-            (fingerprint, fingerprint),
-        ).fetchone()
-    if row is None:
+    """The newest recorded run of the workload, and how many runs are recorded."""
+    from swarmdeck.probes.peaks import workload_history
+
+    history = workload_history(store, fingerprint, 1)
+    last = history.last
+    if last is None:
         return None
     return LastRun(
-        peak=row["peak"],
-        duration=row["duration"],
-        outcome=row["outcome"],
-        hit_ceiling=bool(row["hit_ceiling"]),
-        runs=row["runs"],
+        peak=last.peak,
+        duration=last.duration,
+        outcome=last.outcome,
+        hit_ceiling=last.hit_ceiling,
+        runs=history.recorded,
     )
 
 
