@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,6 +49,20 @@ def fill(disk: Path) -> None:
         os.close(fd)
 
 
+def _state(db: Path) -> str | None:
+    """The first job's state, read without writing anything."""
+    if not db.exists():
+        return None
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT state FROM jobs WHERE id = 1").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return row[0] if row else None
+
+
 def _env(disk: Path, config: Path) -> dict[str, str]:
     return dict(os.environ, SWARMDECK_STATE_DIR=str(disk / "state"), SWARMDECK_CONFIG=str(config))
 
@@ -81,11 +97,10 @@ def test_a_disk_that_fills_during_a_job_keeps_its_exit_code(
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(small_disk, config),
     )
     try:
-        marker = small_disk / "state" / "jobs"
-        deadline = 600
-        while not marker.exists() and deadline:
-            deadline -= 1
-            subprocess.run(["sleep", "0.05"], check=True)
+        deadline = time.monotonic() + 60
+        while _state(small_disk / "state" / "state.db") != "running":
+            assert time.monotonic() < deadline and runner.poll() is None
+            time.sleep(0.05)
         fill(small_disk)
         go.touch()
         _, err = runner.communicate(timeout=60)
