@@ -293,7 +293,8 @@ class HooksConfig:
     heavy_patterns: tuple[str, ...] = field(
         default=HEAVY_PATTERNS,
         metadata=about(
-            "regexes (re.search) marking a shell command as heavy, so it must run under swarmdeck",
+            "regexes (re.search) marking a shell command as heavy, so it must run under swarmdeck;"
+            " a command over 16 KiB is heavy when one matches its first 16 KiB",
             check=_regexes,
         ),
     )
