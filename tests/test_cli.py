@@ -15,9 +15,13 @@ from swarmdeck.snapshot import SNAPSHOT_KEYS
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
 
 
-def swarmdeck(*args: str) -> subprocess.CompletedProcess[str]:
+def swarmdeck(*args: str, columns: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real command piped; `COLUMNS` is set only when `columns` is given."""
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = columns
     return subprocess.run(
-        [SWARMDECK, *args], capture_output=True, text=True, timeout=60, env=os.environ.copy()
+        [SWARMDECK, *args], capture_output=True, text=True, timeout=60, env=env
     )
 
 
@@ -44,6 +48,21 @@ def test_status_prints_tables() -> None:
     assert result.returncode == 0, result.stderr
     assert "Hosts" in result.stdout
     assert "slice cap" in result.stdout
+
+
+def test_piped_status_is_as_wide_as_its_content_not_squeezed_to_80() -> None:
+    result = swarmdeck("status")
+    assert result.returncode == 0, result.stderr
+    assert "…" not in result.stdout
+    header = next(line for line in result.stdout.splitlines() if "cores busy" in line)
+    assert all(label in header for label in ("threads free", "slice cap", "memory room"))
+    assert max(len(line) for line in result.stdout.splitlines()) < 1000  # not padded out
+
+
+def test_piped_status_keeps_to_columns_when_set() -> None:
+    result = swarmdeck("status", columns="100")
+    assert result.returncode == 0, result.stderr
+    assert max(len(line) for line in result.stdout.splitlines()) <= 100
 
 
 def test_unknown_command_is_one_line_and_exit_251() -> None:

@@ -156,7 +156,7 @@ def test_gpus_locks_findings_and_kill_requests_have_their_own_columns(
         )
         snapshot = Snapshot(
             taken_at=time.time(), hosts=[host_snapshot(load_config(), store)],
-            gpus=GpuSnapshot(state=READY, cards=[card]).as_rows(),
+            gpus=GpuSnapshot(state=READY, cards=[card]),
             locks=lock_rows(), findings=open_findings(store),
             kill_requests=pending_kill_requests(store),
         )

@@ -8,13 +8,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck.actions.reconcile import reconcile
-from swarmdeck.probes.claude.sessions import SessionsProbe, sessions_with_hooks
-from swarmdeck.probes.gpu import gpu_snapshot
-from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot
-from swarmdeck.probes.ledger import MemoryBook, ledger_jobs, memory_book
-from swarmdeck.probes.locks import lock_rows
+from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, sessions_with_hooks
+from swarmdeck.probes.gpu import GpuSnapshot, gpu_snapshot
+from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot, local_host_name
+from swarmdeck.probes.ledger import LedgerJob, MemoryBook, ledger_jobs, memory_book
+from swarmdeck.probes.locks import LockState, OwnedDirectory, lock_rows
+from swarmdeck.probes.nvml import NOT_READ
 from swarmdeck.probes.peer_cache import PeerReading
-from swarmdeck.probes.records import open_alerts, open_findings, pending_kill_requests
+from swarmdeck.probes.records import (
+    Alert,
+    Finding,
+    KillRequest,
+    open_alerts,
+    open_findings,
+    pending_kill_requests,
+)
 from swarmdeck.probes.usage import UsageTracker
 
 if TYPE_CHECKING:
@@ -35,61 +43,55 @@ SNAPSHOT_KEYS = (
 )
 
 
+def no_gpu_read() -> GpuSnapshot:
+    """The GPU part of a snapshot that did not read the cards."""
+    return GpuSnapshot(state=NOT_READ)
+
+
 @dataclass
 class Snapshot:
-    """Typed parts for the app; `to_json` flattens them into the snapshot contract."""
+    """Typed parts for the app and `status`; `to_json` flattens them into the snapshot contract."""
 
     taken_at: float
     hosts: list[HostSnapshot]
-    jobs: list[Any] = field(default_factory=list)
-    gpus: list[Any] = field(default_factory=list)
-    sessions: list[Any] = field(default_factory=list)
-    alerts: list[Any] = field(default_factory=list)
-    locks: list[Any] = field(default_factory=list)
-    findings: list[Any] = field(default_factory=list)
-    kill_requests: list[Any] = field(default_factory=list)
+    jobs: list[LedgerJob] = field(default_factory=list)
+    gpus: GpuSnapshot = field(default_factory=no_gpu_read)
+    """This host's cards, or why there are none; one JSON row per card (GpuSnapshot.as_rows)."""
+    sessions: list[SessionInfo] = field(default_factory=list)
+    alerts: list[Alert] = field(default_factory=list)
+    locks: list[LockState | OwnedDirectory] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    kill_requests: list[KillRequest] = field(default_factory=list)
     books: list[MemoryBook] = field(default_factory=list)
     """Each host's memory book; its figures also go into that host's JSON object."""
     peers: list[PeerReading] = field(default_factory=list)
     """Each configured peer's reading; in the JSON they follow this host in `hosts`."""
 
+    def book_of(self, host: str) -> MemoryBook | None:
+        """The memory book of this snapshot's host `host`, if it was read."""
+        return next((book for book in self.books if book.host == host), None)
+
     def to_json(self) -> dict[str, Any]:
         """The snapshot JSON of DESIGN.md: every key present, each a list of flat objects."""
-        out: dict[str, Any] = {"taken_at": self.taken_at}
-        for key in SNAPSHOT_KEYS[1:]:
-            out[key] = [as_json(item) for item in getattr(self, key)]
-        books = {book.host: book for book in self.books}
-        for host in out["hosts"]:
-            book = books.get(host.get("name"))
+        hosts: list[dict[str, Any]] = []
+        for host in self.hosts:
+            out = host.to_json()
+            book = self.book_of(host.name)
             if book is not None:
-                host.update(book_fields(book))
-            host.setdefault("state", "read")
-        out["hosts"] += [peer.to_json() for peer in self.peers]
-        return out
-
-
-def book_fields(book: MemoryBook) -> dict[str, Any]:
-    """A memory book as flat keys of its host's JSON object."""
-    return {
-        "slice_backend": book.backend,
-        "slice_path": book.slice_path,
-        "slice_placement": book.placement,
-        "slice_problem": book.problem,
-        "slice_used": book.unreclaimable,
-        "not_yet_grown": book.not_yet_grown,
-        "room": book.room,
-        "machine_room": book.machine_room,
-        "used_outside_slice": book.used_outside_slice,
-    }
-
-
-def as_json(item: Any) -> Any:
-    """An item's own JSON form when it has one, else its dataclass fields."""
-    if hasattr(item, "to_json"):
-        return item.to_json()
-    if dataclasses.is_dataclass(item) and not isinstance(item, type):
-        return dataclasses.asdict(item)
-    return item
+                out.update(book.host_fields())
+            out.setdefault("state", "read")
+            hosts.append(out)
+        return {
+            "taken_at": self.taken_at,
+            "hosts": hosts + [peer.to_json() for peer in self.peers],
+            "jobs": [job.to_json() for job in self.jobs],
+            "gpus": [row.to_json() for row in self.gpus.as_rows()],
+            "sessions": [session.to_json() for session in self.sessions],
+            "alerts": [dataclasses.asdict(alert) for alert in self.alerts],
+            "locks": [lock.to_json() for lock in self.locks],
+            "findings": [dataclasses.asdict(finding) for finding in self.findings],
+            "kill_requests": [dataclasses.asdict(request) for request in self.kill_requests],
+        }
 
 
 def take_snapshot(
@@ -107,20 +109,19 @@ def take_snapshot(
     `usage` is a UsageTracker kept the same way: running jobs get their cores in use and
     threads at once since the previous snapshot (none on a tracker's first sight of a job).
 
-    The one change made first: ledger rows whose runner died are closed as lost (and what they
-    left in their cages stopped), so no reader ever shows a dead job as running.
+    It only reads: a job whose runner died is shown as it stands in the ledger, with
+    `stale: true`. Readers a person watches take `reconciled_snapshot` instead.
     """
     host = host_snapshot(config, store, sampler)
-    reconcile(store, host.name)
-    jobs = ledger_jobs(store, host.name, usage)
+    jobs = list(ledger_jobs(store, host.name, usage))
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
-        jobs=list(jobs),
+        jobs=jobs,
         books=[memory_book(config, store, host.name, jobs)],
-        gpus=list(gpu_snapshot(config.gpu.allowlist).as_rows()),
+        gpus=gpu_snapshot(config.gpu.allowlist),
         sessions=sessions_with_hooks(sessions or SessionsProbe(), store),
-        locks=list(lock_rows(config.locks.work_root)),
+        locks=lock_rows(config.locks.work_root),
         alerts=open_alerts(store),
         findings=open_findings(store),
         kill_requests=pending_kill_requests(store),
@@ -128,14 +129,29 @@ def take_snapshot(
     )
 
 
+def reconciled_snapshot(config: Config, store: StateStore, *args: Any, **kwargs: Any) -> Snapshot:
+    """`take_snapshot` after the one write the app and `status` make first: ledger rows whose
+    runner died are closed as lost (and what they left in their cages stopped), so neither
+    shows a dead job as running. `swarmdeck probe --json` does not: a peer's probe only reads."""
+    reconcile(store, local_host_name())
+    return take_snapshot(config, store, *args, **kwargs)
+
+
 def one_shot_snapshot(
-    config: Config, store: StateStore, window: float = 0.2, peers: PeerProber | None = None
+    config: Config,
+    store: StateStore,
+    window: float = 0.2,
+    peers: PeerProber | None = None,
+    *,
+    reconciled: bool = False,
 ) -> Snapshot:
     """A snapshot for a caller that takes only one (`status`, `probe`): CPU time and each
     running job's tree are read once `window` seconds before it, so busy cores and every job's
-    cores figures are there instead of blanks."""
+    cores figures are there instead of blanks. `reconciled` closes dead runners' rows first
+    (`reconciled_snapshot`); without it nothing is written."""
     sampler = CpuSampler()
     usage = UsageTracker()
     ledger_jobs(store, usage=usage)
     sampler.prime(window)
-    return take_snapshot(config, store, sampler, usage=usage, peers=peers)
+    take = reconciled_snapshot if reconciled else take_snapshot
+    return take(config, store, sampler, usage=usage, peers=peers)

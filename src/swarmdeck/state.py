@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -309,6 +310,28 @@ def _inspection_uri(path: Path, header: bytes) -> tuple[str, bool]:
     return uri + "&immutable=1", wal.exists() and wal.stat().st_size > 0
 
 
+def _make_private(path: Path) -> None:
+    """Create the database file 0600 before SQLite does (SQLite gives its -wal and -shm files
+    the database's mode), and narrow an existing one of this user's, with its siblings."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        return
+    except FileExistsError:
+        pass  # an existing store: narrowed below
+    except OSError as error:
+        raise StateError(
+            f"state database {path} cannot be created ({error.strerror}); "
+            "set SWARMDECK_STATE_DIR to a writable folder"
+        ) from None
+    for item in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            st = item.lstat()
+            if st.st_uid == os.geteuid() and st.st_mode & 0o077 and stat.S_ISREG(st.st_mode):
+                item.chmod(0o600)
+        except OSError:
+            continue  # a sibling that is not there yet is created with the database's mode
+
+
 VERIFIED_SUFFIX = ".verified"
 """Beside the state file: the inode, size and mtime it had when it last passed quick_check."""
 
@@ -335,7 +358,9 @@ def _remember_verified(path: Path, status: os.stat_result) -> None:
     stamp = path.parent / (path.name + VERIFIED_SUFFIX)
     spare = stamp.with_name(f"{stamp.name}.{os.getpid()}")
     try:
-        spare.write_text(_file_key(status))
+        fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(_file_key(status))
         os.replace(spare, stamp)
     except OSError:
         # Without the stamp the next start verifies again: slower, never less safe.
@@ -355,19 +380,31 @@ def _inspect(path: Path, verify: bool, lock_timeout: float) -> None:
     `verify` runs quick_check once per change of the file (see _verified_as_is): on a 16 MB
     file it costs 17 ms, which every `swarmdeck run` paid before.
     """
+    from swarmdeck.regular_files import NotRegularFile, open_regular
+
     try:
-        status = path.stat()
-        if status.st_size == 0:
-            return
-        with path.open("rb") as handle:
-            header = handle.read(100)
+        fd = open_regular(path)
     except FileNotFoundError:
         return
+    except NotRegularFile as error:
+        raise StateError(f"state database {path}: {error}; {_MOVE_ASIDE}") from None
     except OSError as error:
         raise StateError(
             f"state database {path} cannot be read ({error.strerror}); "
             f"swarmdeck left it untouched: check its permissions or {_MOVE_ASIDE}"
         ) from error
+    try:
+        status = os.fstat(fd)
+        if status.st_size == 0:
+            return
+        header = os.pread(fd, 100, 0)
+    except OSError as error:
+        raise StateError(
+            f"state database {path} cannot be read ({error.strerror}); "
+            f"swarmdeck left it untouched: check its permissions or {_MOVE_ASIDE}"
+        ) from error
+    finally:
+        os.close(fd)
     if not header.startswith(_SQLITE_MAGIC):
         raise StateError(
             f"{path} is not a SQLite database (it starts with {header[:16]!r}); "
@@ -436,14 +473,9 @@ class StateStore:
         self.verify = verify
         self.lock_timeout = lock_timeout
         self._local = threading.local()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise StateError(
-                f"cannot create the state folder {self.path.parent} ({error.strerror}); "
-                "set SWARMDECK_STATE_DIR to a writable folder"
-            ) from error
+        paths.private_dir(str(self.path.parent))
         _inspect(self.path, self.verify, self.lock_timeout)
+        _make_private(self.path)
         self._migrate()
 
     def __repr__(self) -> str:

@@ -6,6 +6,8 @@ Each section shows the columns its app panel chose, its cells made by the same f
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
@@ -14,13 +16,9 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from swarmdeck.probes.claude.sessions import SessionInfo
-from swarmdeck.probes.gpu import GpuRow
-from swarmdeck.probes.ledger import LedgerJob
 from swarmdeck.probes.peer_cache import PeerReading
-from swarmdeck.probes.records import Alert, Finding, KillRequest
 from swarmdeck.sizes import format_size
-from swarmdeck.views import gpus, jobs, locks, records, sessions
+from swarmdeck.views import gpus, hosts, jobs, locks, records, sessions
 from swarmdeck.views.cells import Cell, Columns, in_order
 
 if TYPE_CHECKING:
@@ -30,20 +28,12 @@ if TYPE_CHECKING:
 
 def hosts_table(snapshot: Snapshot) -> Table:
     table = Table(title="Hosts", title_justify="left")
-    for column in ("host", "cores busy", "load 1/5/15", "threads free", "memory used", "available",
-                   "slice cap"):
-        table.add_column(column, justify="left" if column == "host" else "right")
+    table.add_column("host")
+    for _, label in hosts.COLUMNS:
+        table.add_column(label, justify="right")
     for host in snapshot.hosts:
-        busy = host.cores.busy_cores
-        table.add_row(
-            host.name,
-            "–" if busy is None else f"{busy:.1f}/{host.cores.count}",
-            "/".join(f"{v:.2f}" for v in host.cores.loadavg),
-            f"{host.cores.threads_free}/{host.cores.heavy_threads}",
-            f"{format_size(host.memory.used)}/{format_size(host.memory.total)}",
-            format_size(host.memory.available),
-            format_size(host.memory.slice_cap),
-        )
+        cells = hosts.host_cells(hosts.figures_of(host, snapshot.book_of(host.name)))
+        table.add_row(host.name, *in_order(cells, hosts.COLUMNS))
     for peer in snapshot.peers:
         table.add_row(*peer_cells(peer))
     return table
@@ -52,25 +42,10 @@ def hosts_table(snapshot: Snapshot) -> Table:
 def peer_cells(peer: PeerReading) -> tuple[str, ...]:
     """A peer's row of the hosts table: its own figures, or its state (the reason is printed
     below the table, where a long one is not wrapped into a narrow cell)."""
-    if peer.state != "read":
-        return (peer.name, peer.state, "", "", "", "", "")
-    host = peer.host
-
-    def size(key: str) -> str:
-        value = host.get(key)
-        return format_size(value) if isinstance(value, int) else "–"
-
-    busy, cores = host.get("busy_cores"), host.get("cores", "–")
-    loads = [host.get(key) for key in ("load1", "load5", "load15")]
-    return (
-        peer.name,
-        "–" if not isinstance(busy, int | float) else f"{busy:.1f}/{cores}",
-        "/".join(f"{v:.2f}" if isinstance(v, int | float) else "–" for v in loads),
-        f"{host.get('threads_free', '–')}/{host.get('heavy_threads', '–')}",
-        f"{size('mem_used')}/{size('mem_total')}",
-        size("mem_available"),
-        size("slice_cap"),
-    )
+    if peer.host is None:
+        return (peer.name, peer.state, *([""] * (len(hosts.COLUMNS) - 1)))
+    cells = hosts.host_cells(hosts.figures_of(peer.host, peer.book))
+    return (peer.name, *in_order(cells, hosts.COLUMNS))
 
 
 def as_text(cell: Cell) -> Text:
@@ -95,43 +70,27 @@ def cells_table(
 
 def gpus_section(snapshot: Snapshot) -> RenderableType:
     """The cards, their compute processes and who holds them quiesced; or why there are none."""
-    rows = [row for row in snapshot.gpus if isinstance(row, GpuRow)]
-    cards = [row.card for row in rows if row.card is not None]
+    cards = snapshot.gpus.cards
     if not cards:
-        why = gpus.state_text(rows[0].snapshot) if rows else "no GPU"
-        return cells_table("GPUs", gpus.CARD_COLUMNS, [], why)
+        return cells_table("GPUs", gpus.CARD_COLUMNS, [], gpus.state_text(snapshot.gpus))
     parts: list[RenderableType] = [
         cells_table("GPUs", gpus.CARD_COLUMNS, [gpus.card_cells(card) for card in cards], ""),
         cells_table(
             "GPU processes", gpus.PROCESS_COLUMNS, gpus.process_rows(cards).values(),
             "no compute processes",
         ),
-        gpus.holder_line(rows[0].snapshot.holders),
+        gpus.holder_line(snapshot.gpus.holders),
     ]
     return Group(*parts)
 
 
 def sections(snapshot: Snapshot, now: float) -> list[RenderableType]:
     """Everything below the hosts, in the order the control room lays it out."""
-    job_rows = [jobs.job_cells(job, now) for job in snapshot.jobs if isinstance(job, LedgerJob)]
-    session_rows = [
-        sessions.session_cells(session, now)
-        for session in snapshot.sessions
-        if isinstance(session, SessionInfo)
-    ]
-    alert_rows = [
-        records.alert_cells(alert, now) for alert in snapshot.alerts if isinstance(alert, Alert)
-    ]
-    finding_rows = [
-        records.finding_cells(finding, now)
-        for finding in snapshot.findings
-        if isinstance(finding, Finding)
-    ]
-    kill_rows = [
-        records.kill_cells(request, now)
-        for request in snapshot.kill_requests
-        if isinstance(request, KillRequest)
-    ]
+    job_rows = [jobs.job_cells(job, now) for job in snapshot.jobs]
+    session_rows = [sessions.session_cells(session, now) for session in snapshot.sessions]
+    alert_rows = [records.alert_cells(alert, now) for alert in snapshot.alerts]
+    finding_rows = [records.finding_cells(finding, now) for finding in snapshot.findings]
+    kill_rows = [records.kill_cells(request, now) for request in snapshot.kill_requests]
     return [
         cells_table("Jobs", jobs.STATUS_COLUMNS, job_rows, "no caged jobs"),
         gpus_section(snapshot),
@@ -146,8 +105,20 @@ def sections(snapshot: Snapshot, now: float) -> list[RenderableType]:
     ]
 
 
+PIPED_WIDTH = 1000
+"""Columns for output that is not a terminal: wide enough that no table is squeezed, and a
+Rich table is only as wide as its content, so nothing is padded out to it either."""
+
+
+def status_console() -> Console:
+    """A terminal's own width; piped, `COLUMNS` when set, else as wide as the content."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip():
+        return Console()
+    return Console(width=PIPED_WIDTH)
+
+
 def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or status_console()
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(snapshot.taken_at))
     console.print(f"[bold]swarmdeck[/] status at {stamp}")
     console.print(hosts_table(snapshot))

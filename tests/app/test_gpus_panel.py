@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from pilot_waits import probed
 
 from nvml_standin import GIB, ScriptedCard, ScriptedNvml
 from swarmdeck.app.gpus import GpuCardView, GpusPanel
@@ -37,18 +38,13 @@ def on_card() -> Iterator[tuple[int, int]]:
 
 def app_with(nvml: Nvml, allowlist: list[str]) -> SwarmdeckApp:
     def prober() -> Snapshot:
-        rows = gpu_snapshot(allowlist, nvml=nvml).as_rows()
-        return Snapshot(taken_at=time.time(), hosts=[], gpus=list(rows))
+        return Snapshot(taken_at=time.time(), hosts=[], gpus=gpu_snapshot(allowlist, nvml=nvml))
 
     return SwarmdeckApp(load_config(), StateStore.open_default(), prober=prober)
 
 
 async def settle(pilot, app: SwarmdeckApp) -> None:
-    for _ in range(40):
-        await pilot.pause(0.05)
-        if app.snapshot is not None:
-            break
-    await pilot.pause(0.1)
+    await probed(pilot)
 
 
 async def test_cards_show_memory_and_processes_marked_by_standing(on_card) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from claude_lines import bash_payload
@@ -11,8 +12,11 @@ from swarmdeck.hooks.bash_reminder import command_argv, decide
 from swarmdeck.hooks.classify import caged_command
 from swarmdeck.hooks.resources import HostFacts
 from swarmdeck.state import StateStore
+from swarmdeck.views.hosts import HostFigures
 
 GIB = 1024**3
+SWARMDECK = Path(sys.executable).parent / "swarmdeck"
+"""The console script the hooks run as, by the absolute path `hooks install` writes."""
 
 
 def _heavy(run_hook, command: str, cwd: Path) -> str:
@@ -29,11 +33,13 @@ def _heavy(run_hook, command: str, cwd: Path) -> str:
 def test_heavy_command_gets_the_table_and_a_run_line(run_hook, tmp_path: Path) -> None:
     text = _heavy(run_hook, "pytest -q tests", tmp_path)
     assert "heavy command (pytest)" in text
-    assert "(here): load " in text
-    assert "threads free" in text and "memory room" in text and "GPU free" in text
+    assert "(here): " in text and " cores · load " in text
+    assert "threads free" in text and "memory room" in text
+    assert "GPU free " in text or " · no GPU\n" in text
     assert "no run recorded yet" in text
     assert "Conclusion: can run here." in text
-    assert "Run it as: swarmdeck run --label pytest -- pytest -q tests" in text
+    assert f"Run it as: {SWARMDECK} run --label pytest -- pytest -q tests" in text
+    assert "GPU free no GPU" not in text
 
 
 def test_history_of_this_command_is_shown(run_hook, tmp_path: Path) -> None:
@@ -59,7 +65,7 @@ def test_command_that_never_fits_says_by_how_much(run_hook, tmp_path: Path) -> N
 
 def test_compound_command_runs_under_bash_c(run_hook, tmp_path: Path) -> None:
     text = _heavy(run_hook, "cd sub && make -j8 test", tmp_path)
-    assert "swarmdeck run --label make -- bash -c 'cd sub && make -j8 test'" in text
+    assert f"{SWARMDECK} run --label make -- bash -c 'cd sub && make -j8 test'" in text
 
 
 def test_peer_without_cached_figures_is_not_read(run_hook, tmp_path: Path) -> None:
@@ -97,8 +103,9 @@ def test_command_argv_keeps_simple_commands_and_wraps_sequences() -> None:
 
 def _host(name: str, room: int | None, local: bool = False, cap: int = 60 * GIB) -> HostFacts:
     state = "read" if room is not None else "not read"
-    return HostFacts(name, local, state, cores=16, cores_in_use=2.0, threads_free=8,
-                     memory_room=room, slice_cap=cap, gpu="no GPU")
+    figures = HostFigures(cores=16, load=(2.0, 2.0, 2.0), threads_free=8, heavy_threads=16,
+                          slice_cap=cap, room=room)
+    return HostFacts(name, local, state, figures=figures, gpu="no GPU")
 
 
 def test_decide_here_then_peer_then_short() -> None:

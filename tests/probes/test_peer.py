@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -34,11 +35,15 @@ def test_peer_is_read_and_its_figures_cached(tmp_path: Path, servers, prober) ->
     config = load_config()
     [reading] = prober.read_all(config)
     assert reading.state == "read", reading.reason
-    assert reading.host["local"] is True  # the peer's own view of itself
+    assert reading.figures["local"] is True  # the peer's own view of itself
     for key in ("cores", "threads_free", "room", "slice_cap", "mem_available"):
-        assert isinstance(reading.host[key], int), key
+        assert isinstance(reading.figures[key], int), key
+    assert reading.host is not None and reading.book is not None  # parsed once, here
+    assert reading.host.name == "box2" and not reading.host.local
+    assert reading.book.room == reading.figures["room"]
+    assert reading.book.machine_room == reading.figures["machine_room"]
     cached = json.loads(Path(cache_path("box2")).read_text())
-    assert cached["state"] == "read" and cached["host"] == reading.host
+    assert cached["state"] == "read" and cached["host"] == reading.figures
     assert current_reading("box2", config.ui.refresh_interval).state == "read"
     assert reading.to_json()["local"] is False and reading.to_json()["name"] == "box2"
 
@@ -67,7 +72,8 @@ def test_hook_says_a_heavy_command_can_run_on_the_peer(tmp_path: Path, servers, 
     assert reading.state == "read", reading.reason
     answer = run_hook(bash_payload("pytest -q tests", cwd=str(tmp_path)))
     text = answer["hookSpecificOutput"]["additionalContext"]
-    assert "- box2: load " in text and "memory room" in text
+    assert re.search(r"- box2: \d+ cores · load ", text), text
+    assert "memory room" in text
     assert "Conclusion: can run on box2." in text
     assert "in a checkout on box2 as: swarmdeck run --label pytest -- pytest -q tests" in text
 
@@ -82,7 +88,7 @@ def test_wrong_host_key_is_not_read_and_nothing_is_cached_as_read(
     [reading] = prober.read_all(config)
     assert reading.state == "not read"
     assert "host key" in reading.reason
-    assert reading.host == {}
+    assert reading.host is None and reading.figures == {}
     cached = read_cached("box2")
     assert cached is not None and cached.state == "not read"
     assert current_reading("box2", config.ui.refresh_interval).state == "not read"

@@ -126,7 +126,7 @@ def decide_admission(booked: int, book: MemoryBook, queued_ahead: int = 0) -> De
     if booked > book.slice_cap:
         return Decision.NEVER
     needed = booked + queued_ahead
-    if needed <= book.room and needed <= book.machine_room:
+    if needed <= book.usable:
         return Decision.ADMIT
     return Decision.WAIT
 

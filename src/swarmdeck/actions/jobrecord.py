@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
 from swarmdeck.probes.ledger import DONE, RUNNING
+from swarmdeck.probes.peaks import workload_history
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.state import now
 
@@ -34,13 +35,8 @@ class Ending:
 
 def past_runs(store: StateStore, fingerprint: str) -> list[PastRun]:
     """The workload's recorded runs, newest first, as many as the prediction looks at."""
-    with store.read() as conn:
-        rows = conn.execute(
-            "SELECT peak, cap, hit_ceiling FROM peaks WHERE fingerprint = ?"
-            " ORDER BY recorded_at DESC, rowid DESC LIMIT ?",
-            (fingerprint, HISTORY_WINDOW),
-        ).fetchall()
-    return [PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"])) for row in rows]
+    history = workload_history(store, fingerprint, HISTORY_WINDOW)
+    return [PastRun(run.peak, run.cap or 0, run.hit_ceiling) for run in history.runs]
 
 
 def mark_running(

@@ -28,11 +28,11 @@ from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import OomVerdict, classify_oom
 from swarmdeck.actions.run_request import RunRequest
-from swarmdeck.errors import UsageError
+from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts
 from swarmdeck.probes.machine import local_host_name, mem_total
-from swarmdeck.probes.procs import ProcessIdentity, own_identity, start_ticks
+from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
 from swarmdeck.sizes import SizeSpec, format_size
 
 if TYPE_CHECKING:
@@ -132,13 +132,14 @@ class ChildSetup:
     def __init__(self, cage: Cage, oom_score_adj: int) -> None:
         self.cage = cage
         self.adj = str(oom_score_adj).encode()
+        self.adj_file = str(own_file("oom_score_adj"))
         self.runner_pid = os.getpid()
         self.libc = ctypes.CDLL(None, use_errno=True)
 
     def __call__(self) -> None:
         self.cage.join()
         try:
-            fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+            fd = os.open(self.adj_file, os.O_WRONLY)
             try:
                 os.write(fd, self.adj)
             finally:
@@ -256,7 +257,10 @@ def _admitted_run(run: RunContext) -> int:
         run.note(error.message)
         return 128 + error.signum
     job_id = admission.job_id
-    output = run.detached.admitted(job_id) if run.detached is not None else None
+    try:
+        output = run.detached.admitted(job_id) if run.detached is not None else None
+    except StateError as error:
+        return _never_ran(run, job_id, error.message, int(error.exit_code))
     try:
         cage = prepared.backend.create_cage(job_id, booking.cap)
     except CageError as error:

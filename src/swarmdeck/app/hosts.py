@@ -11,14 +11,20 @@ from textual.reactive import reactive
 from textual.widgets import Label, Sparkline, Static
 
 from swarmdeck.app.bar import BarSegment, StackedBar
+from swarmdeck.app.panel import SnapshotPanel
 from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
+from swarmdeck.views.hosts import figures_of, host_line
 
-MEMORY_LOOKS = (("bold yellow", "█"), ("bold cyan", "█"), ("blue", "█"), ("green", "▒"))
-"""Colour and glyph of the memory book's parts, in MemoryBook.bar() order."""
+MEMORY_LOOKS = (("bold yellow", "█"), ("bold cyan", "▓"), ("blue", "▒"), ("green", "░"))
+"""Colour and glyph of the memory book's parts, in MemoryBook.bar() order: each part has its
+own glyph, so the bar and its legend read the same without colour."""
+REST = "·"
+"""What fills the memory bar past its parts: memory the book does not offer to jobs."""
+REST_NAME = "not bookable"
 
 
 def memory_segments(book: MemoryBook) -> tuple[BarSegment, ...]:
@@ -29,14 +35,17 @@ def memory_segments(book: MemoryBook) -> tuple[BarSegment, ...]:
     )
 
 
-def legend(segments: tuple[BarSegment, ...]) -> Text:
-    """One swatch and figure per bar segment, in the bar's colours."""
+def legend(segments: tuple[BarSegment, ...], rest: str | None = None) -> Text:
+    """One swatch and figure per bar segment, in the bar's glyphs and colours; `rest` names
+    what the bar's filler stands for."""
     text = Text()
     for segment in segments:
         if text:
             text.append("  ")
         text.append(segment.glyph, style=segment.style)
         text.append(f" {segment.name} {format_size(int(segment.value))}")
+    if rest:
+        text.append(f"  {REST} {rest}", style="dim")
     return text
 
 
@@ -53,14 +62,16 @@ class HostCard(Vertical):
     book: reactive[MemoryBook | None] = reactive(None)
     """This host's memory book; when known, the memory bar shows it stacked."""
 
-    def __init__(self, name: str, history_points: int) -> None:
+    def __init__(self, name: str, history_points: int, history_minutes: float) -> None:
         """Args:
             name: The host's name, shown as the card title.
             history_points: How many readings the sparkline keeps.
+            history_minutes: How long those readings span, for the sparkline's label.
         """
         super().__init__(id=card_id(name), classes="host-card")
         self._name = name
         self._history: deque[float] = deque(maxlen=history_points)
+        self._minutes = history_minutes
 
     def compose(self) -> ComposeResult:
         yield Static(Text(self._name, style="bold"), classes="host-name")
@@ -73,7 +84,12 @@ class HostCard(Vertical):
             yield StackedBar(classes="memory-bar")
             yield Label("", classes="bar-figures memory-figures")
         yield Static("", classes="memory-legend")
-        yield Sparkline([], classes="busy-history")
+        with Horizontal(classes="bar-line"):
+            yield Label("history", classes="bar-label")
+            yield Sparkline([], classes="busy-history")
+            yield Label(
+                f" busy cores, last {self._minutes:g} min", classes="bar-figures history-label"
+            )
 
     def watch_host(self, host: HostSnapshot | None) -> None:
         if host is None:
@@ -86,7 +102,7 @@ class HostCard(Vertical):
         cores_bar.total = cores.count
         cores_bar.segments = (BarSegment(busy or 0.0, "bold green", "busy"),)
         self.query_one(".cores-figures", Label).update(
-            f" {'–' if busy is None else f'{busy:4.1f}'}/{cores.count} busy"
+            f" {'–' if busy is None else f'{busy:.1f}'} of {cores.count} cores busy"
         )
         if self.book is None:
             self._show_memory(
@@ -94,15 +110,8 @@ class HostCard(Vertical):
                 memory.total,
                 f" {format_size(memory.used)}/{format_size(memory.total)} used",
             )
-        load1, load5, load15 = cores.loadavg
         title = Text(host.name, style="bold")
-        title.append(
-            f"   {cores.count} cores · load {load1:.2f} {load5:.2f} {load15:.2f}"
-            f" · threads free {cores.threads_free}/{cores.heavy_threads}"
-            f" · available {format_size(memory.available)}"
-            f" · slice cap {format_size(memory.slice_cap)}",
-            style="not bold",
-        )
+        title.append("   " + host_line(figures_of(host, self.book)), style="not bold")
         self.query_one(".host-name", Static).update(title)
         self.query_one(".busy-history", Sparkline).data = list(self._history)
 
@@ -112,46 +121,35 @@ class HostCard(Vertical):
         self._show_memory(
             memory_segments(book),
             book.mem_total,
-            f" room {format_size(max(0, book.usable))}/{format_size(book.mem_total)}",
+            f" room {format_size(max(0, book.usable))} of {format_size(book.mem_total)}",
+            REST_NAME,
         )
 
-    def _show_memory(self, segments: tuple[BarSegment, ...], total: int, figures: str) -> None:
+    def _show_memory(
+        self,
+        segments: tuple[BarSegment, ...],
+        total: int,
+        figures: str,
+        rest: str | None = None,
+    ) -> None:
         """The memory line: the bar, its figures at the right and the legend under it."""
         memory_bar = self.query_one(".memory-bar", StackedBar)
         memory_bar.total = total
         memory_bar.segments = segments
+        memory_bar.rest = REST if rest else "░"
         self.query_one(".memory-figures", Label).update(figures)
-        self.query_one(".memory-legend", Static).update(legend(segments))
+        self.query_one(".memory-legend", Static).update(legend(segments, rest))
 
 
 def peer_text(peer: PeerReading) -> Text:
     """A peer's card: its figures as it reported them, or "not read: REASON"."""
     text = Text(peer.name, style="bold")
-    if peer.state != "read":
+    if peer.state != "read" or peer.host is None:
         why = f": {peer.reason}" if peer.reason else ""
         text.append(f"   {peer.state}{why}", style="not bold yellow")
         return text
-    host = peer.host
-
-    def size(key: str) -> str:
-        value = host.get(key)
-        return format_size(max(0, value)) if isinstance(value, int) else "–"
-
-    loads = " ".join(
-        f"{v:.2f}" if isinstance(v, int | float) else "–"
-        for v in (host.get("load1"), host.get("load5"), host.get("load15"))
-    )
-    room, machine_room = host.get("room"), host.get("machine_room")
-    usable = room
-    if isinstance(room, int) and isinstance(machine_room, int):
-        usable = min(room, machine_room)
-    text.append(
-        f"   {host.get('cores', '–')} cores · load {loads}"
-        f" · threads free {host.get('threads_free', '–')}/{host.get('heavy_threads', '–')}"
-        f" · available {size('mem_available')} · slice cap {size('slice_cap')}"
-        f" · room {format_size(max(0, usable)) if isinstance(usable, int) else '–'}",
-        style="not bold",
-    )
+    if peer.host is not None:
+        text.append("   " + host_line(figures_of(peer.host, peer.book)), style="not bold")
     return text
 
 
@@ -175,26 +173,24 @@ class PeerCard(Static):
             self.update(peer_text(reading))
 
 
-class HostsPanel(Vertical):
+class HostsPanel(SnapshotPanel):
     """Every host swarmdeck knows, one card each, updated in place."""
 
-    snapshot: reactive[Snapshot | None] = reactive(None)
-    """The latest snapshot of the whole room."""
+    TITLE = "Hosts"
 
-    def __init__(self, history_points: int) -> None:
+    def __init__(self, history_points: int, history_minutes: float) -> None:
         """Args:
             history_points: How many readings each host's sparkline keeps.
+            history_minutes: How long those readings span.
         """
-        super().__init__(id="hosts", classes="panel")
-        self.border_title = "Hosts"
+        super().__init__(id="hosts")
         self._history_points = history_points
+        self._history_minutes = history_minutes
 
     def compose(self) -> ComposeResult:
         yield Label("reading this host…", id="hosts-waiting")
 
-    def watch_snapshot(self, snapshot: Snapshot | None) -> None:
-        if snapshot is None:
-            return
+    def show(self, snapshot: Snapshot) -> None:
         for waiting in self.query("#hosts-waiting"):
             waiting.remove()
         books = {book.host: book for book in snapshot.books}
@@ -203,7 +199,7 @@ class HostsPanel(Vertical):
             card = next(cards, None)
             book = books.get(host.name)
             if card is None:
-                card = HostCard(host.name, self._history_points)
+                card = HostCard(host.name, self._history_points, self._history_minutes)
                 self.mount(card)
                 card.call_after_refresh(setattr, card, "book", book)
                 card.call_after_refresh(setattr, card, "host", host)

@@ -9,11 +9,17 @@ from swarmdeck.exitcodes import ExitCode
 
 
 def _add_hook(sub) -> None:
+    from swarmdeck.hooks.payload import EVENTS
+
+    width = max(len(name) for name in EVENTS)
     p = sub.add_parser(
         "hook",
         help="answer a Claude Code hook (stdin JSON -> stdout JSON); always exits 0",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="events (any other Claude Code event is recorded too):\n"
+        + "\n".join(f"  {name:<{width}}  {claude}" for name, claude in EVENTS.items()),
     )
-    p.add_argument("event", nargs="?", default="", help="pre-tool-use, session-start, stop, …")
+    p.add_argument("event", nargs="?", default="", help="the event, as listed below")
     p.set_defaults(handler=_hook)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
 from swarmdeck.cli.common import context
 from swarmdeck.exitcodes import ExitCode
@@ -18,7 +19,7 @@ def _status(args: argparse.Namespace) -> int:
     from swarmdeck.snapshot import one_shot_snapshot
 
     config, store = context()
-    snapshot = _with_peers(config, store, one_shot_snapshot)
+    snapshot = _with_peers(config, store, partial(one_shot_snapshot, reconciled=True))
     if args.json:
         import json
 

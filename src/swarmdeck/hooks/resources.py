@@ -9,13 +9,14 @@ are still shown. A peer is described from the config and the figures the peer pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from swarmdeck.sizes import format_size
+from swarmdeck.views.hosts import HostFigures, figures_of, host_line
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
+    from swarmdeck.probes.peer_cache import PeerReading
     from swarmdeck.state import StateStore
 
 NOT_READ = "not read"
@@ -30,14 +31,19 @@ class HostFacts:
     state: str
     """"read", "not read" or "disabled"."""
     reason: str = ""
-    cores: int | None = None
-    cores_in_use: float | None = None
-    threads_free: int | None = None
-    memory_room: int | None = None
-    """What a new booking must fit in: the smaller of slice room and machine room."""
-    slice_cap: int | None = None
-    gpu: str = ""
-    """Free memory per card ("12.0G, 40.1G"), "no GPU", or "not read"."""
+    figures: HostFigures = field(default_factory=HostFigures)
+    """Cores, load, threads and memory room (views/hosts.py formats them)."""
+    gpu: str | None = None
+    """Free memory per card ("12.0G, 40.1G"), "no GPU", or "not read"; None for a peer."""
+
+    @property
+    def memory_room(self) -> int | None:
+        """What a new booking must fit in: the book's usable room."""
+        return self.figures.room
+
+    @property
+    def slice_cap(self) -> int | None:
+        return self.figures.slice_cap
 
     @property
     def readable(self) -> bool:
@@ -47,26 +53,15 @@ class HostFacts:
         if self.state != "read":
             why = f" ({self.reason})" if self.reason else ""
             return f"{self.name}: {self.state}{why}"
-        parts = [
-            f"load {_number(self.cores_in_use)} on {self.cores} cores",
-            f"threads free {self.threads_free if self.threads_free is not None else NOT_READ}",
-            "memory room "
-            + (format_size(max(0, self.memory_room)) if self.memory_room is not None else NOT_READ),
-            f"GPU free {self.gpu or NOT_READ}",
-        ]
         where = " (here)" if self.local else ""
-        return f"{self.name}{where}: " + ", ".join(parts)
-
-
-def _number(value: float | None) -> str:
-    return NOT_READ if value is None else f"{value:.1f}"
+        return f"{self.name}{where}: " + host_line(self.figures, self.gpu, missing=NOT_READ)
 
 
 def local_facts(config: Config, store: StateStore) -> HostFacts:
-    """This host, read now: threads free, the book's room, GPU free, and the 1-minute load.
+    """This host, read now: load, threads free, the book's room and GPU free.
 
-    Load stands in for busy cores because a busy figure needs two samples apart in time, which a
-    hook cannot wait for; it is labelled as load so an overloaded host reads as such.
+    The load averages stand in for busy cores because a busy figure needs two samples apart in
+    time, which a hook cannot wait for.
     """
     from swarmdeck.probes.host import host_snapshot, local_host_name
 
@@ -75,25 +70,13 @@ def local_facts(config: Config, store: StateStore) -> HostFacts:
         host = host_snapshot(config, store)
     except (OSError, ValueError) as error:
         return HostFacts(name, True, NOT_READ, reason=str(error))
-    room: int | None
     try:
         from swarmdeck.probes.ledger import memory_book
 
         book = memory_book(config, store, name)
-        room, slice_cap = book.usable, book.slice_cap
     except Exception:  # the book is one cell; the rest of the row still shows
-        room, slice_cap = None, host.memory.slice_cap
-    return HostFacts(
-        name=name,
-        local=True,
-        state="read",
-        cores=host.cores.count,
-        cores_in_use=host.cores.loadavg[0],
-        threads_free=host.cores.threads_free,
-        memory_room=room,
-        slice_cap=slice_cap,
-        gpu=gpu_free(config),
-    )
+        book = None
+    return HostFacts(name, True, "read", figures=figures_of(host, book), gpu=gpu_free(config))
 
 
 def gpu_free(config: Config) -> str:
@@ -107,6 +90,8 @@ def gpu_free(config: Config) -> str:
         return NOT_READ
     if snapshot.state != READY:
         return snapshot.state
+    from swarmdeck.sizes import format_size
+
     free = [
         format_size(card.memory_free) if isinstance(card.memory_free, int) else NOT_READ
         for card in snapshot.cards
@@ -123,32 +108,12 @@ def peer_facts(config: Config) -> list[HostFacts]:
         if not host.enabled:
             rows.append(HostFacts(host.name, False, "disabled", reason="enabled = false"))
             continue
-        reading = current_reading(host.name, config.ui.refresh_interval)
-        if reading.state != "read":
-            rows.append(HostFacts(host.name, False, NOT_READ, reason=reading.reason))
-        else:
-            rows.append(remote_facts(host.name, reading.host))
+        rows.append(remote_facts(current_reading(host.name, config.ui.refresh_interval)))
     return rows
 
 
-def remote_facts(name: str, host: dict[str, object]) -> HostFacts:
-    """A peer's row from its own host object; a figure it did not give is "not read"."""
-
-    def whole(key: str) -> int | None:
-        value = host.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-    room, machine_room = whole("room"), whole("machine_room")
-    if room is not None and machine_room is not None:
-        room = min(room, machine_room)
-    load = host.get("load1")
-    return HostFacts(
-        name=name,
-        local=False,
-        state="read",
-        cores=whole("cores"),
-        cores_in_use=float(load) if isinstance(load, int | float) else None,
-        threads_free=whole("threads_free"),
-        memory_room=room,
-        slice_cap=whole("slice_cap"),
-    )
+def remote_facts(reading: PeerReading) -> HostFacts:
+    """A peer's row from its parsed reading; without a book its room is "not read"."""
+    if reading.state != "read" or reading.host is None:
+        return HostFacts(reading.name, False, NOT_READ, reason=reading.reason)
+    return HostFacts(reading.name, False, "read", figures=figures_of(reading.host, reading.book))

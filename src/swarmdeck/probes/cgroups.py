@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarmdeck.probes.kernel_files import read_bytes
+from swarmdeck.probes.procs import own_file
 
-MOUNTINFO = Path("/proc/self/mountinfo")
-PROC_CGROUP = Path("/proc/self/cgroup")
 SYSTEMD_BOOTED = Path("/run/systemd/system")
 DEFAULT_SLICE_NAME = "swarmdeck"
 DEFAULT_SCOPE_SLICE = "swarmdeck.slice"
@@ -35,7 +34,7 @@ class Hierarchies:
 
 @dataclass(frozen=True)
 class OwnCgroups:
-    """This process's cgroup paths inside each hierarchy, as /proc/self/cgroup lists them."""
+    """This process's cgroup paths inside each hierarchy, as its own cgroup file lists them."""
 
     v1_memory: str | None
     v2: str | None
@@ -76,7 +75,7 @@ class MemoryReading:
 
 
 def parse_mountinfo(text: str) -> Hierarchies:
-    """The v1 memory mount and the cgroup2 mount from /proc/self/mountinfo."""
+    """The v1 memory mount and the cgroup2 mount from this process's mountinfo."""
     v1_memory: Path | None = None
     v2: Path | None = None
     for line in text.splitlines():
@@ -116,11 +115,11 @@ def parse_proc_cgroup(text: str) -> OwnCgroups:
 
 
 def read_hierarchies() -> Hierarchies:
-    return parse_mountinfo(MOUNTINFO.read_text())
+    return parse_mountinfo(own_file("mountinfo").read_text())
 
 
 def read_own_cgroups() -> OwnCgroups:
-    return parse_proc_cgroup(PROC_CGROUP.read_text())
+    return parse_proc_cgroup(own_file("cgroup").read_text())
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 # These live in probes/machine.py, so that a runner's start does without this module's
 # snapshot classes; mem_total and parse_meminfo are re-exported for this module's readers.
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.machine import mem_total as mem_total
 from swarmdeck.probes.machine import parse_meminfo as parse_meminfo
+from swarmdeck.probes.procs import cpu_stat_text
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
     from swarmdeck.state import StateStore
 
-PROC_STAT = Path("/proc/stat")
-PROC_LOADAVG = Path("/proc/loadavg")
+T = TypeVar("T", int, float, str)
+
 
 
 @dataclass(frozen=True)
 class CpuTimes:
-    """Aggregate CPU jiffies from the first line of /proc/stat."""
+    """Aggregate CPU jiffies from the first line of the kernel's stat file."""
 
     busy: int
     total: int
@@ -103,6 +104,44 @@ class HostSnapshot:
             "slice_cap": self.memory.slice_cap,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> HostSnapshot:
+        """A host read back from its `to_json` object (a peer's `probe --json`); a missing or
+        mistyped figure raises ValueError naming it."""
+        busy = data.get("busy_fraction")
+        if busy is not None:
+            busy = _figure(data, "busy_fraction", float)
+        return cls(
+            name=_figure(data, "name", str),
+            local=bool(data.get("local", False)),
+            taken_at=_figure(data, "taken_at", float),
+            cores=Cores(
+                count=_figure(data, "cores", int),
+                busy_fraction=busy,
+                loadavg=(
+                    _figure(data, "load1", float),
+                    _figure(data, "load5", float),
+                    _figure(data, "load15", float),
+                ),
+                heavy_threads=_figure(data, "heavy_threads", int),
+                threads_declared=_figure(data, "threads_declared", int),
+            ),
+            memory=Memory(
+                total=_figure(data, "mem_total", int),
+                available=_figure(data, "mem_available", int),
+                reserve=_figure(data, "reserve", int),
+            ),
+        )
+
+
+def _figure(data: Mapping[str, Any], key: str, kind: type[T]) -> T:
+    """`data[key]` as `kind` (an int passes for a float, a bool for neither)."""
+    value = data.get(key)
+    allowed = (int, float) if kind is float else (kind,)
+    if isinstance(value, bool) or not isinstance(value, allowed):
+        raise ValueError(f"host figure {key!r} missing or not {kind.__name__}: {value!r}")
+    return kind(value)
+
 
 def parse_cpu_times(text: str) -> CpuTimes:
     """The aggregate 'cpu' line: idle and iowait are not busy, guest time is already in user."""
@@ -112,11 +151,11 @@ def parse_cpu_times(text: str) -> CpuTimes:
             user, nice, system, idle, iowait, irq, softirq, steal = (values + [0] * 8)[:8]
             busy = user + nice + system + irq + softirq + steal
             return CpuTimes(busy=busy, total=busy + idle + iowait)
-    raise ValueError("no aggregate cpu line in /proc/stat")
+    raise ValueError("no aggregate cpu line in the kernel's stat file")
 
 
 def read_cpu_times() -> CpuTimes:
-    return parse_cpu_times(PROC_STAT.read_text())
+    return parse_cpu_times(cpu_stat_text())
 
 
 def busy_fraction(before: CpuTimes, after: CpuTimes) -> float | None:
@@ -128,7 +167,7 @@ def busy_fraction(before: CpuTimes, after: CpuTimes) -> float | None:
 
 
 class CpuSampler:
-    """Keeps the previous /proc/stat reading so each call reports busy time since the last one."""
+    """Keeps the previous CPU times so each call reports busy time since the last one."""
 
     def __init__(self) -> None:
         self._last: CpuTimes | None = None
@@ -146,8 +185,7 @@ class CpuSampler:
 
 
 def read_loadavg() -> tuple[float, float, float]:
-    one, five, fifteen = PROC_LOADAVG.read_text().split()[:3]
-    return float(one), float(five), float(fifteen)
+    return os.getloadavg()
 
 
 def threads_declared(store: StateStore | None, host: str) -> int:

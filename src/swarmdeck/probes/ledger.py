@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
@@ -23,6 +23,7 @@ from swarmdeck.probes.procs import ProcessIdentity
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
+    from swarmdeck.probes.host import HostSnapshot
     from swarmdeck.probes.usage import Usage, UsageTracker
     from swarmdeck.state import StateStore
 
@@ -163,6 +164,49 @@ class MemoryBook:
             ("slice used", self.unreclaimable),
             ("booked, not yet grown", self.not_yet_grown),
             ("room", max(0, self.usable)),
+        )
+
+    def host_fields(self) -> dict[str, object]:
+        """The book as flat keys of its host's object in the snapshot JSON."""
+        return {
+            "slice_backend": self.backend,
+            "slice_path": self.slice_path,
+            "slice_placement": self.placement,
+            "slice_problem": self.problem,
+            "slice_used": self.unreclaimable,
+            "not_yet_grown": self.not_yet_grown,
+            "room": self.room,
+            "machine_room": self.machine_room,
+            "used_outside_slice": self.used_outside_slice,
+        }
+
+    @classmethod
+    def from_host_fields(cls, host: HostSnapshot, data: Mapping[str, Any]) -> MemoryBook | None:
+        """A peer's book read back from its host object (`host_fields` beside the host's own
+        figures); None when the object carries no book. The margin is not sent: it is what
+        makes the reported machine room, so both rooms come out as the peer reported them."""
+        if "room" not in data:
+            return None
+        whole = {key: data.get(key) for key in ("slice_used", "not_yet_grown", "machine_room")}
+        for key, value in whole.items():
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"book figure {key!r} missing or not int: {value!r}")
+        texts = {
+            key: data.get(key, "")
+            for key in ("slice_backend", "slice_path", "slice_placement", "slice_problem")
+        }
+        return cls(
+            host=host.name,
+            slice_cap=host.memory.slice_cap,
+            unreclaimable=whole["slice_used"],
+            not_yet_grown=whole["not_yet_grown"],
+            mem_total=host.memory.total,
+            mem_available=host.memory.available,
+            margin=host.memory.available - whole["not_yet_grown"] - whole["machine_room"],
+            backend=str(texts["slice_backend"] or ""),
+            slice_path=str(texts["slice_path"] or ""),
+            placement=str(texts["slice_placement"] or ""),
+            problem=str(texts["slice_problem"] or ""),
         )
 
     def to_json(self) -> dict[str, object]:

@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import asyncssh
 
-from swarmdeck.probes.peer_cache import DISABLED, NOT_READ, READ, PeerReading, write_reading
+from swarmdeck.probes.peer_cache import (
+    DISABLED,
+    NOT_READ,
+    PeerReading,
+    reading_of,
+    write_reading,
+)
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config, HostConfig
@@ -151,7 +157,7 @@ class PeerProber:
             return PeerReading(
                 host.name, NOT_READ, reason=reason_of(error, host.timeout), read_at=time.time()
             )
-        return PeerReading(host.name, READ, host=figures, read_at=time.time())
+        return reading_of(host.name, figures, time.time())
 
     async def _probe(self, host: HostConfig) -> dict[str, Any]:
         connection = await self._connection(host)

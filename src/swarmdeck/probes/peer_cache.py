@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from swarmdeck.durations import age_text
 from swarmdeck.paths import state_dir_text
+from swarmdeck.probes.host import HostSnapshot
+from swarmdeck.probes.ledger import MemoryBook
 
 READ = "read"
 NOT_READ = "not read"
@@ -29,14 +31,19 @@ class PeerReading:
     """"read", "not read" or "disabled"."""
     reason: str = ""
     """One line saying why it was not read; empty when it was."""
-    host: dict[str, Any] = field(default_factory=dict)
-    """The peer's own host object (`swarmdeck probe --json`'s hosts[0]); empty unless read."""
+    figures: dict[str, Any] = field(default_factory=dict)
+    """The peer's own host object as it sent it (`swarmdeck probe --json`'s hosts[0]); passed
+    on unchanged into the snapshot JSON and the cache. Empty unless read."""
     read_at: float | None = None
     """When this attempt ended (epoch seconds); None for a host never tried."""
+    host: HostSnapshot | None = None
+    """The peer's cores and memory, parsed from `figures`; None unless read."""
+    book: MemoryBook | None = None
+    """The peer's memory book, parsed from `figures`; None unless read with a book."""
 
     def to_json(self) -> dict[str, Any]:
         """The peer as a host object of the snapshot JSON: its figures, `local: false`, a state."""
-        out = dict(self.host)
+        out = dict(self.figures)
         if "name" in out:
             out["remote_name"] = out["name"]
         out.update(
@@ -50,8 +57,19 @@ class PeerReading:
             "state": self.state,
             "reason": self.reason,
             "read_at": self.read_at,
-            "host": self.host,
+            "host": self.figures,
         }
+
+
+def reading_of(name: str, figures: dict[str, Any], read_at: float | None) -> PeerReading:
+    """A peer that answered with `figures`, parsed here once into its host and book; figures
+    that do not parse make it "not read" saying which one is wrong."""
+    try:
+        host = replace(HostSnapshot.from_json(figures), name=name, local=False)
+        book = MemoryBook.from_host_fields(host, figures)
+    except ValueError as error:
+        return PeerReading(name, NOT_READ, reason=f"figures unusable: {error}", read_at=read_at)
+    return PeerReading(name, READ, figures=figures, read_at=read_at, host=host, book=book)
 
 
 def cache_path(name: str) -> str:
@@ -84,13 +102,11 @@ def read_cached(name: str) -> PeerReading | None:
     if not isinstance(data, dict) or not isinstance(data.get("host", {}), dict):
         return PeerReading(name, NOT_READ, reason="cached reading unreadable: not an object")
     read_at = data.get("read_at")
-    return PeerReading(
-        name=name,
-        state=str(data.get("state", NOT_READ)),
-        reason=str(data.get("reason", "")),
-        host=data.get("host") or {},
-        read_at=float(read_at) if isinstance(read_at, int | float) else None,
-    )
+    when = float(read_at) if isinstance(read_at, int | float) else None
+    state = str(data.get("state", NOT_READ))
+    if state == READ:
+        return reading_of(name, data.get("host") or {}, when)
+    return PeerReading(name, state, reason=str(data.get("reason", "")), read_at=when)
 
 
 def fresh_for(refresh_interval: float) -> float:

@@ -1,0 +1,105 @@
+"""A host's figures as words, said once: the Hosts panel, `status` and the heavy-command hook all
+show cores, load, threads, memory and room through these functions.
+
+Plain strings only (no Rich), because the hook path imports this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from swarmdeck.sizes import format_size
+
+if TYPE_CHECKING:
+    from swarmdeck.probes.host import HostSnapshot
+    from swarmdeck.probes.ledger import MemoryBook
+
+DASH = "–"
+"""A figure a face does not have; the hook says "not read" instead."""
+
+
+@dataclass(frozen=True)
+class HostFigures:
+    """What every face shows of one host; None where it was not read."""
+
+    cores: int | None = None
+    busy_cores: float | None = None
+    """Cores busy since the previous sample; None on a first sample."""
+    load: tuple[float, float, float] | None = None
+    threads_free: int | None = None
+    heavy_threads: int | None = None
+    used: int | None = None
+    total: int | None = None
+    available: int | None = None
+    slice_cap: int | None = None
+    room: int | None = None
+    """What a new booking must fit in (MemoryBook.usable); None without a book."""
+
+
+def figures_of(host: HostSnapshot, book: MemoryBook | None) -> HostFigures:
+    """A host reading and its memory book as the figures every face shows."""
+    return HostFigures(
+        cores=host.cores.count,
+        busy_cores=host.cores.busy_cores,
+        load=host.cores.loadavg,
+        threads_free=host.cores.threads_free,
+        heavy_threads=host.cores.heavy_threads,
+        used=host.memory.used,
+        total=host.memory.total,
+        available=host.memory.available,
+        slice_cap=book.slice_cap if book is not None else host.memory.slice_cap,
+        room=book.usable if book is not None else None,
+    )
+
+
+def _size(value: int | None, missing: str) -> str:
+    return missing if value is None else format_size(max(0, value))
+
+
+def _whole(value: int | None, missing: str) -> str:
+    return missing if value is None else str(value)
+
+
+def host_cells(figures: HostFigures, missing: str = DASH) -> dict[str, str]:
+    """Each figure as the text every face shows for it, keyed as in COLUMNS."""
+    busy = figures.busy_cores
+    return {
+        "cores": _whole(figures.cores, missing),
+        "busy": missing if busy is None else f"{busy:.1f}/{_whole(figures.cores, missing)}",
+        "load": missing if figures.load is None else " ".join(f"{v:.2f}" for v in figures.load),
+        "threads": f"{_whole(figures.threads_free, missing)}/"
+        f"{_whole(figures.heavy_threads, missing)}",
+        "memory": f"{_size(figures.used, missing)}/{_size(figures.total, missing)}",
+        "available": _size(figures.available, missing),
+        "slice_cap": _size(figures.slice_cap, missing),
+        "room": _size(figures.room, missing),
+    }
+
+
+COLUMNS = (
+    ("busy", "cores busy"),
+    ("load", "load 1/5/15"),
+    ("threads", "threads free"),
+    ("memory", "memory used"),
+    ("available", "available"),
+    ("slice_cap", "slice cap"),
+    ("room", "memory room"),
+)
+"""(key, label) of the figures `status` shows per host after the host's name."""
+
+
+def host_line(figures: HostFigures, gpu: str | None = None, missing: str = DASH) -> str:
+    """The host on one line: "16 cores · load 2.50 1.00 0.50 · threads free 12/16 · …"."""
+    cells = host_cells(figures, missing)
+    parts = [
+        f"{cells['cores']} cores",
+        f"load {cells['load']}",
+        f"threads free {cells['threads']}",
+        f"available {cells['available']}",
+        f"slice cap {cells['slice_cap']}",
+        f"memory room {cells['room']}",
+    ]
+    if gpu is not None:
+        parts.append(gpu if gpu == "no GPU" else f"GPU free {gpu}")
+    return " · ".join(parts)
