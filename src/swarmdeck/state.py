@@ -198,7 +198,43 @@ MIGRATIONS: list[Migration] = [
         "jobs: when a job's booking was admitted (a queued row exists before it)",
         "ALTER TABLE jobs ADD COLUMN admitted_at REAL;",
     ),
-    # Reserved: 2 runner/cage, 3 agents/hooks, 4 gpu/locks/usage, 5+ later work.
+    Migration(
+        3,
+        "watchdog: jobs name the Claude Code session and subagent that started them; findings "
+        "get their subject's process and session, advice, when they fired; kill "
+        "requests say who asked; the watchdog writer's lease",
+        """
+        ALTER TABLE jobs ADD COLUMN session_id TEXT;
+        ALTER TABLE jobs ADD COLUMN agent_id TEXT;
+        CREATE INDEX jobs_by_session ON jobs (session_id);
+        ALTER TABLE findings ADD COLUMN host TEXT;
+        ALTER TABLE findings ADD COLUMN session_id TEXT;
+        ALTER TABLE findings ADD COLUMN job_id INTEGER;
+        ALTER TABLE findings ADD COLUMN pid INTEGER;
+        ALTER TABLE findings ADD COLUMN start_ticks INTEGER;
+        ALTER TABLE findings ADD COLUMN advice TEXT;
+        ALTER TABLE findings ADD COLUMN fired_at REAL;
+        CREATE INDEX findings_by_session ON findings (session_id, resolved_at);
+        ALTER TABLE kill_requests ADD COLUMN requested_by TEXT;
+        CREATE TABLE watchdog_lease (
+            name TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        """,
+    ),
+    Migration(
+        4,
+        "jobs: the run directory of a job run on a peer; dispatches: the memory each booked",
+        "ALTER TABLE jobs ADD COLUMN run_dir TEXT;"
+        " ALTER TABLE dispatches ADD COLUMN booked INTEGER;",
+    ),
+    Migration(
+        5,
+        "jobs: the Slurm job id of a job submitted to the cluster (NULL for a local run)",
+        "ALTER TABLE jobs ADD COLUMN slurm_job_id INTEGER;"
+        " CREATE INDEX jobs_by_slurm_job_id ON jobs (slurm_job_id);",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 

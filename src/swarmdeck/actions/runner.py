@@ -245,9 +245,18 @@ def _admitted_run(run: RunContext) -> int:
         timeout=request.timeout,
     )
     wait = request.wait if request.wait is not None else run.config.memory.admission_wait
+    queued_note = run.note
+    if any(host.enabled for host in run.config.hosts):
+        # Imported only with peers configured: the hint reads their cached readings, whose
+        # snapshot classes a runner without peers has no use for at every start.
+        from swarmdeck.actions.peer_hint import peer_hint
+
+        queued_note = peer_hint(
+            run.config, run.store, request, row.label, booking, prepared.fingerprint, run.note
+        )
     try:
         admission = admit(
-            run.store, row, prepared.facts, prepared.backend.job_path, wait, run.note,
+            run.store, row, prepared.facts, prepared.backend.job_path, wait, queued_note,
             run.signals.read_fd, run.signals.pending,
         )
     except NotAdmittedError as error:

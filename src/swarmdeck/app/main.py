@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Footer, Header
+from textual.widgets import DataTable, Footer, Header
 from textual.worker import Worker, WorkerState
 
 from swarmdeck.app.agents import AgentsPanel
@@ -29,16 +29,20 @@ from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.locks import LocksPanel
+from swarmdeck.app.migrate import MigrateScreen
 from swarmdeck.app.terminal import controlling_tty, hung_up
+from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import Config
 from swarmdeck.paths import claude_dir
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
 from swarmdeck.probes.claude.sessions_watch import watch_sessions
 from swarmdeck.probes.host import CpuSampler
+from swarmdeck.probes.ledger import LedgerJob
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, reconciled_snapshot
 from swarmdeck.state import StateStore
+from swarmdeck.watchdog.loop import Watchdog
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
 
@@ -52,6 +56,7 @@ class SwarmdeckApp(App[int]):
     TITLE = "swarmdeck"
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("m", "migrate", "Migrate"),
         Binding("q", "quit", "Quit"),
     ]
 
@@ -76,6 +81,7 @@ class SwarmdeckApp(App[int]):
         prober: Prober | None = None,
         readonly: bool = False,
         terminal: int | None = None,
+        watchdog: Watchdog | None = None,
     ) -> None:
         """Args:
             config: The effective configuration.
@@ -84,6 +90,8 @@ class SwarmdeckApp(App[int]):
                 then a sessions probe follows the transcripts between snapshots).
             readonly: Hide every action that changes anything.
             terminal: The terminal's descriptor; the app quits when it hangs up.
+            watchdog: The engine run after each snapshot; by default one of its own when the
+                app probes this host (a given prober gets none unless one is passed).
         """
         super().__init__()
         self.config = config
@@ -108,6 +116,7 @@ class SwarmdeckApp(App[int]):
             UsageTracker(),
             self.peer_prober,
         )
+        self.watchdog = watchdog or (Watchdog(config, store) if prober is None else None)
         if readonly:
             self.sub_title = "read-only"
 
@@ -124,6 +133,7 @@ class SwarmdeckApp(App[int]):
         with Horizontal(id="lower"):
             yield GpusPanel().data_bind(bound)
             yield LocksPanel().data_bind(bound)
+        yield WatchdogPanel(self.store, readonly=self.readonly).data_bind(bound)
         yield AlertsPanel().data_bind(bound)
         yield Footer()
 
@@ -152,13 +162,18 @@ class SwarmdeckApp(App[int]):
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
     def probe(self) -> None:
         """Take a snapshot in a thread: probes read kernel files and SQLite, never on the UI
-        loop."""
-        self.post_message(self.SnapshotReady(self.prober()))
+        loop; the watchdog's pass runs here too."""
+        snapshot = self.prober()
+        if self.watchdog is not None:
+            snapshot = self.watchdog.observe(snapshot)
+        self.post_message(self.SnapshotReady(snapshot))
 
     def on_unmount(self) -> None:
         self._stop_watching.set()
         if self.peer_prober is not None:
             self.peer_prober.close()
+        if self.watchdog is not None:
+            self.watchdog.close()
 
     def on_swarmdeck_app_snapshot_ready(self, message: SnapshotReady) -> None:
         self.snapshot = message.snapshot
@@ -188,6 +203,32 @@ class SwarmdeckApp(App[int]):
         ]
         keys.append(("ctrl+p", "Command palette"))
         self.push_screen(HelpScreen(keys))
+
+
+    def action_migrate(self) -> None:
+        """The migrate pane for the job under the Jobs panel's cursor."""
+        if self.readonly:
+            self.notify("read-only: migrating a job is off", severity="warning")
+            return
+        job = self._selected_job()
+        if job is None:
+            self.notify("select a job row in the Jobs panel first", severity="warning")
+            return
+        if not any(host.enabled and host.name != job.host for host in self.config.hosts):
+            self.notify("no enabled peer: add a [[hosts]] entry to the config", severity="warning")
+            return
+        self.push_screen(MigrateScreen(self.config, job), self._migrated)
+
+    def _selected_job(self) -> LedgerJob | None:
+        table = self.query_one("#jobs-table", DataTable)
+        if self.snapshot is None or table.row_count == 0:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return next((job for job in self.snapshot.jobs if str(job.id) == key), None)
+
+    def _migrated(self, line: str | None) -> None:
+        if line:
+            self.notify(line, timeout=8)
 
 
 def run_app(config: Config, store: StateStore, *, readonly: bool = False) -> int:

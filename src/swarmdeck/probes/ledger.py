@@ -83,6 +83,10 @@ class LedgerJob:
     """Cores in use and threads at once since the previous snapshot; running jobs only."""
     serial_reason: str | None = None
     """The reason in its serial marker while a running job says it is serial on purpose."""
+    session_id: str | None = None
+    """The Claude Code session whose Bash tool started it (its CLAUDE_CODE_SESSION_ID)."""
+    agent_id: str | None = None
+    """The subagent of that session whose command it is; None for the main thread."""
 
     @property
     def process(self) -> ProcessIdentity | None:
@@ -270,6 +274,8 @@ def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> L
         start_ticks=row["start_ticks"],
         threads=row["threads"],
         serial_marker_path=row["serial_marker_path"],
+        session_id=row["session_id"] if "session_id" in keys else None,
+        agent_id=row["agent_id"] if "agent_id" in keys else None,
     )
 
 
