@@ -27,6 +27,7 @@ from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import OomVerdict, classify_oom
+from swarmdeck.actions.peer_hint import PeerHint
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
@@ -245,15 +246,9 @@ def _admitted_run(run: RunContext) -> int:
         timeout=request.timeout,
     )
     wait = request.wait if request.wait is not None else run.config.memory.admission_wait
-    queued_note = run.note
-    if any(host.enabled for host in run.config.hosts):
-        # Imported only with peers configured: the hint reads their cached readings, whose
-        # snapshot classes a runner without peers has no use for at every start.
-        from swarmdeck.actions.peer_hint import peer_hint
-
-        queued_note = peer_hint(
-            run.config, run.store, request, row.label, booking, prepared.fingerprint, run.note
-        )
+    queued_note = PeerHint(
+        run.config, run.store, request, row.label, booking, prepared.fingerprint, run.note
+    )
     try:
         admission = admit(
             run.store, row, prepared.facts, prepared.backend.job_path, wait, queued_note,
@@ -261,6 +256,7 @@ def _admitted_run(run: RunContext) -> int:
         )
     except NotAdmittedError as error:
         run.note(error.message)
+        queued_note.offer()
         return int(error.exit_code)
     except Interrupted as error:
         run.note(error.message)
