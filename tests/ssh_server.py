@@ -1,11 +1,14 @@
 """A real asyncssh server on 127.0.0.1 for peer tests: it runs our real `swarmdeck probe
 --json` in a subprocess (this venv's bin first on PATH, the peer's own state and config in
-tmp_path), or accepts the command and never answers."""
+tmp_path), or any command with its input and output streamed both ways ("shell", as sshd does),
+or accepts the command and never answers ("hang"). It serves SFTP on the real filesystem."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import sys
 import threading
 import time
@@ -19,11 +22,16 @@ BIN = str(Path(sys.executable).parent)
 
 
 class SshServer:
-    """asyncssh's server in a thread of its own; counts connections; "probe" runs the command,
-    "hang" accepts the command and never answers."""
+    """asyncssh's server in a thread of its own; counts connections; "probe" runs the command
+    and answers once it ended, "shell" streams it, "answer" writes `answer` without running
+    anything, "hang" accepts it and never answers."""
 
-    def __init__(self, tmp_path: Path, mode: str = "probe") -> None:
+    def __init__(self, tmp_path: Path, mode: str = "probe", answer: str = "") -> None:
         self.mode = mode
+        self.answer = answer
+        """What "answer" mode writes for any command, without running anything."""
+        self.answer_delay = 0.0
+        """Seconds "answer" mode waits first: the time a real peer spends on its own cores."""
         self.connections = 0
         self.active = 0
         self.children: list[asyncio.subprocess.Process] = []
@@ -69,6 +77,8 @@ class SshServer:
                 self.client_key.export_public_key().decode()
             ),
             process_factory=self._handle,
+            sftp_factory=True,
+            encoding=None if self.mode == "shell" else "utf-8",
         )
 
     async def _handle(self, process: asyncssh.SSHServerProcess) -> None:
@@ -82,6 +92,15 @@ class SshServer:
         if self.mode == "hang":
             await self.release.wait()
             process.exit(0)
+            return
+        if self.mode == "shell":
+            await self._stream(process)
+            return
+        if self.mode == "answer":
+            await asyncio.sleep(self.answer_delay)
+            process.stdout.write(self.answer)
+            process.exit(0)
+            await process.wait_closed()
             return
         proc = await asyncio.create_subprocess_shell(
             process.command,
@@ -99,6 +118,46 @@ class SshServer:
         process.stderr.write(err.decode(errors="replace"))
         process.exit(proc.returncode if proc.returncode is not None else 255)
         await process.wait_closed()
+
+    async def _stream(self, process: asyncssh.SSHServerProcess) -> None:
+        """Input and output copied both ways as they come; the exit status only after all
+        output was passed on. A connection that goes away takes its command's group with it."""
+        proc = await asyncio.create_subprocess_shell(
+            process.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            env=self.env,
+        )
+        self.children.append(proc)
+
+        async def pump_in() -> None:
+            try:
+                while data := await process.stdin.read(1 << 16):
+                    proc.stdin.write(data)
+                    await proc.stdin.drain()
+            except (asyncssh.Error, OSError, BrokenPipeError):
+                pass
+            finally:
+                proc.stdin.close()
+
+        async def pump_out(source: asyncio.StreamReader, sink: Any) -> None:
+            while data := await source.read(1 << 16):
+                sink.write(data)
+
+        feeding = asyncio.ensure_future(pump_in())
+        try:
+            await asyncio.gather(pump_out(proc.stdout, process.stdout),
+                                 pump_out(proc.stderr, process.stderr))
+            code = await proc.wait()
+            process.exit(code if code >= 0 else 128 - code)
+        except (asyncssh.Error, OSError, BrokenPipeError):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+        finally:
+            feeding.cancel()
 
     def drop_connections(self) -> None:
         """Close every connection from the server's side, as a restarted peer would."""
@@ -127,7 +186,8 @@ class SshServer:
             while self.active and time.monotonic() < deadline:  # a handler may still be starting
                 for child in self.children:
                     if child.returncode is None:
-                        child.kill()
+                        with contextlib.suppress(ProcessLookupError):
+                            os.killpg(child.pid, signal.SIGKILL)
                 await asyncio.sleep(0.02)
             for child in self.children:
                 await child.wait()

@@ -90,6 +90,12 @@ def _address(address: str) -> str | None:
     return f'{address!r} is not an address: give a host name or IP, like "192.168.1.20"'
 
 
+def _run_root(path: str) -> str | None:
+    if path.strip() and path.strip("/") and "\n" not in path:
+        return None
+    return f'{path!r} is not a usable run root: give a folder like "swarmdeck-runs" or "/scratch"'
+
+
 # Heavy-command patterns match where a command starts: at the beginning, after ; & | ( ` or a
 # newline, past env assignments and wrappers (env, nice, time, timeout N, uv run, python -m …),
 # with an optional path before the command name; so `grep pytest` or `pip install pytest` is
@@ -367,6 +373,71 @@ class HostConfig:
             "seconds to wait for it to answer before it shows as not read", above=0, maximum=600
         ),
     )
+    run_root: str = field(
+        default="swarmdeck-runs",
+        metadata=about(
+            "folder there that holds each peer run's copy (RUNROOT/LABEL-ID); relative = under "
+            "the ssh user's home",
+            check=_run_root,
+        ),
+    )
+    job_cap: SizeSpec | None = field(
+        default=None,
+        metadata=about("the largest memory cap one job may have there; unset = its whole slice"),
+    )
+    toolchains: tuple[str, ...] = field(
+        default=("python3 --version", "git --version"),
+        metadata=about(
+            "shell commands whose output must read the same here and there before a peer run"
+        ),
+    )
+    reconnect_for: float = field(
+        default=60.0,
+        metadata=about(
+            "seconds a connection lost during a peer run is tried again before giving up",
+            minimum=0,
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class SlurmConfig:
+    """A Slurm cluster reached through its client commands (sinfo, squeue, sbatch, sacct, …)."""
+
+    enabled: bool = field(
+        default=False,
+        metadata=about("read the cluster's nodes and jobs, and allow `swarmdeck run --on slurm`"),
+    )
+    conf: str = field(
+        default="",
+        metadata=about('slurm.conf the client commands read (SLURM_CONF); "" = their default'),
+    )
+    partition: str = field(
+        default="", metadata=about('partition jobs go to and whose nodes are shown; "" = default')
+    )
+    account: str = field(default="", metadata=about('account jobs are charged to; "" = default'))
+    sbatch_args: tuple[str, ...] = field(
+        default=(), metadata=about('extra sbatch arguments for every job, like ["--qos=low"]')
+    )
+    output_dir: str = field(
+        default="",
+        metadata=about(
+            "folder, seen by the nodes and this host alike, for job output files; "
+            '"" = the state folder'
+        ),
+    )
+    poll_interval: float = field(
+        default=0.25,
+        metadata=about("seconds between looks at a submitted job", above=0, maximum=60),
+    )
+    timeout: float = field(
+        default=5.0,
+        metadata=about(
+            "seconds a client command may take before the cluster shows as not read",
+            above=0,
+            maximum=120,
+        ),
+    )
 
 
 def _default_sources() -> Mapping[str, str]:
@@ -384,6 +455,7 @@ class Config:
     hooks: HooksConfig = field(default_factory=HooksConfig)
     gpu: GpuConfig = field(default_factory=GpuConfig)
     locks: LocksConfig = field(default_factory=LocksConfig)
+    slurm: SlurmConfig = field(default_factory=SlurmConfig)
     hosts: tuple[HostConfig, ...] = ()
     path: Path | None = None
     """The file the values came from; None when there was none."""

@@ -23,6 +23,7 @@ from swarmdeck.probes.records import (
     open_findings,
     pending_kill_requests,
 )
+from swarmdeck.probes.slurm import SlurmReading, our_cluster_jobs, read_cluster
 from swarmdeck.probes.usage import UsageTracker
 
 if TYPE_CHECKING:
@@ -66,6 +67,9 @@ class Snapshot:
     """Each host's memory book; its figures also go into that host's JSON object."""
     peers: list[PeerReading] = field(default_factory=list)
     """Each configured peer's reading; in the JSON they follow this host in `hosts`."""
+    cluster: SlurmReading | None = None
+    """The Slurm cluster's nodes and jobs when [slurm] is enabled; in the JSON its nodes follow
+    the peers in `hosts` (kind "slurm-node") and its jobs follow the ledger's in `jobs`."""
 
     def book_of(self, host: str) -> MemoryBook | None:
         """The memory book of this snapshot's host `host`, if it was read."""
@@ -81,10 +85,15 @@ class Snapshot:
                 out.update(book.host_fields())
             out.setdefault("state", "read")
             hosts.append(out)
+        hosts += [peer.to_json() for peer in self.peers]
+        jobs = [job.to_json() for job in self.jobs]
+        if self.cluster is not None:
+            hosts += self.cluster.hosts_json()
+            jobs += self.cluster.jobs_json()
         return {
             "taken_at": self.taken_at,
-            "hosts": hosts + [peer.to_json() for peer in self.peers],
-            "jobs": [job.to_json() for job in self.jobs],
+            "hosts": hosts,
+            "jobs": jobs,
             "gpus": [row.to_json() for row in self.gpus.as_rows()],
             "sessions": [session.to_json() for session in self.sessions],
             "alerts": [dataclasses.asdict(alert) for alert in self.alerts],
@@ -117,7 +126,7 @@ def take_snapshot(
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
-        jobs=jobs,
+        jobs=jobs + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
         books=[memory_book(config, store, host.name, jobs)],
         gpus=gpu_snapshot(config.gpu.allowlist),
         sessions=sessions_with_hooks(sessions or SessionsProbe(), store),
@@ -126,6 +135,9 @@ def take_snapshot(
         findings=open_findings(store),
         kill_requests=pending_kill_requests(store),
         peers=peers.read_all(config) if peers is not None else [],
+        cluster=(
+            read_cluster(config.slurm, our_cluster_jobs(store)) if config.slurm.enabled else None
+        ),
     )
 
 

@@ -223,7 +223,18 @@ MIGRATIONS: list[Migration] = [
         );
         """,
     ),
-    # Reserved: 2 runner/cage, 3 agents/hooks, 4 gpu/locks/usage, 5+ later work.
+    Migration(
+        4,
+        "jobs: the run directory of a job run on a peer; dispatches: the memory each booked",
+        "ALTER TABLE jobs ADD COLUMN run_dir TEXT;"
+        " ALTER TABLE dispatches ADD COLUMN booked INTEGER;",
+    ),
+    Migration(
+        5,
+        "jobs: the Slurm job id of a job submitted to the cluster (NULL for a local run)",
+        "ALTER TABLE jobs ADD COLUMN slurm_job_id INTEGER;"
+        " CREATE INDEX jobs_by_slurm_job_id ON jobs (slurm_job_id);",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 

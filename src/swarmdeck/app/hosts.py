@@ -18,6 +18,7 @@ from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.hosts import figures_of, host_line
+from swarmdeck.views.slurm import cluster_text
 
 MEMORY_LOOKS = (("bold yellow", "█"), ("bold cyan", "▓"), ("blue", "▒"), ("green", "░"))
 """Colour and glyph of the memory book's parts, in MemoryBook.bar() order: each part has its
@@ -212,3 +213,10 @@ class HostsPanel(SnapshotPanel):
                 self.mount(PeerCard(peer))
             else:
                 peer_card.reading = peer
+        if snapshot.cluster is not None:
+            cluster = next(self.query("#slurm-cluster").results(Static), None)
+            if cluster is None:
+                self.mount(Static(cluster_text(snapshot.cluster), id="slurm-cluster",
+                                  classes="host-card peer-card"))
+            else:
+                cluster.update(cluster_text(snapshot.cluster))

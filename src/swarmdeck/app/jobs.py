@@ -6,6 +6,7 @@ from swarmdeck.app.panel import Rows, TablePanel
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import in_order
 from swarmdeck.views.jobs import PANEL_COLUMNS, job_cells, panel_order
+from swarmdeck.views.slurm import cluster_job_cells, cluster_job_key
 
 
 class JobsPanel(TablePanel):
@@ -19,10 +20,18 @@ class JobsPanel(TablePanel):
         super().__init__(id="jobs")
 
     def rows(self, snapshot: Snapshot, now: float) -> Rows:
-        return {
+        rows = {
             str(job.id): in_order(job_cells(job, now), PANEL_COLUMNS)
             for job in panel_order(snapshot.jobs)
         }
+        cluster_jobs = snapshot.cluster.jobs if snapshot.cluster is not None else []
+        rows.update(
+            {
+                cluster_job_key(job): in_order(cluster_job_cells(job, now), PANEL_COLUMNS)
+                for job in cluster_jobs
+            }
+        )
+        return rows
 
     def subtitle(self, snapshot: Snapshot, rows: Rows) -> str:
         if not rows:

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Footer, Header
+from textual.widgets import DataTable, Footer, Header
 from textual.worker import Worker, WorkerState
 
 from swarmdeck.app.agents import AgentsPanel
@@ -29,6 +29,7 @@ from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.locks import LocksPanel
+from swarmdeck.app.migrate import MigrateScreen
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import Config
@@ -36,6 +37,7 @@ from swarmdeck.paths import claude_dir
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
 from swarmdeck.probes.claude.sessions_watch import watch_sessions
 from swarmdeck.probes.host import CpuSampler
+from swarmdeck.probes.ledger import LedgerJob
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, reconciled_snapshot
@@ -54,6 +56,7 @@ class SwarmdeckApp(App[int]):
     TITLE = "swarmdeck"
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("m", "migrate", "Migrate"),
         Binding("q", "quit", "Quit"),
     ]
 
@@ -200,6 +203,32 @@ class SwarmdeckApp(App[int]):
         ]
         keys.append(("ctrl+p", "Command palette"))
         self.push_screen(HelpScreen(keys))
+
+
+    def action_migrate(self) -> None:
+        """The migrate pane for the job under the Jobs panel's cursor."""
+        if self.readonly:
+            self.notify("read-only: migrating a job is off", severity="warning")
+            return
+        job = self._selected_job()
+        if job is None:
+            self.notify("select a job row in the Jobs panel first", severity="warning")
+            return
+        if not any(host.enabled and host.name != job.host for host in self.config.hosts):
+            self.notify("no enabled peer: add a [[hosts]] entry to the config", severity="warning")
+            return
+        self.push_screen(MigrateScreen(self.config, job), self._migrated)
+
+    def _selected_job(self) -> LedgerJob | None:
+        table = self.query_one("#jobs-table", DataTable)
+        if self.snapshot is None or table.row_count == 0:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return next((job for job in self.snapshot.jobs if str(job.id) == key), None)
+
+    def _migrated(self, line: str | None) -> None:
+        if line:
+            self.notify(line, timeout=8)
 
 
 def run_app(config: Config, store: StateStore, *, readonly: bool = False) -> int:

@@ -28,6 +28,8 @@ COMMANDS: dict[str, str] = {
     "config": "config",
     "run": "run",
     "gpu-run": "run",
+    "dispatch": "dispatch",
+    "peer": "peer",
     "lock": "lock",
     "watch": "watch",
     "kills": "kills",
@@ -35,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "deny": "kills",
     "hook": "hooks",
     "hooks": "hooks",
+    "demo": "demo",
 }
 """Every subcommand, in the order help lists them, and the module of `swarmdeck.cli` adding it."""
 

@@ -82,6 +82,29 @@ def reason_of(error: BaseException, timeout: float) -> str:
     return f"{type(error).__name__}: {_first_line(str(error)) or 'no message'}"
 
 
+async def open_connection(host: HostConfig) -> asyncssh.SSHClientConnection:
+    """A new connection to the peer, its host key checked against `known_hosts_file(host)`.
+
+    Raises PeerNotRead when no known_hosts file exists (nothing is contacted then), and
+    asyncssh's errors (HostKeyNotVerifiable, PermissionDenied, …) as they come; `reason_of`
+    turns any of them into one line.
+    """
+    known = known_hosts_file(host)
+    if not os.path.isfile(known):
+        raise PeerNotRead(f"host key not checkable: no known_hosts file {known}")
+    options: dict[str, Any] = {}
+    if host.identity:
+        options["client_keys"] = [os.path.expanduser(host.identity)]
+    return await asyncssh.connect(
+        host.address,
+        host.port,
+        username=host.user or getpass.getuser(),
+        known_hosts=known,
+        connect_timeout=host.timeout,
+        **options,
+    )
+
+
 class PeerProber:
     """Owns an event loop in a background thread and one SSH connection per peer.
 
@@ -181,19 +204,7 @@ class PeerProber:
         if held is not None and held[0] == key and not held[1].is_closed():
             return held[1]
         await self._drop(host.name)
-        if not os.path.isfile(known):
-            raise PeerNotRead(f"host key not checkable: no known_hosts file {known}")
-        options: dict[str, Any] = {}
-        if host.identity:
-            options["client_keys"] = [os.path.expanduser(host.identity)]
-        connection = await asyncssh.connect(
-            host.address,
-            host.port,
-            username=host.user or getpass.getuser(),
-            known_hosts=known,
-            connect_timeout=host.timeout,
-            **options,
-        )
+        connection = await open_connection(host)
         self._connections[host.name] = (key, connection)
         return connection
 

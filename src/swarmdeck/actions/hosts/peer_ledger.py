@@ -1,0 +1,116 @@
+"""A job run on a peer, as a row of this host's ledger: host = the peer's name.
+
+The row's runner is the driver here (the `peer run` process), its pid and start ticks are the
+remote shell's, and `run_dir` is where the copy lives there, so `peer cleanup` can find a run
+whose driver died, stop what is left of it and remove its copy. Rows of another host never
+count against this host's memory book (the book reads rows of its own host only).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from swarmdeck.probes.ledger import ACTIVE, ADMITTED, DONE, LOST, RUNNING
+from swarmdeck.probes.procs import ProcessIdentity, own_identity
+from swarmdeck.state import now
+
+if TYPE_CHECKING:
+    from swarmdeck.actions.hosts.base import JobSpec
+    from swarmdeck.state import StateStore
+
+
+@dataclass(frozen=True)
+class PeerRow:
+    """An active peer job as `peer cleanup` finds it."""
+
+    id: int
+    label: str
+    remote: ProcessIdentity | None
+    run_dir: str
+    driver_alive: bool
+
+
+def insert_peer_job(store: StateStore, host: str, job: JobSpec) -> int:
+    """The row of a peer job about to be copied and started; its driver is this process."""
+    driver = own_identity()
+    with store.transaction() as conn:
+        cursor = conn.execute(
+            "INSERT INTO jobs (label, host, fingerprint, argv, cwd, state, runner_pid,"
+            " runner_start_ticks, booked, cap, admitted_via, threads, detached, created_at,"
+            " admitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                job.label, host, job.fingerprint, json.dumps(list(job.argv)), str(job.cwd),
+                ADMITTED, driver.pid, driver.start_ticks, job.booking, job.cap, "peer",
+                job.threads, 0, now(), now(),
+            ),
+        )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
+def mark_peer_started(
+    store: StateStore, job_id: int, remote: ProcessIdentity, run_dir: str
+) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE jobs SET state = ?, pid = ?, start_ticks = ?, run_dir = ?, started_at = ?"
+            " WHERE id = ?",
+            (RUNNING, remote.pid, remote.start_ticks, run_dir, now(), job_id),
+        )
+
+
+def set_driver(store: StateStore, job_id: int, driver: ProcessIdentity, output: str) -> None:
+    """A detached driver takes the row over from the process that launched it."""
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE jobs SET runner_pid = ?, runner_start_ticks = ?, detached = 1,"
+            " output_path = ? WHERE id = ?",
+            (driver.pid, driver.start_ticks, output, job_id),
+        )
+
+
+def end_peer_job(store: StateStore, job_id: int, exit_code: int, outcome: str) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, outcome = ? WHERE id = ?",
+            (DONE, now(), exit_code, outcome, job_id),
+        )
+
+
+def mark_peer_lost(store: StateStore, job_id: int, outcome: str) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE jobs SET state = ?, ended_at = ?, outcome = ? WHERE id = ?",
+            (LOST, now(), outcome, job_id),
+        )
+
+
+def _alive(row: sqlite3.Row) -> bool:
+    if row["runner_pid"] is None or row["runner_start_ticks"] is None:
+        return False
+    return ProcessIdentity(row["runner_pid"], row["runner_start_ticks"]).is_alive()
+
+
+def active_peer_rows(store: StateStore, host: str) -> list[PeerRow]:
+    """The host's active rows, each saying whether its driver still lives."""
+    marks = ",".join("?" * len(ACTIVE))
+    with store.read() as conn:
+        rows = conn.execute(
+            f"SELECT * FROM jobs WHERE host = ? AND state IN ({marks}) ORDER BY id",
+            (host, *ACTIVE),
+        ).fetchall()
+    return [
+        PeerRow(
+            id=row["id"],
+            label=row["label"] or "",
+            remote=ProcessIdentity(row["pid"], row["start_ticks"])
+            if row["pid"] is not None and row["start_ticks"] is not None
+            else None,
+            run_dir=row["run_dir"] or "",
+            driver_alive=_alive(row),
+        )
+        for row in rows
+    ]

@@ -1,0 +1,467 @@
+"""A peer reached over ssh as a host: copy the tree there, run it under the peer's own
+`swarmdeck run`, stream its output back, fetch artifacts, remove the copy.
+
+One asyncssh connection per host, its key always checked (probes/peer.py opens it), driven
+from an event loop in a thread of its own so callers stay synchronous and a signal here
+interrupts a wait at once. Every remote argument is quoted with shlex.quote: labels, paths and
+commands arrive there as text, never as shell. The tree travels as one tar stream over one
+channel, not file by file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import re
+import shlex
+import subprocess
+import tarfile
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import asyncssh
+
+from swarmdeck.actions.hosts.base import Ended, Fit, Handle, Host, HostError, JobSpec
+from swarmdeck.actions.hosts.peer_ledger import end_peer_job, insert_peer_job, mark_peer_started
+from swarmdeck.actions.hosts.peer_side import EXIT_CODE, OUTPUT
+from swarmdeck.errors import SwarmdeckError
+from swarmdeck.exitcodes import ExitCode
+from swarmdeck.probes.peer import PeerNotRead, open_connection, reason_of
+from swarmdeck.probes.peer_cache import READ, current_reading
+from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.sizes import format_size
+
+if TYPE_CHECKING:
+    from swarmdeck.config import HostConfig
+    from swarmdeck.state import StateStore
+
+T = TypeVar("T")
+CHUNK = 1 << 16
+RETRY_PAUSE = 0.5
+LOST_EXIT = 255
+"""Exit code of a job whose shell vanished without writing one (killed outright there)."""
+
+
+@dataclass(frozen=True)
+class Remote:
+    """One finished remote command."""
+
+    code: int | None
+    out: bytes
+    err: str
+
+
+def slug(label: str) -> str:
+    """The label as a folder name: letters, digits, '.', '_', '-' only, at most 40 of them."""
+    text = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip(".-")[:40]
+    return text or "job"
+
+
+def check_fetch_path(path: str) -> str:
+    """A fetch path must stay inside the run directory: relative, no "..", not empty."""
+    pure = PurePosixPath(path)
+    if not path or pure.is_absolute() or ".." in pure.parts or str(pure) == ".":
+        raise HostError(
+            f"--fetch {path!r}: give a path inside the job's tree, like build/report.xml",
+            ExitCode.USAGE,
+        )
+    return str(pure)
+
+
+def tree_files(cwd: Path, untracked: bool) -> list[str]:
+    """What `git ls-files` lists in `cwd` (with untracked-not-ignored files when asked)."""
+    args = ["git", "-C", str(cwd), "ls-files", "-z", "--cached"]
+    if untracked:
+        args += ["--others", "--exclude-standard"]
+    try:
+        done = subprocess.run(args, capture_output=True, check=False, timeout=60)
+    except FileNotFoundError:
+        raise HostError("git is not installed here: a peer run copies what git tracks") from None
+    if done.returncode != 0:
+        why = done.stderr.decode(errors="replace").strip().splitlines()
+        raise HostError(
+            f"{cwd} is not a git checkout ({why[0] if why else 'git ls-files failed'}): "
+            "a peer run copies the files git tracks; run it from inside the checkout"
+        )
+    names = [name for name in done.stdout.decode(errors="surrogateescape").split("\0") if name]
+    return sorted({name for name in names if os.path.lexists(cwd / name)})
+
+
+class Redactor:
+    """Replaces the peer's own host name, as a whole word, in the bytes streamed back; keeps
+    an unfinished line back so a name split across two chunks is still caught."""
+
+    def __init__(self, hostname: str, shown_as: str) -> None:
+        word = re.escape(hostname.encode())
+        self._pattern = re.compile(rb"(?<![A-Za-z0-9_-])" + word + rb"(?![A-Za-z0-9_-])")
+        self._shown = shown_as.encode()
+        self._pending = b""
+        self._active = bool(hostname)
+
+    def feed(self, data: bytes) -> bytes:
+        data = self._pending + data
+        cut = data.rfind(b"\n") + 1
+        if cut == 0 and len(data) < CHUNK:
+            self._pending = data
+            return b""
+        if cut == 0:
+            cut = len(data)
+        self._pending = data[cut:]
+        return self._redact(data[:cut])
+
+    def flush(self) -> bytes:
+        data, self._pending = self._pending, b""
+        return self._redact(data)
+
+    def _redact(self, data: bytes) -> bytes:
+        return self._pattern.sub(self._shown, data) if self._active else data
+
+
+class SshHost(Host):
+    """A configured [[hosts]] peer. `store` is this host's state store (for the ledger row)."""
+
+    kind = "ssh"
+
+    def __init__(self, config: HostConfig, store: StateStore | None = None) -> None:
+        self.config = config
+        self.name = config.name
+        self.store = store
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name=f"swarmdeck-ssh-{config.name}", daemon=True
+        )
+        self._thread.start()
+        self._conn: asyncssh.SSHClientConnection | None = None
+
+    # ---- plumbing ---------------------------------------------------------------------------
+
+    def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run on the host's loop; a signal here (an exception raised by its handler) cancels
+        the remote wait and propagates."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()
+            raise
+
+    async def _connection(self) -> asyncssh.SSHClientConnection:
+        if self._conn is not None and not self._conn.is_closed():
+            return self._conn
+        try:
+            self._conn = await open_connection(self.config)
+        except Exception as error:  # every failure to connect is one line and 78
+            raise HostError(
+                f"peer {self.name}: {reason_of(error, self.config.timeout)}"
+            ) from None
+        return self._conn
+
+    async def _run(self, command: str, stdin: bytes | None = None, timeout: float | None = None
+                   ) -> Remote:
+        conn = await self._connection()
+        result = await asyncio.wait_for(
+            conn.run(command, input=stdin, encoding=None, check=False),
+            timeout if timeout is not None else self.config.timeout * 4,
+        )
+        out = result.stdout if isinstance(result.stdout, bytes) else b""
+        err = result.stderr if isinstance(result.stderr, bytes) else b""
+        return Remote(result.exit_status, out, err.decode(errors="replace").strip())
+
+    def run(self, command: str, stdin: bytes | None = None, timeout: float | None = None
+            ) -> Remote:
+        """One remote shell command (already quoted), its output and exit status."""
+        try:
+            return self._call(self._run(command, stdin, timeout))
+        except SwarmdeckError:
+            raise
+        except (asyncssh.Error, OSError, TimeoutError) as error:
+            raise HostError(
+                f"peer {self.name}: {reason_of(error, self.config.timeout)}"
+            ) from None
+
+    def _swarmdeck(self, *args: str) -> str:
+        """The peer's swarmdeck command (as configured: a command line of its own) with args."""
+        return " ".join([self.config.swarmdeck, *(shlex.quote(arg) for arg in args)])
+
+    def close(self) -> None:
+        async def close() -> None:
+            if self._conn is not None:
+                self._conn.close()
+                await self._conn.wait_closed()
+            await asyncio.sleep(0.01)
+
+        if self._thread.is_alive():
+            self._call(close())
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+            self._loop.close()
+
+    def drop_connection(self) -> None:
+        """Close the connection as a network failure would; the next call makes a new one."""
+
+        async def drop() -> None:
+            if self._conn is not None:
+                self._conn.abort()
+
+        self._call(drop())
+
+    # ---- the interface ----------------------------------------------------------------------
+
+    def fits(self, job: JobSpec, refresh_interval: float = 2.0) -> Fit:
+        """From the cached reading (the probe's), never a new connection."""
+        if not self.config.enabled:
+            return Fit(self.name, False, False, reason="enabled = false")
+        job_cap = self.job_cap()
+        reading = current_reading(self.name, refresh_interval)
+        if reading.state != READ:
+            return Fit(self.name, False, False, reason=f"not read: {reading.reason}")
+        book, host = reading.book, reading.host
+        if book is None or host is None:
+            return Fit(self.name, False, False, reason="its reading has no memory book")
+        usable, slice_cap = book.usable, book.slice_cap
+        threads = host.cores.threads_free
+        ever = job.booking <= slice_cap and (job_cap is None or job.cap <= job_cap)
+        now = ever and job.booking <= usable and not job.gpu
+        if not ever:
+            limit = slice_cap if job.booking > slice_cap else job_cap or 0
+            reason = f"books {format_size(job.booking)}, the most it takes is {format_size(limit)}"
+        elif job.gpu:
+            reason = "no GPU figures from it"
+        elif not now:
+            reason = f"needs {format_size(job.booking)}, room {format_size(max(0, usable))}"
+        else:
+            reason = ""
+        return Fit(self.name, now, ever, room=usable, cores_free=threads, reason=reason)
+
+    def job_cap(self) -> int | None:
+        """The configured cap for one job there, in bytes (a percentage is of its MemTotal)."""
+        spec = self.config.job_cap
+        if spec is None:
+            return None
+        book = current_reading(self.name, 1e9).book
+        return spec.resolve(book.mem_total if book is not None else 0)
+
+    def submit(self, job: JobSpec) -> Handle:
+        if self.store is None:
+            raise HostError("submit needs this host's state store for the ledger row")
+        files = tree_files(job.cwd, job.untracked)
+        job_id = insert_peer_job(self.store, self.name, job)
+        try:
+            return self._start(job, files, job_id)
+        except BaseException as error:
+            why = error.message if isinstance(error, SwarmdeckError) else type(error).__name__
+            end_peer_job(self.store, job_id, int(ExitCode.REFUSED), f"not started: {why}")
+            raise
+
+    def _start(self, job: JobSpec, files: list[str], job_id: int) -> Handle:
+        assert self.store is not None
+        name = f"{slug(job.label)}-{job_id}"
+        hostname = self.run("uname -n").out.decode(errors="replace").strip()
+        run_dir = self._copy(job.cwd, files, name)
+        args = ["peer", "remote-start", run_dir, "--", "--label", job.label]
+        if job.cap:
+            args += ["--cap", str(job.cap)]
+        if job.threads:
+            args += ["--threads", str(job.threads)]
+        command = f"cd -- {shlex.quote(run_dir)} && " + self._swarmdeck(*args, "--", *job.argv)
+        started = self.run(command)
+        try:
+            answer = json.loads(started.out.decode())
+            remote = ProcessIdentity(int(answer["pid"]), int(answer["start_ticks"]))
+        except (ValueError, KeyError, TypeError):
+            self.clean(Handle(self.name, job_id, "", run_dir))
+            why = started.err.splitlines()[-1] if started.err else f"exit {started.code}"
+            raise HostError(f"peer {self.name} did not start the job: {why}") from None
+        mark_peer_started(self.store, job_id, remote, run_dir)
+        return Handle(
+            self.name, job_id, f"{remote.pid}:{remote.start_ticks}", run_dir,
+            {"hostname": hostname},
+        )
+
+    def _copy(self, cwd: Path, files: list[str], name: str) -> str:
+        """Stream the files as one tar into RUNROOT/NAME; returns that folder's real path."""
+        root = shlex.quote(self.config.run_root)
+        command = (
+            f"mkdir -p -- {root} && cd -- {root} && mkdir -- {shlex.quote(name)} && "
+            f"cd -- {shlex.quote(name)} && tar -xf - && pwd -P"
+        )
+        try:
+            done = self._call(self._stream_tar(command, cwd, files))
+        except SwarmdeckError:
+            raise
+        except (asyncssh.Error, OSError, TimeoutError) as error:
+            raise HostError(
+                f"peer {self.name}: copy failed: {reason_of(error, self.config.timeout)}"
+            ) from None
+        if done.code != 0:
+            raise HostError(f"peer {self.name}: copy failed: {done.err or f'exit {done.code}'}")
+        return done.out.decode().strip()
+
+    async def _stream_tar(self, command: str, cwd: Path, files: list[str]) -> Remote:
+        conn = await self._connection()
+        process = await conn.create_process(command, encoding=None)
+        sink = _Sink()
+        with tarfile.open(fileobj=sink, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+            for name in files:
+                tar.add(str(cwd / name), arcname=name, recursive=False)
+                if sink.size >= CHUNK:
+                    process.stdin.write(sink.take())
+                    await process.stdin.drain()
+        process.stdin.write(sink.take())
+        process.stdin.write_eof()
+        result = await process.wait()
+        out = result.stdout if isinstance(result.stdout, bytes) else b""
+        err = result.stderr if isinstance(result.stderr, bytes) else b""
+        return Remote(result.exit_status, out, err.decode(errors="replace").strip())
+
+    def follow(self, handle: Handle, out: Callable[[bytes], None]) -> Ended:
+        redactor = Redactor(handle.extra.get("hostname", ""), f"<{self.name}>")
+        received = 0
+        output = shlex.quote(f"{handle.run_dir}/{OUTPUT}")
+        rc = shlex.quote(f"{handle.run_dir}/{EXIT_CODE}")
+        # tail follows the file until the exit-code file appears or the shell is gone (a
+        # zombie counts as gone: nothing may be left to reap it); a last plain read then takes
+        # whatever tail had not passed on yet, counted exactly by the bytes received.
+        until_ended = f"while [ ! -f {rc} ] && {_alive_test(handle)}; do sleep 0.2; done; kill $t"
+        deadline: float | None = None
+        while True:
+            try:
+                received += self._call(self._stream(
+                    f"tail -c +{received + 1} -f -- {output} & t=$!; {until_ended}",
+                    lambda data: out(redactor.feed(data)),
+                ))
+                received += self._call(self._stream(
+                    f"tail -c +{received + 1} -- {output}", lambda data: out(redactor.feed(data))
+                ))
+                ended = self._ended(handle)
+            except HostError:
+                deadline = deadline or time.monotonic() + self.config.reconnect_for
+                if time.monotonic() >= deadline:
+                    raise HostError(
+                        f"peer {self.name}: connection lost for over "
+                        f"{self.config.reconnect_for:g} s; the job may still run there: "
+                        f"`swarmdeck peer cleanup {self.name}` stops it and removes its copy"
+                    ) from None
+                time.sleep(RETRY_PAUSE)
+                continue
+            deadline = None
+            if ended is not None:
+                out(redactor.flush())
+                return ended
+
+    async def _stream(self, command: str, out: Callable[[bytes], None]) -> int:
+        """Run `command`, passing its stdout on as it comes; returns the bytes passed on."""
+        try:
+            conn = await self._connection()
+            process = await conn.create_process(command, encoding=None)
+            passed = 0
+            while True:
+                data = await process.stdout.read(CHUNK)
+                if not data:
+                    break
+                passed += len(data)
+                out(data)
+            await process.wait()
+            return passed
+        except (asyncssh.Error, OSError) as error:
+            self._conn = None
+            raise HostError(f"peer {self.name}: {reason_of(error, self.config.timeout)}") from None
+
+    def _ended(self, handle: Handle) -> Ended | None:
+        """The exit code once the job's shell ended; None while it runs."""
+        rc = shlex.quote(f"{handle.run_dir}/{EXIT_CODE}")
+        done = self.run(f"if [ -f {rc} ]; then cat {rc}; elif {_alive_test(handle)}; then "
+                        "echo running; else echo vanished; fi")
+        if done.code is None:
+            raise HostError(f"peer {self.name}: connection lost")
+        word = done.out.decode().strip()
+        if word == "running":
+            return None
+        if word == "vanished":
+            return Ended(LOST_EXIT, "lost: its runner on the peer vanished")
+        code = int(word) if word.isdigit() else LOST_EXIT
+        return Ended(code, "ok" if code == 0 else f"exit {code}")
+
+    def stop(self, handle: Handle, signum: int) -> None:
+        pid, ticks = handle.remote_id.split(":")
+        done = self.run(self._swarmdeck("peer", "remote-stop", pid, ticks, str(signum)),
+                        timeout=60)
+        if done.code != 0:
+            raise HostError(f"peer {self.name}: could not stop job {handle.job_id}: {done.err}")
+
+    def fetch(self, handle: Handle, paths: tuple[str, ...], into: Path) -> list[Path]:
+        wanted = [check_fetch_path(path) for path in paths]
+        if not wanted:
+            return []
+        quoted = " ".join(shlex.quote(path) for path in wanted)
+        listing = self.run(
+            f"cd -- {shlex.quote(handle.run_dir)} && for p in {quoted}; do "
+            "if [ -e \"$p\" ] || [ -L \"$p\" ]; then printf '%s\\0' \"$p\"; fi; done"
+        )
+        present = [name for name in listing.out.decode().split("\0") if name]
+        for missing in sorted(set(wanted) - set(present)):
+            print(f"swarmdeck: job {handle.job_id}: {missing} was not written on "
+                  f"{self.name}; nothing fetched for it", flush=True)
+        if not present:
+            return []
+        names = " ".join(shlex.quote(path) for path in present)
+        packed = self.run(f"cd -- {shlex.quote(handle.run_dir)} && tar -cf - -- {names}",
+                          timeout=600)
+        if packed.code != 0:
+            raise HostError(f"peer {self.name}: fetch failed: {packed.err}")
+        into.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(packed.out), mode="r:") as tar:
+            tar.extractall(into, filter="data")
+        return [into / path for path in present]
+
+    def clean(self, handle: Handle) -> None:
+        if not handle.run_dir:
+            return
+        where = shlex.quote(handle.run_dir)
+        done = self.run(f"rm -rf -- {where}; if [ -e {where} ]; then echo left; else echo gone; fi",
+                        timeout=300)
+        if done.out.decode().strip() != "gone":
+            raise HostError(
+                f"peer {self.name}: run directory {handle.run_dir} is still there "
+                f"({done.err or 'rm failed'}); remove it by hand"
+            )
+
+
+class _Sink(io.RawIOBase):
+    """Where tarfile writes; the bytes are taken out and sent between files."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        self._parts.append(chunk)
+        self.size += len(chunk)
+        return len(chunk)
+
+    def take(self) -> bytes:
+        data = b"".join(self._parts)
+        self._parts, self.size = [], 0
+        return data
+
+
+def _alive_test(handle: Handle) -> str:
+    """A shell test, true while the job's shell (pid + start ticks) lives and is no zombie."""
+    pid, ticks = (int(part) for part in handle.remote_id.split(":"))
+    return (
+        f"{{ s=$(cat /proc/{pid}/stat 2>/dev/null) && s=${{s##*) }} && set -- $s && "
+        f'[ "$1" != Z ] && [ "${{20}}" = {ticks} ]; }}'
+    )
+
+
+__all__ = ["PeerNotRead", "SshHost", "check_fetch_path", "slug", "tree_files"]

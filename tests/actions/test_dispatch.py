@@ -1,0 +1,118 @@
+"""`swarmdeck dispatch` against this host's real book (a small slice of the test's own) and a
+real peer (asyncssh's server on 127.0.0.1 running the same swarmdeck)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cagekit import MIB, mem_total, new_slice, remove_tree
+from peerkit import start_peer
+
+from ssh_server import servers as servers
+from swarmdeck.actions.dispatch import choose
+from swarmdeck.actions.hosts.base import Fit, JobSpec
+from swarmdeck.actions.hosts.local import LocalHost
+from swarmdeck.cli import main
+from swarmdeck.config import load_config
+from swarmdeck.state import StateStore
+
+
+@pytest.fixture
+def local_slice() -> Iterator[Path]:
+    path = new_slice()
+    try:
+        yield path
+    finally:
+        remove_tree(path)
+
+
+def this_host(slice_path: Path, slice_mib: int, prediction: str) -> str:
+    """This side's [memory] section: its own slice of `slice_mib` MiB."""
+    return (
+        f'[memory]\nslice = "{slice_path}"\nreserve = "{mem_total() - slice_mib * MIB}"\n'
+        f'default_prediction = "{prediction}"\nmargin = "1M"\nadmission_wait = 0.0\n'
+        "sample_interval = 0.05\n\n"
+    )
+
+
+def rows(table: str) -> list[dict]:
+    store = StateStore.open_default()
+    try:
+        with store.read() as conn:
+            return [dict(row) for row in conn.execute(f"SELECT * FROM {table} ORDER BY id")]
+    finally:
+        store.close()
+
+
+def test_dispatch_runs_on_the_peer_when_this_host_is_full(
+    tmp_path: Path, servers, v1_slice: Path, local_slice: Path, monkeypatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice, extra=this_host(local_slice, 64, "128M"))
+    monkeypatch.chdir(peer.work)
+    assert main(["dispatch", "--", "sh", "-c", "echo ran on $(uname -n)"]) == 0
+    out, err = capfd.readouterr()
+    assert "ran on <box2>" in out and "dispatched to box2" in err
+    [job] = rows("jobs")
+    assert (job["host"], job["state"], job["exit_code"], job["cap"]) == (
+        "box2", "done", 0, 192 * MIB)
+    [sent] = rows("dispatches")
+    assert (sent["host"], sent["booked"], sent["job_id"], sent["exit_code"]) == (
+        "box2", 128 * MIB, job["id"], 0)
+
+
+def test_dispatch_runs_here_first_when_this_host_has_room(
+    tmp_path: Path, servers, v1_slice: Path, local_slice: Path, monkeypatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice, extra=this_host(local_slice, 512, "32M"))
+    monkeypatch.chdir(peer.work)
+    assert main(["dispatch", "--", "sh", "-c", "echo here; exit 5"]) == 5
+    out, _ = capfd.readouterr()
+    assert "here" in out
+    [job] = rows("jobs")
+    assert job["host"] != "box2" and job["exit_code"] == 5
+    assert rows("dispatches")[0]["host"] == job["host"]
+
+
+def test_dispatch_exits_241_when_no_host_can_ever_fit(
+    tmp_path: Path, servers, v1_slice: Path, local_slice: Path, monkeypatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice, extra=this_host(local_slice, 64, "1G"))
+    monkeypatch.chdir(peer.work)
+    assert main(["dispatch", "--", "touch", str(tmp_path / "ran")]) == 241
+    assert "no host can ever fit" in capfd.readouterr().err
+    assert not (tmp_path / "ran").exists() and rows("jobs") == [] and rows("dispatches") == []
+
+
+def test_dispatch_exits_244_for_a_long_job_that_would_occupy_one_host(
+    tmp_path: Path, servers, v1_slice: Path, local_slice: Path, monkeypatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice, extra=this_host(local_slice, 64, "128M"))
+    monkeypatch.chdir(peer.work)
+    args = ["dispatch", "--estimate-wall", "9000", "--", "touch", str(tmp_path / "ran")]
+    assert main(args) == 244
+    assert "would occupy box2 alone" in capfd.readouterr().err
+    assert not (tmp_path / "ran").exists() and rows("jobs") == []
+    assert main(["dispatch", "--estimate-wall", "600", "--", "true"]) == 0
+
+
+def test_two_quick_dispatches_do_not_both_take_the_same_room(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("")
+    store = StateStore.open_default()
+    try:
+        here = LocalHost(load_config(), store)
+        job = JobSpec(("make",), tmp_path, "make", booking=300 * MIB, cap=450 * MIB)
+        # Both see the same figures: the peer's reading does not show the first job yet.
+        fits = {here.name: Fit(here.name, False, False, reason="full"),
+                "box2": Fit("box2", True, True, room=400 * MIB)}
+        peer = type("Peer", (), {"name": "box2", "kind": "ssh"})()
+        first = choose(store, [here, peer], fits, job)
+        second = choose(store, [here, peer], fits, job)
+    finally:
+        store.close()
+    assert first is not None and first.host is peer
+    assert second is None
+    assert [(row["host"], row["booked"]) for row in rows("dispatches")] == [("box2", 300 * MIB)]
+    assert json.loads(rows("dispatches")[0]["argv"]) == ["make"]

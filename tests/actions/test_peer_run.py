@@ -1,0 +1,294 @@
+"""`swarmdeck peer run|check|cleanup` against a real SSH server on 127.0.0.1 (asyncssh's, with
+a generated host key and key authentication) that runs the same installed swarmdeck in a peer
+root of the test's own."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import asyncssh
+import pytest
+from cagekit import SWARMDECK, hog
+from peerkit import start_peer
+
+from ssh_server import servers as servers
+from swarmdeck.cli import main
+from swarmdeck.probes.procs import read_stat
+from swarmdeck.state import StateStore
+
+
+def peer_rows(host: str = "box2") -> list[dict]:
+    store = StateStore.open_default()
+    try:
+        with store.read() as conn:
+            rows = conn.execute("SELECT * FROM jobs WHERE host = ? ORDER BY id", (host,))
+            return [dict(row) for row in rows.fetchall()]
+    finally:
+        store.close()
+
+
+def test_full_peer_run_brings_its_artifact_back_and_leaves_nothing(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    monkeypatch.chdir(peer.work)
+    code = main([
+        "peer", "run", "box2", "--label", "art", "--fetch", "out/result.txt", "--",
+        "sh", "-c", "sh job.sh; mkdir out; cat src/data.txt > out/result.txt; uname -n",
+    ])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert "hello from <box2>" in out
+    assert os.uname().nodename not in out
+    assert (peer.work / "out" / "result.txt").read_text() == "payload\n"
+    assert list(peer.run_root.iterdir()) == []
+    [row] = peer_rows()
+    assert (row["state"], row["exit_code"]) == ("done", 0)
+    assert row["run_dir"].startswith(str(peer.run_root)) and row["pid"] and row["start_ticks"]
+
+
+@pytest.mark.parametrize("status", [7, 250])
+def test_the_remote_exit_code_is_the_exit_code_here(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, status: int
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    monkeypatch.chdir(peer.work)
+    command = ["sh", "-c", "exit 7"] if status == 7 else ["--cap", "64M", "--", *hog(200)]
+    args = ["peer", "run", "box2", "--", *command] if status == 7 else [
+        "peer", "run", "box2", *command]
+    assert main(args) == status
+    [row] = peer_rows()
+    assert (row["state"], row["exit_code"]) == ("done", status)
+    assert list(peer.run_root.iterdir()) == []
+
+
+def test_a_disabled_host_refuses_with_78_and_nothing_runs_anywhere(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice, extra_host="enabled = false\n")
+    monkeypatch.chdir(peer.work)
+    assert main(["peer", "run", "box2", "--", "touch", str(tmp_path / "ran")]) == 78
+    assert "disabled" in capfd.readouterr().err
+    assert not (tmp_path / "ran").exists() and not peer.run_root.exists()
+    assert peer.server.connections == 0 and peer_rows() == []
+
+
+def test_an_unknown_host_refuses_with_78(tmp_path: Path, capfd) -> None:
+    assert main(["peer", "run", "nowhere", "--", "true"]) == 78
+    assert "no [[hosts]] entry named 'nowhere'" in capfd.readouterr().err
+
+
+def test_a_wrong_host_key_is_refused_and_nothing_is_copied(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    peer.server.known_hosts(tmp_path / "known_hosts", asyncssh.generate_private_key("ssh-ed25519"))
+    monkeypatch.chdir(peer.work)
+    assert main(["peer", "run", "box2", "--", "touch", str(tmp_path / "ran")]) == 78
+    assert "host key not trusted" in capfd.readouterr().err
+    assert not (tmp_path / "ran").exists() and not peer.run_root.exists()
+
+
+def test_a_cap_over_the_hosts_cap_for_one_job_is_refused(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice, extra_host='job_cap = "100M"\n')
+    monkeypatch.chdir(peer.work)
+    assert main(["peer", "run", "box2", "--cap", "200M", "--", "true"]) == 78
+    assert "over box2's cap for one job" in capfd.readouterr().err
+    assert not peer.run_root.exists()
+
+
+def test_differing_toolchains_refuse_unless_accepted(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
+) -> None:
+    # Here the variable is unset, there the peer's environment sets it: one line differs.
+    peer = start_peer(tmp_path, servers, v1_slice,
+                      extra_host='toolchains = ["echo ${SWARMDECK_STATE_DIR##*/}"]\n')
+    text = (tmp_path / "config.toml").read_text().replace('toolchains = ["git --version"]\n', "")
+    (tmp_path / "config.toml").write_text(text)
+    monkeypatch.chdir(peer.work)
+    assert main(["peer", "run", "box2", "--", "true"]) == 78
+    err = capfd.readouterr().err
+    assert "toolchains differ on box2" in err and "peer-state   <- differs" in err
+    assert main(["peer", "run", "box2", "--accept-toolchain", "--", "true"]) == 0
+
+
+HOSTILE = "it's a \"job\"; $(touch HACKED) `touch HACKED` & | > x"
+
+
+def test_hostile_labels_commands_and_paths_arrive_as_text(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    monkeypatch.chdir(peer.work)
+    target = f"out dir/{HOSTILE}.txt"
+    code = main([
+        "peer", "run", "box2", "--label", HOSTILE, "--fetch", target, "--",
+        "sh", "-c", 'mkdir -p "out dir" && printf %s "$1" > "out dir/$1.txt"', "sh", HOSTILE,
+    ])
+    assert code == 0, capfd.readouterr().err
+    assert (peer.work / target).read_text() == HOSTILE
+    [row] = peer_rows()
+    assert row["label"] == HOSTILE
+    for folder in (tmp_path, Path.cwd(), peer.run_root.parent):
+        assert not list(folder.rglob("HACKED"))
+    assert list(peer.run_root.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../outside", "a/../../b"])
+def test_a_fetch_path_leaving_the_tree_is_refused_before_anything_runs(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    monkeypatch.chdir(peer.work)
+    assert main(["peer", "run", "box2", "--fetch", path, "--", "true"]) == 251
+    assert peer.server.connections == 0
+
+
+def test_a_dropped_connection_during_a_run_is_made_again_and_no_output_is_lost(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    monkeypatch.chdir(peer.work)
+    marker = tmp_path / "halfway"
+    script = (f"for i in 1 2 3 4 5; do echo line $i; done; touch '{marker}'; "
+              f"while [ -e '{marker}' ]; do sleep 0.05; done; "
+              "for i in 6 7 8 9 10; do echo line $i; done; exit 3")
+
+    def drop_when_halfway() -> None:
+        wait_for(marker.exists)
+        peer.server.drop_connections()
+        marker.unlink()
+
+    dropper = threading.Thread(target=drop_when_halfway)
+    dropper.start()
+    code = main(["peer", "run", "box2", "--", "sh", "-c", script])
+    dropper.join()
+    out = capfd.readouterr().out
+    assert code == 3
+    assert [line for line in out.splitlines() if line.startswith("line")] == [
+        f"line {n}" for n in range(1, 11)
+    ]
+    assert peer.server.connections >= 2
+    assert list(peer.run_root.iterdir()) == []
+
+
+def wait_for(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_here_stops_the_remote_tree_fetches_and_removes_the_copy(
+    tmp_path: Path, servers, v1_slice: Path, signum: int, code: int
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    pids = tmp_path / "pids"
+    script = (f"echo $$ > '{pids}'; echo partial > written.txt; sleep 600 & echo $! >> '{pids}';"
+              " wait")
+    driver = subprocess.Popen(
+        [SWARMDECK, "peer", "run", "box2", "--fetch", "written.txt", "--", "sh", "-c", script],
+        cwd=peer.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2)
+    remote = [int(pid) for pid in pids.read_text().split()]
+    driver.send_signal(signum)
+    assert driver.wait(timeout=60) == code, driver.stderr.read().decode() if driver.stderr else ""
+    for pid in remote:
+        stat = read_stat(pid)
+        assert stat is None or stat.state == "Z", f"remote process {pid} still runs"
+    assert (peer.work / "written.txt").read_text() == "partial\n"
+    assert list(peer.run_root.iterdir()) == []
+    [row] = peer_rows()
+    assert (row["state"], row["exit_code"]) == ("done", code)
+
+
+def test_peer_check_says_usable_with_versions_cage_and_toolchains(
+    tmp_path: Path, servers, v1_slice: Path, capfd
+) -> None:
+    start_peer(tmp_path, servers, v1_slice)
+    assert main(["peer", "check", "box2"]) == 0
+    out = capfd.readouterr().out
+    assert "host key verified" in out and "(same)" in out and "same format" in out
+    assert f"cgroup-v1 at {v1_slice}" in out
+    assert "git --version" in out and "usable:" in out
+
+
+def test_peer_check_refuses_another_snapshot_format_with_78(
+    tmp_path: Path, servers, v1_slice: Path, capfd
+) -> None:
+    # A peer whose swarmdeck answers with a snapshot lacking the keys this side reads.
+    fake = tmp_path / "old-swarmdeck"
+    fake.write_text('#!/bin/sh\ncase "$1" in --version) echo swarmdeck 0.0.1;;'
+                    ' *) echo \'{"hosts": [{"name": "x"}]}\';; esac\n')
+    fake.chmod(0o755)
+    start_peer(tmp_path, servers, v1_slice, extra_host=f'swarmdeck = "{fake}"\n')
+    assert main(["peer", "check", "box2"]) == 78
+    err = capfd.readouterr().err
+    assert "speaks another snapshot format (swarmdeck 0.0.1; missing taken_at" in err
+
+
+def test_peer_check_of_a_wrong_host_key_is_78_with_the_reason(
+    tmp_path: Path, servers, v1_slice: Path, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    peer.server.known_hosts(tmp_path / "known_hosts", asyncssh.generate_private_key("ssh-ed25519"))
+    assert main(["peer", "check", "box2"]) == 78
+    assert "host key not trusted" in capfd.readouterr().err
+
+
+def test_cleanup_stops_and_removes_a_run_whose_driver_died(
+    tmp_path: Path, servers, v1_slice: Path
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    pids = tmp_path / "pids"
+    driver = subprocess.Popen(
+        [SWARMDECK, "peer", "run", "box2", "--", "sh", "-c", f"echo $$ > '{pids}'; sleep 600"],
+        cwd=peer.work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    wait_for(pids.exists)
+    wait_for(lambda: bool(pids.read_text().strip()))
+    job = int(pids.read_text())
+    driver.kill()
+    driver.wait()
+    assert read_stat(job) is not None and list(peer.run_root.iterdir())
+    assert main(["peer", "cleanup", "box2"]) == 0
+    stat = read_stat(job)
+    assert stat is None or stat.state == "Z"
+    assert list(peer.run_root.iterdir()) == []
+    [row] = peer_rows()
+    assert (row["state"], row["outcome"]) == ("lost", "cleaned: its driver died")
+    assert main(["peer", "cleanup", "box2"]) == 0  # nothing left: says so, changes nothing
+
+
+def test_a_detached_peer_run_returns_at_once_and_its_row_follows_it_to_the_end(
+    tmp_path: Path, servers, v1_slice: Path, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    go = tmp_path / "go"
+    done = subprocess.run(
+        [SWARMDECK, "peer", "run", "box2", "--detach", "--label", "bg", "--", "sh", "-c",
+         f"echo started; while [ ! -e '{go}' ]; do sleep 0.05; done; echo finished; exit 4"],
+        cwd=peer.work, capture_output=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"runs detached on box2" in done.stdout
+    assert main(["status", "--json"]) == 0
+    jobs = json.loads(capfd.readouterr().out)["jobs"]
+    [job] = [job for job in jobs if job["host"] == "box2"]
+    assert (job["label"], job["state"], job["runner_alive"]) == ("bg", "running", True)
+    go.touch()
+    wait_for(lambda: peer_rows()[0]["state"] == "done")
+    [row] = peer_rows()
+    assert row["exit_code"] == 4 and row["detached"] == 1
+    wait_for(lambda: "finished" in Path(row["output_path"]).read_text())
+    wait_for(lambda: list(peer.run_root.iterdir()) == [])
