@@ -231,7 +231,7 @@ def test_describe_config_gives_a_row_per_key_with_value_source_and_doc(tmp_path:
         ("[memory]\nmargin = 1.5\n", "memory.margin", 2, "expected a size"),
         ("[memory]\nadmission_wait = -1\n", "memory.admission_wait", 2, "at least 0"),
         ("[watchdog]\nescalate_after = -2\n", "watchdog.escalate_after", 2, "at least 0"),
-        ("[memory]\nsample_interval = 0\n", "memory.sample_interval", 2, "above 0"),
+        ("[memory]\nsample_interval = 0\n", "memory.sample_interval", 2, "at least 0.01"),
         ("[memory]\nsample_interval = nan\n", "memory.sample_interval", 2, "finite"),
         ("[memory]\ncap_factor = 0.9\n", "memory.cap_factor", 2, "at least 1"),
         ("[watchdog]\nthread_use_fraction = 1.5\n", "watchdog.thread_use_fraction", 2, "at most 1"),
@@ -249,7 +249,7 @@ def test_describe_config_gives_a_row_per_key_with_value_source_and_doc(tmp_path:
         ),
         ('[[hosts]]\naddress = "x"\n', "hosts[#1].name", 1, "missing"),
         ('[[hosts]]\nname = "a"\n[[hosts]]\nname = "b"\n', "hosts[a].address", 1, "missing"),
-        ('[[hosts]]\nname = "a b"\naddress = "x"\n', "hosts[a b].name", 2, "host name"),
+        ('[[hosts]]\nname = "a b"\naddress = "x"\n', "hosts[#1].name", 2, "'a b' is not"),
         ('[[hosts]]\nname = "a"\naddress = ""\n', "hosts[a].address", 3, "not an address"),
         (
             '[[hosts]]\nname = "a"\naddress = "x"\nadress = "y"\n',

@@ -20,10 +20,22 @@ from typing import Any, get_type_hints
 
 from swarmdeck import paths
 from swarmdeck.errors import ConfigError, UsageError
-from swarmdeck.sizes import SizeSpec
+from swarmdeck.sizes import SizeSpec, format_size
+from swarmdeck.toml_lines import KeyLines
 
 Check = Callable[[Any], str | None]
 """An extra check on a converted value: returns what is wrong with it, or None."""
+
+MAX_CONFIG_BYTES = 1024 * 1024
+"""A config file larger than this is refused unread: a real one is a few KiB."""
+MAX_DEPTH = 16
+"""Arrays and tables nested deeper than this are refused: the schema needs three levels."""
+DAY = 24 * 3600.0
+WEEK = 7 * DAY
+MAX_THREADS = 65536
+MAX_SIZE = 64 * 1024**4
+"""The largest absolute size any key takes (64T): more than any machine has, less than overflows."""
+MAX_HOST_NAME = 64
 
 
 @dataclass(frozen=True)
@@ -63,9 +75,13 @@ def _regexes(patterns: tuple[str, ...]) -> str | None:
 
 
 def _host_name(name: str) -> str | None:
-    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+    if len(name) <= MAX_HOST_NAME and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         return None
-    return f"{name!r} is not a usable host name: use letters, digits, '.', '_', '-', like \"box2\""
+    shown = repr(name) if len(name) <= MAX_HOST_NAME else repr(name[:MAX_HOST_NAME]) + "…"
+    return (
+        f"{shown} is not a usable host name: up to {MAX_HOST_NAME} letters, digits, '.', '_',"
+        ' \'-\', like "box2"'
+    )
 
 
 def _address(address: str) -> str | None:
@@ -80,29 +96,39 @@ def _run_root(path: str) -> str | None:
     return f'{path!r} is not a usable run root: give a folder like "swarmdeck-runs" or "/scratch"'
 
 
-# Heavy-command patterns match where a command starts: at the beginning, after ; & | ( or `,
-# past env assignments and wrappers (env, nice, time, timeout N, uv run, python -m …), with
-# an optional path before the command name; so `grep pytest` or `pip install pytest` is light.
-_AT = (
-    r"(?:^|[;&|(`])\s*"
-    r"(?:(?:\w+=\S*|sudo|env|nice(?:\s+-n)?(?:\s+-?\d+)?|time|exec|do|then|else|timeout\s+\S+|"
-    r"(?:uv|poetry|pipenv|pdm|hatch)\s+run|(?:\S*/)?python[\d.]*(?:\s+-[\w-]+)*)\s+)*"
-    r"(?:\S*/)?"
+# Heavy-command patterns match where a command starts: at the beginning, after ; & | ( ` or a
+# newline, past env assignments and wrappers (env, nice, time, timeout N, uv run, python -m …),
+# with an optional path before the command name; so `grep pytest` or `pip install pytest` is
+# light. Each is linear in the command: a repeated part can never run past the next separator
+# (`_WORD` excludes them), and the path before a name is taken whole, never backtracked into
+# (`_DIR` is an atomic group), so no input makes the engine retry a run once per start.
+_WORD = r"[^\s;&|()`]"
+_DIR = r"(?>(?:" + _WORD + r"*/)?)"
+_VALUE = r"(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s;&|()`'\"])*"
+_LEAD = (
+    r"(?:^|[;&|(`\n])\s*+(?=[\w./~$'\"-])"
+    r"(?:(?:\w+=" + _VALUE + r"|sudo|env|nice(?:\s+-n)?(?:\s+-?\d+)?|time|exec|do|then|else|"
+    r"timeout\s+" + _WORD + r"+|(?:uv|poetry|pipenv|pdm|hatch)\s+run|"
+    + _DIR + r"python[\d.]*(?:\s+-[\w-]+)*)\s++)*"
 )
+_AT = _LEAD + _DIR
 _END = r"(?=$|[\s;&|)`])"
+_SEGMENT = r"[^;&|\n()`]"
 HEAVY_PATTERNS: tuple[str, ...] = (
     _AT + r"(?:pytest|py\.test)" + _END,
-    _AT + r"g?make\b[^;&|\n]*?\s(?:-j\s*\d*|--jobs\S*|test|tests|check)" + _END,
-    _AT + r"cargo\s+(?:\+\S+\s+)?(?:build|b|test|t|bench|nextest|check|c|clippy)" + _END,
+    _AT + r"g?make\b" + _SEGMENT + r"*?\s(?:-j\s*\d*|--jobs" + _WORD + r"*|test|tests|check)"
+    + _END,
+    _AT + r"cargo\s+(?:\+" + _WORD + r"+\s+)?(?:build|b|test|t|bench|nextest|check|c|clippy)"
+    + _END,
     _AT + r"go\s+(?:test|build)" + _END,
     _AT + r"(?:npm|pnpm|yarn|bun)\s+(?:t|(?:run(?:-script)?\s+)?(?:test|build)[\w:-]*)" + _END,
     _AT + r"(?:tox|nox)" + _END,
     _AT + r"(?:mvnw?|gradlew?)" + _END,
     _AT + r"ctest" + _END,
-    _AT + r"cmake\s+(?:[^;&|\n]*\s)?--build" + _END,
+    _AT + r"cmake\s+(?:" + _SEGMENT + r"*\s)?--build" + _END,
     _AT + r"ninja" + _END,
-    _AT + r"(?:torch\S*|torchrun|deepspeed|accelerate\s+launch)" + _END,
-    _AT + r"(?:\S*bench\S*|hyperfine)" + _END,
+    _AT + r"(?:torch" + _WORD + r"*|torchrun|deepspeed|accelerate\s+launch)" + _END,
+    _LEAD + r"(?:" + _WORD + r"*bench" + _WORD + r"*|" + _DIR + r"hyperfine)" + _END,
 )
 """Default `hooks.heavy_patterns`: regexes (re.search) that mark a shell command as heavy."""
 
@@ -114,33 +140,43 @@ class MemoryConfig:
     reserve: SizeSpec = field(
         default=_size("2G"),
         metadata=about(
-            "memory kept out of the job slice for everything else; slice cap = MemTotal − this"
+            "memory kept out of the job slice for everything else; slice cap = MemTotal − this",
+            maximum=MAX_SIZE,
         ),
     )
     default_prediction: SizeSpec = field(
-        default=_size("1G"), metadata=about("booking for a job with no history and no --cap")
+        default=_size("1G"),
+        metadata=about("booking for a job with no history and no --cap", maximum=MAX_SIZE),
     )
     cap_factor: float = field(
         default=1.5,
-        metadata=about("a job's cap when no --cap is given: its booking times this", minimum=1),
+        metadata=about(
+            "a job's cap when no --cap is given: its booking times this", minimum=1, maximum=100
+        ),
     )
     margin: SizeSpec = field(
         default=_size("256M"),
         metadata=about(
-            "MemAvailable that must stay free beyond a new booking for it to be admitted"
+            "MemAvailable that must stay free beyond a new booking for it to be admitted",
+            maximum=MAX_SIZE,
         ),
     )
     admission_wait: float = field(
         default=600.0,
         metadata=about(
-            "seconds a job queues for room before it exits 252 (--wait overrides)", minimum=0
+            "seconds a job queues for room before it exits 252 (--wait overrides)",
+            minimum=0,
+            maximum=WEEK,
         ),
     )
     slice: str = field(
         default="", metadata=about('parent cgroup of all caged jobs; "" = chosen automatically')
     )
     sample_interval: float = field(
-        default=0.5, metadata=about("seconds between memory samples of a running job", above=0)
+        default=0.5,
+        metadata=about(
+            "seconds between memory samples of a running job", minimum=0.01, maximum=60
+        ),
     )
 
 
@@ -151,7 +187,9 @@ class CoresConfig:
     heavy_threads: int = field(
         default=0,
         metadata=about(
-            "threads heavy jobs may use at once on this host; 0 = the number of cores", minimum=0
+            "threads heavy jobs may use at once on this host; 0 = the number of cores",
+            minimum=0,
+            maximum=MAX_THREADS,
         ),
     )
 
@@ -161,10 +199,12 @@ class UiConfig:
     """The control room's pace and memory."""
 
     refresh_interval: float = field(
-        default=2.0, metadata=about("seconds between refreshes of the app", above=0)
+        default=2.0,
+        metadata=about("seconds between refreshes of the app", minimum=0.05, maximum=3600),
     )
     history_minutes: int = field(
-        default=10, metadata=about("minutes of history the sparklines show", minimum=1)
+        default=10,
+        metadata=about("minutes of history the sparklines show", minimum=1, maximum=1440),
     )
 
 
@@ -174,18 +214,25 @@ class WatchdogConfig:
 
     tool_call_max: float = field(
         default=480.0,
-        metadata=about("seconds a single tool call may run before a finding", above=0),
+        metadata=about(
+            "seconds a single tool call may run before a finding", above=0, maximum=WEEK
+        ),
     )
     idle_max: float = field(
         default=600.0,
-        metadata=about("seconds an agent may show no activity before a finding", above=0),
+        metadata=about(
+            "seconds an agent may show no activity before a finding", above=0, maximum=WEEK
+        ),
     )
     output_stall: float = field(
         default=1200.0,
-        metadata=about("seconds a job's output file may stop growing before a finding", above=0),
+        metadata=about(
+            "seconds a job's output file may stop growing before a finding", above=0, maximum=WEEK
+        ),
     )
     rss_line: SizeSpec = field(
-        default=_size("8G"), metadata=about("resident memory of one process that raises a finding")
+        default=_size("8G"),
+        metadata=about("resident memory of one process that raises a finding", maximum=MAX_SIZE),
     )
     thread_use_fraction: float = field(
         default=0.25,
@@ -197,16 +244,45 @@ class WatchdogConfig:
     )
     long_run: float = field(
         default=1800.0,
-        metadata=about("seconds after which a run counts as long for the thread-use rule", above=0),
+        metadata=about(
+            "seconds after which a run counts as long for the thread-use rule",
+            above=0,
+            maximum=WEEK,
+        ),
     )
     escalate_after: int = field(
         default=0,
         metadata=about(
-            "unacknowledged repeats after which a kill request is acted on; 0 = never", minimum=0
+            "unacknowledged repeats after which a kill request is acted on; 0 = never",
+            minimum=0,
+            maximum=1000,
         ),
     )
     interval: float = field(
-        default=30.0, metadata=about("seconds between watchdog passes", above=0)
+        default=30.0,
+        metadata=about("seconds between watchdog passes", above=0, maximum=DAY),
+    )
+    min_duration: float = field(
+        default=60.0,
+        metadata=about(
+            "seconds a rule's condition must hold before its finding shows", minimum=0
+        ),
+    )
+    merge_interval: float = field(
+        default=120.0,
+        metadata=about(
+            "seconds a cleared finding stays open; if it comes back meanwhile it is one finding",
+            minimum=0,
+        ),
+    )
+    history: int = field(
+        default=60, metadata=about("snapshots the watchdog keeps to compare with", minimum=2)
+    )
+    repeat_max: int = field(
+        default=3,
+        metadata=about(
+            "times the same command may return the same output before a finding", minimum=2
+        ),
     )
 
 
@@ -223,7 +299,11 @@ class HooksConfig:
     )
     max_running_subagents: int = field(
         default=0,
-        metadata=about("subagents allowed to run at once across sessions; 0 = no limit", minimum=0),
+        metadata=about(
+            "subagents allowed to run at once across sessions; 0 = no limit",
+            minimum=0,
+            maximum=1000,
+        ),
     )
 
 
@@ -255,7 +335,8 @@ class HostConfig:
 
     name: str = field(
         metadata=about(
-            "the host's name in swarmdeck (unique), as in `peer run NAME`", check=_host_name
+            "the host's name in swarmdeck (unique): how commands, status and the app name it",
+            check=_host_name,
         )
     )
     address: str = field(metadata=about("host name or IP address to connect to", check=_address))
@@ -273,17 +354,24 @@ class HostConfig:
     )
     heavy_threads: int = field(
         default=0,
-        metadata=about("threads heavy jobs may use there; 0 = its number of cores", minimum=0),
+        metadata=about(
+            "threads heavy jobs may use there; 0 = its number of cores",
+            minimum=0,
+            maximum=MAX_THREADS,
+        ),
     )
     reserve: SizeSpec | None = field(
-        default=None, metadata=about("memory kept back there; unset = its own config's")
+        default=None,
+        metadata=about("memory kept back there; unset = its own config's", maximum=MAX_SIZE),
     )
     swarmdeck: str = field(
         default="swarmdeck", metadata=about("the swarmdeck command on that host")
     )
     timeout: float = field(
         default=8.0,
-        metadata=about("seconds to wait for it to answer before it shows as not read", above=0),
+        metadata=about(
+            "seconds to wait for it to answer before it shows as not read", above=0, maximum=600
+        ),
     )
     run_root: str = field(
         default="swarmdeck-runs",
@@ -312,6 +400,46 @@ class HostConfig:
     )
 
 
+@dataclass(frozen=True)
+class SlurmConfig:
+    """A Slurm cluster reached through its client commands (sinfo, squeue, sbatch, sacct, …)."""
+
+    enabled: bool = field(
+        default=False,
+        metadata=about("read the cluster's nodes and jobs, and allow `swarmdeck run --on slurm`"),
+    )
+    conf: str = field(
+        default="",
+        metadata=about('slurm.conf the client commands read (SLURM_CONF); "" = their default'),
+    )
+    partition: str = field(
+        default="", metadata=about('partition jobs go to and whose nodes are shown; "" = default')
+    )
+    account: str = field(default="", metadata=about('account jobs are charged to; "" = default'))
+    sbatch_args: tuple[str, ...] = field(
+        default=(), metadata=about('extra sbatch arguments for every job, like ["--qos=low"]')
+    )
+    output_dir: str = field(
+        default="",
+        metadata=about(
+            "folder, seen by the nodes and this host alike, for job output files; "
+            '"" = the state folder'
+        ),
+    )
+    poll_interval: float = field(
+        default=0.25,
+        metadata=about("seconds between looks at a submitted job", above=0, maximum=60),
+    )
+    timeout: float = field(
+        default=5.0,
+        metadata=about(
+            "seconds a client command may take before the cluster shows as not read",
+            above=0,
+            maximum=120,
+        ),
+    )
+
+
 def _default_sources() -> Mapping[str, str]:
     return MappingProxyType({key: "default" for key in schema_keys()})
 
@@ -327,6 +455,7 @@ class Config:
     hooks: HooksConfig = field(default_factory=HooksConfig)
     gpu: GpuConfig = field(default_factory=GpuConfig)
     locks: LocksConfig = field(default_factory=LocksConfig)
+    slurm: SlurmConfig = field(default_factory=SlurmConfig)
     hosts: tuple[HostConfig, ...] = ()
     path: Path | None = None
     """The file the values came from; None when there was none."""
@@ -397,11 +526,16 @@ def load_config(path: Path | None = None) -> Config:
 
 def parse_config(text: str, path: Path) -> Config:
     """Check TOML `text` (read from `path`, named in errors) and build the Config it gives."""
+    too_deep = f"config {path}: values nested over {MAX_DEPTH} levels deep; the schema needs 3"
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ConfigError(_syntax_message(path, text, err)) from None
-    return _Loader(path, _KeyLines(text)).config(data)
+        raise ConfigError(_one_line(_syntax_message(path, text, err))) from None
+    except RecursionError:
+        raise ConfigError(too_deep) from None
+    if _depth(data, MAX_DEPTH):
+        raise ConfigError(too_deep)
+    return _Loader(path, KeyLines(text)).config(data)
 
 
 def describe_config(config: Config) -> list[ConfigLine]:
@@ -411,16 +545,38 @@ def describe_config(config: Config) -> list[ConfigLine]:
         values = getattr(config, section)
         for key in _keys(cls):
             dotted = f"{section}.{key.name}"
-            rows.append(_row(dotted, getattr(values, key.name), config, key.rule))
+            rows.append(_row(dotted, getattr(values, key.name), config, key))
     for host in config.hosts:
         for key in _keys(HostConfig):
             dotted = f"hosts[{host.name}].{key.name}"
-            rows.append(_row(dotted, getattr(host, key.name), config, key.rule))
+            rows.append(_row(dotted, getattr(host, key.name), config, key))
     return rows
 
 
-def _row(dotted: str, value: Any, config: Config, rule: Rule) -> ConfigLine:
-    return ConfigLine(dotted, _value_text(value), config.sources.get(dotted, "default"), rule.doc)
+def _row(dotted: str, value: Any, config: Config, key: _Key) -> ConfigLine:
+    bounds = range_text(key)
+    doc = f"{key.rule.doc} ({bounds})" if bounds else key.rule.doc
+    return ConfigLine(dotted, _value_text(value), config.sources.get(dotted, "default"), doc)
+
+
+def range_text(key: "_Key") -> str:
+    """A number's bounds as `config show` states them ("range 1 to 100"); "" for other keys."""
+    rule = key.rule
+    if key.kind in (SizeSpec, SizeSpec | None):
+        top = format_size(int(rule.maximum)) if rule.maximum is not None else ""
+        return f"range 0 to {top} or 1% to 100%" if top else ""
+    if key.kind not in (int, float):
+        return ""
+    if rule.minimum is not None and rule.maximum is not None:
+        return f"range {_number(rule.minimum)} to {_number(rule.maximum)}"
+    parts = []
+    if rule.minimum is not None:
+        parts.append(f"at least {_number(rule.minimum)}")
+    if rule.above is not None:
+        parts.append(f"above {_number(rule.above)}")
+    if rule.maximum is not None:
+        parts.append(f"at most {_number(rule.maximum)}")
+    return "range " + ", ".join(parts) if parts else ""
 
 
 def _value_text(value: Any) -> str:
@@ -441,18 +597,29 @@ def _value_text(value: Any) -> str:
 
 
 def _read(path: Path) -> str | None:
-    """The file's text; None when there is no file (defaults apply); ConfigError when unreadable."""
+    """The file's text; None when there is no file (defaults apply); ConfigError when unreadable.
+
+    It is opened without blocking and must be a regular file of at most MAX_CONFIG_BYTES: a
+    FIFO, a device or a huge file is refused in one line instead of hanging or eating memory.
+    """
+    from swarmdeck.regular_files import FileTooLarge, NotRegularFile, read_regular
+
     try:
-        data = path.read_bytes()
+        data = read_regular(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         if path.is_symlink():
             raise ConfigError(
                 f"config {path}: cannot read it: "
-                f"it links to {os.readlink(path)}, which does not exist"
+                f"it links to {_one_line(os.readlink(path))}, which does not exist"
             ) from None
         return None
-    except IsADirectoryError:
-        raise ConfigError(f"config {path}: cannot read it: it is a directory, not a file") from None
+    except NotRegularFile as err:
+        raise ConfigError(f"config {path}: cannot read it: {err}") from None
+    except FileTooLarge:
+        raise ConfigError(
+            f"config {path}: it is over {format_size(MAX_CONFIG_BYTES)} ({MAX_CONFIG_BYTES}"
+            " bytes); a config is a few KiB: is this the right file?"
+        ) from None
     except OSError as err:
         raise ConfigError(f"config {path}: cannot read it: {err.strerror}") from None
     try:
@@ -462,6 +629,30 @@ def _read(path: Path) -> str | None:
         raise ConfigError(
             f"config {path}:{line}: not UTF-8 text (byte {err.start + 1}); TOML files are UTF-8"
         ) from None
+
+
+def _one_line(text: str) -> str:
+    """`text` with control characters escaped, so a message stays on one line."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def _depth(value: Any, limit: int) -> bool:
+    """Whether arrays and tables in `value` nest deeper than `limit` (walked without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if level >= limit:
+            return True
+        stack.extend((child, level + 1) for child in children)
+    return False
 
 
 def _syntax_message(path: Path, text: str, err: tomllib.TOMLDecodeError) -> str:
@@ -481,7 +672,7 @@ class _Invalid(Exception):
 class _Loader:
     """Turns parsed TOML into a Config, naming file:line and the key for the first problem."""
 
-    def __init__(self, path: Path, lines: "_KeyLines") -> None:
+    def __init__(self, path: Path, lines: KeyLines) -> None:
         self.path = path
         self.lines = lines
         self.sources: dict[str, str] = {}
@@ -499,7 +690,8 @@ class _Loader:
         )
 
     def fail(self, where: tuple[str | int, ...], key: str, problem: str) -> ConfigError:
-        return ConfigError(f"config {self.path}:{self.lines.line_of(where)}: {key}: {problem}")
+        line = self.lines.line_of(where)
+        return ConfigError(_one_line(f"config {self.path}:{line}: {key}: {problem}"))
 
     def _unknown_top_level(self, name: str, value: Any) -> None:
         known = [*SECTIONS, "hosts"]
@@ -528,7 +720,8 @@ class _Loader:
         first_line: dict[str, int] = {}
         for index, table in enumerate(tables):
             name = table.get("name")
-            label = f"hosts[{name}]" if isinstance(name, str) and name else f"hosts[#{index + 1}]"
+            usable = isinstance(name, str) and _host_name(name) is None
+            label = f"hosts[{name}]" if usable else f"hosts[#{index + 1}]"
             host = self._build(HostConfig, table, label, ("hosts", index), "[[hosts]]")
             line = self.lines.line_of(("hosts", index, "name"))
             if host.name in first_line:
@@ -657,6 +850,11 @@ def _size_value(value: Any) -> SizeSpec:
 
 
 def _check_bounds(rule: Rule, value: Any) -> None:
+    if isinstance(value, SizeSpec):
+        top = rule.maximum
+        if top is not None and value.absolute is not None and value.absolute > top:
+            raise _Invalid(f"must be at most {format_size(int(top))}, got {value}")
+        return
     if rule.minimum is not None and value < rule.minimum:
         raise _Invalid(f"must be at least {_number(rule.minimum)}, got {_number(value)}")
     if rule.above is not None and value <= rule.above:
@@ -671,133 +869,3 @@ def _check_bounds(rule: Rule, value: Any) -> None:
 
 def _number(value: float) -> str:
     return f"{value:g}"
-
-
-class _KeyLines:
-    """Line numbers of tables and keys in TOML text, which tomllib does not report.
-
-    Scans the (already valid) text line by line: `[table]` and `[[array]]` headers set the
-    current table, `key =` lines (dotted keys included) record `table + key`. Values that span
-    lines (arrays, inline tables, multi-line strings) are skipped, so text inside them is never
-    taken for a key. Keys inside inline tables fall back to the line of their parent.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.lines: dict[tuple[str | int, ...], int] = {}
-        table: tuple[str | int, ...] = ()
-        counts: dict[tuple[str, ...], int] = {}
-        depth, string = 0, ""
-        for number, raw in enumerate(text.splitlines(), start=1):
-            if depth or string:
-                depth, string = _scan_value(raw, depth, string)
-                continue
-            stripped = raw.strip()
-            if not stripped or stripped.startswith("#"):
-                continue
-            if stripped.startswith("[["):
-                name = _split_key(stripped[2 : _closing(stripped, "]]")])
-                counts[name] = counts.get(name, -1) + 1
-                table = (*name, counts[name])
-                self.lines.setdefault(name, number)
-                self.lines.setdefault(table, number)
-            elif stripped.startswith("["):
-                name = _split_key(stripped[1 : _closing(stripped, "]")])
-                table = name
-                self.lines.setdefault(table, number)
-            else:
-                equals = _closing(stripped, "=")
-                key = (*table, *_split_key(stripped[:equals]))
-                for end in range(len(table) + 1, len(key) + 1):
-                    self.lines.setdefault(key[:end], number)
-                depth, string = _scan_value(stripped[equals + 1 :], 0, "")
-
-    def line_of(self, where: tuple[str | int, ...]) -> int:
-        """The line of `where`, else of its nearest recorded parent, else 1."""
-        for end in range(len(where), 0, -1):
-            if where[:end] in self.lines:
-                return self.lines[where[:end]]
-        return 1
-
-
-def _closing(text: str, token: str) -> int:
-    """Index of the first `token` outside quotes (a header's end, a key's `=`)."""
-    index, quote = 0, ""
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\" and quote == '"':
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif text.startswith(token, index):
-            return index
-        index += 1
-    return len(text)
-
-
-def _split_key(text: str) -> tuple[str, ...]:
-    """`a."b.c".d` → ("a", "b.c", "d")."""
-    parts: list[str] = []
-    current, quote, index = "", "", 0
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\" and quote == '"' and index + 1 < len(text):
-                index += 1
-                current += text[index]
-            elif char == quote:
-                quote = ""
-            else:
-                current += char
-        elif char in "\"'":
-            quote = char
-        elif char == ".":
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += char
-        index += 1
-    parts.append(current.strip())
-    return tuple(parts)
-
-
-def _scan_value(text: str, depth: int, string: str) -> tuple[int, str]:
-    """Follow a value across a line: bracket depth and any open multi-line string after it."""
-    index = 0
-    while index < len(text):
-        if string:
-            end = text.find(string, index)
-            if end < 0:
-                return depth, string
-            index, string = end + 3, ""
-            continue
-        char = text[index]
-        if text.startswith(('"""', "'''"), index):
-            string = text[index : index + 3]
-            index += 3
-            continue
-        if char == "#":
-            break
-        if char in "\"'":
-            index = _string_end(text, index)
-        elif char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-        index += 1
-    return depth, string
-
-
-def _string_end(text: str, start: int) -> int:
-    """Index of the quote closing the one-line string that opens at `start`."""
-    quote, index = text[start], start + 1
-    while index < len(text):
-        if text[index] == "\\" and quote == '"':
-            index += 2
-            continue
-        if text[index] == quote:
-            return index
-        index += 1
-    return index

@@ -16,3 +16,5 @@ class ExitCode(IntEnum):
     NOT_ADMITTED = 252
     TIMED_OUT = 253
     SLICE_FULL = 254
+    LOST = 255
+    """The job's runner vanished (SIGKILL, a crash) before it could record how the job ended."""

@@ -73,3 +73,67 @@ def claude_dir() -> Path:
     from pathlib import Path
 
     return Path(claude_dir_text())
+
+
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def state_dir_refusal(path: str) -> str | None:
+    """Why the existing folder `path` must not hold swarmdeck's state, or None when it may.
+
+    State holds every job's argv, cwd and output: a folder another user owns, or one others
+    may write to, would let them read it, plant links in it or hold its locks.
+    """
+    import stat
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return f"state folder {path} links to {os.readlink(path)!r}, which does not exist"
+        return f"state folder {path} does not exist"
+    except OSError as error:
+        return f"state folder {path} cannot be read ({error.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"state folder {path} is not a folder"
+    if st.st_uid != os.geteuid():
+        return (
+            f"state folder {path} belongs to uid {st.st_uid}, not to you (uid {os.geteuid()}):"
+            " set SWARMDECK_STATE_DIR to a folder of your own"
+        )
+    if st.st_mode & 0o022:
+        return (
+            f"state folder {path} may be written by others (mode {stat.S_IMODE(st.st_mode):o}):"
+            f" run chmod 700 {path}, or set SWARMDECK_STATE_DIR to a folder of your own"
+        )
+    return None
+
+
+def private_dir(path: str) -> str:
+    """`path` as a folder only this user can enter: made 0700 when missing, an existing one of
+    this user's narrowed to 0700, anything else refused with StateError (one line)."""
+    from swarmdeck.errors import StateError
+
+    try:
+        os.makedirs(path, mode=PRIVATE_DIR_MODE, exist_ok=True)
+    except FileExistsError:
+        pass  # a dangling link or a file: the refusal below says which
+    except OSError as error:
+        raise StateError(
+            f"cannot create the state folder {path} ({error.strerror}); "
+            "set SWARMDECK_STATE_DIR to a writable folder"
+        ) from None
+    refusal = state_dir_refusal(path)
+    if refusal is not None:
+        raise StateError(refusal)
+    if os.stat(path).st_mode & 0o077:
+        os.chmod(path, PRIVATE_DIR_MODE)
+    return path
+
+
+def private_state_dir() -> Path:
+    """The state folder, made private (see `private_dir`)."""
+    from pathlib import Path
+
+    return Path(private_dir(state_dir_text()))

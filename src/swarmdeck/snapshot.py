@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from swarmdeck.actions.reconcile import reconcile
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.gpu import GpuSnapshot, gpu_snapshot
-from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot
+from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot, local_host_name
 from swarmdeck.probes.ledger import LedgerJob, MemoryBook, ledger_jobs, memory_book
 from swarmdeck.probes.locks import LockState, OwnedDirectory, lock_rows
 from swarmdeck.probes.nvml import NOT_READ
@@ -23,6 +23,7 @@ from swarmdeck.probes.records import (
     open_findings,
     pending_kill_requests,
 )
+from swarmdeck.probes.slurm import SlurmReading, our_cluster_jobs, read_cluster
 from swarmdeck.probes.usage import UsageTracker
 
 if TYPE_CHECKING:
@@ -66,6 +67,9 @@ class Snapshot:
     """Each host's memory book; its figures also go into that host's JSON object."""
     peers: list[PeerReading] = field(default_factory=list)
     """Each configured peer's reading; in the JSON they follow this host in `hosts`."""
+    cluster: SlurmReading | None = None
+    """The Slurm cluster's nodes and jobs when [slurm] is enabled; in the JSON its nodes follow
+    the peers in `hosts` (kind "slurm-node") and its jobs follow the ledger's in `jobs`."""
 
     def book_of(self, host: str) -> MemoryBook | None:
         """The memory book of this snapshot's host `host`, if it was read."""
@@ -81,10 +85,15 @@ class Snapshot:
                 out.update(book.host_fields())
             out.setdefault("state", "read")
             hosts.append(out)
+        hosts += [peer.to_json() for peer in self.peers]
+        jobs = [job.to_json() for job in self.jobs]
+        if self.cluster is not None:
+            hosts += self.cluster.hosts_json()
+            jobs += self.cluster.jobs_json()
         return {
             "taken_at": self.taken_at,
-            "hosts": hosts + [peer.to_json() for peer in self.peers],
-            "jobs": [job.to_json() for job in self.jobs],
+            "hosts": hosts,
+            "jobs": jobs,
             "gpus": [row.to_json() for row in self.gpus.as_rows()],
             "sessions": [session.to_json() for session in self.sessions],
             "alerts": [dataclasses.asdict(alert) for alert in self.alerts],
@@ -109,17 +118,16 @@ def take_snapshot(
     `usage` is a UsageTracker kept the same way: running jobs get their cores in use and
     threads at once since the previous snapshot (none on a tracker's first sight of a job).
 
-    The one change made first: ledger rows whose runner died are closed as lost (and what they
-    left in their cages stopped), so no reader ever shows a dead job as running.
+    It only reads: a job whose runner died is shown as it stands in the ledger, with
+    `stale: true`. Readers a person watches take `reconciled_snapshot` instead.
     """
     host = host_snapshot(config, store, sampler)
-    reconcile(store, host.name)
+    jobs = list(ledger_jobs(store, host.name, usage))
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
-        jobs=list(ledger_jobs(store, host.name, usage))
-        + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
-        books=[memory_book(config, store, host.name)],
+        jobs=jobs + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
+        books=[memory_book(config, store, host.name, jobs)],
         gpus=gpu_snapshot(config.gpu.allowlist),
         sessions=sessions_with_hooks(sessions or SessionsProbe(), store),
         locks=lock_rows(config.locks.work_root),
@@ -127,17 +135,35 @@ def take_snapshot(
         findings=open_findings(store),
         kill_requests=pending_kill_requests(store),
         peers=peers.read_all(config) if peers is not None else [],
+        cluster=(
+            read_cluster(config.slurm, our_cluster_jobs(store)) if config.slurm.enabled else None
+        ),
     )
 
 
+def reconciled_snapshot(config: Config, store: StateStore, *args: Any, **kwargs: Any) -> Snapshot:
+    """`take_snapshot` after the one write the app and `status` make first: ledger rows whose
+    runner died are closed as lost (and what they left in their cages stopped), so neither
+    shows a dead job as running. `swarmdeck probe --json` does not: a peer's probe only reads."""
+    reconcile(store, local_host_name())
+    return take_snapshot(config, store, *args, **kwargs)
+
+
 def one_shot_snapshot(
-    config: Config, store: StateStore, window: float = 0.2, peers: PeerProber | None = None
+    config: Config,
+    store: StateStore,
+    window: float = 0.2,
+    peers: PeerProber | None = None,
+    *,
+    reconciled: bool = False,
 ) -> Snapshot:
     """A snapshot for a caller that takes only one (`status`, `probe`): CPU time and each
     running job's tree are read once `window` seconds before it, so busy cores and every job's
-    cores figures are there instead of blanks."""
+    cores figures are there instead of blanks. `reconciled` closes dead runners' rows first
+    (`reconciled_snapshot`); without it nothing is written."""
     sampler = CpuSampler()
     usage = UsageTracker()
     ledger_jobs(store, usage=usage)
     sampler.prime(window)
-    return take_snapshot(config, store, sampler, usage=usage, peers=peers)
+    take = reconciled_snapshot if reconciled else take_snapshot
+    return take(config, store, sampler, usage=usage, peers=peers)

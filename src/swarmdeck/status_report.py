@@ -18,7 +18,7 @@ from rich.text import Text
 
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.sizes import format_size
-from swarmdeck.views import gpus, hosts, jobs, locks, records, sessions
+from swarmdeck.views import gpus, hosts, jobs, locks, records, sessions, slurm
 from swarmdeck.views.cells import Cell, Columns, in_order
 
 if TYPE_CHECKING:
@@ -87,6 +87,8 @@ def gpus_section(snapshot: Snapshot) -> RenderableType:
 def sections(snapshot: Snapshot, now: float) -> list[RenderableType]:
     """Everything below the hosts, in the order the control room lays it out."""
     job_rows = [jobs.job_cells(job, now) for job in snapshot.jobs]
+    if snapshot.cluster is not None:
+        job_rows += [slurm.cluster_job_cells(job, now) for job in snapshot.cluster.jobs]
     session_rows = [sessions.session_cells(session, now) for session in snapshot.sessions]
     alert_rows = [records.alert_cells(alert, now) for alert in snapshot.alerts]
     finding_rows = [records.finding_cells(finding, now) for finding in snapshot.findings]
@@ -135,6 +137,8 @@ def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
         if peer.state != "read":
             why = f": {peer.reason}" if peer.reason else ""
             console.print(f"peer {peer.name} {peer.state}{why}", markup=False)
+    if snapshot.cluster is not None:
+        console.print(slurm.cluster_text(snapshot.cluster))
     for section in sections(snapshot, time.time()):
         console.print(section)
 

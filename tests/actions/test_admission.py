@@ -44,7 +44,7 @@ def test_two_runners_deciding_at_once_cannot_both_take_the_room(
     path = tmp_path / "state.db"
     StateStore(path).close()
     if not taking_turns:
-        monkeypatch.setattr(admission, "admission_turn", lambda db: contextlib.nullcontext())
+        monkeypatch.setattr(admission, "admission_turn", lambda db, *_: contextlib.nullcontext())
 
     def slow_decision(booked: int, book: MemoryBook, queued_ahead: int = 0) -> Decision:
         decision = decide_admission(booked, book, queued_ahead)

@@ -342,14 +342,80 @@ def test_racers_over_one_stale_lock_leave_exactly_one_winner(workspace: Path, tm
     assert sorted(outcomes) == ["lost"] * 5 + ["won"]
 
 
+TAKE_WAITING = TAKE.replace("wait=False", "wait=True")
+
+
 def test_a_takeover_waits_while_another_decision_is_in_progress(workspace: Path, tmp_path) -> None:
     stale = dead_holder(workspace).to_text()
     lock_file = write_lock(workspace, stale)
     go = tmp_path / "go"
     go.touch()
     with lock._guard(lock_file):
-        racer = start_racer(TAKER, TAKE, go, str(workspace), "late")
+        racer = start_racer(TAKER, TAKE_WAITING, go, str(workspace), "late")
         time.sleep(0.8)
         assert racer.poll() is None
         assert lock_file.read_text() == stale
     assert racer.communicate(timeout=20)[0].strip() == "won"
+
+
+def _guard_held_by_another_process(lock_file: Path) -> subprocess.Popen[str]:
+    """A process that sits on the lock's guard, through a read-only descriptor, until killed."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    lock_file.with_suffix(".guard").touch()
+    sitter = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import fcntl, os, time
+            fd = os.open({str(lock_file.with_suffix(".guard"))!r}, os.O_RDONLY)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            print("held", flush=True)
+            time.sleep(60)
+        """)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    assert sitter.stdout is not None and sitter.stdout.readline() == "held\n"
+    return sitter
+
+
+def test_no_wait_never_waits_on_a_guard_someone_sits_on(workspace: Path) -> None:
+    sitter = _guard_held_by_another_process(locks.lock_file_for(workspace))
+    try:
+        start = time.monotonic()
+        with pytest.raises(lock.LockBusy, match="guard"):
+            lock.acquire(workspace, session="s", command="c", holder=own_identity(), wait=False)
+        assert time.monotonic() - start < lock.GUARD_BRIEF + 1.0
+    finally:
+        sitter.kill()
+        sitter.wait()
+
+
+def test_release_and_timed_waits_give_up_on_a_guard_someone_sits_on(workspace: Path) -> None:
+    sitter = _guard_held_by_another_process(locks.lock_file_for(workspace))
+    try:
+        start = time.monotonic()
+        with pytest.raises(lock.LockBusy, match="guard"):
+            lock.release(workspace, session="s")
+        with pytest.raises(lock.LockWaitTimedOut):
+            lock.acquire(workspace, session="s", command="c", holder=own_identity(), timeout=1.0)
+        assert time.monotonic() - start < 2 * lock.GUARD_WAIT + 3.0
+    finally:
+        sitter.kill()
+        sitter.wait()
+
+
+def test_lock_files_are_private(workspace: Path) -> None:
+    got = lock.acquire(workspace, session="s", command="c", holder=own_identity())
+    assert got.lock_file.stat().st_mode & 0o777 == 0o600
+    assert got.lock_file.with_suffix(".guard").stat().st_mode & 0o777 == 0o600
+    assert got.lock_file.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_the_holder_policy_names_the_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(lock.SESSION_ENV, "from-env")
+    assert lock.session_name("given", 7) == "given"
+    assert lock.session_name(None, 7) == "from-env"
+    monkeypatch.delenv(lock.SESSION_ENV)
+    assert lock.session_name(None, 7) == "pid-7"
+    assert "python" in lock.holder_command(os.getpid())
+    assert lock.lock_holder(os.getpid()).pid == os.getpid()
+    with pytest.raises(lock.UsageError):
+        lock.lock_holder(2**22 + 12345)

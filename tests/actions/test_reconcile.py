@@ -1,36 +1,84 @@
-"""Rows of dead runners are closed as lost where readers look: in every snapshot."""
+"""Rows of dead runners are closed as lost where a person looks (the app, `status`); a plain
+snapshot and a peer's `probe --json` only read, showing such a row as stale."""
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
+from ledger_rows import add_job
 from swarmdeck.config import load_config
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.procs import own_identity
-from swarmdeck.snapshot import take_snapshot
+from swarmdeck.snapshot import reconciled_snapshot, take_snapshot
 from swarmdeck.state import StateStore
+from waiting import pilot_wait_for
+
+SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
 
 
-def test_a_snapshot_never_shows_a_dead_runners_job_as_running(isolated_home: Path) -> None:
-    store = StateStore.open_default()
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [SWARMDECK, *args], capture_output=True, text=True, timeout=60, env=os.environ.copy()
+    )
+
+
+def _dead_and_live_rows(store: StateStore) -> None:
+    """Job 1's runner has exited; job 2's runner is this test."""
     dead = subprocess.Popen(["true"])
     dead.wait()
-    me = own_identity()
-    with store.transaction() as conn:
-        for runner in ((dead.pid, 1), (me.pid, me.start_ticks)):
-            conn.execute(
-                "INSERT INTO jobs (label, host, state, booked, runner_pid, runner_start_ticks)"
-                " VALUES ('j', ?, 'running', 1048576, ?, ?)",
-                (local_host_name(), *runner),
-            )
-    snapshot = take_snapshot(load_config(), store)
+    add_job(store, label="j", booked=1048576, runner_pid=dead.pid, runner_start_ticks=1)
+    add_job(store, label="j", booked=1048576)
+
+
+def _rows(store: StateStore) -> list[tuple[int, str, float | None]]:
+    with store.read() as conn:
+        return [tuple(row) for row in conn.execute("SELECT id, state, ended_at FROM jobs")]
+
+
+def test_the_app_and_status_never_show_a_dead_runners_job_as_running(
+    isolated_home: Path,
+) -> None:
+    store = StateStore.open_default()
+    _dead_and_live_rows(store)
+    snapshot = reconciled_snapshot(load_config(), store)
     assert [(job.id, job.state) for job in snapshot.jobs] == [(2, "running"), (1, "lost")]
     lost = snapshot.jobs[1]
     assert lost.outcome == "lost: its runner is gone" and lost.ended_at is not None
     host = snapshot.to_json()["hosts"][0]
     assert host["not_yet_grown"] == 1048576
+
+
+def test_a_plain_snapshot_only_reads_and_shows_a_dead_runner_as_stale(
+    isolated_home: Path,
+) -> None:
+    store = StateStore.open_default()
+    _dead_and_live_rows(store)
+    before = _rows(store)
+    jobs = {job.id: job for job in take_snapshot(load_config(), store).jobs}
+    assert (jobs[1].state, jobs[1].stale) == ("running", True)
+    assert (jobs[2].state, jobs[2].stale) == ("running", False)
+    assert _rows(store) == before
+
+
+def test_probe_json_only_reads_and_status_closes_the_row(isolated_home: Path) -> None:
+    store = StateStore.open_default()
+    _dead_and_live_rows(store)
+    before = _rows(store)
+    probe = run_cli("probe", "--json")
+    assert probe.returncode == 0, probe.stderr
+    jobs = {job["id"]: job for job in json.loads(probe.stdout)["jobs"]}
+    assert (jobs[1]["state"], jobs[1]["stale"]) == ("running", True)
+    assert _rows(store) == before, "a peer's probe wrote the ledger"
+    status = run_cli("status", "--json")
+    assert status.returncode == 0, status.stderr
+    jobs = {job["id"]: job for job in json.loads(status.stdout)["jobs"]}
+    assert (jobs[1]["state"], jobs[1]["stale"]) == ("lost", False)
+    assert dict((row[0], row[1]) for row in _rows(store)) == {1: "lost", 2: "running"}
 
 
 def test_with_no_dead_runner_reconcile_takes_no_write_lock(isolated_home: Path) -> None:
@@ -53,3 +101,15 @@ def test_with_no_dead_runner_reconcile_takes_no_write_lock(isolated_home: Path) 
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+async def test_the_apps_worker_closes_a_dead_runners_row(isolated_home: Path) -> None:
+    from swarmdeck.app.main import SwarmdeckApp
+
+    store = StateStore.open_default()
+    _dead_and_live_rows(store)
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot_wait_for(pilot, lambda: app.snapshot is not None)
+        assert app.snapshot is not None
+        assert {job.id: job.state for job in app.snapshot.jobs} == {1: "lost", 2: "running"}

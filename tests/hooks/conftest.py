@@ -59,6 +59,6 @@ def run_hook(bytecode_dir: Path):
             timeout=timeout,
             check=False,
         )
-        return HookRun(done.returncode, done.stdout.decode(), done.stderr.decode())
+        return HookRun(done.returncode, done.stdout.decode(), done.stderr.decode(errors="replace"))
 
     return run

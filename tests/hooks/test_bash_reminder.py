@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from claude_lines import bash_payload
@@ -14,6 +15,8 @@ from swarmdeck.state import StateStore
 from swarmdeck.views.hosts import HostFigures
 
 GIB = 1024**3
+SWARMDECK = Path(sys.executable).parent / "swarmdeck"
+"""The console script the hooks run as, by the absolute path `hooks install` writes."""
 
 
 def _heavy(run_hook, command: str, cwd: Path) -> str:
@@ -35,7 +38,8 @@ def test_heavy_command_gets_the_table_and_a_run_line(run_hook, tmp_path: Path) -
     assert "GPU free " in text or " · no GPU\n" in text
     assert "no run recorded yet" in text
     assert "Conclusion: can run here." in text
-    assert "Run it as: swarmdeck run --label pytest -- pytest -q tests" in text
+    assert f"Run it as: {SWARMDECK} run --label pytest -- pytest -q tests" in text
+    assert "GPU free no GPU" not in text
 
 
 def test_history_of_this_command_is_shown(run_hook, tmp_path: Path) -> None:
@@ -61,7 +65,7 @@ def test_command_that_never_fits_says_by_how_much(run_hook, tmp_path: Path) -> N
 
 def test_compound_command_runs_under_bash_c(run_hook, tmp_path: Path) -> None:
     text = _heavy(run_hook, "cd sub && make -j8 test", tmp_path)
-    assert "swarmdeck run --label make -- bash -c 'cd sub && make -j8 test'" in text
+    assert f"{SWARMDECK} run --label make -- bash -c 'cd sub && make -j8 test'" in text
 
 
 def test_peer_without_cached_figures_is_not_read(run_hook, tmp_path: Path) -> None:

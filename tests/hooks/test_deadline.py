@@ -33,3 +33,17 @@ def test_a_hung_git_does_not_hold_session_start(run_hook, tmp_path: Path, monkey
     assert time.monotonic() - start < 10
     assert done.returncode == 0
     assert "Uncommitted changes" in done.context and "not read" in done.context
+
+
+def test_an_inner_limit_keeps_the_outer_one() -> None:
+    start = time.monotonic()
+    with pytest.raises(OutOfTime, match=r"0\.3"):
+        within(0.3, lambda: (within(5.0, lambda: 1), time.sleep(5)))
+    assert time.monotonic() - start < 2
+
+
+def test_an_inner_limit_never_outlives_the_outer_one() -> None:
+    start = time.monotonic()
+    with pytest.raises(OutOfTime):
+        within(0.3, lambda: within(5.0, lambda: time.sleep(5)))
+    assert time.monotonic() - start < 2

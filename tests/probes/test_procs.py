@@ -1,14 +1,19 @@
-"""Process identity and the caller a lock is held by."""
+"""Process identity, the caller a lock is held by, and the one /proc root every read follows."""
 
 from __future__ import annotations
 
 import os
+import pwd
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from swarmdeck.probes import procs
 from swarmdeck.probes.procs import identity, parse_stat, start_ticks
+from waiting import wait_for
 
 REPORT = (
     "import os; from swarmdeck.probes.procs import lasting_ancestor; "
@@ -61,3 +66,55 @@ def test_when_every_ancestor_is_a_wrapper_the_outermost_holds(tmp_path: Path) ->
     while not out.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert out.read_text().split() == Path(f"{out}.shell").read_text().split()
+
+
+def _fake_proc(root: Path, pid: int, ticks: int, cmdline: list[str]) -> None:
+    """A process tree of one process under `root`, as the kernel would show it."""
+    entry = root / str(pid)
+    (entry / "fd").mkdir(parents=True)
+    fields = ["S", "1", str(pid), str(pid)] + ["0"] * 7 + ["5", "6"] + ["0"] * 4
+    fields += ["1", "0", str(ticks), "0", "42"] + ["0"] * 28  # 50 fields after comm, as now
+    (entry / "stat").write_text(f"{pid} (fake job) {' '.join(fields)}\n")
+    (entry / "cmdline").write_bytes(b"\0".join(part.encode() for part in cmdline) + b"\0")
+    (entry / "maps").write_text("00400000-00401000 r-xp 00000000 08:01 1 /opt/fake/lib.so\n")
+    (root / "meminfo").write_text("MemTotal:       2048 kB\nMemAvailable:   1024 kB\n")
+    (root / "uptime").write_text("100.50 200.00\n")
+    (root / "stat").write_text("cpu  1 2 3 4 5 6 7 8 0 0\nbtime 1700000000\n")
+
+
+@pytest.fixture
+def fake_root(tmp_path: Path):
+    root = tmp_path / "proc"
+    _fake_proc(root, 4242, 777, ["python", "train.py", "--epochs", "3"])
+    procs.use_proc_root(root)
+    try:
+        yield root
+    finally:
+        procs.use_proc_root("/proc")
+
+
+def test_every_read_follows_the_one_proc_root(fake_root: Path) -> None:
+    assert procs.start_ticks(4242) == 777
+    assert procs.read_stat(4242).comm == "fake job"
+    assert list(procs.pids()) == [4242]
+    assert procs.process_table()[4242].ppid == 1
+    assert procs.read_meminfo() == {"MemTotal": 2048 * 1024, "MemAvailable": 1024 * 1024}
+    assert procs.ticks_since_boot() == int(100.5 * os.sysconf("SC_CLK_TCK"))
+    assert procs.mapped_files(4242) == ["/opt/fake/lib.so"]
+    assert procs.own_file("cgroup") == fake_root / "self" / "cgroup"
+
+
+def test_the_command_line_is_read_by_psutil_under_the_same_root(fake_root: Path) -> None:
+    assert procs.command_line(4242) == "python train.py --epochs 3"
+    assert procs.command_line(4243) == ""
+
+
+def test_a_real_process_has_its_command_line_and_user() -> None:
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        wait_for(lambda: procs.command_line(child.pid) == "sleep 30", seen=lambda: child.pid)
+        assert procs.user_of(child.pid) == pwd.getpwuid(os.getuid()).pw_name
+    finally:
+        child.kill()
+        child.wait()
+    assert procs.command_line(child.pid) == "" and procs.user_of(child.pid) == "?"

@@ -39,6 +39,10 @@ RECHECK_MAX = 2.0
 """The longest pause between re-checks, so many queued runners do not keep the file busy."""
 QUEUED_LINE_EVERY = 60.0
 """Seconds between "queued: needs X, room Y" lines."""
+TURN_WAIT = 30.0
+"""Seconds a runner waits for its turn at admission; each turn lasts one short transaction."""
+TURN_POLL_MIN = 0.001
+TURN_POLL_MAX = 0.02
 
 
 class NotAdmittedError(SwarmdeckError):
@@ -104,20 +108,54 @@ def _insert(conn: sqlite3.Connection, job: JobRow, state: str, at: float) -> int
     return cursor.lastrowid
 
 
+def _no_signal() -> int | None:
+    return None
+
+
 @contextmanager
-def admission_turn(db: Path) -> Iterator[None]:
+def admission_turn(
+    db: Path, wakeup_fd: int | None = None, stop_signal: Callable[[], int | None] = _no_signal
+) -> Iterator[None]:
     """Runners deciding at once take turns on a file lock beside the state file.
 
     The write transaction alone is what makes a decision safe; this lock only makes waiters
-    queue in the kernel and wake the moment the previous decision is done, instead of polling
-    SQLite's busy handler with growing sleeps.
+    take turns instead of polling SQLite's busy handler with growing sleeps. A turn lasts one
+    decision, so the wait for it is bounded (TURN_WAIT, then 252) and a stop signal ends it at
+    once (Interrupted): a process sitting on the lock can delay a runner, never freeze it.
     """
-    fd = os.open(f"{db}.admission", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+    fd = os.open(f"{db}.admission", flags, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _take_turn(fd, f"{db}.admission", wakeup_fd, stop_signal)
         yield
     finally:
         os.close(fd)
+
+
+def _take_turn(
+    fd: int, name: str, wakeup_fd: int | None, stop_signal: Callable[[], int | None]
+) -> None:
+    deadline = time.monotonic() + TURN_WAIT
+    pause = TURN_POLL_MIN
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        signum = stop_signal()
+        if signum is not None:
+            raise Interrupted("stopped while waiting for its turn at admission", signum)
+        if time.monotonic() >= deadline:
+            raise NotAdmittedError(
+                f"the admission lock {name} was held by another process for over"
+                f" {TURN_WAIT:g} s; nothing ran: find who holds it with `fuser {name}`"
+            )
+        if wakeup_fd is not None:
+            select.select([wakeup_fd], [], [], pause)
+        else:
+            time.sleep(pause)
+        pause = min(pause * 2, TURN_POLL_MAX)
 
 
 def queued_ahead(conn: sqlite3.Connection, host: str, job_id: int | None) -> int:
@@ -137,18 +175,18 @@ def attempt(
     facts: SliceFacts,
     job_id: int | None,
     cage_path: Callable[[int], Path],
+    wakeup_fd: int | None = None,
+    stop_signal: Callable[[], int | None] = _no_signal,
 ) -> tuple[Decision, int, MemoryBook, list[LostJob]]:
     """One admission attempt in one write transaction; writes or updates the job's row.
 
     An admitted row names its cage at once, so a runner dying before the cage is even made
     still leaves a row that says where to clean up.
     """
-    with admission_turn(store.path), store.transaction() as conn:
+    with admission_turn(store.path, wakeup_fd, stop_signal), store.transaction() as conn:
         lost = mark_lost_jobs(conn, job.host)
         book = read_book(conn, facts, job.host, runners=False)
-        decision = decide_admission(
-            job.booking.booked, book, queued_ahead(conn, job.host, job_id)
-        )
+        decision = decide(job.booking.booked, book, queued_ahead(conn, job.host, job_id))
         at = now()
         if job_id is None:
             state = {Decision.ADMIT: ADMITTED, Decision.WAIT: QUEUED}.get(decision, REFUSED)
@@ -163,6 +201,37 @@ def attempt(
                 "UPDATE jobs SET cgroup = ? WHERE id = ?", (str(cage_path(job_id)), job_id)
             )
         return decision, job_id, book, lost
+
+
+def decide(booked: int, book: MemoryBook, ahead: int) -> Decision:
+    """The runner's decision: the booking rule, and no waiting that nothing could end.
+
+    With no job holding a booking and none queued ahead, what the slice holds belongs to no job
+    (kernel memory left behind, a cache), so a booking of the whole slice fits exactly; and a
+    job that still does not fit then would wait for a room no job will ever give back: it is
+    refused at once (252) instead of queueing until its --wait runs out.
+    """
+    decision = decide_admission(booked, book, ahead)
+    if decision is not Decision.WAIT or book.jobs or ahead:
+        return decision
+    if booked <= book.slice_cap and booked <= book.machine_room:
+        return Decision.ADMIT
+    return Decision.NEVER
+
+
+def never_line(job_id: int, booked: int, book: MemoryBook) -> str:
+    """Why a job can never be admitted here, and what to do about it."""
+    if booked > book.slice_cap:
+        return (
+            f"job {job_id} can never fit: it books {format_size(booked)}, the whole slice is "
+            f"{format_size(book.slice_cap)}; give a smaller --cap or run it on a bigger host"
+        )
+    return (
+        f"job {job_id} cannot be admitted even with no job running: it books "
+        f"{format_size(booked)}, the machine has {format_size(max(0, book.machine_room))} free "
+        f"beyond the {format_size(book.margin)} margin; free memory outside swarmdeck, lower "
+        "memory.margin or give a smaller --cap"
+    )
 
 
 def give_up(store: StateStore, job_id: int, outcome: str, exit_code: int) -> None:
@@ -187,16 +256,15 @@ def admit(
 ) -> Admission:
     """Admit the job or raise: NotAdmittedError (252) when it never fits or the wait ran out,
     Interrupted when a signal arrived while queued. `say` gets the queued lines."""
-    decision, job_id, book, lost = attempt(store, job, facts, None, cage_path)
+    decision, job_id, book, lost = attempt(
+        store, job, facts, None, cage_path, wakeup_fd, stop_signal
+    )
     # Marked lost, these rows no longer hold a booking, and no later attempt will find them
     # again: their leftovers are cleared now, before this job is refused, waits or starts.
     clear_lost(lost)
     booked = job.booking.booked
     if decision is Decision.NEVER:
-        raise NotAdmittedError(
-            f"job {job_id} can never fit: it books {format_size(booked)}, the whole slice is "
-            f"{format_size(book.slice_cap)}; give a smaller --cap or run it on a bigger host"
-        )
+        raise NotAdmittedError(never_line(job_id, booked, book))
     started = time.monotonic()
     next_line = started
     interval = RECHECK_INTERVAL
@@ -220,6 +288,19 @@ def admit(
         if signum is not None:
             give_up(store, job_id, f"stopped while queued by signal {signum}", 128 + signum)
             raise Interrupted(f"job {job_id} stopped while queued", signum)
-        decision, job_id, book, lost = attempt(store, job, facts, job_id, cage_path)
+        try:
+            decision, job_id, book, lost = attempt(
+                store, job, facts, job_id, cage_path, wakeup_fd, stop_signal
+            )
+        except Interrupted as stopped:
+            give_up(store, job_id, f"stopped while queued by signal {stopped.signum}",
+                    128 + stopped.signum)
+            raise
+        except NotAdmittedError as error:
+            give_up(store, job_id, "admission lock held too long", ExitCode.NOT_ADMITTED)
+            raise error from None
         clear_lost(lost)
+        if decision is Decision.NEVER:
+            give_up(store, job_id, "never fits", ExitCode.NOT_ADMITTED)
+            raise NotAdmittedError(never_line(job_id, booked, book))
     return Admission(job_id=job_id, book=book)

@@ -12,11 +12,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from swarmdeck import paths
 from swarmdeck.actions.run_request import RunRequest
+from swarmdeck.errors import StateError
 from swarmdeck.exitcodes import ExitCode
 
+OUTPUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND | os.O_CLOEXEC
+"""A job's output is a new file: never an existing one, never through a link."""
 DETACH_FD_ENV = "SWARMDECK_DETACH_FD"
 """Set only in a detached runner: the pipe on which it tells its launcher it was admitted."""
 
@@ -28,11 +32,13 @@ class Detached:
         self.write_fd = write_fd
 
     def admitted(self, job_id: int) -> str:
-        """Tell the launcher the job is admitted, then let go of its terminal."""
-        out_dir = paths.state_dir() / "jobs"
-        out_dir.mkdir(parents=True, exist_ok=True)
-        output = out_dir / f"job-{job_id}.out"
-        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        """Tell the launcher the job is admitted, then let go of its terminal.
+
+        The output file is new and private: created exclusively, never through a link (a file
+        or link planted in its place is refused, StateError, before the job starts).
+        """
+        output = paths.private_state_dir() / "jobs" / f"job-{job_id}.out"
+        fd = open_job_output(output)
         null = os.open(os.devnull, os.O_RDONLY)
         os.write(self.write_fd, f"admitted {job_id} {output}\n".encode())
         os.close(self.write_fd)
@@ -44,6 +50,18 @@ class Detached:
         os.close(fd)
         os.close(null)
         return str(output)
+
+
+def open_job_output(output: Path) -> int:
+    """A descriptor on a new job output file (0600); StateError, one line, when it cannot be."""
+    try:
+        output.parent.mkdir(mode=0o700, exist_ok=True)
+        return os.open(output, OUTPUT_FLAGS, 0o600)
+    except FileExistsError:
+        problem = "a file or link is already there (planted?); move it aside"
+    except OSError as error:
+        problem = error.strerror or str(error)
+    raise StateError(f"job output {output} cannot be created: {problem}; the job did not start")
 
 
 def detached_channel() -> Detached | None:

@@ -149,7 +149,8 @@ def fit_lines(fits: dict[str, Fit]) -> str:
 
 
 def hosts_of(config: Config, store: StateStore) -> list[Host]:
-    """This host, then each enabled peer in config order."""
+    """This host, then each enabled peer in config order, then the Slurm cluster when [slurm]
+    is enabled (chosen when no host or peer fits)."""
     from swarmdeck.actions.hosts.local import LocalHost
 
     hosts: list[Host] = [LocalHost(config, store)]
@@ -158,6 +159,10 @@ def hosts_of(config: Config, store: StateStore) -> list[Host]:
         from swarmdeck.actions.hosts.ssh import SshHost
 
         hosts += [SshHost(peer, store) for peer in peers]
+    if config.slurm.enabled:
+        from swarmdeck.actions.hosts.slurm import SlurmHost
+
+        hosts.append(SlurmHost(config, store))
     return hosts
 
 

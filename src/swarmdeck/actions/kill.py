@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from swarmdeck.errors import RefusedError
-from swarmdeck.probes.procs import PROC, ProcessIdentity, StatLine, read_stat
+from swarmdeck.probes.procs import ProcessIdentity, StatLine, process_table, read_stat
 
 MAX_FREEZE_ROUNDS = 20
 """Re-listing stops when a round finds no newborn; a fork bomb cannot keep it going forever."""
@@ -39,17 +39,6 @@ class StopReport:
     """The ones still alive after the grace period, sent SIGKILL."""
     survivors: list[ProcessIdentity] = field(default_factory=list)
     """Still alive after SIGKILL (a process stuck in the kernel); normally empty."""
-
-
-def process_table() -> dict[int, StatLine]:
-    """Every process's stat line, read once."""
-    table: dict[int, StatLine] = {}
-    for entry in os.scandir(PROC):
-        if entry.name.isdigit():
-            stat = read_stat(int(entry.name))
-            if stat is not None:
-                table[stat.pid] = stat
-    return table
 
 
 def children_map(table: dict[int, StatLine]) -> dict[int, list[int]]:

@@ -3,7 +3,15 @@
 A lock file appears whole or not at all (written aside, then hard-linked into place, which
 fails if one exists), so a reader never sees half a record. Every decision to take a lock,
 take over a stale one or remove one happens under a short flock on a guard file beside it,
-so two callers that both find the same stale lock cannot both take it.
+so two callers that both find the same stale lock cannot both take it. The guard is only ever
+held for one decision, so waiting for it is bounded: a guard held longer (another process
+sitting on it) reads as "busy", never as a hang. The lock folder is private to its user and
+its files are 0600; a full disk leaves no file behind.
+
+Who holds a lock is decided here too (the holder policy): the process that outlives the
+command (past per-command shells and wrappers) unless a pid is named, the session named
+explicitly, else by `$SWARMDECK_SESSION`, else after that process, and the holder's command
+line as the lock's label.
 """
 
 from __future__ import annotations
@@ -17,11 +25,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmdeck.errors import RefusedError, SwarmdeckError, UsageError
+from swarmdeck import paths
+from swarmdeck.errors import RefusedError, StateError, SwarmdeckError, UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes import locks
 from swarmdeck.probes.locks import FREE, HELD, LockHolder, LockState
-from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.probes.procs import ProcessIdentity, command_line, identity, lasting_ancestor
+
+SESSION_ENV = "SWARMDECK_SESSION"
+GUARD_WAIT = 5.0
+"""Seconds to wait for a guard another caller holds: one decision takes milliseconds."""
+GUARD_BRIEF = 0.25
+"""The guard wait of `--no-wait`: long enough for another caller's decision, no longer."""
+GUARD_POLL = 0.01
 
 
 class LockBusy(RefusedError):
@@ -49,27 +65,99 @@ def _say_on_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+class GuardBusy(Exception):
+    """Another process held the lock's guard past the wait: the decision could not be made."""
+
+
+def lock_holder(pid: int | None) -> ProcessIdentity:
+    """The process that holds a lock: `pid` when given, else the nearest caller that outlives
+    this command (past per-command shells and wrappers)."""
+    holder = identity(pid) if pid else lasting_ancestor(os.getpid())
+    if holder is None:
+        who = pid or "of the caller"
+        raise UsageError(f"no process {who} to hold the lock; name one with --pid")
+    return holder
+
+
+def caller_pid() -> int:
+    """The process a default session is named after: the caller that outlives this command."""
+    caller = lasting_ancestor(os.getpid())
+    return caller.pid if caller else os.getppid()
+
+
+def session_name(explicit: str | None, pid: int) -> str:
+    """The session a lock is held for: given, else $SWARMDECK_SESSION, else `pid-PID`."""
+    return explicit or os.environ.get(SESSION_ENV) or f"pid-{pid}"
+
+
+def holder_command(pid: int) -> str:
+    """The holder's command line, the lock's label ("" when it cannot be read: the lock works
+    without it)."""
+    return command_line(pid)
+
+
+def _lock_folder(lock_file: Path) -> None:
+    """The lock folder, private; in the state folder (the usual place), that one checked too."""
+    if lock_file.parent == locks.locks_dir():
+        paths.private_state_dir()
+    paths.private_dir(str(lock_file.parent))
+
+
 @contextmanager
-def _guard(lock_file: Path) -> Iterator[None]:
-    """Exclusive for the few milliseconds of one decision; the kernel drops it if we die."""
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_file.with_suffix(".guard"), os.O_RDWR | os.O_CREAT, 0o644)
+def _guard(lock_file: Path, wait: float = GUARD_WAIT) -> Iterator[None]:
+    """Exclusive for the few milliseconds of one decision; the kernel drops it if we die.
+
+    GuardBusy when another process holds it past `wait` seconds.
+    """
+    _lock_folder(lock_file)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fd = os.open(lock_file.with_suffix(".guard"), flags, 0o600)
+    except OSError as error:
+        guard = lock_file.with_suffix(".guard")
+        raise StateError(f"{guard}: cannot open it ({error.strerror})") from None
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise GuardBusy(str(lock_file.with_suffix(".guard"))) from None
+                time.sleep(GUARD_POLL)
         yield
     finally:
         os.close(fd)
 
 
 def _aside(lock_file: Path, holder: LockHolder) -> Path:
+    """The record written beside the lock file; nothing is left of it when it cannot be."""
     tmp = lock_file.with_name(f".{lock_file.name}.{os.getpid()}.tmp")
-    tmp.write_text(holder.to_text() + "\n")
+    tmp.unlink(missing_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(tmp, flags, 0o600)
+        try:
+            data = (holder.to_text() + "\n").encode()
+            if os.write(fd, data) != len(data):
+                raise OSError(28, os.strerror(28))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        tmp.unlink(missing_ok=True)
+        raise StateError(
+            f"{lock_file.parent}: cannot write a lock file ({error.strerror}); nothing was taken"
+        ) from None
     return tmp
 
 
-def _try_take(lock_file: Path, new: LockHolder, say: Callable[[str], None]) -> Acquired | LockState:
+def _try_take(
+    lock_file: Path, new: LockHolder, say: Callable[[str], None], guard_wait: float
+) -> Acquired | LockState:
     """Take the lock if it is free or stale; otherwise the live holder's state."""
-    with _guard(lock_file):
+    with _guard(lock_file, guard_wait):
         state = locks.read_lock_file(lock_file)
         if state.state == HELD:
             held = state.holder
@@ -123,8 +211,12 @@ def acquire(
     new = LockHolder(resolved, holder.pid, holder.start_ticks, session, command, time.time())
     started = time.monotonic()
     last_said: float | None = None
+    guard_wait = GUARD_WAIT if wait else GUARD_BRIEF
     while True:
-        outcome = _try_take(lock_file, new, say)
+        try:
+            outcome = _try_take(lock_file, new, say, guard_wait)
+        except GuardBusy as busy:
+            outcome = busy
         now = time.monotonic()
         if isinstance(outcome, Acquired):
             return Acquired(
@@ -134,9 +226,12 @@ def acquire(
                 outcome.already_held,
                 waited=now - started,
             )
-        if outcome.state != HELD or outcome.holder is None:
+        if isinstance(outcome, GuardBusy):
+            message = f"{resolved}: its guard {outcome} is held by another process"
+        elif outcome.state != HELD or outcome.holder is None:
             continue  # the file changed under the decision; take the next one at once
-        message = f"{resolved}: {outcome.holder.describe()}"
+        else:
+            message = f"{resolved}: {outcome.holder.describe()}"
         if not wait:
             raise LockBusy(message)
         if timeout is not None and now - started >= timeout:
@@ -154,15 +249,24 @@ def release(path: Path | str, *, session: str, directory: Path | None = None) ->
     A stale lock may be cleared by anyone; a free one is left as it is.
     """
     lock_file = locks.lock_file_for(path, directory)
-    with _guard(lock_file):
-        state = locks.read_lock_file(lock_file)
-        if state.state == FREE:
-            return state
-        if state.state == HELD:
-            assert state.holder is not None
-            if state.holder.session != session:
-                raise RefusedError(
-                    f"{Path(path).resolve()}: {state.holder.describe()}; not session {session}'s"
-                )
-        lock_file.unlink(missing_ok=True)
+    try:
+        with _guard(lock_file):
+            return _release(lock_file, path, session)
+    except GuardBusy as busy:
+        raise LockBusy(
+            f"{Path(path).resolve()}: its guard {busy} is held by another process; try again"
+        ) from None
+
+
+def _release(lock_file: Path, path: Path | str, session: str) -> LockState:
+    state = locks.read_lock_file(lock_file)
+    if state.state == FREE:
         return state
+    if state.state == HELD:
+        assert state.holder is not None
+        if state.holder.session != session:
+            raise RefusedError(
+                f"{Path(path).resolve()}: {state.holder.describe()}; not session {session}'s"
+            )
+    lock_file.unlink(missing_ok=True)
+    return state

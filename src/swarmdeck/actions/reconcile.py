@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.kill import stop_tree
+from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.ledger import ACTIVE, LOST
 from swarmdeck.probes.procs import ProcessIdentity
@@ -59,8 +60,8 @@ def mark_lost_jobs(conn: sqlite3.Connection, host: str) -> list[LostJob]:
     lost = []
     for row in _dead_runner_rows(conn, host):
         conn.execute(
-            "UPDATE jobs SET state = ?, outcome = ?, ended_at = ? WHERE id = ?",
-            (LOST, LOST_OUTCOME, now(), row["id"]),
+            "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ? WHERE id = ?",
+            (LOST, LOST_OUTCOME, int(ExitCode.LOST), now(), row["id"]),
         )
         job = (
             ProcessIdentity(row["pid"], row["start_ticks"])

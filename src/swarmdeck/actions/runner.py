@@ -28,13 +28,13 @@ from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import OomVerdict, classify_oom
-from swarmdeck.actions.peer_hint import peer_hint
+from swarmdeck.actions.peer_hint import PeerHint
 from swarmdeck.actions.run_request import RunRequest
-from swarmdeck.errors import UsageError
+from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts
 from swarmdeck.probes.machine import local_host_name, mem_total
-from swarmdeck.probes.procs import ProcessIdentity, own_identity, start_ticks
+from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
 from swarmdeck.sizes import SizeSpec, format_size
 
 if TYPE_CHECKING:
@@ -133,13 +133,14 @@ class ChildSetup:
     def __init__(self, cage: Cage, oom_score_adj: int) -> None:
         self.cage = cage
         self.adj = str(oom_score_adj).encode()
+        self.adj_file = str(own_file("oom_score_adj"))
         self.runner_pid = os.getpid()
         self.libc = ctypes.CDLL(None, use_errno=True)
 
     def __call__(self) -> None:
         self.cage.join()
         try:
-            fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+            fd = os.open(self.adj_file, os.O_WRONLY)
             try:
                 os.write(fd, self.adj)
             finally:
@@ -236,7 +237,7 @@ def _admitted_run(
         timeout=request.timeout,
     )
     wait = request.wait if request.wait is not None else config.memory.admission_wait
-    queued_note = peer_hint(config, store, request, row.label, booking, prepared.fingerprint, note)
+    queued_note = PeerHint(config, store, request, row.label, booking, prepared.fingerprint, note)
     try:
         admission = admit(
             store, row, prepared.facts, prepared.backend.job_path, wait, queued_note,
@@ -244,12 +245,17 @@ def _admitted_run(
         )
     except NotAdmittedError as error:
         note(error.message)
+        queued_note.offer()
         return int(error.exit_code)
     except Interrupted as error:
         note(error.message)
         return 128 + error.signum
     job_id = admission.job_id
-    output = detached.admitted(job_id) if detached is not None else None
+    try:
+        output = detached.admitted(job_id) if detached is not None else None
+    except StateError as error:
+        return _never_ran(store, prepared, job_id, booking.cap, error.message,
+                          int(error.exit_code), note)
     try:
         cage = prepared.backend.create_cage(job_id, booking.cap)
     except CageError as error:

@@ -27,17 +27,19 @@ STATUS_STYLES = {
 STATUS_MARKS = {"running": "▶", "completed": "✓", "failed": "✗", "interrupted": "■"}
 
 
-def _tool_text(call: ToolCall | None, now: float) -> Text:
+def _tool_text(call: ToolCall | None, now: float, tool_call_max: float) -> Text:
+    """The tool in flight and how long it runs; red past `tool_call_max` seconds (the
+    watchdog's `watchdog.tool_call_max`, so the tree turns red when a finding is due)."""
     if call is None:
         return Text()
     summary = f" {call.summary[:40]}" if call.summary else ""
     since = now - call.started_at if call.started_at is not None else None
     age = runtime_text(since)
-    style = "bold red" if since is not None and since > 480 else "cyan"
+    style = "bold red" if since is not None and since > tool_call_max else "cyan"
     return Text.assemble(" · ", (f"{call.name}{summary}", "cyan"), (f" {age}", style))
 
 
-def session_label(session: SessionInfo, now: float) -> Text:
+def session_label(session: SessionInfo, now: float, *, tool_call_max: float) -> Text:
     """One line per session: live or not, name, state, tool in flight, swarm figures."""
     name = session.title or (session.cwd or session.session_id).rstrip("/").rsplit("/", 1)[-1]
     label = Text()
@@ -47,12 +49,12 @@ def session_label(session: SessionInfo, now: float) -> Text:
         label.append(f" [{session.git_branch}]", style="magenta")
     if session.state:
         label.append(f" {session.state}", style="yellow" if session.state == "waiting" else "")
-    label.append_text(_tool_text(session.tool_in_flight, now))
+    label.append_text(_tool_text(session.tool_in_flight, now, tool_call_max))
     health = session.health
     if health.dispatches or health.running:
         label.append(
             f" · {health.running} running / {health.dispatches} dispatched"
-            f" · peak {health.peak_parallel} · eff {health.effective_parallelism:.1f}",
+            f" · peak {health.peak_parallel} at once · eff {health.effective_parallelism:.1f}",
             style="dim" if not health.running else "",
         )
     if session.last_activity_at is not None and not session.live:
@@ -60,7 +62,9 @@ def session_label(session: SessionInfo, now: float) -> Text:
     return label
 
 
-def subagent_label(sub: SubagentInfo, now: float, session_live: bool = True) -> Text:
+def subagent_label(
+    sub: SubagentInfo, now: float, session_live: bool = True, *, tool_call_max: float
+) -> Text:
     """One line per subagent: status, description, type, tool in flight, calls, tokens, time.
 
     A subagent its transcript calls running in a session that is not live is marked as
@@ -71,7 +75,7 @@ def subagent_label(sub: SubagentInfo, now: float, session_live: bool = True) -> 
     label.append(f"{STATUS_MARKS.get(sub.status, '?')} ", style=style)
     label.append((sub.description or sub.id)[:50], style=style if sub.status != "completed" else "")
     label.append(f" ({sub.type}{', bg' if sub.background else ''})", style="dim")
-    label.append_text(_tool_text(sub.tool_in_flight, now))
+    label.append_text(_tool_text(sub.tool_in_flight, now, tool_call_max))
     if sub.tool_calls:
         label.append(f" · {sub.tool_calls} calls", style="dim")
     if sub.tokens:
@@ -98,11 +102,13 @@ def _depth(sub: SubagentInfo, by_id: dict[str, SubagentInfo]) -> int:
 class SessionTree(Tree[str]):
     """Sessions → subagents (→ nested subagents); node data is the node's key."""
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, tool_call_max: float, id: str | None = None) -> None:
         """Args:
+        tool_call_max: Seconds after which a tool in flight shows red (watchdog.tool_call_max).
         id: The widget id.
         """
         super().__init__("sessions", id=id)
+        self.tool_call_max = tool_call_max
         self.show_root = False
         self._by_key: dict[str, TreeNode[str]] = {}
         self._parent_keys: dict[str, str | None] = {}
@@ -113,7 +119,9 @@ class SessionTree(Tree[str]):
         wanted: dict[str, tuple[str | None, Text]] = {}
         for session in sorted(sessions, key=lambda s: (s.started_at or 0.0, s.session_id)):
             session_key = f"s:{session.session_id}"
-            wanted[session_key] = (None, session_label(session, now))
+            wanted[session_key] = (
+                None, session_label(session, now, tool_call_max=self.tool_call_max)
+            )
             by_id = {sub.id: sub for sub in session.subagents}
             ordered = sorted(
                 session.subagents,
@@ -122,7 +130,9 @@ class SessionTree(Tree[str]):
             for sub in ordered:
                 parent = sub.parent_id
                 parent_key = f"a:{session.session_id}:{parent}" if parent in by_id else session_key
-                label = subagent_label(sub, now, session.live)
+                label = subagent_label(
+                    sub, now, session.live, tool_call_max=self.tool_call_max
+                )
                 wanted[f"a:{session.session_id}:{sub.id}"] = (parent_key, label)
             for agent in session.hook_agents:
                 hook_label = Text.assemble(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from swarmdeck.cli.common import ArgumentParser
 from swarmdeck.errors import UsageError
@@ -11,7 +10,16 @@ from swarmdeck.exitcodes import ExitCode
 
 
 def _add_lock(sub) -> None:
-    p = sub.add_parser("lock", help="workspace locks and work-directory owners")
+    p = sub.add_parser(
+        "lock",
+        help="workspace locks and work-directory owners",
+        epilog="example:\n"
+        "  swarmdeck lock acquire . --timeout 600 && make release; swarmdeck lock release .\n"
+        "  swarmdeck lock show\n"
+        "  swarmdeck lock claim /work/scratch/bisect --purpose 'bisect the flaky test'\n"
+        "  swarmdeck lock cleanup --root /work/scratch\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     inner = p.add_subparsers(dest="lock_command", required=True, parser_class=ArgumentParser)
     session_help = "who holds it (default: $SWARMDECK_SESSION, else the holder's pid)"
     acquire = inner.add_parser("acquire", help="take the lock of PATH, queueing while it is held")
@@ -48,48 +56,14 @@ def _add_lock(sub) -> None:
     cleanup.set_defaults(handler=_lock_cleanup)
 
 
-def _lock_holder(args: argparse.Namespace):
-
-    from swarmdeck.probes.procs import identity, lasting_ancestor
-
-    holder = identity(args.pid) if args.pid else lasting_ancestor(os.getpid())
-    if holder is None:
-        who = args.pid or "of the caller"
-        raise UsageError(f"no process {who} to hold the lock; name one with --pid")
-    return holder
-
-
-def _caller_pid() -> int:
-    """The process a default session is named after: the caller that outlives this command."""
-
-    from swarmdeck.probes.procs import lasting_ancestor
-
-    caller = lasting_ancestor(os.getpid())
-    return caller.pid if caller else os.getppid()
-
-
-def _session(args: argparse.Namespace, pid: int) -> str:
-
-    return args.session or os.environ.get("SWARMDECK_SESSION") or f"pid-{pid}"
-
-
 def _lock_acquire(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from swarmdeck.actions.lock import acquire, holder_command, lock_holder, session_name
 
-    from swarmdeck.actions.lock import acquire
-
-    holder = _lock_holder(args)
-    what = args.what
-    if what is None:
-        try:
-            raw = Path(f"/proc/{holder.pid}/cmdline").read_bytes()
-        except OSError:
-            raw = b""  # the holder's command is only a label; the lock works without it
-        what = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+    holder = lock_holder(args.pid)
     got = acquire(
         args.path,
-        session=_session(args, holder.pid),
-        command=what,
+        session=session_name(args.session, holder.pid),
+        command=args.what if args.what is not None else holder_command(holder.pid),
         holder=holder,
         wait=not args.no_wait,
         timeout=args.timeout,
@@ -102,10 +76,10 @@ def _lock_acquire(args: argparse.Namespace) -> int:
 def _lock_release(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from swarmdeck.actions.lock import release
+    from swarmdeck.actions.lock import lock_holder, release, session_name
 
-    holder = _lock_holder(args)
-    before = release(args.path, session=_session(args, holder.pid))
+    holder = lock_holder(args.pid)
+    before = release(args.path, session=session_name(args.session, holder.pid))
     print(f"{Path(args.path).resolve()}: released (was {before.describe()})")
     return ExitCode.OK
 
@@ -122,23 +96,24 @@ def _lock_show(args: argparse.Namespace) -> int:
 
 
 def _lock_claim(args: argparse.Namespace) -> int:
-
+    from swarmdeck.actions.lock import caller_pid, session_name
     from swarmdeck.actions.owners import claim_directory
 
-    owner = claim_directory(args.path, session=_session(args, _caller_pid()), purpose=args.purpose)
+    session = session_name(args.session, caller_pid())
+    owner = claim_directory(args.path, session=session, purpose=args.purpose)
     print(f"{args.path}: owned by session {owner.session}")
     return ExitCode.OK
 
 
 def _lock_cleanup(args: argparse.Namespace) -> int:
-
+    from swarmdeck.actions.lock import caller_pid, session_name
     from swarmdeck.actions.owners import cleanup
     from swarmdeck.config import load_config
 
     root = args.root or load_config().locks.work_root
     if not root:
         raise UsageError("lock cleanup needs --root or locks.work_root in the config")
-    report = cleanup(root, session=_session(args, _caller_pid()))
+    report = cleanup(root, session=session_name(args.session, caller_pid()))
     for path in report.removed:
         print(f"removed {path}")
     for kept in report.kept:

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
 from swarmdeck.cli.common import context
 from swarmdeck.exitcodes import ExitCode
 
 
 def _add_status(sub) -> None:
-    p = sub.add_parser("status", help="one snapshot of everything the control room shows")
+    p = sub.add_parser(
+        "status",
+        help="one snapshot of everything the control room shows",
+        epilog="example:\n"
+        "  swarmdeck status\n"
+        "  swarmdeck status --json | jq '.jobs[] | {label, state, exit_code}'\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--json", action="store_true", help="print the snapshot JSON")
     p.set_defaults(handler=_status)
 
@@ -18,7 +26,7 @@ def _status(args: argparse.Namespace) -> int:
     from swarmdeck.snapshot import one_shot_snapshot
 
     config, store = context()
-    snapshot = _with_peers(config, store, one_shot_snapshot)
+    snapshot = _with_peers(config, store, partial(one_shot_snapshot, reconciled=True))
     if args.json:
         import json
 
@@ -44,7 +52,14 @@ def _with_peers(config, store, take):
 
 
 def _add_probe(sub) -> None:
-    p = sub.add_parser("probe", help="this host's snapshot (what a peer runs over ssh)")
+    p = sub.add_parser(
+        "probe",
+        help="this host's snapshot (what a peer runs over ssh)",
+        epilog="example:\n"
+        "  swarmdeck probe --json              # one line of JSON\n"
+        "  ssh big2 swarmdeck probe --json     # what the control room reads from a peer\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--json", action="store_true", required=True, help="print the snapshot JSON")
     p.set_defaults(handler=_probe)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck.durations import runtime_text
-from swarmdeck.hooks.classify import HeavyMatch, caged_command
+from swarmdeck.hooks.classify import CLASSIFY_LIMIT, HeavyMatch, caged_command
 from swarmdeck.hooks.contract import added_context
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.resources import HostFacts, local_facts, peer_facts
@@ -98,8 +98,9 @@ def _short(command: str) -> str:
 
 
 def command_argv(command: str) -> list[str]:
-    """The argv `swarmdeck run` gets: the words of a simple command, else `bash -c COMMAND`."""
-    if "\n" in command.strip():
+    """The argv `swarmdeck run` gets: the words of a simple command, else `bash -c COMMAND`
+    (also for one over CLASSIFY_LIMIT, which is not split into words)."""
+    if "\n" in command.strip() or len(command) > CLASSIFY_LIMIT:
         return ["bash", "-c", command]
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
@@ -164,22 +165,19 @@ def _booking(
 
 
 def last_run(store: StateStore, fingerprint: str) -> LastRun | None:
-    """The newest peaks row of the workload, and how many runs are recorded."""
-    with store.read() as conn:
-        row = conn.execute(
-            "SELECT peak, duration, outcome, hit_ceiling,"
-            " (SELECT COUNT(*) FROM peaks WHERE fingerprint = ?) AS runs"
-            " FROM peaks WHERE fingerprint = ? ORDER BY recorded_at DESC, rowid DESC LIMIT 1",
-            (fingerprint, fingerprint),
-        ).fetchone()
-    if row is None:
+    """The newest recorded run of the workload, and how many runs are recorded."""
+    from swarmdeck.probes.peaks import workload_history
+
+    history = workload_history(store, fingerprint, 1)
+    last = history.last
+    if last is None:
         return None
     return LastRun(
-        peak=row["peak"],
-        duration=row["duration"],
-        outcome=row["outcome"],
-        hit_ceiling=bool(row["hit_ceiling"]),
-        runs=row["runs"],
+        peak=last.peak,
+        duration=last.duration,
+        outcome=last.outcome,
+        hit_ceiling=last.hit_ceiling,
+        runs=history.recorded,
     )
 
 
@@ -225,7 +223,7 @@ def decide(
             return Verdict(
                 f"can run on {peer.name}",
                 f"No room here now. Run it in a checkout on {peer.name} as: "
-                + run_line(argv, label, booking)
+                + run_line(argv, label, booking, "swarmdeck")
                 + "; or queue it here with the same line (it waits for room).",
             )
     rooms = [h.memory_room for h in hosts if h.readable and h.memory_room is not None]
@@ -241,8 +239,13 @@ def decide(
     )
 
 
-def run_line(argv: list[str], label: str, booking: Booking) -> str:
-    return "swarmdeck run" + _options(label, booking) + " -- " + _join(argv)
+def run_line(argv: list[str], label: str, booking: Booking, command: str | None = None) -> str:
+    """The line that runs `argv` under swarmdeck; `command` defaults to this host's swarmdeck,
+    by the absolute path `hooks install` wrote into settings.json (an agent's PATH may lack it)."""
+    from swarmdeck.actions.hooks_install import swarmdeck_executable
+
+    program = command if command is not None else shlex.quote(swarmdeck_executable())
+    return program + " run" + _options(label, booking) + " -- " + _join(argv)
 
 
 def _options(label: str, booking: Booking) -> str:

@@ -2,6 +2,10 @@
 
 Each pattern is compiled only when the command holds one of its necessary literals
 (prefilter.py), so a light command usually costs a few substring tests and no regex at all.
+
+A command longer than CLASSIFY_LIMIT is judged by its head: it is heavy when a pattern matches
+within its first 16 KiB. The default patterns are linear in the text, so that head costs a few
+milliseconds; a config's own pattern that backtracks is still cut by the hook's deadline.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ WRAPPERS = frozenset(
     | {"uv", "poetry", "pipenv", "pdm", "hatch", "npx", "bunx"}
 )
 SWARMDECK_WRAPPERS = frozenset({"run", "dispatch", "gpu-run", "peer"})
+CLASSIFY_LIMIT = 16 * 1024
+"""Characters of a command the patterns are tried on; the rest of a longer one is not read."""
+WORDS_LIMIT = 4096
+"""Characters split into words to name the workload: the program comes first."""
 
 
 class HeavyMatch:
@@ -38,9 +46,10 @@ def may_match(text: str, literals: tuple[str, ...] | None) -> bool:
 
 
 def heavy_match(command: str, settings: HookSettings) -> HeavyMatch | None:
-    """The first heavy pattern the command matches, or None for a light command."""
+    """The first heavy pattern the command's head matches, or None for a light command."""
     import re
 
+    command = command[:CLASSIFY_LIMIT]
     for pattern, literals in zip(settings.heavy_patterns, settings.literals, strict=True):
         if not may_match(command, literals):
             continue
@@ -55,7 +64,7 @@ def heavy_match(command: str, settings: HookSettings) -> HeavyMatch | None:
 
 def workload_label(matched: str, command: str) -> str:
     """The program the heavy part runs, by name: `pytest`, `make`, `cargo`…"""
-    for word in _words(matched) + _words(command):
+    for word in _words(matched[:WORDS_LIMIT]) + _words(command[:WORDS_LIMIT]):
         name = os.path.basename(word)
         if (
             not name
@@ -71,7 +80,13 @@ def workload_label(matched: str, command: str) -> str:
 
 
 def caged_command(command: str) -> list[str] | None:
-    """The argv after `--` when the command already runs under `swarmdeck run|dispatch|…`."""
+    """The argv after `--` when the command already runs under `swarmdeck run|dispatch|…`.
+
+    A command over CLASSIFY_LIMIT is not split (None): it would be run as `bash -c`.
+    """
+    head = command.split(None, 1)
+    if len(command) > CLASSIFY_LIMIT or not head or os.path.basename(head[0]) != "swarmdeck":
+        return None
     words = _words(command)
     if len(words) < 3 or os.path.basename(words[0]) != "swarmdeck":
         return None

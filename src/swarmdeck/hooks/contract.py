@@ -38,8 +38,21 @@ def deny(reason: str) -> dict[str, Any]:
 
 
 def emit(answer: dict[str, Any] | None, out: TextIO) -> None:
-    """Print the answer as one JSON line; no answer prints nothing at all."""
+    """Print the answer as one JSON line of UTF-8; no answer prints nothing at all.
+
+    Text taken from the input may hold lone surrogates (JSON allows `\\udcff`, UTF-8 does not):
+    they become `?`, and the bytes go to the stream's buffer, so the locale's encoding and
+    error handler never decide what Claude Code reads.
+    """
     if answer is None:
         return
-    out.write(json.dumps(answer, ensure_ascii=False) + "\n")
+    text = json.dumps(answer, ensure_ascii=False) + "\n"
+    data = text.encode("utf-8", "replace")
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(data.decode("utf-8"))
+    else:
+        out.flush()
+        buffer.write(data)
+        buffer.flush()
     out.flush()

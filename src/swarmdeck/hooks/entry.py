@@ -1,8 +1,11 @@
 """`swarmdeck hook EVENT`: read Claude Code's hook input, answer per the contract, record the call.
 
 A hook must never block an agent by accident: whatever goes wrong (bad JSON, a missing field,
-huge input, a probe that fails, a locked database) it exits 0, prints nothing or a valid answer,
-and leaves a short "not read" note on stderr, which Claude Code keeps in its debug log only.
+huge input, a probe that fails, a locked database, a FIFO where a file should be) it exits 0,
+prints nothing or a valid answer, and leaves a short "not read" note on stderr, which Claude Code
+keeps in its debug log only. Every step runs inside a time limit (deadline.py): reading and
+answering within the event's budget, recording within its own, both inside the timeout
+`hooks install` sets, so no input can make a hook outlive it.
 
 The light path (a Bash call that matches no heavy pattern) imports only json, sqlite3 and the
 small modules of this package: the answer is decided from cached settings before anything heavy
@@ -15,7 +18,7 @@ import os
 import sys
 
 from swarmdeck.hooks.contract import emit
-from swarmdeck.hooks.payload import HookInput, InputNotRead, read_input
+from swarmdeck.hooks.payload import HookInput, InputNotRead, event_name, read_input
 
 # The light path does without typing's import time (see cli.py).
 TYPE_CHECKING = False
@@ -46,27 +49,42 @@ def main(argv: list[str]) -> int:
 
 def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> None:
     """Answer one hook call; every failure becomes a note on stderr, never an exit status."""
+    from swarmdeck.hooks.deadline import RECORD_BUDGET, answer_budget, within
+
     if stdin.isatty():
         note(stderr, "input not read: stdin is a terminal (Claude Code pipes the event JSON)")
         return
+    argument = argv[0] if argv else ""
     try:
-        hook = read_input(stdin, argv[0] if argv else "")
+        hook = within(answer_budget(event_name(argument)), lambda: _answer(stdin, argument, stdout))
     except InputNotRead as error:
         note(stderr, f"input not read: {error}")
         return
+    except _NotAnswered as failed:
+        note(stderr, f"not read: {failed.args[0]}")
+        hook = failed.args[1]
     except Exception as error:  # reading must not block the agent; see module doc
         note(stderr, f"input not read: {error.__class__.__name__}")
         return
     try:
-        emit(answer(hook), stdout)
-    except Exception as error:  # a failed answer is no answer, never a block
-        note(stderr, f"not read: {error.__class__.__name__}: {error}")
-    try:
         from swarmdeck.hooks.record import record_event
 
-        record_event(hook)
+        within(RECORD_BUDGET, lambda: record_event(hook))
     except Exception as error:  # the event is lost, the agent goes on
         note(stderr, f"event not recorded: {error.__class__.__name__}: {error}")
+
+
+class _NotAnswered(Exception):
+    """The input was read but no answer came: (why, the HookInput)."""
+
+
+def _answer(stdin: BinaryIO, argument: str, stdout: TextIO) -> HookInput:
+    hook = read_input(stdin, argument)
+    try:
+        emit(answer(hook), stdout)
+    except Exception as error:  # a failed answer is no answer, never a block
+        raise _NotAnswered(f"{error.__class__.__name__}: {error}", hook) from None
+    return hook
 
 
 def answer(hook: HookInput) -> dict[str, Any] | None:
@@ -82,6 +100,10 @@ def answer(hook: HookInput) -> dict[str, Any] | None:
         from swarmdeck.hooks.session_start import session_start_answer
 
         return within(SESSION_START_BUDGET, lambda: session_start_answer(hook))
+    if hook.event == "PostToolUse":
+        from swarmdeck.hooks.findings_note import findings_answer
+
+        return findings_answer(hook)
     return None
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 import time
+from stat import S_ISREG
 
 from swarmdeck import paths
 from swarmdeck.hooks.payload import HookInput
@@ -113,10 +114,11 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
     """Insert through a plain connection; False when the store must be set up first."""
     db = paths.state_db_path_text()
     try:
-        if os.stat(db).st_size == 0:
-            return False
+        st = os.stat(db)
     except OSError:
         return False
+    if st.st_size == 0 or not S_ISREG(st.st_mode) or paths.state_dir_refusal(os.path.dirname(db)):
+        return False  # the store says what is wrong, or sets itself up
     conn = sqlite3.connect(db, timeout=LOCK_WAIT, isolation_level=None)
     try:
         if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
@@ -134,7 +136,10 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
                 )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # A failed COMMIT (a full disk) has already rolled back: a second ROLLBACK would
+            # replace the cause with "no transaction is active".
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
         return True
     finally:

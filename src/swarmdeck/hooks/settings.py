@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 CACHE_NAME = "hook-settings.json"
 CACHE_FORMAT = 1
+MAX_CACHE = 4 * 1024 * 1024
+"""A cache larger than this is not read (it holds the patterns, well under the config's limit)."""
 
 
 class HookSettings:
@@ -127,9 +129,10 @@ def _stat(path: str) -> list[int] | None:
 
 
 def _read_cache(cache: str, key: dict[str, Any]) -> HookSettings | None:
+    from swarmdeck.regular_files import read_regular
+
     try:
-        with open(cache, "rb") as handle:
-            data = json.loads(handle.read())
+        data = json.loads(read_regular(cache, MAX_CACHE))
         if not isinstance(data, dict) or data.get("key") != key:
             return None
         return HookSettings.from_json(data["settings"])
@@ -143,9 +146,22 @@ def _write_cache(cache: str, key: dict[str, Any], settings: HookSettings) -> Non
     try:
         os.makedirs(os.path.dirname(cache), exist_ok=True)
         temporary = f"{cache}.{os.getpid()}.tmp"
-        with open(temporary, "w") as handle:
-            handle.write(json.dumps({"key": key, "settings": settings.to_json()}))
-        os.replace(temporary, cache)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            with os.fdopen(os.open(temporary, flags, 0o600), "w") as handle:
+                handle.write(json.dumps({"key": key, "settings": settings.to_json()}))
+            os.replace(temporary, cache)
+        except OSError:
+            _remove(temporary)
+            raise
     except OSError:
         # The cache only saves time; the settings in hand are correct either way.
+        return
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        # Already gone, or in a folder that refuses it: nothing more can be done here.
         return

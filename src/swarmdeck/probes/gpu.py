@@ -9,7 +9,6 @@ and names the `gpu-run` wrappers that hold the cards quiesced. Values NVML canno
 from __future__ import annotations
 
 import json
-import pwd
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -213,25 +212,6 @@ def is_allowlisted(name: str, command: str, allowlist: Sequence[str]) -> bool:
     return any(fnmatchcase(name, entry) or fnmatchcase(program, entry) for entry in allowlist)
 
 
-def _cmdline(pid: int) -> str:
-    try:
-        raw = (procs.PROC / str(pid) / "cmdline").read_bytes()
-    except OSError:
-        return ""
-    return " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
-
-
-def _user(pid: int) -> str:
-    try:
-        uid = (procs.PROC / str(pid)).stat().st_uid
-    except OSError:
-        return "?"
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
 def _ancestors(pid: int, stop: set[int]) -> int | None:
     """The first pid among `stop` on the way from `pid` up to init, or None."""
     seen = 0
@@ -248,15 +228,16 @@ def _ancestors(pid: int, stop: set[int]) -> int | None:
 def describe_process(
     pid: int, used_memory: Reading, allowlist: Sequence[str], holders: Iterable[int]
 ) -> GpuProcess:
-    """A compute process with its name, user and command from /proc, and how it is judged."""
+    """A compute process with its name, user and command (from the procs probe), and how it is
+    judged."""
     stat = procs.read_stat(pid)
     name = stat.comm if stat else "?"
-    command = _cmdline(pid)
+    command = procs.command_line(pid)
     return GpuProcess(
         pid=pid,
         used_memory=used_memory,
         name=name,
-        user=_user(pid),
+        user=procs.user_of(pid),
         command=command,
         allowlisted=is_allowlisted(name, command, allowlist),
         holder=_ancestors(pid, set(holders)),

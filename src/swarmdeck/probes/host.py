@@ -6,7 +6,6 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 # These live in probes/machine.py, so that a runner's start does without this module's
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.machine import mem_total as mem_total
 from swarmdeck.probes.machine import parse_meminfo as parse_meminfo
+from swarmdeck.probes.procs import cpu_stat_text
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
@@ -21,13 +21,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T", int, float, str)
 
-PROC_STAT = Path("/proc/stat")
-PROC_LOADAVG = Path("/proc/loadavg")
 
 
 @dataclass(frozen=True)
 class CpuTimes:
-    """Aggregate CPU jiffies from the first line of /proc/stat."""
+    """Aggregate CPU jiffies from the first line of the kernel's stat file."""
 
     busy: int
     total: int
@@ -153,11 +151,11 @@ def parse_cpu_times(text: str) -> CpuTimes:
             user, nice, system, idle, iowait, irq, softirq, steal = (values + [0] * 8)[:8]
             busy = user + nice + system + irq + softirq + steal
             return CpuTimes(busy=busy, total=busy + idle + iowait)
-    raise ValueError("no aggregate cpu line in /proc/stat")
+    raise ValueError("no aggregate cpu line in the kernel's stat file")
 
 
 def read_cpu_times() -> CpuTimes:
-    return parse_cpu_times(PROC_STAT.read_text())
+    return parse_cpu_times(cpu_stat_text())
 
 
 def busy_fraction(before: CpuTimes, after: CpuTimes) -> float | None:
@@ -169,7 +167,7 @@ def busy_fraction(before: CpuTimes, after: CpuTimes) -> float | None:
 
 
 class CpuSampler:
-    """Keeps the previous /proc/stat reading so each call reports busy time since the last one."""
+    """Keeps the previous CPU times so each call reports busy time since the last one."""
 
     def __init__(self) -> None:
         self._last: CpuTimes | None = None
@@ -187,8 +185,7 @@ class CpuSampler:
 
 
 def read_loadavg() -> tuple[float, float, float]:
-    one, five, fifteen = PROC_LOADAVG.read_text().split()[:3]
-    return float(one), float(five), float(fifteen)
+    return os.getloadavg()
 
 
 def threads_declared(store: StateStore | None, host: str) -> int:

@@ -152,12 +152,12 @@ def parse_lock(text: str) -> LockHolder:
 
 
 UNREADABLE = -1
-"""Start ticks of a pid that exists but whose /proc entry this user may not read."""
+"""Start ticks of a pid that exists but whose process entry this user may not read."""
 
 
 def judge(holder: LockHolder, current_start_ticks: int | None) -> tuple[str, str]:
     """Held or stale, from the start ticks the holder's pid has now (None: no such pid;
-    UNREADABLE: it exists, but belongs to another user and /proc hides it from us).
+    UNREADABLE: it exists, but belongs to another user and the kernel hides it from us).
 
     The pid alone proves nothing: pids are reused, so only an exact match of field 22 keeps
     the lock held. A pid that exists but cannot be read is taken as the holder: treating it
@@ -177,7 +177,7 @@ def judge(holder: LockHolder, current_start_ticks: int | None) -> tuple[str, str
 
 def current_start_ticks(pid: int) -> int | None:
     """Field 22 of the pid's stat now; None when no such process exists; UNREADABLE when it
-    exists but /proc will not show it to us (hidepid, another user's process)."""
+    exists but the kernel will not show it to us (hidepid, another user's process)."""
     ticks = procs.start_ticks(pid)
     if ticks is not None or pid <= 0:
         return ticks
@@ -187,7 +187,7 @@ def current_start_ticks(pid: int) -> int | None:
         return None
     except PermissionError:
         return UNREADABLE
-    # Signal 0 reached it, so it exists: it started between the two looks, or /proc is
+    # Signal 0 reached it, so it exists: it started between the two looks, or its entry is
     # hidden from us for another reason. Either way it is not gone.
     ticks = procs.start_ticks(pid)
     return UNREADABLE if ticks is None else ticks
@@ -334,14 +334,11 @@ def processes_using(directories: list[Path], *, mapped: bool = False) -> Users:
     """
     wanted = [str(Path(d).resolve()) for d in directories]
     users = Users({d: set() for d in wanted})
-    for entry in procs.PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        pid = int(entry.name)
+    for pid in procs.pids():
         try:
-            targets = _link_targets(entry)
+            targets = procs.process_links(pid)
             if mapped:
-                targets += _mapped_files(entry)
+                targets += procs.mapped_files(pid)
         except PermissionError:
             users.unreadable.add(pid)
             continue
@@ -352,32 +349,6 @@ def processes_using(directories: list[Path], *, mapped: bool = False) -> Users:
             if hit is not None:
                 users.by_directory[hit].add(pid)
     return users
-
-
-def _link_targets(entry: Path) -> list[str]:
-    """Where a process's cwd, root, exe and open descriptors point; PermissionError when they
-    cannot be read."""
-    links = [entry / "cwd", entry / "root", entry / "exe"]
-    links += [entry / "fd" / name for name in os.listdir(entry / "fd")]
-    targets = []
-    for link in links:
-        try:
-            targets.append(os.readlink(link))
-        except PermissionError:
-            raise
-        except OSError:
-            continue  # the fd closed or the process ended meanwhile
-    return targets
-
-
-def _mapped_files(entry: Path) -> list[str]:
-    """The files a process has mapped (the path column of /proc/PID/maps)."""
-    paths = set()
-    for line in (entry / "maps").read_text(errors="replace").splitlines():
-        parts = line.split(maxsplit=5)
-        if len(parts) == 6 and parts[5].startswith("/"):
-            paths.add(parts[5])
-    return sorted(paths)
 
 
 def owned_directories(work_root: Path) -> list[OwnedDirectory]:
@@ -407,7 +378,7 @@ def _with_users(directories: list[Path], *, mapped: bool = False) -> list[OwnedD
 
 def lock_rows(work_root: str | Path = "") -> list[LockState | OwnedDirectory]:
     """The snapshot's `locks` list: every lock file, then (when a work root is configured) every
-    directory under it with its owner. The owner scan reads each process's links in /proc
+    directory under it with its owner. The owner scan reads each process's links
     (about 70 µs a process), so it runs only when the config names a work root."""
     rows: list[LockState | OwnedDirectory] = list(all_locks())
     if work_root:

@@ -15,19 +15,15 @@ from pathlib import Path
 from swarmdeck.actions.cage.base import Backend, Cage, CageError, remove_cgroup, write_value
 from swarmdeck.actions.oom import OomEvidence, reached, v1_own_cap_ooms
 from swarmdeck.probes.cgroups import read_int, read_keyed
-
-MEMINFO = Path("/proc/meminfo")
+from swarmdeck.probes.procs import own_thread_count, read_meminfo
 
 
 def swap_exists() -> bool:
     """Whether memsw limits are needed to keep a cage from spilling into swap."""
     try:
-        for line in MEMINFO.read_text().splitlines():
-            if line.startswith("SwapTotal:"):
-                return int(line.split()[1]) > 0
-    except OSError:
+        return read_meminfo().get("SwapTotal", 0) > 0
+    except (OSError, ValueError):
         return False
-    return False
 
 
 def set_limit(cgroup: Path, limit: int) -> None:
@@ -97,7 +93,7 @@ class V1Cage(Cage):
         exec the child has exactly one thread, so the whole process is in the cage all the
         same. A caller with more threads moves whole, the slow way.
         """
-        if len(os.listdir("/proc/self/task")) > 1:
+        if own_thread_count() > 1:
             super().join()
             return
         fd = os.open(self.path / "tasks", os.O_WRONLY)

@@ -8,11 +8,14 @@ file then starts over), and skips a corrupt line without losing the good line wr
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from swarmdeck.regular_files import open_regular
 
 CHUNK = 4 * 1024 * 1024
 MAX_PARTIAL = 64 * 1024 * 1024
@@ -100,8 +103,8 @@ class JsonlTail:
     def read(self) -> TailRead:
         """Read what was appended since the last call; start over if the file was replaced."""
         try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
+            fd = open_regular(self.path)
+        except OSError:  # missing, or a FIFO or device in its place: nothing to read
             gone = self._identity is not None
             self._forget()
             return TailRead(reset=gone, gone=True)
@@ -140,6 +143,16 @@ class JsonlTail:
             self._head = os.pread(fd, HEAD_BYTES, 0)
         position = self.offset
         while position < st.st_size:
+            data_at = _next_data(fd, position, st.st_size)
+            if data_at > position:
+                # A hole reads as NUL bytes, which no JSON line holds: skip it unread, and the
+                # line it cuts with it.
+                if self._partial or not self._dropping:
+                    result.skipped += bool(self._partial)
+                self._partial = b""
+                self._dropping = True
+                position = data_at
+                continue
             chunk = os.pread(fd, min(CHUNK, st.st_size - position), position)
             if not chunk:
                 break
@@ -178,3 +191,15 @@ class JsonlTail:
                 result.skipped += 1
             else:
                 result.records.append(record)
+
+
+def _next_data(fd: int, position: int, size: int) -> int:
+    """Where data starts at or after `position` (`size` when only a hole is left).
+
+    A sparse file can claim gigabytes it never wrote; SEEK_DATA finds what was written without
+    reading the zeros. Where the file system cannot tell, every byte counts as data.
+    """
+    try:
+        return min(os.lseek(fd, position, os.SEEK_DATA), size)
+    except OSError as error:
+        return size if error.errno == errno.ENXIO else position

@@ -2,8 +2,8 @@
 
 Claude Code writes one such file per running process and removes it on exit. A file left behind
 by a crash names a pid that may since have been reused, so a session counts as live only when its
-pid is alive and, where the file records the process start (`procStart`, field 22 of
-/proc/PID/stat), that start still matches. The fields are undocumented; all are optional.
+pid is alive and, where the file records the process start (`procStart`, field 22 of the
+process's stat line), that start still matches. The fields are undocumented; all are optional.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmdeck.probes.claude._records import timestamp
-from swarmdeck.probes.procs import start_ticks
+from swarmdeck.probes.procs import start_ticks, ticks_since_boot
 
 PID_FILE = re.compile(r"^(\d+)\.json$")
 MAX_PID_FILE = 1024 * 1024
@@ -117,11 +117,9 @@ def pid_matches(pid: int, proc_start: int | None) -> bool:
 
 
 def _ticks_since_boot() -> int:
-    try:
-        uptime = float(Path("/proc/uptime").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 0
-    return int((uptime + 60) * os.sysconf("SC_CLK_TCK"))
+    """Ticks since boot and a minute more; 0 when unknown (then any recorded start tells)."""
+    ticks = ticks_since_boot()
+    return 0 if ticks is None else ticks + 60 * os.sysconf("SC_CLK_TCK")
 
 
 def _ticks(value: Any) -> int | None:

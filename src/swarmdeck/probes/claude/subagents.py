@@ -205,7 +205,8 @@ def resolve_subagents(
         info.parent_id = sidechain_owner.get(thread_root)
 
     for agent in agents:
-        if agent.agent_id in claimed or _is_warmup(agent):
+        if agent.agent_id in claimed or _is_warmup(agent) or agent.fold.last_at is None:
+            # A file with no dated record (empty, or zeros) tells of no subagent.
             continue
         found.append(_from_own_file(agent, facts, session_over, process_started_at))
     return found
