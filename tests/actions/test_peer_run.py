@@ -187,7 +187,9 @@ def wait_for(condition, timeout: float = 30.0) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]
+)
 def test_a_signal_here_stops_the_remote_tree_fetches_and_removes_the_copy(
     tmp_path: Path, servers, v1_slice: Path, signum: int, code: int
 ) -> None:
