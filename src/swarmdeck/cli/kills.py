@@ -16,7 +16,14 @@ from swarmdeck.exitcodes import ExitCode
 
 
 def _add_kills(sub) -> None:
-    p = sub.add_parser("kills", help="kill requests waiting for a decision, and recent ones")
+    p = sub.add_parser(
+        "kills",
+        help="kill requests waiting for a decision, and recent ones",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n"
+        "  swarmdeck kills\n"
+        "  swarmdeck kills --request 12\n"
+    )
     p.add_argument("--json", action="store_true", help="print them as JSON")
     p.add_argument(
         "--request", type=int, metavar="FINDING_ID",
@@ -26,13 +33,25 @@ def _add_kills(sub) -> None:
 
 
 def _add_approve(sub) -> None:
-    p = sub.add_parser("approve", help="approve a kill request: stop its process tree")
+    p = sub.add_parser(
+        "approve",
+        help="approve a kill request: stop its process tree",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n"
+        "  swarmdeck approve 3\n"
+    )
     p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_approve)
 
 
 def _add_deny(sub) -> None:
-    p = sub.add_parser("deny", help="deny a kill request: nothing is signalled")
+    p = sub.add_parser(
+        "deny",
+        help="deny a kill request: nothing is signalled",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n"
+        "  swarmdeck deny 3\n"
+    )
     p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_deny)
 

@@ -19,7 +19,14 @@ SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 
 
 def _add_watch(sub) -> None:
-    p = sub.add_parser("watch", help="the headless watchdog (or: wait for a finding with --wake)")
+    p = sub.add_parser(
+        "watch",
+        help="the headless watchdog (or: wait for a finding with --wake)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n"
+        "  swarmdeck watch --once --json\n"
+        "  swarmdeck watch --wake --session \"$CLAUDE_CODE_SESSION_ID\"\n"
+    )
     p.add_argument("--once", action="store_true", help="one pass, then exit")
     p.add_argument("--json", action="store_true", help="one JSON object per pass")
     p.add_argument(
