@@ -162,6 +162,9 @@ class SlurmHost(Host):
         argv = [
             "sbatch", "--parsable", f"--job-name={job.label}", mem_argument(cap),
             f"--output={output}", f"--chdir={job.cwd}", f"--comment=swarmdeck job {ledger_id}",
+            # A job whose node failed ends NODE_FAIL (exit 254, rerun) instead of being queued
+            # again behind the person's back; sbatch_args may say --requeue to change that.
+            "--no-requeue",
         ]
         if job.threads:
             argv.append(f"--cpus-per-task={job.threads}")
