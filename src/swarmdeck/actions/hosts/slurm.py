@@ -23,8 +23,9 @@ from swarmdeck import paths
 from swarmdeck.actions.booking import Booking, Via, decide_booking, hit_ceiling
 from swarmdeck.actions.hosts.base import Ended, Fit, Handle, Host, HostError, JobSpec
 from swarmdeck.actions.jobrecord import Ending, past_runs, record_end
+from swarmdeck.actions.reconcile import runner_alive
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.ledger import QUEUED, RUNNING
+from swarmdeck.probes.ledger import ACTIVE, LOST, QUEUED, RUNNING
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.probes.slurm import (
     Accounting,
@@ -408,6 +409,37 @@ def mark_started(store: StateStore, job_id: int, node: str, started_at: float) -
             "UPDATE jobs SET state = ?, host = ?, started_at = ? WHERE id = ?",
             (RUNNING, node, started_at, job_id),
         )
+
+
+def close_orphaned_rows(store: StateStore) -> list[int]:
+    """Mark lost the open rows of cluster jobs whose runner died; returns their ids.
+
+    The Slurm job itself is the cluster's: it may still run, so the outcome names the
+    `scancel` that would stop it rather than stopping it behind the person's back.
+    """
+    marks = ",".join("?" * len(ACTIVE))
+    with store.read() as conn:
+        rows = conn.execute(
+            f"SELECT id, slurm_job_id, runner_pid, runner_start_ticks FROM jobs"
+            f" WHERE slurm_job_id IS NOT NULL AND state IN ({marks})",
+            ACTIVE,
+        ).fetchall()
+    dead = [row for row in rows if not runner_alive(row)]
+    if not dead:
+        return []
+    with store.transaction() as conn:
+        for row in dead:
+            conn.execute(
+                "UPDATE jobs SET state = ?, ended_at = ?, outcome = ? WHERE id = ? AND state IN"
+                f" ({marks})",
+                (
+                    LOST, now(),
+                    f"lost: its runner died; Slurm job {row['slurm_job_id']} may still run"
+                    f" (scancel {row['slurm_job_id']})",
+                    row["id"], *ACTIVE,
+                ),
+            )
+    return [row["id"] for row in dead]
 
 
 def end_cluster_job(
