@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint compile clean
+.PHONY: run test lint compile clean demo pictures
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -21,6 +21,14 @@ compile: $(STAMP)
 
 run: compile
 	$(VENV)/bin/swarmdeck ui
+
+# The control room on a self-contained scene; quitting removes it.
+demo: compile
+	$(VENV)/bin/swarmdeck demo
+
+# The README's pictures, drawn by Textual from the demo scene.
+pictures: compile
+	$(PY) docs/make_pictures.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

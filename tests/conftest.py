@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,3 +22,50 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
     return tmp_path
+
+
+_cgroup_names = itertools.count(1000)
+
+
+def _kill_and_remove(cgroup: Path) -> None:
+    """Kill what a test cgroup holds and remove it, deepest first; raise if it stays."""
+    for directory in sorted((p for p in cgroup.rglob("*") if p.is_dir()), reverse=True):
+        _kill_and_remove(directory)
+    for _ in range(250):
+        if not cgroup.exists():
+            return
+        for pid in (cgroup / "cgroup.procs").read_text().split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+        try:
+            cgroup.rmdir()
+            return
+        except OSError:
+            time.sleep(0.02)
+    cgroup.rmdir()
+
+
+@pytest.fixture
+def v1_cgroups() -> Iterator[Callable[[], Path]]:
+    """Makes empty cgroup v1 memory cgroups of this test's own (swarmdeck-test-PID-N at the
+    hierarchy's root); whatever they hold is killed and they are removed afterwards."""
+    from swarmdeck.probes.cgroups import read_hierarchies
+
+    root = read_hierarchies().v1_memory
+    if root is None or not os.access(root, os.W_OK):
+        pytest.skip("needs a writable cgroup v1 memory hierarchy (root on these machines)")
+    made: list[Path] = []
+
+    def make() -> Path:
+        path = root / f"swarmdeck-test-{os.getpid()}-{next(_cgroup_names)}"
+        if path.exists():
+            _kill_and_remove(path)  # left by a killed earlier run that had this pid
+        path.mkdir()
+        made.append(path)
+        return path
+
+    try:
+        yield make
+    finally:
+        for path in reversed(made):
+            _kill_and_remove(path)

@@ -23,10 +23,15 @@ BIN = str(Path(sys.executable).parent)
 
 class SshServer:
     """asyncssh's server in a thread of its own; counts connections; "probe" runs the command
-    and answers once it ended, "shell" streams it, "hang" accepts it and never answers."""
+    and answers once it ended, "shell" streams it, "answer" writes `answer` without running
+    anything, "hang" accepts it and never answers."""
 
-    def __init__(self, tmp_path: Path, mode: str = "probe") -> None:
+    def __init__(self, tmp_path: Path, mode: str = "probe", answer: str = "") -> None:
         self.mode = mode
+        self.answer = answer
+        """What "answer" mode writes for any command, without running anything."""
+        self.answer_delay = 0.0
+        """Seconds "answer" mode waits first: the time a real peer spends on its own cores."""
         self.connections = 0
         self.active = 0
         self.children: list[asyncio.subprocess.Process] = []
@@ -90,6 +95,12 @@ class SshServer:
             return
         if self.mode == "shell":
             await self._stream(process)
+            return
+        if self.mode == "answer":
+            await asyncio.sleep(self.answer_delay)
+            process.stdout.write(self.answer)
+            process.exit(0)
+            await process.wait_closed()
             return
         proc = await asyncio.create_subprocess_shell(
             process.command,

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from busy_job import busy_job
+import pytest
+
+from busy_job import BUSY_THREADS, busy_job
 from swarmdeck.config import load_config
+from swarmdeck.probes import procs
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.procs import own_identity, start_ticks
 from swarmdeck.probes.usage import UsageTracker
@@ -15,16 +23,18 @@ from swarmdeck.snapshot import take_snapshot
 from swarmdeck.state import StateStore
 
 
-def add_running_job(store: StateStore, pid: int, threads: int, marker: Path) -> int:
+def add_running_job(
+    store: StateStore, pid: int, threads: int, marker: Path, cgroup: Path | None = None
+) -> int:
     runner = own_identity()
     with store.transaction() as conn:
         cursor = conn.execute(
             "INSERT INTO jobs (label, host, state, pid, start_ticks, threads, serial_marker_path,"
-            " runner_pid, runner_start_ticks, booked, cap, created_at, started_at)"
-            " VALUES ('hashing', ?, 'running', ?, ?, ?, ?, ?, ?, 1, 2, ?, ?)",
+            " runner_pid, runner_start_ticks, booked, cap, created_at, started_at, cgroup)"
+            " VALUES ('hashing', ?, 'running', ?, ?, ?, ?, ?, ?, 1, 2, ?, ?, ?)",
             (
                 local_host_name(), pid, start_ticks(pid), threads, str(marker), runner.pid,
-                runner.start_ticks, time.time(), time.time(),
+                runner.start_ticks, time.time(), time.time(), str(cgroup) if cgroup else None,
             ),
         )
         return int(cursor.lastrowid or 0)
@@ -57,3 +67,72 @@ def test_a_running_job_has_cores_figures_from_the_second_snapshot_on(
     assert 1.5 <= job_row["threads_at_once"] <= 2.05
     assert job_row["serial_reason"] == "linking"
     assert alone["cores_in_use"] is None, "no tracker, no window, no figure"
+
+
+class UnlistableProc:
+    """A /proc root that finds any one process but fails loudly when anything lists it."""
+
+    def __truediv__(self, name: str) -> Path:
+        return Path("/proc") / name
+
+    def __str__(self) -> str:
+        return "/proc"
+
+    def iterdir(self) -> Iterator[Path]:
+        raise AssertionError("the refresh listed all of /proc")
+
+    def __fspath__(self) -> str:
+        raise AssertionError("the refresh listed all of /proc")
+
+
+def refuse_listing_proc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the /proc root at UnlistableProc, and make listing the real one by name fail too."""
+    monkeypatch.setattr(procs, "PROC", UnlistableProc())
+    for name in ("listdir", "scandir"):
+        real = getattr(os, name)
+
+        def refusing(path: object = ".", _real=real) -> object:
+            if os.path.normpath(os.fsdecode(path)) == "/proc":  # type: ignore[arg-type]
+                raise AssertionError("the refresh listed all of /proc")
+            return _real(path)
+
+        monkeypatch.setattr(os, name, refusing)
+
+
+@contextmanager
+def caged_busy_job(cgroup: Path) -> Iterator[subprocess.Popen[str]]:
+    job = subprocess.Popen(
+        [sys.executable, "-c", BUSY_THREADS, "1", "0"], stdout=subprocess.PIPE, text=True,
+        preexec_fn=lambda: (cgroup / "cgroup.procs").write_text(str(os.getpid())),
+    )
+    try:
+        assert job.stdout is not None and job.stdout.readline() == "ready\n"
+        yield job
+    finally:
+        job.kill()
+        job.wait()
+
+
+def test_a_refresh_with_every_job_caged_never_lists_proc(
+    isolated_home: Path, v1_cgroups, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refresh costs what is supervised: every caged job is read from its cgroup's lists."""
+    store = StateStore.open_default()
+    config = load_config()
+    tracker = UsageTracker()
+    cages = [v1_cgroups(), v1_cgroups()]
+    with caged_busy_job(cages[0]) as first, caged_busy_job(cages[1]) as second:
+        ids = [
+            add_running_job(store, job.pid, 1, isolated_home / f"{job.pid}.serial", cage)
+            for job, cage in zip((first, second), cages, strict=True)
+        ]
+        with monkeypatch.context() as patch:
+            refuse_listing_proc(patch)
+            take_snapshot(config, store, usage=tracker)
+            time.sleep(0.3)
+            snapshot = take_snapshot(config, store, usage=tracker).to_json()
+    for job_id in ids:
+        row = job_json(snapshot, job_id)
+        assert row["state"] == "running"
+        assert row["cores_in_use"] is not None and row["cores_in_use"] > 0.05
+        assert 0.9 <= row["threads_at_once"] <= 1.1

@@ -55,9 +55,9 @@ def one_of_each(home: Path, store: StateStore, holder_pid: int) -> Snapshot:
             (time.time(), time.time()),
         )
         conn.execute(
-            "INSERT INTO findings (key, rule, subject, severity, message, last_seen_at, count)"
-            " VALUES ('idle:a1', 'idle', 'agent a1', 'warning', 'idle', ?, 1)",
-            (time.time(),),
+            "INSERT INTO findings (key, rule, subject, severity, message, last_seen_at, count,"
+            " fired_at) VALUES ('idle:a1', 'idle', 'agent a1', 'warning', 'idle', ?, 1, ?)",
+            (time.time(), time.time()),
         )
         conn.execute(
             "INSERT INTO kill_requests (host, pid, start_ticks, user, command, reason, state,"
@@ -129,8 +129,9 @@ PINNED: set[tuple[str, tuple[str, ...]]] = {
         'message', 'source',
     )),
     ('.findings[]', (
-        'acknowledged_at', 'count', 'first_seen_at', 'id', 'key', 'last_seen_at', 'message',
-        'rule', 'severity', 'subject',
+        'acknowledged_at', 'advice', 'count', 'fired_at', 'first_seen_at', 'host', 'id', 'job_id',
+        'key', 'last_seen_at', 'message', 'pid', 'rule', 'session_id', 'severity', 'start_ticks',
+        'subject',
     )),
     ('.gpus[]', (
         'driver_version', 'index', 'memory_free', 'memory_total', 'memory_used',
@@ -161,15 +162,16 @@ PINNED: set[tuple[str, tuple[str, ...]]] = {
         'local', 'name', 'read_at', 'reason', 'state',
     )),
     ('.jobs[]', (
-        'admitted_at', 'admitted_via', 'argv', 'booked', 'cap', 'cgroup', 'cores_in_use',
-        'created_at', 'current', 'cwd', 'detached', 'ended_at', 'exit_code', 'hit_ceiling', 'host',
-        'id', 'kernel_peak', 'label', 'oom_score_adj', 'outcome', 'output_path', 'peak', 'pid',
-        'runner_alive', 'runtime', 'serial_marker_path', 'serial_reason', 'stale', 'start_ticks',
-        'started_at', 'state', 'threads', 'threads_at_once',
+        'admitted_at', 'admitted_via', 'agent_id', 'argv', 'booked', 'cap', 'cgroup',
+        'cores_in_use', 'created_at', 'current', 'cwd', 'detached', 'ended_at', 'exit_code',
+        'hit_ceiling', 'host', 'id', 'kernel_peak', 'label', 'oom_score_adj', 'outcome',
+        'output_path', 'peak', 'pid', 'runner_alive', 'runtime', 'serial_marker_path',
+        'serial_reason', 'session_id', 'stale', 'start_ticks', 'started_at', 'state', 'threads',
+        'threads_at_once',
     )),
     ('.kill_requests[]', (
-        'command', 'host', 'id', 'job_id', 'pid', 'reason', 'requested_at', 'start_ticks', 'state',
-        'user',
+        'command', 'finding_key', 'host', 'id', 'job_id', 'pid', 'reason', 'requested_at',
+        'requested_by', 'start_ticks', 'state', 'user',
     )),
     ('.locks[]', (
         'command', 'kind', 'lock_file', 'path', 'pid', 'reason', 'session', 'since', 'start_ticks',

@@ -577,3 +577,55 @@ def test_corruption_met_by_a_query_is_a_state_error_when_opening_skipped_the_che
 
     with pytest.raises(StateError, match="is corrupt"), store.read() as conn:
         conn.execute("SELECT count(*), sum(length(payload)) FROM hook_events").fetchone()
+
+
+def counting_quick_checks(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    real = state._quick_check
+    monkeypatch.setattr(state, "_quick_check", lambda conn: calls.append(1) or real(conn))
+    return calls
+
+
+def test_a_file_is_verified_once_per_change_not_on_every_open(tmp_path, monkeypatch):
+    path = tmp_path / "state.db"
+    closed_store_with_rows(path, 3000)
+    checks = counting_quick_checks(monkeypatch)
+
+    StateStore(path).close()
+    StateStore(path).close()
+    assert len(checks) == 1, "the second open finds the file as it was verified"
+
+    closed_store_with_rows(path, 10)
+    assert len(checks) == 1, "opened unchanged"
+    StateStore(path).close()
+    assert len(checks) == 2, "rows written and checkpointed: the file changed, so check again"
+
+
+def test_a_file_damaged_after_it_was_verified_is_refused(tmp_path):
+    path = tmp_path / "state.db"
+    closed_store_with_rows(path, 3000)
+    StateStore(path).close()
+    size = path.stat().st_size
+    with path.open("r+b") as handle:
+        handle.seek(size // 3)
+        handle.write(os.urandom(64 * 1024))
+    assert path.stat().st_size == size
+
+    with pytest.raises(StateError, match="is corrupt"):
+        StateStore(path)
+
+
+def test_a_file_replaced_by_a_damaged_copy_of_the_same_size_and_time_is_refused(tmp_path):
+    path = tmp_path / "state.db"
+    closed_store_with_rows(path, 3000)
+    StateStore(path).close()
+    before = path.stat()
+    damaged = bytearray(path.read_bytes())
+    damaged[len(damaged) // 3 : len(damaged) // 3 + 65536] = os.urandom(65536)
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(bytes(damaged))
+    os.utime(copy, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(copy, path)
+
+    with pytest.raises(StateError, match="is corrupt"):
+        StateStore(path)

@@ -131,9 +131,10 @@ def test_gpus_locks_findings_and_kill_requests_have_their_own_columns(
     store = StateStore.open_default()
     with store.transaction() as conn:
         conn.execute(
-            "INSERT INTO findings (key, rule, subject, severity, message, last_seen_at, count)"
-            " VALUES ('idle:a1', 'idle', 'agent a1', 'warning', 'no activity for 12m', ?, 3)",
-            (time.time() - 70,),
+            "INSERT INTO findings (key, rule, subject, severity, message, last_seen_at, count,"
+            " fired_at) VALUES ('idle:a1', 'idle', 'agent a1', 'warning', 'no activity for 12m',"
+            " ?, 3, ?)",
+            (time.time() - 70, time.time() - 70),
         )
         conn.execute(
             "INSERT INTO kill_requests (host, pid, start_ticks, user, command, reason, state,"

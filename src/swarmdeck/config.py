@@ -262,6 +262,28 @@ class WatchdogConfig:
         default=30.0,
         metadata=about("seconds between watchdog passes", above=0, maximum=DAY),
     )
+    min_duration: float = field(
+        default=60.0,
+        metadata=about(
+            "seconds a rule's condition must hold before its finding shows", minimum=0
+        ),
+    )
+    merge_interval: float = field(
+        default=120.0,
+        metadata=about(
+            "seconds a cleared finding stays open; if it comes back meanwhile it is one finding",
+            minimum=0,
+        ),
+    )
+    history: int = field(
+        default=60, metadata=about("snapshots the watchdog keeps to compare with", minimum=2)
+    )
+    repeat_max: int = field(
+        default=3,
+        metadata=about(
+            "times the same command may return the same output before a finding", minimum=2
+        ),
+    )
 
 
 @dataclass(frozen=True)

@@ -123,12 +123,12 @@ def take_snapshot(
     `stale: true`. Readers a person watches take `reconciled_snapshot` instead.
     """
     host = host_snapshot(config, store, sampler)
+    jobs = list(ledger_jobs(store, host.name, usage))
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
-        jobs=list(ledger_jobs(store, host.name, usage))
-        + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
-        books=[memory_book(config, store, host.name)],
+        jobs=jobs + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
+        books=[memory_book(config, store, host.name, jobs)],
         gpus=gpu_snapshot(config.gpu.allowlist),
         sessions=sessions_with_hooks(sessions or SessionsProbe(), store),
         locks=lock_rows(config.locks.work_root),

@@ -9,6 +9,7 @@ database is reported as one line and left exactly as it was: never repaired, nev
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import stat
@@ -199,17 +200,41 @@ MIGRATIONS: list[Migration] = [
     ),
     Migration(
         3,
+        "watchdog: jobs name the Claude Code session and subagent that started them; findings "
+        "get their subject's process and session, advice, when they fired; kill "
+        "requests say who asked; the watchdog writer's lease",
+        """
+        ALTER TABLE jobs ADD COLUMN session_id TEXT;
+        ALTER TABLE jobs ADD COLUMN agent_id TEXT;
+        CREATE INDEX jobs_by_session ON jobs (session_id);
+        ALTER TABLE findings ADD COLUMN host TEXT;
+        ALTER TABLE findings ADD COLUMN session_id TEXT;
+        ALTER TABLE findings ADD COLUMN job_id INTEGER;
+        ALTER TABLE findings ADD COLUMN pid INTEGER;
+        ALTER TABLE findings ADD COLUMN start_ticks INTEGER;
+        ALTER TABLE findings ADD COLUMN advice TEXT;
+        ALTER TABLE findings ADD COLUMN fired_at REAL;
+        CREATE INDEX findings_by_session ON findings (session_id, resolved_at);
+        ALTER TABLE kill_requests ADD COLUMN requested_by TEXT;
+        CREATE TABLE watchdog_lease (
+            name TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        """,
+    ),
+    Migration(
+        4,
         "jobs: the run directory of a job run on a peer; dispatches: the memory each booked",
         "ALTER TABLE jobs ADD COLUMN run_dir TEXT;"
         " ALTER TABLE dispatches ADD COLUMN booked INTEGER;",
     ),
     Migration(
-        4,
+        5,
         "jobs: the Slurm job id of a job submitted to the cluster (NULL for a local run)",
         "ALTER TABLE jobs ADD COLUMN slurm_job_id INTEGER;"
         " CREATE INDEX jobs_by_slurm_job_id ON jobs (slurm_job_id);",
     ),
-    # Reserved: 2 runner/cage, 3 agents/hooks, 4 gpu/locks/usage, 5+ later work.
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 
@@ -343,11 +368,53 @@ def _make_private(path: Path) -> None:
             continue  # a sibling that is not there yet is created with the database's mode
 
 
+VERIFIED_SUFFIX = ".verified"
+"""Beside the state file: the inode, size and mtime it had when it last passed quick_check."""
+
+
+def _file_key(status: os.stat_result) -> str:
+    return f"{status.st_ino} {status.st_size} {status.st_mtime_ns}"
+
+
+def _verified_as_is(path: Path, status: os.stat_result) -> bool:
+    """Whether the file is exactly as it was when it last passed quick_check.
+
+    Any write that reaches the main file (a checkpoint, a copy, a restore, damage from outside
+    SQLite) changes its size or mtime, and a replaced file has another inode; the WAL's frames
+    carry checksums of their own, so a torn frame is never read as data.
+    """
+    try:
+        return (path.parent / (path.name + VERIFIED_SUFFIX)).read_text() == _file_key(status)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _remember_verified(path: Path, status: os.stat_result) -> None:
+    """Record the file as it was before a quick_check that it passed."""
+    stamp = path.parent / (path.name + VERIFIED_SUFFIX)
+    spare = stamp.with_name(f"{stamp.name}.{os.getpid()}")
+    try:
+        fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(_file_key(status))
+        os.replace(spare, stamp)
+    except OSError:
+        # Without the stamp the next start verifies again: slower, never less safe.
+        with contextlib.suppress(OSError):
+            spare.unlink()
+
+
+def _quick_check(conn: sqlite3.Connection) -> list[str]:
+    return [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+
+
 def _inspect(path: Path, verify: bool, lock_timeout: float) -> None:
     """Refuse, before SQLite opens it for writing, any file at `path` that is not ours and sound.
 
-    Nothing is written here: a missing or empty file is left for setup, anything else is read
-    through a read-only connection that creates no sibling files.
+    Nothing is written here but the verification stamp: a missing or empty file is left for
+    setup, anything else is read through a read-only connection that creates no sibling files.
+    `verify` runs quick_check once per change of the file (see _verified_as_is): on a 16 MB
+    file it costs 17 ms, which every `swarmdeck run` paid before.
     """
     from swarmdeck.regular_files import NotRegularFile, open_regular
 
@@ -363,7 +430,8 @@ def _inspect(path: Path, verify: bool, lock_timeout: float) -> None:
             f"swarmdeck left it untouched: check its permissions or {_MOVE_ASIDE}"
         ) from error
     try:
-        if os.fstat(fd).st_size == 0:
+        status = os.fstat(fd)
+        if status.st_size == 0:
             return
         header = os.pread(fd, 100, 0)
     except OSError as error:
@@ -397,10 +465,11 @@ def _inspect(path: Path, verify: bool, lock_timeout: float) -> None:
             )
         if stored > latest_version():
             raise _newer(path, stored)
-        if verify:
-            problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+        if verify and not _verified_as_is(path, status):
+            problems = _quick_check(conn)
             if problems != ["ok"]:
                 raise _corrupt(path, "; ".join(problems[:3]))
+            _remember_verified(path, status)
     except sqlite3.Error as error:
         if _is_corruption(error):
             raise _corrupt(path, str(error)) from error
@@ -427,9 +496,9 @@ class StateStore:
 
     Args:
         path: the SQLite file; its folder is created when missing.
-        verify: run `PRAGMA quick_check` when opening (about 0.6 ms per MB); a caller that
-            opens the store on every hook call may skip it, and corruption is then reported
-            when a query meets it.
+        verify: run `PRAGMA quick_check` when opening (about 1 ms per MB), once per change of
+            the file; a caller that opens the store on every hook call may skip it, and
+            corruption is then reported when a query meets it.
         lock_timeout: seconds a write waits for another process's write lock.
     """
 

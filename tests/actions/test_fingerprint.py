@@ -7,11 +7,13 @@ import subprocess
 from pathlib import Path
 
 from swarmdeck import paths
+from swarmdeck.actions import fingerprint as fingerprint_module
 from swarmdeck.actions.fingerprint import (
     ROOTS_FILE,
     ROOTS_KEPT,
     fingerprint,
     normalise_command,
+    read_head,
     remember_root,
     remembered_root,
     tree_identity,
@@ -94,3 +96,48 @@ def test_the_remembered_roots_keep_the_newest_and_ignore_garbage(tmp_path: Path)
     assert len(lines) <= ROOTS_KEPT
     assert remembered_root(heads[-1]) == "b" * 40
     assert remembered_root(heads[0]) is None
+
+
+def git_head(repo: Path) -> str:
+    result = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    )
+    return result.stdout.strip()
+
+
+def test_head_is_read_from_gits_files_as_git_itself_reads_it(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "one")
+    commit(repo, "second")
+    assert read_head(repo) == git_head(repo), "a branch's loose ref"
+    subprocess.run(["git", "-C", str(repo), "pack-refs", "--all"], check=True)
+    assert not (repo / ".git" / "refs" / "heads" / "master").exists()
+    assert not (repo / ".git" / "refs" / "heads" / "main").exists()
+    assert read_head(repo) == git_head(repo), "a packed ref"
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--detach", "HEAD~1"], check=True)
+    assert read_head(repo) == git_head(repo), "a detached HEAD"
+    worktree = tmp_path / "linked"
+    subprocess.run(
+        ["git", "-C", str(repo), "worktree", "add", "-q", "-b", "other", str(worktree)],
+        check=True,
+    )
+    commit(worktree, "in the worktree")
+    assert (worktree / ".git").is_file()
+    assert read_head(worktree) == git_head(worktree), "a linked worktree's own branch"
+
+
+def test_a_repository_without_a_commit_has_no_head(tmp_path: Path) -> None:
+    repo = tmp_path / "empty"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert read_head(repo) is None
+    assert tree_identity(repo).tree == f"dir:{repo.resolve()}"
+
+
+def test_a_run_at_a_commit_seen_before_starts_no_git(tmp_path: Path, monkeypatch) -> None:
+    repo = git_repo(tmp_path / "one")
+    known = tree_identity(repo)
+
+    def no_git(*args, **kwargs):
+        raise AssertionError(f"git was started: {args}")
+
+    monkeypatch.setattr(fingerprint_module.subprocess, "run", no_git)
+    assert tree_identity(repo) == known

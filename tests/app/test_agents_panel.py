@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+
+import pytest
+from pilot_waits import probed, until
 
 from claude_lines import ClaudeTree, Lines, append
 from swarmdeck.app.agent_tree import SessionTree
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
+from swarmdeck.hooks.payload import HookInput
+from swarmdeck.hooks.record import record_event
 from swarmdeck.state import StateStore
 
 SID = "abcd7777-0000-4000-8000-000000000015"
@@ -45,20 +51,12 @@ def _labels(tree: SessionTree) -> list[tuple[int, str]]:
     return lines
 
 
-async def _wait_for(pilot, predicate, tries: int = 100) -> None:
-    for _ in range(tries):
-        await pilot.pause(0.05)
-        if predicate():
-            return
-    raise AssertionError("the panel never showed it")
-
-
 async def test_sessions_and_subagents_show_as_a_tree(isolated_home: Path) -> None:
     path = _session(isolated_home)
     app = SwarmdeckApp(load_config(), StateStore.open_default())
     async with app.run_test(size=(180, 50)) as pilot:
         tree = app.query_one(SessionTree)
-        await _wait_for(pilot, lambda: len(_labels(tree)) >= 5)
+        await until(pilot, lambda: len(_labels(tree)) >= 5, "the tree")
         labels = _labels(tree)
         session = labels[0]
         assert session[0] == 0
@@ -75,16 +73,54 @@ async def test_sessions_and_subagents_show_as_a_tree(isolated_home: Path) -> Non
         done = Lines(SID)
         done.notification("ab", "toolu_b", "failed", 90)
         append(path, done.dumps())
-        await _wait_for(
-            pilot, lambda: any(t.startswith("✗ Review the diff") for _, t in _labels(tree))
+        await until(
+            pilot, lambda: any(t.startswith("✗ Review the diff") for _, t in _labels(tree)),
+            "the failed subagent",
         )
         spark_label = str(app.query_one("#agents-spark-label").render())
         assert "peak 4" in spark_label
 
 
-async def test_empty_room_says_so(isolated_home: Path) -> None:
+async def test_empty_room_says_so_and_names_the_folder_it_read(isolated_home: Path) -> None:
     app = SwarmdeckApp(load_config(), StateStore.open_default())
     async with app.run_test(size=(160, 50)) as pilot:
-        await pilot.pause(0.3)
-        assert app.query_one("#agents .empty").display
+        await probed(pilot)
+        empty = app.query_one("#agents .empty")
+        assert empty.display
+        assert str(isolated_home / "claude" / "projects") in str(empty.render())
         assert not app.query_one(SessionTree).display
+
+
+async def test_a_hook_only_subagent_never_leaves_the_tree_while_transcripts_are_written(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher (woken by each write) and the snapshots (which read hook events) both
+    reach the panel; every tree the panel draws must hold the hook-only subagent."""
+    path = _session(isolated_home)
+    (isolated_home / "config.toml").write_text("[ui]\nrefresh_interval = 0.3\n")
+    record_event(HookInput("SubagentStart", {"session_id": SID, "agent_id": "ahook",
+                                             "agent_type": "Explore",
+                                             "hook_event_name": "SubagentStart"}),
+                 now=time.time())
+    drawn: list[bool] = []
+    sync = SessionTree.sync
+
+    def recording(tree: SessionTree, sessions, now=None) -> None:
+        sync(tree, sessions, now)
+        drawn.append(any(key.startswith("h:") for key in tree._by_key))
+
+    monkeypatch.setattr(SessionTree, "sync", recording)
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(160, 45)) as pilot:
+        await until(pilot, lambda: drawn and drawn[-1], "the hook-only subagent")
+        first = len(drawn) - 1
+        probe = app.sessions_probe
+        assert probe is not None
+        for n in range(4):
+            generation = probe.generation
+            more = Lines(SID)
+            more.prompt(f"and then {n}", 200 + n)
+            append(path, more.dumps())
+            await until(pilot, lambda g=generation: probe.generation > g, "the write read")
+            await probed(pilot)
+        assert all(drawn[first:]), drawn

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from pilot_waits import probed
 
 from nvml_standin import GIB, ScriptedCard, ScriptedNvml
 from swarmdeck.app.gpus import GpuCardView, GpusPanel
@@ -43,11 +44,7 @@ def app_with(nvml: Nvml, allowlist: list[str]) -> SwarmdeckApp:
 
 
 async def settle(pilot, app: SwarmdeckApp) -> None:
-    for _ in range(40):
-        await pilot.pause(0.05)
-        if app.snapshot is not None:
-            break
-    await pilot.pause(0.1)
+    await probed(pilot)
 
 
 async def test_cards_show_memory_and_processes_marked_by_standing(on_card) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from pilot_waits import probed, until
 from rich.text import Text
 
 from busy_job import busy_job
@@ -58,11 +59,8 @@ def cells(table: KeyedTable, job_id: int) -> dict[str, str | Text]:
 
 
 async def settle(pilot, app: SwarmdeckApp) -> None:
-    for _ in range(60):
-        await pilot.pause(0.05)
-        if app.snapshot is not None and app.query(HostCard):
-            break
-    await pilot.pause(0.2)
+    await probed(pilot)
+    await until(pilot, lambda: app.query(HostCard) and app.query_one(HostCard).book, "a host")
 
 
 async def test_jobs_show_the_ledger_and_update_in_place() -> None:
@@ -82,7 +80,7 @@ async def test_jobs_show_the_ledger_and_update_in_place() -> None:
         assert row["via"] == "default" and row["adj"] == "500"
         assert row["runtime"].startswith("1m1")
         finished = cells(table, done)
-        assert str(finished["exit"]) == "250 own cap" and "ceiling" in str(finished["peak"])
+        assert str(finished["state"]) == "own cap 250" and "ceiling" in str(finished["peak"])
         assert str(finished["cores"]) == "–"
         assert panel.border_subtitle == "1 running, 0 queued"
         table.move_cursor(row=1)
@@ -91,12 +89,8 @@ async def test_jobs_show_the_ledger_and_update_in_place() -> None:
                 "UPDATE jobs SET state = 'done', exit_code = 0, outcome = 'ok', ended_at = ?"
                 " WHERE id = ?", (time.time(), running),
             )
-        app.probe()
-        for _ in range(40):
-            await pilot.pause(0.05)
-            if str(cells(table, running)["state"]) == "done":
-                break
-        assert str(cells(table, running)["state"]) == "done"
+        await probed(pilot)
+        assert str(cells(table, running)["state"]) == "ok"
         assert table.cursor_row == 1
         assert table.row_count == 2
 

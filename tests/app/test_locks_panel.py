@@ -6,6 +6,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from pilot_waits import probed
+
 from swarmdeck.actions import lock, owners
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.locks import LocksPanel
@@ -15,6 +17,7 @@ from swarmdeck.probes import locks
 from swarmdeck.probes.procs import identity
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
+from swarmdeck.views.locks import COLUMNS
 
 
 async def test_held_and_stale_locks_and_owned_directories_are_listed(tmp_path: Path) -> None:
@@ -33,20 +36,20 @@ async def test_held_and_stale_locks_and_owned_directories_are_listed(tmp_path: P
 
         app = SwarmdeckApp(load_config(), StateStore.open_default(), prober=prober)
         async with app.run_test(size=(200, 60)) as pilot:
-            for _ in range(40):
-                await pilot.pause(0.05)
-                if app.snapshot is not None:
-                    break
-            await pilot.pause(0.1)
+            await probed(pilot)
             panel = app.query_one(LocksPanel)
             assert panel.border_title == "Locks"
             table = panel.query_one(KeyedTable)
-            held = table.get_row(f"lock:{locks.lock_file_for(tmp_path / 'a')}")
-            assert str(held[2]) == "held" and held[3] == "A" and held[4] == str(holder.pid)
-            stale = table.get_row(f"lock:{stale_file}")
-            assert str(stale[2]).startswith("stale: lock file is garbage")
-            owned = table.get_row(f"dir:{work / 'scratch'}")
-            assert str(owned[2]) == "owned" and owned[5] == "test copy"
+            def row(key: str) -> dict[str, object]:
+                return dict(zip([k for k, _ in COLUMNS], table.get_row(key), strict=True))
+
+            held = row(f"lock:{locks.lock_file_for(tmp_path / 'a')}")
+            assert str(held["state"]) == "held" and held["session"] == "A"
+            assert held["pid"] == str(holder.pid)
+            stale = row(f"lock:{stale_file}")
+            assert str(stale["state"]).startswith("stale: lock file is garbage")
+            owned = row(f"dir:{work / 'scratch'}")
+            assert str(owned["state"]) == "owned" and owned["what"] == "test copy"
     finally:
         holder.kill()
         holder.wait()

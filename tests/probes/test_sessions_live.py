@@ -88,15 +88,30 @@ def test_session_seen_live_then_gone_is_over(tmp_path: Path) -> None:
     assert session.subagents[0].status == "interrupted"
 
 
-def test_without_a_pid_file_a_quiet_session_keeps_its_transcript_statuses(
+def test_without_any_pid_files_a_quiet_session_keeps_its_transcript_statuses(
     tmp_path: Path,
 ) -> None:
+    """A Claude Code that writes no pid files at all (no `sessions/`) leaves liveness unknown."""
     tree = ClaudeTree(tmp_path / "claude")
     path = _running_agent(tree)
     age(path, 30 * 86400)
     session = SessionsProbe(tmp_path / "claude").refresh()[0]
     assert not session.live
     assert session.subagents[0].status == "running"
+
+
+def test_a_subagent_of_an_ended_session_is_not_running(tmp_path: Path) -> None:
+    """Pid files are written here (another session has one) but not for this session: it has
+    ended, so nothing in it runs, in the JSON as in every view."""
+    tree = ClaudeTree(tmp_path / "claude")
+    _running_agent(tree)
+    tree.write_pid_file(os.getpid(), "9999eeee-0000-4000-8000-000000000009")
+    by_id = {s.session_id: s for s in SessionsProbe(tmp_path / "claude").refresh()}
+    session = by_id[SID]
+    assert not session.live
+    assert session.subagents[0].status == "interrupted"
+    assert session.to_json()["subagents"][0]["status"] == "interrupted"
+    assert session.health.running == 0
 
 
 def test_live_session_without_a_transcript_yet_is_listed(tmp_path: Path) -> None:

@@ -84,3 +84,41 @@ def test_hook_agents_older_than_the_live_process_are_not_shown(isolated_home: Pa
     [session] = snapshot["sessions"]
     assert [a["id"] for a in session["hook_running_agents"]] == ["afresh"]
     assert session["process_started_at"] == int(now * 1000) / 1000
+
+
+def _started(agent_id: str) -> None:
+    record_event(HookInput("SubagentStart", {"session_id": SID, "agent_id": agent_id,
+                                             "agent_type": "Explore",
+                                             "hook_event_name": "SubagentStart"}),
+                 now=time.time())
+
+
+def test_a_hook_only_subagent_stays_through_transcript_writes(isolated_home: Path) -> None:
+    """The watcher's refresh after a write re-reads the session: the subagent known only from
+    its hook events must still be there, not only in the next snapshot."""
+    _tree(isolated_home)
+    _started("afresh")
+    store = StateStore.open_default()
+    probe = SessionsProbe()
+    take_snapshot(load_config(), store, sessions=probe)
+    main = ClaudeTree(isolated_home / "claude").main_path(SID)
+    for n in range(3):
+        more = Lines(SID)
+        more.prompt(f"more {n}", 100 + n)
+        with open(main, "a") as handle:
+            handle.write(more.dumps())
+        [session] = probe.refresh([main])
+        assert [a.agent_id for a in session.hook_agents] == ["afresh"]
+
+
+def test_sessions_handed_out_are_never_changed_afterwards(isolated_home: Path) -> None:
+    """A reader in another thread keeps what it was given: new hook facts make new objects."""
+    _tree(isolated_home)
+    store = StateStore.open_default()
+    probe = SessionsProbe()
+    [before] = take_snapshot(load_config(), store, sessions=probe).sessions
+    generation = probe.generation
+    _started("afresh")
+    [after] = take_snapshot(load_config(), store, sessions=probe).sessions
+    assert before.hook_agents == [] and [a.agent_id for a in after.hook_agents] == ["afresh"]
+    assert probe.generation > generation

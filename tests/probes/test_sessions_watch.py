@@ -46,3 +46,36 @@ def test_an_appended_line_is_seen_without_waiting_for_a_rescan(tmp_path: Path) -
         stop.set()
         worker.join(timeout=10)
     assert not worker.is_alive()
+
+
+def test_a_write_before_the_watch_is_in_place_is_seen_soon(tmp_path: Path) -> None:
+    """The first reading is taken before the watch starts: a line appended in between must
+    not wait for the next rescan."""
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_w", "watched", "Watched work.", 1)
+    path = tree.write_main(main)
+    stop = threading.Event()
+    appended = threading.Event()
+    seen: queue.Queue[list] = queue.Queue()
+
+    def consume() -> None:
+        for sessions in watch_sessions(SessionsProbe(tmp_path / "claude"), stop,
+                                       rescan_every=600.0, debounce_ms=50):
+            seen.put(sessions)
+            appended.wait(10)
+
+    worker = threading.Thread(target=consume, daemon=True)
+    worker.start()
+    try:
+        assert seen.get(timeout=10)[0].subagents[0].status == "running"
+        done = Lines(SID)
+        done.foreground_done("toolu_w", "aw", 20)
+        append(path, done.dumps())
+        appended.set()
+        assert seen.get(timeout=20)[0].subagents[0].status == "completed"
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+    assert not worker.is_alive()

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -147,16 +148,17 @@ def test_serial_marker_names_the_reason(tmp_path: Path) -> None:
 def test_tracker_gives_use_since_the_previous_snapshot(four_thread_job) -> None:
     _, job = four_thread_job
     tracker = usage.UsageTracker()
-    assert tracker.update({7: job}) == {7: None}
+    followed = usage.Supervised(job)
+    assert tracker.update({7: followed}) == {7: None}
     time.sleep(0.5)
-    figure = tracker.update({7: job})[7]
+    figure = tracker.update({7: followed})[7]
     assert figure is not None and 3.5 <= figure.threads_at_once <= 4.05
     assert tracker.update({}) == {}
-    assert tracker.update({7: job}) == {7: None}
+    assert tracker.update({7: followed}) == {7: None}
     # The same key now naming another process (a reused row, a restarted job) starts afresh.
     me = identity(os.getpid())
     assert me is not None
-    assert tracker.update({7: me}) == {7: None}
+    assert tracker.update({7: usage.Supervised(me)}) == {7: None}
 
 
 BUSY_AND_LIGHT = """
@@ -203,3 +205,92 @@ def test_cores_text_for_a_job_row() -> None:
     assert usage.cores_text(figure, 4, None) == "1.9 cores · 3.9/4 thr"
     assert usage.cores_text(figure, None, None) == "1.9 cores · 3.9 thr"
     assert usage.cores_text(None, None, "linking") == "serial: linking · …"
+
+
+def test_a_caged_job_is_read_from_its_cage_not_its_tree(v1_cgroups) -> None:
+    """What the cage lists is the job: a child that moved out of it is no longer counted."""
+    cage, elsewhere = v1_cgroups(), v1_cgroups()
+    leave = f"echo $$ > {elsewhere}/cgroup.procs; exec sleep 60"
+    busy = f'"{sys.executable}" -c "$0" 2 1'
+    job = subprocess.Popen(
+        ["sh", "-c", f"sh -c {shlex.quote(leave)} & {busy} & wait", BUSY_THREADS],
+        stdout=subprocess.PIPE, text=True,
+        preexec_fn=lambda: (cage / "cgroup.procs").write_text(str(os.getpid())),
+    )
+    me = identity(job.pid)
+    try:
+        assert me is not None
+        assert job.stdout is not None and job.stdout.readline() == "ready\n"
+        assert wait_for(lambda: len((elsewhere / "cgroup.procs").read_text().split()) == 1)
+        tracker = usage.UsageTracker()
+        caged = usage.Supervised(me, cage)
+        assert tracker.update({1: caged}) == {1: None}
+        time.sleep(0.3)
+        figure = tracker.update({1: caged})[1]
+        whole_tree = usage.sample_tree(me)
+    finally:
+        for pid in usage.process_tree(me)[::-1] if me else []:
+            os.kill(pid, 9)
+        job.wait()
+    assert figure is not None
+    assert figure.threads_seen == 5, "the shell, and the busy job's main, two busy, one idle"
+    assert len(whole_tree.cpu_ns) == 6, "the tree still holds the one that left"
+    assert figure.cores_in_use > 0.1
+
+
+def test_a_job_without_a_cage_is_followed_from_its_root_as_it_forks_and_ends() -> None:
+    parent = subprocess.Popen(
+        ["sh", "-c", "read line; sleep 60 & echo forked; read line; kill $!; echo ended; wait"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert parent.stdin is not None and parent.stdout is not None
+    try:
+        me = identity(parent.pid)
+        assert me is not None
+        follower = usage.TreeFollower(me)
+        assert follower.pids(usage.fork_count()) == [parent.pid]
+        parent.stdin.write("go\n")
+        parent.stdin.flush()
+        assert parent.stdout.readline() == "forked\n"
+        grown = follower.pids(usage.fork_count())
+        assert len(grown) == 2 and grown[0] == parent.pid
+        parent.stdin.write("go\n")
+        parent.stdin.flush()
+        assert parent.stdout.readline() == "ended\n"
+        assert wait_for(lambda: follower.pids(usage.fork_count()) == [parent.pid])
+    finally:
+        parent.kill()
+        parent.wait()
+    assert follower.pids(usage.fork_count()) == []
+
+
+def test_a_followed_tree_is_not_read_again_while_nothing_forked_or_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parent = subprocess.Popen(["sh", "-c", "sleep 60 & echo ready; wait"], stdout=subprocess.PIPE)
+    try:
+        assert parent.stdout is not None and parent.stdout.readline()
+        me = identity(parent.pid)
+        assert me is not None
+        reads: list[int] = []
+        children_of = usage._children_of
+        monkeypatch.setattr(
+            usage, "_children_of", lambda pid: reads.append(pid) or children_of(pid)
+        )
+        follower = usage.TreeFollower(me)
+        tree = follower.pids(41)
+        assert len(tree) == 2 and len(reads) == 2
+        assert follower.pids(41) == tree and len(reads) == 2, "same fork count: the cached map"
+        assert follower.pids(42) == tree and len(reads) == 4, "something forked: read again"
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -6,6 +6,10 @@ closes the job's row, so the next run of the same workload books from it.
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +22,11 @@ from swarmdeck.state import now
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
+
+SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
+"""What Claude Code exports into its Bash tool's environment: the session running the command."""
+HOOK_LOOKBACK = 3600.0
+"""How far back the PreToolUse hook's record of the command that started a job is looked for."""
 
 
 @dataclass(frozen=True)
@@ -49,16 +58,38 @@ def mark_running(
     """The job's process exists: record its identity, when it started, and the file in which
     it may say it is serial on purpose."""
     started_at = now()
+    session = os.environ.get(SESSION_ENV) or None
     with store.transaction() as conn:
+        agent = started_by_agent(conn, job_id, session, started_at) if session else None
         conn.execute(
             "UPDATE jobs SET state = ?, pid = ?, start_ticks = ?, started_at = ?,"
-            " output_path = COALESCE(?, output_path), serial_marker_path = ? WHERE id = ?",
+            " output_path = COALESCE(?, output_path), serial_marker_path = ?,"
+            " session_id = ?, agent_id = ? WHERE id = ?",
             (
                 RUNNING, job.pid, job.start_ticks, started_at, output_path,
-                str(serial_marker) if serial_marker else None, job_id,
+                str(serial_marker) if serial_marker else None, session, agent, job_id,
             ),
         )
     return started_at
+
+
+def started_by_agent(
+    conn: sqlite3.Connection, job_id: int, session: str, at: float
+) -> str | None:
+    """The subagent of `session` whose Bash call holds this job's command, as the PreToolUse
+    hook recorded it (the newest such call); None for the main thread or when none was seen."""
+    row = conn.execute("SELECT argv FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    command = shlex.join(json.loads(row["argv"] or "[]")) if row is not None else ""
+    if not command:
+        return None
+    found = conn.execute(
+        "SELECT agent_id FROM hook_events WHERE event = 'PreToolUse' AND session_id = ?"
+        " AND tool_name = 'Bash' AND received_at >= ?"
+        " AND instr(json_extract(payload, '$.tool_input.command'), ?) > 0"
+        " ORDER BY id DESC LIMIT 1",
+        (session, at - HOOK_LOOKBACK, command),
+    ).fetchone()
+    return found["agent_id"] if found is not None else None
 
 
 def record_end(

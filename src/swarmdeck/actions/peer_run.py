@@ -273,7 +273,8 @@ def resolve_cap(text: str | None, host: SshHost) -> int:
     spec = SizeSpec.parse(text)
     from swarmdeck.probes.peer_cache import current_reading
 
-    total = int(current_reading(host.name, 1e9).host.get("mem_total") or 0)
+    book = current_reading(host.name, 1e9).book
+    total = book.mem_total if book is not None else 0
     if spec.percent is not None and total <= 0:
         raise RefusedError(
             f"--cap {text} is a share of {host.name}'s memory, which was never read: give a size"

@@ -54,7 +54,7 @@ def session_label(session: SessionInfo, now: float, *, tool_call_max: float) -> 
     if health.dispatches or health.running:
         label.append(
             f" · {health.running} running / {health.dispatches} dispatched"
-            f" · peak {health.peak_parallel} · eff {health.effective_parallelism:.1f}",
+            f" · peak {health.peak_parallel} at once · eff {health.effective_parallelism:.1f}",
             style="dim" if not health.running else "",
         )
     if session.last_activity_at is not None and not session.live:

@@ -1,28 +1,26 @@
 """The Agents panel: Claude Code sessions and their subagents as a tree, with a parallelism line.
 
-The tree follows the sessions probe: a thread worker waits on `watch_sessions`, so a write to
-a transcript shows within a moment instead of at the next snapshot; snapshots (which carry the
-subagents known only from hook events) refresh it too. The sparkline shows how many subagents
-the highlighted session (else the busiest live one) ran at once over the last hour.
+The panel has one feed: the app's `sessions`, bound to it. The app fills that from its sessions
+probe, whose watcher wakes on every transcript write and whose snapshots bring the subagents
+known only from hook events, both read under the probe's lock and never older than what is
+shown. The sparkline shows how many subagents the highlighted session (else the busiest live
+one) ran at once over the last hour.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Sequence
+from pathlib import Path
 
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.widgets import Label, Sparkline, Tree
 
 from swarmdeck.app.agent_tree import SessionTree
-from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
-from swarmdeck.probes.claude.sessions_watch import watch_sessions
+from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.claude.swarm_health import parallelism_series
-from swarmdeck.snapshot import Snapshot
+from swarmdeck.views.sessions import home_relative
 
 SPARK_WINDOW = 3600.0
 SPARK_BUCKETS = 60
@@ -36,56 +34,40 @@ class AgentsPanel(Vertical):
         height: 1fr;
     }
     AgentsPanel #agents-spark {
-        height: 2;
+        height: 1;
     }
     AgentsPanel #agents-spark-label {
         color: $text-muted;
     }
     """
 
-    snapshot: reactive[Snapshot | None] = reactive(None)
-    """The latest snapshot of the whole room."""
+    sessions: reactive[list[SessionInfo] | None] = reactive(None)
+    """The sessions to show, bound to the app's."""
     focus_session: reactive[str | None] = reactive(None)
     """The session the sparkline describes: the highlighted one."""
 
-    def __init__(self, probe: SessionsProbe | None = None) -> None:
+    def __init__(self, claude_dir: Path) -> None:
         """Args:
-        probe: The sessions probe to watch (the one the app's snapshots use); None shows
-            only what snapshots bring.
+        claude_dir: The Claude Code folder the sessions are read from, named when empty.
         """
         super().__init__(id="agents", classes="panel")
         self.border_title = "Agents"
-        self.probe = probe
-        self._stop = threading.Event()
+        self._claude_dir = claude_dir
         self._sessions: list[SessionInfo] = []
 
     def compose(self) -> ComposeResult:
-        yield Label("no Claude Code sessions seen", classes="empty")
+        folder = home_relative(str(self._claude_dir / "projects"))
+        yield Label(f"no Claude Code sessions seen in {folder}", classes="empty")
         yield SessionTree(id="agents-tree", tool_call_max=self.app.config.watchdog.tool_call_max)
         yield Label("", id="agents-spark-label")
         yield Sparkline([], id="agents-spark", summary_function=max)
 
     def on_mount(self) -> None:
         self.show([])
-        if self.probe is not None:
-            self.watch_transcripts()
 
-    def on_unmount(self) -> None:
-        self._stop.set()
-
-    @work(thread=True, exclusive=True, group="agents-watch", exit_on_error=False)
-    def watch_transcripts(self) -> None:
-        """Follow the transcripts in a thread; each batch of writes redraws the tree."""
-        assert self.probe is not None
-        for sessions in watch_sessions(self.probe, self._stop):
-            if self._stop.is_set():
-                return
-            self.app.call_from_thread(self.show, sessions)
-
-    def watch_snapshot(self, snapshot: Snapshot | None) -> None:
-        if snapshot is None:
-            return
-        self.show(snapshot.sessions)
+    def watch_sessions(self, sessions: list[SessionInfo] | None) -> None:
+        if sessions is not None:
+            self.show(sessions)
 
     def watch_focus_session(self, _session_id: str | None) -> None:
         self._draw_sparkline(time.time())
@@ -93,10 +75,11 @@ class AgentsPanel(Vertical):
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         self.focus_session = self.query_one(SessionTree).session_of(event.node)
 
-    def show(self, sessions: Sequence[SessionInfo]) -> None:
-        """Redraw from these sessions (from the watcher or from a snapshot)."""
+    def show(self, sessions: list[SessionInfo]) -> None:
+        """Redraw from these sessions; only what changed is touched."""
         now = time.time()
         self._sessions = list(sessions)
+        self.set_class(not sessions, "-empty")
         self.query_one(".empty", Label).display = not sessions
         tree = self.query_one(SessionTree)
         tree.display = bool(sessions)

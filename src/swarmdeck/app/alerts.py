@@ -2,42 +2,22 @@
 
 from __future__ import annotations
 
-import time
-
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.reactive import reactive
-from textual.widgets import Label
-
-from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.app.panel import Rows, TablePanel
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import in_order
 from swarmdeck.views.records import ALERT_COLUMNS, alert_cells
 
 
-class AlertsPanel(Vertical):
+class AlertsPanel(TablePanel):
     """Open alerts, one row per alert key."""
 
-    snapshot: reactive[Snapshot | None] = reactive(None)
-    """The latest snapshot of the whole room."""
+    TITLE = "Alerts"
+    COLUMNS = ALERT_COLUMNS
+    EMPTY = "no open alerts in the state file"
 
     def __init__(self) -> None:
-        super().__init__(id="alerts", classes="panel")
-        self.border_title = "Alerts"
+        super().__init__(id="alerts")
 
-    def compose(self) -> ComposeResult:
-        yield Label("no open alerts", classes="empty")
-        yield KeyedTable(ALERT_COLUMNS, id="alerts-table")
-
-    def watch_snapshot(self, snapshot: Snapshot | None) -> None:
-        if snapshot is None:
-            return
-        now = time.time()
-        rows = {
-            str(alert.id): in_order(alert_cells(alert, now), ALERT_COLUMNS)
-            for alert in snapshot.alerts
-        }
-        self.query_one(".empty", Label).display = not rows
-        table = self.query_one(KeyedTable)
-        table.display = bool(rows)
-        table.sync(rows)
+    def rows(self, snapshot: Snapshot, now: float) -> Rows:
+        newest = sorted(snapshot.alerts, key=lambda alert: -alert.last_seen_at)
+        return {str(alert.id): in_order(alert_cells(alert, now), ALERT_COLUMNS) for alert in newest}

@@ -34,6 +34,8 @@ class StackedBar(Widget):
     """What fills the bar, in order from the left."""
     total: reactive[float] = reactive(1.0)
     """What the full width stands for."""
+    rest: reactive[str] = reactive("░")
+    """The glyph of the width past the segments."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         """Args:
@@ -53,5 +55,5 @@ class StackedBar(Widget):
             if end > used:
                 text.append(segment.glyph * (end - used), style=segment.style)
                 used = end
-        text.append("░" * (width - used), style="grey35")
+        text.append(self.rest * (width - used), style="grey35")
         return text

@@ -9,11 +9,11 @@ from textual.reactive import reactive
 from textual.widgets import Label, Static
 
 from swarmdeck.app.bar import BarSegment, StackedBar
-from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.app.panel import Rows, TablePanel
 from swarmdeck.probes.gpu import GpuCard
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
-from swarmdeck.views.cells import Cell, in_order
+from swarmdeck.views.cells import in_order
 from swarmdeck.views.gpus import PROCESS_COLUMNS, card_cells, holder_line, process_rows, state_text
 
 
@@ -68,7 +68,7 @@ class GpuCardView(Vertical):
         self.query_one(".gpu-facts", Static).update(facts)
 
 
-class GpusPanel(Vertical):
+class GpusPanel(TablePanel):
     """Every card of this host with its compute processes, allowlisted or not."""
 
     DEFAULT_CSS = """
@@ -81,32 +81,36 @@ class GpusPanel(Vertical):
     }
     """
 
-    snapshot: reactive[Snapshot | None] = reactive(None)
-    """The latest snapshot of the whole room."""
+    TITLE = "GPUs"
+    COLUMNS = PROCESS_COLUMNS
+    EMPTY = "reading GPUs…"
 
     def __init__(self) -> None:
-        super().__init__(id="gpus", classes="panel")
-        self.border_title = "GPUs"
+        super().__init__(id="gpus")
 
-    def compose(self) -> ComposeResult:
-        yield Label("reading GPUs…", classes="empty")
+    def compose_above(self) -> ComposeResult:
         yield Vertical(id="gpu-cards")
         yield Static("", id="gpu-holders")
-        yield KeyedTable(PROCESS_COLUMNS, id="gpu-processes")
 
-    def watch_snapshot(self, snapshot: Snapshot | None) -> None:
-        if snapshot is None:
-            return
+    def rows(self, snapshot: Snapshot, now: float) -> Rows:
+        return {
+            key: in_order(cells, PROCESS_COLUMNS)
+            for key, cells in process_rows(snapshot.gpus.cards).items()
+        }
+
+    def show(self, snapshot: Snapshot) -> None:
         cards = snapshot.gpus.cards
+        super().show(snapshot)
+        self.set_class(not cards, "-empty")
         empty = self.query_one(".empty", Label)
         empty.display = not cards
         if not cards:
             empty.update(state_text(snapshot.gpus))
         self._show_cards(cards)
-        self.query_one("#gpu-holders", Static).update(holder_line(snapshot.gpus.holders))
-        table = self.query_one(KeyedTable)
-        table.display = bool(cards)
-        table.sync(self._process_rows(cards))
+        holders = snapshot.gpus.holders
+        line = self.query_one("#gpu-holders", Static)
+        line.display = bool(cards or holders)
+        line.update(holder_line(holders))
 
     def _show_cards(self, cards: list[GpuCard]) -> None:
         box = self.query_one("#gpu-cards", Vertical)
@@ -122,9 +126,3 @@ class GpusPanel(Vertical):
                 view.call_after_refresh(setattr, view, "card", card)
             else:
                 view.card = card
-
-    @staticmethod
-    def _process_rows(cards: list[GpuCard]) -> dict[str, tuple[Cell, ...]]:
-        return {
-            key: in_order(cells, PROCESS_COLUMNS) for key, cells in process_rows(cards).items()
-        }

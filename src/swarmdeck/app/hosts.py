@@ -11,6 +11,7 @@ from textual.reactive import reactive
 from textual.widgets import Label, Sparkline, Static
 
 from swarmdeck.app.bar import BarSegment, StackedBar
+from swarmdeck.app.panel import SnapshotPanel
 from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
@@ -19,8 +20,12 @@ from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.hosts import figures_of, host_line
 from swarmdeck.views.slurm import cluster_text
 
-MEMORY_LOOKS = (("bold yellow", "█"), ("bold cyan", "█"), ("blue", "█"), ("green", "▒"))
-"""Colour and glyph of the memory book's parts, in MemoryBook.bar() order."""
+MEMORY_LOOKS = (("bold yellow", "█"), ("bold cyan", "▓"), ("blue", "▒"), ("green", "░"))
+"""Colour and glyph of the memory book's parts, in MemoryBook.bar() order: each part has its
+own glyph, so the bar and its legend read the same without colour."""
+REST = "·"
+"""What fills the memory bar past its parts: memory the book does not offer to jobs."""
+REST_NAME = "not bookable"
 
 
 def memory_segments(book: MemoryBook) -> tuple[BarSegment, ...]:
@@ -31,14 +36,17 @@ def memory_segments(book: MemoryBook) -> tuple[BarSegment, ...]:
     )
 
 
-def legend(segments: tuple[BarSegment, ...]) -> Text:
-    """One swatch and figure per bar segment, in the bar's colours."""
+def legend(segments: tuple[BarSegment, ...], rest: str | None = None) -> Text:
+    """One swatch and figure per bar segment, in the bar's glyphs and colours; `rest` names
+    what the bar's filler stands for."""
     text = Text()
     for segment in segments:
         if text:
             text.append("  ")
         text.append(segment.glyph, style=segment.style)
         text.append(f" {segment.name} {format_size(int(segment.value))}")
+    if rest:
+        text.append(f"  {REST} {rest}", style="dim")
     return text
 
 
@@ -55,14 +63,16 @@ class HostCard(Vertical):
     book: reactive[MemoryBook | None] = reactive(None)
     """This host's memory book; when known, the memory bar shows it stacked."""
 
-    def __init__(self, name: str, history_points: int) -> None:
+    def __init__(self, name: str, history_points: int, history_minutes: float) -> None:
         """Args:
             name: The host's name, shown as the card title.
             history_points: How many readings the sparkline keeps.
+            history_minutes: How long those readings span, for the sparkline's label.
         """
         super().__init__(id=card_id(name), classes="host-card")
         self._name = name
         self._history: deque[float] = deque(maxlen=history_points)
+        self._minutes = history_minutes
 
     def compose(self) -> ComposeResult:
         yield Static(Text(self._name, style="bold"), classes="host-name")
@@ -75,7 +85,12 @@ class HostCard(Vertical):
             yield StackedBar(classes="memory-bar")
             yield Label("", classes="bar-figures memory-figures")
         yield Static("", classes="memory-legend")
-        yield Sparkline([], classes="busy-history")
+        with Horizontal(classes="bar-line"):
+            yield Label("history", classes="bar-label")
+            yield Sparkline([], classes="busy-history")
+            yield Label(
+                f" busy cores, last {self._minutes:g} min", classes="bar-figures history-label"
+            )
 
     def watch_host(self, host: HostSnapshot | None) -> None:
         if host is None:
@@ -88,7 +103,7 @@ class HostCard(Vertical):
         cores_bar.total = cores.count
         cores_bar.segments = (BarSegment(busy or 0.0, "bold green", "busy"),)
         self.query_one(".cores-figures", Label).update(
-            f" {'–' if busy is None else f'{busy:4.1f}'}/{cores.count} busy"
+            f" {'–' if busy is None else f'{busy:.1f}'} of {cores.count} cores busy"
         )
         if self.book is None:
             self._show_memory(
@@ -107,16 +122,24 @@ class HostCard(Vertical):
         self._show_memory(
             memory_segments(book),
             book.mem_total,
-            f" room {format_size(max(0, book.usable))}/{format_size(book.mem_total)}",
+            f" room {format_size(max(0, book.usable))} of {format_size(book.mem_total)}",
+            REST_NAME,
         )
 
-    def _show_memory(self, segments: tuple[BarSegment, ...], total: int, figures: str) -> None:
+    def _show_memory(
+        self,
+        segments: tuple[BarSegment, ...],
+        total: int,
+        figures: str,
+        rest: str | None = None,
+    ) -> None:
         """The memory line: the bar, its figures at the right and the legend under it."""
         memory_bar = self.query_one(".memory-bar", StackedBar)
         memory_bar.total = total
         memory_bar.segments = segments
+        memory_bar.rest = REST if rest else "░"
         self.query_one(".memory-figures", Label).update(figures)
-        self.query_one(".memory-legend", Static).update(legend(segments))
+        self.query_one(".memory-legend", Static).update(legend(segments, rest))
 
 
 def peer_text(peer: PeerReading) -> Text:
@@ -151,26 +174,24 @@ class PeerCard(Static):
             self.update(peer_text(reading))
 
 
-class HostsPanel(Vertical):
+class HostsPanel(SnapshotPanel):
     """Every host swarmdeck knows, one card each, updated in place."""
 
-    snapshot: reactive[Snapshot | None] = reactive(None)
-    """The latest snapshot of the whole room."""
+    TITLE = "Hosts"
 
-    def __init__(self, history_points: int) -> None:
+    def __init__(self, history_points: int, history_minutes: float) -> None:
         """Args:
             history_points: How many readings each host's sparkline keeps.
+            history_minutes: How long those readings span.
         """
-        super().__init__(id="hosts", classes="panel")
-        self.border_title = "Hosts"
+        super().__init__(id="hosts")
         self._history_points = history_points
+        self._history_minutes = history_minutes
 
     def compose(self) -> ComposeResult:
         yield Label("reading this host…", id="hosts-waiting")
 
-    def watch_snapshot(self, snapshot: Snapshot | None) -> None:
-        if snapshot is None:
-            return
+    def show(self, snapshot: Snapshot) -> None:
         for waiting in self.query("#hosts-waiting"):
             waiting.remove()
         books = {book.host: book for book in snapshot.books}
@@ -179,7 +200,7 @@ class HostsPanel(Vertical):
             card = next(cards, None)
             book = books.get(host.name)
             if card is None:
-                card = HostCard(host.name, self._history_points)
+                card = HostCard(host.name, self._history_points, self._history_minutes)
                 self.mount(card)
                 card.call_after_refresh(setattr, card, "book", book)
                 card.call_after_refresh(setattr, card, "host", host)

@@ -1,48 +1,40 @@
-"""The Jobs panel: the memory ledger's jobs, one row each, keyed by job id."""
+"""The Jobs panel: the memory ledger's jobs, one row each, keyed by job id, newest first."""
 
 from __future__ import annotations
 
-import time
-
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.reactive import reactive
-from textual.widgets import Label
-
-from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.app.panel import Rows, TablePanel
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import in_order
-from swarmdeck.views.jobs import PANEL_COLUMNS, job_cells
+from swarmdeck.views.jobs import PANEL_COLUMNS, job_cells, panel_order
 from swarmdeck.views.slurm import cluster_job_cells, cluster_job_key
 
 
-class JobsPanel(Vertical):
+class JobsPanel(TablePanel):
     """Caged jobs as the ledger knows them."""
 
-    snapshot: reactive[Snapshot | None] = reactive(None)
-    """The latest snapshot of the whole room."""
+    TITLE = "Jobs"
+    COLUMNS = PANEL_COLUMNS
+    EMPTY = "no caged jobs — start one: swarmdeck run -- CMD"
 
     def __init__(self) -> None:
-        super().__init__(id="jobs", classes="panel")
-        self.border_title = "Jobs"
+        super().__init__(id="jobs")
 
-    def compose(self) -> ComposeResult:
-        yield Label("no caged jobs — start one with: swarmdeck run -- CMD", classes="empty")
-        yield KeyedTable(PANEL_COLUMNS, id="jobs-table")
-
-    def watch_snapshot(self, snapshot: Snapshot | None) -> None:
-        if snapshot is None:
-            return
-        jobs = snapshot.jobs
-        now = time.time()
-        rows = {str(job.id): in_order(job_cells(job, now), PANEL_COLUMNS) for job in jobs}
+    def rows(self, snapshot: Snapshot, now: float) -> Rows:
+        rows = {
+            str(job.id): in_order(job_cells(job, now), PANEL_COLUMNS)
+            for job in panel_order(snapshot.jobs)
+        }
         cluster_jobs = snapshot.cluster.jobs if snapshot.cluster is not None else []
-        rows.update({cluster_job_key(job): in_order(cluster_job_cells(job, now), PANEL_COLUMNS)
-                     for job in cluster_jobs})
-        self.query_one(".empty", Label).display = not rows
-        table = self.query_one(KeyedTable)
-        table.display = bool(rows)
-        table.sync(rows)
-        running = sum(1 for job in jobs if job.state == "running")
-        queued = sum(1 for job in jobs if job.state == "queued")
-        self.border_subtitle = f"{running} running, {queued} queued" if jobs else ""
+        rows.update(
+            {
+                cluster_job_key(job): in_order(cluster_job_cells(job, now), PANEL_COLUMNS)
+                for job in cluster_jobs
+            }
+        )
+        return rows
+
+    def subtitle(self, snapshot: Snapshot, rows: Rows) -> str:
+        if not rows:
+            return ""
+        states = [job.state for job in snapshot.jobs]
+        return f"{states.count('running')} running, {states.count('queued')} queued"

@@ -41,7 +41,7 @@ class KeyedTable(DataTable[Cell]):
             self.add_column(label, key=key)
 
     def sync(self, rows: Mapping[str, Sequence[Cell]]) -> None:
-        """Make the table show exactly `rows` (key → cells in column order)."""
+        """Make the table show exactly `rows` (key → cells in column order), in their order."""
         with self.app.batch_update():
             for stale in [key.value for key in self.rows if key.value not in rows]:
                 self.remove_row(stale)
@@ -54,3 +54,32 @@ class KeyedTable(DataTable[Cell]):
                 for column, old, new in zip(self._column_keys, current, cells, strict=True):
                     if old != new:
                         self.update_cell(key, column, new, update_width=True)
+            if self._keys_in_order() != list(rows):
+                self._reorder(rows)
+
+    def _keys_in_order(self) -> list[str]:
+        return [str(row.key.value) for row in self.ordered_rows]
+
+    def _reorder(self, rows: Mapping[str, Sequence[Cell]]) -> None:
+        """Lay the rows out again in the wanted order, the cursor staying on its row.
+
+        Only a newcomer that does not belong at the end (a new job above the finished ones)
+        moves rows, so this is rare; a table rebuilt this way keeps its scroll position too.
+        """
+        cursor_key = self._cursor_key()
+        scroll = self.scroll_offset
+        self.clear()
+        for key, cells in rows.items():
+            self.add_row(*cells, key=key)
+        if cursor_key is not None and cursor_key in rows:
+            self.move_cursor(row=self.get_row_index(cursor_key), scroll=False)
+        self.scroll_to(scroll.x, scroll.y, animate=False)
+
+    def _cursor_key(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+        except (RowDoesNotExist, LookupError):
+            return None
+        return None if key.value is None else str(key.value)

@@ -31,8 +31,13 @@ COMMANDS: dict[str, str] = {
     "dispatch": "dispatch",
     "peer": "peer",
     "lock": "lock",
+    "watch": "watch",
+    "kills": "kills",
+    "approve": "kills",
+    "deny": "kills",
     "hook": "hooks",
     "hooks": "hooks",
+    "demo": "demo",
 }
 """Every subcommand, in the order help lists them, and the module of `swarmdeck.cli` adding it."""
 

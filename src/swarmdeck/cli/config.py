@@ -9,7 +9,14 @@ from swarmdeck.exitcodes import ExitCode
 
 
 def _add_config(sub) -> None:
-    p = sub.add_parser("config", help="the effective configuration")
+    p = sub.add_parser(
+        "config",
+        help="the effective configuration",
+        epilog="example:\n"
+        "  swarmdeck config show\n"
+        "  SWARMDECK_CONFIG=./try.toml swarmdeck config show  # check a file before using it\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     inner = p.add_subparsers(dest="config_command", required=True, parser_class=ArgumentParser)
     show = inner.add_parser("show", help="every key, its value and where the value came from")
     show.set_defaults(handler=_config_show)

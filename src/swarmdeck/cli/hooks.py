@@ -17,7 +17,12 @@ def _add_hook(sub) -> None:
         help="answer a Claude Code hook (stdin JSON -> stdout JSON); always exits 0",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="events (any other Claude Code event is recorded too):\n"
-        + "\n".join(f"  {name:<{width}}  {claude}" for name, claude in EVENTS.items()),
+        + "\n".join(f"  {name:<{width}}  {claude}" for name, claude in EVENTS.items())
+        + "\n\nexample:\n"
+        "  echo '{\"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Bash\",\n"
+        "        \"tool_input\": {\"command\": \"pytest -q\"}}' | swarmdeck hook pre-tool-use\n"
+        "\n"
+        "Claude Code runs it from the entries 'swarmdeck hooks install' writes.\n",
     )
     p.add_argument("event", nargs="?", default="", help="the event, as listed below")
     p.set_defaults(handler=_hook)
@@ -30,12 +35,22 @@ def _hook(args: argparse.Namespace) -> int:
 
 
 def _add_hooks(sub) -> None:
-    p = sub.add_parser("hooks", help="the Claude Code hook entries in settings.json")
+    p = sub.add_parser(
+        "hooks",
+        help="the Claude Code hook entries in settings.json",
+        epilog="example:\n"
+        "  swarmdeck hooks install              # $CLAUDE_CONFIG_DIR/settings.json or ~/.claude\n"
+        "  swarmdeck hooks install --project .  # ./.claude/settings.json\n"
+        "  swarmdeck hooks install --uninstall\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     inner = p.add_subparsers(dest="hooks_command", required=True, parser_class=ArgumentParser)
     install = inner.add_parser(
         "install",
         help="merge swarmdeck's hook entries into settings.json (idempotent, with a backup)",
         usage="swarmdeck hooks install [--user | --project DIR] [--uninstall]",
+        epilog="example:\n  swarmdeck hooks install --project .\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     where = install.add_mutually_exclusive_group()
     where.add_argument(

@@ -10,7 +10,16 @@ from swarmdeck.exitcodes import ExitCode
 
 
 def _add_lock(sub) -> None:
-    p = sub.add_parser("lock", help="workspace locks and work-directory owners")
+    p = sub.add_parser(
+        "lock",
+        help="workspace locks and work-directory owners",
+        epilog="example:\n"
+        "  swarmdeck lock acquire . --timeout 600 && make release; swarmdeck lock release .\n"
+        "  swarmdeck lock show\n"
+        "  swarmdeck lock claim /work/scratch/bisect --purpose 'bisect the flaky test'\n"
+        "  swarmdeck lock cleanup --root /work/scratch\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     inner = p.add_subparsers(dest="lock_command", required=True, parser_class=ArgumentParser)
     session_help = "who holds it (default: $SWARMDECK_SESSION, else the holder's pid)"
     acquire = inner.add_parser("acquire", help="take the lock of PATH, queueing while it is held")

@@ -19,6 +19,11 @@ def _add_peer(sub) -> None:
         "peer",
         help="run a job on a second host, check one, clean up after one",
         usage="swarmdeck peer {check,run,cleanup} HOST ...",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n"
+        "  swarmdeck peer check big2\n"
+        "  swarmdeck peer run big2 --cap 8G --label tests --fetch report.xml -- pytest -q\n"
+        "  swarmdeck peer cleanup big2\n"
     )
     peer = p.add_subparsers(dest="peer_command", parser_class=ArgumentParser, metavar="ACTION")
     peer.required = True

@@ -10,7 +10,14 @@ from swarmdeck.exitcodes import ExitCode
 
 
 def _add_status(sub) -> None:
-    p = sub.add_parser("status", help="one snapshot of everything the control room shows")
+    p = sub.add_parser(
+        "status",
+        help="one snapshot of everything the control room shows",
+        epilog="example:\n"
+        "  swarmdeck status\n"
+        "  swarmdeck status --json | jq '.jobs[] | {label, state, exit_code}'\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--json", action="store_true", help="print the snapshot JSON")
     p.set_defaults(handler=_status)
 
@@ -45,7 +52,14 @@ def _with_peers(config, store, take):
 
 
 def _add_probe(sub) -> None:
-    p = sub.add_parser("probe", help="this host's snapshot (what a peer runs over ssh)")
+    p = sub.add_parser(
+        "probe",
+        help="this host's snapshot (what a peer runs over ssh)",
+        epilog="example:\n"
+        "  swarmdeck probe --json              # one line of JSON\n"
+        "  ssh big2 swarmdeck probe --json     # what the control room reads from a peer\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--json", action="store_true", required=True, help="print the snapshot JSON")
     p.set_defaults(handler=_probe)
 

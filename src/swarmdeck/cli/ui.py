@@ -8,7 +8,14 @@ from swarmdeck.cli.common import context
 
 
 def _add_ui(sub) -> None:
-    p = sub.add_parser("ui", help="the control room (the default)")
+    p = sub.add_parser(
+        "ui",
+        help="the control room (the default)",
+        epilog="example:\n"
+        "  swarmdeck ui             # the same as plain 'swarmdeck'; ? lists the keys, q quits\n"
+        "  swarmdeck ui --readonly  # watch only: every action refuses\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument(
         "--readonly", action="store_true", help="hide every action that changes anything"
     )

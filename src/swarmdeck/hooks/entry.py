@@ -100,6 +100,10 @@ def answer(hook: HookInput) -> dict[str, Any] | None:
         from swarmdeck.hooks.session_start import session_start_answer
 
         return within(SESSION_START_BUDGET, lambda: session_start_answer(hook))
+    if hook.event == "PostToolUse":
+        from swarmdeck.hooks.findings_note import findings_answer
+
+        return findings_answer(hook)
     return None
 
 

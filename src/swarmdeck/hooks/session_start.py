@@ -42,6 +42,7 @@ def session_start_text(hook: HookInput, now: float | None = None) -> str:
             _guarded("uncommitted changes", lambda: changes_line(hook.cwd)),
             _guarded("OOM kills", lambda: oom_line(now)),
             _guarded("alerts", lambda: alerts_line(store)),
+            _guarded("findings", lambda: findings_line(store, hook.session_id)),
         ]
     finally:
         store.close()
@@ -167,6 +168,20 @@ def alerts_line(store: StateStore) -> str | None:
     shown = "; ".join(f"[{a.level}] {a.message}" for a in alerts[:SHOWN])
     more = f"; and {len(alerts) - SHOWN} more" if len(alerts) > SHOWN else ""
     return f"Open alerts ({len(alerts)}): {shown}{more}"
+
+
+def findings_line(store: StateStore, session_id: str | None) -> str | None:
+    """The watchdog's open findings about this session, with what to do about each."""
+    from swarmdeck.probes.records import open_findings
+
+    found = [f for f in open_findings(store) if session_id and f.session_id == session_id]
+    if not found:
+        return None
+    shown = "; ".join(
+        f"[{f.severity}] {f.rule}: {f.subject} ({f.advice or f.message})" for f in found[:SHOWN]
+    )
+    more = f"; and {len(found) - SHOWN} more" if len(found) > SHOWN else ""
+    return f"Watchdog findings about this session ({len(found)}): {shown}{more}"
 
 
 def _age(seconds: float) -> str:

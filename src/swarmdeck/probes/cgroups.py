@@ -12,6 +12,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from swarmdeck.probes.kernel_files import read_bytes
 from swarmdeck.probes.procs import own_file
 
 SYSTEMD_BOOTED = Path("/run/systemd/system")
@@ -312,32 +313,117 @@ def read_keyed(path: Path) -> dict[str, int]:
 
 
 def read_memory(cgroup: Path) -> MemoryReading | None:
-    """What a v1 or v2 memory cgroup holds now; None when the cgroup does not exist."""
-    if (cgroup / "memory.usage_in_bytes").exists():
-        usage = read_int(cgroup / "memory.usage_in_bytes")
-        stat = read_keyed(cgroup / "memory.stat")
+    """What a v1 or v2 memory cgroup holds now; None when the cgroup does not exist.
+
+    Read on every refresh for every running job, so the files are opened by name without an
+    existence check first, and of memory.stat only the one line needed is picked out.
+    """
+    base = os.fspath(cgroup)
+    usage = read_bytes(base + "/memory.usage_in_bytes")
+    if usage is not None:
+        stat = read_bytes(base + "/memory.stat") or b""
+        inactive = _stat_value(stat, b"total_inactive_file")
+        if inactive is None:
+            inactive = _stat_value(stat, b"inactive_file")
         return MemoryReading(
-            usage=usage or 0,
-            inactive_file=stat.get("total_inactive_file", stat.get("inactive_file", 0)),
-            peak=read_int(cgroup / "memory.max_usage_in_bytes"),
-            limit=read_int(cgroup / "memory.limit_in_bytes"),
+            usage=_number(usage) or 0,
+            inactive_file=inactive or 0,
+            peak=_number(read_bytes(base + "/memory.max_usage_in_bytes")),
+            limit=_number(read_bytes(base + "/memory.limit_in_bytes")),
         )
-    if (cgroup / "memory.current").exists():
-        usage = read_int(cgroup / "memory.current")
-        stat = read_keyed(cgroup / "memory.stat")
+    usage = read_bytes(base + "/memory.current")
+    if usage is not None:
+        stat = read_bytes(base + "/memory.stat") or b""
         return MemoryReading(
-            usage=usage or 0,
-            inactive_file=stat.get("inactive_file", 0),
-            peak=read_int(cgroup / "memory.peak"),
-            limit=read_int(cgroup / "memory.max"),
+            usage=_number(usage) or 0,
+            inactive_file=_stat_value(stat, b"inactive_file") or 0,
+            peak=_number(read_bytes(base + "/memory.peak")),
+            limit=_number(read_bytes(base + "/memory.max")),
         )
     return None
 
 
+def _number(raw: bytes | None) -> int | None:
+    """A one-number cgroup file's value, as read_int reads it."""
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not text.isdigit():
+        return None
+    value = int(text)
+    return None if value >= 1 << 62 else value
+
+
+def _stat_value(stat: bytes, key: bytes) -> int | None:
+    """The value of one "key value" line of memory.stat, None when the key is absent."""
+    at = (b"\n" + stat).find(b"\n" + key + b" ")
+    if at < 0:
+        return None
+    start = at + len(key) + 1
+    end = stat.find(b"\n", start)
+    value = stat[start : end if end >= 0 else len(stat)].strip()
+    return int(value) if value.isdigit() else None
+
+
 def cgroup_pids(cgroup: Path) -> list[int]:
     """The processes in one cgroup (not its children); empty when it is gone."""
+    return _read_ids(os.path.join(cgroup, "cgroup.procs")) or []
+
+
+THREAD_FILES = ("tasks", "cgroup.threads")
+"""Where a cgroup lists its threads: v1 `tasks`, v2 `cgroup.threads` (every thread, in any
+cgroup, threaded or not)."""
+
+
+@dataclass(frozen=True)
+class CageMembers:
+    """Who is inside a cage now, read from the kernel's own lists: no walk of /proc.
+
+    A process that moved itself out of the cage is not listed; one that entered it is.
+    """
+
+    pids: tuple[int, ...]
+    """Processes (thread-group ids), from `cgroup.procs`."""
+    tids: tuple[int, ...]
+    """Every thread of them, from `tasks` or `cgroup.threads`."""
+
+
+def cage_members(cgroup: Path) -> CageMembers | None:
+    """The processes and threads in a cage and every cgroup under it; None once it is gone."""
+    top = os.fspath(cgroup)
+    pids: list[int] = []
+    tids: list[int] = []
+    todo = [top]
+    while todo:
+        current = todo.pop()
+        procs = _read_ids(current + "/cgroup.procs")
+        if procs is None:
+            if current == top:
+                return None
+            continue  # a sub-cgroup removed while we looked holds no one now
+        pids += procs
+        for name in THREAD_FILES:
+            threads = _read_ids(f"{current}/{name}")
+            if threads is not None:
+                tids += threads
+                break
+        todo += _subdirectories(current)
+    return CageMembers(tuple(sorted(set(pids))), tuple(sorted(set(tids))))
+
+
+def _read_ids(path: str) -> list[int] | None:
+    """The numbers of a cgroup list file, or None when the file is not there."""
+    text = read_bytes(path)
+    return None if text is None else [int(word) for word in text.split()]
+
+
+def _subdirectories(cgroup: str) -> list[str]:
+    """The cgroups directly under one; a directory's link count (2 + its subdirectories, as
+    kernfs keeps it) spares listing a leaf, which every job's cage is."""
     try:
-        text = (cgroup / "cgroup.procs").read_text()
+        if os.stat(cgroup).st_nlink <= 2:
+            return []
+        with os.scandir(cgroup) as entries:
+            return [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)]
     except OSError:
         return []
-    return [int(word) for word in text.split()]

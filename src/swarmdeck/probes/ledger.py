@@ -83,6 +83,10 @@ class LedgerJob:
     """Cores in use and threads at once since the previous snapshot; running jobs only."""
     serial_reason: str | None = None
     """The reason in its serial marker while a running job says it is serial on purpose."""
+    session_id: str | None = None
+    """The Claude Code session whose Bash tool started it (its CLAUDE_CODE_SESSION_ID)."""
+    agent_id: str | None = None
+    """The subagent of that session whose command it is; None for the main thread."""
 
     @property
     def process(self) -> ProcessIdentity | None:
@@ -270,6 +274,8 @@ def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> L
         start_ticks=row["start_ticks"],
         threads=row["threads"],
         serial_marker_path=row["serial_marker_path"],
+        session_id=row["session_id"] if "session_id" in keys else None,
+        agent_id=row["agent_id"] if "agent_id" in keys else None,
     )
 
 
@@ -315,8 +321,13 @@ def read_book(
 
     Called inside admission's write transaction, so the rows cannot change while it decides.
     """
-    meminfo = read_meminfo()
     jobs = [job_from_row(row, runners=runners) for row in booked_rows(conn, host)]
+    return book_of(facts, host, jobs)
+
+
+def book_of(facts: SliceFacts, host: str, jobs: list[LedgerJob]) -> MemoryBook:
+    """The book from the jobs holding a booking, read just now, and the slice read after them."""
+    meminfo = read_meminfo()
     reading = read_memory(facts.slice_path) if facts.slice_path else None
     # The cages are read one after another and the slice after them: a job that exits in
     # between must not make room in the book that its still-open row has not given back.
@@ -337,11 +348,23 @@ def read_book(
     )
 
 
-def memory_book(config: Config, store: StateStore, host: str | None = None) -> MemoryBook:
-    """This host's memory book as the app, `status` and the hooks show it."""
+def memory_book(
+    config: Config,
+    store: StateStore,
+    host: str | None = None,
+    jobs: list[LedgerJob] | None = None,
+) -> MemoryBook:
+    """This host's memory book as the app, `status` and the hooks show it.
+
+    `jobs` are this host's jobs as `ledger_jobs` has just read them (the snapshot's): the book
+    is then made from those same readings instead of reading every cage a second time.
+    """
     facts = slice_facts(config, read_meminfo()["MemTotal"])
+    host = host or local_host_name()
+    if jobs is not None:
+        return book_of(facts, host, [job for job in jobs if job.state in HOLDS_BOOKING])
     with store.read() as conn:
-        return read_book(conn, facts, host or local_host_name())
+        return read_book(conn, facts, host)
 
 
 def with_usage(jobs: list[LedgerJob], tracker: UsageTracker) -> list[LedgerJob]:
@@ -349,13 +372,17 @@ def with_usage(jobs: list[LedgerJob], tracker: UsageTracker) -> list[LedgerJob]:
     the reason it gives for a serial phase."""
     # Here, not at the top: admission reads the book on every `swarmdeck run`, which has no
     # use for the usage sampler's import time.
-    from swarmdeck.probes.usage import serial_reason
+    from swarmdeck.probes.usage import Supervised, serial_reason
 
-    roots = {job.id: root for job in jobs if (root := job.process) is not None}
-    figures = tracker.update(roots)
+    followed = {
+        job.id: Supervised(root, Path(job.cgroup) if job.cgroup else None)
+        for job in jobs
+        if (root := job.process) is not None
+    }
+    figures = tracker.update(followed)
     return [
         replace(job, usage=figures[job.id], serial_reason=serial_reason(job.serial_marker_path))
-        if job.id in roots
+        if job.id in followed
         else job
         for job in jobs
     ]

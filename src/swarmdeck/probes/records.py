@@ -36,11 +36,23 @@ class Finding:
     rule: str
     subject: str
     severity: str
+    """Its level: info, warning or critical."""
     message: str
     first_seen_at: float
     last_seen_at: float
     count: int
     acknowledged_at: float | None
+    host: str | None = None
+    session_id: str | None = None
+    """The Claude Code session the finding concerns, when one does."""
+    job_id: int | None = None
+    pid: int | None = None
+    start_ticks: int | None = None
+    """The subject's process, when it is one: what a kill request for it would stop."""
+    advice: str | None = None
+    """What to do about it, in one line."""
+    fired_at: float | None = None
+    """When its condition had held long enough to show."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,8 @@ class KillRequest:
     reason: str
     state: str
     requested_at: float
+    finding_key: str | None = None
+    requested_by: str | None = None
 
 
 def _read(store: StateStore, kind: type[Row], table: str, where: str, order: str) -> list[Row]:
@@ -75,8 +89,12 @@ def open_alerts(store: StateStore) -> list[Alert]:
 
 
 def open_findings(store: StateStore) -> list[Finding]:
-    """Findings not yet resolved, newest first."""
-    return _read(store, Finding, "findings", "resolved_at IS NULL", "last_seen_at DESC")
+    """Findings that fired and are not resolved, newest first (one still pending its minimum
+    duration is not shown)."""
+    return _read(
+        store, Finding, "findings", "resolved_at IS NULL AND fired_at IS NOT NULL",
+        "last_seen_at DESC",
+    )
 
 
 def pending_kill_requests(store: StateStore) -> list[KillRequest]:

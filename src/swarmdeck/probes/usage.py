@@ -5,6 +5,11 @@ drops when a job is starved or throttled; "threads computing at once" (Σ per-th
 the largest per-thread Δ CPU: N equally busy threads give N) stays at N then, and drops only
 when the job itself has gone serial. A job declared with 8 threads that reads 1 thread at once
 is wasting its booking; one that reads 8 threads on 2 cores is starved, not wasteful.
+
+A refresh reads only what is supervised: a caged job's threads are the ones its cgroup lists
+(`tasks` or `cgroup.threads`), and the rare job without a cage is followed down from its root
+through /proc/PID/task/TID/children, so the cost follows the jobs' own threads, never the number
+of processes on the host.
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmdeck.probes.procs import PROC, ProcessIdentity, parse_stat, read_stat
+from swarmdeck.probes import procs
+from swarmdeck.probes.cgroups import cage_members
+from swarmdeck.probes.kernel_files import read_bytes
+from swarmdeck.probes.procs import ProcessIdentity, read_stat
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 SERIAL_PREFIX = "serial right now:"
@@ -25,22 +33,17 @@ SERIAL_PREFIX = "serial right now:"
 class ThreadKey:
     """A thread as the sampler remembers it; the start ticks keep a reused tid apart."""
 
-    pid: int
     tid: int
     start_ticks: int
 
 
 @dataclass(frozen=True)
 class TreeSample:
-    """CPU time of every thread of a process tree at one moment (seconds on CLOCK_MONOTONIC)."""
+    """CPU time of every thread of a job at one moment (seconds on CLOCK_MONOTONIC)."""
 
     taken_at: float
     cpu_ns: dict[ThreadKey, int]
     nanosecond: bool
-
-    @property
-    def pids(self) -> set[int]:
-        return {key.pid for key in self.cpu_ns}
 
 
 @dataclass(frozen=True)
@@ -54,30 +57,49 @@ class Usage:
     nanosecond: bool
 
 
-def thread_reading(pid: int, tid: int) -> tuple[int, int, bool] | None:
+@dataclass(frozen=True)
+class Supervised:
+    """A running job as the sampler follows it: its root process, and its cage when it has one.
+
+    A caged job's threads are the ones its cgroup lists; a job without a cage (or whose cage
+    is gone) is followed from its root.
+    """
+
+    root: ProcessIdentity
+    cage: Path | None = None
+
+
+def thread_reading(tid: int) -> tuple[int, int, bool] | None:
     """(start ticks, CPU nanoseconds, whether at ns resolution) of one thread, None if gone.
 
+    Any thread is found as /proc/TID/task/TID, so a thread id from a cgroup's list is enough.
     The CPU time is schedstat's first field where the kernel has it, else stat's utime+stime
     ticks (10 ms resolution, too coarse for short windows but still right on average).
     """
-    task = PROC / str(pid) / "task" / str(tid)
-    try:
-        stat = parse_stat((task / "stat").read_text())
-    except (OSError, ValueError, IndexError):
+    task = f"{procs.PROC}/{tid}/task/{tid}/"
+    stat = read_bytes(task + "stat")
+    if stat is None:
         return None
+    # Fields after the last ")" (comm may hold one): [11] utime, [12] stime, [19] start ticks.
+    fields = stat[stat.rfind(b")") + 2 :].split()
     try:
-        return stat.start_ticks, int((task / "schedstat").read_text().split()[0]), True
-    except (OSError, ValueError, IndexError):
-        ticks = stat.utime + stat.stime
-        return stat.start_ticks, ticks * 1_000_000_000 // _CLK_TCK, False
+        start = int(fields[19])
+        schedstat = read_bytes(task + "schedstat")
+        if schedstat is not None and schedstat.strip():
+            return start, int(schedstat.split()[0]), True
+        ticks = int(fields[11]) + int(fields[12])
+    except (ValueError, IndexError):
+        return None
+    return start, ticks * 1_000_000_000 // _CLK_TCK, False
 
 
 def process_tree(root: ProcessIdentity) -> list[int]:
-    """The root and every descendant, found by one pass over /proc; empty if the root is gone."""
+    """The root and every descendant, found by one pass over all of /proc; empty if the root
+    is gone. Only for a kernel without /proc/PID/task/TID/children: see TreeFollower."""
     if not root.is_alive():
         return []
     children: dict[int, list[int]] = {}
-    for entry in PROC.iterdir():
+    for entry in procs.PROC.iterdir():
         if not entry.name.isdigit():
             continue
         stat = read_stat(int(entry.name))
@@ -91,22 +113,105 @@ def process_tree(root: ProcessIdentity) -> list[int]:
     return tree
 
 
-def sample_tree(root: ProcessIdentity) -> TreeSample:
-    """Per-thread CPU time of the whole tree under `root`, now."""
+def fork_count() -> int | None:
+    """Processes forked on this host since boot (the `processes` line of /proc/stat)."""
+    try:
+        with open(procs.PROC / "stat", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"processes "):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _threads_of(pid: int) -> list[int]:
+    try:
+        return [int(name) for name in os.listdir(procs.PROC / str(pid) / "task")]
+    except OSError:
+        return []  # the process ended meanwhile
+
+
+def _children_of(pid: int) -> list[int] | None:
+    """Children of every thread of `pid` (each thread lists the ones it forked); None when
+    this kernel has no `children` files (CONFIG_PROC_CHILDREN off)."""
+    found: list[int] = []
+    for tid in _threads_of(pid):
+        try:
+            with open(procs.PROC / str(pid) / "task" / str(tid) / "children", "rb") as handle:
+                found += [int(word) for word in handle.read().split()]
+        except FileNotFoundError:
+            if not (procs.PROC / str(pid) / "task" / str(tid)).exists():
+                continue  # the thread ended meanwhile
+            return None
+        except OSError:
+            continue
+    return found
+
+
+class TreeFollower:
+    """A job outside any cage, followed from its root without walking all of /proc.
+
+    The tree is read from the root down through each thread's `children` file and kept. It is
+    read again only when a member is gone (or its pid reused) or a member may be new: the
+    host's fork counter moved since the last reading. A kernel without `children` files falls
+    back to `process_tree`, the one full walk.
+    """
+
+    def __init__(self, root: ProcessIdentity) -> None:
+        self.root = root
+        self._members: list[ProcessIdentity] = []
+        self._forks: int | None = None
+
+    def pids(self, forks: int | None) -> list[int]:
+        """The tree's pids now; `forks` is fork_count() read once for every follower."""
+        fresh = forks is not None and forks == self._forks
+        if fresh and self._members and all(member.is_alive() for member in self._members):
+            return [member.pid for member in self._members]
+        self._forks = forks
+        self._members = self._read_tree()
+        return [member.pid for member in self._members]
+
+    def _read_tree(self) -> list[ProcessIdentity]:
+        if not self.root.is_alive():
+            return []
+        members, todo = [], [self.root]
+        while todo:
+            member = todo.pop()
+            members.append(member)
+            children = _children_of(member.pid)
+            if children is None:
+                return self._walked_tree()
+            todo += [child for pid in children if (child := procs.identity(pid)) is not None]
+        return members
+
+    def _walked_tree(self) -> list[ProcessIdentity]:
+        return [ident for pid in process_tree(self.root) if (ident := procs.identity(pid))]
+
+
+def sample_threads(tids: list[int] | tuple[int, ...]) -> TreeSample:
+    """Per-thread CPU time of the given threads, now."""
     cpu: dict[ThreadKey, int] = {}
     nanosecond = True
-    for pid in process_tree(root):
-        try:
-            tids = [int(name) for name in os.listdir(PROC / str(pid) / "task")]
-        except OSError:
-            continue  # the process ended between the tree scan and now
-        for tid in tids:
-            reading = thread_reading(pid, tid)
-            if reading is not None:
-                ticks, ns, precise = reading
-                cpu[ThreadKey(pid, tid, ticks)] = ns
-                nanosecond = nanosecond and precise
+    for tid in tids:
+        reading = thread_reading(tid)
+        if reading is not None:
+            ticks, ns, precise = reading
+            cpu[ThreadKey(tid, ticks)] = ns
+            nanosecond = nanosecond and precise
     return TreeSample(time.monotonic(), cpu, nanosecond)
+
+
+def cage_threads(cage: Path) -> list[int] | None:
+    """The threads a cage lists now; None when the cage is gone."""
+    members = cage_members(cage)
+    return None if members is None else list(members.tids)
+
+
+def sample_tree(root: ProcessIdentity) -> TreeSample:
+    """Per-thread CPU time of the whole tree under `root`, now (followed afresh)."""
+    tree = TreeFollower(root).pids(None)
+    return sample_threads([tid for pid in tree for tid in _threads_of(pid)])
 
 
 def usage_between(first: TreeSample, second: TreeSample) -> Usage:
@@ -137,23 +242,41 @@ def measure(root: ProcessIdentity, window: float = 1.0) -> Usage:
 
 
 class UsageTracker:
-    """Each job tree's previous sample, so every snapshot gets the use since the one before
-    without sleeping in between (the first sight of a tree has no figure yet)."""
+    """Each job's previous sample, so every snapshot gets the use since the one before without
+    sleeping in between (the first sight of a job has no figure yet).
+
+    A refresh costs what is supervised: a caged job's threads come from its cgroup's lists, a
+    job without a cage from its TreeFollower; nothing walks all of /proc.
+    """
 
     def __init__(self) -> None:
-        self._last: dict[Hashable, tuple[ProcessIdentity, TreeSample]] = {}
+        self._last: dict[Hashable, tuple[Supervised, TreeSample]] = {}
+        self._followers: dict[Hashable, TreeFollower] = {}
 
-    def update(self, roots: Mapping[Hashable, ProcessIdentity]) -> dict[Hashable, Usage | None]:
-        """Sample every tree now; forget trees no longer asked about."""
+    def update(self, jobs: Mapping[Hashable, Supervised]) -> dict[Hashable, Usage | None]:
+        """Sample every job now; forget jobs no longer asked about."""
         figures: dict[Hashable, Usage | None] = {}
-        seen: dict[Hashable, tuple[ProcessIdentity, TreeSample]] = {}
-        for key, root in roots.items():
-            sample = sample_tree(root)
+        seen: dict[Hashable, tuple[Supervised, TreeSample]] = {}
+        followers: dict[Hashable, TreeFollower] = {}
+        forks: int | None = None
+        forks_read = False
+        for key, job in jobs.items():
+            tids = cage_threads(job.cage) if job.cage is not None else None
+            if tids is None:
+                follower = self._followers.get(key)
+                if follower is None or follower.root != job.root:
+                    follower = TreeFollower(job.root)
+                followers[key] = follower
+                if not forks_read:
+                    forks, forks_read = fork_count(), True
+                tids = [tid for pid in follower.pids(forks) for tid in _threads_of(pid)]
+            sample = sample_threads(tids)
             previous = self._last.get(key)
-            same_tree = previous is not None and previous[0] == root
-            figures[key] = usage_between(previous[1], sample) if same_tree else None
-            seen[key] = (root, sample)
+            same_job = previous is not None and previous[0] == job
+            figures[key] = usage_between(previous[1], sample) if same_job else None
+            seen[key] = (job, sample)
         self._last = seen
+        self._followers = followers
         return figures
 
 

@@ -1,11 +1,11 @@
-"""A ledger job as a row: state, memory figures, cores figures, runtime and how it ended."""
+"""A ledger job as a row: state (how it ended, once it has), memory, cores, runtime."""
 
 from __future__ import annotations
 
 from rich.text import Text
 
 from swarmdeck.durations import NONE, runtime_text
-from swarmdeck.probes.ledger import RUNNING, LedgerJob
+from swarmdeck.probes.ledger import DONE, LOST, REFUSED, RUNNING, LedgerJob
 from swarmdeck.probes.usage import cores_text
 from swarmdeck.views.cells import Cell, pick, size_cell
 
@@ -24,8 +24,13 @@ COLUMNS = (
     ("runtime", "runtime"),
     ("exit", "exit"),
 )
-PANEL_COLUMNS = pick(COLUMNS, [key for key, _ in COLUMNS if key != "id"])
-"""The Jobs panel keys its rows by id and leaves it out."""
+PANEL_COLUMNS = pick(
+    COLUMNS, ("label", "state", "runtime", "current", "peak", "booked", "cap", "cores", "host",
+              "via", "adj"),
+)
+"""The Jobs panel keys its rows by id and leaves it out; what a person reads first (label,
+state, runtime, memory) comes first, the admission details last. Its state says how a job
+ended, so the exit column is left out too."""
 STATUS_COLUMNS = pick(
     COLUMNS, ("id", "label", "state", "booked", "current", "peak", "cap", "cores", "runtime",
               "exit"),
@@ -36,7 +41,7 @@ STATE_STYLES = {
     "running": "bold green",
     "admitted": "green",
     "queued": "yellow",
-    "lost": "bold red",
+    LOST: "bold red",
     "refused": "red",
     "done": "",
 }
@@ -44,9 +49,35 @@ EXIT_STYLES = {250: "bold red", 254: "bold magenta", 253: "yellow", 252: "red"}
 
 
 def state_cell(job: LedgerJob) -> Text:
+    """The state while a job is active; once over, how it ended: `ok`, `exit 7`,
+    `own cap 250`, `timed out 253`, `refused 252`, `lost`."""
     if job.stale:
         return Text(f"{job.state}, runner gone", style="bold red")
+    if job.state in (DONE, REFUSED) and job.exit_code is not None:
+        return Text(outcome_text(job), style=exit_style(job.exit_code))
     return Text(job.state, style=STATE_STYLES.get(job.state, ""))
+
+
+def outcome_text(job: LedgerJob) -> str:
+    """How an ended job ended, in a few words and its exit code."""
+    code = job.exit_code
+    if job.state == REFUSED:
+        return f"refused {code}"
+    if code == 0:
+        return "ok"
+    if not job.outcome or job.outcome in ("ok", f"exit {code}"):
+        return f"exit {code}"
+    return f"{job.outcome} {code}"
+
+
+def exit_style(code: int) -> str:
+    return EXIT_STYLES.get(code, "red" if code else "green")
+
+
+def panel_order(jobs: list[LedgerJob]) -> list[LedgerJob]:
+    """The one order of the Jobs panel, on a fresh start as after hours of refreshes: newest
+    first. A job that ends keeps its line; a new one comes in at the top."""
+    return sorted(jobs, key=lambda job: -job.id)
 
 
 def exit_cell(job: LedgerJob) -> Text:
@@ -55,7 +86,7 @@ def exit_cell(job: LedgerJob) -> Text:
     label = str(job.exit_code)
     if job.outcome and job.outcome not in ("ok", f"exit {job.exit_code}"):
         label += f" {job.outcome}"
-    return Text(label, style=EXIT_STYLES.get(job.exit_code, "red" if job.exit_code else "green"))
+    return Text(label, style=exit_style(job.exit_code))
 
 
 def peak_cell(job: LedgerJob) -> Text:

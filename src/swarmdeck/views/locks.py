@@ -10,13 +10,14 @@ from swarmdeck.views.cells import Cell
 
 COLUMNS = (
     ("kind", "kind"),
-    ("path", "path"),
     ("state", "state"),
+    ("since", "since"),
     ("session", "session"),
     ("pid", "pid"),
     ("what", "command / purpose"),
-    ("since", "since"),
+    ("path", "path"),
 )
+"""Paths are long: they come last, so state and age stay on screen in a narrow pane."""
 
 STATE_STYLES = {HELD: "green", "stale": "bold red", "in use": "yellow", "no owner": "dim"}
 

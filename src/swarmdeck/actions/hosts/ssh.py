@@ -221,14 +221,11 @@ class SshHost(Host):
         reading = current_reading(self.name, refresh_interval)
         if reading.state != READ:
             return Fit(self.name, False, False, reason=f"not read: {reading.reason}")
-        figures = reading.host
-        room, machine_room = _int(figures, "room"), _int(figures, "machine_room")
-        slice_cap = _int(figures, "slice_cap")
-        threads = _int(figures, "threads_free")
-        if None in (room, machine_room, slice_cap):
+        book, host = reading.book, reading.host
+        if book is None or host is None:
             return Fit(self.name, False, False, reason="its reading has no memory book")
-        assert room is not None and machine_room is not None and slice_cap is not None
-        usable = min(room, machine_room)
+        usable, slice_cap = book.usable, book.slice_cap
+        threads = host.cores.threads_free
         ever = job.booking <= slice_cap and (job_cap is None or job.cap <= job_cap)
         now = ever and job.booking <= usable and not job.gpu
         if not ever:
@@ -247,9 +244,8 @@ class SshHost(Host):
         spec = self.config.job_cap
         if spec is None:
             return None
-        reading = current_reading(self.name, 1e9)
-        total = _int(reading.host, "mem_total") or 0
-        return spec.resolve(total)
+        book = current_reading(self.name, 1e9).book
+        return spec.resolve(book.mem_total if book is not None else 0)
 
     def submit(self, job: JobSpec) -> Handle:
         if self.store is None:
@@ -466,11 +462,6 @@ def _alive_test(handle: Handle) -> str:
         f"{{ s=$(cat /proc/{pid}/stat 2>/dev/null) && s=${{s##*) }} && set -- $s && "
         f'[ "$1" != Z ] && [ "${{20}}" = {ticks} ]; }}'
     )
-
-
-def _int(figures: dict[str, Any], key: str) -> int | None:
-    value = figures.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 __all__ = ["PeerNotRead", "SshHost", "check_fetch_path", "slug", "tree_files"]

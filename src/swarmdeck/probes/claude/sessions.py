@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -178,9 +178,16 @@ class SessionsProbe:
         self._flat: dict[Path, _Tracked] = {}
         self._pids = PidFiles({}, frozenset(), False)
         self._seen_live: set[str] = set()
+        self._running: set[str] = set()
+        """Sessions known to run without a pid file saying so: the caller of a hook."""
         self._assembled: dict[str, SessionInfo] = {}
         self._dirty: set[str] = set()
         self._assembled_at = 0.0
+        self._hook_running: dict[str, list[HookAgent]] = {}
+        """Subagents running by their hook events, by session, as last handed to
+        `attach_hook_agents`; every assembly adds the ones its transcripts do not show."""
+        self.generation = 0
+        """Counts the changes to what `sessions()` returns; a reader keeps the newest."""
         self._lock = threading.Lock()
         self.watched = False
         """Set while a watcher (sessions_watch.py) keeps this probe current."""
@@ -213,15 +220,42 @@ class SessionsProbe:
         with self._lock:
             return self._ordered()
 
+    def reading(self) -> tuple[int, list[SessionInfo]]:
+        """The sessions as of the last refresh with their generation, read together."""
+        with self._lock:
+            return self.generation, self._ordered()
+
+    def attach_hook_agents(self, running: dict[str, list[HookAgent]]) -> list[SessionInfo]:
+        """Take the subagents that hook events say run (by session) and give each session the
+        ones its transcripts do not show yet; the sessions, up to date.
+
+        The sessions handed out are never changed afterwards: a session whose hook subagents
+        changed is replaced by a new one, under the lock, so a reader in another thread (the
+        app's watcher) never sees a half-made or a changing list.
+        """
+        with self._lock:
+            self._hook_running = running
+            now = self.clock()
+            changed = False
+            for sid, info in list(self._assembled.items()):
+                agents = self._hooked(info, now)
+                if agents != info.hook_agents:
+                    self._assembled[sid] = replace(info, hook_agents=agents)
+                    changed = True
+            if changed:
+                self.generation += 1
+            return self._ordered()
+
     def session(self, session_id: str) -> SessionInfo | None:
         with self._lock:
             return self._assembled.get(session_id)
 
-    def read_one(self, transcript_path: Path) -> SessionInfo | None:
+    def read_one(self, transcript_path: Path, *, running: bool = False) -> SessionInfo | None:
         """One session from its main transcript and its own subagents folder, nothing else.
 
         A subagent's own transcript (`<sid>/subagents/…/agent-<id>.jsonl`) stands for the
-        session it belongs to.
+        session it belongs to. `running` says the session's process is known to run (a hook
+        it called is asking), whatever its pid file says.
         """
         now = self.clock()
         self._read_pid_files()
@@ -229,6 +263,8 @@ class SessionsProbe:
         if not path.name.endswith(".jsonl"):
             return None
         session = self._track_main(path.name[: -len(".jsonl")], path.parent)
+        if running:
+            self._running.add(session.session_id)
         self._update_session(session)
         self._assemble(now)
         return self._assembled.get(session.session_id)
@@ -410,9 +446,23 @@ class SessionsProbe:
             if info is None:
                 self._assembled.pop(sid, None)
             else:
+                info.hook_agents = self._hooked(info, now)
                 self._assembled[sid] = info
+        if self._dirty:
+            self.generation += 1
         self._dirty.clear()
         return self._ordered()
+
+    def _hooked(self, info: SessionInfo, now: float) -> list[HookAgent]:
+        """The hook-event subagents of a session that its transcripts do not show: none once
+        the session is over, nor for a quiet session whose liveness is unknown."""
+        if not info.live and self._session_over(info.session_id):
+            return []
+        recent = now - (info.last_activity_at or 0.0) < STALE_AFTER
+        if not (info.live or recent):
+            return []
+        known = {sub.id for sub in info.subagents}
+        return [a for a in self._hook_running.get(info.session_id, []) if a.agent_id not in known]
 
     def _ordered(self) -> list[SessionInfo]:
         return sorted(
@@ -468,15 +518,17 @@ class SessionsProbe:
         return AgentTranscript(path, agent_id, tracked.fold, meta, tracked.tail.mtime)
 
     def _session_over(self, sid: str) -> bool:
-        """True only on evidence that the session's process is gone: its pid file names a dead
-        (or reused) pid, or this probe saw it live and its pid file is gone now.
+        """True unless the session's process may still run: a subagent of a session that is
+        not live is not running either, so every reader (`status`, the app, the JSON) agrees.
 
-        A session without any pid file (older Claude Code versions, copies of transcripts) is
-        never assumed over: its subagents keep the status their transcripts give them.
+        Over means: not live now, and this Claude Code writes pid files (`sessions/` exists),
+        or the session's own pid file names a dead (or reused) pid, or this probe saw it live.
+        Only a Claude Code that writes no pid files at all leaves liveness unknown; its
+        subagents then keep the status their transcripts give them.
         """
-        if sid in self._pids.live:
+        if sid in self._pids.live or sid in self._running:
             return False
-        return sid in self._seen_live or sid in self._pids.ended
+        return self._pids.folder_exists or sid in self._seen_live or sid in self._pids.ended
 
 
 def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[SessionInfo]:
@@ -490,20 +542,15 @@ def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[Session
     except (sqlite3.Error, StateError):
         # Hook events only add to what the transcripts say; without them the view is still true.
         running = {}
-    for session in sessions:
-        recent = now - (session.last_activity_at or 0.0) < STALE_AFTER
-        known = {sub.id for sub in session.subagents}
-        session.hook_agents = [
-            agent
-            for agent in running.get(session.session_id, [])
-            if agent.agent_id not in known and (session.live or recent)
-        ]
-    return sessions
+    return probe.attach_hook_agents(running)
 
 
-def read_session(transcript_path: Path, claude_dir: Path | None = None) -> SessionInfo | None:
-    """One session from its transcript path (what a hook is given), read from scratch."""
-    return SessionsProbe(claude_dir).read_one(transcript_path)
+def read_session(
+    transcript_path: Path, claude_dir: Path | None = None, *, running: bool = False
+) -> SessionInfo | None:
+    """One session from its transcript path (what a hook is given), read from scratch;
+    `running` as in `SessionsProbe.read_one`."""
+    return SessionsProbe(claude_dir).read_one(transcript_path, running=running)
 
 
 def _main_transcript(path: Path) -> Path:
@@ -517,11 +564,11 @@ def _main_transcript(path: Path) -> Path:
 
 
 def session_subagents(transcript_path: str | None) -> list[SubagentInfo]:
-    """The subagents of the session whose main transcript this is (what a hook is given);
-    none when there is no such file."""
+    """The subagents of the session whose main transcript this is (what a hook is given: the
+    session is running, it called the hook); none when there is no such file."""
     if not transcript_path or not Path(transcript_path).is_file():
         return []
-    session = read_session(Path(transcript_path))
+    session = read_session(Path(transcript_path), running=True)
     return session.subagents if session else []
 
 

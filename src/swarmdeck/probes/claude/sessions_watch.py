@@ -4,11 +4,14 @@
 `projects/` or `sessions/`, refreshing only the paths that changed. A quiet spell still yields a
 full refresh every `rescan_every` seconds (a session can end without writing: its process dies),
 and without the folders to watch, or when the OS refuses a watch, it falls back to polling.
+A write that lands between the first read and the moment the watch is in place is caught by
+one full refresh about a second after the watch starts.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +19,8 @@ from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
 
 RESCAN_EVERY = 15.0
 DEBOUNCE_MS = 200
+SETTLE = 1.0
+"""Seconds after the watch starts when one full refresh catches what it could not see."""
 
 
 def watched_roots(claude_dir: Path) -> list[Path]:
@@ -62,19 +67,25 @@ def _watch(
 ) -> Iterator[list[SessionInfo]]:
     import watchfiles
 
+    settle = min(SETTLE, rescan_every)
+    rescanned_at: float | None = None
     try:
         for changes in watchfiles.watch(
             *roots,
             watch_filter=_transcript_or_pid_file,
             stop_event=stop,
             debounce=debounce_ms,
-            rust_timeout=int(rescan_every * 1000),
+            rust_timeout=int(settle * 1000),
             yield_on_timeout=True,
             raise_interrupt=False,
         ):
             if stop.is_set():
                 return
             if not changes:
+                now = time.monotonic()
+                if rescanned_at is not None and now - rescanned_at < rescan_every:
+                    continue
+                rescanned_at = now
                 yield probe.refresh()
                 if watched_roots(probe.claude_dir) != roots:
                     return

@@ -1,0 +1,60 @@
+"""Draw the README's pictures: the control room on the demo scene, saved as Textual SVGs.
+
+Run by `make pictures`. The scene is the one `swarmdeck demo` shows, so the picture is the app
+as a new user first sees it; it is removed again when the picture is taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.config import load_config
+from swarmdeck.demo.scene import Scene, SceneSettings
+from swarmdeck.snapshot import Snapshot
+
+OUT = Path(__file__).resolve().parent / "pictures"
+SIZE = (140, 44)
+
+
+def _full(snapshot: Snapshot | None) -> bool:
+    """The scene has shown its parts: live sessions with subagents, a 250, a queued job."""
+    if snapshot is None:
+        return False
+    codes = {job.exit_code for job in snapshot.jobs}
+    states = {job.state for job in snapshot.jobs}
+    agents = sum(len(session.subagents) for session in snapshot.sessions)
+    return 250 in codes and "queued" in states and agents >= 3 and bool(snapshot.peers)
+
+
+async def draw(scene: Scene) -> Path:
+    assert scene.store is not None
+    app = SwarmdeckApp(load_config(), scene.store)
+    async with app.run_test(size=SIZE) as pilot:
+        deadline = time.monotonic() + 90
+        while not _full(app.snapshot) and time.monotonic() < deadline:
+            await asyncio.sleep(0.25)
+        await asyncio.sleep(1.5)
+        await pilot.pause()
+        OUT.mkdir(parents=True, exist_ok=True)
+        path = Path(app.save_screenshot("demo.svg", str(OUT)))
+        await pilot.press("q")
+    return path
+
+
+def main() -> int:
+    scene = Scene(SceneSettings(step=0.5), say=lambda line: print(line, file=sys.stderr))
+    try:
+        scene.start()
+        path = asyncio.run(draw(scene))
+    finally:
+        scene.stop()
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

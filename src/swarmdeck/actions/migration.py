@@ -1,0 +1,139 @@
+"""Moving a job to a peer by keypress: for one ledger job, each enabled peer's fit now, the
+exact `swarmdeck peer run` command, its toolchain differences, and the detached launch.
+
+The app's migrate pane shows these and launches on Enter; nothing here runs on its own. The
+fit comes from the peer's cached reading (no SSH); the toolchain comparison and the launch do
+talk to the peer, so the app calls them from a worker thread.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from swarmdeck.probes.peer_cache import READ, current_reading
+from swarmdeck.sizes import format_size
+
+if TYPE_CHECKING:
+    from swarmdeck.config import Config, HostConfig
+    from swarmdeck.probes.ledger import LedgerJob
+
+LAUNCH_TIMEOUT = 600.0
+"""Seconds the detached launch may take: copying the tree and starting the job there."""
+
+
+@dataclass(frozen=True)
+class MigrationOption:
+    """One peer the job could move to."""
+
+    host: str
+    fits: bool
+    room: int | None
+    cores_free: int | None
+    gpus: str
+    reason: str
+    """Why it does not fit now; empty when it does."""
+    argv: tuple[str, ...]
+    """The `swarmdeck peer run … --detach` command, run from the job's folder."""
+    cwd: str
+
+    @property
+    def command(self) -> str:
+        """The command as a person would type it."""
+        return f"cd {shlex.quote(self.cwd)} && {shlex.join(self.argv)}"
+
+    def summary(self) -> str:
+        room = format_size(max(0, self.room)) if self.room is not None else "?"
+        cores = str(self.cores_free) if self.cores_free is not None else "?"
+        state = "fits now" if self.fits else f"does not fit: {self.reason}"
+        return f"{self.host}: room {room}, {cores} threads free, GPUs {self.gpus} — {state}"
+
+
+def peer_run_argv(host: str, job: LedgerJob) -> tuple[str, ...]:
+    args = ["swarmdeck", "peer", "run", host, "--detach", "--label", job.label or "job"]
+    if job.cap:
+        args += ["--cap", str(job.cap)]
+    return (*args, "--", *job.argv)
+
+
+def _gpus(figures: dict[str, object]) -> str:
+    count = figures.get("gpu_count")
+    return str(count) if isinstance(count, int) else "—"
+
+
+def option_for(host: HostConfig, job: LedgerJob, refresh_interval: float) -> MigrationOption:
+    booked = job.booked or 0
+    reading = current_reading(host.name, refresh_interval)
+    argv = peer_run_argv(host.name, job)
+    if reading.state != READ or reading.book is None or reading.host is None:
+        reason = reading.reason or "no memory book in its reading"
+        return MigrationOption(host.name, False, None, None, "—", f"not read: {reason}", argv,
+                               job.cwd)
+    book = reading.book
+    room = book.usable
+    cap_limit = host.job_cap.resolve(book.mem_total) if host.job_cap is not None else None
+    if booked > book.slice_cap:
+        reason = f"books {format_size(booked)}, its slice is {format_size(book.slice_cap)}"
+    elif cap_limit is not None and (job.cap or 0) > cap_limit:
+        reason = f"cap {format_size(job.cap or 0)} is over its job cap {format_size(cap_limit)}"
+    elif booked > room:
+        reason = f"needs {format_size(booked)}, room {format_size(max(0, room))}"
+    else:
+        reason = ""
+    return MigrationOption(
+        host.name, not reason, room, reading.host.cores.threads_free, _gpus(reading.figures),
+        reason, argv, job.cwd,
+    )
+
+
+def migration_options(config: Config, job: LedgerJob) -> list[MigrationOption]:
+    """Each enabled peer, in config order, with its fit for `job` now."""
+    return [
+        option_for(host, job, config.ui.refresh_interval)
+        for host in config.hosts
+        if host.enabled and host.name != job.host
+    ]
+
+
+def toolchain_differences(config: Config, host_name: str) -> list[str]:
+    """The toolchain lines that differ between here and the peer ("" none); a peer that cannot
+    be reached gives one line saying why."""
+    from swarmdeck.actions.hosts.base import HostError
+    from swarmdeck.actions.peer_run import compare_toolchains, open_host, peer_config
+
+    try:
+        host = open_host(peer_config(config, host_name), None)
+    except HostError as error:
+        return [error.message]
+    try:
+        rows = compare_toolchains(host)
+    except HostError as error:
+        return [error.message]
+    finally:
+        host.close()
+    return [f"{row.command}: here {row.here}, there {row.there}" for row in rows if not row.same]
+
+
+@dataclass(frozen=True)
+class Launched:
+    """What the detached launch said: its exit code and its last line."""
+
+    code: int
+    line: str
+
+
+def launch(option: MigrationOption) -> Launched:
+    """Run the option's command (detached: it returns once the job started there)."""
+    argv = [sys.executable, "-m", "swarmdeck.cli", *option.argv[1:]]
+    try:
+        done = subprocess.run(
+            argv, cwd=option.cwd, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return Launched(255, f"could not launch: {error}")
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    return Launched(done.returncode, lines[-1] if lines else f"exit {done.returncode}")

@@ -1,0 +1,109 @@
+"""While a job queues here for memory, say once which peer could run it now, with the exact
+`swarmdeck peer run …` line, and raise an alert; never move the job.
+
+It reads each enabled peer's cached reading (probes/peer_cache.py), never opens SSH, so a
+queued runner stays as light as before. The alert's key names the workload and the peer, so a
+job queuing again counts up one alert instead of adding rows; the watchdog rule "this host
+queuing on memory while the peer could fit the job" reads it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from swarmdeck.probes.peer_cache import READ, current_reading
+from swarmdeck.sizes import format_size
+from swarmdeck.state import now
+
+if TYPE_CHECKING:
+    from swarmdeck.actions.booking import Booking
+    from swarmdeck.actions.run_request import RunRequest
+    from swarmdeck.config import Config, HostConfig
+    from swarmdeck.state import StateStore
+
+ALERT_SOURCE = "runner"
+
+
+def peer_room(host: HostConfig, booked: int, cap: int, refresh_interval: float) -> int | None:
+    """The peer's room now if its fresh cached reading holds `booked` (and its cap for one job
+    allows `cap`); None when it does not, or nothing fresh is known."""
+    reading = current_reading(host.name, refresh_interval)
+    if reading.state != READ:
+        return None
+    book = reading.book
+    if book is None:
+        return None
+    if host.job_cap is not None and cap > host.job_cap.resolve(book.mem_total):
+        return None
+    usable = book.usable
+    return usable if booked <= usable else None
+
+
+def peer_run_line(host: str, request: RunRequest, label: str) -> str:
+    """The command that runs this request on `host` instead, quoted for a shell."""
+    args = ["swarmdeck", "peer", "run", host]
+    if request.cap is not None:
+        args += ["--cap", request.cap]
+    args += ["--label", label, "--", *request.argv]
+    return shlex.join(args)
+
+
+def raise_alert(store: StateStore, key: str, host: str, message: str) -> None:
+    """One alert per key: a repeat counts up and reopens it."""
+    at = now()
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO alerts (key, level, source, host, message, created_at, last_seen_at)"
+            " VALUES (?, 'info', ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET"
+            " count = count + 1, last_seen_at = excluded.last_seen_at,"
+            " message = excluded.message, resolved_at = NULL",
+            (key, ALERT_SOURCE, host, message, at, at),
+        )
+
+
+class PeerHint:
+    """A runner's `note` that, on a "queued:" line or when the job is refused here, names once a
+    peer whose cached reading fits the job now, with the exact `swarmdeck peer run …` line, and
+    raises an alert. It never moves the job."""
+
+    def __init__(
+        self,
+        config: Config,
+        store: StateStore,
+        request: RunRequest,
+        label: str,
+        booking: Booking,
+        workload: str,
+        note: Callable[[str], None],
+    ) -> None:
+        self._config, self._store, self._request = config, store, request
+        self._label, self._booking, self._workload, self._note = label, booking, workload, note
+        self._peers = [host for host in config.hosts if host.enabled]
+        self._told = False
+
+    def __call__(self, line: str) -> None:
+        self._note(line)
+        if line.startswith("queued:"):
+            self.offer()
+
+    def offer(self) -> None:
+        """Name the first enabled peer that fits the job now, unless one was named already."""
+        if self._told:
+            return
+        for host in self._peers:
+            room = peer_room(
+                host, self._booking.booked, self._booking.cap, self._config.ui.refresh_interval
+            )
+            if room is None:
+                continue
+            self._told = True
+            command = peer_run_line(host.name, self._request, self._label)
+            self._note(f"{host.name} has room for it now ({format_size(room)}); to run it there "
+                       f"instead: {command}")
+            raise_alert(
+                self._store, f"peer-fits:{host.name}:{self._workload}", host.name,
+                f"{self._label!r} queues here for memory; {host.name} fits it now: {command}",
+            )
+            return

@@ -1,0 +1,131 @@
+"""The migrate pane (`m` on a job row): each peer's fit for the job now, the exact command,
+the toolchain differences; Enter launches it there detached and the Jobs panel follows it."""
+
+from __future__ import annotations
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from swarmdeck.actions.migration import (
+    MigrationOption,
+    launch,
+    migration_options,
+    toolchain_differences,
+)
+from swarmdeck.config import Config
+from swarmdeck.probes.ledger import LedgerJob
+
+
+class MigrateScreen(ModalScreen[str | None]):
+    """A modal over the room; dismissed with the launch's last line, or None when closed."""
+
+    DEFAULT_CSS = """
+    MigrateScreen {
+        align: center middle;
+    }
+    #migrate-box {
+        width: 100;
+        height: auto;
+        max-height: 90%;
+        border: thick $accent;
+        background: $surface;
+        padding: 1 2;
+    }
+    #migrate-peers {
+        height: auto;
+        max-height: 10;
+    }
+    """
+
+    BINDINGS = [Binding("escape", "close", "Close")]
+
+    def __init__(self, config: Config, job: LedgerJob) -> None:
+        """Args:
+            config: The effective configuration (its [[hosts]] are the peers offered).
+            job: The ledger job to move.
+        """
+        super().__init__(id="migrate")
+        self.config = config
+        self.job = job
+        self.options = migration_options(config, job)
+        self.differences: dict[str, list[str]] = {}
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="migrate-box"):
+            yield Label(f"[b]Migrate job {self.job.id}[/b] ({self.job.label})", markup=True)
+            yield OptionList(
+                *(Option(option.summary(), id=option.host) for option in self.options),
+                id="migrate-peers",
+            )
+            yield Static("", id="migrate-command", markup=False)
+            yield Static("", id="migrate-toolchains", markup=False)
+            yield Label("[dim]Enter launches it there detached · Escape closes[/dim]")
+
+    def on_mount(self) -> None:
+        if self.options:
+            self.query_one(OptionList).highlighted = 0
+            self._show(self.options[0])
+        for option in self.options:
+            self.compare(option.host)
+
+    def _selected(self) -> MigrationOption | None:
+        index = self.query_one(OptionList).highlighted
+        return self.options[index] if index is not None and index < len(self.options) else None
+
+    def _show(self, option: MigrationOption) -> None:
+        self.query_one("#migrate-command", Static).update(f"command: {option.command}")
+        differences = self.differences.get(option.host)
+        if differences is None:
+            text = "toolchains: comparing…"
+        elif differences:
+            text = "toolchains differ:\n  " + "\n  ".join(differences)
+        else:
+            text = "toolchains: the same"
+        self.query_one("#migrate-toolchains", Static).update(text)
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        option = self._selected()
+        if option is not None:
+            self._show(option)
+
+    @work(thread=True, group="migrate-toolchains")
+    def compare(self, host: str) -> None:
+        """Compare one peer's toolchains off the UI loop; it talks to the peer."""
+        found = toolchain_differences(self.config, host)
+        self.app.call_from_thread(self._compared, host, found)
+
+    def _compared(self, host: str, found: list[str]) -> None:
+        self.differences[host] = found
+        option = self._selected()
+        if option is not None and option.host == host:
+            self._show(option)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        option = self._selected()
+        if option is None:
+            return
+        if not option.fits:
+            self.notify(f"{option.host} does not fit it now: {option.reason}", severity="warning")
+            return
+        self.query_one("#migrate-command", Static).update(f"launching: {option.command}")
+        self.start(option)
+
+    @work(thread=True, exclusive=True, group="migrate-launch")
+    def start(self, option: MigrationOption) -> None:
+        """Launch detached off the UI loop: it copies the tree before it returns."""
+        launched = launch(option)
+        self.app.call_from_thread(self._launched, option, launched.code, launched.line)
+
+    def _launched(self, option: MigrationOption, code: int, line: str) -> None:
+        if code == 0:
+            self.dismiss(line)
+        else:
+            self.notify(f"{option.host}: {line} (exit {code})", severity="error", timeout=10)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,202 @@
+"""The Watchdog panel: open findings (level, age, count, subject) and the kill requests waiting.
+
+`a` acknowledges the selected finding, `k` asks for its process to be stopped (a kill request),
+`y` opens the approve modal for the selected kill request, `d` denies it. Nothing is signalled
+without the modal's Approve; `--readonly` refuses every one of these keys.
+"""
+
+from __future__ import annotations
+
+import getpass
+import time
+from dataclasses import replace
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Label
+from textual.widgets.data_table import CellDoesNotExist
+
+from swarmdeck.app.approve import ApproveScreen
+from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.app.panel import SnapshotPanel
+from swarmdeck.durations import age_text
+from swarmdeck.errors import SwarmdeckError
+from swarmdeck.probes.records import (
+    Finding,
+    KillRequest,
+    open_alerts,
+    open_findings,
+    pending_kill_requests,
+)
+from swarmdeck.snapshot import Snapshot
+from swarmdeck.state import StateStore
+from swarmdeck.views.cells import in_order
+from swarmdeck.views.records import KILL_COLUMNS, LEVEL_STYLES, kill_cells
+from swarmdeck.watchdog.findings import acknowledge
+from swarmdeck.watchdog.kills import approve, deny, request_kill, stop_preview
+
+FINDING_COLUMNS = (
+    ("level", "level"),
+    ("age", "age"),
+    ("count", "×"),
+    ("rule", "rule"),
+    ("subject", "subject"),
+    ("message", "message"),
+)
+
+
+def finding_row(finding: Finding, now: float) -> dict[str, object]:
+    from rich.text import Text
+
+    since = finding.fired_at or finding.first_seen_at
+    return {
+        "level": Text(finding.severity, style=LEVEL_STYLES.get(finding.severity, "")),
+        "age": age_text(now - since),
+        "count": str(finding.count),
+        "rule": finding.rule + (" ✓" if finding.acknowledged_at else ""),
+        "subject": finding.subject,
+        "message": finding.message,
+    }
+
+
+class WatchdogPanel(SnapshotPanel):
+    """Findings keyed by id, then the pending kill requests keyed by id.
+
+    Its keys change the store, so it is given the store (and whether the app is read-only)
+    rather than reaching for the app's."""
+
+    TITLE = "Watchdog"
+    BINDINGS = [
+        Binding("a", "acknowledge", "Acknowledge"),
+        Binding("k", "request_kill", "Request kill"),
+        Binding("y", "approve", "Approve kill"),
+        Binding("d", "deny", "Deny kill"),
+    ]
+
+    def __init__(self, store: StateStore, *, readonly: bool = False) -> None:
+        super().__init__(id="watchdog")
+        self.store = store
+        self.readonly = readonly
+
+    def compose(self) -> ComposeResult:
+        yield Label("no findings", classes="empty")
+        yield KeyedTable(FINDING_COLUMNS, id="findings-table")
+        yield KeyedTable(KILL_COLUMNS, id="kills-table")
+
+    def show(self, snapshot: Snapshot) -> None:
+        now = time.time()
+        findings = {
+            str(f.id): in_order(finding_row(f, now), FINDING_COLUMNS) for f in snapshot.findings
+        }
+        kills = {
+            str(r.id): in_order(kill_cells(r, now), KILL_COLUMNS) for r in snapshot.kill_requests
+        }
+        self.set_class(not findings and not kills, "-empty")
+        self.query_one(".empty", Label).display = not findings
+        table = self.query_one("#findings-table", KeyedTable)
+        table.display = bool(findings)
+        table.sync(findings)
+        kill_table = self.query_one("#kills-table", KeyedTable)
+        kill_table.display = bool(kills)
+        kill_table.sync(kills)
+
+    def selected_finding(self) -> Finding | None:
+        chosen = _cursor_key(self.query_one("#findings-table", KeyedTable))
+        found = self.snapshot.findings if self.snapshot else []
+        return next((f for f in found if str(f.id) == chosen), None)
+
+    def selected_request(self) -> KillRequest | None:
+        """The kill request under the cursor, else the one for the selected finding, else the
+        oldest pending."""
+        pending = self.snapshot.kill_requests if self.snapshot else []
+        chosen = _cursor_key(self.query_one("#kills-table", KeyedTable))
+        finding = self.selected_finding()
+        return (
+            next((r for r in pending if str(r.id) == chosen), None)
+            or next((r for r in pending if finding and r.finding_key == finding.key), None)
+            or (pending[0] if pending else None)
+        )
+
+    def _writable(self) -> bool:
+        if self.readonly:
+            self.notify("read-only: nothing is changed", severity="warning")
+            return False
+        return True
+
+    def action_acknowledge(self) -> None:
+        finding = self.selected_finding()
+        if finding is None or not self._writable():
+            return
+        acknowledge(self.store, finding.id, time.time())
+        self.reload()
+
+    def action_request_kill(self) -> None:
+        finding = self.selected_finding()
+        if finding is None or not self._writable():
+            return
+        try:
+            made = request_kill(self.store, finding, getpass.getuser(), time.time())
+        except SwarmdeckError as error:
+            self.notify(error.message, severity="warning")
+            return
+        self.notify(f"kill request {made.id} for pid {made.pid}: `y` to review and approve")
+        self.reload()
+
+    def action_approve(self) -> None:
+        request = self.selected_request()
+        if request is None or not self._writable():
+            return
+
+        def decided(approved: bool | None) -> None:
+            if approved:
+                self.run_approval(request.id)
+
+        self.app.push_screen(ApproveScreen(request, stop_preview(request)), decided)
+
+    @work(thread=True, exclusive=True, group="approve")
+    def run_approval(self, request_id: int) -> None:
+        """The stop waits up to its grace period: off the UI loop."""
+        try:
+            outcome = approve(self.store, request_id, getpass.getuser(), time.time())
+        except SwarmdeckError as error:
+            self.app.call_from_thread(self.notify, error.message, severity="error")
+            return
+        severity = "error" if outcome.result.startswith("refused") else "information"
+        self.app.call_from_thread(
+            self.notify, f"kill request {request_id}: {outcome.result} ({outcome.detail})",
+            severity=severity,
+        )
+        self.app.call_from_thread(self.reload)
+
+    def action_deny(self) -> None:
+        request = self.selected_request()
+        if request is None or not self._writable():
+            return
+        try:
+            deny(self.store, request.id, getpass.getuser(), time.time())
+        except SwarmdeckError as error:
+            self.notify(error.message, severity="warning")
+            return
+        self.notify(f"kill request {request.id} denied; nothing was signalled")
+        self.reload()
+
+    def reload(self) -> None:
+        """Show the records as they are now, without waiting for the next snapshot."""
+        if self.snapshot is None:
+            return
+        self.snapshot = replace(
+            self.snapshot,
+            findings=open_findings(self.store),
+            kill_requests=pending_kill_requests(self.store),
+            alerts=open_alerts(self.store),
+        )
+
+
+def _cursor_key(table: KeyedTable) -> str | None:
+    if not table.row_count:
+        return None
+    try:
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+    except CellDoesNotExist:
+        return None

@@ -1,0 +1,113 @@
+"""`swarmdeck demo`: the control room on a self-contained scene, removed again on quit."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from swarmdeck.exitcodes import ExitCode
+
+EPILOG = """\
+example:
+  swarmdeck demo                    # the control room on the scene; q quits and cleans up
+  swarmdeck demo --no-ui --seconds 60
+
+The scene lives in one temporary folder (its own state, config and Claude Code folder), caps
+its jobs in a small slice of its own and reaches a second host over SSH on 127.0.0.1. Quitting
+stops every process it started and removes its cgroups and its folder.
+"""
+
+
+def _add_demo(sub) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="a self-contained scene: sample sessions, caged jobs, a loopback peer",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--no-ui", action="store_true", help="run the scene without the control room"
+    )
+    p.add_argument(
+        "--seconds",
+        type=float,
+        metavar="S",
+        help="with --no-ui: stop after S seconds (default: until interrupted)",
+    )
+    p.add_argument(
+        "--step",
+        type=float,
+        default=2.0,
+        metavar="S",
+        help="seconds between the sessions' transcript steps (default 2)",
+    )
+    p.add_argument(
+        "--slice",
+        metavar="NAME",
+        help="the cgroup the scene's jobs are capped in (default: swarmdeck-demo-PID)",
+    )
+    p.add_argument(
+        "--uncaged",
+        action="store_true",
+        help="run the jobs without memory cages, as where none can be set up",
+    )
+    p.set_defaults(handler=_demo)
+
+
+class _Stopped(Exception):
+    """TERM or HUP arrived: end the scene as a quit would."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped(signum)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from swarmdeck.demo.scene import Scene, SceneSettings
+    from swarmdeck.errors import UsageError
+
+    if args.seconds is not None and not args.seconds > 0:
+        raise UsageError(f"--seconds {args.seconds:g}: give more than 0 seconds")
+    if not args.step > 0:
+        raise UsageError(f"--step {args.step:g}: give more than 0 seconds")
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    settings = SceneSettings(step=args.step, slice_name=args.slice, uncaged=args.uncaged)
+    scene = Scene(settings)
+    try:
+        scene.start()
+        print(scene.summary(), flush=True)
+        return _headless(args.seconds) if args.no_ui else _control_room(scene)
+    except (_Stopped, KeyboardInterrupt):
+        return ExitCode.OK
+    finally:
+        # A second TERM while cleaning up must not leave the scene half removed.
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)
+        scene.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        print("demo scene removed", file=sys.stderr, flush=True)
+
+
+def _headless(seconds: float | None) -> int:
+    import time
+
+    end = None if seconds is None else time.monotonic() + seconds
+    while end is None or time.monotonic() < end:
+        time.sleep(0.2 if end is None else max(0.0, min(0.2, end - time.monotonic())))
+    return ExitCode.OK
+
+
+def _control_room(scene) -> int:
+    from swarmdeck.app.main import run_app
+    from swarmdeck.config import load_config
+
+    assert scene.store is not None
+    return run_app(load_config(), scene.store)
+
+
+ADDERS = {
+    "demo": _add_demo,
+}
+"""The subcommands this module adds, by name."""

@@ -1,0 +1,141 @@
+"""`swarmdeck watch`: the headless watchdog, one pass or a loop, and `--wake` for a main agent.
+
+`watch --wake` is how a Claude Code main agent is woken by a finding: Claude Code wakes an agent
+when a background task it started finishes, so the agent keeps `swarmdeck watch --wake` running
+in the background; it exits 0, with the finding printed, as soon as one concerns its session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+from swarmdeck.cli.common import context
+from swarmdeck.exitcodes import ExitCode
+
+SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
+
+
+def _add_watch(sub) -> None:
+    p = sub.add_parser(
+        "watch",
+        help="the headless watchdog (or: wait for a finding with --wake)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n"
+        "  swarmdeck watch --once --json\n"
+        "  swarmdeck watch --wake --session \"$CLAUDE_CODE_SESSION_ID\"\n"
+    )
+    p.add_argument("--once", action="store_true", help="one pass, then exit")
+    p.add_argument("--json", action="store_true", help="one JSON object per pass")
+    p.add_argument(
+        "--wake", action="store_true",
+        help="block until a new finding or alert concerns the session, print it, exit 0",
+    )
+    p.add_argument(
+        "--session", metavar="SID",
+        help=f"the session --wake waits for (default: ${SESSION_ENV}, else any)",
+    )
+    p.set_defaults(handler=_watch)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from swarmdeck.probes.claude.sessions import SessionsProbe
+    from swarmdeck.probes.host import CpuSampler
+    from swarmdeck.probes.usage import UsageTracker
+    from swarmdeck.snapshot import take_snapshot
+    from swarmdeck.watchdog.loop import Watchdog, watch_loop
+
+    config, store = context()
+    engine = Watchdog(config, store)
+    probe, sampler, usage = SessionsProbe(), CpuSampler(), UsageTracker()
+
+    def take():
+        return take_snapshot(config, store, sampler, probe, usage)
+
+    session = args.session or (os.environ.get(SESSION_ENV) if args.wake else None) or None
+    started = time.time()
+    woke: list[str] = []
+
+    def on_pass(report) -> bool:
+        if args.wake:
+            woke.extend(_wake_lines(store, started, session))
+            return not woke
+        if args.json:
+            print(json.dumps(_pass_json(report)), flush=True)
+        else:
+            _print_pass(report, store, args.once)
+        return not args.once
+
+    try:
+        watch_loop(engine, take, on_pass, config.watchdog.interval)
+    except KeyboardInterrupt:
+        return ExitCode.OK
+    finally:
+        engine.close()
+    if woke:
+        print("\n".join(woke), flush=True)
+    return ExitCode.OK
+
+
+def _pass_json(report) -> dict[str, object]:
+    from dataclasses import asdict as as_json
+
+    return {
+        "at": time.time(),
+        "writer": report.writer,
+        "drafts": report.drafts,
+        "fired": [as_json(f) for f in report.outcome.fired],
+        "open": [as_json(f) for f in report.outcome.seen],
+        "closed": report.outcome.closed,
+        "escalated": report.escalated,
+    }
+
+
+def _print_pass(report, store, once: bool) -> None:
+    from swarmdeck.probes.records import open_findings
+
+    shown = open_findings(store) if once else report.outcome.fired
+    stamp = time.strftime("%H:%M:%S")
+    for finding in shown:
+        print(f"{stamp} [{finding.severity}] {finding.rule}: {finding.subject} —"
+              f" {finding.message} (×{finding.count})", flush=True)
+    for line in report.escalated:
+        print(f"{stamp} [critical] {line}", flush=True)
+    if once and not shown:
+        role = "" if report.writer else " (another watchdog holds the writer's lease)"
+        print(f"no open findings{role}")
+
+
+def _wake_lines(store, started: float, session: str | None) -> list[str]:
+    """A few lines per new finding (and, with no session, per new alert)."""
+    from swarmdeck.probes.records import open_alerts
+    from swarmdeck.watchdog.findings import findings_fired_since
+
+    lines: list[str] = []
+    for finding in findings_fired_since(store, started, session):
+        act = (
+            f"swarmdeck kills --request {finding.id}   (then a person approves it)"
+            if finding.pid is not None
+            else "swarmdeck status"
+        )
+        lines += [
+            f"swarmdeck watchdog: {finding.rule} [{finding.severity}]",
+            f"  subject: {finding.subject}",
+            f"  what:    {finding.message}",
+            f"  do:      {finding.advice or 'look at it'}",
+            f"  act:     {act}",
+        ]
+    if session is None or not lines:
+        for alert in open_alerts(store):
+            if alert.last_seen_at >= started and (session is None or session in alert.message):
+                lines += [
+                    f"swarmdeck alert [{alert.level}]: {alert.message}",
+                    "  act:     swarmdeck status",
+                ]
+    return lines
+
+
+ADDERS = {"watch": _add_watch}
+"""The subcommands this module adds, by name."""

@@ -1,0 +1,134 @@
+"""The demo's heavy jobs: small workloads started through the real `swarmdeck run`.
+
+Four kinds the control room should make visible: one that grows into its cap and exits 250,
+one that idles far under its declared threads, one long and healthy, and one big booking with
+a job queued behind it. Each runner is a process group of its own, so the scene can stop it
+(and the runner its job and cage) when the person quits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+MIB = 1 << 20
+
+WORKLOAD = r"""
+import sys, time
+mode, seconds, limit = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+end = time.monotonic() + seconds
+held = []
+step = 0
+while time.monotonic() < end:
+    step += 1
+    if mode == "grow":
+        if 8 * (len(held) + 1) > limit:
+            print(f"stopping at {8 * len(held)} MiB: uncaged, nothing else would stop it")
+            sys.exit(1)
+        block = bytearray(8 << 20)
+        block[::4096] = b"\1" * len(range(0, len(block), 4096))
+        held.append(block)
+        print(f"step {step}: holding {8 * len(held)} MiB", flush=True)
+        time.sleep(0.4)
+    elif mode == "busy":
+        stop = time.monotonic() + 0.3
+        while time.monotonic() < stop:
+            sum(i * i for i in range(2000))
+        print(f"step {step}: {step * 25} of many cases passed", flush=True)
+        time.sleep(0.2)
+    else:
+        if not held:
+            held.append(bytearray(16 << 20))
+        print(f"step {step}: waiting on the next shard", flush=True)
+        time.sleep(2.0)
+"""
+"""One small program for every demo job: `grow` takes 8 MiB more every 0.4 s (and stops itself
+before it would pass argv[3] MiB), `busy` computes steadily on one core, `idle` holds a little
+memory and mostly sleeps; each stops after argv[2] seconds."""
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One demo job: how `swarmdeck run` is asked to run which workload."""
+
+    label: str
+    cap_mib: int
+    mode: str
+    seconds: float
+    threads: int | None = None
+    queued: bool = False
+    """Started last and expected to queue: the scene does not wait for it to be admitted."""
+
+    def argv(self) -> list[str]:
+        """`swarmdeck run` with this job's cap, label, threads and a wait as long as its run."""
+        run = [sys.executable, "-m", "swarmdeck.cli", "run", "--cap", f"{self.cap_mib}M"]
+        run += ["--label", self.label, "--wait", str(int(self.seconds) + 3600)]
+        if self.threads:
+            run += ["--threads", str(self.threads)]
+        return [*run, "--", *self.workload(limit_mib=4 * self.cap_mib)]
+
+    def uncaged_argv(self) -> list[str]:
+        """The demo's own uncaged runner for this job (demo/uncaged.py)."""
+        return [sys.executable, "-m", "swarmdeck.demo.uncaged", json.dumps(asdict(self))]
+
+    def workload(self, limit_mib: int) -> list[str]:
+        """The job's program; a growing one stops itself before it passes `limit_mib`."""
+        mode = [self.mode, str(self.seconds), str(limit_mib)]
+        return [sys.executable, "-S", "-c", WORKLOAD, *mode]
+
+
+SLICE_MIB = 768
+"""The demo's own slice: small, so its bookings fill it and one job has to queue."""
+
+
+def demo_jobs(seconds: float) -> list[JobSpec]:
+    """The jobs in the order they start; their bookings fill the slice so the last one queues."""
+    return [
+        JobSpec("pytest -n 8 (idle)", 48, "idle", seconds, threads=8),
+        JobSpec("cargo build --release", 64, "busy", seconds, threads=1),
+        JobSpec("bench alloc (grows)", 160, "grow", seconds),
+        JobSpec("train small model", 448, "busy", min(seconds, 75.0), threads=1),
+        JobSpec("integration suite (queued)", 256, "busy", seconds, threads=1, queued=True),
+    ]
+
+
+@dataclass
+class StartedJob:
+    """A runner the scene started, and the log its output goes to."""
+
+    spec: JobSpec
+    process: subprocess.Popen[bytes]
+    log: Path
+    caged: bool
+
+    def stop(self, grace: float = 15.0) -> None:
+        """TERM the runner (it stops its job's tree and removes its cage), then KILL its group."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=grace)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+def start_job(spec: JobSpec, logs: Path, caged: bool) -> StartedJob:
+    """Start one job: through `swarmdeck run` when caged, else through the uncaged runner."""
+    logs.mkdir(parents=True, exist_ok=True)
+    log = logs / f"{spec.mode}-{spec.cap_mib}M.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            spec.argv() if caged else spec.uncaged_argv(),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return StartedJob(spec, process, log, caged)

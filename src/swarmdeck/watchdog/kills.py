@@ -1,0 +1,262 @@
+"""Kill requests: a finding's subject process, stopped only once a person (or the escalation
+policy) approves, and only if it is still the process the finding named.
+
+Approval runs the tree stop of actions/kill.py against the supervised set (running caged jobs
+and the processes of live Claude Code sessions), and records what happened: stopped, already
+gone, or refused (not supervised; the pid now names another process; another host's process).
+Every decision also raises an alert, so the Alerts panel says what was done.
+"""
+
+from __future__ import annotations
+
+import pwd
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from swarmdeck import paths
+from swarmdeck.actions.kill import NotSupervisedError, process_table, stop_tree, tree_of
+from swarmdeck.errors import RefusedError, UsageError
+from swarmdeck.probes.cgroups import cgroup_pids
+from swarmdeck.probes.claude.live_sessions import pid_files
+from swarmdeck.probes.ledger import RUNNING
+from swarmdeck.probes.machine import local_host_name
+from swarmdeck.probes.procs import PROC, ProcessIdentity, read_stat, start_ticks
+from swarmdeck.probes.records import Finding, KillRequest
+from swarmdeck.watchdog.alerts import raise_alert
+
+if TYPE_CHECKING:
+    from swarmdeck.state import StateStore
+
+PENDING = "pending"
+APPROVED = "approved"
+DENIED = "denied"
+STOPPED = "stopped"
+ALREADY_GONE = "already gone"
+NOT_SUPERVISED = "refused: not supervised"
+PID_REUSED = "refused: pid reused"
+OTHER_HOST = "refused: another host"
+_COLUMNS = ", ".join(KillRequest.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class TreeMember:
+    """One process a stop would signal, for the approve modal."""
+
+    pid: int
+    comm: str
+    command: str
+
+
+@dataclass(frozen=True)
+class KillOutcome:
+    """What deciding a request did."""
+
+    request: KillRequest
+    result: str
+    """stopped, already gone, or refused: …; `denied` for a denial."""
+    detail: str
+
+
+def command_line(pid: int) -> str:
+    """A process's command line as one string (its name in brackets when it has none)."""
+    try:
+        raw = (PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return ""
+    text = raw.rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace")
+    if text:
+        return text
+    stat = read_stat(pid)
+    return f"[{stat.comm}]" if stat else ""
+
+
+def process_user(pid: int) -> str | None:
+    try:
+        uid = (PROC / str(pid)).stat().st_uid
+    except OSError:
+        return None
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def request_kill(store: StateStore, finding: Finding, requested_by: str, now: float) -> KillRequest:
+    """A pending kill request for the finding's subject process (the same one if one is pending).
+
+    Raises UsageError when the finding names no process."""
+    if finding.pid is None or finding.start_ticks is None:
+        raise UsageError(
+            f"finding {finding.id} ({finding.rule}) names no process to stop; act on it by hand"
+        )
+    with store.transaction() as conn:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM kill_requests WHERE finding_key = ? AND state = ?",
+            (finding.key, PENDING),
+        ).fetchone()
+        if row is not None:
+            return KillRequest(**dict(row))
+        cursor = conn.execute(
+            "INSERT INTO kill_requests (job_id, host, pid, start_ticks, user, command, reason,"
+            " finding_key, state, requested_at, requested_by)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                finding.job_id, finding.host or local_host_name(), finding.pid,
+                finding.start_ticks, process_user(finding.pid),
+                command_line(finding.pid)[:500] or finding.subject,
+                f"{finding.rule}: {finding.message}", finding.key, PENDING, now, requested_by,
+            ),
+        )
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM kill_requests WHERE id = ?", (cursor.lastrowid,)
+        ).fetchone()
+    return KillRequest(**dict(row))
+
+
+def kill_request(store: StateStore, request_id: int) -> KillRequest | None:
+    with store.read() as conn:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM kill_requests WHERE id = ?", (request_id,)
+        ).fetchone()
+    return KillRequest(**dict(row)) if row else None
+
+
+def recent_kill_requests(store: StateStore, limit: int = 50) -> list[tuple[KillRequest, str]]:
+    """Kill requests, pending first then newest, each with its result ('' while pending)."""
+    with store.read() as conn:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS}, coalesce(result, '') AS result FROM kill_requests"
+            " ORDER BY state != 'pending', id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+    out = []
+    for row in rows:
+        data = dict(row)
+        result = data.pop("result")
+        out.append((KillRequest(**data), result))
+    return out
+
+
+def supervised_set(store: StateStore, claude_dir: Path | None = None) -> set[ProcessIdentity]:
+    """Running caged jobs' root processes and the processes of live Claude Code sessions."""
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT pid, start_ticks FROM jobs WHERE state = ? AND pid IS NOT NULL"
+            " AND start_ticks IS NOT NULL",
+            (RUNNING,),
+        ).fetchall()
+    out = {ProcessIdentity(row["pid"], row["start_ticks"]) for row in rows}
+    for live in pid_files(claude_dir or paths.claude_dir()).live.values():
+        ticks = start_ticks(live.pid)
+        if ticks is not None:
+            out.add(ProcessIdentity(live.pid, ticks))
+    return out
+
+
+def stop_preview(request: KillRequest) -> list[TreeMember]:
+    """The processes approving would stop: the subject and its descendants, as they are now."""
+    target = ProcessIdentity(request.pid, request.start_ticks)
+    return [
+        TreeMember(ident.pid, stat.comm if (stat := read_stat(ident.pid)) else "?",
+                   command_line(ident.pid)[:200])
+        for ident in tree_of([target], process_table())
+    ]
+
+
+def approve(
+    store: StateStore,
+    request_id: int,
+    decided_by: str,
+    now: float,
+    grace: float = 5.0,
+    claude_dir: Path | None = None,
+) -> KillOutcome:
+    """Stop the request's process tree if it is still that process and a supervised one."""
+    request = _pending(store, request_id)
+    target = ProcessIdentity(request.pid, request.start_ticks)
+    stat = read_stat(request.pid)
+    if request.host != local_host_name():
+        result, detail = OTHER_HOST, f"pid {request.pid} runs on {request.host}, not here"
+    elif stat is None or stat.state == "Z":
+        result, detail = ALREADY_GONE, f"pid {request.pid} had already ended"
+    elif stat.start_ticks != request.start_ticks:
+        result, detail = PID_REUSED, (
+            f"pid {request.pid} now names another process ({stat.comm}); not signalled"
+        )
+    else:
+        try:
+            report = stop_tree(
+                target, supervised_set(store, claude_dir), grace, _cage_members(store, request)
+            )
+        except NotSupervisedError as error:
+            result, detail = NOT_SUPERVISED, str(error)
+        else:
+            if report.signalled:
+                result = STOPPED
+                detail = f"stopped pid {request.pid} and {len(report.signalled) - 1} more"
+                if report.survivors:
+                    detail += f"; {len(report.survivors)} did not die"
+            else:
+                result, detail = ALREADY_GONE, f"pid {request.pid} had already ended"
+    return _decide(store, request, APPROVED, result, detail, decided_by, now)
+
+
+def deny(store: StateStore, request_id: int, decided_by: str, now: float) -> KillOutcome:
+    """Close the request without signalling anything."""
+    request = _pending(store, request_id)
+    return _decide(store, request, DENIED, DENIED, "denied; nothing signalled", decided_by, now)
+
+
+def _pending(store: StateStore, request_id: int) -> KillRequest:
+    request = kill_request(store, request_id)
+    if request is None:
+        raise UsageError(f"no kill request {request_id}: `swarmdeck kills` lists them")
+    if request.state != PENDING:
+        raise RefusedError(f"kill request {request_id} was already decided ({request.state})")
+    return request
+
+
+def _cage_members(store: StateStore, request: KillRequest):
+    """The members of the request's job's cage, when it names a running job (so a process that
+    left the tree but stayed in the cage is stopped too)."""
+    if request.job_id is None:
+        return None
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT cgroup, pid, start_ticks FROM jobs WHERE id = ? AND state = ?",
+            (request.job_id, RUNNING),
+        ).fetchone()
+    if row is None or not row["cgroup"]:
+        return None
+    if (row["pid"], row["start_ticks"]) != (request.pid, request.start_ticks):
+        return None
+    cgroup = Path(row["cgroup"])
+    return lambda: cgroup_pids(cgroup)
+
+
+def _decide(
+    store: StateStore,
+    request: KillRequest,
+    state: str,
+    result: str,
+    detail: str,
+    decided_by: str,
+    now: float,
+) -> KillOutcome:
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE kill_requests SET state = ?, decided_at = ?, decided_by = ?, result = ?"
+            " WHERE id = ?",
+            (state, now, decided_by, f"{result}: {detail}" if result != detail else result,
+             request.id),
+        )
+        level = "critical" if decided_by == "escalation" else "info"
+        verb = "denied" if state == DENIED else "approved"
+        raise_alert(
+            conn, f"kill:{request.id}", level, "watchdog", request.host,
+            f"kill request {request.id} ({request.command[:80]}) {verb} by {decided_by}:"
+            f" {detail}",
+            now,
+        )
+    return KillOutcome(request, result, detail)

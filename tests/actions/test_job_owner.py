@@ -1,0 +1,52 @@
+"""A caged job names the Claude Code session that started it and, when the PreToolUse hook saw
+its command from a subagent, that subagent: the ledger row and the snapshot carry both."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from cagekit import MIB, SWARMDECK, write_config
+
+from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.state import StateStore
+
+SID = "6666cccc-0000-4000-8000-000000000006"
+
+
+def _pre_tool_use(store: StateStore, command: str, agent_id: str | None) -> None:
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": command}, "session_id": SID}
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO hook_events (event, session_id, agent_id, tool_name, payload,"
+            " received_at) VALUES ('PreToolUse', ?, ?, 'Bash', ?, ?)",
+            (SID, agent_id, json.dumps(payload), time.time()),
+        )
+
+
+def _run(env: dict[str, str], *argv: str) -> None:
+    done = subprocess.run([SWARMDECK, "run", "--", *argv], capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_job_records_the_session_and_the_subagent_that_ran_it(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    write_config(isolated_home / "config.toml", v1_slice, 100 * MIB, default_prediction="10M")
+    store = StateStore.open_default()
+    _pre_tool_use(store, "swarmdeck run -- true subagent-one", "agent42")
+    _pre_tool_use(store, "swarmdeck run -- true main-thread", None)
+    env = {**os.environ, "CLAUDE_CODE_SESSION_ID": SID}
+    _run(env, "true", "subagent-one")
+    _run(env, "true", "main-thread")
+    _run({k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_SESSION_ID"}, "true", "x")
+    jobs = sorted(ledger_jobs(store), key=lambda job: job.id)
+    assert [(job.session_id, job.agent_id) for job in jobs] == [
+        (SID, "agent42"), (SID, None), (None, None),
+    ]
+    assert jobs[0].to_json()["session_id"] == SID and jobs[0].to_json()["agent_id"] == "agent42"

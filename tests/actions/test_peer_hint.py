@@ -1,0 +1,67 @@
+"""A job queued here for memory names a peer that fits it now, once, with the exact
+`swarmdeck peer run …` line and an alert; it never moves the job. The peer's figures come from
+its cached reading, as the probe leaves it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from cagekit import MIB, write_config
+
+from peer_figures import peer_host_object
+from swarmdeck.cli import main
+from swarmdeck.probes.peer_cache import reading_of, write_reading
+from swarmdeck.state import StateStore
+
+PEER = '[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\nport = 1\n'
+
+
+def queued_here(tmp_path: Path, v1_slice: Path, extra: str = "") -> None:
+    """This host's slice holds the job, but the margin it must leave free never is: it queues."""
+    write_config(tmp_path / "config.toml", v1_slice, 256 * MIB, margin="99%",
+                 default_prediction="64M")
+    with (tmp_path / "config.toml").open("a") as config:
+        config.write("\n" + PEER + extra)
+
+
+def cache_peer(room: int) -> None:
+    figures = peer_host_object(room=room, machine_room=room, slice_cap=512 * MIB)
+    write_reading(reading_of("box2", figures, time.time()))
+
+
+def alerts() -> list[dict]:
+    store = StateStore.open_default()
+    try:
+        with store.read() as conn:
+            return [dict(row) for row in conn.execute("SELECT * FROM alerts")]
+    finally:
+        store.close()
+
+
+def test_a_queued_job_names_the_peer_that_fits_it_once_and_raises_an_alert(
+    tmp_path: Path, v1_slice: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    queued_here(tmp_path, v1_slice)
+    cache_peer(300 * MIB)
+    assert main(["run", "--wait", "1", "--label", "it's big", "--", "echo", "a b"]) == 252
+    err = capfd.readouterr().err
+    line = ("to run it there instead: swarmdeck peer run box2 --label 'it'\"'\"'s big' -- "
+            "echo 'a b'")
+    assert err.count(line) == 1
+    [alert] = alerts()
+    assert (alert["host"], alert["source"]) == ("box2", "runner") and line[24:] in alert["message"]
+
+
+def test_no_hint_when_the_peer_has_no_room_or_is_disabled(
+    tmp_path: Path, v1_slice: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    queued_here(tmp_path, v1_slice)
+    cache_peer(32 * MIB)
+    assert main(["run", "--wait", "0.5", "--", "true"]) == 252
+    assert "peer run" not in capfd.readouterr().err and alerts() == []
+    queued_here(tmp_path, v1_slice, "enabled = false\n")
+    cache_peer(300 * MIB)
+    assert main(["run", "--wait", "0.5", "--", "true"]) == 252
+    assert "peer run" not in capfd.readouterr().err and alerts() == []

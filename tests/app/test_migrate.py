@@ -1,0 +1,100 @@
+"""The migrate pane under Textual's Pilot: `m` on a job row shows each peer's fit now, the exact
+command and the toolchain comparison; Enter launches it on the peer (asyncssh's server on
+127.0.0.1, the same swarmdeck) detached, and the Jobs panel shows the job there."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "actions"))
+
+from cagekit import new_slice, remove_tree
+from peerkit import start_peer
+
+from ledger_rows import add_job
+from ssh_server import servers as servers
+from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.app.migrate import MigrateScreen
+from swarmdeck.config import load_config
+from swarmdeck.probes.peer import PeerProber
+from swarmdeck.snapshot import take_snapshot
+from swarmdeck.state import StateStore
+
+MIB = 1 << 20
+
+
+@pytest.fixture
+def v1_slice() -> Iterator[Path]:
+    """The peer's slice, of this test's own."""
+    path = new_slice()
+    try:
+        yield path
+    finally:
+        remove_tree(path)
+
+
+async def wait_until(pilot, condition, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await pilot.pause(0.05)
+
+
+async def test_m_on_a_job_row_migrates_it_to_the_peer_by_enter(
+    tmp_path: Path, servers, v1_slice: Path
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    config = load_config()
+    prober = PeerProber()
+    prober.read_all(config)  # the cached reading the pane's fit comes from
+    prober.close()
+    store = StateStore.open_default()
+    queued = add_job(store, label="slow build", state="queued", booked=64 * MIB, cap=96 * MIB,
+                     argv='["sh", "-c", "echo moved"]', cwd=str(peer.work))
+    app = SwarmdeckApp(config, store, prober=lambda: take_snapshot(config, store))
+    async with app.run_test(size=(200, 50)) as pilot:
+        table = app.query_one("#jobs-table", KeyedTable)
+        await wait_until(pilot, lambda: table.row_count == 1)
+        table.focus()
+        await pilot.press("m")
+        await wait_until(pilot, lambda: isinstance(app.screen, MigrateScreen))
+        pane = app.screen
+        assert isinstance(pane, MigrateScreen)
+        [option] = pane.options
+        assert option.fits and option.host == "box2"
+        assert option.command.endswith(
+            "swarmdeck peer run box2 --detach --label 'slow build' --cap 100663296 -- sh -c "
+            "'echo moved'"
+        )
+        await wait_until(pilot, lambda: "box2" in pane.differences)
+        assert pane.differences["box2"] == []
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, MigrateScreen))
+        with store.read() as conn:
+            moved = conn.execute("SELECT id FROM jobs WHERE host = 'box2'").fetchone()
+        assert moved is not None
+        await wait_until(pilot, lambda: str(moved["id"]) in [k.value for k in table.rows])
+    with store.read() as conn:
+        still = conn.execute("SELECT state FROM jobs WHERE id = ?", (queued,)).fetchone()
+    assert still["state"] == "queued"  # the pane never touches the job it copied
+    store.close()
+
+
+async def test_m_in_read_only_mode_refuses(tmp_path: Path) -> None:
+    config = load_config()
+    store = StateStore.open_default()
+    add_job(store, label="x", state="running")
+    app = SwarmdeckApp(config, store, prober=lambda: take_snapshot(config, store), readonly=True)
+    async with app.run_test(size=(200, 50)) as pilot:
+        table = app.query_one("#jobs-table", KeyedTable)
+        await wait_until(pilot, lambda: table.row_count == 1)
+        await pilot.press("m")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, MigrateScreen)
+    store.close()

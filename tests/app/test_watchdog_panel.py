@@ -1,0 +1,198 @@
+"""The approve flow under Pilot, end to end: a real stalled job's finding → `k` kill request →
+`y` modal (Cancel focused, the tree shown) → Approve → the tree is gone → an alert says so;
+`d` leaves it running; a request whose pid was reused is refused; Alerts shows merged counts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+from textual.widgets import Button
+
+from swarmdeck.app.approve import ApproveScreen
+from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.config import load_config
+from swarmdeck.probes.host import local_host_name
+from swarmdeck.probes.procs import identity, own_identity
+from swarmdeck.probes.records import open_alerts
+from swarmdeck.snapshot import take_snapshot
+from swarmdeck.state import StateStore
+from swarmdeck.watchdog.alerts import raise_alert
+from swarmdeck.watchdog.loop import Watchdog
+
+TREE = (
+    "import subprocess, time; subprocess.Popen(['sleep', '300']);"
+    " print('ready', flush=True); time.sleep(300)"
+)
+DEADLINE = 30.0
+
+
+def _config(home: Path):
+    (home / "config.toml").write_text(
+        "[ui]\nrefresh_interval = 0.2\n"
+        "[watchdog]\ninterval = 0.1\nmin_duration = 0\noutput_stall = 60\n"
+    )
+    return load_config()
+
+
+def _stalled_job(home: Path, store: StateStore, ticks_offset: int = 0):
+    """A real process tree with a ledger row whose output has not grown for ten minutes."""
+    proc = subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    me, runner = identity(proc.pid), own_identity()
+    assert me is not None
+    output = home / "job.out"
+    output.write_text("step 1\n")
+    then = time.time() - 600
+    os.utime(output, (then, then))
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO jobs (label, host, argv, cwd, state, pid, start_ticks, runner_pid,"
+            " runner_start_ticks, started_at, output_path) VALUES ('train', ?, ?, '/w',"
+            " 'running', ?, ?, ?, ?, ?, ?)",
+            (local_host_name(), json.dumps(["python", "train.py"]), proc.pid,
+             me.start_ticks + ticks_offset, runner.pid, runner.start_ticks, then, str(output)),
+        )
+    return proc
+
+
+def _app(config, store) -> SwarmdeckApp:
+    return SwarmdeckApp(
+        config, store, prober=partial(take_snapshot, config, store),
+        watchdog=Watchdog(config, store),
+    )
+
+
+async def _until(pilot, condition) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await pilot.pause(0.05)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+
+
+async def _request_kill(app, pilot) -> None:
+    findings = app.query_one("#findings-table", KeyedTable)
+    await _until(pilot, lambda: findings.row_count == 1)
+    findings.focus()
+    await pilot.press("k")
+    kills = app.query_one("#kills-table", KeyedTable)
+    await _until(pilot, lambda: kills.row_count == 1)
+
+
+async def test_finding_to_approved_kill_stops_the_tree_and_records_an_alert(isolated_home):
+    store = StateStore.open_default()
+    config = _config(isolated_home)
+    proc = _stalled_job(isolated_home, store)
+    child = int(Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()[0])
+    child_ident = identity(child)
+    assert child_ident is not None
+    app = _app(config, store)
+    try:
+        async with app.run_test(size=(160, 60)) as pilot:
+            await _request_kill(app, pilot)
+            await pilot.press("y")
+            await _until(pilot, lambda: isinstance(app.screen, ApproveScreen))
+            modal = app.screen
+            assert app.focused is modal.query_one("#cancel", Button)
+            facts = str(modal.query_one("#approve-facts").render())
+            assert f"pid:     {proc.pid}" in facts and "python" in facts and "user:" in facts
+            tree = str(modal.query_one("#approve-tree").render())
+            assert str(proc.pid) in tree and str(child) in tree
+            await pilot.click("#approve")
+            await _until(pilot, lambda: proc.poll() is not None and not child_ident.is_alive())
+            await _until(pilot, lambda: any("approved" in a.message for a in open_alerts(store)))
+    finally:
+        _stop(proc)
+
+
+async def test_cancel_and_deny_leave_the_tree_running(isolated_home):
+    store = StateStore.open_default()
+    config = _config(isolated_home)
+    proc = _stalled_job(isolated_home, store)
+    app = _app(config, store)
+    try:
+        async with app.run_test(size=(160, 60)) as pilot:
+            await _request_kill(app, pilot)
+            await pilot.press("y")
+            await _until(pilot, lambda: isinstance(app.screen, ApproveScreen))
+            await pilot.press("enter")  # Cancel has the focus
+            await _until(pilot, lambda: not isinstance(app.screen, ApproveScreen))
+            app.query_one("#kills-table", KeyedTable).focus()
+            await pilot.press("d")
+            kills = app.query_one("#kills-table", KeyedTable)
+            await _until(pilot, lambda: kills.row_count == 0)
+            await pilot.pause(0.3)
+            assert proc.poll() is None
+        with store.read() as conn:
+            [state] = conn.execute("SELECT state FROM kill_requests").fetchone()
+        assert state == "denied"
+    finally:
+        _stop(proc)
+
+
+async def test_a_request_whose_pid_was_reused_is_refused(isolated_home):
+    store = StateStore.open_default()
+    config = _config(isolated_home)
+    # The ledger remembers other start ticks than the process now holding the pid has.
+    proc = _stalled_job(isolated_home, store, ticks_offset=-1)
+    app = _app(config, store)
+    try:
+        async with app.run_test(size=(160, 60)) as pilot:
+            await _request_kill(app, pilot)
+            await pilot.press("y")
+            await _until(pilot, lambda: isinstance(app.screen, ApproveScreen))
+            await pilot.click("#approve")
+            await _until(pilot, lambda: any(
+                "pid reused" in a.message or "another process" in a.message
+                for a in open_alerts(store)
+            ))
+            await pilot.pause(0.3)
+            assert proc.poll() is None
+    finally:
+        _stop(proc)
+
+
+async def test_alerts_show_merged_counts(isolated_home):
+    store = StateStore.open_default()
+    config = _config(isolated_home)
+    for _ in range(3):
+        with store.transaction() as conn:
+            raise_alert(conn, "slice-full", "warning", "runner", "vm", "the slice was full",
+                        time.time())
+    app = _app(config, store)
+    async with app.run_test(size=(160, 60)) as pilot:
+        table = app.query_one("#alerts-table", KeyedTable)
+        await _until(pilot, lambda: table.row_count == 1)
+        [row] = [table.get_row(key) for key in table.rows]
+        assert "3" in [str(cell) for cell in row]
+
+
+async def test_readonly_refuses_a_kill_request(isolated_home):
+    store = StateStore.open_default()
+    config = _config(isolated_home)
+    proc = _stalled_job(isolated_home, store)
+    app = SwarmdeckApp(config, store, prober=partial(take_snapshot, config, store),
+                       watchdog=Watchdog(config, store), readonly=True)
+    try:
+        async with app.run_test(size=(160, 60)) as pilot:
+            findings = app.query_one("#findings-table", KeyedTable)
+            await _until(pilot, lambda: findings.row_count == 1)
+            findings.focus()
+            await pilot.press("k")
+            await pilot.pause(0.3)
+        with store.read() as conn:
+            assert conn.execute("SELECT count(*) FROM kill_requests").fetchone()[0] == 0
+    finally:
+        _stop(proc)

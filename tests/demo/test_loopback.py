@@ -1,0 +1,91 @@
+"""The demo's second host: a real SSH server on 127.0.0.1 whose host key a client verifies,
+which streams a command's input and output, passes its exit status, and on stop leaves none of
+its commands running."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+
+import asyncssh
+import pytest
+
+from swarmdeck.demo.loopback import LoopbackSshServer
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    started = LoopbackSshServer(
+        tmp_path / "peer",
+        env={
+            "SWARMDECK_STATE_DIR": str(tmp_path / "peer" / "state"),
+            "SWARMDECK_CONFIG": str(tmp_path / "peer" / "config.toml"),
+            "CLAUDE_CONFIG_DIR": str(tmp_path / "peer" / "claude"),
+        },
+    )
+    yield started
+    started.stop()
+
+
+async def _connect(server: LoopbackSshServer, known: Path) -> asyncssh.SSHClientConnection:
+    return await asyncssh.connect(
+        "127.0.0.1",
+        server.port,
+        known_hosts=str(known),
+        client_keys=[str(server.identity)],
+        username="demo",
+    )
+
+
+async def test_it_runs_the_peer_probe_streams_input_and_passes_exit_codes(
+    server: LoopbackSshServer, tmp_path: Path
+) -> None:
+    known = server.known_hosts(tmp_path / "known_hosts")
+    async with await _connect(server, known) as conn:
+        probe = await conn.run("swarmdeck probe --json", timeout=60)
+        assert probe.exit_status == 0, probe.stderr
+        assert json.loads(probe.stdout)["hosts"][0]["name"]
+        echoed = await conn.run("cat", input="through the tunnel\n", timeout=10)
+        assert echoed.stdout == "through the tunnel\n"
+        assert (await conn.run("exit 7", timeout=10)).exit_status == 7
+
+
+async def test_a_wrong_host_key_is_refused(server: LoopbackSshServer, tmp_path: Path) -> None:
+    other = asyncssh.generate_private_key("ssh-ed25519")
+    known = server.known_hosts(tmp_path / "known_hosts", key=other)
+    with pytest.raises(asyncssh.HostKeyNotVerifiable):
+        await _connect(server, known)
+
+
+async def test_stopping_it_ends_what_its_commands_left_running(
+    server: LoopbackSshServer, tmp_path: Path
+) -> None:
+    known = server.known_hosts(tmp_path / "known_hosts")
+    marker = tmp_path / "pid"
+    conn = await _connect(server, known)
+    running = await conn.create_process(f"sleep 600 & echo $! > {marker}; wait")
+    deadline = time.monotonic() + 10
+    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    pid = int(marker.read_text())
+    await asyncio.to_thread(server.stop)
+    running.close()
+    conn.close()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_the_client_key_is_private_to_its_owner(server: LoopbackSshServer) -> None:
+    assert os.stat(server.identity).st_mode & 0o077 == 0

@@ -1,0 +1,232 @@
+"""The README's commands run as it shows them, and its tables say what the code says, so the
+README cannot drift from what is really there."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.cli import COMMANDS, main
+from swarmdeck.config import default_config, schema_keys
+from swarmdeck.exitcodes import ExitCode
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+BIN = Path(sys.executable).parent
+SWARMDECK = str(BIN / "swarmdeck")
+
+
+def blocks(text: str = README) -> list[list[str]]:
+    """The lines of every fenced code block."""
+    found: list[list[str]] = []
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            if current is None:
+                current = []
+            else:
+                found.append(current)
+                current = None
+        elif current is not None:
+            current.append(line.strip())
+    return found
+
+
+def shown_commands(text: str = README) -> list[tuple[str, list[str]]]:
+    """Each `$ command` line of the code blocks, comment cut, with the lines shown after it."""
+    found = []
+    for block in blocks(text):
+        for index, line in enumerate(block):
+            if not line.startswith("$ "):
+                continue
+            command = re.sub(r"\s+#.*$", "", line[2:]).strip()
+            output = []
+            for after in block[index + 1 :]:
+                if after.startswith("$ "):
+                    break
+                output.append(after)
+            found.append((command, output))
+    return found
+
+
+def the_command(prefix: str, showing: str = "") -> tuple[list[str], list[str]]:
+    """The first README command starting with `prefix` (and shown printing `showing`), as argv,
+    and the output shown after it."""
+    matches = [
+        (c, out) for c, out in shown_commands() if c.startswith(prefix) and showing in " ".join(out)
+    ]
+    assert matches, f"the README shows no `{prefix}` command printing {showing!r}"
+    command, output = matches[0]
+    return shlex.split(command), output
+
+
+def table(heading: str) -> list[list[str]]:
+    """The rows (cells stripped of backticks) of the first table whose header row starts so."""
+    rows: list[list[str]] = []
+    inside = False
+    for line in README.splitlines():
+        cells = [cell.strip().strip("`") for cell in line.strip().strip("|").split("|")]
+        if line.startswith("|") and not inside and cells[0] == heading:
+            inside = True
+            continue
+        if inside:
+            if not line.startswith("|"):
+                break
+            if set(line) <= set("|- "):
+                continue
+            rows.append(cells)
+    assert rows, f"no table headed {heading!r}"
+    return rows
+
+
+def run(argv: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def _help(argv: list[str]) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return out.getvalue()
+
+
+def test_the_quick_start_is_the_two_make_commands() -> None:
+    quick = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    first = blocks(quick)[0]
+    assert [line.split("#")[0].strip() for line in first] == ["make run", "make test"]
+    makefile = (ROOT / "Makefile").read_text()
+    for target in ("run", "test", "pictures"):
+        assert re.search(rf"^{target}:", makefile, re.M), target
+
+
+def test_every_command_the_readme_shows_exists_with_the_options_it_uses() -> None:
+    shown = [argv for argv in (shlex.split(c) for c, _ in shown_commands()) if argv]
+    assert shown
+    for argv in shown:
+        if argv[0] != "swarmdeck":
+            continue
+        words = argv[1 : argv.index("--")] if "--" in argv else argv[1:]
+        assert words[0] in COMMANDS, argv
+        path = [words[0]] + [w for w in words[1:2] if not w.startswith("-") and w.isalpha()]
+        helptext = _help(path)
+        for option in (w.split("=")[0] for w in words if w.startswith("--")):
+            assert option in helptext, (argv, option)
+
+
+def test_the_commands_table_lists_every_command() -> None:
+    listed = " ".join(row[0] for row in table("command"))
+    for command in COMMANDS:
+        assert f"swarmdeck {command}" in listed or f"{command} " in listed, command
+
+
+def test_status_and_config_show_run_as_the_quick_start_shows(tmp_path: Path) -> None:
+    status, _ = the_command("swarmdeck status")
+    done = run(status)
+    assert done.returncode == 0, done.stderr
+    assert "Hosts" in done.stdout and "Jobs" in done.stdout
+    show, _ = the_command("swarmdeck config show")
+    done = run(show)
+    assert done.returncode == 0, done.stderr
+    for key in schema_keys():
+        assert key.split(".")[0] in done.stdout
+
+
+def _cagekit():
+    path = ROOT / "tests" / "actions" / "cagekit.py"
+    if "cagekit" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("cagekit", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["cagekit"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["cagekit"]
+
+
+def test_the_run_that_hits_its_cap_says_and_exits_as_the_readme_shows(tmp_path: Path) -> None:
+    kit = _cagekit()
+    slice_path = kit.new_slice()
+    try:
+        kit.write_config(Path(os.environ["SWARMDECK_CONFIG"]), slice_path, 512 * kit.MIB)
+        argv, shown = the_command("swarmdeck run", showing="(exit 250)")
+        done = run(argv, cwd=tmp_path)
+    finally:
+        kit.remove_tree(slice_path)
+    assert done.returncode == ExitCode.OWN_CAP, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == shown[-1]
+
+
+def test_hooks_install_writes_the_settings_the_readme_names(tmp_path: Path) -> None:
+    user, _ = the_command("swarmdeck hooks install")
+    done = run(user)
+    assert done.returncode == 0, done.stderr
+    settings = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    events = set(json.loads(settings.read_text())["hooks"])
+    section = README.split("## Using it with Claude Code", 1)[1].split("\n## ", 1)[0]
+    named = re.search(r"Install merges entries for (.+?) into", section, re.S)
+    assert named is not None
+    assert set(re.findall(r"[A-Z][A-Za-z]+", named.group(1))) == events
+    project, _ = the_command("swarmdeck hooks install --project")
+    done = run(project, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / ".claude" / "settings.json").is_file()
+    again = run(project, cwd=tmp_path)
+    assert "nothing changed" in again.stdout
+
+
+def test_the_exit_code_table_names_only_real_codes() -> None:
+    real = {int(code) for code in ExitCode}
+    rows = table("code")
+    listed = {int(row[0]) for row in rows if row[0].isdigit()}
+    assert listed <= real
+    assert {250, 251, 252, 253, 254} <= listed
+
+
+def test_the_watchdog_table_is_the_config_schema() -> None:
+    rows = {row[0]: row[1] for row in table("key")}
+    schema = {key for key in schema_keys() if key.startswith("watchdog.")}
+    assert set(rows) == schema
+    defaults = default_config().watchdog
+    for key, shown in rows.items():
+        value = getattr(defaults, key.split(".", 1)[1])
+        assert shown.removesuffix(" s") == str(value).removesuffix(".0") or shown == str(value)
+
+
+def app_keys() -> set[str]:
+    """Every key the control room's app and panels bind and show (modals left out)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from textual.binding import Binding
+    from textual.screen import ModalScreen
+
+    import swarmdeck.app
+
+    keys: set[str] = set()
+    for info in pkgutil.iter_modules(swarmdeck.app.__path__):
+        module = importlib.import_module(f"swarmdeck.app.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != module.__name__ or issubclass(cls, ModalScreen):
+                continue
+            for binding in cls.__dict__.get("BINDINGS", []):
+                if isinstance(binding, Binding) and binding.show:
+                    keys.add(binding.key_display or binding.key)
+    return keys
+
+
+def test_the_keys_table_is_the_apps_bindings() -> None:
+    listed = {row[0] for row in table("keypress")}
+    assert listed - {"ctrl+p"} == app_keys()

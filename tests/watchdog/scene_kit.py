@@ -1,0 +1,103 @@
+"""A scene for the watchdog's tests: real transcripts, pid files naming real processes, ledger
+rows whose job is a real process this test started, hook events in a real state file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_lines import ClaudeTree
+from swarmdeck.config import Config, load_config
+from swarmdeck.probes.host import local_host_name
+from swarmdeck.probes.procs import identity, own_identity
+from swarmdeck.state import StateStore
+
+SID = "7777aaaa-0000-4000-8000-000000000001"
+SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
+
+
+def write_watchdog_config(home: Path, **keys: Any) -> Config:
+    """This test's config with `[watchdog]` keys set (tiny thresholds), loaded."""
+    lines = ["[watchdog]"]
+    for key, value in keys.items():
+        lines.append(f"{key} = {json.dumps(value)}")
+    (home / "config.toml").write_text("\n".join(lines) + "\n")
+    return load_config()
+
+
+@pytest.fixture
+def store(isolated_home: Path) -> StateStore:
+    return StateStore.open_default()
+
+
+@pytest.fixture
+def tree(isolated_home: Path) -> ClaudeTree:
+    return ClaudeTree(isolated_home / "claude")
+
+
+@pytest.fixture
+def processes() -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Start real processes; each is killed and reaped after the test."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*argv: str, **kwargs: Any) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(list(argv), text=True, **kwargs)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def live_session(tree: ClaudeTree, processes) -> subprocess.Popen[str]:
+    """A real process standing for the session's Claude Code, named by SID's pid file."""
+    proc = processes("sleep", "300")
+    me = identity(proc.pid)
+    assert me is not None
+    tree.write_pid_file(proc.pid, SID, procStart=str(me.start_ticks))
+    return proc
+
+
+def insert_job(store: StateStore, pid: int, **columns: Any) -> int:
+    """A running ledger row for the real process `pid`; this test process is its runner."""
+    me = own_identity()
+    job = identity(pid)
+    assert job is not None
+    row = {
+        "label": "job", "host": local_host_name(), "argv": json.dumps(["sleep", "300"]),
+        "cwd": os.getcwd(), "state": "running", "pid": pid, "start_ticks": job.start_ticks,
+        "runner_pid": me.pid, "runner_start_ticks": me.start_ticks, "booked": 1 << 20,
+        "cap": 1 << 30, "started_at": columns.pop("started_at", None),
+    }
+    row.update(columns)
+    names = ", ".join(row)
+    marks = ", ".join("?" * len(row))
+    with store.transaction() as conn:
+        return int(
+            conn.execute(f"INSERT INTO jobs ({names}) VALUES ({marks})", list(row.values()))
+            .lastrowid
+        )
+
+
+def insert_hook_event(
+    store: StateStore, event: str, at: float, session_id: str = SID,
+    agent_id: str | None = None, tool_name: str | None = None, **payload: Any,
+) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO hook_events (event, session_id, agent_id, tool_name, payload,"
+            " received_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (event, session_id, agent_id, tool_name,
+             json.dumps({"hook_event_name": event, **payload}), at),
+        )

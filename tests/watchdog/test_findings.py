@@ -1,0 +1,121 @@
+"""Findings are one row per key: counted, shown after their minimum duration, kept open over a
+short gap, closed when cleared, opened again in the same row; only the lease holder writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+from scene_kit import SID, SWARMDECK, insert_hook_event, write_watchdog_config
+
+from swarmdeck.probes.records import open_findings
+from swarmdeck.watchdog.findings import (
+    FindingDraft,
+    lease_holder,
+    new_holder,
+    record_pass,
+    release_lease,
+)
+
+DEADLINE = 60.0
+
+
+def draft(key: str = "rule:subject") -> FindingDraft:
+    return FindingDraft(key=key, rule="rule", subject="subject", severity="warning",
+                        message="m", advice="a", session_id=SID)
+
+
+def rows(store):
+    with store.read() as conn:
+        return [dict(r) for r in conn.execute("SELECT * FROM findings ORDER BY id")]
+
+
+def test_a_finding_seen_again_raises_its_count_in_the_same_row(isolated_home, store):
+    config = write_watchdog_config(isolated_home, min_duration=0).watchdog
+    me = new_holder()
+    for n in range(3):
+        record_pass(store, [draft()], config, me, 1000.0 + n)
+    [row] = rows(store)
+    assert row["count"] == 3
+    assert row["first_seen_at"] == 1000.0 and row["last_seen_at"] == 1002.0
+
+
+def test_a_finding_shows_only_once_it_held_its_minimum_duration(isolated_home, store):
+    config = write_watchdog_config(isolated_home, min_duration=10).watchdog
+    me = new_holder()
+    first = record_pass(store, [draft()], config, me, 1000.0)
+    assert first.fired == [] and open_findings(store) == []
+    record_pass(store, [draft()], config, me, 1005.0)
+    assert open_findings(store) == []
+    fired = record_pass(store, [draft()], config, me, 1010.0)
+    assert [f.key for f in fired.fired] == ["rule:subject"]
+    assert [f.key for f in open_findings(store)] == ["rule:subject"]
+    again = record_pass(store, [draft()], config, me, 1015.0)
+    assert again.fired == [], "a finding fires once, not on every pass"
+
+
+def test_a_short_gap_is_merged_and_a_long_one_closes_then_the_same_row_reopens(
+    isolated_home, store
+):
+    config = write_watchdog_config(isolated_home, min_duration=0, merge_interval=60).watchdog
+    me = new_holder()
+    record_pass(store, [draft()], config, me, 1000.0)
+    record_pass(store, [], config, me, 1030.0)
+    assert rows(store)[0]["resolved_at"] is None, "gone for less than merge_interval: still open"
+    record_pass(store, [draft()], config, me, 1040.0)
+    record_pass(store, [], config, me, 1101.0)
+    assert rows(store)[0]["resolved_at"] == 1101.0
+    record_pass(store, [draft()], config, me, 1200.0)
+    [row] = rows(store)
+    assert row["resolved_at"] is None and row["count"] == 3
+
+
+def test_a_second_writer_only_reads_while_the_lease_is_held(isolated_home, store):
+    config = write_watchdog_config(isolated_home, min_duration=0).watchdog
+    app, watcher = new_holder(), new_holder()
+    assert record_pass(store, [draft()], config, app, 1000.0).writer
+    assert not record_pass(store, [draft()], config, watcher, 1000.5).writer
+    assert rows(store)[0]["count"] == 1
+    release_lease(store, app)
+    assert record_pass(store, [draft()], config, watcher, 1001.0).writer
+    assert lease_holder(store) == watcher
+
+
+def _watcher() -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [SWARMDECK, "watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=os.environ.copy(),
+    )
+
+
+def test_two_watchers_at_once_never_double_a_count(isolated_home, store):
+    write_watchdog_config(isolated_home, interval=0.2, min_duration=0)
+    insert_hook_event(store, "PostToolUse", time.time(), tool_name="Bash",
+                      tool_use_id="toolu_h", tool_input={"command": "make -j8 test"})
+    watchers = [_watcher(), _watcher()]
+    passes: list[list[dict]] = [[], []]
+    try:
+        deadline = time.monotonic() + DEADLINE
+        while min(len(p) for p in passes) < 6 and time.monotonic() < deadline:
+            for proc, seen in zip(watchers, passes, strict=True):
+                line = proc.stdout.readline() if len(seen) < 6 else ""
+                if line:
+                    seen.append(json.loads(line))
+    finally:
+        for proc in watchers:
+            proc.send_signal(signal.SIGINT)
+        for proc in watchers:
+            proc.wait(timeout=DEADLINE)
+    for proc, seen in zip(watchers, passes, strict=True):
+        seen.extend(json.loads(line) for line in proc.stdout.read().splitlines())
+    assert all(proc.returncode == 0 for proc in watchers), [p.stderr.read() for p in watchers]
+    [row] = rows(store)
+    writes = sum(1 for seen in passes for p in seen if p["writer"])
+    reads = sum(1 for seen in passes for p in seen if not p["writer"])
+    assert reads >= 1, "one watcher must have found the lease held"
+    # A pass interrupted after its commit but before its line counts without a line: one each.
+    assert writes <= row["count"] <= writes + len(watchers)
+    assert lease_holder(store) is None, "each watcher lets go of its lease when it stops"

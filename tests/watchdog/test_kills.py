@@ -1,0 +1,201 @@
+"""Kill requests: approval stops a supervised tree and says so; denial, a stranger, a reused pid
+and a process already gone are never signalled; escalation acts only when its policy says."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from scene_kit import SWARMDECK, insert_job, write_watchdog_config
+
+from swarmdeck.errors import UsageError
+from swarmdeck.probes.procs import ProcessIdentity, identity
+from swarmdeck.probes.records import Finding, open_alerts
+from swarmdeck.snapshot import take_snapshot
+from swarmdeck.watchdog.escalation import escalates
+from swarmdeck.watchdog.kills import (
+    ALREADY_GONE,
+    NOT_SUPERVISED,
+    PID_REUSED,
+    STOPPED,
+    approve,
+    deny,
+    request_kill,
+    stop_preview,
+)
+from swarmdeck.watchdog.loop import Watchdog
+
+TREE = (
+    "import subprocess, sys, time; subprocess.Popen(['sleep', '300']);"
+    " print('ready', flush=True); time.sleep(300)"
+)
+DEADLINE = 30.0
+
+
+def finding_for(pid: int, ticks: int, job_id: int | None = None, **extra) -> Finding:
+    fields = dict(
+        id=1, key=f"output_not_growing:job{job_id}", rule="output_not_growing",
+        subject=f"job #{job_id}", severity="warning", message="no output for 5m",
+        first_seen_at=0.0, last_seen_at=0.0, count=1, acknowledged_at=None, job_id=job_id,
+        pid=pid, start_ticks=ticks,
+    )
+    fields.update(extra)
+    return Finding(**fields)
+
+
+def start_tree(processes) -> tuple[subprocess.Popen[str], ProcessIdentity]:
+    proc = processes(sys.executable, "-c", TREE, stdout=subprocess.PIPE)
+    assert proc.stdout.readline() == "ready\n"
+    me = identity(proc.pid)
+    assert me is not None
+    return proc, me
+
+
+def children_of(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(word) for word in text.split()]
+
+
+def gone(ident: ProcessIdentity) -> bool:
+    deadline = time.monotonic() + DEADLINE
+    while ident.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not ident.is_alive()
+
+
+def test_approval_stops_the_whole_supervised_tree_and_raises_an_alert(store, processes):
+    proc, me = start_tree(processes)
+    [child] = children_of(proc.pid)
+    child_ident = identity(child)
+    job_id = insert_job(store, proc.pid, started_at=time.time())
+    request = request_kill(store, finding_for(me.pid, me.start_ticks, job_id), "tester", 1.0)
+    assert {m.pid for m in stop_preview(request)} == {proc.pid, child}
+    outcome = approve(store, request.id, "tester", time.time(), grace=2.0)
+    assert outcome.result == STOPPED
+    proc.wait(timeout=DEADLINE)
+    assert child_ident is not None and gone(child_ident)
+    [alert] = open_alerts(store)
+    assert f"kill request {request.id}" in alert.message and "approved by tester" in alert.message
+
+
+def test_denial_signals_nothing(store, processes):
+    proc, me = start_tree(processes)
+    job_id = insert_job(store, proc.pid, started_at=time.time())
+    request = request_kill(store, finding_for(me.pid, me.start_ticks, job_id), "tester", 1.0)
+    deny(store, request.id, "tester", time.time())
+    time.sleep(0.2)
+    assert proc.poll() is None
+    with pytest.raises(Exception, match="already decided"):
+        approve(store, request.id, "tester", time.time())
+
+
+def test_a_pid_whose_start_ticks_changed_is_refused_and_left_running(store, processes):
+    proc, me = start_tree(processes)
+    job_id = insert_job(store, proc.pid, started_at=time.time(), start_ticks=me.start_ticks - 1)
+    # The request names the pid with other start ticks: the process it meant is gone and the
+    # pid now names this one.
+    request = request_kill(store, finding_for(me.pid, me.start_ticks - 1, job_id), "t", 1.0)
+    outcome = approve(store, request.id, "tester", time.time(), grace=1.0)
+    assert outcome.result == PID_REUSED
+    time.sleep(0.2)
+    assert proc.poll() is None
+
+
+def test_a_process_outside_the_supervised_set_is_refused(store, processes):
+    proc, me = start_tree(processes)
+    request = request_kill(store, finding_for(me.pid, me.start_ticks), "tester", 1.0)
+    outcome = approve(store, request.id, "tester", time.time(), grace=1.0)
+    assert outcome.result == NOT_SUPERVISED
+    time.sleep(0.2)
+    assert proc.poll() is None
+
+
+def test_a_process_already_gone_is_said_so(store, processes):
+    proc, me = start_tree(processes)
+    request = request_kill(store, finding_for(me.pid, me.start_ticks), "tester", 1.0)
+    proc.kill()
+    proc.wait()
+    assert approve(store, request.id, "tester", time.time()).result == ALREADY_GONE
+
+
+def test_a_finding_without_a_process_cannot_become_a_kill_request(store):
+    with pytest.raises(UsageError, match="names no process"):
+        request_kill(store, finding_for(None, None), "tester", 1.0)  # type: ignore[arg-type]
+
+
+def test_the_approve_command_exits_78_when_refused(isolated_home, store, processes):
+    proc, me = start_tree(processes)
+    request = request_kill(store, finding_for(me.pid, me.start_ticks), "tester", 1.0)
+    done = subprocess.run([SWARMDECK, "approve", str(request.id)], capture_output=True,
+                          text=True, timeout=DEADLINE)
+    assert done.returncode == 78
+    assert "not supervised" in done.stderr and "Traceback" not in done.stderr
+    listed = subprocess.run([SWARMDECK, "kills"], capture_output=True, text=True,
+                            timeout=DEADLINE)
+    assert "refused: not supervised" in listed.stdout
+    assert proc.poll() is None
+
+
+# ---------------------------------------------------------------- escalation
+
+
+def test_escalation_is_off_by_default_and_needs_unacknowledged_repeats():
+    f = finding_for(10, 20, count=5)
+    assert not escalates(f, 0)
+    assert escalates(f, 5)
+    assert not escalates(finding_for(10, 20, count=4), 5)
+    assert not escalates(finding_for(10, 20, count=9, acknowledged_at=1.0), 5)
+    assert not escalates(finding_for(None, None, count=9), 5)  # type: ignore[arg-type]
+
+
+def _stalled_job(isolated_home, store, processes) -> subprocess.Popen[str]:
+    proc, _ = start_tree(processes)
+    output = isolated_home / "job.out"
+    output.write_text("x\n")
+    then = time.time() - 600
+    import os
+
+    os.utime(output, (then, then))
+    insert_job(store, proc.pid, output_path=str(output), started_at=then)
+    return proc
+
+
+def test_escalation_stops_the_subject_after_n_repeats_and_raises_a_critical_alert(
+    isolated_home, store, processes
+):
+    config = write_watchdog_config(isolated_home, min_duration=0, output_stall=60,
+                                   escalate_after=3)
+    proc = _stalled_job(isolated_home, store, processes)
+    engine = Watchdog(config, store)
+    for _ in range(2):
+        assert engine.run_pass(take_snapshot(config, store)).escalated == []
+        assert proc.poll() is None
+    [line] = engine.run_pass(take_snapshot(config, store)).escalated
+    assert "without acknowledgement" in line and "stopped" in line
+    proc.wait(timeout=DEADLINE)
+    critical = [a for a in open_alerts(store) if a.level == "critical"]
+    assert any("acted by itself" in a.message for a in critical)
+
+
+def test_without_the_policy_repeats_never_stop_anything(isolated_home, store, processes):
+    config = write_watchdog_config(isolated_home, min_duration=0, output_stall=60)
+    proc = _stalled_job(isolated_home, store, processes)
+    engine = Watchdog(config, store)
+    for _ in range(4):
+        assert engine.run_pass(take_snapshot(config, store)).escalated == []
+    assert proc.poll() is None
+
+
+def test_a_live_claude_code_sessions_process_is_supervised(store, tree, processes):
+    proc, me = start_tree(processes)
+    tree.write_pid_file(proc.pid, "5151aaaa-0000-4000-8000-000000000005",
+                        procStart=str(me.start_ticks))
+    request = request_kill(store, finding_for(me.pid, me.start_ticks), "tester", 1.0)
+    assert approve(store, request.id, "tester", time.time(), grace=2.0).result == STOPPED
+    proc.wait(timeout=DEADLINE)

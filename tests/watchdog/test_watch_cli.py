@@ -1,0 +1,94 @@
+"""`swarmdeck watch`: one pass, JSON, and `--wake`, which exits 0 once a finding concerns its
+session, with the finding on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+from scene_kit import SID, SWARMDECK, insert_hook_event, write_watchdog_config
+
+DEADLINE = 60.0
+OTHER = "9999bbbb-0000-4000-8000-000000000009"
+
+
+def _heavy_run(store, session: str) -> None:
+    insert_hook_event(store, "PostToolUse", time.time(), session_id=session, tool_name="Bash",
+                      tool_use_id=f"toolu_{session[:4]}",
+                      tool_input={"command": "cargo build --release"})
+
+
+def _wait_until_passing(proc: subprocess.Popen[str], store) -> None:
+    """Until the waker's first pass wrote the lease: from then on, what comes is new to it."""
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        with store.read() as conn:
+            if conn.execute("SELECT count(*) FROM watchdog_lease").fetchone()[0]:
+                return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the waker never made a pass")
+
+
+def test_wake_exits_0_with_the_finding_once_one_concerns_its_session(isolated_home, store):
+    write_watchdog_config(isolated_home, interval=0.2, min_duration=0)
+    waker = subprocess.Popen(
+        [SWARMDECK, "watch", "--wake", "--session", SID], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        _wait_until_passing(waker, store)
+        _heavy_run(store, OTHER)
+        time.sleep(1.0)
+        assert waker.poll() is None, "a finding of another session does not wake it"
+        _heavy_run(store, SID)
+        out, err = waker.communicate(timeout=DEADLINE)
+    finally:
+        if waker.poll() is None:
+            waker.kill()
+            waker.wait()
+    assert waker.returncode == 0, err
+    assert "heavy_without_run" in out and "cargo build --release" in out
+    assert "swarmdeck run -- CMD" in out
+    assert len(out.splitlines()) <= 8
+
+
+def test_wake_takes_its_session_from_claude_codes_environment(isolated_home, store):
+    write_watchdog_config(isolated_home, interval=0.2, min_duration=0)
+    waker = subprocess.Popen(
+        [SWARMDECK, "watch", "--wake"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "CLAUDE_CODE_SESSION_ID": SID},
+    )
+    try:
+        _wait_until_passing(waker, store)
+        _heavy_run(store, SID)
+        out, err = waker.communicate(timeout=DEADLINE)
+    finally:
+        if waker.poll() is None:
+            waker.kill()
+            waker.wait()
+    assert waker.returncode == 0, err
+    assert f"session {SID[:8]}" in out
+
+
+def test_once_json_reports_the_pass_and_its_findings(isolated_home, store):
+    write_watchdog_config(isolated_home, min_duration=0)
+    _heavy_run(store, SID)
+    done = subprocess.run([SWARMDECK, "watch", "--once", "--json"], capture_output=True,
+                          text=True, timeout=DEADLINE)
+    assert done.returncode == 0, done.stderr
+    [line] = done.stdout.splitlines()
+    report = json.loads(line)
+    assert report["writer"] is True
+    assert [f["rule"] for f in report["fired"]] == ["heavy_without_run"]
+
+
+def test_once_prints_open_findings_for_a_person(isolated_home, store):
+    write_watchdog_config(isolated_home, min_duration=0)
+    _heavy_run(store, SID)
+    done = subprocess.run([SWARMDECK, "watch", "--once"], capture_output=True, text=True,
+                          timeout=DEADLINE)
+    assert done.returncode == 0, done.stderr
+    assert "heavy_without_run" in done.stdout and "×1" in done.stdout
