@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -55,6 +56,8 @@ class SceneSettings:
     """The slice, at the hierarchy's root; None: swarmdeck-demo-PID."""
     uncaged: bool = False
     """Run the jobs uncaged even where cages can be made, as where they cannot."""
+    watchdog: bool = False
+    """Run `swarmdeck watch` beside the scene (the app runs the same engine itself)."""
 
 
 def demo_config(
@@ -78,6 +81,8 @@ def demo_config(
         "idle_max = 120.0\n"
         "output_stall = 60.0\n"
         "long_run = 20.0\n"
+        "min_duration = 5.0\n"
+        "merge_interval = 30.0\n"
         "\n" + peer
     )
 
@@ -98,6 +103,7 @@ class Scene:
     jobs: list[StartedJob] = field(default_factory=list)
     peer: LoopbackSshServer | None = None
     writer: ScriptRunner | None = None
+    watcher: subprocess.Popen[bytes] | None = None
     _saved: dict[str, str | None] = field(default_factory=dict)
 
     @property
@@ -147,6 +153,20 @@ class Scene:
         self.store = StateStore.open_default()
         self._start_sessions()
         self._start_jobs()
+        if self.settings.watchdog:
+            self._start_watchdog()
+
+    def _start_watchdog(self) -> None:
+        logs = self.root / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        with open(logs / "watch.log", "wb") as out:
+            self.watcher = subprocess.Popen(
+                [sys.executable, "-m", "swarmdeck.cli", "watch"],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def _choose_slice(self) -> str:
         """The scene's own slice, on the backend this machine offers; none means uncaged."""
@@ -245,6 +265,10 @@ class Scene:
         """Stop everything the scene started, remove its cgroups and folder, restore the env."""
         if self.writer is not None:
             self.writer.stop()
+        if self.watcher is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.watcher.pid, signal.SIGKILL)
+            self.watcher.wait()
         for job in self.jobs:
             if job.process.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
