@@ -119,8 +119,23 @@ class StartedJob:
         self.process.wait()
 
 
-def start_job(spec: JobSpec, logs: Path, caged: bool) -> StartedJob:
-    """Start one job: through `swarmdeck run` when caged, else through the uncaged runner."""
+def job_checkout(folder: Path) -> Path:
+    """The checkout the demo's jobs run in: a git tree of one file, so `swarmdeck peer run`
+    (the migrate pane) has a tree to copy to the peer."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "README").write_text("The demo's jobs run here.\n")
+    for command in (["git", "init", "-q"], ["git", "add", "README"]):
+        try:
+            subprocess.run(command, cwd=folder, capture_output=True, check=False, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            # Without git the jobs still run here; only moving one to the peer is refused,
+            # and peer run says why.
+            break
+    return folder
+
+
+def start_job(spec: JobSpec, logs: Path, caged: bool, cwd: Path) -> StartedJob:
+    """Start one job in `cwd`: through `swarmdeck run` when caged, else the uncaged runner."""
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{spec.mode}-{spec.cap_mib}M.log"
     with open(log, "wb") as out:
@@ -130,5 +145,6 @@ def start_job(spec: JobSpec, logs: Path, caged: bool) -> StartedJob:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            cwd=cwd,
         )
     return StartedJob(spec, process, log, caged)
