@@ -19,7 +19,8 @@ from pathlib import Path
 
 MIB = 1 << 20
 
-WORKLOAD = r"""
+WORKLOAD_FILE = "workload.py"
+WORKLOAD = r"""# A demo job (swarmdeck demo): grow, busy or idle, for argv[2] seconds.
 import sys, time
 mode, seconds, limit = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 end = time.monotonic() + seconds
@@ -78,9 +79,10 @@ class JobSpec:
         return [sys.executable, "-m", "swarmdeck.demo.uncaged", json.dumps(asdict(self))]
 
     def workload(self, limit_mib: int) -> list[str]:
-        """The job's program; a growing one stops itself before it passes `limit_mib`."""
+        """The job's program, run in the job checkout; a growing one stops itself before it
+        passes `limit_mib`."""
         mode = [self.mode, str(self.seconds), str(limit_mib)]
-        return [sys.executable, "-S", "-c", WORKLOAD, *mode]
+        return [sys.executable, "-S", WORKLOAD_FILE, *mode]
 
 
 SLICE_MIB = 768
@@ -120,11 +122,11 @@ class StartedJob:
 
 
 def job_checkout(folder: Path) -> Path:
-    """The checkout the demo's jobs run in: a git tree of one file, so `swarmdeck peer run`
-    (the migrate pane) has a tree to copy to the peer."""
+    """The checkout the demo's jobs run in: a git tree holding their program, so `swarmdeck peer
+    run` (the migrate pane) has a tree to copy to the peer."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "README").write_text("The demo's jobs run here.\n")
-    for command in (["git", "init", "-q"], ["git", "add", "README"]):
+    (folder / WORKLOAD_FILE).write_text(WORKLOAD.lstrip())
+    for command in (["git", "init", "-q"], ["git", "add", WORKLOAD_FILE]):
         try:
             subprocess.run(command, cwd=folder, capture_output=True, check=False, timeout=30)
         except (OSError, subprocess.TimeoutExpired):
