@@ -35,6 +35,7 @@ from swarmdeck.probes.claude.subagents import (
     resolve_subagents,
 )
 from swarmdeck.probes.claude.swarm_health import SwarmHealth, swarm_health
+from swarmdeck.regular_files import read_regular
 
 DEFAULT_MAX_AGE = 48 * 3600.0
 """Sessions whose transcripts were last written longer ago than this are not read (unless live)."""
@@ -620,10 +621,8 @@ def _agent_id(path: Path, fold: TranscriptFold) -> str:
 
 def _load_meta(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_META + 1)
-        data = json.loads(raw) if len(raw) <= MAX_META else None
-    except (OSError, ValueError):
+        data = json.loads(read_regular(path, MAX_META))
+    except (OSError, ValueError):  # also a FIFO, a device or a file over MAX_META
         return {}
     return data if isinstance(data, dict) else {}
 
