@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
-from pilot_waits import probed
+from pilot_waits import probed, until
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Label
@@ -86,7 +87,11 @@ async def test_a_change_redraws_only_what_changed(monkeypatch: pytest.MonkeyPatc
         assert asked and set(asked) <= {"KeyedTable", "JobsPanel", "ScrollBar"}, asked
 
 
-async def test_a_panel_behind_another_screen_is_not_redrawn_until_it_shows() -> None:
+async def test_a_panel_behind_another_screen_is_not_redrawn_until_it_shows(
+    isolated_home: Path,
+) -> None:
+    """Snapshots come only when the test asks (refresh once an hour), so every one is known."""
+    (isolated_home / "config.toml").write_text("[ui]\nrefresh_interval = 3600\n")
     store = StateStore.open_default()
     prober = Scripted(store)
     app = SwarmdeckApp(load_config(), store, prober=prober)
@@ -103,7 +108,7 @@ async def test_a_panel_behind_another_screen_is_not_redrawn_until_it_shows() -> 
         await probed(pilot, rounds=2)
         assert drawn == []
         app.pop_screen()
-        await pilot.pause()
+        await until(pilot, lambda: drawn, "the panel drawn again")
         assert len(drawn) == 1
         assert panel.query_one("#jobs-table").row_count == 3
         assert not panel.query_one(".empty", Label).display
