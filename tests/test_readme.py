@@ -229,7 +229,7 @@ def app_keys(include_hidden: bool = False) -> set[str]:
 
 
 BUILT_IN_KEYS = {"ctrl+p", "tab", "enter"}
-"""Keys the README lists that Textual gives every app: the palette, focus cycling, a row's select."""
+"""Keys the README lists that Textual gives every app: the palette, focus cycling, select."""
 KEY_NAMES = {"esc": "escape"}
 
 
