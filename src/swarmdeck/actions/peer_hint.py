@@ -63,38 +63,47 @@ def raise_alert(store: StateStore, key: str, host: str, message: str) -> None:
         )
 
 
-def peer_hint(
-    config: Config,
-    store: StateStore,
-    request: RunRequest,
-    label: str,
-    booking: Booking,
-    workload: str,
-    note: Callable[[str], None],
-) -> Callable[[str], None]:
-    """`note`, which on a "queued:" line also looks for a peer that fits the job now."""
-    peers = [host for host in config.hosts if host.enabled]
-    if not peers:
-        return note
-    told = False
+class PeerHint:
+    """A runner's `note` that, on a "queued:" line or when the job is refused here, names once a
+    peer whose cached reading fits the job now, with the exact `swarmdeck peer run …` line, and
+    raises an alert. It never moves the job."""
 
-    def hinting(line: str) -> None:
-        nonlocal told
-        note(line)
-        if told or not line.startswith("queued:"):
+    def __init__(
+        self,
+        config: Config,
+        store: StateStore,
+        request: RunRequest,
+        label: str,
+        booking: Booking,
+        workload: str,
+        note: Callable[[str], None],
+    ) -> None:
+        self._config, self._store, self._request = config, store, request
+        self._label, self._booking, self._workload, self._note = label, booking, workload, note
+        self._peers = [host for host in config.hosts if host.enabled]
+        self._told = False
+
+    def __call__(self, line: str) -> None:
+        self._note(line)
+        if line.startswith("queued:"):
+            self.offer()
+
+    def offer(self) -> None:
+        """Name the first enabled peer that fits the job now, unless one was named already."""
+        if self._told:
             return
-        for host in peers:
-            room = peer_room(host, booking.booked, booking.cap, config.ui.refresh_interval)
+        for host in self._peers:
+            room = peer_room(
+                host, self._booking.booked, self._booking.cap, self._config.ui.refresh_interval
+            )
             if room is None:
                 continue
-            told = True
-            command = peer_run_line(host.name, request, label)
-            note(f"{host.name} has room for it now ({format_size(room)}); to run it there "
-                 f"instead: {command}")
+            self._told = True
+            command = peer_run_line(host.name, self._request, self._label)
+            self._note(f"{host.name} has room for it now ({format_size(room)}); to run it there "
+                       f"instead: {command}")
             raise_alert(
-                store, f"peer-fits:{host.name}:{workload}", host.name,
-                f"{label!r} queues here for memory; {host.name} fits it now: {command}",
+                self._store, f"peer-fits:{host.name}:{self._workload}", host.name,
+                f"{self._label!r} queues here for memory; {host.name} fits it now: {command}",
             )
             return
-
-    return hinting

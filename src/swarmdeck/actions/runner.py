@@ -28,7 +28,7 @@ from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import OomVerdict, classify_oom
-from swarmdeck.actions.peer_hint import peer_hint
+from swarmdeck.actions.peer_hint import PeerHint
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
@@ -237,7 +237,7 @@ def _admitted_run(
         timeout=request.timeout,
     )
     wait = request.wait if request.wait is not None else config.memory.admission_wait
-    queued_note = peer_hint(config, store, request, row.label, booking, prepared.fingerprint, note)
+    queued_note = PeerHint(config, store, request, row.label, booking, prepared.fingerprint, note)
     try:
         admission = admit(
             store, row, prepared.facts, prepared.backend.job_path, wait, queued_note,
@@ -245,6 +245,7 @@ def _admitted_run(
         )
     except NotAdmittedError as error:
         note(error.message)
+        queued_note.offer()
         return int(error.exit_code)
     except Interrupted as error:
         note(error.message)

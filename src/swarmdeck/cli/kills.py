@@ -19,10 +19,10 @@ def _add_kills(sub) -> None:
     p = sub.add_parser(
         "kills",
         help="kill requests waiting for a decision, and recent ones",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example:\n"
         "  swarmdeck kills\n"
-        "  swarmdeck kills --request 12   # finding 12's process, for a person to approve\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "  swarmdeck kills --request 12\n"
     )
     p.add_argument("--json", action="store_true", help="print them as JSON")
     p.add_argument(
@@ -36,8 +36,9 @@ def _add_approve(sub) -> None:
     p = sub.add_parser(
         "approve",
         help="approve a kill request: stop its process tree",
-        epilog="example:\n  swarmdeck approve 3   # the id `swarmdeck kills` lists\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n"
+        "  swarmdeck approve 3\n"
     )
     p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_approve)
@@ -47,8 +48,9 @@ def _add_deny(sub) -> None:
     p = sub.add_parser(
         "deny",
         help="deny a kill request: nothing is signalled",
-        epilog="example:\n  swarmdeck deny 3\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n"
+        "  swarmdeck deny 3\n"
     )
     p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_deny)

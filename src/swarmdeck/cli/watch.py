@@ -22,11 +22,10 @@ def _add_watch(sub) -> None:
     p = sub.add_parser(
         "watch",
         help="the headless watchdog (or: wait for a finding with --wake)",
-        epilog="example:\n"
-        "  swarmdeck watch                # every pass's new findings, until ctrl-c\n"
-        "  swarmdeck watch --once         # one pass: the open findings\n"
-        "  swarmdeck watch --wake         # as a background task of a Claude Code main agent\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n"
+        "  swarmdeck watch --once --json\n"
+        "  swarmdeck watch --wake --session \"$CLAUDE_CODE_SESSION_ID\"\n"
     )
     p.add_argument("--once", action="store_true", help="one pass, then exit")
     p.add_argument("--json", action="store_true", help="one JSON object per pass")
