@@ -204,32 +204,55 @@ def test_the_watchdog_table_is_the_config_schema() -> None:
         assert shown.removesuffix(" s") == str(value).removesuffix(".0") or shown == str(value)
 
 
-def app_keys() -> set[str]:
-    """Every key the control room's app and panels bind and show (modals left out)."""
+def app_keys() -> tuple[set[str], set[str]]:
+    """The keys the control room's app, panels and screens bind: those shown, and all of them."""
     import importlib
     import inspect
     import pkgutil
 
     from textual.binding import Binding
-    from textual.screen import ModalScreen
 
     import swarmdeck.app
 
-    keys: set[str] = set()
+    shown: set[str] = set()
+    every: set[str] = set()
     for info in pkgutil.iter_modules(swarmdeck.app.__path__):
         module = importlib.import_module(f"swarmdeck.app.{info.name}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ != module.__name__ or issubclass(cls, ModalScreen):
+            if cls.__module__ != module.__name__:
                 continue
             for binding in cls.__dict__.get("BINDINGS", []):
-                if isinstance(binding, Binding) and binding.show:
-                    keys.add(binding.key_display or binding.key)
-    return keys
+                if not isinstance(binding, Binding):
+                    continue
+                keys = {binding.key_display or key for key in binding.key.split(",")}
+                keys = {"esc" if key == "escape" else key for key in keys}
+                every |= keys
+                if binding.show:
+                    shown |= keys
+    return shown, every
 
 
-def test_the_keys_table_is_the_apps_bindings() -> None:
-    listed = {row[0] for row in table("keypress")}
-    assert listed - {"ctrl+p"} == app_keys()
+BUILT_IN_KEYS = {"tab", "shift+tab", "enter", "esc", "ctrl+p"}
+"""Keys Textual itself gives the app (focus, select, back, the palette)."""
+
+
+def _keypress_rows() -> list[str]:
+    lines = README.split("| keypress | action |", 1)[1].split("\n\n", 1)[0].splitlines()
+    return [line for line in lines[1:] if line.startswith("| ") and not line.startswith("| ---")]
+
+
+def test_the_keys_table_documents_every_shown_key_and_names_only_bound_ones() -> None:
+    named: set[str] = set()
+    listed: set[str] = set()
+    for row in _keypress_rows():
+        first = row.strip("|").split("|")[0]
+        for low, high in re.findall(r"`(\d)`–`(\d)`", first):
+            listed |= {str(n) for n in range(int(low), int(high) + 1)}
+        listed |= set(re.findall(r"`([^`]+)`", first))
+        named |= set(re.findall(r"`([^`]+)`", row))
+    shown, every = app_keys()
+    assert shown <= named | listed, shown - named - listed
+    assert listed - BUILT_IN_KEYS <= every, listed - BUILT_IN_KEYS - every
 
 
 def _slug(heading: str) -> str:
