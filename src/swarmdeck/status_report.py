@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from swarmdeck.probes.peer_cache import PeerReading
+from swarmdeck.probes.slice_owner import read_owner
 from swarmdeck.sizes import format_size
 from swarmdeck.views import gpus, hosts, jobs, locks, records, sessions, slurm
 from swarmdeck.views.cells import Cell, Columns, in_order
@@ -131,6 +132,14 @@ def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
                 f" ({book.placement}); room {format_size(book.room)}",
                 markup=False,
             )
+            owner = read_owner(book.slice_path) if book.slice_path else None
+            if owner is not None:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(owner.set_at))
+                console.print(
+                    f"slice cap {format_size(owner.cap)} set {when} by the ledger"
+                    f" {owner.ledger} (config {owner.config or 'defaults'})",
+                    markup=False,
+                )
         else:
             console.print(f"no memory cage on {book.host}: {book.problem}", markup=False)
     for peer in snapshot.peers:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+from swarmdeck.cli import COMMANDS
 from swarmdeck.config import HostConfig, describe_config, load_config
 from swarmdeck.hooks.payload import EVENTS
 
@@ -20,10 +22,13 @@ def test_hook_help_lists_every_event() -> None:
     assert "…" not in done.stdout
 
 
-def test_the_hosts_docs_name_no_command(tmp_path: Path) -> None:
+def test_the_hosts_docs_name_only_commands_that_exist(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text('[[hosts]]\nname = "b"\naddress = "x"\n')
     rows = [row for row in describe_config(load_config(path)) if row.key.startswith("hosts[")]
     assert rows and len(rows) == len(HostConfig.__dataclass_fields__)
     for row in rows:
-        assert "peer run" not in row.doc, row
+        for command in re.findall(r"\b(?:swarmdeck )?(peer) (?:run|check|cleanup)\b", row.doc):
+            assert command in COMMANDS, row
+        for command in re.findall(r"`swarmdeck ([a-z][a-z-]*)", row.doc):
+            assert command in COMMANDS, row

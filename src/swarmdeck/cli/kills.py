@@ -16,7 +16,12 @@ from swarmdeck.exitcodes import ExitCode
 
 
 def _add_kills(sub) -> None:
-    p = sub.add_parser("kills", help="kill requests waiting for a decision, and recent ones")
+    p = sub.add_parser(
+        "kills",
+        help="kill requests waiting for a decision, and recent ones",
+        epilog="example:\n  swarmdeck kills\n  swarmdeck kills --request 12\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--json", action="store_true", help="print them as JSON")
     p.add_argument(
         "--request", type=int, metavar="FINDING_ID",
@@ -26,13 +31,23 @@ def _add_kills(sub) -> None:
 
 
 def _add_approve(sub) -> None:
-    p = sub.add_parser("approve", help="approve a kill request: stop its process tree")
+    p = sub.add_parser(
+        "approve",
+        help="approve a kill request: stop its process tree",
+        epilog="example:\n  swarmdeck kills\n  swarmdeck approve 3\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_approve)
 
 
 def _add_deny(sub) -> None:
-    p = sub.add_parser("deny", help="deny a kill request: nothing is signalled")
+    p = sub.add_parser(
+        "deny",
+        help="deny a kill request: nothing is signalled",
+        epilog="example:\n  swarmdeck deny 3\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_deny)
 

@@ -8,7 +8,6 @@ which cgroup is "the slice".
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -257,6 +256,10 @@ def scope_site(setting: str, hier: Hierarchies) -> SliceSite:
     """`systemd-run --scope` under a swarmdeck slice, when systemd runs this machine."""
     if not SYSTEMD_BOOTED.is_dir():
         return SliceSite(SCOPE, False, "systemd is not PID 1 (/run/systemd/system is absent)")
+    # Imported here: shutil brings its archive modules (bz2, lzma, zlib), which every
+    # `swarmdeck run` would import only to learn that systemd is not PID 1.
+    import shutil
+
     if shutil.which("systemd-run") is None:
         return SliceSite(SCOPE, False, "systemd-run is not installed")
     unit = setting if setting.endswith(".slice") else DEFAULT_SCOPE_SLICE

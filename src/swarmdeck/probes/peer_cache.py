@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from swarmdeck.durations import age_text
 from swarmdeck.paths import state_dir_text
+from swarmdeck.probes.ledger import MemoryBook
 
 if TYPE_CHECKING:
     from swarmdeck.probes.host import HostSnapshot
-    from swarmdeck.probes.ledger import MemoryBook
 
 READ = "read"
 NOT_READ = "not read"
@@ -66,12 +66,11 @@ class PeerReading:
 def reading_of(name: str, figures: dict[str, Any], read_at: float | None) -> PeerReading:
     """A peer that answered with `figures`, parsed here once into its host and book; figures
     that do not parse make it "not read" saying which one is wrong."""
-    # Here, not at the top: a refused `swarmdeck run` reads the cache for a peer hint, and
-    # has no use for the snapshot classes' import time unless a peer was read.
-    from swarmdeck.probes.host import HostSnapshot
-    from swarmdeck.probes.ledger import MemoryBook
-
     try:
+        # Here, not at the top: the runner reads peer caches, and has no use for the host probe's
+        # 11 ms of imports unless a peer's reading is really parsed.
+        from swarmdeck.probes.host import HostSnapshot
+
         host = replace(HostSnapshot.from_json(figures), name=name, local=False)
         book = MemoryBook.from_host_fields(host, figures)
     except ValueError as error:
