@@ -293,7 +293,8 @@ class HooksConfig:
     heavy_patterns: tuple[str, ...] = field(
         default=HEAVY_PATTERNS,
         metadata=about(
-            "regexes (re.search) marking a shell command as heavy, so it must run under swarmdeck",
+            "regexes (re.search) marking a shell command as heavy, so it must run under swarmdeck;"
+            " a command over 16 KiB is heavy when one matches its first 16 KiB",
             check=_regexes,
         ),
     )
@@ -475,6 +476,8 @@ class ConfigLine:
     value: str
     source: str
     doc: str
+    items: tuple[str, ...] = ()
+    """A list's items, each as it would be written in the file; empty for any other value."""
 
 
 @dataclass(frozen=True)
@@ -566,7 +569,9 @@ def describe_config(config: Config) -> list[ConfigLine]:
 def _row(dotted: str, value: Any, config: Config, key: _Key) -> ConfigLine:
     bounds = range_text(key)
     doc = f"{key.rule.doc} ({bounds})" if bounds else key.rule.doc
-    return ConfigLine(dotted, _value_text(value), config.sources.get(dotted, "default"), doc)
+    items = tuple(_value_text(item) for item in value) if isinstance(value, tuple) else ()
+    source = config.sources.get(dotted, "default")
+    return ConfigLine(dotted, _value_text(value), source, doc, items)
 
 
 def range_text(key: "_Key") -> str:

@@ -23,6 +23,7 @@ from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, NotAdmittedError, admit
 from swarmdeck.actions.booking import Booking, decide_booking, hit_ceiling
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
+from swarmdeck.actions.cage.owner import claim_slice
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
@@ -173,6 +174,7 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
     backend = open_backend(config.memory.slice)
     reserve = min(total, config.memory.reserve.resolve(total))
     slice_cap = total - reserve
+    claim_slice(backend.slice_path, store.path, config.path, slice_cap)
     backend.prepare_slice(slice_cap)
     facts = SliceFacts(
         slice_cap=slice_cap,
@@ -312,7 +314,11 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -
     assert ticks is not None, "an unreaped child always has a stat line"
     job = ProcessIdentity(proc.pid, ticks)
     cage.after_start()
-    mark_running(store, job_id, job, output, marker)
+    try:
+        mark_running(store, job_id, job, output, marker)
+    except StateError as error:
+        # The job runs on in its cage (the admitted row names it); only its pid is unrecorded.
+        run.note(f"job {job_id}: not marked running: {error.message}")
     watched = watch(
         proc, job, cage, request.timeout, config.memory.sample_interval, run.signals,
         request.grace,
@@ -334,7 +340,11 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -
         hit_ceiling=hit_ceiling(peak, booking.cap, verdict is OomVerdict.OWN_CAP),
         duration=watched.duration,
     )
-    record_end(store, job_id, prepared.fingerprint, booking.cap, ending)
+    try:
+        record_end(store, job_id, prepared.fingerprint, booking.cap, ending)
+    except StateError as error:
+        # The job's own exit code still tells the caller how it ended; the row is found lost.
+        run.note(f"job {job_id} ended ({outcome}) but was not recorded: {error.message}")
     line = verdict_line(job_id, code, booking.cap, prepared.facts.slice_cap)
     if line:
         run.note(line)

@@ -380,7 +380,7 @@ cgroup, threaded or not)."""
 
 @dataclass(frozen=True)
 class CageMembers:
-    """Who is inside a cage now, read from the kernel's own lists: no walk of /proc.
+    """Who is inside a cage now, read from the kernel's own lists: no walk of the process table.
 
     A process that moved itself out of the cage is not listed; one that entered it is.
     """

@@ -223,6 +223,15 @@ def process_links(pid: int) -> list[str]:
     return targets
 
 
+def environment(pid: int) -> bytes:
+    """A process's environment as the kernel keeps it (NUL-separated NAME=VALUE); b"" when gone
+    or not ours to read."""
+    try:
+        return (PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return b""
+
+
 def mapped_files(pid: int) -> list[str]:
     """The files a process has mapped (the path column of its maps)."""
     paths = set()
