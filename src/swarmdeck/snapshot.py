@@ -42,6 +42,7 @@ SNAPSHOT_KEYS = (
     "taken_at",
     "hosts",
     "jobs",
+    "jobs_truncated",
     "gpus",
     "sessions",
     "alerts",
