@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from swarmdeck.actions.hosts.slurm import close_orphaned_rows
 from swarmdeck.actions.reconcile import reconcile
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.gpu import GpuSnapshot, gpu_snapshot
@@ -149,10 +150,14 @@ def take_snapshot(
         findings=open_findings(store),
         kill_requests=pending_kill_requests(store),
         peers=peers.read_all(config) if peers is not None else [],
-        cluster=(
-            read_cluster(config.slurm, our_cluster_jobs(store)) if config.slurm.enabled else None
-        ),
+        cluster=read_slurm(config, store) if config.slurm.enabled else None,
     )
+
+
+def read_slurm(config: Config, store: StateStore) -> SlurmReading:
+    """The cluster's reading, after closing the rows of cluster jobs whose runner died."""
+    close_orphaned_rows(store)
+    return read_cluster(config.slurm, our_cluster_jobs(store))
 
 
 def reconciled_snapshot(config: Config, store: StateStore, *args: Any, **kwargs: Any) -> Snapshot:

@@ -153,19 +153,26 @@ def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
 
 
 def print_config(config: Config, console: Console | None = None) -> None:
-    """One `key = value  # source — meaning` line per key, never cut, so it can be copied."""
+    """One `key = value  # source — meaning` line per key, never cut, so it can be copied; a
+    list of more than one item is written as TOML writes it over lines, one item a line."""
     from swarmdeck.config import describe_config
+    from swarmdeck.paths import config_path
 
     console = console or Console(soft_wrap=True)
-    source = str(config.path) if config.path else "no config file; embedded defaults only"
+    if config.path:
+        source = str(config.path)
+    else:
+        source = f"no config file at {config_path()}; embedded defaults only"
     console.print(Text.assemble(("config ", "bold"), source))
     for line in describe_config(config):
         from_file = line.source != "default"
-        console.print(
-            Text.assemble(
-                (line.key, "bold cyan" if from_file else "cyan"),
-                " = ",
-                (line.value, "bold" if from_file else ""),
-                (f"  # {line.source} — {line.doc}", "dim"),
-            )
-        )
+        value_style = "bold" if from_file else ""
+        comment = (f"  # {line.source} — {line.doc}", "dim")
+        key = (line.key, "bold cyan" if from_file else "cyan")
+        if len(line.items) < 2:
+            console.print(Text.assemble(key, " = ", (line.value, value_style), comment))
+            continue
+        console.print(Text.assemble(key, " = [", comment))
+        for item in line.items:
+            console.print(Text.assemble("    ", (item, value_style), ","))
+        console.print("]")

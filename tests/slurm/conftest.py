@@ -1,7 +1,8 @@
 """A real single-node Slurm for the whole test run, and a config pointing swarmdeck at it.
 
 The cluster starts once per run (session scope) and is stopped at the end. Where the Slurm,
-munge or MariaDB binaries are missing, every test here is skipped with one line saying why.
+munge or MariaDB binaries are missing, the tests that need the cluster are left out and the
+run says so in one line, with why, at the end of its summary.
 """
 
 from __future__ import annotations
@@ -12,6 +13,29 @@ from pathlib import Path
 
 import pytest
 from slurmkit import SlurmCluster, wait_for, why_no_cluster
+
+HERE = Path(__file__).parent
+_left_out: list[str] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    why = why_no_cluster()
+    if not why:
+        return
+    needs = [
+        item for item in items
+        if HERE in item.path.parents and "slurm_cluster" in getattr(item, "fixturenames", ())
+    ]
+    if needs:
+        _left_out[:] = [why, str(len(needs))]
+        config.hook.pytest_deselected(items=needs)
+        items[:] = [item for item in items if item not in needs]
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _left_out:
+        why, count = _left_out
+        terminalreporter.write_line(f"{why} ({count} tests)", yellow=True)
 
 
 @pytest.fixture(scope="session")

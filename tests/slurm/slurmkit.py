@@ -282,7 +282,11 @@ class SlurmCluster:
 
     def start_controller(self) -> None:
         self._spawn("slurmctld", ["slurmctld", "-D", "-f", str(self.conf)])
-        wait_for(self._controller_answers, "slurmctld answering again")
+        self._wait_for("slurmctld", self._controller_answers, "slurmctld answering again")
+        self._wait_for("slurmd", self._node_idle, f"node {NODE} idle again")
+
+    def wait_node_idle(self) -> None:
+        self._wait_for("slurmd", self._node_idle, f"node {NODE} idle again")
 
     def jobs_in_queue(self) -> list[str]:
         return self.run("squeue", "-h", "-o", "%i").split()

@@ -193,3 +193,63 @@ def test_a_stopped_controller_reads_as_not_read_quickly(slurm_config, slurm_clus
     assert run.returncode == ExitCode.REFUSED, run.stderr
     assert "not read" in run.stderr
     assert run_took < 15, run_took
+
+
+def test_a_job_past_its_timeout_is_cancelled_and_exits_253(slurm_config, slurm_cluster, tmp_path):
+    code, _, notes = submit(RunRequest(argv=["sleep", "60"], cap="32M", timeout=1, cwd=tmp_path))
+
+    assert code == ExitCode.TIMED_OUT, notes
+    assert rows()[-1]["outcome"] == "timed out"
+    assert str(rows()[-1]["slurm_job_id"]) not in slurm_cluster.jobs_in_queue()
+
+
+def test_a_job_whose_node_fails_exits_254(slurm_config, slurm_cluster, tmp_path):
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "swarmdeck.cli", "run", "--on", "slurm", "--cap", "32M", "--",
+         "sleep", "300"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for(lambda: any(r["state"] == "running" for r in rows()), "the job running", 60)
+        slurm_cluster.run("scontrol", "update", f"nodename={NODE}", "state=down",
+                          "reason=test node failure")
+        code = runner.wait(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+        # The node may be back already (ReturnToService=2): resuming it is then refused.
+        slurm_cluster.run("scontrol", "update", f"nodename={NODE}", "state=resume", check=False)
+        slurm_cluster.wait_node_idle()
+
+    assert code == ExitCode.SLICE_FULL, runner.stderr.read() if runner.stderr else ""
+    assert rows()[-1]["outcome"] == "node_fail: not its fault"
+
+
+def test_a_row_whose_runner_died_is_closed_as_lost_naming_the_scancel(slurm_config, slurm_cluster,
+                                                                     tmp_path):
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "swarmdeck.cli", "run", "--on", "slurm", "--cap", "32M", "--",
+         "sleep", "300"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: any(r["state"] == "running" for r in rows()), "the job running", 60)
+    finally:
+        runner.kill()
+        runner.wait()
+    slurm_job_id = rows()[-1]["slurm_job_id"]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "swarmdeck.cli", "status", "--json"],
+            capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr
+        row = rows()[-1]
+        assert row["state"] == "lost"
+        assert f"scancel {slurm_job_id}" in row["outcome"]
+        # Still the cluster's job: shown in Jobs, no longer marked as one we follow.
+        jobs = [j for j in json.loads(done.stdout)["jobs"] if j.get("kind") == "slurm-job"]
+        assert [(j["slurm_job_id"], j["ours"]) for j in jobs] == [(slurm_job_id, False)]
+    finally:
+        slurm_cluster.run("scancel", str(slurm_job_id))

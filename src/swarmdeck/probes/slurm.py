@@ -56,6 +56,9 @@ def client_env(config: SlurmConfig) -> dict[str, str]:
 def run_client(config: SlurmConfig, argv: Sequence[str], timeout: float | None = None) -> str:
     """A client command's stdout; SlurmUnavailable when it is missing, fails or times out."""
     limit = config.timeout if timeout is None else timeout
+    if config.conf and not os.path.exists(config.conf):
+        # The clients would retry a missing file for a minute before saying so.
+        raise SlurmUnavailable(f"slurm.conf {config.conf} does not exist (slurm.conf in [slurm])")
     try:
         done = subprocess.run(
             list(argv), env=client_env(config), capture_output=True, text=True, timeout=limit,

@@ -23,8 +23,9 @@ from swarmdeck import paths
 from swarmdeck.actions.booking import Booking, Via, decide_booking, hit_ceiling
 from swarmdeck.actions.hosts.base import Ended, Fit, Handle, Host, HostError, JobSpec
 from swarmdeck.actions.jobrecord import Ending, past_runs, record_end
+from swarmdeck.actions.reconcile import runner_alive
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.ledger import QUEUED, RUNNING
+from swarmdeck.probes.ledger import ACTIVE, LOST, QUEUED, RUNNING
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.probes.slurm import (
     Accounting,
@@ -52,6 +53,9 @@ ACCOUNTING_WAIT = 15.0
 """Seconds to wait after a job ended for slurmdbd to hold its batch step's peak."""
 STOP_WAIT = 60.0
 """Seconds `stop` waits for the engine to say a cancelled job ended."""
+UNKNOWN_GRACE = 30.0
+"""Seconds a followed job may be unknown to both the controller and accounting before it is
+taken as lost (a job just submitted can be briefly unknown to accounting alone)."""
 
 
 # ---- pure decisions --------------------------------------------------------------------------
@@ -87,24 +91,21 @@ def fit_of(host: str, nodes: Sequence[SlurmNode], cap: int, threads: int) -> Fit
     the room given is that of the node with the most memory free."""
     usable = [node for node in nodes if node.usable]
     ever = [n for n in usable if n.mem_total >= cap and n.cores >= threads]
-    now = [n for n in ever if (n.mem_free is None or n.mem_free >= cap)
-           and n.cores_idle >= threads]
-    best = max(now or ever or usable, key=lambda n: n.mem_free or 0, default=None)
+    at_once = [n for n in ever if (n.mem_free is None or n.mem_free >= cap)
+               and n.cores_idle >= threads]
+    best = max(at_once or ever or usable, key=lambda n: n.mem_free or 0, default=None)
     largest = max((n.mem_total for n in usable), default=0)
-    if now:
+    room = best.mem_free if best else None
+    if at_once:
         reason = ""
     elif ever:
-        reason = f"needs {format_size(cap)}, most free on a node {format_size(best_free(best))}"
+        reason = f"needs {format_size(cap)}, most free on a node {format_size(room or 0)}"
     else:
         reason = f"--mem {format_size(cap)}, the largest usable node has {format_size(largest)}"
     return Fit(
-        host, bool(now), bool(ever), room=best.mem_free if best else None,
+        host, bool(at_once), bool(ever), room=room,
         cores_free=best.cores_idle if best else None, gpus_free=None, reason=reason,
     )
-
-
-def best_free(node: SlurmNode | None) -> int:
-    return (node.mem_free or 0) if node else 0
 
 
 # ---- the host --------------------------------------------------------------------------------
@@ -162,6 +163,9 @@ class SlurmHost(Host):
         argv = [
             "sbatch", "--parsable", f"--job-name={job.label}", mem_argument(cap),
             f"--output={output}", f"--chdir={job.cwd}", f"--comment=swarmdeck job {ledger_id}",
+            # A job whose node failed ends NODE_FAIL (exit 254, rerun) instead of being queued
+            # again behind the person's back; sbatch_args may say --requeue to change that.
+            "--no-requeue",
         ]
         if job.threads:
             argv.append(f"--cpus-per-task={job.threads}")
@@ -225,11 +229,13 @@ class SlurmHost(Host):
         stopped_by: int | None = None
         timed_out = False
         started_at: float | None = None
+        unknown_since: float | None = None
         with open(handle.extra["output"], "rb") as output:
             while True:
                 status = self._status(slurm_job_id)
                 _copy(output, out)
-                if status is not None:
+                unknown_since = self._check_known(handle, status, unknown_since)
+                if status is not None and status.state:
                     if not started and status.state not in ("PENDING", "") and status.node:
                         started, started_at = True, time.time()
                         mark_started(self.store, handle.job_id, status.node, started_at)
@@ -281,12 +287,27 @@ class SlurmHost(Host):
         return Ended(code, outcome)
 
     def _status(self, job_id: int) -> JobStatus | None:
-        """The job's status, or None while the controller does not answer (we keep asking)."""
+        """The job's status (state "" when neither the controller nor accounting knows it), or
+        None while the controller does not answer (we keep asking)."""
         try:
-            status = job_status(self.slurm, job_id)
+            return job_status(self.slurm, job_id)
         except SlurmUnavailable:
             return None
-        return status if status.state else None
+
+    def _check_known(
+        self, handle: Handle, status: JobStatus | None, unknown_since: float | None
+    ) -> float | None:
+        """When the job went unknown; HostError (its row closed as lost) past UNKNOWN_GRACE."""
+        if status is None or status.state:
+            return None
+        at = time.monotonic()
+        if unknown_since is None:
+            return at
+        if at - unknown_since < UNKNOWN_GRACE:
+            return unknown_since
+        message = f"Slurm no longer knows job {handle.remote_id}: not in the queue or accounting"
+        mark_lost(self.store, handle.job_id, f"lost: {message}")
+        raise HostError(message)
 
     # stop ------------------------------------------------------------------------------------
 
@@ -308,7 +329,7 @@ class SlurmHost(Host):
         deadline = time.monotonic() + wait
         while True:
             status = self._status(slurm_job_id)
-            if status is not None and status.over:
+            if status is not None and status.state and status.over:
                 return status
             if time.monotonic() > deadline:
                 raise HostError(
@@ -404,6 +425,45 @@ def mark_started(store: StateStore, job_id: int, node: str, started_at: float) -
         conn.execute(
             "UPDATE jobs SET state = ?, host = ?, started_at = ? WHERE id = ?",
             (RUNNING, node, started_at, job_id),
+        )
+
+
+def close_orphaned_rows(store: StateStore) -> list[int]:
+    """Mark lost the open rows of cluster jobs whose runner died; returns their ids.
+
+    The Slurm job itself is the cluster's: it may still run, so the outcome names the
+    `scancel` that would stop it rather than stopping it behind the person's back.
+    """
+    marks = ",".join("?" * len(ACTIVE))
+    with store.read() as conn:
+        rows = conn.execute(
+            f"SELECT id, slurm_job_id, runner_pid, runner_start_ticks FROM jobs"
+            f" WHERE slurm_job_id IS NOT NULL AND state IN ({marks})",
+            ACTIVE,
+        ).fetchall()
+    dead = [row for row in rows if not runner_alive(row)]
+    if not dead:
+        return []
+    with store.transaction() as conn:
+        for row in dead:
+            conn.execute(
+                "UPDATE jobs SET state = ?, ended_at = ?, outcome = ? WHERE id = ? AND state IN"
+                f" ({marks})",
+                (
+                    LOST, now(),
+                    f"lost: its runner died; Slurm job {row['slurm_job_id']} may still run"
+                    f" (scancel {row['slurm_job_id']})",
+                    row["id"], *ACTIVE,
+                ),
+            )
+    return [row["id"] for row in dead]
+
+
+def mark_lost(store: StateStore, job_id: int, outcome: str) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE jobs SET state = ?, ended_at = ?, outcome = ? WHERE id = ?",
+            (LOST, now(), outcome, job_id),
         )
 
 

@@ -84,6 +84,14 @@ class SessionInfo:
     health: SwarmHealth
     hook_agents: list[HookAgent] = field(default_factory=list)
     """Subagents whose SubagentStart hook came and whose transcript is not read yet."""
+    waiting_for: str | None = None
+    """What the live process waits on the person for (its pid file's `waitingFor`), while
+    its state is `waiting`."""
+
+    @property
+    def needs_person(self) -> bool:
+        """A live session waiting for the person: a permission prompt, a question."""
+        return self.live and self.state == "waiting"
 
     def running_subagents(self) -> list[SubagentInfo]:
         return [s for s in self.subagents if s.status == "running"]
@@ -509,6 +517,7 @@ class SessionsProbe:
             tool_in_flight=call,
             subagents=subagents,
             health=swarm_health(subagents, fold.main.context_tokens, now),
+            waiting_for=live.waiting_for if live else None,
         )
 
     def _agent_transcript(
@@ -592,6 +601,7 @@ def _live_without_transcript(live: LiveSession, projects: Path, now: float) -> S
         tool_in_flight=None,
         subagents=[],
         health=swarm_health([], None, now),
+        waiting_for=live.waiting_for,
     )
 
 
