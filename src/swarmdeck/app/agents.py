@@ -30,6 +30,8 @@ SPARK_BUCKETS = 60
 class AgentsPanel(Vertical, can_focus=True):
     """Which sessions are live and what their subagents are doing."""
 
+    TITLE = "Agents"
+
     DEFAULT_CSS = """
     AgentsPanel #agents-tree {
         height: 1fr;
@@ -52,7 +54,7 @@ class AgentsPanel(Vertical, can_focus=True):
         claude_dir: The Claude Code folder the sessions are read from, named when empty.
         """
         super().__init__(id="agents", classes="panel")
-        self.border_title = "Agents"
+        self.border_title = self.TITLE
         self._claude_dir = claude_dir
         self._sessions: list[SessionInfo] = []
 

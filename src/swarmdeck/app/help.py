@@ -1,10 +1,13 @@
-"""The help screen: every key the control room answers to, from the bindings themselves, and
-what the words and glyphs of the panels mean."""
+"""The help screen: every key the control room answers to, from the bindings themselves (the
+app's, each panel's and the keys Textual's widgets answer to), and what the words and glyphs
+of the panels mean."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
@@ -27,13 +30,17 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("room", "what a new job can book now"),
     )),
     ("Jobs", (
+        ("label", "the job's --label, else its command line"),
         ("state", "queued, admitted, running; once over, how it ended: ok, exit N, own cap "
          "250 (hit its cap), slice full 254, timed out 253, refused 252 (never admitted)"),
+        ("runtime", "how long it has run (or ran, once over)"),
         ("current", "memory the job's cage holds now"),
         ("peak", "the most it held; 'ceiling' when that reached its cap"),
         ("booked", "what admission set aside for it (its history's peak, or its cap)"),
         ("cap", "the most its cage lets it hold"),
         ("cores", "cores in use · threads computing at once / threads it declared"),
+        ("host", "the machine it runs on (a peer's name for a migrated job, the cluster's "
+         "for a Slurm job)"),
         ("admitted via", "what its booking came from: history, cap or the default"),
         ("oom adj", "its oom_score_adj: the kernel kills higher numbers first"),
     )),
@@ -45,8 +52,80 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("eff", "effective parallelism: subagents at once on average while any ran"),
         ("hook only", "seen in hook events, its transcript not written yet"),
         ("sparkline", "subagents at once over the last hour for the highlighted session"),
+        ("⚑ waiting for you", "in the header: sessions stopped on a question or a permission "
+         "prompt, waiting for a person's answer"),
+    )),
+    ("GPUs", (
+        ("gpu", "the card's index, as nvidia-smi numbers it"),
+        ("name", "the card's model; under processes, the process's name"),
+        ("memory used", "card memory in use / the card's total"),
+        ("load", "how busy the card's compute was over the last sample"),
+        ("memory load", "how busy the card's memory bus was"),
+        ("temp", "the card's temperature"),
+        ("problem", "what NVML reports wrong with the card (Xid errors, throttling), if any"),
+        ("pid", "the compute process on the card"),
+        ("user", "who runs it"),
+        ("memory", "card memory that process holds"),
+        ("standing", "why it may be there: gpu-run HOLDER (took the card with swarmdeck "
+         "gpu-run), allowlisted, or foreign (neither)"),
+        ("command", "its command line"),
+    )),
+    ("Locks", (
+        ("kind", "lock (a swarmdeck lock file) or dir (a directory a session owns)"),
+        ("state", "held (its holder is alive), stale (the holder is gone: l releases it), in "
+         "use, no owner"),
+        ("since", "how long ago the holder took it"),
+        ("session", "the agent session holding it"),
+        ("command / purpose", "the holder's command, or the purpose given for a directory"),
+        ("path", "what is locked"),
+    )),
+    ("Watchdog", (
+        ("level", "info, warning or critical"),
+        ("age", "since the finding first fired"),
+        ("×", "how many passes have seen it"),
+        ("rule", "the watchdog rule that fired; ✓ once acknowledged (a)"),
+        ("subject", "what it is about: a process, a job, a card, a session"),
+        ("message", "what the rule saw"),
+        ("kill requests", "the second table: processes someone asked to stop (k), waiting "
+         "for a person to approve (y) or deny (d)"),
+        ("id", "the kill request's number"),
+        ("host", "the machine the process runs on"),
+        ("pid", "the process to stop"),
+        ("user", "who runs it"),
+        ("command", "its command line"),
+        ("reason", "why the kill was asked for"),
+        ("asked", "how long ago"),
+    )),
+    ("Alerts", (
+        ("level", "info, warning or critical"),
+        ("host", "the machine it came from"),
+        ("message", "what happened"),
+        ("×", "how many times it happened"),
+        ("age", "since it last happened"),
     )),
 )
+
+NAVIGATION: tuple[tuple[str, str], ...] = (
+    ("enter", "Open the detail view of the selected job, session or subagent"),
+    ("esc", "Close a detail view, a modal or this help"),
+    ("tab / shift+tab", "Focus the next / previous panel"),
+    ("↑ ↓ pgup pgdn", "Move the cursor in the focused table or tree"),
+    ("ctrl+p", "Command palette: every action by name"),
+)
+"""Keys Textual's widgets and screens answer to, which no binding of the app lists."""
+
+
+def key_list(
+    app_bindings: Iterable[BindingType], panels: Iterable[tuple[str, Iterable[BindingType]]],
+) -> list[tuple[str, str]]:
+    """(key, what it does) for the app's bindings, each panel's (named for its panel) and the
+    navigation keys."""
+    keys = [(b.key_display or b.key, b.description) for b in app_bindings
+            if isinstance(b, Binding)]
+    for title, bindings in panels:
+        keys.extend((b.key_display or b.key, f"{b.description} (in {title})") for b in bindings
+                    if isinstance(b, Binding))
+    return [*keys, *NAVIGATION]
 
 
 def glossary_text() -> str:
@@ -77,7 +156,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             yield Label("[b]swarmdeck — keys[/b]")
-            lines = [f"[b]{key:>8}[/b]  {what}" for key, what in self._keys]
+            lines = [f"[b]{key:>15}[/b]  {what}" for key, what in self._keys]
             yield Static("\n".join(lines), id="help-keys")
             yield Label("\n[b]what the columns mean[/b]")
             yield Static(glossary_text(), id="help-columns")

@@ -36,7 +36,7 @@ from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
 from swarmdeck.app.detail import AgentDetail, JobDetail
 from swarmdeck.app.gpus import GpusPanel
-from swarmdeck.app.help import HelpScreen
+from swarmdeck.app.help import HelpScreen, key_list
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.launch import LaunchScreen
@@ -59,7 +59,11 @@ from swarmdeck.state import StateStore
 from swarmdeck.watchdog.loop import Watchdog
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
-PANELS = ("hosts", "jobs", "agents", "gpus", "locks", "watchdog", "alerts")
+PANEL_CLASSES = {
+    "hosts": HostsPanel, "jobs": JobsPanel, "agents": AgentsPanel, "gpus": GpusPanel,
+    "locks": LocksPanel, "watchdog": WatchdogPanel, "alerts": AlertsPanel,
+}
+PANELS = tuple(PANEL_CLASSES)
 """Panel ids in the order the number keys and `tab` go through them."""
 
 Prober = Callable[[], Snapshot]
@@ -74,7 +78,7 @@ class SwarmdeckApp(App[int]):
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
         *(
-            Binding(str(n), f"focus_panel('{panel}')", f"Focus {panel.capitalize()}",
+            Binding(str(n), f"focus_panel('{panel}')", f"Focus {PANEL_CLASSES[panel].TITLE}",
                     show=False)
             for n, panel in enumerate(PANELS, start=1)
         ),
@@ -391,14 +395,8 @@ class SwarmdeckApp(App[int]):
                          answered)
 
     def action_help(self) -> None:
-        keys = [
-            (binding.key_display or binding.key, binding.description)
-            for binding in self.BINDINGS
-            if isinstance(binding, Binding)
-        ]
-        keys.append(("ctrl+p", "Command palette"))
-        self.push_screen(HelpScreen(keys))
-
+        panels = [(cls.TITLE, cls.BINDINGS) for cls in PANEL_CLASSES.values() if cls.BINDINGS]
+        self.push_screen(HelpScreen(key_list(self.BINDINGS, panels)))
 
     def action_migrate(self) -> None:
         """The migrate pane for the job under the Jobs panel's cursor."""
