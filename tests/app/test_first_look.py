@@ -166,8 +166,8 @@ async def test_an_old_lock_shows_its_age(size: tuple[int, int], tmp_path: Path) 
         async with app.run_test(size=size) as pilot:
             await probed(pilot)
             table = app.query_one("#locks-table", KeyedTable)
-            row = dict(zip([key for key, _ in COLUMNS], table.get_row(f"lock:{lock_file}"),
-                           strict=True))
+            drawn = map(str, table.get_row(f"lock:{lock_file}"))
+            row = dict(zip([key for key, _ in COLUMNS], drawn, strict=True))
             assert row["since"] == "7m"
             assert {"state", "since"} <= set(visible_columns(table))
     finally:

@@ -63,8 +63,8 @@ async def test_cards_show_memory_and_processes_marked_by_standing(on_card) -> No
         figures = str(views[0].query_one(".gpu-memory-figures").render())
         assert "20" in figures and "80" in figures and "used" in figures
         table = panel.query_one(KeyedTable)
-        sleep_row = table.get_row(f"0:{sleep_pid}")
-        python_row = table.get_row(f"0:{python_pid}")
+        sleep_row = [str(cell) for cell in table.get_row(f"0:{sleep_pid}")]
+        python_row = [str(cell) for cell in table.get_row(f"0:{python_pid}")]
         assert str(sleep_row[5]) == "allowlisted" and sleep_row[3] == "sleep"
         assert str(python_row[5]) == "foreign" and python_row[4] == "n/a"
         assert "no gpu-run holds" in str(panel.query_one("#gpu-holders").render())
@@ -87,4 +87,4 @@ async def test_values_a_card_does_not_give_read_na_without_units(on_card) -> Non
         facts = str(app.query_one(GpuCardView).query_one(".gpu-facts").render())
         assert "load n/a   memory load n/a   41°C" in facts and "n/a%" not in facts
         row = app.query_one(GpusPanel).query_one(KeyedTable).get_row(f"0:{on_card[0]}")
-        assert row[4] == "n/a"
+        assert str(row[4]) == "n/a"

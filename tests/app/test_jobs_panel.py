@@ -48,7 +48,8 @@ def make_app(store: StateStore) -> SwarmdeckApp:
 
 def cells(table: KeyedTable, job_id: int) -> dict[str, str | Text]:
     """A row of the panel by column key."""
-    return dict(zip([key for key, _ in PANEL_COLUMNS], table.get_row(str(job_id)), strict=True))
+    drawn = map(str, table.get_row(str(job_id)))
+    return dict(zip([key for key, _ in PANEL_COLUMNS], drawn, strict=True))
 
 
 async def settle(pilot, app: SwarmdeckApp) -> None:

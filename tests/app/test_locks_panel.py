@@ -41,7 +41,7 @@ async def test_held_and_stale_locks_and_owned_directories_are_listed(tmp_path: P
             assert panel.border_title == "Locks"
             table = panel.query_one(KeyedTable)
             def row(key: str) -> dict[str, object]:
-                return dict(zip([k for k, _ in COLUMNS], table.get_row(key), strict=True))
+                return dict(zip([k for k, _ in COLUMNS], map(str, table.get_row(key)), strict=True))
 
             held = row(f"lock:{locks.lock_file_for(tmp_path / 'a')}")
             assert str(held["state"]) == "held" and held["session"] == "A"

@@ -51,7 +51,8 @@ async def test_nodes_in_hosts_and_cluster_jobs_in_jobs(slurm_config, slurm_clust
             key = f"slurm-{slurm_job_id}"
             assert await wait_for(pilot, lambda: key in row_keys(app), 10), row_keys(app)
             table = app.query_one(JobsPanel).query_one(KeyedTable)
-            row = dict(zip([k for k, _ in PANEL_COLUMNS], table.get_row(key), strict=True))
+            drawn = map(str, table.get_row(key))
+            row = dict(zip([k for k, _ in PANEL_COLUMNS], drawn, strict=True))
             assert row["label"] == "their-build"
             assert row["cap"] == "40M"
     finally:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -117,6 +119,24 @@ class SessionTree(Tree[str]):
         self.show_root = False
         self._by_key: dict[str, TreeNode[str]] = {}
         self._parent_keys: dict[str, str | None] = {}
+
+    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
+        """The label cut to the width left after its guides, ending in `…` when cut: the tree
+        never scrolls sideways, so a line is never cut at the panel's edge mid-word."""
+        label = super().render_label(node, base_style, style)
+        depth = 0
+        parent = node.parent
+        while parent is not None and parent is not self.root:
+            depth += 1
+            parent = parent.parent
+        room = self.scrollable_content_region.width - depth * self.guide_depth
+        if room > 0 and label.cell_len > room:
+            label.truncate(room, overflow="ellipsis")
+        return label
+
+    def on_resize(self, _event: events.Resize) -> None:
+        """Labels are cut to the width: lay the lines out again for the new one."""
+        self._invalidate()
 
     def sync(self, sessions: Sequence[SessionInfo], now: float | None = None) -> None:
         """Make the tree show exactly these sessions and subagents."""

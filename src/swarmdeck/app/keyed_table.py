@@ -1,13 +1,51 @@
-"""A DataTable kept in step with a keyed row set cell by cell, so the cursor never jumps."""
+"""A DataTable kept in step with a keyed row set cell by cell, so the cursor never jumps, and
+narrowed to its width: the trailing columns give way first and a cut cell ends in `…`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
 
+from rich.text import Text
+from textual import events
 from textual.widgets import DataTable
-from textual.widgets.data_table import RowDoesNotExist
+from textual.widgets.data_table import Column, RowDoesNotExist
 
 from swarmdeck.views.cells import Cell
+
+NARROWEST = 6
+"""A column's cells are cut no narrower than this; past that the column gives way whole."""
+
+
+def fitted(cell: Cell) -> Text:
+    """A cell as one line that ends in `…` when its column is narrower than it."""
+    text = Text(cell) if isinstance(cell, str) else cell.copy()
+    text.no_wrap = True
+    text.overflow = "ellipsis"
+    return text
+
+
+def fitted_widths(widths: Sequence[int], room: int, narrowest: int) -> list[int]:
+    """How wide each column is drawn (padding included) for all to fit in `room` cells: the leading
+    columns (what a person reads first) whole, then one cut to what is left (its cells end in
+    `…`), then none (0: that column gives way, the detail view shows it)."""
+    drawn: list[int] = []
+    for width in widths:
+        left = room - sum(drawn)
+        drawn.append(width if width <= left else (left if left >= narrowest else 0))
+        if drawn[-1] < width:
+            room = sum(drawn)
+    return drawn
+
+
+class FittedColumn(Column):
+    """A column that, given way whole (width 0), takes no room, not even its padding."""
+
+    def get_render_width(self, data_table: DataTable[Any]) -> int:
+        if not self.auto_width and self.width == 0:
+            return 0
+        return super().get_render_width(data_table)
 
 
 class KeyedTable(DataTable[Cell]):
@@ -38,7 +76,33 @@ class KeyedTable(DataTable[Cell]):
 
     def on_mount(self) -> None:
         for key, label in zip(self._column_keys, self._column_labels, strict=True):
-            self.add_column(label, key=key)
+            column_key = self.add_column(fitted(label), key=key)
+            self.columns[column_key] = FittedColumn(**asdict(self.columns[column_key]))
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self.fit()
+
+    def fit(self) -> None:
+        """Draw the leading columns whole and cut the rest to the width: no line is cut at the
+        table's edge mid-word."""
+        columns = self.ordered_columns
+        if not columns:
+            return
+        widths = fitted_widths(
+            [column.content_width + 2 * self.cell_padding for column in columns],
+            self.scrollable_content_region.width,
+            NARROWEST + 2 * self.cell_padding,
+        )
+        changed = False
+        for column, drawn in zip(columns, widths, strict=True):
+            width = max(0, drawn - 2 * self.cell_padding)
+            auto = width == column.content_width
+            if column.auto_width != auto or (not auto and column.width != width):
+                column.auto_width, column.width = auto, width
+                changed = True
+        if changed:
+            self._require_update_dimensions = True
+            self.refresh()
 
     def sync(self, rows: Mapping[str, Sequence[Cell]]) -> None:
         """Make the table show exactly `rows` (key → cells in column order), in their order."""
@@ -46,16 +110,18 @@ class KeyedTable(DataTable[Cell]):
             for stale in [key.value for key in self.rows if key.value not in rows]:
                 self.remove_row(stale)
             for key, cells in rows.items():
+                shown = [fitted(cell) for cell in cells]
                 try:
                     current = self.get_row(key)
                 except RowDoesNotExist:
-                    self.add_row(*cells, key=key)
+                    self.add_row(*shown, key=key)
                     continue
-                for column, old, new in zip(self._column_keys, current, cells, strict=True):
+                for column, old, new in zip(self._column_keys, current, shown, strict=True):
                     if old != new:
                         self.update_cell(key, column, new, update_width=True)
             if self._keys_in_order() != list(rows):
                 self._reorder(rows)
+            self.fit()
 
     def _keys_in_order(self) -> list[str]:
         return [str(row.key.value) for row in self.ordered_rows]
@@ -70,7 +136,7 @@ class KeyedTable(DataTable[Cell]):
         scroll = self.scroll_offset
         self.clear()
         for key, cells in rows.items():
-            self.add_row(*cells, key=key)
+            self.add_row(*(fitted(cell) for cell in cells), key=key)
         if cursor_key is not None and cursor_key in rows:
             self.move_cursor(row=self.get_row_index(cursor_key), scroll=False)
         self.scroll_to(scroll.x, scroll.y, animate=False)

@@ -1,0 +1,67 @@
+"""At 120×35 and 200×60 no line of the main screen is cut mid-word: a table's columns fit its
+panel (the trailing ones give way), a tree label or a line of text that does not fit ends
+in `…`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fixed_room import fixed_app
+from pilot_waits import probed
+from textual.widgets import Static, Tree
+
+from swarmdeck.app.keyed_table import KeyedTable
+
+
+def screen_lines(app) -> list[str]:
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def drawn_lines(lines: list[str], widget) -> list[str]:
+    """The widget's lines as the screen shows them, clipped by what contains it."""
+    geometry = widget.screen._compositor.find_widget(widget)
+    region = widget.content_region.intersection(geometry.clip)
+    return [line[region.x:region.right].rstrip() for line in lines[region.y:region.bottom]]
+
+
+def cut_mid_word(shown: str, full: str) -> bool:
+    """A drawn line is a strict prefix of its full line that stops inside a word."""
+    shown = shown.strip()
+    if not shown or shown.endswith("…"):
+        return False
+    at = full.find(shown)
+    if at < 0:
+        return False
+    after = full[at + len(shown):at + len(shown) + 1]
+    return after not in ("", " ")
+
+
+@pytest.mark.parametrize("size", [(120, 35), (200, 60)], ids=["120x35", "200x60"])
+async def test_no_visible_line_is_cut_mid_word(isolated_home: Path, size: tuple[int, int]) -> None:
+    app = fixed_app(isolated_home)
+    async with app.run_test(size=size) as pilot:
+        await probed(pilot)
+        await pilot.pause()
+        lines = screen_lines(app)
+        for table in [t for t in app.screen.query(KeyedTable) if t.display]:
+            assert table.virtual_size.width <= table.scrollable_content_region.width, table.id
+            for column in table.ordered_columns:
+                if not column.auto_width and 0 < column.width < column.content_width:
+                    label = str(column.label)
+                    if len(label) > column.width:
+                        assert any(f"{label[:column.width - 1]}…" in line
+                                   for line in drawn_lines(lines, table)), label
+        for tree in app.screen.query(Tree):
+            assert tree.virtual_size.width <= tree.scrollable_content_region.width
+            labels = [str(line.node.label) for line in tree._tree_lines]
+            for shown in drawn_lines(lines, tree):
+                for full in labels:
+                    assert not cut_mid_word(shown.lstrip("▼▶├└│─ "), full), shown
+        for text in app.screen.query(Static):
+            if not text.display or text.region.width == 0:
+                continue
+            full = str(text.render())
+            for shown in drawn_lines(lines, text):
+                for full_line in full.splitlines():
+                    assert not cut_mid_word(shown, full_line), (shown, full_line)
