@@ -1,7 +1,10 @@
-"""A one-line bar of coloured segments: cores in use, or the memory book of a host."""
+"""One-line pictures of a figure: a bar of coloured segments (cores in use, the memory book of
+a host) and a sparkline on a fixed scale (busy cores out of the host's cores), so a host that
+is always full reads full and one always idle reads idle."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -57,3 +60,41 @@ class StackedBar(Widget):
                 used = end
         text.append(self.rest * (width - used), style="grey35")
         return text
+
+
+BARS = "▁▂▃▄▅▆▇█"
+
+
+def scaled_bars(data: Sequence[float], top: float, width: int) -> str:
+    """`data` as one bar per column on the scale 0..`top`, the newest at the right; more
+    points than columns are grouped, each column showing the most of its group."""
+    if not data or width <= 0 or top <= 0:
+        return ""
+    groups = max(1, min(width, len(data)))
+    size = len(data) / groups
+    bars = []
+    for n in range(groups):
+        group = data[int(n * size):max(int(n * size) + 1, int((n + 1) * size))]
+        share = min(1.0, max(0.0, max(group) / top))
+        bars.append(BARS[round(share * (len(BARS) - 1))])
+    return "".join(bars)
+
+
+class ScaledSparkline(Widget):
+    """A sparkline whose full height is a fixed `top`, not the largest point it holds."""
+
+    DEFAULT_CSS = """
+    ScaledSparkline {
+        height: 1;
+        width: 1fr;
+        color: $success;
+    }
+    """
+
+    data: reactive[tuple[float, ...]] = reactive(tuple)
+    """The points, oldest first."""
+    top: reactive[float] = reactive(1.0)
+    """What a full bar stands for (the host's cores)."""
+
+    def render(self) -> Text:
+        return Text(scaled_bars(self.data, self.top, self.size.width))

@@ -8,9 +8,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
-from textual.widgets import Label, Sparkline, Static
+from textual.widgets import Label, Static
 
-from swarmdeck.app.bar import BarSegment, StackedBar
+from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar
 from swarmdeck.app.panel import SnapshotPanel
 from swarmdeck.app.quiet import show_text
 from swarmdeck.probes.host import HostSnapshot
@@ -88,7 +88,7 @@ class HostCard(Vertical):
         yield Static("", classes="memory-legend")
         with Horizontal(classes="bar-line"):
             yield Label("history", classes="bar-label")
-            yield Sparkline([], classes="busy-history")
+            yield ScaledSparkline(classes="busy-history")
             yield Label(
                 f" busy cores, last {self._minutes:g} min", classes="bar-figures history-label"
             )
@@ -116,7 +116,9 @@ class HostCard(Vertical):
         title = Text(host.name, style="bold")
         title.append("   " + host_line(figures_of(host, self.book)), style="not bold")
         show_text(self.query_one(".host-name", Static), title)
-        self.query_one(".busy-history", Sparkline).data = list(self._history)
+        history = self.query_one(".busy-history", ScaledSparkline)
+        history.top = cores.count
+        history.data = tuple(self._history)
 
     def watch_book(self, book: MemoryBook | None) -> None:
         if book is None:

@@ -1,0 +1,31 @@
+"""The Hosts panel's busy-cores history is drawn on the scale 0..cores: a host always full
+reads full, one always idle reads idle, half busy reads half."""
+
+from __future__ import annotations
+
+from fixed_room import FIGURES
+from textual.app import App, ComposeResult
+
+from swarmdeck.app.hosts import HostCard
+from swarmdeck.probes.host import HostSnapshot
+
+
+class OneCard(App[None]):
+    def compose(self) -> ComposeResult:
+        yield HostCard("gpu-box-1", history_points=20, history_minutes=10)
+
+
+async def drawn_history(busy_fraction: float) -> str:
+    app = OneCard()
+    async with app.run_test(size=(120, 10)) as pilot:
+        card = app.query_one(HostCard)
+        for _ in range(5):
+            card.host = HostSnapshot.from_json({**FIGURES, "busy_fraction": busy_fraction})
+            await pilot.pause()
+        return str(card.query_one(".busy-history").render()).strip()
+
+
+async def test_a_host_always_full_reads_full_and_always_idle_reads_idle() -> None:
+    assert set(await drawn_history(1.0)) == {"█"}
+    assert set(await drawn_history(0.0)) == {"▁"}
+    assert set(await drawn_history(0.5)) <= {"▄", "▅"}
