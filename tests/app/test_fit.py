@@ -65,3 +65,16 @@ async def test_no_visible_line_is_cut_mid_word(isolated_home: Path, size: tuple[
             for shown in drawn_lines(lines, text):
                 for full_line in full.splitlines():
                     assert not cut_mid_word(shown, full_line), (shown, full_line)
+
+
+async def test_the_host_card_title_and_memory_legend_are_one_line_each_at_120(
+    isolated_home: Path,
+) -> None:
+    app = fixed_app(isolated_home)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.pause()
+        for part in (".host-name", ".memory-legend"):
+            widget = app.query_one(part)
+            assert widget.region.height == 1, part
+            assert not str(widget.render()).endswith("…"), part

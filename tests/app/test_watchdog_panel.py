@@ -110,7 +110,8 @@ async def test_finding_to_approved_kill_stops_the_tree_and_records_an_alert(isol
             await _until(pilot, lambda: isinstance(app.screen, ApproveScreen))
             modal = app.screen
             assert app.focused is modal.query_one("#cancel", Button)
-            facts = str(modal.query_one("#approve-facts").render())
+            shown = modal.query_one("#approve-facts")
+            facts = "\n".join(strip.text for strip in shown.render_lines(shown.size.region))
             assert f"pid:     {proc.pid}" in facts and "python" in facts and "user:" in facts
             tree = str(modal.query_one("#approve-tree").render())
             assert str(proc.pid) in tree and str(child) in tree

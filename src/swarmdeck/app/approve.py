@@ -7,6 +7,8 @@ pressed twice by mistake must not stop anything); Escape, Cancel and `n` leave i
 
 from __future__ import annotations
 
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -17,6 +19,22 @@ from swarmdeck.probes.records import KillRequest
 from swarmdeck.watchdog.kills import TreeMember
 
 SHOWN = 12
+
+
+def facts(request: KillRequest) -> Table:
+    """The request's facts, a name and its value per line; a long value wraps under itself."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for name, value in (
+        ("host:", request.host),
+        ("pid:", f"{request.pid} (start ticks {request.start_ticks})"),
+        ("user:", request.user or "?"),
+        ("command:", request.command[:200]),
+        ("reason:", request.reason),
+    ):
+        grid.add_row(name, Text(value))
+    return grid
 
 
 class ApproveScreen(ModalScreen[bool]):
@@ -63,14 +81,12 @@ class ApproveScreen(ModalScreen[bool]):
             members = ["  (no process with that pid and start ticks is running now)"]
         with Vertical(id="approve-box"):
             yield Label(f"Stop kill request {r.id}'s process tree?", id="approve-title")
+            yield Static(facts(r), id="approve-facts")
+            count = len(self.members)
+            these = f"this {count} process" if count == 1 else f"these {count} processes"
             yield Static(
-                f"host:    {r.host}\npid:     {r.pid} (start ticks {r.start_ticks})\n"
-                f"user:    {r.user or '?'}\ncommand: {r.command[:200]}\nreason:  {r.reason}",
-                id="approve-facts",
-            )
-            yield Static(
-                f"these {len(self.members)} processes will be stopped:\n" + "\n".join(members),
-                id="approve-tree",
+                f"{these} will be stopped:\n" + "\n".join(members), id="approve-tree",
+                markup=False,
             )
             with Horizontal(id="approve-buttons"):
                 yield Button("Cancel", id="cancel", variant="primary")

@@ -114,7 +114,8 @@ class HostCard(Vertical):
                 f" {format_size(memory.used)}/{format_size(memory.total)} used",
             )
         title = Text(host.name, style="bold")
-        title.append("   " + host_line(figures_of(host, self.book)), style="not bold")
+        title.append("   " + host_line(figures_of(host, self.book), room=self.book is None),
+                     style="not bold")
         show_text(self.query_one(".host-name", Static), title)
         history = self.query_one(".busy-history", ScaledSparkline)
         history.top = cores.count

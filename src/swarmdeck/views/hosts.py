@@ -96,8 +96,11 @@ COLUMNS = (
 """(key, label) of the figures `status` shows per host after the host's name."""
 
 
-def host_line(figures: HostFigures, gpu: str | None = None, missing: str = DASH) -> str:
-    """The host on one line: "16 cores · load 2.50 1.00 0.50 · threads free 12/16 · …"."""
+def host_line(
+    figures: HostFigures, gpu: str | None = None, missing: str = DASH, *, room: bool = True
+) -> str:
+    """The host on one line: "16 cores · load 2.50 1.00 0.50 · threads free 12/16 · …";
+    without the memory room when `room` is false (a card whose memory bar says it)."""
     cells = host_cells(figures, missing)
     parts = [
         f"{cells['cores']} cores",
@@ -105,8 +108,9 @@ def host_line(figures: HostFigures, gpu: str | None = None, missing: str = DASH)
         f"threads free {cells['threads']}",
         f"available {cells['available']}",
         f"slice cap {cells['slice_cap']}",
-        f"memory room {cells['room']}",
     ]
+    if room:
+        parts.append(f"memory room {cells['room']}")
     if gpu is not None:
         parts.append(gpu if gpu == "no GPU" else f"GPU free {gpu}")
     return " · ".join(parts)

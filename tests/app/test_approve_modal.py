@@ -1,0 +1,45 @@
+"""The approve modal reads as a person writes: one process or N processes, and a long command
+wraps under itself, not back at the left edge."""
+
+from __future__ import annotations
+
+from textual.app import App
+
+from swarmdeck.app.approve import ApproveScreen
+from swarmdeck.probes.records import KillRequest
+from swarmdeck.watchdog.kills import TreeMember
+
+LONG = "bash -c " + " ".join(f"step{n}" for n in range(40))
+
+
+def request() -> KillRequest:
+    return KillRequest(id=3, job_id=None, host="gpu-box-1", pid=4242, start_ticks=1, user="me",
+                       command=LONG, reason="runaway", state="pending", requested_at=0.0)
+
+
+async def shown(members: list[TreeMember]) -> tuple[str, list[str]]:
+    app: App[None] = App()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await app.push_screen(ApproveScreen(request(), members))
+        await pilot.pause()
+        modal = app.screen
+        tree = str(modal.query_one("#approve-tree").render())
+        facts = modal.query_one("#approve-facts")
+        strips = app.screen._compositor.render_strips()
+        region = facts.content_region
+        lines = [strip.text[region.x:region.right] for strip in strips[region.y:region.bottom]]
+    return tree, lines
+
+
+async def test_one_process_is_singular_and_many_plural() -> None:
+    one, _ = await shown([TreeMember(4242, "bash", "bash")])
+    assert one.startswith("this 1 process will be stopped:"), one
+    two, _ = await shown([TreeMember(4242, "bash", "bash"), TreeMember(4243, "sleep", "sleep")])
+    assert two.startswith("these 2 processes will be stopped:"), two
+
+
+async def test_a_long_command_wraps_under_itself() -> None:
+    _, lines = await shown([TreeMember(4242, "bash", LONG)])
+    at = next(n for n, line in enumerate(lines) if line.startswith("command:"))
+    indent = lines[at].index("bash")
+    assert lines[at + 1][:indent].strip() == "" and lines[at + 1][indent:].startswith("step"), lines
