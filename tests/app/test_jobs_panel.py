@@ -140,3 +140,18 @@ async def test_a_running_job_shows_its_cores_and_the_serial_reason_it_gives(
             assert 1.0 <= float(figures.split("·")[1].split("/")[0]) <= 2.05
             marker.write_text("serial right now: linking\n")
             assert (await cores_cell("serial")).startswith("serial: linking · ")
+
+
+async def test_each_job_shows_the_session_and_subagent_that_launched_it() -> None:
+    store = StateStore.open_default()
+    by_agent = add_job(store, "pytest", "running", session_id="abcd1234-0000-4000",
+                       agent_id="a1b2c3d4e5")
+    by_session = add_job(store, "build", "running", session_id="ffff0000-1111")
+    by_person = add_job(store, "make", "running")
+    app = make_app(store)
+    async with app.run_test(size=(220, 60)) as pilot:
+        await settle(pilot, app)
+        table = app.query_one(JobsPanel).query_one(KeyedTable)
+        assert cells(table, by_agent)["owner"] == "abcd1234/a1b2c3d4"
+        assert cells(table, by_session)["owner"] == "ffff0000"
+        assert cells(table, by_person)["owner"] == "–"

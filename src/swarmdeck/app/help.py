@@ -39,6 +39,8 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("booked", "what admission set aside for it (its history's peak, or its cap)"),
         ("cap", "the most its cage lets it hold"),
         ("cores", "cores in use · threads computing at once / threads it declared"),
+        ("owner", "the session that launched it (its id's first 8 characters), then "
+         "/ the subagent where known"),
         ("host", "the machine it runs on (a peer's name for a migrated job, the cluster's "
          "for a Slurm job)"),
         ("admitted via", "what its booking came from: history, cap or the default"),

@@ -19,14 +19,15 @@ COLUMNS = (
     ("peak", "peak"),
     ("cap", "cap"),
     ("cores", "cores"),
+    ("owner", "owner"),
     ("via", "admitted via"),
     ("adj", "oom adj"),
     ("runtime", "runtime"),
     ("exit", "exit"),
 )
 PANEL_COLUMNS = pick(
-    COLUMNS, ("label", "state", "runtime", "current", "peak", "booked", "cap", "cores", "host",
-              "via", "adj"),
+    COLUMNS, ("label", "state", "runtime", "current", "peak", "booked", "cap", "cores", "owner",
+              "host", "via", "adj"),
 )
 """The Jobs panel keys its rows by id and leaves it out; what a person reads first (label,
 state, runtime, memory) comes first, the admission details last. Its state says how a job
@@ -106,6 +107,14 @@ def cores_cell(job: LedgerJob) -> Text:
     return Text(text, style="cyan" if job.serial_reason else ("dim" if job.usage is None else ""))
 
 
+def owner_text(job: LedgerJob) -> str:
+    """Who launched the job: its session's id in short form, then the subagent where known."""
+    if job.session_id is None:
+        return NONE
+    short = job.session_id[:8]
+    return f"{short}/{job.agent_id[:8]}" if job.agent_id else short
+
+
 def job_cells(job: LedgerJob, now: float) -> dict[str, Cell]:
     """One ledger row's cells, keyed by column."""
     return {
@@ -118,6 +127,7 @@ def job_cells(job: LedgerJob, now: float) -> dict[str, Cell]:
         "peak": peak_cell(job),
         "cap": size_cell(job.cap),
         "cores": cores_cell(job),
+        "owner": owner_text(job),
         "via": job.admitted_via or NONE,
         "adj": NONE if job.oom_score_adj is None else str(job.oom_score_adj),
         "runtime": runtime_text(job.runtime(now)),

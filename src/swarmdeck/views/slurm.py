@@ -74,6 +74,7 @@ def cluster_job_cells(job: ClusterJob, now: float) -> dict[str, Cell]:
         "peak": NONE,
         "cap": size_cell(job.requested_memory),
         "cores": NONE if job.cpus is None else str(job.cpus),
+        "owner": NONE,
         "via": "ours" if job.ours else job.user or NONE,
         "adj": NONE,
         "runtime": runtime_text(job.runtime(now)),
