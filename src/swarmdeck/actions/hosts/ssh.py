@@ -226,18 +226,22 @@ class SshHost(Host):
             return Fit(self.name, False, False, reason="its reading has no memory book")
         usable, slice_cap = book.usable, book.slice_cap
         threads = host.cores.threads_free
+        gpus_free = reading.gpus_free if job.gpu else None
         ever = job.booking <= slice_cap and (job_cap is None or job.cap <= job_cap)
-        now = ever and job.booking <= usable and not job.gpu
+        now = ever and job.booking <= usable and (not job.gpu or bool(gpus_free))
         if not ever:
             limit = slice_cap if job.booking > slice_cap else job_cap or 0
             reason = f"books {format_size(job.booking)}, the most it takes is {format_size(limit)}"
-        elif job.gpu:
+        elif job.gpu and gpus_free is None:
             reason = "no GPU figures from it"
+        elif job.gpu and not gpus_free:
+            reason = "no GPU there without a foreign process"
         elif not now:
             reason = f"needs {format_size(job.booking)}, room {format_size(max(0, usable))}"
         else:
             reason = ""
-        return Fit(self.name, now, ever, room=usable, cores_free=threads, reason=reason)
+        return Fit(self.name, now, ever, room=usable, cores_free=threads, gpus_free=gpus_free,
+                   reason=reason)
 
     def job_cap(self) -> int | None:
         """The configured cap for one job there, in bytes (a percentage is of its MemTotal)."""
