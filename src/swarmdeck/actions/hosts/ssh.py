@@ -28,7 +28,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import asyncssh
 
 from swarmdeck.actions.hosts.base import Ended, Fit, Handle, Host, HostError, JobSpec
-from swarmdeck.actions.hosts.peer_ledger import end_peer_job, insert_peer_job, mark_peer_started
+from swarmdeck.actions.hosts.peer_ledger import (
+    end_peer_job,
+    insert_peer_job,
+    mark_peer_started,
+    run_dir_name,
+)
 from swarmdeck.actions.hosts.peer_side import EXIT_CODE, OUTPUT
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
@@ -55,12 +60,6 @@ class Remote:
     code: int | None
     out: bytes
     err: str
-
-
-def slug(label: str) -> str:
-    """The label as a folder name: letters, digits, '.', '_', '-' only, at most 40 of them."""
-    text = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip(".-")[:40]
-    return text or "job"
 
 
 def check_fetch_path(path: str) -> str:
@@ -265,7 +264,7 @@ class SshHost(Host):
 
     def _start(self, job: JobSpec, files: list[str], job_id: int) -> Handle:
         assert self.store is not None
-        name = f"{slug(job.label)}-{job_id}"
+        name = run_dir_name(job.label, job_id)
         hostname = self.run("uname -n").out.decode(errors="replace").strip()
         run_dir = self._copy(job.cwd, files, name)
         args = ["peer", "remote-start", run_dir, "--", "--label", job.label]
@@ -290,7 +289,10 @@ class SshHost(Host):
         )
 
     def _copy(self, cwd: Path, files: list[str], name: str) -> str:
-        """Stream the files as one tar into RUNROOT/NAME; returns that folder's real path."""
+        """Stream the files as one tar into RUNROOT/NAME; returns that folder's real path.
+
+        A copy that fails halfway (the stream cut, the disk full there) removes what it wrote
+        and reads back that it is gone before it says so."""
         root = shlex.quote(self.config.run_root)
         command = (
             f"mkdir -p -- {root} && cd -- {root} && mkdir -- {shlex.quote(name)} && "
@@ -299,14 +301,47 @@ class SshHost(Host):
         try:
             done = self._call(self._stream_tar(command, cwd, files))
         except SwarmdeckError:
+            self._remove_partial(name)
             raise
         except (asyncssh.Error, OSError, TimeoutError) as error:
+            self._conn = None
+            why = reason_of(error, self.config.timeout)
             raise HostError(
-                f"peer {self.name}: copy failed: {reason_of(error, self.config.timeout)}"
+                f"peer {self.name}: copy failed: {why}{self._remove_partial(name)}"
             ) from None
         if done.code != 0:
-            raise HostError(f"peer {self.name}: copy failed: {done.err or f'exit {done.code}'}")
+            if done.code is None:  # the channel closed without a status: the connection went
+                self._conn = None
+            why = done.err or ("connection lost" if done.code is None else f"exit {done.code}")
+            raise HostError(f"peer {self.name}: copy failed: {why}{self._remove_partial(name)}")
         return done.out.decode().strip()
+
+    def _remove_partial(self, name: str) -> str:
+        """Remove RUNROOT/NAME after a failed copy; "" once it is gone, else what is left."""
+        root, folder = shlex.quote(self.config.run_root), shlex.quote(name)
+        try:
+            done = self.run(
+                f"cd -- {root} 2>/dev/null || {{ echo gone; exit 0; }}; rm -rf -- {folder}; "
+                f"if [ -e {folder} ]; then echo left; else echo gone; fi", timeout=300)
+        except HostError:
+            done = Remote(None, b"", "")
+        if done.out.decode().strip() == "gone":
+            return ""
+        return (f"; its partial copy {self.config.run_root}/{name} may be left: "
+                f"`swarmdeck peer cleanup {self.name}` removes it")
+
+    def run_root_entries(self) -> list[str]:
+        """The folder names directly under the host's run root (none when it is absent)."""
+        root = shlex.quote(self.config.run_root)
+        done = self.run(f"cd -- {root} 2>/dev/null || exit 0; for d in *; do "
+                        "if [ -d \"$d\" ] && [ ! -L \"$d\" ]; then printf '%s\\0' \"$d\"; fi; done")
+        if done.code != 0:
+            raise HostError(f"peer {self.name}: could not list its run root: {done.err}")
+        return [name for name in done.out.decode(errors="surrogateescape").split("\0") if name]
+
+    def run_root_path(self, name: str) -> str:
+        """RUNROOT/NAME as a path the peer's shell takes (relative = under the ssh user's home)."""
+        return str(PurePosixPath(self.config.run_root) / name)
 
     async def _stream_tar(self, command: str, cwd: Path, files: list[str]) -> Remote:
         conn = await self._connection()
