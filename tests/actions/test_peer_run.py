@@ -380,3 +380,47 @@ def test_cleanup_removes_a_partial_copy_whose_driver_died_before_the_job_started
     assert f"part-{row['id']}" in capfd.readouterr().out
     assert [path.name for path in peer.run_root.iterdir()] == ["theirs-1"]
     assert peer_rows()[0]["state"] == "lost"
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def zombie_children() -> set[int]:
+    """Zombies whose parent is this test process."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            state, parent = stat.rsplit(")", 1)[1].split()[:2]
+            if state == "Z" and int(parent) == os.getpid():
+                found.add(int(entry.name))
+    return found
+
+
+def test_a_peer_run_leaves_no_zombie_on_a_peer_whose_init_does_not_reap(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test process serves ssh and, made a subreaper that never waits for strays, stands in
+    # for a peer's PID 1 that does not reap orphans: whatever the run orphans there stays here.
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    peer = start_peer(tmp_path, servers, v1_slice)
+    monkeypatch.chdir(peer.work)
+    before = zombie_children()
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    try:
+        assert main(["peer", "run", "box2", "--", "sh", "-c", "echo hi; sleep 0.3"]) == 0
+        owned = {child.pid for child in peer.server.children}
+        deadline = time.monotonic() + 5
+        while (left := zombie_children() - before - owned) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        names = sorted(Path(f"/proc/{pid}/comm").read_text().strip() for pid in left)
+    finally:
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        for pid in zombie_children() - before - {c.pid for c in peer.server.children}:
+            os.waitpid(pid, 0)
+    assert not names, f"zombies left on the peer side: {names}"

@@ -11,6 +11,7 @@ channel, not file by file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import os
@@ -137,6 +138,8 @@ class SshHost(Host):
         )
         self._thread.start()
         self._conn: asyncssh.SSHClientConnection | None = None
+        self._starters: dict[int, asyncssh.SSHClientProcess] = {}
+        """Each started job's `remote-start` channel, open until that has reaped its shell."""
 
     # ---- plumbing ---------------------------------------------------------------------------
 
@@ -274,19 +277,54 @@ class SshHost(Host):
             args += ["--threads", str(job.threads)]
         starting = self.swarmdeck_command(*args, "--", *job.argv)
         command = f"cd -- {shlex.quote(run_dir)} && {starting}"
-        started = self.run(command)
+        try:
+            started, starter = self._call(self._begin(command))
+        except (asyncssh.Error, OSError, TimeoutError) as error:
+            self.clean(Handle(self.name, job_id, "", run_dir))
+            raise HostError(
+                f"peer {self.name} did not start the job: {reason_of(error, self.config.timeout)}"
+            ) from None
         try:
             answer = json.loads(started.out.decode())
             remote = ProcessIdentity(int(answer["pid"]), int(answer["start_ticks"]))
         except (ValueError, KeyError, TypeError):
+            if starter is not None:
+                starter.close()
             self.clean(Handle(self.name, job_id, "", run_dir))
             why = started.err.splitlines()[-1] if started.err else f"exit {started.code}"
             raise HostError(f"peer {self.name} did not start the job: {why}") from None
         mark_peer_started(self.store, job_id, remote, run_dir)
+        if starter is not None:
+            self._starters[job_id] = starter
         return Handle(
             self.name, job_id, f"{remote.pid}:{remote.start_ticks}", run_dir,
             {"hostname": hostname},
         )
+
+    async def _begin(self, command: str) -> tuple[Remote, asyncssh.SSHClientProcess | None]:
+        """Run `remote-start`: its first line names the job's shell, and its channel stays
+        open while it waits there to reap that shell; a start that failed ends at once."""
+        conn = await self._connection()
+        process = await conn.create_process(command, encoding=None)
+        limit = self.config.timeout * 4
+        line = await asyncio.wait_for(process.stdout.readline(), limit)
+        if line.strip():
+            return Remote(0, line, ""), process
+        result = await asyncio.wait_for(process.wait(), limit)
+        err = result.stderr if isinstance(result.stderr, bytes) else b""
+        return Remote(result.exit_status, b"", err.decode(errors="replace").strip()), None
+
+    def _settle(self, job_id: int) -> None:
+        """Wait (briefly) for `remote-start` to have reaped the job's ended shell there."""
+        starter = self._starters.pop(job_id, None)
+        if starter is None:
+            return
+
+        async def settle() -> None:
+            with contextlib.suppress(asyncssh.Error, OSError, TimeoutError):
+                await asyncio.wait_for(starter.wait_closed(), self.config.timeout)
+
+        self._call(settle())
 
     def _copy(self, cwd: Path, files: list[str], name: str) -> str:
         """Stream the files as one tar into RUNROOT/NAME; returns that folder's real path.
@@ -368,7 +406,10 @@ class SshHost(Host):
         # tail follows the file until the exit-code file appears or the shell is gone (a
         # zombie counts as gone: nothing may be left to reap it); a last plain read then takes
         # whatever tail had not passed on yet, counted exactly by the bytes received.
-        until_ended = f"while [ ! -f {rc} ] && {_alive_test(handle)}; do sleep 0.2; done; kill $t"
+        # tail is waited for there, so it is not left a zombie.
+        until_ended = (
+            f"while [ ! -f {rc} ] && {_alive_test(handle)}; do sleep 0.2; done; kill $t; wait $t"
+        )
         deadline: float | None = None
         while True:
             try:
@@ -393,6 +434,7 @@ class SshHost(Host):
             deadline = None
             if ended is not None:
                 out(redactor.flush())
+                self._settle(handle.job_id)
                 return ended
 
     async def _stream(self, command: str, out: Callable[[bytes], None]) -> int:
@@ -434,6 +476,7 @@ class SshHost(Host):
                         timeout=60)
         if done.code != 0:
             raise HostError(f"peer {self.name}: could not stop job {handle.job_id}: {done.err}")
+        self._settle(handle.job_id)
 
     def fetch(self, handle: Handle, paths: tuple[str, ...], into: Path) -> list[Path]:
         wanted = [check_fetch_path(path) for path in paths]
