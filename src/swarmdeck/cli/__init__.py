@@ -68,6 +68,22 @@ def build_parser(command: str | None = None) -> ArgumentParser:
     return parser
 
 
+def _parse(args_list: list[str]):
+    """The parsed command line; words no parser took are named with the help of the command
+    they were given to, not the top level's."""
+    parser = build_parser(args_list[0] if args_list else None)
+    args, extra = parser.parse_known_args(args_list)
+    if extra:
+        from swarmdeck.errors import UsageError
+
+        words = [getattr(args, "command", None)]
+        for name in ("config_command", "lock_command", "hooks_command", "peer_command"):
+            words.append(getattr(args, name, None))
+        where = " ".join(["swarmdeck", *(word for word in words if word)])
+        raise UsageError(f"unrecognized arguments: {' '.join(extra)} (see '{where} --help')")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `swarmdeck` console script; returns the process exit status.
 
@@ -86,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return hook_main(args_list[1:])
     ends_process = False
     try:
-        args = build_parser(args_list[0] if args_list else None).parse_args(args_list)
+        args = _parse(args_list)
         ends_process = argv is None and getattr(args, "ends_process", False)
         handler: Handler | None = getattr(args, "handler", None)
         if handler is None:
