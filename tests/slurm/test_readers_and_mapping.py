@@ -34,6 +34,7 @@ JOB_22_05 = {
     "job_id": 11, "name": "build", "user_name": "ann", "partition": "batch",
     "job_state": "RUNNING", "state_reason": "None", "nodes": "n1", "memory_per_node": 2048,
     "memory_per_cpu": None, "cpus": 4, "start_time": 1000,
+    "standard_output": "/shared/out/slurm-%j.out",
 }
 JOB_23_02 = {
     "job_id": 12, "name": "test", "user_name": "bob", "partition": "batch",
@@ -82,6 +83,7 @@ def test_jobs_read_from_both_releases_ours_marked_and_ended_ones_left_out():
     running, pending = jobs_from_json({"jobs": [JOB_22_05, JOB_23_02, ended]}, {12: 40})
     assert (running.node, running.requested_memory, running.ours) == ("n1", 2048 * MIB, False)
     assert running.runtime(now=1010) == 10
+    assert running.output_path == "/shared/out/slurm-11.out"
     assert (pending.slurm_state, pending.reason, pending.node) == ("PENDING", "Resources", "")
     assert pending.requested_memory == 512 * 2 * MIB
     assert (pending.ours, pending.ledger_id, pending.runtime()) == (True, 40, None)

@@ -162,6 +162,7 @@ def test_status_json_has_the_nodes_as_hosts_and_the_cluster_jobs(slurm_config, s
     jobs = {job["slurm_job_id"]: job for job in snapshot["jobs"] if job.get("kind") == "slurm-job"}
     assert jobs[foreign_id]["requested_memory"] == 50 * MIB
     assert jobs[foreign_id]["ours"] is False
+    assert jobs[foreign_id]["output_path"] == "/dev/null"
     assert jobs[foreign_id]["state"] in {"pending", "running"}
     assert set(snapshot) >= {"taken_at", "hosts", "jobs", "kill_requests"}
 
