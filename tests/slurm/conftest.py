@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from slurmkit import SlurmCluster, wait_for, why_no_cluster
+from slurmkit import ClusterBusy, SlurmCluster, wait_for, why_no_cluster
 
 HERE = Path(__file__).parent
 _left_out: list[str] = []
@@ -45,7 +45,10 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
         pytest.skip(why)
     cluster = SlurmCluster(tmp_path_factory.mktemp("slurm"))
     try:
-        cluster.start()
+        try:
+            cluster.start()
+        except ClusterBusy as busy:
+            pytest.skip(str(busy))
         print(f"\ntest Slurm cluster up in {cluster.started_in:.1f} s", file=sys.stderr)
         yield cluster
     finally:
