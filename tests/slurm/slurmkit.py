@@ -334,8 +334,10 @@ class SlurmCluster:
         for name in ("slurmd", "slurmctld", "slurmdbd", "mariadbd", "munged"):
             self._stop(name)
         if self._socket_link_made:
-            with contextlib.suppress(FileNotFoundError):
-                DEFAULT_MUNGE_SOCKET.unlink()
+            self._socket_link_made = False
+            with contextlib.suppress(OSError):
+                if DEFAULT_MUNGE_SOCKET.readlink() == self.munge_socket:
+                    DEFAULT_MUNGE_SOCKET.unlink()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
