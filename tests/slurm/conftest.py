@@ -59,7 +59,7 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
         try:
             cluster.start()
         except ClusterBusy as busy:
-            pytest.skip(str(busy))
+            pytest.skip(f"Slurm tests skipped: {busy}")
         print(f"\ntest Slurm cluster up in {cluster.started_in:.1f} s", file=sys.stderr)
         _running.append(cluster)
         yield cluster

@@ -146,7 +146,7 @@ class SlurmCluster:
                     holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
                     os.close(fd)
                     raise ClusterBusy(
-                        f"Slurm tests skipped: another test run's cluster holds this machine "
+                        f"another test run's cluster holds this machine "
                         f"({holder or MACHINE_LOCK}) for over {LOCK_WAIT:g} s"
                     ) from None
                 time.sleep(0.5)
@@ -339,5 +339,6 @@ class SlurmCluster:
                 if DEFAULT_MUNGE_SOCKET.readlink() == self.munge_socket:
                     DEFAULT_MUNGE_SOCKET.unlink()
         if self._lock_fd is not None:
+            os.ftruncate(self._lock_fd, 0)
             os.close(self._lock_fd)
             self._lock_fd = None
