@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint compile clean demo pictures
+.PHONY: run test lint compile clean demo pictures snapshots
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -29,6 +29,17 @@ demo: compile
 # The README's pictures, drawn by Textual from the demo scene.
 pictures: compile
 	$(PY) docs/make_pictures.py
+
+# The snapshot tests' pictures on fixed probe data (tests/app/fixed_room.py): accept the current
+# screens as their references and copy the main screen and the lock modal next to the demo's.
+SHOTS := tests/app/__snapshots__/test_pictures
+snapshots: compile
+	$(PY) -m pytest -q tests/app/test_pictures.py --snapshot-update
+	mkdir -p docs/pictures
+	cp '$(SHOTS)/test_main_screen[120x35].svg' docs/pictures/main-120x35.svg
+	cp '$(SHOTS)/test_main_screen[200x60].svg' docs/pictures/main-200x60.svg
+	cp '$(SHOTS)/test_views[release_lock_modal-keys4].svg' docs/pictures/release-lock.svg
+	cp '$(SHOTS)/test_views[job_detail-keys1].svg' docs/pictures/job-detail.svg
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from scene import caged_jobs, load_average, make_slice, remove_slice, scratch_home, sleepers
 from swarmdeck.config import load_config
-from swarmdeck.probes import usage
+from swarmdeck.probes import procs, usage
 from swarmdeck.probes.claude.sessions import SessionsProbe
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.snapshot import take_snapshot
@@ -78,7 +78,7 @@ class WalkingTracker(usage.UsageTracker):
     def update(self, jobs):  # type: ignore[no-untyped-def]
         for job in jobs.values():
             pids = usage.process_tree(job.root)
-            usage.sample_threads([tid for pid in pids for tid in usage._threads_of(pid)])
+            usage.sample_threads([tid for pid in pids for tid in procs.thread_ids(pid)])
         return dict.fromkeys(jobs)
 
 

@@ -1,4 +1,5 @@
-"""Draw the README's pictures: the control room on the demo scene, saved as Textual SVGs.
+"""Draw the README's pictures: the control room on the demo scene, and its approve modal for a
+kill the watchdog found, saved as Textual SVGs.
 
 Run by `make pictures`. The scene is the one `swarmdeck demo` shows, so the picture is the app
 as a new user first sees it; it is removed again when the picture is taken.
@@ -7,14 +8,17 @@ as a new user first sees it; it is removed again when the picture is taken.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import sys
 import time
 from pathlib import Path
 
 from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import load_config
 from swarmdeck.demo.scene import Scene, SceneSettings
 from swarmdeck.snapshot import Snapshot
+from swarmdeck.watchdog.kills import request_kill
 
 OUT = Path(__file__).resolve().parent / "pictures"
 SIZE = (140, 44)
@@ -30,7 +34,7 @@ def _full(snapshot: Snapshot | None) -> bool:
     return 250 in codes and "queued" in states and agents >= 3 and bool(snapshot.peers)
 
 
-async def draw(scene: Scene) -> Path:
+async def draw(scene: Scene) -> list[Path]:
     assert scene.store is not None
     app = SwarmdeckApp(load_config(), scene.store)
     async with app.run_test(size=SIZE) as pilot:
@@ -40,19 +44,34 @@ async def draw(scene: Scene) -> Path:
         await asyncio.sleep(1.5)
         await pilot.pause()
         OUT.mkdir(parents=True, exist_ok=True)
-        path = Path(app.save_screenshot("demo.svg", str(OUT)))
+        drawn = [Path(app.save_screenshot("demo.svg", str(OUT)))]
+        finding = None
+        while finding is None and time.monotonic() < deadline + 60:
+            found = app.snapshot.findings if app.snapshot else []
+            finding = next((f for f in found if f.rule == "threads_underused"), None)
+            await asyncio.sleep(0.25)
+        assert finding is not None, "the demo's idle job was never found"
+        request_kill(scene.store, finding, getpass.getuser(), time.time())
+        panel = app.query_one(WatchdogPanel)
+        panel.reload()
+        await pilot.pause()
+        panel.action_approve()
+        await pilot.pause(0.5)
+        drawn.append(Path(app.save_screenshot("approve.svg", str(OUT))))
+        await pilot.press("escape")
         await pilot.press("q")
-    return path
+    return drawn
 
 
 def main() -> int:
     scene = Scene(SceneSettings(step=0.5), say=lambda line: print(line, file=sys.stderr))
     try:
         scene.start()
-        path = asyncio.run(draw(scene))
+        drawn = asyncio.run(draw(scene))
     finally:
         scene.stop()
-    print(f"wrote {path}")
+    for path in drawn:
+        print(f"wrote {path}")
     return 0
 
 

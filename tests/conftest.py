@@ -1,4 +1,5 @@
-"""Shared fixtures: every test gets its own state, config and Claude Code folders in tmp_path."""
+"""Shared fixtures: every test gets its own state, config and Claude Code folders in tmp_path;
+and the run as a whole must leave the machine's kernel log as it found it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from kernel_log import machine_records, written_by_tests
+
+_KERNEL_MARK = pytest.StashKey[int | None]()
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -21,6 +26,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    monkeypatch.setenv("SWARMDECK_RUN_DIR", str(tmp_path / "run"))
     return tmp_path
 
 
@@ -69,3 +75,27 @@ def v1_cgroups() -> Iterator[Callable[[], Path]]:
     finally:
         for path in reversed(made):
             _kill_and_remove(path)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Remember where the machine's kernel log stands before any test runs."""
+    records = machine_records()
+    if records is not None:
+        session.stash[_KERNEL_MARK] = max((seq for seq, _ in records), default=0)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a test wrote into the machine's kernel log: tests read logs of their
+    own (tests/kernel_log.py); only the kernel's reports of the real cage OOMs may appear."""
+    mark = session.stash.get(_KERNEL_MARK, None)
+    if mark is None:
+        return
+    records = machine_records(mark)
+    written = written_by_tests(records or [])
+    if written:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = "\n".join(f"  {text}" for text in written)
+        message = f"the tests wrote {len(written)} line(s) into the machine's kernel log:\n{lines}"
+        if reporter is not None:
+            reporter.write_line(message, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 from swarmdeck.cli import COMMANDS, build_parser
@@ -131,3 +132,28 @@ def test_a_foreign_state_file_is_reported_and_left_untouched(isolated_home: Path
     assert str(db) in result.stderr
     assert "Traceback" not in result.stderr
     assert db.read_bytes() == before
+
+
+def test_config_show_without_a_file_names_the_path_it_checked(isolated_home: Path) -> None:
+    result = swarmdeck("config", "show")
+    assert result.returncode == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert str(isolated_home / "config.toml") in first and "no config file" in first
+
+
+def test_config_show_prints_each_heavy_pattern_on_its_own_line() -> None:
+    from swarmdeck.config import default_config
+
+    result = swarmdeck("config", "show")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("hooks.heavy_patterns = ["))
+    patterns = default_config().hooks.heavy_patterns
+    shown = lines[start + 1 : start + 1 + len(patterns)]
+    assert len(shown) == len(patterns)
+    # Each line is one TOML string, as it would be written in the file.
+    assert [tomllib.loads("x = " + line.strip().rstrip(","))["x"] for line in shown] == list(
+        patterns
+    )
+    assert lines[start + 1 + len(patterns)] == "]"
+    assert len(lines[start]) < 200

@@ -230,3 +230,36 @@ def app_keys() -> set[str]:
 def test_the_keys_table_is_the_apps_bindings() -> None:
     listed = {row[0] for row in table("keypress")}
     assert listed - {"ctrl+p"} == app_keys()
+
+
+def _slug(heading: str) -> str:
+    """The anchor a Markdown renderer gives a heading (lower case, spaces to '-')."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_every_link_to_the_docs_leads_to_a_file_and_heading_that_exist() -> None:
+    for text in [README, *(path.read_text() for path in (ROOT / "docs").glob("*.md"))]:
+        for target, anchor in re.findall(r"\]\((docs/[^)#]+|[a-z]+\.md)(?:#([^)]+))?\)", text):
+            path = ROOT / target if target.startswith("docs/") else ROOT / "docs" / target
+            assert path.is_file(), target
+            if anchor:
+                headings = re.findall(r"^#+ (.+)$", path.read_text(), re.M)
+                assert anchor in {_slug(h) for h in headings}, (target, anchor)
+
+
+def test_the_panels_table_names_every_panel() -> None:
+    import importlib
+    import inspect
+    import pkgutil
+
+    import swarmdeck.app
+    from swarmdeck.app.panel import SnapshotPanel
+
+    titles = {"Agents"}
+    for info in pkgutil.iter_modules(swarmdeck.app.__path__):
+        module = importlib.import_module(f"swarmdeck.app.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, SnapshotPanel) and cls.TITLE:
+                titles.add(cls.TITLE)
+    assert {row[0] for row in table("panel")} == titles

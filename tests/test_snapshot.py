@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from busy_job import BUSY_THREADS, busy_job
+from ledger_rows import add_job
 from swarmdeck.config import load_config
 from swarmdeck.probes import procs
-from swarmdeck.probes.host import local_host_name
-from swarmdeck.probes.procs import own_identity, start_ticks
+from swarmdeck.probes.procs import start_ticks
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.state import StateStore
@@ -26,18 +26,11 @@ from swarmdeck.state import StateStore
 def add_running_job(
     store: StateStore, pid: int, threads: int, marker: Path, cgroup: Path | None = None
 ) -> int:
-    runner = own_identity()
-    with store.transaction() as conn:
-        cursor = conn.execute(
-            "INSERT INTO jobs (label, host, state, pid, start_ticks, threads, serial_marker_path,"
-            " runner_pid, runner_start_ticks, booked, cap, created_at, started_at, cgroup)"
-            " VALUES ('hashing', ?, 'running', ?, ?, ?, ?, ?, ?, 1, 2, ?, ?, ?)",
-            (
-                local_host_name(), pid, start_ticks(pid), threads, str(marker), runner.pid,
-                runner.start_ticks, time.time(), time.time(), str(cgroup) if cgroup else None,
-            ),
-        )
-        return int(cursor.lastrowid or 0)
+    return add_job(
+        store, label="hashing", pid=pid, start_ticks=start_ticks(pid), threads=threads,
+        serial_marker_path=str(marker), booked=1, cap=2, started_at=time.time(),
+        cgroup=str(cgroup) if cgroup else None,
+    )
 
 
 def job_json(snapshot: dict, job_id: int) -> dict:

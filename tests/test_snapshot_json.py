@@ -121,8 +121,8 @@ def test_a_card_less_gpu_row_keeps_its_keys(isolated_home: Path) -> None:
 
 PINNED: set[tuple[str, tuple[str, ...]]] = {
     ('', (
-        'alerts', 'findings', 'gpus', 'hosts', 'jobs', 'kill_requests', 'locks', 'sessions',
-        'taken_at',
+        'alerts', 'findings', 'gpus', 'hosts', 'jobs', 'jobs_truncated', 'kill_requests',
+        'locks', 'sessions', 'taken_at',
     )),
     ('.alerts[]', (
         'acknowledged_at', 'count', 'created_at', 'host', 'id', 'key', 'last_seen_at', 'level',

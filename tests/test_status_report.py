@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -15,13 +14,14 @@ from rich.console import Console
 
 from busy_job import busy_job
 from claude_lines import ClaudeTree, Lines
+from ledger_rows import add_job as add_ledger_job
 from swarmdeck.actions import lock
 from swarmdeck.config import load_config
 from swarmdeck.probes.gpu import GpuCard, GpuProcess, GpuSnapshot
-from swarmdeck.probes.host import host_snapshot, local_host_name
+from swarmdeck.probes.host import host_snapshot
 from swarmdeck.probes.locks import lock_rows
 from swarmdeck.probes.nvml import READY
-from swarmdeck.probes.procs import identity, own_identity, start_ticks
+from swarmdeck.probes.procs import identity, start_ticks
 from swarmdeck.probes.records import open_findings, pending_kill_requests
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
@@ -33,18 +33,10 @@ SID = "cafe1234-0000-4000-8000-000000000042"
 
 
 def add_job(store: StateStore, **values: object) -> None:
-    runner = own_identity()
-    row = {
-        "host": local_host_name(), "argv": json.dumps(["sh", "-c", "make -j4"]), "cwd": "/w",
-        "booked": 40 * MIB, "cap": 80 * MIB, "admitted_via": "default", "oom_score_adj": 500,
-        "runner_pid": runner.pid, "runner_start_ticks": runner.start_ticks,
-        "created_at": time.time() - 200, **values,
-    }
-    with store.transaction() as conn:
-        conn.execute(
-            f"INSERT INTO jobs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-            tuple(row.values()),
-        )
+    add_ledger_job(
+        store, argv=["sh", "-c", "make -j4"], booked=40 * MIB, cap=80 * MIB,
+        admitted_via="default", oom_score_adj=500, created_at=time.time() - 200, **values,
+    )
 
 
 def add_alert(store: StateStore) -> None:

@@ -137,3 +137,17 @@ def private_state_dir() -> Path:
     from pathlib import Path
 
     return Path(private_dir(state_dir_text()))
+
+
+def run_dir_text() -> str:
+    """Machine-wide runtime records (which ledger owns a slice): $SWARMDECK_RUN_DIR, else
+    /run/swarmdeck for root, else $XDG_RUNTIME_DIR/swarmdeck, else /tmp/swarmdeck-UID."""
+    explicit = os.environ.get("SWARMDECK_RUN_DIR")
+    if explicit:
+        return explicit
+    if os.geteuid() == 0:
+        return "/run/swarmdeck"
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return os.path.join(runtime, "swarmdeck")
+    return f"/tmp/swarmdeck-{os.geteuid()}"

@@ -12,7 +12,14 @@ from swarmdeck.actions.reconcile import reconcile
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.gpu import GpuSnapshot, gpu_snapshot
 from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot, local_host_name
-from swarmdeck.probes.ledger import LedgerJob, MemoryBook, ledger_jobs, memory_book
+from swarmdeck.probes.ledger import (
+    RECENT_FINISHED,
+    LedgerJob,
+    MemoryBook,
+    finished_count,
+    ledger_jobs,
+    memory_book,
+)
 from swarmdeck.probes.locks import LockState, OwnedDirectory, lock_rows
 from swarmdeck.probes.nvml import NOT_READ
 from swarmdeck.probes.peer_cache import PeerReading
@@ -68,6 +75,9 @@ class Snapshot:
     """Each host's memory book; its figures also go into that host's JSON object."""
     peers: list[PeerReading] = field(default_factory=list)
     """Each configured peer's reading; in the JSON they follow this host in `hosts`."""
+    jobs_truncated: bool = False
+    """Finished jobs were left out of `jobs` (only the most recent are listed; `--all` lists
+    every row)."""
     cluster: SlurmReading | None = None
     """The Slurm cluster's nodes and jobs when [slurm] is enabled; in the JSON its nodes follow
     the peers in `hosts` (kind "slurm-node") and its jobs follow the ledger's in `jobs`."""
@@ -95,6 +105,7 @@ class Snapshot:
             "taken_at": self.taken_at,
             "hosts": hosts,
             "jobs": jobs,
+            "jobs_truncated": self.jobs_truncated,
             "gpus": [row.to_json() for row in self.gpus.as_rows()],
             "sessions": [session.to_json() for session in self.sessions],
             "alerts": [dataclasses.asdict(alert) for alert in self.alerts],
@@ -111,6 +122,7 @@ def take_snapshot(
     sessions: SessionsProbe | None = None,
     usage: UsageTracker | None = None,
     peers: PeerProber | None = None,
+    all_jobs: bool = False,
 ) -> Snapshot:
     """Probe this host and read the store once; with `peers`, read every configured peer too.
 
@@ -123,10 +135,11 @@ def take_snapshot(
     `stale: true`. Readers a person watches take `reconciled_snapshot` instead.
     """
     host = host_snapshot(config, store, sampler)
-    jobs = list(ledger_jobs(store, host.name, usage))
+    jobs = list(ledger_jobs(store, host.name, usage, None if all_jobs else RECENT_FINISHED))
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
+        jobs_truncated=not all_jobs and finished_count(store, host.name) > RECENT_FINISHED,
         jobs=jobs + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
         books=[memory_book(config, store, host.name, jobs)],
         gpus=gpu_snapshot(config.gpu.allowlist),
@@ -161,6 +174,7 @@ def one_shot_snapshot(
     peers: PeerProber | None = None,
     *,
     reconciled: bool = False,
+    all_jobs: bool = False,
 ) -> Snapshot:
     """A snapshot for a caller that takes only one (`status`, `probe`): CPU time and each
     running job's tree are read once `window` seconds before it, so busy cores and every job's
@@ -171,4 +185,4 @@ def one_shot_snapshot(
     ledger_jobs(store, usage=usage)
     sampler.prime(window)
     take = reconciled_snapshot if reconciled else take_snapshot
-    return take(config, store, sampler, usage=usage, peers=peers)
+    return take(config, store, sampler, usage=usage, peers=peers, all_jobs=all_jobs)

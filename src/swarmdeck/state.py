@@ -36,6 +36,10 @@ LOCK_TIMEOUT_S = 30.0
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_FULL_CODE = 13  # SQLITE_FULL
+_IOERR_CODE = 10  # SQLITE_IOERR
+_NEARLY_FULL = 64 * 1024
+"""Free bytes under which an I/O error of SQLite is taken for a full disk."""
 _MOVE_ASIDE = "move it aside or set SWARMDECK_STATE_DIR to another folder"
 
 # Connections made by a parent process before a fork. Closing one in the child could disturb
@@ -272,6 +276,29 @@ def _is_corruption(error: sqlite3.Error) -> bool:
     return isinstance(error, sqlite3.DatabaseError) and _error_code(error) in _CORRUPT_CODES
 
 
+def _disk_full(path: Path, error: sqlite3.Error) -> StateError | None:
+    """A StateError saying the disk is full, when that is why SQLite failed; else None.
+
+    SQLite says "database or disk is full" mid-write, but only "disk I/O error" when it cannot
+    even create its write-ahead log: the free space on the state folder's disk tells which.
+    """
+    code = _error_code(error)
+    if code == _FULL_CODE or (code == _IOERR_CODE and _free_bytes(path.parent) < _NEARLY_FULL):
+        return StateError(
+            f"state database {path}: its disk is full ({error}); nothing more was written and"
+            " nothing recorded was lost: free space there or set SWARMDECK_STATE_DIR elsewhere"
+        )
+    return None
+
+
+def _free_bytes(folder: Path) -> int:
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return 1 << 62  # cannot tell: not taken for a full disk
+    return st.f_bavail * st.f_frsize
+
+
 def _corrupt(path: Path, detail: str) -> StateError:
     return StateError(
         f"state database {path} is corrupt ({detail}); swarmdeck left it untouched: "
@@ -452,7 +479,7 @@ def _inspect(path: Path, verify: bool, lock_timeout: float) -> None:
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=None)
     except sqlite3.Error as error:
-        raise StateError(
+        raise _disk_full(path, error) or StateError(
             f"state database {path} cannot be opened ({error}); swarmdeck left it untouched: "
             f"{_MOVE_ASIDE}"
         ) from error
@@ -473,7 +500,7 @@ def _inspect(path: Path, verify: bool, lock_timeout: float) -> None:
     except sqlite3.Error as error:
         if _is_corruption(error):
             raise _corrupt(path, str(error)) from error
-        raise StateError(
+        raise _disk_full(path, error) or StateError(
             f"state database {path} cannot be read ({error}); swarmdeck left it untouched: "
             f"{_MOVE_ASIDE}"
         ) from error
@@ -569,13 +596,20 @@ class StateStore:
                 conn.execute("ROLLBACK")
             if isinstance(error, sqlite3.Error) and _is_corruption(error):
                 raise _corrupt(self.path, str(error)) from error
+            if isinstance(error, sqlite3.Error):
+                full = _disk_full(self.path, error)
+                if full is not None:
+                    raise full from error
             raise
         else:
             try:
                 conn.execute("COMMIT")
-            except BaseException:
+            except BaseException as error:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
+                full = _disk_full(self.path, error) if isinstance(error, sqlite3.Error) else None
+                if full is not None:
+                    raise full from error
                 raise
         finally:
             current.writing = False
@@ -626,7 +660,7 @@ class StateStore:
         except sqlite3.Error as error:
             if _is_corruption(error):
                 raise _corrupt(self.path, str(error)) from error
-            raise StateError(
+            raise _disk_full(self.path, error) or StateError(
                 f"state database {self.path} cannot be opened ({error}); "
                 f"check its folder's permissions or {_MOVE_ASIDE}"
             ) from error

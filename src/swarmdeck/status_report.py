@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from swarmdeck.probes.peer_cache import PeerReading
+from swarmdeck.probes.slice_owner import read_owner
 from swarmdeck.sizes import format_size
 from swarmdeck.views import gpus, hosts, jobs, locks, records, sessions, slurm
 from swarmdeck.views.cells import Cell, Columns, in_order
@@ -131,6 +132,14 @@ def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
                 f" ({book.placement}); room {format_size(book.room)}",
                 markup=False,
             )
+            owner = read_owner(book.slice_path) if book.slice_path else None
+            if owner is not None:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(owner.set_at))
+                console.print(
+                    f"slice cap {format_size(owner.cap)} set {when} by the ledger"
+                    f" {owner.ledger} (config {owner.config or 'defaults'})",
+                    markup=False,
+                )
         else:
             console.print(f"no memory cage on {book.host}: {book.problem}", markup=False)
     for peer in snapshot.peers:
@@ -144,19 +153,26 @@ def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
 
 
 def print_config(config: Config, console: Console | None = None) -> None:
-    """One `key = value  # source — meaning` line per key, never cut, so it can be copied."""
+    """One `key = value  # source — meaning` line per key, never cut, so it can be copied; a
+    list of more than one item is written as TOML writes it over lines, one item a line."""
     from swarmdeck.config import describe_config
+    from swarmdeck.paths import config_path
 
     console = console or Console(soft_wrap=True)
-    source = str(config.path) if config.path else "no config file; embedded defaults only"
+    if config.path:
+        source = str(config.path)
+    else:
+        source = f"no config file at {config_path()}; embedded defaults only"
     console.print(Text.assemble(("config ", "bold"), source))
     for line in describe_config(config):
         from_file = line.source != "default"
-        console.print(
-            Text.assemble(
-                (line.key, "bold cyan" if from_file else "cyan"),
-                " = ",
-                (line.value, "bold" if from_file else ""),
-                (f"  # {line.source} — {line.doc}", "dim"),
-            )
-        )
+        value_style = "bold" if from_file else ""
+        comment = (f"  # {line.source} — {line.doc}", "dim")
+        key = (line.key, "bold cyan" if from_file else "cyan")
+        if len(line.items) < 2:
+            console.print(Text.assemble(key, " = ", (line.value, value_style), comment))
+            continue
+        console.print(Text.assemble(key, " = [", comment))
+        for item in line.items:
+            console.print(Text.assemble("    ", (item, value_style), ","))
+        console.print("]")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger_rows import insert_job
 from swarmdeck.actions import admission
 from swarmdeck.actions.booking import Booking, Decision, Via, decide_admission
 from swarmdeck.probes.ledger import MemoryBook, SliceFacts
@@ -76,11 +77,7 @@ def test_two_runners_deciding_at_once_cannot_both_take_the_room(
 def test_a_dead_runners_row_is_marked_lost_in_the_same_decision(tmp_path: Path) -> None:
     store = StateStore(tmp_path / "state.db")
     with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO jobs (host, state, booked, runner_pid, runner_start_ticks)"
-            " VALUES ('here', 'running', ?, ?, 1)",
-            (SLICE_CAP, own_identity().pid),
-        )
+        insert_job(conn, host="here", booked=SLICE_CAP, runner_start_ticks=1)
     decision, _, book, lost = admission.attempt(
         store, job_row(60 * MIB), facts(), None, lambda job_id: tmp_path / str(job_id)
     )

@@ -22,6 +22,7 @@ from swarmdeck.actions.kill import (
     tree_of,
 )
 from swarmdeck.probes.procs import ProcessIdentity, identity, read_stat
+from waiting import wait_for
 
 Spawn = Callable[[str], subprocess.Popen[bytes]]
 
@@ -51,14 +52,6 @@ def stranger() -> Iterator[subprocess.Popen[bytes]]:
     yield proc
     proc.kill()
     proc.wait()
-
-
-def wait_for(predicate, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.02)
 
 
 def ident_of(proc: subprocess.Popen[bytes]) -> ProcessIdentity:

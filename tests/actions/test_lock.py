@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -16,11 +17,13 @@ from pathlib import Path
 
 import pytest
 
+import swarmdeck
 from racers import race, start_racer
 from swarmdeck.actions import lock
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes import locks
 from swarmdeck.probes.procs import ProcessIdentity, identity, own_identity, read_stat
+from waiting import DEADLINE, wait_for
 
 
 def sleeper(**kwargs) -> subprocess.Popen[bytes]:
@@ -104,14 +107,17 @@ def test_waiter_says_who_holds_it_then_takes_over_after_sigkill(workspace: Path,
         )
     )
     waiter.start()
-    time.sleep(0.35)
+
+    def held_lines() -> list[str]:
+        return [line for line in said if f"held by session A, process {proc.pid}" in line]
+
+    # It keeps saying who holds it for as long as it waits, however slowly it is scheduled.
+    wait_for(lambda: len(held_lines()) >= 2, seen=lambda: said)
     assert not result
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    waiter.join(timeout=5)
+    waiter.join(timeout=DEADLINE)
     (got,) = result
-    held_lines = [line for line in said if f"held by session A, process {proc.pid}" in line]
-    assert len(held_lines) >= 2
     assert got.took_over is not None and "is gone" in got.took_over.reason
     assert any("taking over a stale lock" in line for line in said)
     assert locks.read_lock(workspace).holder.session == "B"
@@ -174,9 +180,30 @@ needs_namespaces = pytest.mark.skipif(
 )
 
 
-def judged_by_nobody(holder: locks.LockHolder, hidepid: int) -> tuple[str, str]:
+@pytest.fixture(scope="module")
+def package_nobody_reaches() -> Iterator[Path]:
+    """A copy of the package in a folder user nobody can enter: the checkout may live where
+    only root can (a clone under /root, or any folder of mode 700)."""
+    folder = Path(tempfile.mkdtemp(prefix="swarmdeck-nobody-"))
+    try:
+        shutil.copytree(
+            Path(swarmdeck.__file__).parent,
+            folder / "swarmdeck",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
+def judged_by_nobody(
+    holder: locks.LockHolder, hidepid: int, package: Path
+) -> tuple[str, str]:
     """How user nobody judges a lock while /proc hides other users' processes from it (in a
-    mount namespace of its own, so the machine's /proc is left as it is)."""
+    mount namespace of its own, so the machine's /proc is left as it is), importing the
+    package from `package`, never from the checkout."""
     inner = (
         f"mount -t proc -o hidepid={hidepid} proc /proc && exec setpriv --reuid=65534"
         f' --regid=65534 --clear-groups {sys.executable} -c "$0"'
@@ -188,6 +215,8 @@ def judged_by_nobody(holder: locks.LockHolder, hidepid: int) -> tuple[str, str]:
         text=True,
         timeout=30,
         check=True,
+        cwd=package,
+        env={**os.environ, "PYTHONPATH": str(package)},
     )
     state, reason = done.stdout.strip().split("|")
     return state, reason
@@ -195,13 +224,15 @@ def judged_by_nobody(holder: locks.LockHolder, hidepid: int) -> tuple[str, str]:
 
 @needs_namespaces
 @pytest.mark.parametrize("hidepid", [1, 2])
-def test_a_holder_hidden_by_proc_is_held_not_stale(workspace: Path, holder, hidepid: int) -> None:
+def test_a_holder_hidden_by_proc_is_held_not_stale(
+    workspace: Path, holder, hidepid: int, package_nobody_reaches: Path
+) -> None:
     _, me = holder
     live = locks.LockHolder(str(workspace), me.pid, me.start_ticks, "A", "build", 1.0)
-    state, reason = judged_by_nobody(live, hidepid)
+    state, reason = judged_by_nobody(live, hidepid, package_nobody_reaches)
     assert state == locks.HELD and "another user's" in reason
     gone = dead_holder(workspace)
-    assert judged_by_nobody(gone, hidepid)[0] == locks.STALE
+    assert judged_by_nobody(gone, hidepid, package_nobody_reaches)[0] == locks.STALE
 
 
 def test_the_held_by_line_comes_once_a_say_interval_not_on_every_poll(

@@ -187,7 +187,9 @@ def wait_for(condition, timeout: float = 30.0) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]
+)
 def test_a_signal_here_stops_the_remote_tree_fetches_and_removes_the_copy(
     tmp_path: Path, servers, v1_slice: Path, signum: int, code: int
 ) -> None:
@@ -292,3 +294,27 @@ def test_a_detached_peer_run_returns_at_once_and_its_row_follows_it_to_the_end(
     assert row["exit_code"] == 4 and row["detached"] == 1
     wait_for(lambda: "finished" in Path(row["output_path"]).read_text())
     wait_for(lambda: list(peer.run_root.iterdir()) == [])
+
+
+def test_attach_follows_a_run_whose_driver_died_to_its_end(
+    tmp_path: Path, servers, v1_slice: Path, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    pids, go = tmp_path / "pids", tmp_path / "go"
+    script = (f"echo $$ > '{pids}'; while [ ! -e '{go}' ]; do sleep 0.05; done; "
+              "echo late; echo r > result.txt; exit 6")
+    driver = subprocess.Popen(
+        [SWARMDECK, "peer", "run", "box2", "--", "sh", "-c", script],
+        cwd=peer.work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    wait_for(lambda: pids.exists() and pids.read_text().strip() != "")
+    driver.kill()
+    driver.wait()
+    [row] = peer_rows()
+    assert main(["peer", "attach", "box2", str(row["id"] + 1)]) == 78  # no such run
+    go.touch()
+    assert main(["peer", "attach", "box2", str(row["id"]), "--fetch", "result.txt"]) == 6
+    assert "late" in capfd.readouterr().out
+    assert (peer.work / "result.txt").read_text() == "r\n"
+    assert list(peer.run_root.iterdir()) == []
+    assert peer_rows()[0]["state"] == "done"

@@ -16,19 +16,15 @@ from pathlib import Path
 import pynvml
 import pytest
 
+from kernel_log import FakeKernelLog
 from nvml_standin import GIB, ScriptedCard, ScriptedNvml
 from swarmdeck.actions import quiesce
 from swarmdeck.actions.quiesce import GpuRunSettings
 from swarmdeck.errors import RefusedError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes import kernel
 from swarmdeck.probes.gpu import QuiesceHolder
 from swarmdeck.probes.nvml import Nvml
 from swarmdeck.probes.procs import identity, read_stat
-
-kmsg_writable = pytest.mark.skipif(
-    not os.access(kernel.KMSG, os.W_OK), reason="writes a line into /dev/kmsg (root)"
-)
 
 
 @pytest.fixture
@@ -78,12 +74,23 @@ def cards_with(*pids: int) -> Nvml:
     return Nvml(ScriptedNvml([ScriptedCard(processes=[(pid, GIB) for pid in pids])]))
 
 
-def run(argv: list[str], nvml: Nvml, folder: Path, said: list[str], **settings) -> int:
+def run(
+    argv: list[str],
+    nvml: Nvml,
+    folder: Path,
+    said: list[str],
+    log: FakeKernelLog | None = None,
+    **settings,
+) -> int:
+    """gpu-run with the test's own kernel log (an empty one unless `log` is given)."""
+    log = log or FakeKernelLog(folder.parent)
     return quiesce.gpu_run(
         argv,
         GpuRunSettings(poll=0.05, stop_timeout=1.0, **settings),
         nvml=nvml,
         folder=folder,
+        kmsg=log.kmsg,
+        dmesg=log.dmesg,
         say=said.append,
     )
 
@@ -255,35 +262,38 @@ def test_no_gpu_refuses_with_78(folder: Path) -> None:
 NVRM = "NVRM: nvAssertOkFailedNoLog: Assertion failed: Out of memory [NV_ERR_NO_MEMORY]"
 
 
-@kmsg_writable
-def test_nv_err_no_memory_logged_during_the_run_exits_245(folder: Path) -> None:
+def test_nv_err_no_memory_logged_during_the_run_exits_245(folder: Path, tmp_path: Path) -> None:
+    log = FakeKernelLog(tmp_path)
     line = f"swarmdeck-test {uuid.uuid4().hex} {NVRM}"
     said: list[str] = []
-    status = run(["sh", "-c", f"echo '{line}' > /dev/kmsg"], cards_with(), folder, said)
+    status = run(log.kmsg_command(line), cards_with(), folder, said, log=log)
     assert status == ExitCode.GPU_OUT_OF_MEMORY
     assert any(line in message for message in said)
 
 
-@kmsg_writable
 def test_nv_err_no_memory_is_found_through_dmesg_when_kmsg_cannot_be_opened(
     folder: Path, tmp_path: Path
 ) -> None:
+    log = FakeKernelLog(tmp_path)
     line = f"swarmdeck-test {uuid.uuid4().hex} {NVRM}"
     status = quiesce.gpu_run(
-        ["sh", "-c", f"echo '{line}' > /dev/kmsg"],
+        log.dmesg_command(line),
         GpuRunSettings(),
         nvml=cards_with(),
         folder=folder,
         kmsg=tmp_path / "absent",
+        dmesg=log.dmesg,
         say=lambda _: None,
     )
     assert status == ExitCode.GPU_OUT_OF_MEMORY
 
 
-@kmsg_writable
-def test_nv_err_no_memory_logged_before_the_run_does_not_count(folder: Path) -> None:
-    kernel.KMSG.write_text(f"swarmdeck-test {uuid.uuid4().hex} {NVRM}\n")
-    assert run([sys.executable, "-c", "pass"], cards_with(), folder, []) == 0
+def test_nv_err_no_memory_logged_before_the_run_does_not_count(
+    folder: Path, tmp_path: Path
+) -> None:
+    log = FakeKernelLog(tmp_path)
+    log.log_kmsg(f"swarmdeck-test {uuid.uuid4().hex} {NVRM}")
+    assert run([sys.executable, "-c", "pass"], cards_with(), folder, [], log=log) == 0
 
 
 def test_unreadable_kernel_log_keeps_the_status_and_says_so(

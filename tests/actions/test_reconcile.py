@@ -10,10 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ledger_rows import add_job
+from ledger_rows import add_job, insert_job
 from swarmdeck.config import load_config
 from swarmdeck.probes.host import local_host_name
-from swarmdeck.probes.procs import own_identity
 from swarmdeck.snapshot import reconciled_snapshot, take_snapshot
 from swarmdeck.state import StateStore
 from waiting import pilot_wait_for
@@ -87,13 +86,8 @@ def test_with_no_dead_runner_reconcile_takes_no_write_lock(isolated_home: Path) 
 
     path = isolated_home / "state" / "state.db"
     StateStore(path).close()
-    me = own_identity()
     writer = sqlite3.connect(path, isolation_level=None)
-    writer.execute(
-        "INSERT INTO jobs (label, host, state, booked, runner_pid, runner_start_ticks)"
-        " VALUES ('alive', ?, 'running', 1, ?, ?)",
-        (local_host_name(), me.pid, me.start_ticks),
-    )
+    insert_job(writer, label="alive", booked=1)
     writer.execute("BEGIN IMMEDIATE")
     try:
         store = StateStore(path, verify=False, lock_timeout=0.5)

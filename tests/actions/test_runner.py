@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from cagekit import MIB, SWARMDECK, end_session, hog, session_processes, write_config
 
+from ledger_rows import insert_job
 from swarmdeck.actions.jobwatch import EXITED, SIGNALLED, TIMEOUT, Watched
 from swarmdeck.actions.oom import OomVerdict
 from swarmdeck.actions.reconcile import reconcile
@@ -26,6 +27,7 @@ from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.ledger import ledger_jobs
 from swarmdeck.probes.procs import ProcessIdentity, identity
 from swarmdeck.state import StateStore
+from waiting import wait_for
 
 SLICE_CAP = 100 * MIB
 DEADLINE = 60.0
@@ -88,20 +90,6 @@ def start_run(isolated_home: Path, v1_slice: Path) -> Iterator[Start]:
     for proc in started:
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.communicate(timeout=DEADLINE)
-
-
-def wait_for(
-    predicate: Callable[[], object], timeout: float = DEADLINE,
-    seen: Callable[[], object] | None = None,
-) -> None:
-    """Wait until predicate() holds; on failure say what `seen` shows then."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(
-                f"condition not reached in {timeout:g} s" + (f"; seen: {seen()}" if seen else "")
-            )
-        time.sleep(0.02)
 
 
 def until_file(path: Path) -> str:
@@ -357,11 +345,8 @@ def test_a_dead_runners_booking_does_not_hold_room(slice_config: Path, isolated_
     dead = subprocess.Popen(["true"])
     dead.wait()
     with store(isolated_home).transaction() as conn:
-        conn.execute(
-            "INSERT INTO jobs (label, host, state, runner_pid, runner_start_ticks, booked, cap)"
-            " VALUES ('ghost', ?, 'running', ?, 1, ?, ?)",
-            (local_host_name(), dead.pid, SLICE_CAP, SLICE_CAP),
-        )
+        insert_job(conn, label="ghost", runner_pid=dead.pid, runner_start_ticks=1,
+                   booked=SLICE_CAP, cap=SLICE_CAP)
     result = swarmdeck_run("--cap", "40M", "--", "true")
     assert result.returncode == 0, result.stderr
     assert [row["state"] for row in rows(isolated_home)] == ["lost", "done"]
@@ -384,13 +369,9 @@ def test_what_a_lost_job_left_in_its_cage_is_cleared_even_when_the_next_job_is_r
         job = identity(orphan.pid)
         assert job is not None
         with store(isolated_home).transaction() as conn:
-            conn.execute(
-                "INSERT INTO jobs (label, host, state, runner_pid, runner_start_ticks, booked,"
-                " cap, cgroup, pid, start_ticks) VALUES ('ghost', ?, 'running', ?, 1, ?, ?, ?,"
-                " ?, ?)",
-                (local_host_name(), dead.pid, 40 * MIB, 40 * MIB, str(cage), job.pid,
-                 job.start_ticks),
-            )
+            insert_job(conn, label="ghost", runner_pid=dead.pid, runner_start_ticks=1,
+                       booked=40 * MIB, cap=40 * MIB, cgroup=str(cage), pid=job.pid,
+                       start_ticks=job.start_ticks)
         result = swarmdeck_run("--cap", "1G", "--", "true")
         assert result.returncode == 252, result.stderr
         assert [row["state"] for row in rows(isolated_home)] == ["lost", "refused"]

@@ -10,6 +10,7 @@ from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
 from swarmdeck.app.main import SwarmdeckApp
+from waiting import pilot_wait_for
 
 ROUNDS = 200
 
@@ -34,9 +35,5 @@ async def probed(pilot: Pilot, rounds: int = 1) -> None:
 
 
 async def until(pilot: Pilot, predicate: Callable[[], object], what: str = "it") -> None:
-    """Until `predicate()` is true, letting the app run between looks."""
-    for _ in range(ROUNDS):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"the screen never showed {what}")
+    """Until `predicate()` is true, letting the app run between looks (tests/waiting.py)."""
+    await pilot_wait_for(pilot, predicate, seen=lambda: f"the screen never showed {what}")

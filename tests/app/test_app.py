@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pilot_waits import probed, until
+
 from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.hosts import HostCard
 from swarmdeck.app.main import SwarmdeckApp
@@ -17,7 +19,7 @@ def make_app(**kwargs) -> SwarmdeckApp:
 async def test_every_panel_is_on_screen_with_its_title() -> None:
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:
-        await pilot.pause()
+        await probed(pilot)
         for panel_id, title in (("#hosts", "Hosts"), ("#jobs", "Jobs"), ("#agents", "Agents"),
                                 ("#alerts", "Alerts")):
             panel = app.query_one(panel_id)
@@ -28,12 +30,9 @@ async def test_every_panel_is_on_screen_with_its_title() -> None:
 async def test_hosts_panel_shows_this_host_once_probed() -> None:
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if app.query(HostCard):
-                break
+        await probed(pilot)
+        await until(pilot, lambda: app.query(HostCard) and app.query_one(HostCard).host, "host")
         card = app.query_one(HostCard)
-        await pilot.pause(0.1)
         assert card.host is not None
         assert card.host.name == local_host_name()
         assert "slice cap" in str(card.query_one(".host-name").render())
@@ -75,10 +74,7 @@ async def test_an_open_alert_shows_in_the_alerts_panel_and_a_resolved_one_does_n
     app = SwarmdeckApp(load_config(), store)
     async with app.run_test(size=(160, 50)) as pilot:
         table = app.query_one("#alerts-table")
-        for _ in range(60):
-            await pilot.pause(0.05)
-            if table.row_count:
-                break
+        await probed(pilot)
         assert table.row_count == 1
         cells = [str(cell) for cell in table.get_row_at(0)]
         assert "disk alert" in cells

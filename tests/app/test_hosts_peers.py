@@ -3,7 +3,6 @@ figures, or "not read" while a peer that never answers is waited for — never a
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from ssh_server import servers as servers
@@ -12,19 +11,11 @@ from swarmdeck.app.hosts import HostCard, PeerCard
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.state import StateStore
+from waiting import pilot_wait_for
 
 
 def _card_text(app: SwarmdeckApp) -> str:
     return str(app.query_one(PeerCard).render())
-
-
-async def _wait_for(pilot, check, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        await pilot.pause(0.05)
-        if check():
-            return True
-    return False
 
 
 async def test_peer_that_never_answers_shows_not_read_and_this_host_is_not_held_up(
@@ -36,11 +27,11 @@ async def test_peer_that_never_answers_shows_not_read_and_this_host_is_not_held_
     (tmp_path / "config.toml").write_text(text)
     app = SwarmdeckApp(load_config(), StateStore.open_default())
     async with app.run_test(size=(160, 50)) as pilot:
-        assert await _wait_for(pilot, lambda: bool(app.query(PeerCard)), 5)
-        assert await _wait_for(pilot, lambda: app.query_one(HostCard).host is not None, 5)
+        await pilot_wait_for(pilot, lambda: bool(app.query(PeerCard)), 5)
+        await pilot_wait_for(pilot, lambda: app.query_one(HostCard).host is not None, 5)
         # This host's figures are on screen while the peer is still being waited for.
         assert "box2   not read: reading…" in _card_text(app)
-        assert await _wait_for(pilot, lambda: "timed out after 3 s" in _card_text(app), 8)
+        await pilot_wait_for(pilot, lambda: "timed out after 3 s" in _card_text(app), 8)
 
 
 async def test_peer_that_answers_shows_its_figures(tmp_path: Path, servers) -> None:
@@ -52,7 +43,7 @@ async def test_peer_that_answers_shows_its_figures(tmp_path: Path, servers) -> N
     config = load_config()
     app = SwarmdeckApp(config, StateStore.open_default())
     async with app.run_test(size=(160, 50)) as pilot:
-        assert await _wait_for(pilot, lambda: " cores · load " in _card_text_or_empty(app), 10)
+        await pilot_wait_for(pilot, lambda: " cores · load " in _card_text_or_empty(app), 10)
         text = _card_text(app)
         assert "threads free" in text and "slice cap" in text and "room" in text
     assert app.peer_prober is not None and not app.peer_prober.running  # let go on quit

@@ -9,15 +9,16 @@ from pilot_waits import probed, until
 from rich.text import Text
 
 from busy_job import busy_job
+from ledger_rows import add_job as add_ledger_job
 from swarmdeck.app.bar import StackedBar
 from swarmdeck.app.hosts import HostCard
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
-from swarmdeck.probes.host import host_snapshot, local_host_name
+from swarmdeck.probes.host import host_snapshot
 from swarmdeck.probes.ledger import ledger_jobs, memory_book
-from swarmdeck.probes.procs import own_identity, start_ticks
+from swarmdeck.probes.procs import start_ticks
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.views.jobs import PANEL_COLUMNS
@@ -26,18 +27,10 @@ MIB = 1 << 20
 
 
 def add_job(store: StateStore, label: str, state: str, **extra: object) -> int:
-    me = own_identity()
-    values = {
-        "label": label, "host": local_host_name(), "state": state, "booked": 40 * MIB,
-        "cap": 80 * MIB, "admitted_via": "default", "oom_score_adj": 500,
-        "runner_pid": me.pid, "runner_start_ticks": me.start_ticks,
-        "started_at": time.time() - 75, **extra,
-    }
-    keys = ", ".join(values)
-    marks = ", ".join("?" * len(values))
-    with store.transaction() as conn:
-        cursor = conn.execute(f"INSERT INTO jobs ({keys}) VALUES ({marks})", tuple(values.values()))
-        return int(cursor.lastrowid or 0)
+    return add_ledger_job(
+        store, label=label, state=state, booked=40 * MIB, cap=80 * MIB, admitted_via="default",
+        oom_score_adj=500, started_at=time.time() - 75, **extra,
+    )
 
 
 def make_app(store: StateStore) -> SwarmdeckApp:

@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -43,7 +45,8 @@ def _config(home: Path):
 
 def _stalled_job(home: Path, store: StateStore, ticks_offset: int = 0):
     """A real process tree with a ledger row whose output has not grown for ten minutes."""
-    proc = subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
     assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
     me, runner = identity(proc.pid), own_identity()
     assert me is not None
@@ -77,8 +80,9 @@ async def _until(pilot, condition) -> None:
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.kill()
+    """Kill the job's whole session (its sleep child too), then reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
 
 

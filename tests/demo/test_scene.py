@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from leftovers import processes_mentioning
 
 from swarmdeck.probes.cgroups import chosen_site, read_hierarchies, slice_sites
 
@@ -67,22 +68,6 @@ def slice_site_for_tests():
     return chosen_site(slice_sites(f"swarmdeck-test-{os.getpid()}-probe"))
 
 
-def _processes_mentioning(text: str) -> list[int]:
-    """Live processes whose command line or environment names `text` (the scene's folder)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            blob = (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if text.encode() in blob and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
 @pytest.mark.parametrize("uncaged", [False, True], ids=["caged", "uncaged"])
 def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(
     demo_slice: str | None, uncaged: bool
@@ -108,7 +93,7 @@ def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(
         root = Path(match.group(1))
         slice_path = Path(match.group(3)) if match.group(3) else None
         assert root.is_dir()
-        assert _processes_mentioning(str(root))
+        assert processes_mentioning(str(root))
         deadline = time.monotonic() + 90
         missing = ["the first snapshot"]
         while missing and time.monotonic() < deadline:
@@ -123,7 +108,7 @@ def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(
         if demo.poll() is None:
             os.killpg(demo.pid, signal.SIGKILL)
             demo.wait()
-    assert _processes_mentioning(str(root)) == []
+    assert processes_mentioning(str(root)) == []
     if demo_slice is not None:
         assert not Path(read_hierarchies().v1_memory or "/nonexistent", demo_slice).exists()
     assert not root.exists()

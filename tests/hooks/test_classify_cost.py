@@ -122,3 +122,10 @@ def test_heavy_commands_stay_heavy(command: str) -> None:
 def test_light_commands_stay_light(command: str) -> None:
     assert heavy_match(command, SETTINGS) is None
     assert heavy_match(command, UNFILTERED) is None
+
+
+def test_config_show_states_the_classified_length() -> None:
+    from swarmdeck.config import default_config, describe_config
+
+    [row] = [r for r in describe_config(default_config()) if r.key == "hooks.heavy_patterns"]
+    assert f"{CLASSIFY_LIMIT // 1024} KiB" in row.doc

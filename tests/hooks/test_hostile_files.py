@@ -110,3 +110,16 @@ def test_a_pattern_that_backtracks_is_cut_by_the_deadline(run_hook, isolated_hom
     assert took < 10.0
     assert done.returncode == 0 and done.answer is None
     assert "not read" in done.stderr
+
+
+def test_a_fifo_pid_file_does_not_hang_the_dispatch_guard(run_hook, isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text("[hooks]\nmax_running_subagents = 2\n")
+    tree = ClaudeTree(isolated_home / "claude")
+    transcript = _one_running(tree)
+    sessions = isolated_home / "claude" / "sessions"
+    sessions.mkdir(parents=True)
+    os.mkfifo(sessions / "4242.json")
+    took, done = _timed_hook(run_hook, "pre-tool-use", _dispatch_payload(transcript))
+    assert took < QUICK
+    assert done.returncode == 0 and done.answer is None
+    assert "not read" not in done.stderr

@@ -9,12 +9,11 @@ import time
 from pathlib import Path
 
 from claude_lines import ClaudeTree, Lines, hook_payload
+from ledger_rows import insert_job
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.record import record_event
 from swarmdeck.hooks.session_start import oom_summary
-from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.kernel import KernelLog, OomKill
-from swarmdeck.probes.procs import start_ticks
 from swarmdeck.state import StateStore
 
 SID = "aaaa1111-0000-4000-8000-000000000009"
@@ -56,13 +55,8 @@ def test_compaction_gets_running_subagents_jobs_changes_and_alerts(
     (repo / "notes.md").write_text("unfinished\n")
     store = StateStore.open_default()
     with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO jobs (label, host, argv, cwd, state, booked, runner_pid,"
-            " runner_start_ticks, started_at) VALUES ('pytest', ?, '[\"pytest\"]', ?, 'running',"
-            " ?, ?, ?, ?)",
-            (local_host_name(), str(repo), 2 * 1024**3, os.getpid(),
-             start_ticks(os.getpid()), 1000.0),
-        )
+        insert_job(conn, label="pytest", argv=["pytest"], cwd=str(repo), booked=2 * 1024**3,
+                   cap=None, started_at=1000.0)
         conn.execute(
             "INSERT INTO alerts (key, level, source, message) VALUES"
             " ('slice-full', 'warn', 'runner', 'the slice was full twice')"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ledger_rows import insert_job
 from swarmdeck.config import load_config
 from swarmdeck.probes.host import (
     CpuSampler,
@@ -77,10 +78,8 @@ def test_threads_declared_by_running_jobs_reduce_threads_free(isolated_home) -> 
     host = local_host_name()
     with store.transaction() as conn:
         for state, threads in (("running", 4), ("running", 6), ("done", 8)):
-            conn.execute(
-                "INSERT INTO jobs (label, host, state, threads, created_at) VALUES (?, ?, ?, ?, ?)",
-                (f"job-{state}-{threads}", host, state, threads, time.time()),
-            )
+            insert_job(conn, label=f"job-{state}-{threads}", host=host, state=state,
+                       threads=threads)
     cores = host_snapshot(load_config(), store, None).cores
     assert cores.heavy_threads == 16
     assert cores.threads_declared == 10

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kernel_log import FakeKernelLog, written_by_tests
 from swarmdeck.probes import kernel
 
 MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
@@ -267,3 +268,39 @@ def test_unreadable_log_is_not_read_rather_than_an_error(
     log = kernel.kernel_log(kmsg=tmp_path / "absent")
     assert log.state == "not read" and not log.read
     assert "absent" in log.reason and "dmesg" in log.reason
+
+
+NVRM = "NVRM: nvAssertOkFailedNoLog: Assertion failed: Out of memory [NV_ERR_NO_MEMORY]"
+
+
+def test_a_file_of_records_is_read_as_a_kmsg_of_its_own(tmp_path: Path) -> None:
+    log = FakeKernelLog(tmp_path)
+    log.log_kmsg("an ordinary line")
+    log.log_kmsg(NVRM)
+    log.log_kmsg("another ordinary line")
+    read = kernel.kernel_log(kmsg=log.kmsg, dmesg=("false",))
+    assert read.read and read.source == str(log.kmsg)
+    assert read.last_seq == 3
+    assert read.gpu_out_of_memory
+    assert not kernel.kernel_log(after_seq=2, kmsg=log.kmsg).gpu_out_of_memory
+
+
+def test_the_dmesg_handed_in_is_the_one_read(tmp_path: Path) -> None:
+    log = FakeKernelLog(tmp_path)
+    subprocess.run(log.dmesg_command(NVRM), check=True)
+    read = kernel.kernel_log(kmsg=tmp_path / "absent", dmesg=log.dmesg)
+    assert read.read and read.source == "dmesg" and read.gpu_out_of_memory
+    missing = kernel.kernel_log(kmsg=tmp_path / "absent", dmesg=("false",))
+    assert missing.state == "not read" and "dmesg" in missing.reason
+
+
+def test_the_suites_kernel_log_check_tells_test_lines_from_the_kernels_oom_reports() -> None:
+    records = [
+        (1, f"swarmdeck-test 0f3c {NVRM}"),
+        (2, "NVRM: Xid (PCI:0000:01:00): 31, NV_ERR_NO_MEMORY"),
+        (3, "oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/swarmdeck-test-kernel-9-0,pid=5"),
+        (4, "Memory cgroup stats for /swarmdeck-test-kernel-9-0:"),
+        (5, "Memory cgroup out of memory: Killed process 5 (python)"),
+        (6, "eth0: link up"),
+    ]
+    assert written_by_tests(records) == [records[0][1], records[1][1]]

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from ledger_rows import add_job as add_ledger_job
 from swarmdeck.config import load_config
 from swarmdeck.probes.cgroups import read_hierarchies
-from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.ledger import ledger_jobs, memory_book, not_yet_grown
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.state import StateStore
@@ -97,14 +97,11 @@ def holding_20m(cage: Path) -> Iterator[None]:
 
 def add_job(store: StateStore, state: str, booked: int, cgroup: Path | None,
             runner_pid: int, runner_ticks: int) -> int:
-    with store.transaction() as conn:
-        cursor = conn.execute(
-            "INSERT INTO jobs (label, host, state, booked, cap, cgroup, runner_pid,"
-            " runner_start_ticks, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (f"job-{state}", local_host_name(), state, booked, 2 * booked,
-             str(cgroup) if cgroup else None, runner_pid, runner_ticks, time.time()),
-        )
-        return int(cursor.lastrowid or 0)
+    return add_ledger_job(
+        store, label=f"job-{state}", state=state, booked=booked, cap=2 * booked,
+        cgroup=str(cgroup) if cgroup else None, runner_pid=runner_pid,
+        runner_start_ticks=runner_ticks, started_at=time.time(),
+    )
 
 
 def test_not_yet_grown_counts_only_what_is_booked_beyond_current_use() -> None:

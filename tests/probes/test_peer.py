@@ -209,3 +209,31 @@ def test_peer_whose_command_fails_is_not_read_with_why(
     [reading] = prober.read_all(load_config())
     assert reading.state == "not read"
     assert reading.reason.startswith(reason)
+
+
+def test_a_probe_that_gives_up_stops_what_it_started_on_the_peer(
+    tmp_path: Path, servers, prober
+) -> None:
+    server = servers()
+    pid_file = tmp_path / "remote.pid"
+    hang = tmp_path / "hang.sh"
+    hang.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 300\n")
+    hang.chmod(0o755)
+    write_peer_config(tmp_path, server, server.known_hosts(tmp_path / "known_hosts"))
+    text = (tmp_path / "config.toml").read_text().replace("timeout = 8.0", "timeout = 1.0")
+    (tmp_path / "config.toml").write_text(text + f'swarmdeck = "{hang}"\n')
+    [reading] = prober.read_all(load_config())
+    assert reading.state == "not read" and "timed out" in reading.reason
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(pid), "the remote command outlived the probe that gave up on it"
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

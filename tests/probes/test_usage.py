@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from busy_job import BUSY_THREADS, start_job
-from swarmdeck.probes import usage
+from swarmdeck.probes import procs, usage
 from swarmdeck.probes.procs import ProcessIdentity, identity
 
 CPU_ROOT = Path("/sys/fs/cgroup/cpu")
@@ -248,20 +248,20 @@ def test_a_job_without_a_cage_is_followed_from_its_root_as_it_forks_and_ends() -
         me = identity(parent.pid)
         assert me is not None
         follower = usage.TreeFollower(me)
-        assert follower.pids(usage.fork_count()) == [parent.pid]
+        assert follower.pids(procs.fork_count()) == [parent.pid]
         parent.stdin.write("go\n")
         parent.stdin.flush()
         assert parent.stdout.readline() == "forked\n"
-        grown = follower.pids(usage.fork_count())
+        grown = follower.pids(procs.fork_count())
         assert len(grown) == 2 and grown[0] == parent.pid
         parent.stdin.write("go\n")
         parent.stdin.flush()
         assert parent.stdout.readline() == "ended\n"
-        assert wait_for(lambda: follower.pids(usage.fork_count()) == [parent.pid])
+        assert wait_for(lambda: follower.pids(procs.fork_count()) == [parent.pid])
     finally:
         parent.kill()
         parent.wait()
-    assert follower.pids(usage.fork_count()) == []
+    assert follower.pids(procs.fork_count()) == []
 
 
 def test_a_followed_tree_is_not_read_again_while_nothing_forked_or_ended(
@@ -273,9 +273,9 @@ def test_a_followed_tree_is_not_read_again_while_nothing_forked_or_ended(
         me = identity(parent.pid)
         assert me is not None
         reads: list[int] = []
-        children_of = usage._children_of
+        children_of = procs.children_of
         monkeypatch.setattr(
-            usage, "_children_of", lambda pid: reads.append(pid) or children_of(pid)
+            procs, "children_of", lambda pid: reads.append(pid) or children_of(pid)
         )
         follower = usage.TreeFollower(me)
         tree = follower.pids(41)

@@ -3,8 +3,10 @@ rows whose job is a real process this test started, hook events in a real state 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -16,7 +18,7 @@ import pytest
 from claude_lines import ClaudeTree
 from swarmdeck.config import Config, load_config
 from swarmdeck.probes.host import local_host_name
-from swarmdeck.probes.procs import identity, own_identity
+from swarmdeck.probes.procs import identity, own_identity, read_stat
 from swarmdeck.state import StateStore
 
 SID = "7777aaaa-0000-4000-8000-000000000001"
@@ -44,19 +46,30 @@ def tree(isolated_home: Path) -> ClaudeTree:
 
 @pytest.fixture
 def processes() -> Iterator[Callable[..., subprocess.Popen[str]]]:
-    """Start real processes; each is killed and reaped after the test."""
+    """Start real processes, each in a session of its own; after the test every process of
+    those sessions (children included) is killed, and each started one reaped."""
     started: list[subprocess.Popen[str]] = []
 
     def start(*argv: str, **kwargs: Any) -> subprocess.Popen[str]:
-        proc = subprocess.Popen(list(argv), text=True, **kwargs)
+        proc = subprocess.Popen(list(argv), text=True, start_new_session=True, **kwargs)
         started.append(proc)
         return proc
 
     yield start
     for proc in started:
-        if proc.poll() is None:
-            proc.kill()
+        end_session(proc.pid)
         proc.wait()
+
+
+def end_session(sid: int) -> None:
+    """Kill every live process of session `sid` (a test's process and what it started)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        stat = read_stat(int(entry.name))
+        if stat is not None and stat.session == sid and stat.state != "Z":
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(stat.pid, signal.SIGKILL)
 
 
 @pytest.fixture

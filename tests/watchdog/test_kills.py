@@ -75,7 +75,7 @@ def test_approval_stops_the_whole_supervised_tree_and_raises_an_alert(store, pro
     child_ident = identity(child)
     job_id = insert_job(store, proc.pid, started_at=time.time())
     request = request_kill(store, finding_for(me.pid, me.start_ticks, job_id), "tester", 1.0)
-    assert {m.pid for m in stop_preview(request)} == {proc.pid, child}
+    assert {m.pid for m in stop_preview(store, request)} == {proc.pid, child}
     outcome = approve(store, request.id, "tester", time.time(), grace=2.0)
     assert outcome.result == STOPPED
     proc.wait(timeout=DEADLINE)

@@ -270,3 +270,23 @@ def _release(lock_file: Path, path: Path | str, session: str) -> LockState:
             )
     lock_file.unlink(missing_ok=True)
     return state
+
+
+def release_stale(lock_file: Path) -> LockState:
+    """Clear a stale lock by its file (what the control room's Locks panel shows); what it was.
+
+    A lock whose holder is alive is refused whoever asks: only its own session releases it.
+    """
+    try:
+        with _guard(lock_file):
+            state = locks.read_lock_file(lock_file)
+            if state.state == HELD:
+                assert state.holder is not None
+                raise RefusedError(f"{state.holder.path}: {state.holder.describe()}; not stale")
+            if state.state != FREE:
+                lock_file.unlink(missing_ok=True)
+            return state
+    except GuardBusy as busy:
+        raise LockBusy(
+            f"{lock_file}: its guard {busy} is held by another process; try again"
+        ) from None

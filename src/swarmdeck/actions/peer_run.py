@@ -346,13 +346,9 @@ def drive(
     A job run in place (this host) is recorded by its own runner; a job run on a peer is
     recorded here, in the row its submit made.
     """
-    write = out or _stdout
-    records = host.kind != "local"
     signals = StopSignals()
     signals.install()
-    handle: Handle | None = None
     try:
-        output = None
         handle = host.submit(job)
         say(f"job {handle.job_id} runs on {host.name}" + (
             f" in {handle.run_dir}" if handle.run_dir else ""))
@@ -361,48 +357,89 @@ def drive(
         if detached is not None:
             output = detached.admitted(handle.job_id)
             set_driver(store, handle.job_id, own_identity(), output)
-        try:
-            signals.arm()
-            ended = host.follow(handle, write)
-            signals.disarm()
-            code, outcome = ended.exit_code, ended.outcome
-        except _Stop as stop:
-            signals.disarm()
-            name = signal.Signals(stop.signum).name
-            say(f"got {name}: stopping job {handle.job_id} on {host.name}")
-            code, outcome = 128 + stop.signum, f"stopped: driver got {name}"
-            try:
-                host.stop(handle, stop.signum)
-            except HostError as error:
-                say(f"{error.message}; its copy stays there: `swarmdeck peer cleanup "
-                    f"{host.name}` stops it and removes it")
-                if records:
-                    mark_peer_lost(store, handle.job_id, f"driver got {name}; stop failed")
-                return code
-        except HostError as lost:
-            signals.disarm()
-            say(lost.message)
-            if records:
-                mark_peer_lost(store, handle.job_id, "lost: connection to the peer")
-            return LOST_EXIT
-        _finish(host, handle, job, write)
-        if records:
-            end_peer_job(store, handle.job_id, code, outcome)
-        if code in (ExitCode.OWN_CAP, ExitCode.SLICE_FULL, ExitCode.TIMED_OUT):
-            say(f"job {handle.job_id} on {host.name} ended with {code} ({outcome})")
-        return code
+        return see_through(host, handle, job.fetch, job.cwd, store, signals, out or _stdout)
     finally:
         signals.restore()
 
 
-def _finish(host: Host, handle: Handle, job: JobSpec, write: Callable[[bytes], None]) -> None:
-    """Fetch the artifacts, then remove the copy; a failure of either is said, not hidden."""
+def see_through(
+    host: Host,
+    handle: Handle,
+    fetch: tuple[str, ...],
+    into: Path,
+    store: StateStore,
+    signals: StopSignals,
+    write: Callable[[bytes], None],
+) -> int:
+    """Follow a started job to its end (or stop it on a signal), fetch, clean, record.
+
+    When the peer cannot be reached again, or the stop fails, the row stays active: once this
+    driver has gone, `peer cleanup` or `peer attach` finds it.
+    """
+    records = host.kind != "local"
     try:
-        for path in host.fetch(handle, job.fetch, job.cwd):
+        signals.arm()
+        ended = host.follow(handle, write)
+        signals.disarm()
+        code, outcome = ended.exit_code, ended.outcome
+    except _Stop as stop:
+        signals.disarm()
+        name = signal.Signals(stop.signum).name
+        say(f"got {name}: stopping job {handle.job_id} on {host.name}")
+        code, outcome = 128 + stop.signum, f"stopped: driver got {name}"
+        try:
+            host.stop(handle, stop.signum)
+        except HostError as error:
+            say(f"{error.message}; its copy stays there: `swarmdeck peer cleanup "
+                f"{host.name}` stops it and removes it")
+            return code
+    except HostError as lost:
+        signals.disarm()
+        say(lost.message)
+        return LOST_EXIT
+    try:
+        for path in host.fetch(handle, fetch, into):
             say(f"fetched {path}")
     except HostError as error:
         say(error.message)
-    host.clean(handle)
+    try:
+        host.clean(handle)
+    except HostError as error:
+        say(error.message)
+    if records:
+        end_peer_job(store, handle.job_id, code, outcome)
+    if code in (ExitCode.OWN_CAP, ExitCode.SLICE_FULL, ExitCode.TIMED_OUT):
+        say(f"job {handle.job_id} on {host.name} ended with {code} ({outcome})")
+    return code
+
+
+def attach_peer(
+    config: Config, store: StateStore, name: str, job_id: int, fetch: tuple[str, ...]
+) -> int:
+    """Follow a peer run whose driver died, as its new driver, to the same end a driver has."""
+    host_config = peer_config(config, name)
+    from swarmdeck.actions.hosts.ssh import check_fetch_path
+
+    for path in fetch:
+        check_fetch_path(path)
+    row = next((row for row in active_peer_rows(store, name) if row.id == job_id), None)
+    if row is None or row.remote is None:
+        raise RefusedError(f"no running job {job_id} on {name} in the ledger; nothing to attach")
+    if row.driver_alive:
+        raise RefusedError(f"job {job_id} on {name} is still followed by its driver")
+    host = open_host(host_config, store)
+    signals = StopSignals()
+    signals.install()
+    try:
+        hostname = host.run("uname -n").out.decode(errors="replace").strip()
+        handle = Handle(name, job_id, f"{row.remote.pid}:{row.remote.start_ticks}",
+                        row.run_dir, {"hostname": hostname})
+        set_driver(store, job_id, own_identity(), None)
+        say(f"following job {job_id} on {name} again")
+        return see_through(host, handle, fetch, row.cwd, store, signals, _stdout)
+    finally:
+        signals.restore()
+        host.close()
 
 
 def _stdout(data: bytes) -> None:

@@ -206,6 +206,7 @@ def gpu_run(
     nvml: Nvml | None = None,
     folder: Path | None = None,
     kmsg: Path = kernel.KMSG,
+    dmesg: Sequence[str] = kernel.DMESG,
     say: Say = _say_on_stderr,
 ) -> int:
     """Quiesce the cards, run `argv`, and give its exit status (245 on GPU out-of-memory).
@@ -243,17 +244,23 @@ def gpu_run(
     finally:
         if registration is not None:
             registration.unlink(missing_ok=True)
-    return _judge_run(status, mark, started, ended, kmsg, say)
+    return _judge_run(status, mark, started, ended, kmsg, dmesg, say)
 
 
 def _judge_run(
-    status: int, mark: int | None, started: float, ended: float, kmsg: Path, say: Say
+    status: int,
+    mark: int | None,
+    started: float,
+    ended: float,
+    kmsg: Path,
+    dmesg: Sequence[str],
+    say: Say,
 ) -> int:
     """245 when the driver logged NV_ERR_NO_MEMORY during the run, else the command's status."""
     if mark is not None:
-        log = kernel.kernel_log(after_seq=mark, kmsg=kmsg)
+        log = kernel.kernel_log(after_seq=mark, kmsg=kmsg, dmesg=dmesg)
     else:
-        log = kernel.kernel_log(since=started, until=ended + 1.0, kmsg=kmsg)
+        log = kernel.kernel_log(since=started, until=ended + 1.0, kmsg=kmsg, dmesg=dmesg)
     if not log.read:
         say(f"kernel log not read ({log.reason}); cannot tell whether the GPU ran out of memory")
         return status

@@ -23,7 +23,7 @@ from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, NotAdmittedError, admit
 from swarmdeck.actions.booking import Booking, decide_booking, hit_ceiling
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
-from swarmdeck.actions.detach import Detached, detached_channel, launch_detached
+from swarmdeck.actions.cage.owner import claim_slice
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
@@ -38,6 +38,7 @@ from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, star
 from swarmdeck.sizes import SizeSpec, format_size
 
 if TYPE_CHECKING:
+    from swarmdeck.actions.detach import Detached
     from swarmdeck.config import Config
     from swarmdeck.state import StateStore
 
@@ -173,6 +174,7 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
     backend = open_backend(config.memory.slice)
     reserve = min(total, config.memory.reserve.resolve(total))
     slice_cap = total - reserve
+    claim_slice(backend.slice_path, store.path, config.path, slice_cap)
     backend.prepare_slice(slice_cap)
     facts = SliceFacts(
         slice_cap=slice_cap,
@@ -194,12 +196,29 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
     return Prepared(backend, facts, booking, workload, local_host_name())
 
 
+@dataclass
+class RunContext:
+    """One run as it goes, handed from step to step: what was asked, what was decided before
+    admission, how the runner is told to stop, and where its messages go."""
+
+    config: Config
+    store: StateStore
+    request: RunRequest
+    prepared: Prepared
+    signals: StopSignals
+    note: Callable[[str], None]
+    detached: Detached | None = None
+    """The channel to a --detach launcher waiting for the job id; None when not detached."""
+
+
 def run_job(
     config: Config, store: StateStore, request: RunRequest, note: Callable[[str], None] = say
 ) -> int:
     """Run one job through admission and its cage; returns the exit code of the contract."""
     detached: Detached | None = None
     if request.detach:
+        from swarmdeck.actions.detach import detached_channel, launch_detached
+
         detached = detached_channel()
         if detached is None:
             prepare(config, store, request)
@@ -208,21 +227,13 @@ def run_job(
     signals = StopSignals()
     signals.install()
     try:
-        code = _admitted_run(config, store, request, prepared, signals, detached, note)
+        return _admitted_run(RunContext(config, store, request, prepared, signals, note, detached))
     finally:
         signals.restore()
-    return code
 
 
-def _admitted_run(
-    config: Config,
-    store: StateStore,
-    request: RunRequest,
-    prepared: Prepared,
-    signals: StopSignals,
-    detached: Detached | None,
-    note: Callable[[str], None],
-) -> int:
+def _admitted_run(run: RunContext) -> int:
+    request, prepared = run.request, run.prepared
     booking = prepared.booking
     row = JobRow(
         label=job_label(request),
@@ -236,67 +247,49 @@ def _admitted_run(
         detached=request.detach,
         timeout=request.timeout,
     )
-    wait = request.wait if request.wait is not None else config.memory.admission_wait
-    queued_note = PeerHint(config, store, request, row.label, booking, prepared.fingerprint, note)
+    wait = request.wait if request.wait is not None else run.config.memory.admission_wait
+    queued_note = PeerHint(
+        run.config, run.store, request, row.label, booking, prepared.fingerprint, run.note
+    )
     try:
         admission = admit(
-            store, row, prepared.facts, prepared.backend.job_path, wait, queued_note,
-            signals.read_fd, signals.pending,
+            run.store, row, prepared.facts, prepared.backend.job_path, wait, queued_note,
+            run.signals.read_fd, run.signals.pending,
         )
     except NotAdmittedError as error:
-        note(error.message)
+        run.note(error.message)
         queued_note.offer()
         return int(error.exit_code)
     except Interrupted as error:
-        note(error.message)
+        run.note(error.message)
         return 128 + error.signum
     job_id = admission.job_id
     try:
-        output = detached.admitted(job_id) if detached is not None else None
+        output = run.detached.admitted(job_id) if run.detached is not None else None
     except StateError as error:
-        return _never_ran(store, prepared, job_id, booking.cap, error.message,
-                          int(error.exit_code), note)
+        return _never_ran(run, job_id, error.message, int(error.exit_code))
     try:
         cage = prepared.backend.create_cage(job_id, booking.cap)
     except CageError as error:
-        return _never_ran(store, prepared, job_id, booking.cap, error.message, int(error.exit_code),
-                          note)
+        return _never_ran(run, job_id, error.message, int(error.exit_code))
     try:
-        return _run_in_cage(config, store, request, prepared, job_id, cage, signals, output,
-                            note)
+        return _run_in_cage(run, job_id, cage, output)
     finally:
         try:
             cage.remove()
         except CageError as error:
-            note(f"job {job_id}: {error.message}")
+            run.note(f"job {job_id}: {error.message}")
 
 
-def _never_ran(
-    store: StateStore,
-    prepared: Prepared,
-    job_id: int,
-    cap: int,
-    message: str,
-    code: int,
-    note: Callable[[str], None],
-) -> int:
-    note(message)
+def _never_ran(run: RunContext, job_id: int, message: str, code: int) -> int:
+    run.note(message)
     ending = Ending(code, message, None, None, False, None)
-    record_end(store, job_id, prepared.fingerprint, cap, ending)
+    record_end(run.store, job_id, run.prepared.fingerprint, run.prepared.booking.cap, ending)
     return code
 
 
-def _run_in_cage(
-    config: Config,
-    store: StateStore,
-    request: RunRequest,
-    prepared: Prepared,
-    job_id: int,
-    cage: Cage,
-    signals: StopSignals,
-    output: str | None,
-    note: Callable[[str], None],
-) -> int:
+def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -> int:
+    config, store, request, prepared = run.config, run.store, run.request, run.prepared
     booking = prepared.booking
     marker = serial_marker(job_id)
     cage.before_start()
@@ -308,22 +301,27 @@ def _run_in_cage(
             preexec_fn=ChildSetup(cage, booking.oom_score_adj),
         )
     except FileNotFoundError:
-        return _never_ran(store, prepared, job_id, booking.cap,
-                          f"{request.argv[0]}: command not found", NOT_FOUND, note)
+        return _never_ran(run, job_id, f"{request.argv[0]}: command not found", NOT_FOUND)
     except PermissionError:
-        return _never_ran(store, prepared, job_id, booking.cap,
-                          f"{request.argv[0]}: permission denied", CANNOT_EXECUTE, note)
+        return _never_ran(run, job_id, f"{request.argv[0]}: permission denied", CANNOT_EXECUTE)
     except subprocess.SubprocessError as error:
-        return _never_ran(store, prepared, job_id, booking.cap,
-                          f"could not put the job into its cage {cage.path} ({error}); "
-                          "nothing was run", int(ExitCode.USAGE), note)
+        return _never_ran(
+            run, job_id,
+            f"could not put the job into its cage {cage.path} ({error}); nothing was run",
+            int(ExitCode.USAGE),
+        )
     ticks = start_ticks(proc.pid)
     assert ticks is not None, "an unreaped child always has a stat line"
     job = ProcessIdentity(proc.pid, ticks)
     cage.after_start()
-    mark_running(store, job_id, job, output, marker)
+    try:
+        mark_running(store, job_id, job, output, marker)
+    except StateError as error:
+        # The job runs on in its cage (the admitted row names it); only its pid is unrecorded.
+        run.note(f"job {job_id}: not marked running: {error.message}")
     watched = watch(
-        proc, job, cage, request.timeout, config.memory.sample_interval, signals, request.grace
+        proc, job, cage, request.timeout, config.memory.sample_interval, run.signals,
+        request.grace,
     )
     with contextlib.suppress(OSError):
         # Only read while the row says running; a marker that cannot be removed is harmless.
@@ -342,8 +340,12 @@ def _run_in_cage(
         hit_ceiling=hit_ceiling(peak, booking.cap, verdict is OomVerdict.OWN_CAP),
         duration=watched.duration,
     )
-    record_end(store, job_id, prepared.fingerprint, booking.cap, ending)
+    try:
+        record_end(store, job_id, prepared.fingerprint, booking.cap, ending)
+    except StateError as error:
+        # The job's own exit code still tells the caller how it ended; the row is found lost.
+        run.note(f"job {job_id} ended ({outcome}) but was not recorded: {error.message}")
     line = verdict_line(job_id, code, booking.cap, prepared.facts.slice_cap)
     if line:
-        note(line)
+        run.note(line)
     return code

@@ -43,12 +43,17 @@ def session_label(session: SessionInfo, now: float, *, tool_call_max: float) -> 
     """One line per session: live or not, name, state, tool in flight, swarm figures."""
     name = session.title or (session.cwd or session.session_id).rstrip("/").rsplit("/", 1)[-1]
     label = Text()
+    if session.needs_person:
+        label.append("⚑ ", style="bold black on yellow")
     label.append("● " if session.live else "○ ", style="bold green" if session.live else "dim")
     label.append(name[:50], style="bold" if session.live else "")
     if session.git_branch:
         label.append(f" [{session.git_branch}]", style="magenta")
-    if session.state:
-        label.append(f" {session.state}", style="yellow" if session.state == "waiting" else "")
+    if session.needs_person:
+        why = f": {session.waiting_for}" if session.waiting_for else ""
+        label.append(f" waiting for you{why}", style="bold yellow")
+    elif session.state:
+        label.append(f" {session.state}")
     label.append_text(_tool_text(session.tool_in_flight, now, tool_call_max))
     health = session.health
     if health.dispatches or health.running:
@@ -156,6 +161,10 @@ class SessionTree(Tree[str]):
                 self._parent_keys[key] = parent_key
             elif node.label != label:
                 node.set_label(label)
+        for node in self._by_key.values():
+            leaf = not node.children
+            if node.allow_expand == leaf:
+                node.allow_expand = not leaf
 
     def _drop(self, key: str) -> None:
         node = self._by_key.pop(key, None)

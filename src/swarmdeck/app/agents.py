@@ -14,10 +14,11 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Label, Sparkline, Tree
 
 from swarmdeck.app.agent_tree import SessionTree
+from swarmdeck.app.quiet import show_subtitle, show_text
 from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.claude.swarm_health import parallelism_series
 from swarmdeck.views.sessions import home_relative
@@ -26,7 +27,7 @@ SPARK_WINDOW = 3600.0
 SPARK_BUCKETS = 60
 
 
-class AgentsPanel(Vertical):
+class AgentsPanel(Vertical, can_focus=True):
     """Which sessions are live and what their subagents are doing."""
 
     DEFAULT_CSS = """
@@ -41,9 +42,9 @@ class AgentsPanel(Vertical):
     }
     """
 
-    sessions: reactive[list[SessionInfo] | None] = reactive(None)
+    sessions: var[list[SessionInfo] | None] = var(None)
     """The sessions to show, bound to the app's."""
-    focus_session: reactive[str | None] = reactive(None)
+    focus_session: var[str | None] = var(None)
     """The session the sparkline describes: the highlighted one."""
 
     def __init__(self, claude_dir: Path) -> None:
@@ -86,7 +87,7 @@ class AgentsPanel(Vertical):
         tree.sync(sessions, now)
         live = sum(1 for s in sessions if s.live)
         running = sum(s.health.running for s in sessions)
-        self.border_subtitle = f"{live} live, {running} subagents running" if sessions else ""
+        show_subtitle(self, f"{live} live, {running} subagents running" if sessions else "")
         self._draw_sparkline(now)
 
     def _draw_sparkline(self, now: float) -> None:
@@ -102,7 +103,8 @@ class AgentsPanel(Vertical):
         spark.data = [float(n) for n in series]
         health = session.health
         name = session.title or session.session_id[:8]
-        label.update(
+        show_text(
+            label,
             f"subagents at once, last hour — {name[:30]}: peak {health.peak_parallel}, "
             f"effective {health.effective_parallelism:.1f}, "
             f"{health.context_bytes_total / 1024:.0f} KiB into the main context"

@@ -5,11 +5,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Label, Static
 
 from swarmdeck.app.bar import BarSegment, StackedBar
 from swarmdeck.app.panel import Rows, TablePanel
+from swarmdeck.app.quiet import show_text
 from swarmdeck.probes.gpu import GpuCard
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
@@ -29,7 +30,7 @@ class GpuCardView(Vertical):
     }
     """
 
-    card: reactive[GpuCard | None] = reactive(None)
+    card: var[GpuCard | None] = var(None)
     """The latest reading of this card."""
 
     def __init__(self, index: int) -> None:
@@ -58,14 +59,14 @@ class GpuCardView(Vertical):
         else:
             bar.segments = ()
             figures = f" memory {used}"
-        self.query_one(".gpu-memory-figures", Label).update(figures)
+        show_text(self.query_one(".gpu-memory-figures", Label), figures)
         cells = card_cells(card)
         facts = Text(card.name)
         facts.append(f"   load {cells['load']}   memory load {cells['memory_load']}")
         facts.append(f"   {cells['temperature']}")
         if card.problem:
             facts.append(f"   {card.problem}", style="red")
-        self.query_one(".gpu-facts", Static).update(facts)
+        show_text(self.query_one(".gpu-facts", Static), facts)
 
 
 class GpusPanel(TablePanel):
@@ -105,12 +106,12 @@ class GpusPanel(TablePanel):
         empty = self.query_one(".empty", Label)
         empty.display = not cards
         if not cards:
-            empty.update(state_text(snapshot.gpus))
+            show_text(empty, state_text(snapshot.gpus))
         self._show_cards(cards)
         holders = snapshot.gpus.holders
         line = self.query_one("#gpu-holders", Static)
         line.display = bool(cards or holders)
-        line.update(holder_line(holders))
+        show_text(line, holder_line(holders))
 
     def _show_cards(self, cards: list[GpuCard]) -> None:
         box = self.query_one("#gpu-cards", Vertical)

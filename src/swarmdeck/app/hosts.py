@@ -7,11 +7,12 @@ from collections import deque
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Label, Sparkline, Static
 
 from swarmdeck.app.bar import BarSegment, StackedBar
 from swarmdeck.app.panel import SnapshotPanel
+from swarmdeck.app.quiet import show_text
 from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
@@ -58,9 +59,9 @@ def card_id(name: str) -> str:
 class HostCard(Vertical):
     """One host: a cores line, a memory line and the history of busy cores."""
 
-    host: reactive[HostSnapshot | None] = reactive(None)
+    host: var[HostSnapshot | None] = var(None)
     """The latest reading of this host."""
-    book: reactive[MemoryBook | None] = reactive(None)
+    book: var[MemoryBook | None] = var(None)
     """This host's memory book; when known, the memory bar shows it stacked."""
 
     def __init__(self, name: str, history_points: int, history_minutes: float) -> None:
@@ -102,8 +103,9 @@ class HostCard(Vertical):
         cores_bar = self.query_one(".cores-bar", StackedBar)
         cores_bar.total = cores.count
         cores_bar.segments = (BarSegment(busy or 0.0, "bold green", "busy"),)
-        self.query_one(".cores-figures", Label).update(
-            f" {'–' if busy is None else f'{busy:.1f}'} of {cores.count} cores busy"
+        show_text(
+            self.query_one(".cores-figures", Label),
+            f" {'–' if busy is None else f'{busy:.1f}'} of {cores.count} cores busy",
         )
         if self.book is None:
             self._show_memory(
@@ -113,7 +115,7 @@ class HostCard(Vertical):
             )
         title = Text(host.name, style="bold")
         title.append("   " + host_line(figures_of(host, self.book)), style="not bold")
-        self.query_one(".host-name", Static).update(title)
+        show_text(self.query_one(".host-name", Static), title)
         self.query_one(".busy-history", Sparkline).data = list(self._history)
 
     def watch_book(self, book: MemoryBook | None) -> None:
@@ -138,8 +140,8 @@ class HostCard(Vertical):
         memory_bar.total = total
         memory_bar.segments = segments
         memory_bar.rest = REST if rest else "░"
-        self.query_one(".memory-figures", Label).update(figures)
-        self.query_one(".memory-legend", Static).update(legend(segments, rest))
+        show_text(self.query_one(".memory-figures", Label), figures)
+        show_text(self.query_one(".memory-legend", Static), legend(segments, rest))
 
 
 def peer_text(peer: PeerReading) -> Text:
@@ -157,7 +159,7 @@ def peer_text(peer: PeerReading) -> Text:
 class PeerCard(Static):
     """A peer: one line of the figures it last reported, or why it was not read."""
 
-    reading: reactive[PeerReading | None] = reactive(None)
+    reading: var[PeerReading | None] = var(None)
     """The latest reading of this peer."""
 
     def __init__(self, reading: PeerReading) -> None:
@@ -171,7 +173,7 @@ class PeerCard(Static):
 
     def watch_reading(self, reading: PeerReading | None) -> None:
         if reading is not None:
-            self.update(peer_text(reading))
+            show_text(self, peer_text(reading))
 
 
 class HostsPanel(SnapshotPanel):

@@ -1,43 +1,56 @@
 """The control room app: lays out the panels and feeds them snapshots probed off the UI loop.
 
 Panels receive the app's `snapshot` (and the Agents panel its `sessions`) by data binding in
-`compose`; they never reach for the app or a probe. New panels are added in `compose` with
-`.data_bind(SwarmdeckApp.snapshot)`; modal screens are pushed from an `action_…` method named
-in `BINDINGS`.
+`compose`; they never reach for the app or a probe. Where to add more:
+- a panel: `compose`, with `.data_bind(SwarmdeckApp.snapshot)` (it subclasses SnapshotPanel or
+  TablePanel from app/panel.py) and its id in PANELS for the number keys;
+- an action that changes something: an `Action` in app/commands.py ACTIONS (key, palette and
+  the read-only guard come from there) and an `action_…` method here that starts with
+  `if self.refused(...)` and asks in a modal screen before it acts.
 """
 
 from __future__ import annotations
 
+import shlex
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.reactive import reactive
-from textual.widgets import DataTable, Footer, Header
+from textual.reactive import var
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Tree
 from textual.worker import Worker, WorkerState
 
+from swarmdeck.actions.detach import launch_detached
+from swarmdeck.actions.lock import release_stale
+from swarmdeck.actions.run_request import RunRequest
+from swarmdeck.app import commands
 from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
+from swarmdeck.app.detail import AgentDetail, JobDetail
 from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
+from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.migrate import MigrateScreen
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import Config
+from swarmdeck.errors import SwarmdeckError
 from swarmdeck.paths import claude_dir
+from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
-from swarmdeck.probes.claude.sessions_watch import watch_sessions
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.probes.ledger import LedgerJob
+from swarmdeck.probes.locks import LockState
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, reconciled_snapshot
@@ -45,6 +58,8 @@ from swarmdeck.state import StateStore
 from swarmdeck.watchdog.loop import Watchdog
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
+PANELS = ("hosts", "jobs", "agents", "gpus", "locks", "watchdog", "alerts")
+"""Panel ids in the order the number keys and `tab` go through them."""
 
 Prober = Callable[[], Snapshot]
 
@@ -56,13 +71,18 @@ class SwarmdeckApp(App[int]):
     TITLE = "swarmdeck"
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("m", "migrate", "Migrate"),
         Binding("q", "quit", "Quit"),
+        *(
+            Binding(str(n), f"focus_panel('{panel}')", f"Focus {panel.capitalize()}",
+                    show=False)
+            for n, panel in enumerate(PANELS, start=1)
+        ),
+        *commands.bindings(),
     ]
 
-    snapshot: reactive[Snapshot | None] = reactive(None)
+    snapshot: var[Snapshot | None] = var(None)
     """The latest snapshot; every panel is bound to it."""
-    sessions: reactive[list[SessionInfo] | None] = reactive(None)
+    sessions: var[list[SessionInfo] | None] = var(None)
     """The Claude Code sessions the Agents panel shows: the newest the sessions probe has
     (woken by transcript writes between snapshots), or the snapshot's with a given prober."""
 
@@ -117,8 +137,7 @@ class SwarmdeckApp(App[int]):
             self.peer_prober,
         )
         self.watchdog = watchdog or (Watchdog(config, store) if prober is None else None)
-        if readonly:
-            self.sub_title = "read-only"
+        self._show_sub_title([])
 
     def compose(self) -> ComposeResult:
         interval = max(0.25, self.config.ui.refresh_interval)
@@ -148,7 +167,7 @@ class SwarmdeckApp(App[int]):
         through `sessions`, as the snapshots do."""
         probe = self.sessions_probe
         assert probe is not None
-        for _ in watch_sessions(probe, self._stop_watching):
+        for _ in sessions_watch.watch_sessions(probe, self._stop_watching):
             if self._stop_watching.is_set():
                 return
             self.call_from_thread(self._take_sessions, *probe.reading())
@@ -158,6 +177,17 @@ class SwarmdeckApp(App[int]):
         if generation >= self._sessions_generation:
             self._sessions_generation = generation
             self.sessions = sessions
+
+    def watch_sessions(self, sessions: list[SessionInfo] | None) -> None:
+        self._show_sub_title(sessions or [])
+
+    def _show_sub_title(self, sessions: list[SessionInfo]) -> None:
+        """The header's second line: read-only, and how many sessions wait for the person."""
+        waiting = sum(1 for session in sessions if session.needs_person)
+        parts = ["read-only"] if self.readonly else []
+        if waiting:
+            parts.append(f"⚑ {waiting} waiting for you")
+        self.sub_title = " · ".join(parts)
 
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
     def probe(self) -> None:
@@ -195,6 +225,162 @@ class SwarmdeckApp(App[int]):
                 return
             self.set_timer(self.config.ui.refresh_interval, self.probe)
 
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """`enter` on a job opens its detail view."""
+        if event.data_table.id == "jobs-table" and event.row_key.value is not None:
+            self.push_screen(JobDetail(int(event.row_key.value)))
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        """`enter` on a session or subagent opens its detail view."""
+        key = event.node.data
+        if key is None or key.startswith("h:"):
+            return
+        kind, session_id, *agent = key.split(":", 2)
+        self.push_screen(AgentDetail(session_id, agent[0] if kind == "a" else None))
+
+    def action_focus_panel(self, panel_id: str) -> None:
+        """Focus a panel: its table or tree when it shows one, else the panel itself."""
+        panel = self.screen.query_one(f"#{panel_id}")
+        target = next(
+            (w for w in panel.query("KeyedTable, SessionTree") if w.display and w.can_focus),
+            panel,
+        )
+        target.focus()
+        if isinstance(target, Tree) and target.cursor_line < 0:
+            target.cursor_line = 0
+
+    def action_focus_next(self) -> None:
+        self._cycle_panels(1)
+
+    def action_focus_previous(self) -> None:
+        self._cycle_panels(-1)
+
+    def _cycle_panels(self, step: int) -> None:
+        """`tab` goes panel to panel on the main screen; elsewhere (a modal's fields) as usual."""
+        if self.screen is not self.screen_stack[0]:
+            if step > 0:
+                self.screen.focus_next()
+            else:
+                self.screen.focus_previous()
+            return
+        focused = self.focused
+        current = next(
+            (i for i, panel in enumerate(PANELS)
+             if focused is not None and any(a.id == panel for a in focused.ancestors_with_self)),
+            -step,
+        )
+        self.action_focus_panel(PANELS[(current + step) % len(PANELS)])
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """In read-only mode no action that changes anything is offered."""
+        return not (self.readonly and action in commands.MUTATING)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if self.readonly:
+            return
+        for action in commands.ACTIONS:
+            yield SystemCommand(
+                f"{action.description} ({action.key})",
+                f"the {action.key} key",
+                getattr(self, f"action_{action.action}"),
+            )
+
+    def refused(self, action: str) -> bool:
+        """True (and says so) when read-only mode forbids `action`, however it was invoked."""
+        if self.readonly and action in commands.MUTATING:
+            self.notify(f"read-only: {action.replace('_', ' ')} refused", severity="warning")
+            return True
+        return False
+
+    def _selected(self, table_id: str) -> str | None:
+        """The key of the row under the cursor of a panel's table, if it shows rows."""
+        table = self.screen_stack[0].query_one(f"#{table_id}", DataTable)
+        if not table.display or not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return None if key is None else str(key)
+
+    def action_launch(self) -> None:
+        if self.refused("launch"):
+            return
+        snapshot = self.snapshot
+        host = snapshot.hosts[0].name if snapshot and snapshot.hosts else None
+        book = snapshot.book_of(host) if snapshot and host else None
+
+        def answered(request: RunRequest | None) -> None:
+            if request is not None:
+                self._launch(request, f"job {request.label or shlex.join(request.argv)}")
+
+        self.push_screen(LaunchScreen(self.config, self.store, book), answered)
+
+    def action_rerun(self) -> None:
+        if self.refused("rerun"):
+            return
+        job = self._selected_job()
+        if job is None:
+            self.notify("select a finished job in the Jobs panel (2) first", severity="warning")
+            return
+        why = commands.why_not_rerun(job)
+        if why:
+            self.notify(f"not rerun: {why}", severity="error")
+            return
+        request = commands.rerun_request(job)
+        lines = [f"job {job.id}: {job.label}", "", commands.command_line(request), "",
+                 "booked from its history of peaks, as any run; it runs detached"]
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._launch(request, f"rerun of job {job.id}")
+
+        self.push_screen(commands.ConfirmScreen("Rerun this job?", lines, "Rerun"), answered)
+
+    @work(thread=True, group="launch", exit_on_error=False)
+    def _launch(self, request: RunRequest, what: str) -> None:
+        """Start a detached runner; returns once it is admitted (or refused)."""
+        code = launch_detached(request)
+        if code == 0:
+            self.call_from_thread(self.notify, f"{what}: admitted, runs detached")
+        else:
+            self.call_from_thread(
+                self.notify, f"{what}: not started (exit {code})", severity="error"
+            )
+        self.call_from_thread(self.probe)
+
+    def action_release_lock(self) -> None:
+        if self.refused("release_lock"):
+            return
+        key = self._selected("locks-table")
+        found = self.snapshot.locks if self.snapshot else []
+        lock = next(
+            (item for item in found
+             if isinstance(item, LockState) and f"lock:{item.lock_file}" == key),
+            None,
+        )
+        if lock is None:
+            self.notify("select a lock in the Locks panel (5) first", severity="warning")
+            return
+        why = commands.why_not_release(lock)
+        if why:
+            self.notify(f"not released: {why}", severity="error")
+            return
+        lines = [lock.path or str(lock.lock_file), f"{lock.state}: {lock.reason}",
+                 "", f"removes {lock.lock_file}"]
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                release_stale(lock.lock_file)
+            except SwarmdeckError as error:
+                self.notify(f"not released: {error}", severity="error")
+                return
+            self.notify(f"released the stale lock of {lock.path or lock.lock_file}")
+            self.probe()
+
+        self.push_screen(commands.ConfirmScreen("Release this stale lock?", lines, "Release"),
+                         answered)
+
     def action_help(self) -> None:
         keys = [
             (binding.key_display or binding.key, binding.description)
@@ -207,8 +393,7 @@ class SwarmdeckApp(App[int]):
 
     def action_migrate(self) -> None:
         """The migrate pane for the job under the Jobs panel's cursor."""
-        if self.readonly:
-            self.notify("read-only: migrating a job is off", severity="warning")
+        if self.refused("migrate"):
             return
         job = self._selected_job()
         if job is None:

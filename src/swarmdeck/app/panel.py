@@ -1,10 +1,12 @@
 """The skeleton every panel shares: a bordered box fed the app's snapshot by data binding.
 
 `SnapshotPanel` holds the `snapshot` reactive that the app binds (`data_bind`) in compose, so
-a panel never reaches for the app. `TablePanel` adds what the table panels (Jobs, Alerts,
-Locks, GPUs) repeat: one keyed table, one line saying where it looked when there is nothing
-to show, and rows made from the snapshot. An empty panel carries the `-empty` class, and the
-stylesheet shrinks it to that line so the panels with something to say keep the room.
+a panel never reaches for the app. A panel that is not visible (another screen covers it, it
+is scrolled away) is not redrawn: it keeps the latest snapshot and draws that when it shows
+again. `TablePanel` adds what the table panels (Jobs, Alerts, Locks, GPUs) repeat: one keyed
+table, one line saying where it looked when there is nothing to show, and rows made from the
+snapshot. An empty panel carries the `-empty` class, and the stylesheet shrinks it to that
+line so the panels with something to say keep the room.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.reactive import reactive
+from textual.reactive import var
+from textual.screen import ModalScreen
 from textual.widgets import Label
 
 from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.app.quiet import show_subtitle
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import Cell, Columns
 
@@ -25,12 +29,13 @@ Rows = dict[str, tuple[Cell, ...]]
 """Row key → cells in column order."""
 
 
-class SnapshotPanel(Vertical):
-    """A titled panel that redraws from each snapshot it is given."""
+class SnapshotPanel(Vertical, can_focus=True):
+    """A titled panel that redraws from each snapshot it is given; it takes the focus itself
+    when it has no table to focus (empty, or a panel of cards)."""
 
     TITLE: ClassVar[str] = ""
 
-    snapshot: reactive[Snapshot | None] = reactive(None)
+    snapshot: var[Snapshot | None] = var(None)
     """The latest snapshot of the whole room, bound to the app's."""
 
     def __init__(self, *, id: str) -> None:
@@ -39,10 +44,44 @@ class SnapshotPanel(Vertical):
         """
         super().__init__(id=id, classes="panel")
         self.border_title = self.TITLE
+        self._hidden = False
+        self._behind: Snapshot | None = None
+        """The snapshot that came while hidden, drawn when the panel shows again."""
+
+    def on_mount(self) -> None:
+        self.app.screen_change_signal.subscribe(self, self._screen_changed)
 
     def watch_snapshot(self, snapshot: Snapshot | None) -> None:
-        if snapshot is not None:
-            self.show(snapshot)
+        if snapshot is None:
+            return
+        if not self._can_be_seen():
+            self._behind = snapshot
+            return
+        self.show(snapshot)
+
+    def on_hide(self) -> None:
+        self._hidden = True
+
+    def on_show(self) -> None:
+        self._hidden = False
+        self._catch_up()
+
+    def _screen_changed(self, _screen: object) -> None:
+        self._catch_up()
+
+    def _can_be_seen(self) -> bool:
+        """Shown, on the top screen or right behind a modal one (which lets it show through)."""
+        if self._hidden:
+            return False
+        top = self.app.screen
+        return top is self.screen or (isinstance(top, ModalScreen) and self.screen.is_current)
+
+    def _catch_up(self) -> None:
+        """Draw the snapshot that came while this panel could not be seen."""
+        if self._behind is None or not self._can_be_seen():
+            return
+        behind, self._behind = self._behind, None
+        self.show(behind)
 
     def show(self, snapshot: Snapshot) -> None:
         """Draw what this snapshot says; only what changed is touched."""
@@ -83,4 +122,4 @@ class TablePanel(SnapshotPanel):
         table = self.query_one(KeyedTable)
         table.display = bool(rows)
         table.sync(rows)
-        self.border_subtitle = self.subtitle(snapshot, rows)
+        show_subtitle(self, self.subtitle(snapshot, rows))

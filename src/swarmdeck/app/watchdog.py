@@ -152,7 +152,7 @@ class WatchdogPanel(SnapshotPanel):
             if approved:
                 self.run_approval(request.id)
 
-        self.app.push_screen(ApproveScreen(request, stop_preview(request)), decided)
+        self.app.push_screen(ApproveScreen(request, stop_preview(self.store, request)), decided)
 
     @work(thread=True, exclusive=True, group="approve")
     def run_approval(self, request_id: int) -> None:

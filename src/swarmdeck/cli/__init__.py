@@ -14,12 +14,13 @@ import sys
 from collections.abc import Sequence
 
 from swarmdeck import __version__
-from swarmdeck.cli.common import ArgumentParser, Handler
 from swarmdeck.errors import SwarmdeckError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
+
+    from swarmdeck.cli.common import ArgumentParser, Handler
 
 COMMANDS: dict[str, str] = {
     "ui": "ui",
@@ -51,8 +52,11 @@ def build_parser(command: str | None = None) -> ArgumentParser:
 
     Every caged run starts here, and building every subcommand's parser costs it more the more
     subcommands there are. Anything else (no command, --help, --version, a mistyped command)
-    gets the whole parser, so help and "invalid choice" still list every command.
+    gets the whole parser, so help and "invalid choice" still list every command. argparse is
+    imported here, not with this module: a hook, which skips the parser, never pays for it.
     """
+    from swarmdeck.cli.common import ArgumentParser
+
     parser = ArgumentParser(
         prog="swarmdeck",
         description="A terminal control room for machines that run swarms of coding agents.",

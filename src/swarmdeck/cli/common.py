@@ -7,6 +7,9 @@ Kept free of heavy imports: `swarmdeck run` and `swarmdeck hook` start here.
 from __future__ import annotations
 
 import argparse
+import functools
+import os
+import sys
 from collections.abc import Callable
 
 from swarmdeck.errors import UsageError
@@ -25,6 +28,27 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every argument it adds (to check its metavar), and
+        # each one imports shutil and asks the terminal for its width: once is enough.
+        return self.formatter_class(prog=self.prog, width=help_width())
+
+
+@functools.cache
+def help_width() -> int:
+    """The width argparse's formatter would take (shutil.get_terminal_size's columns − 2),
+    found once per process and without importing shutil and its archive modules."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
 
 
 def context():

@@ -72,7 +72,9 @@ def _demo(args: argparse.Namespace) -> int:
     if not args.step > 0:
         raise UsageError(f"--step {args.step:g}: give more than 0 seconds")
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    settings = SceneSettings(step=args.step, slice_name=args.slice, uncaged=args.uncaged)
+    settings = SceneSettings(
+        step=args.step, slice_name=args.slice, uncaged=args.uncaged, watchdog=args.no_ui
+    )
     scene = Scene(settings)
     try:
         scene.start()

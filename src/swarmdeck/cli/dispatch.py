@@ -12,10 +12,12 @@ def _add_dispatch(sub) -> None:
         "dispatch",
         help="run a command on the first host it fits on (this one, then the peers)",
         usage="swarmdeck dispatch [--gpu] [--estimate-wall S] [--label L] [--wait S] -- CMD...",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example:\n"
-        "  swarmdeck dispatch --label tests -- pytest -q\n"
+        "  swarmdeck dispatch --label tests -- pytest -n 8\n"
         "  swarmdeck dispatch --gpu --estimate-wall 3600 -- python train.py\n"
+        "\n"
+        "241: no host can ever fit it; 244: a job over 2 h would occupy a single host.\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--gpu", action="store_true", help="the job needs a GPU")
     p.add_argument(

@@ -19,10 +19,8 @@ def _add_kills(sub) -> None:
     p = sub.add_parser(
         "kills",
         help="kill requests waiting for a decision, and recent ones",
+        epilog="example:\n  swarmdeck kills\n  swarmdeck kills --request 12\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n"
-        "  swarmdeck kills\n"
-        "  swarmdeck kills --request 12\n"
     )
     p.add_argument("--json", action="store_true", help="print them as JSON")
     p.add_argument(
@@ -36,9 +34,8 @@ def _add_approve(sub) -> None:
     p = sub.add_parser(
         "approve",
         help="approve a kill request: stop its process tree",
+        epilog="example:\n  swarmdeck kills\n  swarmdeck approve 3\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n"
-        "  swarmdeck approve 3\n"
     )
     p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_approve)
@@ -48,9 +45,8 @@ def _add_deny(sub) -> None:
     p = sub.add_parser(
         "deny",
         help="deny a kill request: nothing is signalled",
+        epilog="example:\n  swarmdeck deny 3\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n"
-        "  swarmdeck deny 3\n"
     )
     p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_deny)

@@ -19,11 +19,11 @@ def _add_peer(sub) -> None:
         "peer",
         help="run a job on a second host, check one, clean up after one",
         usage="swarmdeck peer {check,run,cleanup} HOST ...",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example:\n"
         "  swarmdeck peer check big2\n"
-        "  swarmdeck peer run big2 --cap 8G --label tests --fetch report.xml -- pytest -q\n"
-        "  swarmdeck peer cleanup big2\n"
+        "  swarmdeck peer run big2 --cap 8G --fetch results/ -- pytest -n 16\n"
+        "  swarmdeck peer cleanup big2\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     peer = p.add_subparsers(dest="peer_command", parser_class=ArgumentParser, metavar="ACTION")
     peer.required = True
@@ -36,6 +36,9 @@ def _add_peer(sub) -> None:
         "run",
         help="copy this checkout to HOST, run CMD there caged, fetch results, leave nothing",
         usage=RUN_USAGE,
+        epilog="example:\n"
+        "  swarmdeck peer run big2 --cap 8G --label tests --fetch report.xml -- pytest -n 16\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("host", metavar="HOST")
     run.add_argument("rest", nargs=argparse.REMAINDER, help="options, then -- CMD...")

@@ -19,6 +19,9 @@ def _add_status(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--json", action="store_true", help="print the snapshot JSON")
+    p.add_argument(
+        "--all", action="store_true", help="every finished job, not only the most recent"
+    )
     p.set_defaults(handler=_status)
 
 
@@ -26,7 +29,9 @@ def _status(args: argparse.Namespace) -> int:
     from swarmdeck.snapshot import one_shot_snapshot
 
     config, store = context()
-    snapshot = _with_peers(config, store, partial(one_shot_snapshot, reconciled=True))
+    snapshot = _with_peers(
+        config, store, partial(one_shot_snapshot, reconciled=True, all_jobs=args.all)
+    )
     if args.json:
         import json
 

@@ -22,10 +22,11 @@ def _add_watch(sub) -> None:
     p = sub.add_parser(
         "watch",
         help="the headless watchdog (or: wait for a finding with --wake)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example:\n"
-        "  swarmdeck watch --once --json\n"
-        "  swarmdeck watch --wake --session \"$CLAUDE_CODE_SESSION_ID\"\n"
+        "  swarmdeck watch --once\n"
+        "  swarmdeck watch --json | jq -c '.fired[]'\n"
+        "  swarmdeck watch --wake    # as a background Bash task of a main agent\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--once", action="store_true", help="one pass, then exit")
     p.add_argument("--json", action="store_true", help="one JSON object per pass")

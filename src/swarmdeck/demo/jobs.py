@@ -19,7 +19,8 @@ from pathlib import Path
 
 MIB = 1 << 20
 
-WORKLOAD = r"""
+WORKLOAD_FILE = "workload.py"
+WORKLOAD = r"""# A demo job (swarmdeck demo): grow, busy or idle, for argv[2] seconds.
 import sys, time
 mode, seconds, limit = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 end = time.monotonic() + seconds
@@ -78,9 +79,10 @@ class JobSpec:
         return [sys.executable, "-m", "swarmdeck.demo.uncaged", json.dumps(asdict(self))]
 
     def workload(self, limit_mib: int) -> list[str]:
-        """The job's program; a growing one stops itself before it passes `limit_mib`."""
+        """The job's program, run in the job checkout; a growing one stops itself before it
+        passes `limit_mib`."""
         mode = [self.mode, str(self.seconds), str(limit_mib)]
-        return [sys.executable, "-S", "-c", WORKLOAD, *mode]
+        return [sys.executable, "-S", WORKLOAD_FILE, *mode]
 
 
 SLICE_MIB = 768
@@ -119,8 +121,23 @@ class StartedJob:
         self.process.wait()
 
 
-def start_job(spec: JobSpec, logs: Path, caged: bool) -> StartedJob:
-    """Start one job: through `swarmdeck run` when caged, else through the uncaged runner."""
+def job_checkout(folder: Path) -> Path:
+    """The checkout the demo's jobs run in: a git tree holding their program, so `swarmdeck peer
+    run` (the migrate pane) has a tree to copy to the peer."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / WORKLOAD_FILE).write_text(WORKLOAD.lstrip())
+    for command in (["git", "init", "-q"], ["git", "add", WORKLOAD_FILE]):
+        try:
+            subprocess.run(command, cwd=folder, capture_output=True, check=False, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            # Without git the jobs still run here; only moving one to the peer is refused,
+            # and peer run says why.
+            break
+    return folder
+
+
+def start_job(spec: JobSpec, logs: Path, caged: bool, cwd: Path) -> StartedJob:
+    """Start one job in `cwd`: through `swarmdeck run` when caged, else the uncaged runner."""
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{spec.mode}-{spec.cap_mib}M.log"
     with open(log, "wb") as out:
@@ -130,5 +147,6 @@ def start_job(spec: JobSpec, logs: Path, caged: bool) -> StartedJob:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            cwd=cwd,
         )
     return StartedJob(spec, process, log, caged)

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -22,7 +23,15 @@ from pathlib import Path
 
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.cage.scope import user_flag
-from swarmdeck.demo.jobs import MIB, SLICE_MIB, JobSpec, StartedJob, demo_jobs, start_job
+from swarmdeck.demo.jobs import (
+    MIB,
+    SLICE_MIB,
+    JobSpec,
+    StartedJob,
+    demo_jobs,
+    job_checkout,
+    start_job,
+)
 from swarmdeck.demo.loopback import LoopbackSshServer
 from swarmdeck.demo.sessions import DemoSession, ScriptRunner, scripted_sessions
 from swarmdeck.errors import SwarmdeckError
@@ -30,6 +39,7 @@ from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.cgroups import SCOPE, SliceSite, chosen_site, slice_sites, why_no_site
 from swarmdeck.probes.ledger import ACTIVE, QUEUED, ledger_jobs
 from swarmdeck.probes.machine import mem_total
+from swarmdeck.probes.procs import environment, pids, read_stat
 from swarmdeck.state import StateStore
 
 ENVIRONMENT = ("SWARMDECK_STATE_DIR", "SWARMDECK_CONFIG", "CLAUDE_CONFIG_DIR")
@@ -55,6 +65,8 @@ class SceneSettings:
     """The slice, at the hierarchy's root; None: swarmdeck-demo-PID."""
     uncaged: bool = False
     """Run the jobs uncaged even where cages can be made, as where they cannot."""
+    watchdog: bool = False
+    """Run `swarmdeck watch` beside the scene (the app runs the same engine itself)."""
 
 
 def demo_config(
@@ -78,6 +90,8 @@ def demo_config(
         "idle_max = 120.0\n"
         "output_stall = 60.0\n"
         "long_run = 20.0\n"
+        "min_duration = 5.0\n"
+        "merge_interval = 30.0\n"
         "\n" + peer
     )
 
@@ -98,6 +112,7 @@ class Scene:
     jobs: list[StartedJob] = field(default_factory=list)
     peer: LoopbackSshServer | None = None
     writer: ScriptRunner | None = None
+    watcher: subprocess.Popen[bytes] | None = None
     _saved: dict[str, str | None] = field(default_factory=dict)
 
     @property
@@ -142,11 +157,30 @@ class Scene:
         self.peer = self._start_peer(total, _peer_slice(slice_setting))
         known = self.peer.known_hosts(self.root / "known_hosts")
         self.config_path.write_text(
-            demo_config(slice_setting, self.peer.host_entry(PEER_NAME, known), total)
+            demo_config(
+                slice_setting,
+                self.peer.host_entry(PEER_NAME, known)
+                + f'run_root = "{self.root / "peer" / "runs"}"\n',
+                total,
+            )
         )
         self.store = StateStore.open_default()
         self._start_sessions()
         self._start_jobs()
+        if self.settings.watchdog:
+            self._start_watchdog()
+
+    def _start_watchdog(self) -> None:
+        logs = self.root / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        with open(logs / "watch.log", "wb") as out:
+            self.watcher = subprocess.Popen(
+                [sys.executable, "-m", "swarmdeck.cli", "watch"],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def _choose_slice(self) -> str:
         """The scene's own slice, on the backend this machine offers; none means uncaged."""
@@ -206,8 +240,9 @@ class Scene:
         """Start the jobs in order; if the first caged one finds no cage after all (the
         backend looked usable but refused, exit 251), run them all uncaged instead."""
         logs = self.root / "logs"
+        checkout = job_checkout(self.root / "work" / "jobs")
         for spec in demo_jobs(self.settings.job_seconds):
-            job = start_job(spec, logs, self.caged)
+            job = start_job(spec, logs, self.caged, checkout)
             self.jobs.append(job)
             try:
                 self._wait_for_admission(job)
@@ -245,6 +280,10 @@ class Scene:
         """Stop everything the scene started, remove its cgroups and folder, restore the env."""
         if self.writer is not None:
             self.writer.stop()
+        if self.watcher is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.watcher.pid, signal.SIGKILL)
+            self.watcher.wait()
         for job in self.jobs:
             if job.process.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
@@ -255,6 +294,7 @@ class Scene:
             session.stop_process()
         if self.peer is not None:
             self.peer.stop()
+        _stop_strays(self.root)
         if self.store is not None:
             self.store.close()
         self._remove_slices()
@@ -306,6 +346,29 @@ class Scene:
             f"{len(self.jobs)} jobs ({cage}), peer {PEER_NAME!r} on 127.0.0.1:"
             f"{self.peer.port if self.peer else '?'}"
         )
+
+
+def _stop_strays(root: Path, grace: float = 10.0) -> None:
+    """End what the scene's processes started on their own, in sessions of their own (a job
+    moved to the peer is started detached there): every process whose environment points
+    into the scene's folder. TERM first, so runners take their cages down; KILL after."""
+    marker = ("=" + str(root) + "/").encode()
+    strays = [pid for pid in pids() if pid != os.getpid() and marker in environment(pid)]
+    for pid in strays:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while strays and time.monotonic() < deadline:
+        strays = [pid for pid in strays if _alive(pid)]
+        time.sleep(0.05)
+    for pid in strays:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    stat = read_stat(pid)
+    return stat is not None and stat.state != "Z"
 
 
 def _peer_slice(name: str) -> str:

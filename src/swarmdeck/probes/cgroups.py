@@ -8,7 +8,6 @@ which cgroup is "the slice".
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -257,6 +256,10 @@ def scope_site(setting: str, hier: Hierarchies) -> SliceSite:
     """`systemd-run --scope` under a swarmdeck slice, when systemd runs this machine."""
     if not SYSTEMD_BOOTED.is_dir():
         return SliceSite(SCOPE, False, "systemd is not PID 1 (/run/systemd/system is absent)")
+    # Imported here: shutil brings its archive modules (bz2, lzma, zlib), which every
+    # `swarmdeck run` would import only to learn that systemd is not PID 1.
+    import shutil
+
     if shutil.which("systemd-run") is None:
         return SliceSite(SCOPE, False, "systemd-run is not installed")
     unit = setting if setting.endswith(".slice") else DEFAULT_SCOPE_SLICE
@@ -377,7 +380,7 @@ cgroup, threaded or not)."""
 
 @dataclass(frozen=True)
 class CageMembers:
-    """Who is inside a cage now, read from the kernel's own lists: no walk of /proc.
+    """Who is inside a cage now, read from the kernel's own lists: no walk of the process table.
 
     A process that moved itself out of the cage is not listed; one that entered it is.
     """

@@ -13,11 +13,13 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 KMSG = Path("/dev/kmsg")
+DMESG = ("dmesg",)
+"""The command that prints the kernel log when /dev/kmsg cannot be opened."""
 # One kmsg record never exceeds this (the kernel's own limit is about 8 KiB of text plus the
 # prefix); a read with a smaller buffer fails with EINVAL.
 _KMSG_READ_SIZE = 16384
@@ -291,8 +293,22 @@ def events_from(
     return log
 
 
+def _split_records(chunk: str) -> Iterator[str]:
+    """The records in one read: /dev/kmsg gives one per read, a plain file (a test's own log)
+    gives many; a record is a line and the continuation lines (starting with a space) after it."""
+    record: list[str] = []
+    for line in chunk.splitlines():
+        if record and not line.startswith(" "):
+            yield "\n".join(record)
+            record = []
+        record.append(line)
+    if record:
+        yield "\n".join(record)
+
+
 def _kmsg_records(path: Path) -> Iterator[str]:
-    """Every record /dev/kmsg holds now, without waiting for new ones."""
+    """Every record `path` (/dev/kmsg, or a file of records) holds now, without waiting for
+    new ones."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         while True:
@@ -308,14 +324,14 @@ def _kmsg_records(path: Path) -> Iterator[str]:
                 raise
             if not chunk:
                 return
-            yield chunk.decode("utf-8", errors="replace")
+            yield from _split_records(chunk.decode("utf-8", errors="replace"))
     finally:
         os.close(fd)
 
 
-def _dmesg_lines() -> list[str]:
+def _dmesg_lines(command: Sequence[str]) -> list[str]:
     result = subprocess.run(
-        ["dmesg"],
+        list(command),
         capture_output=True,
         text=True,
         errors="replace",
@@ -335,11 +351,13 @@ def kernel_log(
     after_seq: int | None = None,
     kmsg: Path = KMSG,
     use_dmesg: bool = True,
+    dmesg: Sequence[str] = DMESG,
 ) -> KernelLog:
     """The OOM kills and NV_ERR_NO_MEMORY lines the kernel logged between `since` and `until`.
 
-    Times are epoch seconds. /dev/kmsg first; `dmesg` when kmsg cannot be opened; when neither
-    can be read the answer is a KernelLog in state "not read" with the reason, never an error.
+    Times are epoch seconds. `kmsg` first; the `dmesg` command when kmsg cannot be opened; when
+    neither can be read the answer is a KernelLog in state "not read" with the reason, never an
+    error. Tests hand in a log of their own for both, never the machine's.
     """
     try:
         records = list(_kmsg_records(kmsg))
@@ -347,7 +365,7 @@ def kernel_log(
         if not use_dmesg:
             return KernelLog(state="not read", source=str(kmsg), reason=str(kmsg_error))
         try:
-            lines = _dmesg_lines()
+            lines = _dmesg_lines(dmesg)
         except (OSError, subprocess.SubprocessError) as dmesg_error:
             return KernelLog(
                 state="not read",

@@ -389,9 +389,13 @@ def with_usage(jobs: list[LedgerJob], tracker: UsageTracker) -> list[LedgerJob]:
 
 
 def ledger_jobs(
-    store: StateStore, host: str | None = None, usage: UsageTracker | None = None
+    store: StateStore,
+    host: str | None = None,
+    usage: UsageTracker | None = None,
+    finished: int | None = RECENT_FINISHED,
 ) -> list[LedgerJob]:
-    """Active jobs, then the most recent finished ones, for the Jobs panel and the snapshot.
+    """Active jobs, then the most recent `finished` finished ones (None: all of them), for the
+    Jobs panel and the snapshot.
 
     With `usage` (a tracker kept between calls), running jobs carry their cores figures.
     """
@@ -405,9 +409,20 @@ def ledger_jobs(
         finished = conn.execute(
             f"SELECT * FROM jobs WHERE host = ? AND state NOT IN ({marks})"
             " ORDER BY id DESC LIMIT ?",
-            (host, *ACTIVE, RECENT_FINISHED),
+            (host, *ACTIVE, -1 if finished is None else finished),
         ).fetchall()
     jobs = [job_from_row(row) for row in active] + [
         job_from_row(row, live=False) for row in finished
     ]
     return with_usage(jobs, usage) if usage is not None else jobs
+
+
+def finished_count(store: StateStore, host: str | None = None) -> int:
+    """How many finished jobs the ledger holds for `host`: more than shown means truncated."""
+    marks = ",".join("?" * len(ACTIVE))
+    with store.read() as conn:
+        row = conn.execute(
+            f"SELECT COUNT(*) FROM jobs WHERE host = ? AND state NOT IN ({marks})",
+            (host or local_host_name(), *ACTIVE),
+        ).fetchone()
+    return int(row[0])

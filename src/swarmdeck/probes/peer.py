@@ -10,6 +10,7 @@ frozen caller. This is the only module that imports asyncssh; the hook path read
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import json
 import os
@@ -44,8 +45,16 @@ def known_hosts_file(host: HostConfig) -> str:
     return os.path.expanduser(host.known_hosts or os.path.join("~", ".ssh", "known_hosts"))
 
 
+TIMEOUT_EXIT = 124
+"""coreutils `timeout`'s status when the time limit ended the command."""
+REMOTE_GRACE = 2
+"""Seconds the peer's own time limit gives the probe to stop on TERM before it is killed."""
+
+
 def probe_command(host: HostConfig) -> str:
-    return f"{host.swarmdeck} probe --json"
+    """The command run on the peer, under a time limit of its own (coreutils `timeout`): a
+    probe that gives up here stops there too, whatever the peer's sshd does with signals."""
+    return f"timeout -k {REMOTE_GRACE} {host.timeout:g} {host.swarmdeck} probe --json"
 
 
 def parse_probe_output(text: str) -> dict[str, Any]:
@@ -184,15 +193,27 @@ class PeerProber:
 
     async def _probe(self, host: HostConfig) -> dict[str, Any]:
         connection = await self._connection(host)
-        result = await connection.run(probe_command(host), check=False)
-        stdout = result.stdout if isinstance(result.stdout, str) else ""
-        stderr = result.stderr if isinstance(result.stderr, str) else ""
-        if result.exit_status != 0:
+        process = await connection.create_process(probe_command(host))
+        try:
+            out, err = await process.communicate()
+        except asyncio.CancelledError:
+            # Given up (the host's timeout): ask the peer to stop the command before the
+            # connection goes; its own time limit ends it if the signal is not passed on.
+            with contextlib.suppress(Exception):
+                process.terminate()
+            process.close()
+            raise
+        stdout = out if isinstance(out, str) else ""
+        stderr = err if isinstance(err, str) else ""
+        exit_status = process.exit_status
+        if exit_status != 0:
             why = _first_line(stderr)
             status = (
                 "closed without an exit status"
-                if result.exit_status is None
-                else f"exit {result.exit_status}"
+                if exit_status is None
+                else "its own time limit stopped it"
+                if exit_status == TIMEOUT_EXIT
+                else f"exit {exit_status}"
             )
             raise PeerNotRead(f"remote {status}" + (f": {why}" if why else ""))
         return parse_probe_output(stdout)

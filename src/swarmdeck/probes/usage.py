@@ -14,7 +14,6 @@ of processes on the host.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
@@ -22,10 +21,8 @@ from pathlib import Path
 
 from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cage_members
-from swarmdeck.probes.kernel_files import read_bytes
-from swarmdeck.probes.procs import ProcessIdentity, read_stat
+from swarmdeck.probes.procs import ProcessIdentity
 
-_CLK_TCK = os.sysconf("SC_CLK_TCK")
 SERIAL_PREFIX = "serial right now:"
 
 
@@ -69,84 +66,20 @@ class Supervised:
     cage: Path | None = None
 
 
-def thread_reading(tid: int) -> tuple[int, int, bool] | None:
-    """(start ticks, CPU nanoseconds, whether at ns resolution) of one thread, None if gone.
-
-    Any thread is found as /proc/TID/task/TID, so a thread id from a cgroup's list is enough.
-    The CPU time is schedstat's first field where the kernel has it, else stat's utime+stime
-    ticks (10 ms resolution, too coarse for short windows but still right on average).
-    """
-    task = f"{procs.PROC}/{tid}/task/{tid}/"
-    stat = read_bytes(task + "stat")
-    if stat is None:
-        return None
-    # Fields after the last ")" (comm may hold one): [11] utime, [12] stime, [19] start ticks.
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    try:
-        start = int(fields[19])
-        schedstat = read_bytes(task + "schedstat")
-        if schedstat is not None and schedstat.strip():
-            return start, int(schedstat.split()[0]), True
-        ticks = int(fields[11]) + int(fields[12])
-    except (ValueError, IndexError):
-        return None
-    return start, ticks * 1_000_000_000 // _CLK_TCK, False
-
-
 def process_tree(root: ProcessIdentity) -> list[int]:
-    """The root and every descendant, found by one pass over all of /proc; empty if the root
-    is gone. Only for a kernel without /proc/PID/task/TID/children: see TreeFollower."""
+    """The root and every descendant, found by one pass over the whole process table; empty if
+    the root is gone. Only for a kernel without `children` files: see TreeFollower."""
     if not root.is_alive():
         return []
     children: dict[int, list[int]] = {}
-    for entry in procs.PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        stat = read_stat(int(entry.name))
-        if stat is not None:
-            children.setdefault(stat.ppid, []).append(stat.pid)
+    for stat in procs.process_table().values():
+        children.setdefault(stat.ppid, []).append(stat.pid)
     tree, todo = [], [root.pid]
     while todo:
         pid = todo.pop()
         tree.append(pid)
         todo.extend(children.get(pid, []))
     return tree
-
-
-def fork_count() -> int | None:
-    """Processes forked on this host since boot (the `processes` line of /proc/stat)."""
-    try:
-        with open(procs.PROC / "stat", "rb") as handle:
-            for line in handle:
-                if line.startswith(b"processes "):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def _threads_of(pid: int) -> list[int]:
-    try:
-        return [int(name) for name in os.listdir(procs.PROC / str(pid) / "task")]
-    except OSError:
-        return []  # the process ended meanwhile
-
-
-def _children_of(pid: int) -> list[int] | None:
-    """Children of every thread of `pid` (each thread lists the ones it forked); None when
-    this kernel has no `children` files (CONFIG_PROC_CHILDREN off)."""
-    found: list[int] = []
-    for tid in _threads_of(pid):
-        try:
-            with open(procs.PROC / str(pid) / "task" / str(tid) / "children", "rb") as handle:
-                found += [int(word) for word in handle.read().split()]
-        except FileNotFoundError:
-            if not (procs.PROC / str(pid) / "task" / str(tid)).exists():
-                continue  # the thread ended meanwhile
-            return None
-        except OSError:
-            continue
-    return found
 
 
 class TreeFollower:
@@ -164,7 +97,7 @@ class TreeFollower:
         self._forks: int | None = None
 
     def pids(self, forks: int | None) -> list[int]:
-        """The tree's pids now; `forks` is fork_count() read once for every follower."""
+        """The tree's pids now; `forks` is procs.fork_count() read once for every follower."""
         fresh = forks is not None and forks == self._forks
         if fresh and self._members and all(member.is_alive() for member in self._members):
             return [member.pid for member in self._members]
@@ -179,7 +112,7 @@ class TreeFollower:
         while todo:
             member = todo.pop()
             members.append(member)
-            children = _children_of(member.pid)
+            children = procs.children_of(member.pid)
             if children is None:
                 return self._walked_tree()
             todo += [child for pid in children if (child := procs.identity(pid)) is not None]
@@ -194,7 +127,7 @@ def sample_threads(tids: list[int] | tuple[int, ...]) -> TreeSample:
     cpu: dict[ThreadKey, int] = {}
     nanosecond = True
     for tid in tids:
-        reading = thread_reading(tid)
+        reading = procs.thread_cpu(tid)
         if reading is not None:
             ticks, ns, precise = reading
             cpu[ThreadKey(tid, ticks)] = ns
@@ -211,7 +144,7 @@ def cage_threads(cage: Path) -> list[int] | None:
 def sample_tree(root: ProcessIdentity) -> TreeSample:
     """Per-thread CPU time of the whole tree under `root`, now (followed afresh)."""
     tree = TreeFollower(root).pids(None)
-    return sample_threads([tid for pid in tree for tid in _threads_of(pid)])
+    return sample_threads([tid for pid in tree for tid in procs.thread_ids(pid)])
 
 
 def usage_between(first: TreeSample, second: TreeSample) -> Usage:
@@ -268,8 +201,8 @@ class UsageTracker:
                     follower = TreeFollower(job.root)
                 followers[key] = follower
                 if not forks_read:
-                    forks, forks_read = fork_count(), True
-                tids = [tid for pid in follower.pids(forks) for tid in _threads_of(pid)]
+                    forks, forks_read = procs.fork_count(), True
+                tids = [tid for pid in follower.pids(forks) for tid in procs.thread_ids(pid)]
             sample = sample_threads(tids)
             previous = self._last.get(key)
             same_job = previous is not None and previous[0] == job

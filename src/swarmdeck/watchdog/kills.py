@@ -154,13 +154,19 @@ def supervised_set(store: StateStore, claude_dir: Path | None = None) -> set[Pro
     return out
 
 
-def stop_preview(request: KillRequest) -> list[TreeMember]:
-    """The processes approving would stop: the subject and its descendants, as they are now."""
-    target = ProcessIdentity(request.pid, request.start_ticks)
+def stop_preview(store: StateStore, request: KillRequest) -> list[TreeMember]:
+    """The processes approving would stop, as they are now: the subject and its descendants,
+    and the other members of its job's cage with theirs."""
+    table = process_table()
+    roots = [ProcessIdentity(request.pid, request.start_ticks)]
+    members = _cage_members(store, request)
+    for pid in members() if members else ():
+        stat = table.get(pid)
+        if stat is not None:
+            roots.append(ProcessIdentity(pid, stat.start_ticks))
     return [
-        TreeMember(ident.pid, stat.comm if (stat := read_stat(ident.pid)) else "?",
-                   command_line(ident.pid)[:200])
-        for ident in tree_of([target], process_table())
+        TreeMember(ident.pid, table[ident.pid].comm, command_line(ident.pid)[:200])
+        for ident in tree_of(roots, table)
     ]
 
 

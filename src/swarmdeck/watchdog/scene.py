@@ -203,6 +203,8 @@ def hook_facts(store: StateStore, now: float) -> tuple[dict[str, StopSeen], list
                 (now - EVENT_WINDOW,),
             ).fetchall()
     except sqlite3.Error:
+        # Hook events only add to what the snapshot says; the pass still writes its findings
+        # into the same file right after, and an error there is reported as one.
         return {}, []
     stops = {
         row["session_id"]: StopSeen(row["received_at"], _task_count(row["tasks"]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmdeck.probes.ledger import ACTIVE, ADMITTED, DONE, LOST, RUNNING
@@ -30,6 +31,8 @@ class PeerRow:
     label: str
     remote: ProcessIdentity | None
     run_dir: str
+    cwd: Path
+    """The checkout here it was copied from: fetched artifacts go back there."""
     driver_alive: bool
 
 
@@ -62,12 +65,14 @@ def mark_peer_started(
         )
 
 
-def set_driver(store: StateStore, job_id: int, driver: ProcessIdentity, output: str) -> None:
-    """A detached driver takes the row over from the process that launched it."""
+def set_driver(
+    store: StateStore, job_id: int, driver: ProcessIdentity, output: str | None
+) -> None:
+    """A new driver (a detached one, or one attached again) takes the row over."""
     with store.transaction() as conn:
         conn.execute(
             "UPDATE jobs SET runner_pid = ?, runner_start_ticks = ?, detached = 1,"
-            " output_path = ? WHERE id = ?",
+            " output_path = COALESCE(?, output_path) WHERE id = ?",
             (driver.pid, driver.start_ticks, output, job_id),
         )
 
@@ -110,6 +115,7 @@ def active_peer_rows(store: StateStore, host: str) -> list[PeerRow]:
             if row["pid"] is not None and row["start_ticks"] is not None
             else None,
             run_dir=row["run_dir"] or "",
+            cwd=Path(row["cwd"] or "."),
             driver_alive=_alive(row),
         )
         for row in rows

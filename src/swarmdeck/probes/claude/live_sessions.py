@@ -17,6 +17,7 @@ from typing import Any
 
 from swarmdeck.probes.claude._records import timestamp
 from swarmdeck.probes.procs import start_ticks, ticks_since_boot
+from swarmdeck.regular_files import read_regular
 
 PID_FILE = re.compile(r"^(\d+)\.json$")
 MAX_PID_FILE = 1024 * 1024
@@ -132,11 +133,8 @@ def _ticks(value: Any) -> int | None:
 
 def _load(path: Path) -> dict[str, Any] | None:
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_PID_FILE + 1)
-    except OSError:
-        return None
-    if len(raw) > MAX_PID_FILE:
+        raw = read_regular(path, MAX_PID_FILE)
+    except OSError:  # gone, too large, or a FIFO or device in its place: not a pid file
         return None
     try:
         data = json.loads(raw)

@@ -35,6 +35,7 @@ from swarmdeck.probes.claude.subagents import (
     resolve_subagents,
 )
 from swarmdeck.probes.claude.swarm_health import SwarmHealth, swarm_health
+from swarmdeck.regular_files import read_regular
 
 DEFAULT_MAX_AGE = 48 * 3600.0
 """Sessions whose transcripts were last written longer ago than this are not read (unless live)."""
@@ -83,6 +84,14 @@ class SessionInfo:
     health: SwarmHealth
     hook_agents: list[HookAgent] = field(default_factory=list)
     """Subagents whose SubagentStart hook came and whose transcript is not read yet."""
+    waiting_for: str | None = None
+    """What the live process waits on the person for (its pid file's `waitingFor`), while
+    its state is `waiting`."""
+
+    @property
+    def needs_person(self) -> bool:
+        """A live session waiting for the person: a permission prompt, a question."""
+        return self.live and self.state == "waiting"
 
     def running_subagents(self) -> list[SubagentInfo]:
         return [s for s in self.subagents if s.status == "running"]
@@ -508,6 +517,7 @@ class SessionsProbe:
             tool_in_flight=call,
             subagents=subagents,
             health=swarm_health(subagents, fold.main.context_tokens, now),
+            waiting_for=live.waiting_for if live else None,
         )
 
     def _agent_transcript(
@@ -591,6 +601,7 @@ def _live_without_transcript(live: LiveSession, projects: Path, now: float) -> S
         tool_in_flight=None,
         subagents=[],
         health=swarm_health([], None, now),
+        waiting_for=live.waiting_for,
     )
 
 
@@ -610,10 +621,8 @@ def _agent_id(path: Path, fold: TranscriptFold) -> str:
 
 def _load_meta(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_META + 1)
-        data = json.loads(raw) if len(raw) <= MAX_META else None
-    except (OSError, ValueError):
+        data = json.loads(read_regular(path, MAX_META))
+    except (OSError, ValueError):  # also a FIFO, a device or a file over MAX_META
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -1,0 +1,89 @@
+"""Which ledger owns a slice: one slice is booked by one ledger, and only its config caps it.
+
+Runners with different state folders (or configs) would otherwise share the same slice while
+each books it on its own ledger, and each would rewrite the slice's limit from its own config:
+two books over one room, and a cap that flips with whoever ran last. So the first runner to
+cap a slice records its ledger (the state database) and config beside the slice's name in the
+machine's run folder; a runner of another ledger is refused (251, one line naming both) until
+that ledger's state database is gone; the owner's runners may change the cap, and the record
+says who set it and when, for `status`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from swarmdeck import paths
+from swarmdeck.actions.cage.base import CageError
+from swarmdeck.probes.slice_owner import SliceOwner, read_owner, record_path
+
+RECORD_WAIT = 5.0
+"""Seconds to wait for another runner's update of the record (one write takes milliseconds)."""
+
+
+def claim_slice(slice_path: Path | str, ledger: Path, config: Path | None, cap: int) -> SliceOwner:
+    """Make this ledger the slice's owner, or confirm it is; CageError (251) if another is.
+
+    Call before the cap is written: only the owner's runners may write it.
+    """
+    mine = str(ledger.resolve())
+    record = record_path(slice_path)
+    with _record_lock(record):
+        owner = read_owner(slice_path)
+        if owner is not None and owner.ledger != mine and os.path.exists(owner.ledger):
+            raise CageError(
+                f"slice {slice_path} belongs to the ledger {owner.ledger} (config {owner.config}),"
+                f" not to this one ({mine}): give this state folder its own memory.slice, or use"
+                " that state folder"
+            )
+        if owner is not None and owner.ledger == mine and owner.cap == cap:
+            return owner
+        claimed = SliceOwner(str(slice_path), mine, str(config or ""), cap, time.time())
+        _write(record, claimed)
+        return claimed
+
+
+@contextlib.contextmanager
+def _record_lock(record: Path):
+    folder = paths.private_dir(str(record.parent))
+    fd = os.open(
+        os.path.join(folder, record.name + ".lock"),
+        os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o600,
+    )
+    try:
+        deadline = time.monotonic() + RECORD_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise CageError(
+                        f"the slice owner record {record} is locked by another process"
+                    ) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _write(record: Path, owner: SliceOwner) -> None:
+    temporary = record.with_name(f".{record.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps(asdict(owner)))
+        os.replace(temporary, record)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise CageError(
+            f"cannot record the owner of the slice in {record}: {error.strerror}"
+        ) from None

@@ -1,0 +1,179 @@
+"""The `n` modal: launch a caged job, seeing before it starts what it will be booked, whether
+that fits now, and the `swarmdeck run` line that does the same.
+
+The form is checked as it is typed, with the runner's own rules (`check_request`, `parse_cap`)
+and its own booking (`decide_booking` over the workload's recorded peaks); the preview reads
+the state file, so it is worked out in a thread. Launch stays disabled while anything is wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from swarmdeck.actions.booking import Decision, decide_admission, decide_booking
+from swarmdeck.actions.fingerprint import fingerprint
+from swarmdeck.actions.jobrecord import past_runs
+from swarmdeck.actions.run_request import RunRequest
+from swarmdeck.actions.runner import check_request, parse_cap
+from swarmdeck.app.commands import command_line
+from swarmdeck.config import Config
+from swarmdeck.errors import SwarmdeckError
+from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.sizes import format_size
+from swarmdeck.state import StateStore
+
+FIELDS = (
+    ("command", "command", "make -j8 test"),
+    ("cwd", "folder", ""),
+    ("cap", "cap", "e.g. 8G (blank: from its history)"),
+    ("label", "label", "blank: the command"),
+    ("threads", "threads", "cores it will keep busy, 1–…"),
+)
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What launching would do now, or why it cannot."""
+
+    request: RunRequest | None
+    lines: tuple[str, ...]
+    problem: str = ""
+
+
+def request_from(values: dict[str, str]) -> RunRequest:
+    """The form as a RunRequest; SwarmdeckError (one line) when a field is wrong."""
+    try:
+        argv = shlex.split(values["command"])
+    except ValueError as error:
+        raise SwarmdeckError(f"command: {error}") from error
+    cwd = Path(values["cwd"] or os.getcwd()).expanduser()
+    if not cwd.is_dir():
+        raise SwarmdeckError(f"folder {cwd} does not exist")
+    threads_text = values["threads"].strip()
+    if threads_text and not threads_text.isdigit():
+        raise SwarmdeckError(f"threads {threads_text!r}: give a whole number")
+    request = RunRequest(
+        argv=argv,
+        cap=values["cap"].strip() or None,
+        label=values["label"].strip() or None,
+        threads=int(threads_text) if threads_text else None,
+        detach=True,
+        cwd=cwd,
+    )
+    check_request(request)
+    return request
+
+
+def preview(config: Config, store: StateStore, book: MemoryBook | None,
+            values: dict[str, str]) -> Preview:
+    """Check the form and work out the booking the runner would give it, and if it fits."""
+    try:
+        request = request_from(values)
+        if book is None:
+            not_read = "this host's memory book is not read yet"
+            return Preview(request, (command_line(request),), not_read)
+        total = book.mem_total
+        booking = decide_booking(
+            past_runs(store, fingerprint(request.argv, request.cwd)),
+            declared_cap=parse_cap(request.cap, total),
+            default_prediction=config.memory.default_prediction.resolve(total),
+            cap_factor=config.memory.cap_factor,
+            unbounded=False,
+            slice_cap=book.slice_cap,
+        )
+    except SwarmdeckError as error:
+        return Preview(None, (), str(error))
+    decision = decide_admission(booking.booked, book)
+    fits = {
+        Decision.ADMIT: f"fits now: room {format_size(max(0, book.usable))}",
+        Decision.WAIT: f"waits for room: {format_size(max(0, book.usable))} free now",
+        Decision.NEVER: f"never fits: the slice is {format_size(book.slice_cap)} (exit 252)",
+    }[decision]
+    lines = (
+        f"booked {format_size(booking.booked)} (via {booking.via.value}),"
+        f" cap {format_size(booking.cap)}, oom adj {booking.oom_score_adj}",
+        fits,
+        "",
+        command_line(request),
+    )
+    return Preview(request, lines)
+
+
+class LaunchScreen(ModalScreen[RunRequest | None]):
+    """The form, its live preview, and Cancel (focused) / Launch."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, config: Config, store: StateStore, book: MemoryBook | None) -> None:
+        """Args:
+        config: The effective configuration (booking defaults).
+        store: The state file (the workload's recorded peaks).
+        book: This host's memory book now, for whether it fits.
+        """
+        super().__init__(classes="confirm")
+        self._config = config
+        self._store = store
+        self._book = book
+        self._request: RunRequest | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box"):
+            yield Label("[b]Launch a caged job[/b]")
+            for key, name, hint in FIELDS:
+                with Horizontal(classes="form-line"):
+                    yield Label(f"{name:>8} ", classes="form-label")
+                    value = os.getcwd() if key == "cwd" else ""
+                    yield Input(value, placeholder=hint, id=f"launch-{key}")
+            yield Static("", id="launch-preview", markup=False)
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Cancel", id="cancel", variant="default")
+                yield Button("Launch", id="do", variant="warning", disabled=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#launch-command", Input).focus()
+        self._check()
+
+    def values(self) -> dict[str, str]:
+        return {key: self.query_one(f"#launch-{key}", Input).value for key, _, _ in FIELDS}
+
+    @on(Input.Changed)
+    def _changed(self) -> None:
+        self._check()
+
+    def _check(self) -> None:
+        self.query_one("#do", Button).disabled = True
+        self._work_out(self.values())
+
+    @work(thread=True, exclusive=True, group="launch-preview", exit_on_error=False)
+    def _work_out(self, values: dict[str, str]) -> None:
+        result = preview(self._config, self._store, self._book, values)
+        self.app.call_from_thread(self._show, values, result)
+
+    def _show(self, values: dict[str, str], result: Preview) -> None:
+        if values != self.values():
+            return
+        text = "\n".join(result.lines)
+        if result.problem:
+            text = f"✗ {result.problem}" + (f"\n\n{text}" if text else "")
+        self.query_one("#launch-preview", Static).update(text)
+        self._request = result.request if not result.problem else None
+        self.query_one("#do", Button).disabled = self._request is None
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "do" and self._request is not None:
+            self.dismiss(self._request)
+        elif event.button.id == "cancel":
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,45 @@
+"""Reading which ledger owns a slice and who set its cap (the record actions/cage/owner.py writes).
+
+The record lives in the machine's run folder, keyed by the slice's path, so runners of every
+state folder find the same one; `status` shows it beside the slice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from swarmdeck import paths
+from swarmdeck.regular_files import read_regular
+
+MAX_RECORD = 64 * 1024
+
+
+@dataclass(frozen=True)
+class SliceOwner:
+    """The ledger a slice belongs to and who last set its cap."""
+
+    slice: str
+    ledger: str
+    """The owner's state database (resolved path)."""
+    config: str
+    """The config whose memory.reserve set the cap ("" for the embedded defaults)."""
+    cap: int
+    set_at: float
+
+
+def record_path(slice_path: Path | str) -> Path:
+    """The owner record of a slice, in the machine's run folder."""
+    digest = hashlib.sha256(str(slice_path).encode()).hexdigest()[:16]
+    return Path(paths.run_dir_text()) / "slices" / f"{digest}.json"
+
+
+def read_owner(slice_path: Path | str) -> SliceOwner | None:
+    """The recorded owner of the slice, or None when there is no usable record."""
+    try:
+        data = json.loads(read_regular(record_path(slice_path), MAX_RECORD))
+        return SliceOwner(**{key: data[key] for key in SliceOwner.__dataclass_fields__})
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

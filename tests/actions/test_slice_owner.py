@@ -1,0 +1,76 @@
+"""One slice, one ledger: the first ledger to cap a slice owns it, another is refused in one
+line naming both, and only the owner's config changes the cap."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from cagekit import SWARMDECK, write_config
+
+from swarmdeck.probes.slice_owner import read_owner
+
+MIB = 1 << 20
+
+
+def _run(home: Path, state: str, config: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, SWARMDECK_STATE_DIR=str(home / state), SWARMDECK_CONFIG=str(config))
+    return subprocess.run([SWARMDECK, "run", "--cap", "10M", "--", "true"], capture_output=True,
+                          text=True, env=env, timeout=60, check=False)
+
+
+def _limit(slice_path: Path) -> int:
+    return int((slice_path / "memory.limit_in_bytes").read_text())
+
+
+def test_a_runner_of_another_ledger_is_refused_and_the_cap_kept(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    first = write_config(isolated_home / "a.toml", v1_slice, 100 * MIB)
+    second = write_config(isolated_home / "b.toml", v1_slice, 60 * MIB)
+    assert _run(isolated_home, "state-a", first).returncode == 0
+    owner = read_owner(v1_slice)
+    assert owner is not None and owner.ledger == str(isolated_home / "state-a" / "state.db")
+    assert owner.config == str(first) and owner.cap == 100 * MIB
+    refused = _run(isolated_home, "state-b", second)
+    assert refused.returncode == 251
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert str(isolated_home / "state-a") in lines[0] and str(isolated_home / "state-b") in lines[0]
+    assert _limit(v1_slice) == 100 * MIB
+
+
+def test_the_owners_config_changes_the_cap_and_says_who_set_it(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    config = write_config(isolated_home / "a.toml", v1_slice, 100 * MIB)
+    assert _run(isolated_home, "state", config).returncode == 0
+    write_config(config, v1_slice, 80 * MIB)
+    assert _run(isolated_home, "state", config).returncode == 0
+    assert _limit(v1_slice) == 80 * MIB
+    owner = read_owner(v1_slice)
+    assert owner is not None and owner.cap == 80 * MIB and owner.config == str(config)
+
+
+def test_a_slice_whose_ledger_is_gone_is_taken_over(isolated_home: Path, v1_slice: Path) -> None:
+    first = write_config(isolated_home / "a.toml", v1_slice, 100 * MIB)
+    assert _run(isolated_home, "state-a", first).returncode == 0
+    for name in ("state.db", "state.db-wal", "state.db-shm"):
+        (isolated_home / "state-a" / name).unlink(missing_ok=True)
+    second = write_config(isolated_home / "b.toml", v1_slice, 60 * MIB)
+    assert _run(isolated_home, "state-b", second).returncode == 0
+    owner = read_owner(v1_slice)
+    assert owner is not None and owner.ledger.startswith(str(isolated_home / "state-b"))
+
+
+def test_status_says_who_set_the_cap(isolated_home: Path, v1_slice: Path) -> None:
+    config = write_config(isolated_home / "a.toml", v1_slice, 100 * MIB)
+    assert _run(isolated_home, "state", config).returncode == 0
+    env = dict(os.environ, SWARMDECK_STATE_DIR=str(isolated_home / "state"),
+               SWARMDECK_CONFIG=str(config), COLUMNS="300")
+    done = subprocess.run([SWARMDECK, "status"], capture_output=True, text=True, env=env,
+                          timeout=60, check=True)
+    line = next(line for line in done.stdout.splitlines() if line.startswith("slice cap"))
+    assert "100M" in line and str(isolated_home / "state" / "state.db") in line
+    assert str(config) in line

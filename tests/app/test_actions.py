@@ -1,0 +1,185 @@
+"""Actions by keypress under Pilot, end to end on real parts: a stale lock released and a live
+one refused, a finished job rerun in a real cage, and read-only mode refusing every action
+from its key and from the command palette."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pilot_waits import probed, until
+from textual.widgets import Button, Input
+
+from actions.cagekit import new_slice, remove_tree, write_config
+from ledger_rows import add_job
+from swarmdeck.actions import lock
+from swarmdeck.app.commands import ACTIONS, ConfirmScreen
+from swarmdeck.app.launch import LaunchScreen
+from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.config import load_config
+from swarmdeck.probes import locks
+from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.probes.procs import identity
+from swarmdeck.state import StateStore
+
+MIB = 1 << 20
+
+
+def dead_holder() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.fixture
+def held(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """A lock held by a live process, and one whose holder is gone (stale)."""
+    holder = subprocess.Popen(["sleep", "60"])
+    try:
+        me = identity(holder.pid)
+        assert me is not None
+        lock.acquire(tmp_path / "live", session="A", command="make", holder=me)
+        lock.acquire(tmp_path / "gone", session="B", command="test", holder=me)
+        stale = locks.lock_file_for(tmp_path / "gone")
+        record = json.loads(stale.read_text())
+        record["pid"] = dead_holder()
+        stale.write_text(json.dumps(record))
+        yield locks.lock_file_for(tmp_path / "live"), stale
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+async def select_row(pilot, app: SwarmdeckApp, panel_key: str, table_id: str, key: str) -> None:
+    await pilot.press(panel_key)
+    table = app.query_one(f"#{table_id}")
+    table.move_cursor(row=table.get_row_index(key))
+    await pilot.pause()
+
+
+async def test_l_releases_a_stale_lock_and_refuses_a_live_one(held) -> None:
+    live, stale = held
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await select_row(pilot, app, "5", "locks-table", f"lock:{live}")
+        await pilot.press("l")
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert live.exists()
+        await select_row(pilot, app, "5", "locks-table", f"lock:{stale}")
+        await pilot.press("l")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("enter")
+        assert stale.exists(), "Cancel is focused: enter alone changes nothing"
+        await pilot.press("l", "tab", "enter")
+        await until(pilot, lambda: not stale.exists(), "the stale lock gone")
+        assert live.exists()
+
+
+@pytest.fixture
+def caged(isolated_home: Path) -> Iterator[Path]:
+    """A memory slice of this test's own, in the config the app and its runners read."""
+    path = new_slice()
+    try:
+        write_config(isolated_home / "config.toml", path, 256 * MIB)
+        yield path
+    finally:
+        remove_tree(path)
+
+
+async def test_r_reruns_a_finished_job_in_its_cage_and_the_new_row_completes(
+    caged: Path, isolated_home: Path
+) -> None:
+    store = StateStore.open_default()
+    first = add_job(store, label="exits three", state="done", argv=["sh", "-c", "exit 3"],
+                    cwd=str(isolated_home), exit_code=3, outcome="exit 3", cap=64 * MIB,
+                    started_at=time.time() - 5, ended_at=time.time() - 4)
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await select_row(pilot, app, "2", "jobs-table", str(first))
+        await pilot.press("r")
+        assert isinstance(app.screen, ConfirmScreen)
+        shown = str(app.screen.query_one("#confirm-lines").render())
+        wanted = "swarmdeck run --detach --cap 67108864 --label 'exits three' -- sh -c 'exit 3'"
+        assert wanted in shown
+        await pilot.press("tab", "enter")
+
+        def rerun_done() -> bool:
+            rows = [j for j in ledger_jobs(store) if j.id != first]
+            return bool(rows) and rows[0].state == "done"
+
+        await until(pilot, rerun_done, "the rerun finished")
+        [again] = [j for j in ledger_jobs(store) if j.id != first]
+        assert again.exit_code == 3 and again.argv == ["sh", "-c", "exit 3"]
+        await probed(pilot)
+        assert app.query_one("#jobs-table").row_count == 2
+
+
+async def test_readonly_refuses_every_action_from_its_key_and_the_palette(held) -> None:
+    _live, stale = held
+    app = SwarmdeckApp(load_config(), StateStore.open_default(), readonly=True)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await select_row(pilot, app, "5", "locks-table", f"lock:{stale}")
+        for action in ACTIONS:
+            await pilot.press(action.key)
+            assert not isinstance(app.screen, ConfirmScreen), action.key
+            app.call_later(getattr(app, f"action_{action.action}"))
+            await pilot.pause()
+            assert not isinstance(app.screen, ConfirmScreen), action.action
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert not any(action.description in title for title in titles for action in ACTIONS)
+        assert stale.exists()
+        notes = [n.message for n in app._notifications]
+        assert sum("read-only" in note for note in notes) == len(ACTIONS)
+
+
+async def test_every_action_is_in_the_palette_with_its_key() -> None:
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        await pilot.pause()
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        for action in ACTIONS:
+            assert f"{action.description} ({action.key})" in titles
+
+
+async def test_n_shows_the_booking_and_the_command_line_then_launches(
+    caged: Path, isolated_home: Path
+) -> None:
+    store = StateStore.open_default()
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probed(pilot)
+        await pilot.press("n")
+        assert isinstance(app.screen, LaunchScreen)
+        screen = app.screen
+        launch = screen.query_one("#do", Button)
+        preview = screen.query_one("#launch-preview")
+        screen.query_one("#launch-cwd", Input).value = str(isolated_home)
+        screen.query_one("#launch-threads", Input).value = "many"
+        screen.query_one("#launch-command", Input).value = "sh -c 'exit 5'"
+        await until(pilot, lambda: "threads 'many'" in str(preview.render()), "the problem")
+        assert launch.disabled
+        screen.query_one("#launch-threads", Input).value = "1"
+        screen.query_one("#launch-cap", Input).value = "64M"
+        await until(pilot, lambda: not launch.disabled, "a valid form")
+        shown = str(preview.render())
+        assert "booked 64M (via cap), cap 64M" in shown and "fits now" in shown
+        assert "swarmdeck run --detach --cap 64M --threads 1 -- sh -c 'exit 5'" in shown
+        launch.press()
+        await pilot.pause()
+        assert not isinstance(app.screen, LaunchScreen)
+
+        def finished() -> bool:
+            jobs = list(ledger_jobs(store))
+            return bool(jobs) and jobs[0].state == "done"
+
+        await until(pilot, finished, "the launched job finished")
+        [job] = list(ledger_jobs(store))
+        assert job.exit_code == 5 and job.cap == 64 * MIB and job.threads == 1

@@ -1,0 +1,111 @@
+"""The control room by keyboard: number keys and tab move between panels, the focused panel
+shows it, and a session waiting for the person is marked and counted in the header."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from pilot_waits import probed, until
+
+from claude_lines import ClaudeTree, Lines
+from ledger_rows import add_job
+from swarmdeck.app.agent_tree import SessionTree
+from swarmdeck.app.detail import AgentDetail, JobDetail
+from swarmdeck.app.main import PANELS, SwarmdeckApp
+from swarmdeck.config import load_config
+from swarmdeck.probes.procs import start_ticks
+from swarmdeck.state import StateStore
+
+SID = "aaaa1111-0000-4000-8000-000000000010"
+
+
+def focused_panel(app: SwarmdeckApp) -> str | None:
+    focused = app.focused
+    if focused is None:
+        return None
+    return next((a.id for a in focused.ancestors_with_self if a.id in PANELS), None)
+
+
+@pytest.mark.parametrize("size", [(120, 35), (200, 60)], ids=["120x35", "200x60"])
+async def test_number_keys_focus_a_panel_and_tab_cycles_through_them(
+    size: tuple[int, int],
+) -> None:
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=size) as pilot:
+        await probed(pilot)
+        for n, panel in enumerate(PANELS, start=1):
+            await pilot.press(str(n))
+            assert focused_panel(app) == panel
+            assert app.query_one(f"#{panel}").has_pseudo_class("focus-within")
+        await pilot.press("1")
+        for panel in [*PANELS[1:], PANELS[0]]:
+            await pilot.press("tab")
+            assert focused_panel(app) == panel
+        await pilot.press("shift+tab")
+        assert focused_panel(app) == PANELS[-1]
+        for panel_id in PANELS:
+            assert app.query_one(f"#{panel_id}").region.height >= 3, panel_id
+
+
+async def test_a_session_waiting_for_the_person_is_marked_and_counted(
+    isolated_home: Path,
+) -> None:
+    tree = ClaudeTree(isolated_home / "claude")
+    main = Lines(SID)
+    main.prompt("deploy it", 0)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), SID, procStart=str(start_ticks(os.getpid())),
+                        status="waiting", waitingFor="permission to run git push")
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        sessions = app.query_one(SessionTree)
+        await until(pilot, lambda: sessions.root.children, "the session")
+        label = str(sessions.root.children[0].label)
+        assert label.startswith("⚑ ")
+        assert "waiting for you: permission to run git push" in label
+        await until(pilot, lambda: "1 waiting for you" in app.sub_title, "the count")
+
+
+async def test_enter_on_a_job_shows_its_detail_and_output_and_escape_goes_back(
+    isolated_home: Path,
+) -> None:
+    output = isolated_home / "job.out"
+    output.write_text("".join(f"line {n}\n" for n in range(40)))
+    store = StateStore.open_default()
+    job_id = add_job(store, label="compile", state="done", argv=["make", "-j8", "all"],
+                     cwd="/work/proj", exit_code=250, outcome="own cap", peak=2 << 20,
+                     hit_ceiling=1, output_path=str(output), started_at=1.0, ended_at=61.0)
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("2", "enter")
+        assert isinstance(app.screen, JobDetail) and app.screen.job_id == job_id
+        await pilot.pause()
+        facts = str(app.screen.query_one("#job-facts").render())
+        assert "make -j8 all" in facts and "/work/proj" in facts and "own cap 250" in facts
+        assert "ceiling" in facts
+        shown = str(app.screen.query_one("#job-output").render())
+        assert "line 39" in shown and "line 19" not in shown
+        await pilot.press("escape")
+        assert not isinstance(app.screen, JobDetail)
+
+
+async def test_enter_on_a_session_shows_its_detail(isolated_home: Path) -> None:
+    tree = ClaudeTree(isolated_home / "claude")
+    main = Lines(SID, branch="feat/x")
+    main.prompt("look around", 0)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), SID)
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        sessions = app.query_one(SessionTree)
+        await until(pilot, lambda: sessions.root.children, "the session")
+        await pilot.press("3", "enter")
+        assert isinstance(app.screen, AgentDetail)
+        await pilot.pause()
+        facts = str(app.screen.query_one("#agent-facts").render())
+        assert SID in facts and "feat/x" in facts
+        await pilot.press("escape")
+        assert not isinstance(app.screen, AgentDetail)

@@ -1,0 +1,37 @@
+"""Pictures of the control room on fixed probe data (tests/app/fixed_room.py): the main screen
+at 120×35 and 200×60, each modal and each detail view, compared with the accepted SVGs under
+tests/app/__snapshots__ (`make pictures` accepts new ones and copies the README's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fixed_room import fixed_app
+from pilot_waits import probed
+
+
+async def drawn(pilot) -> None:
+    """Until the fixed room's first snapshot reached the panels: the picture is of it."""
+    await probed(pilot)
+
+
+@pytest.mark.parametrize("size", [(120, 35), (200, 60)], ids=["120x35", "200x60"])
+def test_main_screen(snap_compare, isolated_home: Path, size: tuple[int, int]) -> None:
+    assert snap_compare(fixed_app(isolated_home), terminal_size=size, run_before=drawn)
+
+
+@pytest.mark.parametrize(
+    ("name", "keys"),
+    [
+        ("help", ["question_mark"]),
+        ("job_detail", ["2", "enter"]),
+        ("agent_detail", ["3", "enter"]),
+        ("rerun_modal", ["2", "down", "down", "down", "r"]),
+        ("release_lock_modal", ["5", "l"]),
+    ],
+)
+def test_views(snap_compare, isolated_home: Path, name: str, keys: list[str]) -> None:
+    assert snap_compare(
+        fixed_app(isolated_home), terminal_size=(120, 35), press=keys, run_before=drawn
+    )

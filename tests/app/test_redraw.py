@@ -1,0 +1,109 @@
+"""Nothing is redrawn when nothing changed, and a panel nobody can see is not redrawn at all.
+
+The app is fed snapshots from a scripted prober: the same figures in a new snapshot each round
+(a new `taken_at`, as every real refresh has), read once from a real state file and host.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import Counter
+
+import pytest
+from pilot_waits import probed
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Label
+
+from ledger_rows import add_job
+from swarmdeck.app.jobs import JobsPanel
+from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.config import load_config
+from swarmdeck.probes.host import host_snapshot
+from swarmdeck.probes.ledger import ledger_jobs, memory_book
+from swarmdeck.snapshot import Snapshot
+from swarmdeck.state import StateStore
+
+DAY = 86400.0
+
+
+class Scripted:
+    """The same room each round, in a new snapshot; `jobs` may be changed between rounds."""
+
+    def __init__(self, store: StateStore) -> None:
+        config = load_config()
+        long_ago = time.time() - 3 * DAY
+        for label, code in (("build", 250), ("lint", 0)):
+            add_job(store, label=label, state="done", exit_code=code, outcome="ok",
+                    started_at=long_ago, ended_at=long_ago + 60)
+        self.store = store
+        self.first = Snapshot(
+            taken_at=time.time(), hosts=[host_snapshot(config, store)],
+            jobs=list(ledger_jobs(store)), books=[memory_book(config, store)],
+        )
+        self.jobs = self.first.jobs
+
+    def __call__(self) -> Snapshot:
+        return dataclasses.replace(self.first, taken_at=time.time(), jobs=list(self.jobs))
+
+
+def counting_refreshes(monkeypatch: pytest.MonkeyPatch, app: SwarmdeckApp) -> Counter[str]:
+    """Every refresh asked for by a widget inside a panel, by widget class."""
+    asked: Counter[str] = Counter()
+    refresh = Widget.refresh
+
+    def counted(self: Widget, *regions, **kwargs):
+        if any(ancestor.has_class("panel") for ancestor in self.ancestors_with_self):
+            asked[type(self).__name__] += 1
+        return refresh(self, *regions, **kwargs)
+
+    monkeypatch.setattr(Widget, "refresh", counted)
+    return asked
+
+
+async def test_an_unchanged_snapshot_redraws_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = StateStore.open_default()
+    app = SwarmdeckApp(load_config(), store, prober=Scripted(store))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await probed(pilot, rounds=2)
+        asked = counting_refreshes(monkeypatch, app)
+        await probed(pilot, rounds=3)
+        assert app.snapshots_taken >= 5
+        assert asked == Counter()
+
+
+async def test_a_change_redraws_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = StateStore.open_default()
+    prober = Scripted(store)
+    app = SwarmdeckApp(load_config(), store, prober=prober)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await probed(pilot, rounds=2)
+        asked = counting_refreshes(monkeypatch, app)
+        add_job(store, label="new", state="queued")
+        prober.jobs = list(ledger_jobs(store))
+        await probed(pilot)
+        assert asked and set(asked) <= {"KeyedTable", "JobsPanel", "ScrollBar"}, asked
+
+
+async def test_a_panel_behind_another_screen_is_not_redrawn_until_it_shows() -> None:
+    store = StateStore.open_default()
+    prober = Scripted(store)
+    app = SwarmdeckApp(load_config(), store, prober=prober)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await probed(pilot)
+        panel = app.query_one(JobsPanel)
+        drawn: list[Snapshot] = []
+        show = panel.show
+        panel.show = lambda snapshot: (drawn.append(snapshot), show(snapshot))  # type: ignore[method-assign]
+        await app.push_screen(Screen())
+        await pilot.pause()
+        add_job(store, label="while away", state="queued")
+        prober.jobs = list(ledger_jobs(store))
+        await probed(pilot, rounds=2)
+        assert drawn == []
+        app.pop_screen()
+        await pilot.pause()
+        assert len(drawn) == 1
+        assert panel.query_one("#jobs-table").row_count == 3
+        assert not panel.query_one(".empty", Label).display
