@@ -230,6 +230,10 @@ class SlurmHost(Host):
         timed_out = False
         started_at: float | None = None
         unknown_since: float | None = None
+        # poll, not select: a process with many files open may hold the fd past FD_SETSIZE.
+        waker = select.poll()
+        if stop_fd is not None:
+            waker.register(stop_fd, select.POLLIN)
         with open(handle.extra["output"], "rb") as output:
             while True:
                 status = self._status(slurm_job_id)
@@ -249,11 +253,8 @@ class SlurmHost(Host):
                                  and time.time() - started_at > timeout)
                     if stopped_by is not None or timed_out:
                         self.cancel(slurm_job_id)
-                if stop_fd is None:
-                    time.sleep(interval)
-                else:
-                    # A stop signal writes to stop_fd (the wakeup fd), ending the pause at once.
-                    select.select([stop_fd], [], [], interval)
+                # A stop signal writes to stop_fd (the wakeup fd), ending the pause at once.
+                waker.poll(interval * 1000)
         return self._close(handle, status, started, stopped_by, timed_out)
 
     def _close(
