@@ -157,3 +157,14 @@ def test_config_show_prints_each_heavy_pattern_on_its_own_line() -> None:
     )
     assert lines[start + 1 + len(patterns)] == "]"
     assert len(lines[start]) < 200
+
+
+def test_a_stray_word_is_named_with_the_help_of_the_command_it_was_given_to() -> None:
+    for argv, where in (
+        (["status", "--bogus"], "swarmdeck status --help"),
+        (["config", "show", "extra"], "swarmdeck config show --help"),
+        (["--bogus"], "swarmdeck --help"),
+    ):
+        result = swarmdeck(*argv)
+        assert result.returncode == 251
+        assert result.stderr.count("\n") == 1 and f"(see '{where}')" in result.stderr, argv

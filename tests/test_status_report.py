@@ -171,3 +171,15 @@ def test_gpus_locks_findings_and_kill_requests_have_their_own_columns(
     assert "pytest -x" in kill and "stalled" in kill and "30s" in kill
     assert "no gpu-run holds the cards quiesced" in text
     assert "[" not in text and not re.search(r"\d{9,}", text)
+
+
+def test_a_job_run_on_a_peer_shows_that_host_in_status(isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text('[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\n'
+                                              "port = 1\ntimeout = 0.5\n")
+    store = StateStore.open_default()
+    add_job(store, label="moved there", host="box2", state="running")
+    store.close()
+    jobs = section(status_text(), "Jobs")
+    assert "host" in jobs
+    [row] = [line for line in jobs.splitlines() if "moved there" in line]
+    assert "box2" in row

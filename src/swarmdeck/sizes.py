@@ -149,6 +149,11 @@ def _exact(percent: float | None) -> Fraction:
     return Fraction(Decimal(repr(percent)))
 
 
+def exact_size(n: int) -> str:
+    """Bytes as the shortest text that parses back to exactly n ("96M", "1.5G", "1000B")."""
+    return _exact_text(n)
+
+
 def _exact_text(n: int) -> str:
     """The shortest exact text for n bytes: the largest unit that needs at most 3 decimals."""
     for exponent in range(len(UNITS), 0, -1):

@@ -43,6 +43,7 @@ SNAPSHOT_KEYS = (
     "taken_at",
     "hosts",
     "jobs",
+    "jobs_truncated",
     "gpus",
     "sessions",
     "alerts",
@@ -50,6 +51,8 @@ SNAPSHOT_KEYS = (
     "findings",
     "kill_requests",
 )
+"""The snapshot JSON's top-level keys, in order: lists, but for `taken_at` and `jobs_truncated`
+(true when `jobs` holds only the most recent finished jobs; `status --json --all` gives all)."""
 
 
 def no_gpu_read() -> GpuSnapshot:

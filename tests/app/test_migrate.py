@@ -69,7 +69,7 @@ async def test_m_on_a_job_row_migrates_it_to_the_peer_by_enter(
         [option] = pane.options
         assert option.fits and option.host == "box2"
         assert option.command.endswith(
-            "swarmdeck peer run box2 --detach --label 'slow build' --cap 100663296 -- sh -c "
+            "swarmdeck peer run box2 --detach --label 'slow build' --cap 96M -- sh -c "
             "'echo moved'"
         )
         await wait_until(pilot, lambda: "box2" in pane.differences)
@@ -82,7 +82,24 @@ async def test_m_on_a_job_row_migrates_it_to_the_peer_by_enter(
         await wait_until(pilot, lambda: str(moved["id"]) in [k.value for k in table.rows])
     with store.read() as conn:
         still = conn.execute("SELECT state FROM jobs WHERE id = ?", (queued,)).fetchone()
-    assert still["state"] == "queued"  # the pane never touches the job it copied
+    assert still["state"] == "queued"  # its "runner" is this test, no swarmdeck run: untouched
+    store.close()
+
+
+async def test_m_on_a_running_job_refuses_rather_than_run_it_twice(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\n')
+    config = load_config()
+    store = StateStore.open_default()
+    add_job(store, label="x", state="running")
+    app = SwarmdeckApp(config, store, prober=lambda: take_snapshot(config, store))
+    async with app.run_test(size=(200, 50)) as pilot:
+        table = app.query_one("#jobs-table", KeyedTable)
+        await wait_until(pilot, lambda: table.row_count == 1)
+        table.focus()
+        await pilot.press("m")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, MigrateScreen)
+        assert any("would run it twice" in str(n.message) for n in app._notifications)
     store.close()
 
 

@@ -135,6 +135,9 @@ def test_a_finding_within_a_minute_an_approved_kill_and_a_move_to_the_peer(
         if demo.poll() is None:
             os.killpg(demo.pid, signal.SIGKILL)
             demo.wait()
+        for stream in (demo.stdout, demo.stderr):
+            if stream is not None:
+                stream.close()
     assert not _alive(moved)
     assert processes_mentioning(str(root)) == []
     if demo_slice is not None:

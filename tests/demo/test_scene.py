@@ -108,6 +108,9 @@ def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(
         if demo.poll() is None:
             os.killpg(demo.pid, signal.SIGKILL)
             demo.wait()
+        for stream in (demo.stdout, demo.stderr):
+            if stream is not None:
+                stream.close()
     assert processes_mentioning(str(root)) == []
     if demo_slice is not None:
         assert not Path(read_hierarchies().v1_memory or "/nonexistent", demo_slice).exists()

@@ -189,6 +189,8 @@ def test_threads_that_compute_now_and_then_count_as_the_fraction_they_compute() 
         assert job.stdout is not None and job.stdout.readline() == "ready\n"
         me = identity(job.pid)
         assert me is not None
+        # The main thread, still between its print and its sleep, must not count as computing.
+        assert wait_for(lambda: main_thread_state(job.pid) == "S")
         first = usage.sample_tree(me)
         time.sleep(0.5)
         second = usage.sample_tree(me)
@@ -198,6 +200,12 @@ def test_threads_that_compute_now_and_then_count_as_the_fraction_they_compute() 
     computing = [key for key, ns in second.cpu_ns.items() if ns > first.cpu_ns.get(key, 0)]
     assert len(computing) == 4
     assert 1.0 <= usage.usage_between(first, second).threads_at_once <= 1.5
+
+
+def main_thread_state(pid: int) -> str | None:
+    """The scheduler state (R, S, …) of a process's main thread."""
+    stat = procs.read_stat(pid)
+    return stat.state if stat is not None else None
 
 
 def test_cores_text_for_a_job_row() -> None:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import sqlite3
 
     from swarmdeck.config import Config
+    from swarmdeck.probes.peer import PeerProber
     from swarmdeck.state import StateStore
 
 PENDING_WINDOW = 30.0
@@ -166,11 +167,11 @@ def hosts_of(config: Config, store: StateStore) -> list[Host]:
     return hosts
 
 
-def read_fits(config: Config, hosts: list[Host], job: JobSpec, prober: object | None
+def read_fits(config: Config, hosts: list[Host], job: JobSpec, prober: PeerProber | None
               ) -> dict[str, Fit]:
     """Each host's fit from figures read now (the peers over ssh, one round at once)."""
     if prober is not None:
-        prober.read_all(config)  # type: ignore[attr-defined]
+        prober.read_all(config)
     return {host.name: host.fits(job) for host in hosts}
 
 
@@ -178,8 +179,8 @@ def dispatch(config: Config, store: StateStore, request: DispatchRequest) -> int
     """Pick a host and run the job there; the contract's exit code."""
     job = job_for(config, store, request)
     hosts = hosts_of(config, store)
-    prober = None
-    if len(hosts) > 1:
+    prober: PeerProber | None = None
+    if any(host.kind == "ssh" for host in hosts):
         from swarmdeck.probes.peer import PeerProber
 
         prober = PeerProber()
@@ -210,7 +211,7 @@ def _wait_for_host(
     store: StateStore,
     hosts: list[Host],
     job: JobSpec,
-    prober: object | None,
+    prober: PeerProber | None,
     request: DispatchRequest,
 ) -> Choice | int:
     wait = request.wait if request.wait is not None else config.memory.admission_wait
@@ -248,7 +249,10 @@ def _run_on(choice: Choice, job: JobSpec, store: StateStore) -> int:
     host = choice.host
     say(f"dispatched to {host.name}")
     if host.kind == "ssh":
-        rows = compare_toolchains(host)  # type: ignore[arg-type]
+        from swarmdeck.actions.hosts.ssh import SshHost
+
+        assert isinstance(host, SshHost)
+        rows = compare_toolchains(host)
         if not all(row.same for row in rows):
             for line in toolchain_lines(rows, host.name):
                 say(line)

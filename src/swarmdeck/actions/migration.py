@@ -9,17 +9,20 @@ talk to the peer, so the app calls them from a worker thread.
 from __future__ import annotations
 
 import shlex
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from swarmdeck.probes.ledger import ADMITTED, QUEUED, RUNNING
 from swarmdeck.probes.peer_cache import READ, current_reading
-from swarmdeck.sizes import format_size
+from swarmdeck.sizes import exact_size, format_size
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config, HostConfig
     from swarmdeck.probes.ledger import LedgerJob
+    from swarmdeck.state import StateStore
 
 LAUNCH_TIMEOUT = 600.0
 """Seconds the detached launch may take: copying the tree and starting the job there."""
@@ -55,8 +58,55 @@ class MigrationOption:
 def peer_run_argv(host: str, job: LedgerJob) -> tuple[str, ...]:
     args = ["swarmdeck", "peer", "run", host, "--detach", "--label", job.label or "job"]
     if job.cap:
-        args += ["--cap", str(job.cap)]
+        args += ["--cap", exact_size(job.cap)]
     return (*args, "--", *job.argv)
+
+
+def refusal(job: LedgerJob) -> str | None:
+    """Why `job` cannot be migrated now, or None: a queued job moves there (it is withdrawn
+    here once it started there), a finished one runs there again; a running one would run twice,
+    so it is stopped first."""
+    if job.state in (RUNNING, ADMITTED):
+        return (f"job {job.id} is running here: migrating would run it twice; stop it first "
+                "(k on its finding) or wait until it ends")
+    return None
+
+
+def is_runner(argv: list[str]) -> bool:
+    """Whether a command line is a `swarmdeck run` (the console script's, or the detached
+    `python -m swarmdeck.cli run`)."""
+    for index, word in enumerate(argv[:-1]):
+        if word.rsplit("/", 1)[-1] == "swarmdeck" and argv[index + 1] == "run":
+            return True
+        if word == "-m" and argv[index + 1 : index + 3] == ["swarmdeck.cli", "run"]:
+            return True
+    return False
+
+
+def withdraw_queued(store: StateStore, job_id: int) -> str:
+    """Stop the runner of a job still queued here, now that it runs on a peer: its row then
+    ends as given up (exit 143). Only the runner recorded for that very row, by pid and start
+    ticks, is ever signalled. Returns the line to show."""
+    from swarmdeck.actions.kill import PinnedProcess
+    from swarmdeck.probes.procs import ProcessIdentity, arguments
+
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT state, runner_pid, runner_start_ticks FROM jobs WHERE id = ?", (job_id,)
+        ).fetchone()
+    if row is None or row["state"] != QUEUED:
+        return f"job {job_id} here is no longer queued: nothing withdrawn"
+    if row["runner_pid"] is None or row["runner_start_ticks"] is None:
+        return f"job {job_id} here names no runner: nothing withdrawn"
+    runner = PinnedProcess(ProcessIdentity(row["runner_pid"], row["runner_start_ticks"]))
+    try:
+        if runner.valid and not is_runner(arguments(row["runner_pid"])):
+            return f"job {job_id}'s runner here is not a swarmdeck run: nothing withdrawn"
+        if not runner.send(signal.SIGTERM):
+            return f"job {job_id}'s runner here is gone: nothing withdrawn"
+    finally:
+        runner.close()
+    return f"job {job_id} withdrawn here"
 
 
 def _gpus(figures: dict[str, object]) -> str:

@@ -173,14 +173,14 @@ def check_peer(config: Config, name: str) -> CheckReport:
             report.problem = error.message
             return report
         report.lines.append(f"  reachable     {address}, host key verified")
-        version = host.run(host._swarmdeck("--version"))
+        version = host.run(host.swarmdeck_command("--version"))
         there = _first_line(version.out).removeprefix("swarmdeck ").strip()
         if version.code != 0:
             report.problem = f"peer {name}: its swarmdeck does not run ({version.err or 'exit'})"
             return report
         same = "same" if there == __version__ else "differs"
         report.lines.append(f"  swarmdeck     here {__version__}, there {there} ({same})")
-        probe = host.run(host._swarmdeck("probe", "--json"), timeout=host_config.timeout * 4)
+        probe = host.run(host.swarmdeck_command("probe", "--json"), timeout=host_config.timeout * 4)
         try:
             snapshot = json.loads(probe.out)
             figures = snapshot["hosts"][0]

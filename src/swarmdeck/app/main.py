@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState
 
 from swarmdeck.actions.detach import launch_detached
 from swarmdeck.actions.lock import release_stale
+from swarmdeck.actions.migration import refusal
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.app import commands
 from swarmdeck.app.agents import AgentsPanel
@@ -398,6 +399,10 @@ class SwarmdeckApp(App[int]):
         job = self._selected_job()
         if job is None:
             self.notify("select a job row in the Jobs panel first", severity="warning")
+            return
+        refused = refusal(job)
+        if refused is not None:
+            self.notify(refused, severity="warning")
             return
         if not any(host.enabled and host.name != job.host for host in self.config.hosts):
             self.notify("no enabled peer: add a [[hosts]] entry to the config", severity="warning")

@@ -1,5 +1,6 @@
 """The migrate pane (`m` on a job row): each peer's fit for the job now, the exact command,
-the toolchain differences; Enter launches it there detached and the Jobs panel follows it."""
+the toolchain differences; Enter launches it there detached and the Jobs panel follows it. A
+queued job is withdrawn here once it started there, so it never runs twice."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from swarmdeck.actions.migration import (
     launch,
     migration_options,
     toolchain_differences,
+    withdraw_queued,
 )
 from swarmdeck.config import Config
-from swarmdeck.probes.ledger import LedgerJob
+from swarmdeck.probes.ledger import QUEUED, LedgerJob
 
 
 class MigrateScreen(ModalScreen[str | None]):
@@ -123,6 +125,8 @@ class MigrateScreen(ModalScreen[str | None]):
 
     def _launched(self, option: MigrationOption, code: int, line: str) -> None:
         if code == 0:
+            if self.job.state == QUEUED:
+                line = f"{line}; {withdraw_queued(self.app.store, self.job.id)}"
             self.dismiss(line)
         else:
             self.notify(f"{option.host}: {line} (exit {code})", severity="error", timeout=10)

@@ -51,9 +51,22 @@ def help_width() -> int:
     return (columns or 80) - 2
 
 
+_OPENED: list = []
+"""State stores `context` opened, closed by `close_opened` unless the process ends first."""
+
+
 def context():
     """The effective config and the state store every command but `hook` works with."""
     from swarmdeck.config import load_config
     from swarmdeck.state import StateStore
 
-    return load_config(), StateStore.open_default()
+    config = load_config()
+    store = StateStore.open_default()
+    _OPENED.append(store)
+    return config, store
+
+
+def close_opened() -> None:
+    """Close the stores this process's commands opened (`main` does, but for a caged run)."""
+    while _OPENED:
+        _OPENED.pop().close()

@@ -18,12 +18,13 @@ def _add_peer(sub) -> None:
     p = sub.add_parser(
         "peer",
         help="run a job on a second host, check one, clean up after one",
-        usage="swarmdeck peer {check,run,cleanup} HOST ...",
+        usage="swarmdeck peer {check,run,attach,cleanup} HOST ...",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example:\n"
         "  swarmdeck peer check big2\n"
-        "  swarmdeck peer run big2 --cap 8G --fetch results/ -- pytest -n 16\n"
-        "  swarmdeck peer cleanup big2\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "  swarmdeck peer run big2 --cap 8G --label tests --fetch report.xml -- pytest -q\n"
+        "  swarmdeck peer attach big2 17\n"
+        "  swarmdeck peer cleanup big2\n"
     )
     peer = p.add_subparsers(dest="peer_command", parser_class=ArgumentParser, metavar="ACTION")
     peer.required = True
@@ -43,6 +44,15 @@ def _add_peer(sub) -> None:
     run.add_argument("host", metavar="HOST")
     run.add_argument("rest", nargs=argparse.REMAINDER, help="options, then -- CMD...")
     run.set_defaults(handler=_run, ends_process=True)
+
+    attach = peer.add_parser("attach", help="follow again a run on HOST whose driver died")
+    attach.add_argument("host", metavar="HOST")
+    attach.add_argument("job", type=int, metavar="JOB", help="its job id in the ledger here")
+    attach.add_argument(
+        "--fetch", action="append", default=[], metavar="PATH",
+        help="a file or folder of the job's tree to bring back when it ends (repeatable)",
+    )
+    attach.set_defaults(handler=_attach, ends_process=True)
 
     cleanup = peer.add_parser("cleanup", help="stop and remove runs on HOST whose driver died")
     cleanup.add_argument("host", metavar="HOST")
@@ -127,6 +137,16 @@ def _run(args: argparse.Namespace) -> int:
     config, store = context()
     try:
         return peer_run(config, store, request)
+    finally:
+        store.close()
+
+
+def _attach(args: argparse.Namespace) -> int:
+    from swarmdeck.actions.peer_run import attach_peer
+
+    config, store = context()
+    try:
+        return attach_peer(config, store, args.host, args.job, tuple(args.fetch))
     finally:
         store.close()
 

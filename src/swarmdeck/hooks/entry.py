@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
     to clean up (the store's connection is closed, nothing is buffered). In-process callers use
     `run`.
     """
-    run(argv, sys.stdin.buffer, sys.stdout, sys.stderr)
+    run(argv, sys.stdin.buffer, sys.stdout, sys.stderr, process_ends=True)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -47,8 +47,23 @@ def main(argv: list[str]) -> int:
     os._exit(0)
 
 
-def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> None:
-    """Answer one hook call; every failure becomes a note on stderr, never an exit status."""
+def run(
+    argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO, process_ends: bool = False
+) -> None:
+    """Answer one hook call; every failure becomes a note on stderr, never an exit status.
+
+    Unless the process ends right after (`process_ends`), the call's connection to the state
+    file is closed before it returns, so an in-process caller does not collect them.
+    """
+    try:
+        _run(argv, stdin, stdout, stderr)
+    finally:
+        record = sys.modules.get("swarmdeck.hooks.record")
+        if record is not None and not process_ends:
+            record.close_left_open()
+
+
+def _run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> None:
     from swarmdeck.hooks.deadline import RECORD_BUDGET, answer_budget, within
 
     if stdin.isatty():

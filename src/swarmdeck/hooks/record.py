@@ -155,6 +155,12 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
     return True
 
 
+def close_left_open() -> None:
+    """Close the connections recorded calls left open: for callers whose process goes on."""
+    while _LEFT_OPEN:
+        _LEFT_OPEN.pop().close()
+
+
 def _store_insert(row: tuple[Any, ...]) -> None:
     """The first call on a machine: let the store create and migrate its file, then insert."""
     from swarmdeck.state import StateStore

@@ -188,6 +188,15 @@ def process_table() -> dict[int, StatLine]:
     return table
 
 
+def arguments(pid: int) -> list[str]:
+    """The process's command line as its arguments; [] when gone or unreadable."""
+    psutil = _psutil()
+    try:
+        return list(psutil.Process(pid).cmdline())
+    except (psutil.Error, OSError):
+        return []
+
+
 def command_line(pid: int) -> str:
     """The process's command line joined by spaces; "" when gone or unreadable."""
     psutil = _psutil()

@@ -61,6 +61,14 @@ def _whole(value: int | None, missing: str) -> str:
     return missing if value is None else str(value)
 
 
+def _threads(figures: HostFigures, missing: str) -> str:
+    """Threads free of the budget ("12/16"); an overbooked budget reads "0/2 (8 over)"."""
+    free, budget = figures.threads_free, _whole(figures.heavy_threads, missing)
+    if free is not None and free < 0:
+        return f"0/{budget} ({-free} over)"
+    return f"{_whole(free, missing)}/{budget}"
+
+
 def host_cells(figures: HostFigures, missing: str = DASH) -> dict[str, str]:
     """Each figure as the text every face shows for it, keyed as in COLUMNS."""
     busy = figures.busy_cores
@@ -68,8 +76,7 @@ def host_cells(figures: HostFigures, missing: str = DASH) -> dict[str, str]:
         "cores": _whole(figures.cores, missing),
         "busy": missing if busy is None else f"{busy:.1f}/{_whole(figures.cores, missing)}",
         "load": missing if figures.load is None else " ".join(f"{v:.2f}" for v in figures.load),
-        "threads": f"{_whole(figures.threads_free, missing)}/"
-        f"{_whole(figures.heavy_threads, missing)}",
+        "threads": _threads(figures, missing),
         "memory": f"{_size(figures.used, missing)}/{_size(figures.total, missing)}",
         "available": _size(figures.available, missing),
         "slice_cap": _size(figures.slice_cap, missing),

@@ -32,10 +32,11 @@ PANEL_COLUMNS = pick(
 state, runtime, memory) comes first, the admission details last. Its state says how a job
 ended, so the exit column is left out too."""
 STATUS_COLUMNS = pick(
-    COLUMNS, ("id", "label", "state", "booked", "current", "peak", "cap", "cores", "runtime",
-              "exit"),
+    COLUMNS, ("id", "label", "state", "host", "booked", "current", "peak", "cap", "cores",
+              "runtime", "exit"),
 )
-"""`swarmdeck status` shows this host's jobs only, without the admission details."""
+"""`swarmdeck status` shows the jobs of this host's ledger (its peer runs and cluster jobs too,
+hence the host), without the admission details."""
 
 STATE_STYLES = {
     "running": "bold green",

@@ -32,7 +32,7 @@ from swarmdeck.actions.hosts.peer_ledger import end_peer_job, insert_peer_job, m
 from swarmdeck.actions.hosts.peer_side import EXIT_CODE, OUTPUT
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.peer import PeerNotRead, open_connection, reason_of
+from swarmdeck.probes.peer import open_connection, reason_of
 from swarmdeck.probes.peer_cache import READ, current_reading
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.sizes import format_size
@@ -185,7 +185,7 @@ class SshHost(Host):
                 f"peer {self.name}: {reason_of(error, self.config.timeout)}"
             ) from None
 
-    def _swarmdeck(self, *args: str) -> str:
+    def swarmdeck_command(self, *args: str) -> str:
         """The peer's swarmdeck command (as configured: a command line of its own) with args."""
         return " ".join([self.config.swarmdeck, *(shlex.quote(arg) for arg in args)])
 
@@ -269,7 +269,8 @@ class SshHost(Host):
             args += ["--cap", str(job.cap)]
         if job.threads:
             args += ["--threads", str(job.threads)]
-        command = f"cd -- {shlex.quote(run_dir)} && " + self._swarmdeck(*args, "--", *job.argv)
+        starting = self.swarmdeck_command(*args, "--", *job.argv)
+        command = f"cd -- {shlex.quote(run_dir)} && {starting}"
         started = self.run(command)
         try:
             answer = json.loads(started.out.decode())
@@ -390,7 +391,7 @@ class SshHost(Host):
 
     def stop(self, handle: Handle, signum: int) -> None:
         pid, ticks = handle.remote_id.split(":")
-        done = self.run(self._swarmdeck("peer", "remote-stop", pid, ticks, str(signum)),
+        done = self.run(self.swarmdeck_command("peer", "remote-stop", pid, ticks, str(signum)),
                         timeout=60)
         if done.code != 0:
             raise HostError(f"peer {self.name}: could not stop job {handle.job_id}: {done.err}")
@@ -463,5 +464,3 @@ def _alive_test(handle: Handle) -> str:
         f'[ "$1" != Z ] && [ "${{20}}" = {ticks} ]; }}'
     )
 
-
-__all__ = ["PeerNotRead", "SshHost", "check_fetch_path", "slug", "tree_files"]
