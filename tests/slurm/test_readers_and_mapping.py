@@ -6,10 +6,12 @@ import signal
 
 import pytest
 
-from swarmdeck.actions.hosts.slurm import exit_for, fit_of, mem_argument
+from swarmdeck.actions.hosts.slurm import ending_of, exit_for, fit_of, mem_argument
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.slurm import (
     MIB,
+    Accounting,
+    JobStatus,
     SlurmNode,
     accounting_from_text,
     by_free_memory,
@@ -143,3 +145,13 @@ def test_fit_now_ever_or_never_and_nodes_by_free_memory():
     assert not never.ever
     assert "largest usable node" in never.reason
     assert [n.name for n in by_free_memory(nodes)] == ["b", "a", "c"]
+
+
+def test_the_controllers_ending_wins_over_accounting_that_lags_but_oom_from_either_wins():
+    lagging = Accounting(5, "COMPLETED", "0:0", "n1", 1 << 20, 1.0, "COMPLETED")
+    assert ending_of(JobStatus(5, "OUT_OF_MEMORY", "", "0:125"), lagging) == (
+        "OUT_OF_MEMORY", "0:125"
+    )
+    oom = Accounting(5, "OUT_OF_MEMORY", "0:125", "n1", None, 1.0, "OUT_OF_MEMORY")
+    assert ending_of(JobStatus(5, "COMPLETED", "", "0:0"), oom) == ("OUT_OF_MEMORY", "0:125")
+    assert ending_of(JobStatus(5, ""), lagging) == ("COMPLETED", "0:0")
