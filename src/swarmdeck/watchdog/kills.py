@@ -9,7 +9,6 @@ Every decision also raises an alert, so the Alerts panel says what was done.
 
 from __future__ import annotations
 
-import pwd
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,11 +16,12 @@ from typing import TYPE_CHECKING
 from swarmdeck import paths
 from swarmdeck.actions.kill import NotSupervisedError, process_table, stop_tree, tree_of
 from swarmdeck.errors import RefusedError, UsageError
+from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude.live_sessions import pid_files
 from swarmdeck.probes.ledger import RUNNING
 from swarmdeck.probes.machine import local_host_name
-from swarmdeck.probes.procs import PROC, ProcessIdentity, read_stat, start_ticks
+from swarmdeck.probes.procs import ProcessIdentity, read_stat, start_ticks
 from swarmdeck.probes.records import Finding, KillRequest
 from swarmdeck.watchdog.alerts import raise_alert
 
@@ -60,11 +60,7 @@ class KillOutcome:
 
 def command_line(pid: int) -> str:
     """A process's command line as one string (its name in brackets when it has none)."""
-    try:
-        raw = (PROC / str(pid) / "cmdline").read_bytes()
-    except OSError:
-        return ""
-    text = raw.rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace")
+    text = procs.command_line(pid)
     if text:
         return text
     stat = read_stat(pid)
@@ -72,14 +68,9 @@ def command_line(pid: int) -> str:
 
 
 def process_user(pid: int) -> str | None:
-    try:
-        uid = (PROC / str(pid)).stat().st_uid
-    except OSError:
-        return None
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
+    """The name of the user a process runs as (its uid when unnamed); None when gone."""
+    user = procs.user_of(pid)
+    return None if user == "?" else user
 
 
 def request_kill(store: StateStore, finding: Finding, requested_by: str, now: float) -> KillRequest:
