@@ -11,7 +11,6 @@ signal. Every step is recorded in this host's ledger under the peer's name.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck import __version__
-from swarmdeck.actions.detach import DETACH_FD_ENV, Detached, detached_channel
+from swarmdeck.actions.detach import Detached, detached_channel
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.hosts.base import Handle, Host, HostError, JobSpec
 from swarmdeck.actions.hosts.peer_ledger import (
@@ -469,19 +468,9 @@ def relaunch_argv(request: PeerRunRequest) -> list[str]:
 
 def launch_detached_peer_run(request: PeerRunRequest) -> int:
     """A driver in its own session follows the job; this returns once the job started."""
-    read_fd, write_fd = os.pipe()
-    env = dict(os.environ, **{DETACH_FD_ENV: str(write_fd)})
-    child = subprocess.Popen(
-        relaunch_argv(request), cwd=request.cwd, env=env, stdin=subprocess.DEVNULL,
-        pass_fds=(write_fd,), start_new_session=True,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as pipe:
-        line = pipe.readline().decode().split()
-    if line and line[0] == "admitted":
-        print(f"job {line[1]} runs detached on {request.host}; output in {line[2]}", flush=True)
-        return int(ExitCode.OK)
-    return child.wait()
+    from swarmdeck.actions.detach import launch_and_wait_admitted
+
+    return launch_and_wait_admitted(relaunch_argv(request), request.cwd, f" on {request.host}")
 
 
 # ---- peer cleanup ----------------------------------------------------------------------------
