@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "slurm"))
 
-from slurmkit import SlurmCluster, why_no_cluster
+from slurmkit import ClusterBusy, SlurmCluster, why_no_cluster
 
 SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
 RESULTS = Path(__file__).resolve().parent / "results" / "slurm.md"
@@ -52,8 +52,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="swarmdeck-bench-slurm-") as folder:
         root = Path(folder)
         cluster = SlurmCluster(root / "cluster")
-        cluster.start()
         try:
+            try:
+                cluster.start()
+            except ClusterBusy as busy:
+                sys.exit(f"bench_slurm: {busy}; run it again when that run is done")
             work = root / "work"
             work.mkdir()
             config = root / "config.toml"

@@ -17,13 +17,25 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def _parse(source: str, tries: int = 5) -> ast.Module:
+    """ast.parse, again when CPython 3.11 raises its spurious "AST constructor recursion depth
+    mismatch" (gh-106905: a race with another thread during garbage collection, fixed in later
+    releases): the source is the same, so a second parse is the true answer."""
+    for _ in range(tries - 1):
+        try:
+            return ast.parse(source)
+        except SystemError:
+            continue
+    return ast.parse(source)
+
+
 def _imports() -> dict[str, set[str]]:
     """Each swarmdeck module and the swarmdeck modules it imports, at any depth of its body."""
     modules = {_module_name(path): path for path in ROOT.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_parse(path.read_text())):
             if isinstance(node, ast.Import):
                 found.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

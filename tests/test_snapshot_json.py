@@ -171,7 +171,7 @@ PINNED: set[tuple[str, tuple[str, ...]]] = {
     )),
     ('.kill_requests[]', (
         'command', 'finding_key', 'host', 'id', 'job_id', 'pid', 'reason', 'requested_at',
-        'requested_by', 'start_ticks', 'state', 'user',
+        'requested_by', 'slurm_job_id', 'start_ticks', 'state', 'user',
     )),
     ('.locks[]', (
         'command', 'kind', 'lock_file', 'path', 'pid', 'reason', 'session', 'since', 'start_ticks',

@@ -239,6 +239,12 @@ MIGRATIONS: list[Migration] = [
         "ALTER TABLE jobs ADD COLUMN slurm_job_id INTEGER;"
         " CREATE INDEX jobs_by_slurm_job_id ON jobs (slurm_job_id);",
     ),
+    Migration(
+        6,
+        "kill requests: the Slurm job id of a cluster job, which is stopped by scancel, never by"
+        " a signal to a pid",
+        "ALTER TABLE kill_requests ADD COLUMN slurm_job_id INTEGER;",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 

@@ -4,6 +4,7 @@ real peer (asyncssh's server on 127.0.0.1 running the same swarmdeck)."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,3 +117,59 @@ def test_two_quick_dispatches_do_not_both_take_the_same_room(tmp_path: Path) -> 
     assert second is None
     assert [(row["host"], row["booked"]) for row in rows("dispatches")] == [("box2", 300 * MIB)]
     assert json.loads(rows("dispatches")[0]["argv"]) == ["make"]
+
+
+def gpu_rows(foreign: bool) -> list[dict]:
+    """The `gpus` rows of a peer's snapshot: one card, its one compute process foreign or run
+    under a gpu-run wrapper. No GPU here: the rows are built from the real types, not read."""
+    from swarmdeck.probes.gpu import GpuCard, GpuProcess, GpuSnapshot
+
+    process = GpuProcess(4242, 2 << 30, "python", "ann", "python train.py", False,
+                         holder=None if foreign else 4240)
+    card = GpuCard(0, "H100", "GPU-0", 80 << 30, 2 << 30, 78 << 30, 5, 3, 40, [process])
+    return [row.to_json() for row in GpuSnapshot("ok", cards=[card]).as_rows()]
+
+
+@pytest.mark.parametrize(("foreign", "fits_now"), [(False, True), (True, False)])
+def test_a_gpu_job_fits_a_peer_only_when_its_cached_reading_has_a_free_card(
+    tmp_path: Path, foreign: bool, fits_now: bool
+) -> None:
+    from peer_figures import peer_host_object
+    from swarmdeck.actions.hosts.ssh import SshHost
+    from swarmdeck.probes.peer_cache import reading_of, write_reading
+
+    (tmp_path / "config.toml").write_text(
+        '[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\nport = 1\n')
+    figures = peer_host_object(room=400 * MIB, machine_room=400 * MIB, slice_cap=512 * MIB)
+    write_reading(reading_of("box2", figures, time.time(), gpu_rows(foreign)))
+    host_config = load_config().host("box2")
+    assert host_config is not None
+    peer = SshHost(host_config)
+    try:
+        job = JobSpec(("train",), tmp_path, "train", booking=64 * MIB, cap=96 * MIB, gpu=True)
+        fit = peer.fits(job)
+        plain = peer.fits(JobSpec(("make",), tmp_path, "make", booking=64 * MIB, cap=96 * MIB))
+    finally:
+        peer.close()
+    assert (fit.now, fit.ever, fit.gpus_free) == (fits_now, True, int(fits_now))
+    assert fit.reason == ("" if fits_now else "no GPU there without a foreign process")
+    assert plain.now
+
+
+def test_a_gpu_job_does_not_fit_a_peer_that_gave_no_gpu_figures(tmp_path: Path) -> None:
+    from peer_figures import peer_host_object
+    from swarmdeck.actions.hosts.ssh import SshHost
+    from swarmdeck.probes.peer_cache import reading_of, write_reading
+
+    (tmp_path / "config.toml").write_text(
+        '[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\nport = 1\n')
+    figures = peer_host_object(room=400 * MIB, machine_room=400 * MIB, slice_cap=512 * MIB)
+    write_reading(reading_of("box2", figures, time.time()))
+    host_config = load_config().host("box2")
+    assert host_config is not None
+    peer = SshHost(host_config)
+    try:
+        fit = peer.fits(JobSpec(("t",), tmp_path, "t", booking=64 * MIB, cap=96 * MIB, gpu=True))
+    finally:
+        peer.close()
+    assert (fit.now, fit.gpus_free, fit.reason) == (False, None, "no GPU figures from it")

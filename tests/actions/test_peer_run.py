@@ -318,3 +318,109 @@ def test_attach_follows_a_run_whose_driver_died_to_its_end(
     assert (peer.work / "result.txt").read_text() == "r\n"
     assert list(peer.run_root.iterdir()) == []
     assert peer_rows()[0]["state"] == "done"
+
+
+def fake_tar_on_the_peer(tmp_path: Path, peer, then: str) -> Path:
+    """A `tar` first on the peer's PATH that writes part of the tree, marks that it did, then
+    does `then` (fails as a full disk does, or waits to be cut off)."""
+    folder = tmp_path / "peer-bin"
+    folder.mkdir()
+    marker = tmp_path / "copy-halfway"
+    (folder / "tar").write_text(
+        "#!/bin/sh\nhead -c 512 > /dev/null; mkdir -p src; echo half > src/data.txt; "
+        f"touch '{marker}'; {then}\n")
+    (folder / "tar").chmod(0o755)
+    peer.server.env["PATH"] = f"{folder}{os.pathsep}{peer.server.env['PATH']}"
+    return marker
+
+
+@pytest.mark.parametrize("failure", ["disk full", "stream cut"])
+def test_a_copy_that_fails_halfway_leaves_no_partial_run_directory(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd,
+    failure: str,
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    then = ("echo 'tar: src/data.txt: Cannot write: No space left on device' >&2; exit 2"
+            if failure == "disk full" else "sleep 600")
+    marker = fake_tar_on_the_peer(tmp_path, peer, then)
+    monkeypatch.chdir(peer.work)
+    dropper = threading.Thread(target=lambda: (wait_for(marker.exists),
+                                               peer.server.drop_connections()))
+    if failure == "stream cut":
+        dropper.start()
+    code = main(["peer", "run", "box2", "--label", "part", "--", "touch", "ran"])
+    if failure == "stream cut":
+        dropper.join()
+    err = capfd.readouterr().err
+    assert code == 78, err
+    assert marker.exists() and "copy failed" in err
+    assert list(peer.run_root.iterdir()) == [], err
+    [row] = peer_rows()
+    assert row["state"] == "done" and row["outcome"].startswith("not started")
+
+
+def test_cleanup_removes_a_partial_copy_whose_driver_died_before_the_job_started(
+    tmp_path: Path, servers, v1_slice: Path, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    marker = fake_tar_on_the_peer(tmp_path, peer, "sleep 600")
+    driver = subprocess.Popen(
+        [SWARMDECK, "peer", "run", "box2", "--label", "part", "--", "touch", "ran"],
+        cwd=peer.work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    wait_for(marker.exists)
+    driver.kill()
+    driver.wait()
+    [row] = peer_rows()
+    [partial] = list(peer.run_root.iterdir())
+    assert partial.name == f"part-{row['id']}" and row["run_dir"] is None
+    # Another host's copy in the same run root is not this ledger's to remove.
+    (peer.run_root / "theirs-1").mkdir()
+    assert main(["peer", "cleanup", "box2"]) == 0
+    assert f"part-{row['id']}" in capfd.readouterr().out
+    assert [path.name for path in peer.run_root.iterdir()] == ["theirs-1"]
+    assert peer_rows()[0]["state"] == "lost"
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def zombie_children() -> set[int]:
+    """Zombies whose parent is this test process."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            state, parent = stat.rsplit(")", 1)[1].split()[:2]
+            if state == "Z" and int(parent) == os.getpid():
+                found.add(int(entry.name))
+    return found
+
+
+def test_a_peer_run_leaves_no_zombie_on_a_peer_whose_init_does_not_reap(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test process serves ssh and, made a subreaper that never waits for strays, stands in
+    # for a peer's PID 1 that does not reap orphans: whatever the run orphans there stays here.
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    peer = start_peer(tmp_path, servers, v1_slice)
+    monkeypatch.chdir(peer.work)
+    before = zombie_children()
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    try:
+        assert main(["peer", "run", "box2", "--", "sh", "-c", "echo hi; sleep 0.3"]) == 0
+        owned = {child.pid for child in peer.server.children}
+        deadline = time.monotonic() + 5
+        while (left := zombie_children() - before - owned) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        names = sorted(Path(f"/proc/{pid}/comm").read_text().strip() for pid in left)
+    finally:
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        for pid in zombie_children() - before - {c.pid for c in peer.server.children}:
+            os.waitpid(pid, 0)
+    assert not names, f"zombies left on the peer side: {names}"

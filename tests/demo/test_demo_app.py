@@ -8,12 +8,17 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.demo.scene import Scene, SceneSettings
 from swarmdeck.snapshot import Snapshot
+
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+"""A transport collected after its loop closed is a traceback on the screen: an error here."""
 
 
 def _ready(snapshot: Snapshot | None) -> bool:

@@ -15,6 +15,9 @@ import pytest
 
 from swarmdeck.demo.loopback import LoopbackSshServer
 
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+"""A transport collected after its loop closed is a traceback on the screen: an error here."""
+
 
 @pytest.fixture
 def server(tmp_path: Path):

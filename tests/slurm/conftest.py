@@ -12,10 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from slurmkit import SlurmCluster, wait_for, why_no_cluster
+from slurmkit import ClusterBusy, SlurmCluster, wait_for, why_no_cluster
 
 HERE = Path(__file__).parent
 _left_out: list[str] = []
+_running: list[SlurmCluster] = []
+"""The cluster while it runs, so it can be stopped as soon as the last test here is done."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -38,6 +40,15 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(f"{why} ({count} tests)", yellow=True)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop the cluster after the last test here rather than at the end of the whole run, so
+    another run on this machine waits for it only as long as these tests take (after the test's
+own fixtures are torn down: trylast)."""
+    if _running and (nextitem is None or HERE not in nextitem.path.parents):
+        _running.pop().stop()
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
     why = why_no_cluster()
@@ -45,8 +56,12 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
         pytest.skip(why)
     cluster = SlurmCluster(tmp_path_factory.mktemp("slurm"))
     try:
-        cluster.start()
+        try:
+            cluster.start()
+        except ClusterBusy as busy:
+            pytest.skip(f"Slurm tests skipped: {busy}")
         print(f"\ntest Slurm cluster up in {cluster.started_in:.1f} s", file=sys.stderr)
+        _running.append(cluster)
         yield cluster
     finally:
         cluster.stop()

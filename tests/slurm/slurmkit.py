@@ -7,7 +7,8 @@ machine's host name, so its ledger rows never mix with the local host's memory b
 
 Only one such cluster can run on a machine at a time: the client tools find munge through the
 fixed socket /run/munge/munge.socket.2 and the daemons put their cgroups under fixed names.
-A lock file makes a second test run wait for the first.
+A lock file makes a second test run wait for the first, for LOCK_WAIT seconds at most: then it
+says who holds the machine (ClusterBusy) and its Slurm tests are skipped, never timed out.
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ BINARIES = (
 DEFAULT_MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
 MACHINE_LOCK = Path("/run/lock/swarmdeck-test-slurm.lock")
 START_TIMEOUT = 60.0
+LOCK_WAIT = 45.0
+"""Seconds a test run waits for another run's cluster to let the machine go."""
+
+
+class ClusterBusy(Exception):
+    """Another test run's cluster holds this machine."""
 
 
 def missing_binaries() -> list[str]:
@@ -129,7 +136,22 @@ class SlurmCluster:
     def _take_machine_lock(self) -> None:
         MACHINE_LOCK.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(MACHINE_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
+                    os.close(fd)
+                    raise ClusterBusy(
+                        f"another test run's cluster holds this machine "
+                        f"({holder or MACHINE_LOCK}) for over {LOCK_WAIT:g} s"
+                    ) from None
+                time.sleep(0.5)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} in {os.getcwd()}".encode(), 0)
         self._lock_fd = fd
 
     def _spawn(self, name: str, argv: list[str]) -> None:
@@ -312,8 +334,11 @@ class SlurmCluster:
         for name in ("slurmd", "slurmctld", "slurmdbd", "mariadbd", "munged"):
             self._stop(name)
         if self._socket_link_made:
-            with contextlib.suppress(FileNotFoundError):
-                DEFAULT_MUNGE_SOCKET.unlink()
+            self._socket_link_made = False
+            with contextlib.suppress(OSError):
+                if DEFAULT_MUNGE_SOCKET.readlink() == self.munge_socket:
+                    DEFAULT_MUNGE_SOCKET.unlink()
         if self._lock_fd is not None:
+            os.ftruncate(self._lock_fd, 0)
             os.close(self._lock_fd)
             self._lock_fd = None

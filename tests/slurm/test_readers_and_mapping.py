@@ -6,10 +6,12 @@ import signal
 
 import pytest
 
-from swarmdeck.actions.hosts.slurm import exit_for, fit_of, mem_argument
+from swarmdeck.actions.hosts.slurm import ending_of, exit_for, fit_of, mem_argument
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.slurm import (
     MIB,
+    Accounting,
+    JobStatus,
     SlurmNode,
     accounting_from_text,
     by_free_memory,
@@ -34,6 +36,7 @@ JOB_22_05 = {
     "job_id": 11, "name": "build", "user_name": "ann", "partition": "batch",
     "job_state": "RUNNING", "state_reason": "None", "nodes": "n1", "memory_per_node": 2048,
     "memory_per_cpu": None, "cpus": 4, "start_time": 1000,
+    "standard_output": "/shared/out/slurm-%j.out",
 }
 JOB_23_02 = {
     "job_id": 12, "name": "test", "user_name": "bob", "partition": "batch",
@@ -82,6 +85,7 @@ def test_jobs_read_from_both_releases_ours_marked_and_ended_ones_left_out():
     running, pending = jobs_from_json({"jobs": [JOB_22_05, JOB_23_02, ended]}, {12: 40})
     assert (running.node, running.requested_memory, running.ours) == ("n1", 2048 * MIB, False)
     assert running.runtime(now=1010) == 10
+    assert running.output_path == "/shared/out/slurm-11.out"
     assert (pending.slurm_state, pending.reason, pending.node) == ("PENDING", "Resources", "")
     assert pending.requested_memory == 512 * 2 * MIB
     assert (pending.ours, pending.ledger_id, pending.runtime()) == (True, 40, None)
@@ -141,3 +145,13 @@ def test_fit_now_ever_or_never_and_nodes_by_free_memory():
     assert not never.ever
     assert "largest usable node" in never.reason
     assert [n.name for n in by_free_memory(nodes)] == ["b", "a", "c"]
+
+
+def test_the_controllers_ending_wins_over_accounting_that_lags_but_oom_from_either_wins():
+    lagging = Accounting(5, "COMPLETED", "0:0", "n1", 1 << 20, 1.0, "COMPLETED")
+    assert ending_of(JobStatus(5, "OUT_OF_MEMORY", "", "0:125"), lagging) == (
+        "OUT_OF_MEMORY", "0:125"
+    )
+    oom = Accounting(5, "OUT_OF_MEMORY", "0:125", "n1", None, 1.0, "OUT_OF_MEMORY")
+    assert ending_of(JobStatus(5, "COMPLETED", "", "0:0"), oom) == ("OUT_OF_MEMORY", "0:125")
+    assert ending_of(JobStatus(5, ""), lagging) == ("COMPLETED", "0:0")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import resource
 import signal
 import subprocess
 import sys
@@ -162,6 +164,7 @@ def test_status_json_has_the_nodes_as_hosts_and_the_cluster_jobs(slurm_config, s
     jobs = {job["slurm_job_id"]: job for job in snapshot["jobs"] if job.get("kind") == "slurm-job"}
     assert jobs[foreign_id]["requested_memory"] == 50 * MIB
     assert jobs[foreign_id]["ours"] is False
+    assert jobs[foreign_id]["output_path"] == "/dev/null"
     assert jobs[foreign_id]["state"] in {"pending", "running"}
     assert set(snapshot) >= {"taken_at", "hosts", "jobs", "kill_requests"}
 
@@ -253,3 +256,18 @@ def test_a_row_whose_runner_died_is_closed_as_lost_naming_the_scancel(slurm_conf
         assert [(j["slurm_job_id"], j["ours"]) for j in jobs] == [(slurm_job_id, False)]
     finally:
         slurm_cluster.run("scancel", str(slurm_job_id))
+
+
+def test_a_runner_with_over_a_thousand_files_open_still_follows_its_job(slurm_config, tmp_path):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        code, output, notes = submit(RunRequest(argv=["echo", "followed"], cap="32M",
+                                                cwd=tmp_path))
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert code == 0, notes
+    assert b"followed" in output

@@ -4,18 +4,23 @@ when this host cannot fit a job, and an approved kill that is `scancel` of the j
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from slurmkit import NODE, NODE_MEMORY_MIB, SlurmCluster, wait_for
 
+from ledger_rows import add_job
 from swarmdeck.actions.hosts.base import JobSpec
 from swarmdeck.actions.hosts.slurm import SlurmHost, cancel_cluster_job
 from swarmdeck.cli import main
 from swarmdeck.config import load_config
+from swarmdeck.errors import UsageError
 from swarmdeck.probes.machine import mem_total
+from swarmdeck.probes.records import Finding
 from swarmdeck.state import StateStore
+from swarmdeck.watchdog.kills import STOPPED, approve, request_kill
 
 MIB = 1 << 20
 
@@ -86,3 +91,42 @@ def test_an_approved_kill_of_a_cluster_job_is_scancel_of_its_id(
 
     assert result == f"scancel {slurm_job_id}: job ended cancelled"
     assert str(slurm_job_id) not in slurm_cluster.jobs_in_queue()
+
+
+def test_a_kill_request_for_a_cluster_job_is_approved_as_scancel_never_a_signal(
+    slurm_config, slurm_cluster: SlurmCluster
+):
+    text = slurm_cluster.run("sbatch", "--parsable", "--mem=32M", "--output=/dev/null",
+                             "--wrap", "sleep 300")
+    slurm_job_id = int(text.strip().split(";")[0])
+    wait_for(lambda: "RUNNING" in slurm_cluster.run("squeue", "-h", "-j", str(slurm_job_id),
+                                                   "-o", "%T"), "the job running")
+    store = StateStore.open_default()
+    job_id = add_job(store, label="on the cluster", host=NODE, slurm_job_id=slurm_job_id,
+                     runner_pid=None, runner_start_ticks=None, argv=["sleep", "300"])
+    finding = Finding(
+        id=1, key=f"output_stalled:job-{job_id}", rule="output_stalled", subject=f"job {job_id}",
+        severity="warning", message="its output stopped growing", first_seen_at=time.time(),
+        last_seen_at=time.time(), count=1, acknowledged_at=None, host=NODE, job_id=job_id,
+    )
+
+    request = request_kill(store, finding, "test", time.time())
+    assert request.slurm_job_id == slurm_job_id and request.host == NODE
+    outcome = approve(store, request.id, "test", time.time())
+
+    assert outcome.result == STOPPED, outcome
+    assert f"scancel {slurm_job_id}" in outcome.detail
+    assert str(slurm_job_id) not in slurm_cluster.jobs_in_queue()
+    store.close()
+
+
+def test_a_finding_without_process_or_cluster_job_still_cannot_be_requested(slurm_config):
+    store = StateStore.open_default()
+    job_id = add_job(store, label="local, no pid", runner_pid=None, runner_start_ticks=None)
+    finding = Finding(
+        id=1, key="k", rule="output_stalled", subject="s", severity="warning", message="m",
+        first_seen_at=0.0, last_seen_at=0.0, count=1, acknowledged_at=None, job_id=job_id,
+    )
+    with pytest.raises(UsageError):
+        request_kill(store, finding, "test", time.time())
+    store.close()

@@ -15,6 +15,7 @@ from scene_kit import SID, insert_hook_event, insert_job, write_watchdog_config
 
 from busy_job import busy_job
 from claude_lines import BASE, Lines, age
+from ledger_rows import add_job
 from peer_figures import peer_host_object
 from swarmdeck.actions.owners import claim_directory
 from swarmdeck.config import load_config
@@ -158,6 +159,30 @@ def test_a_job_whose_output_grows_is_not_found(isolated_home, store, processes):
     output = isolated_home / "job.out"
     output.write_text("epoch 1\n")
     insert_job(store, job.pid, output_path=str(output), started_at=time.time() - 200)
+    assert drafts(rules.output_not_growing, config, store, time.time()) == []
+
+
+def test_a_cluster_job_whose_output_stopped_growing_is_found_by_its_ledger_row(
+    isolated_home, store
+):
+    config = write_watchdog_config(isolated_home, output_stall=30)
+    output = isolated_home / "slurm-job.out"
+    output.write_text("epoch 1\n")
+    age(output, 120)
+    job_id = add_job(store, label="on the cluster", host="node7", slurm_job_id=4242,
+                     output_path=str(output), started_at=time.time() - 200)
+    found = drafts(rules.output_not_growing, config, store, time.time())
+    assert [(d.key, d.job_id, d.host) for d in found] == [
+        (f"output_not_growing:job{job_id}", job_id, "node7")
+    ]
+
+
+def test_a_cluster_job_whose_output_grows_is_not_found(isolated_home, store):
+    config = write_watchdog_config(isolated_home, output_stall=30)
+    output = isolated_home / "slurm-job.out"
+    output.write_text("epoch 1\n")
+    add_job(store, label="on the cluster", host="node7", slurm_job_id=4242,
+            output_path=str(output), started_at=time.time() - 200)
     assert drafts(rules.output_not_growing, config, store, time.time()) == []
 
 

@@ -86,16 +86,23 @@ def relaunch_argv(request: RunRequest) -> list[str]:
 
 def launch_detached(request: RunRequest) -> int:
     """Start the runner again in its own session; wait only until it is admitted."""
+    return launch_and_wait_admitted(relaunch_argv(request), request.cwd, "")
+
+
+def launch_and_wait_admitted(argv: list[str], cwd: Path | str, where: str) -> int:
+    """Start `argv` in its own session with the detach channel, and return once it says its
+    job was admitted (printing the job and its output file, `where` after "runs detached"), or
+    with its exit status when it ended without."""
     read_fd, write_fd = os.pipe()
     env = dict(os.environ, **{DETACH_FD_ENV: str(write_fd)})
     child = subprocess.Popen(
-        relaunch_argv(request), cwd=request.cwd, env=env, stdin=subprocess.DEVNULL,
-        pass_fds=(write_fd,), start_new_session=True,
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, pass_fds=(write_fd,),
+        start_new_session=True,
     )
     os.close(write_fd)
     with os.fdopen(read_fd, "rb") as pipe:
         line = pipe.readline().decode().split()
     if line and line[0] == "admitted":
-        print(f"job {line[1]} runs detached; output in {line[2]}", flush=True)
+        print(f"job {line[1]} runs detached{where}; output in {line[2]}", flush=True)
         return int(ExitCode.OK)
     return child.wait()

@@ -11,7 +11,6 @@ signal. Every step is recorded in this host's ledger under the peer's name.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -22,10 +21,11 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck import __version__
-from swarmdeck.actions.detach import DETACH_FD_ENV, Detached, detached_channel
+from swarmdeck.actions.detach import Detached, detached_channel
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.hosts.base import Handle, Host, HostError, JobSpec
 from swarmdeck.actions.hosts.peer_ledger import (
+    abandoned_run_dirs,
     active_peer_rows,
     end_peer_job,
     mark_peer_lost,
@@ -468,30 +468,20 @@ def relaunch_argv(request: PeerRunRequest) -> list[str]:
 
 def launch_detached_peer_run(request: PeerRunRequest) -> int:
     """A driver in its own session follows the job; this returns once the job started."""
-    read_fd, write_fd = os.pipe()
-    env = dict(os.environ, **{DETACH_FD_ENV: str(write_fd)})
-    child = subprocess.Popen(
-        relaunch_argv(request), cwd=request.cwd, env=env, stdin=subprocess.DEVNULL,
-        pass_fds=(write_fd,), start_new_session=True,
-    )
-    os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as pipe:
-        line = pipe.readline().decode().split()
-    if line and line[0] == "admitted":
-        print(f"job {line[1]} runs detached on {request.host}; output in {line[2]}", flush=True)
-        return int(ExitCode.OK)
-    return child.wait()
+    from swarmdeck.actions.detach import launch_and_wait_admitted
+
+    return launch_and_wait_admitted(relaunch_argv(request), request.cwd, f" on {request.host}")
 
 
 # ---- peer cleanup ----------------------------------------------------------------------------
 
 
 def cleanup_peer(config: Config, store: StateStore, name: str) -> list[str]:
-    """Stop and remove every run on `name` whose driver here died; one line per run."""
+    """Stop and remove every run on `name` whose driver here died, and remove every copy under
+    its run root that this ledger gave out and nothing uses (a copy that failed, or whose
+    driver died before the job started); one line per run."""
     host_config = peer_config(config, name)
     orphans = [row for row in active_peer_rows(store, name) if not row.driver_alive]
-    if not orphans:
-        return [f"no runs on {name} without their driver"]
     host = open_host(host_config, store)
     lines = []
     try:
@@ -504,9 +494,16 @@ def cleanup_peer(config: Config, store: StateStore, name: str) -> list[str]:
                 host.stop(handle, signal.SIGTERM)
             host.clean(handle)
             mark_peer_lost(store, row.id, "cleaned: its driver died")
-            where = row.run_dir or "no run directory yet"
-            lines.append(f"job {row.id} ({row.label}): stopped on {name}, {where} removed")
+            where = f"{row.run_dir} removed" if row.run_dir else "it had not started"
+            lines.append(f"job {row.id} ({row.label}): stopped on {name}, {where}")
+        abandoned = abandoned_run_dirs(store, name)
+        for folder in host.run_root_entries():
+            job_id = abandoned.get(folder)
+            if job_id is None:
+                continue
+            path = host.run_root_path(folder)
+            host.clean(Handle(name, job_id, "", path))
+            lines.append(f"job {job_id}: its copy {path} on {name} was never started; removed")
     finally:
         host.close()
-    return lines
-
+    return lines or [f"no runs on {name} without their driver"]

@@ -9,6 +9,7 @@ Interrupting cancels the job (`scancel`) and waits until the engine says it ende
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -95,7 +96,13 @@ def run_on_slurm(
             f"job {handle.job_id} is Slurm job {handle.remote_id} with --mem "
             f"{format_size(booking.cap)} (booked via {booking.via.value})"
         )
-        ended = host.follow(handle, out, signals.read_fd, signals.pending, request.timeout)
+        try:
+            ended = host.follow(handle, out, signals.read_fd, signals.pending, request.timeout)
+        except BaseException:
+            # Following failed here: the job must not go on in the cluster without its runner.
+            with contextlib.suppress(HostError):
+                host.cancel(int(handle.remote_id))
+            raise
     finally:
         signals.restore()
     line = verdict_line(handle.job_id, handle.remote_id, ended.exit_code, ended.outcome,

@@ -14,7 +14,6 @@ import sys
 from collections.abc import Sequence
 
 from swarmdeck import __version__
-from swarmdeck.errors import SwarmdeckError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -100,6 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from swarmdeck.hooks.entry import main as hook_main
 
         return hook_main(args_list[1:])
+    # Here, past the hook's return: the errors module brings in enum, which a hook never needs.
+    from swarmdeck.errors import SwarmdeckError
+
     ends_process = False
     try:
         args = _parse(args_list)

@@ -166,9 +166,11 @@ def _cleanup(args: argparse.Namespace) -> int:
 def _remote_start(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from swarmdeck.actions.hosts.peer_side import start, start_line
+    from swarmdeck.actions.hosts.peer_side import identity, reap, start, start_line
 
-    print(start_line(start(Path(args.run_dir), _command(args))), flush=True)
+    child = start(Path(args.run_dir), _command(args))
+    print(start_line(identity(child)), flush=True)
+    reap(child)
     return 0
 
 

@@ -179,6 +179,11 @@ class LoopbackSshServer:
             self._kill_children()
             for child in self.children:
                 await child.wait()
+                if child.stdin is not None:
+                    child.stdin.close()  # a handler cancelled mid-read never closed it
+            # The pipes close through callbacks of this loop: let them run before it stops, or
+            # their transports are collected after it closed and complain on the screen.
+            await asyncio.sleep(0.05)
 
         self._call(close())
         self.loop.call_soon_threadsafe(self.loop.stop)

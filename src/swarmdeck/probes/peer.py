@@ -57,8 +57,8 @@ def probe_command(host: HostConfig) -> str:
     return f"timeout -k {REMOTE_GRACE} {host.timeout:g} {host.swarmdeck} probe --json"
 
 
-def parse_probe_output(text: str) -> dict[str, Any]:
-    """The peer's own host object from its snapshot JSON."""
+def parse_probe_output(text: str) -> tuple[dict[str, Any], list[Any]]:
+    """The peer's own host object from its snapshot JSON, and its `gpus` rows."""
     try:
         snapshot = json.loads(text)
     except ValueError as error:
@@ -66,7 +66,8 @@ def parse_probe_output(text: str) -> dict[str, Any]:
     hosts = snapshot.get("hosts") if isinstance(snapshot, dict) else None
     if not isinstance(hosts, list) or not hosts or not isinstance(hosts[0], dict):
         raise PeerNotRead("bad JSON from the peer: no hosts[0] object")
-    return hosts[0]
+    gpus = snapshot.get("gpus")
+    return hosts[0], gpus if isinstance(gpus, list) else []
 
 
 def _first_line(text: str) -> str:
@@ -183,15 +184,15 @@ class PeerProber:
             await self._drop(host.name)
             return PeerReading(host.name, DISABLED, reason="enabled = false")
         try:
-            figures = await asyncio.wait_for(self._probe(host), host.timeout)
+            figures, gpus = await asyncio.wait_for(self._probe(host), host.timeout)
         except Exception as error:  # every failure is this host's "not read", with its reason
             await self._drop(host.name)
             return PeerReading(
                 host.name, NOT_READ, reason=reason_of(error, host.timeout), read_at=time.time()
             )
-        return reading_of(host.name, figures, time.time())
+        return reading_of(host.name, figures, time.time(), gpus)
 
-    async def _probe(self, host: HostConfig) -> dict[str, Any]:
+    async def _probe(self, host: HostConfig) -> tuple[dict[str, Any], list[Any]]:
         connection = await self._connection(host)
         process = await connection.create_process(probe_command(host))
         try:

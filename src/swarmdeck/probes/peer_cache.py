@@ -42,6 +42,17 @@ class PeerReading:
     """The peer's cores and memory, parsed from `figures`; None unless read."""
     book: MemoryBook | None = None
     """The peer's memory book, parsed from `figures`; None unless read with a book."""
+    gpus: list[dict[str, Any]] = field(default_factory=list)
+    """The `gpus` rows of the peer's own snapshot, as it sent them; empty unless read."""
+
+    @property
+    def gpus_free(self) -> int | None:
+        """Cards there with no foreign compute process; None when the peer gave no card rows
+        (an older peer, or one whose NVML was not read)."""
+        cards = [row for row in self.gpus if isinstance(row, dict) and row.get("index") is not None]
+        if not cards:
+            return None
+        return sum(1 for card in cards if _card_free(card))
 
     def to_json(self) -> dict[str, Any]:
         """The peer as a host object of the snapshot JSON: its figures, `local: false`, a state."""
@@ -60,10 +71,25 @@ class PeerReading:
             "reason": self.reason,
             "read_at": self.read_at,
             "host": self.figures,
+            "gpus": self.gpus,
         }
 
 
-def reading_of(name: str, figures: dict[str, Any], read_at: float | None) -> PeerReading:
+def _card_free(card: dict[str, Any]) -> bool:
+    """A card read cleanly whose every compute process is expected (allowlisted or under a
+    gpu-run wrapper), the same test this host applies to its own cards."""
+    processes = card.get("processes")
+    if card.get("reason") or card.get("state") != "ok" or not isinstance(processes, list):
+        return False
+    return not any(
+        isinstance(p, dict) and not p.get("allowlisted") and p.get("holder") is None
+        for p in processes
+    )
+
+
+def reading_of(
+    name: str, figures: dict[str, Any], read_at: float | None, gpus: list[Any] | None = None
+) -> PeerReading:
     """A peer that answered with `figures`, parsed here once into its host and book; figures
     that do not parse make it "not read" saying which one is wrong."""
     try:
@@ -75,7 +101,10 @@ def reading_of(name: str, figures: dict[str, Any], read_at: float | None) -> Pee
         book = MemoryBook.from_host_fields(host, figures)
     except ValueError as error:
         return PeerReading(name, NOT_READ, reason=f"figures unusable: {error}", read_at=read_at)
-    return PeerReading(name, READ, figures=figures, read_at=read_at, host=host, book=book)
+    rows = [row for row in gpus or [] if isinstance(row, dict)]
+    return PeerReading(
+        name, READ, figures=figures, read_at=read_at, host=host, book=book, gpus=rows
+    )
 
 
 def cache_path(name: str) -> str:
@@ -111,7 +140,9 @@ def read_cached(name: str) -> PeerReading | None:
     when = float(read_at) if isinstance(read_at, int | float) else None
     state = str(data.get("state", NOT_READ))
     if state == READ:
-        return reading_of(name, data.get("host") or {}, when)
+        gpus = data.get("gpus")
+        rows = gpus if isinstance(gpus, list) else []
+        return reading_of(name, data.get("host") or {}, when, rows)
     return PeerReading(name, state, reason=str(data.get("reason", "")), read_at=when)
 
 

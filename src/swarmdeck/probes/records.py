@@ -71,6 +71,8 @@ class KillRequest:
     requested_at: float
     finding_key: str | None = None
     requested_by: str | None = None
+    slurm_job_id: int | None = None
+    """For a job on the Slurm cluster: its id, which approval cancels (pid and ticks are 0)."""
 
 
 def _read(store: StateStore, kind: type[Row], table: str, where: str, order: str) -> list[Row]:

@@ -288,6 +288,8 @@ class ClusterJob:
     ours: bool = False
     ledger_id: int | None = None
     """Our ledger row's id when the job is ours."""
+    output_path: str = ""
+    """Where the job writes its stdout (the watchdog follows it); empty when not known."""
 
     def runtime(self, now: float | None = None) -> float | None:
         if self.started_at is None or self.slurm_state == "PENDING":
@@ -341,9 +343,16 @@ def jobs_from_json(data: Mapping[str, Any], ours: Mapping[int, int]) -> list[Clu
                 started_at=float(start) if start else None,
                 ours=job_id in ours,
                 ledger_id=ours.get(job_id),
+                output_path=_output_path(item.get("standard_output"), job_id),
             )
         )
     return jobs
+
+
+def _output_path(value: Any, job_id: int) -> str:
+    """squeue's stdout path with its job-id patterns (%j, %A) filled in; other patterns (%x
+    the name, %N the node, …) stay as written."""
+    return str(value or "").replace("%j", str(job_id)).replace("%A", str(job_id))
 
 
 def jobs_from_text(text: str, ours: Mapping[int, int]) -> list[ClusterJob]:

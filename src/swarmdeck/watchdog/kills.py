@@ -9,7 +9,7 @@ Every decision also raises an alert, so the Alerts panel says what was done.
 
 from __future__ import annotations
 
-import pwd
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 from swarmdeck import paths
 from swarmdeck.actions.kill import NotSupervisedError, process_table, stop_tree, tree_of
 from swarmdeck.errors import RefusedError, UsageError
+from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude.live_sessions import pid_files
 from swarmdeck.probes.ledger import RUNNING
 from swarmdeck.probes.machine import local_host_name
-from swarmdeck.probes.procs import PROC, ProcessIdentity, read_stat, start_ticks
+from swarmdeck.probes.procs import ProcessIdentity, read_stat, start_ticks
 from swarmdeck.probes.records import Finding, KillRequest
 from swarmdeck.watchdog.alerts import raise_alert
 
@@ -36,6 +37,7 @@ ALREADY_GONE = "already gone"
 NOT_SUPERVISED = "refused: not supervised"
 PID_REUSED = "refused: pid reused"
 OTHER_HOST = "refused: another host"
+NOT_STOPPED = "not stopped"
 _COLUMNS = ", ".join(KillRequest.__dataclass_fields__)
 
 
@@ -60,11 +62,7 @@ class KillOutcome:
 
 def command_line(pid: int) -> str:
     """A process's command line as one string (its name in brackets when it has none)."""
-    try:
-        raw = (PROC / str(pid) / "cmdline").read_bytes()
-    except OSError:
-        return ""
-    text = raw.rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace")
+    text = procs.command_line(pid)
     if text:
         return text
     stat = read_stat(pid)
@@ -72,24 +70,23 @@ def command_line(pid: int) -> str:
 
 
 def process_user(pid: int) -> str | None:
-    try:
-        uid = (PROC / str(pid)).stat().st_uid
-    except OSError:
-        return None
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
+    """The name of the user a process runs as (its uid when unnamed); None when gone."""
+    user = procs.user_of(pid)
+    return None if user == "?" else user
 
 
 def request_kill(store: StateStore, finding: Finding, requested_by: str, now: float) -> KillRequest:
     """A pending kill request for the finding's subject process (the same one if one is pending).
 
-    Raises UsageError when the finding names no process."""
-    if finding.pid is None or finding.start_ticks is None:
+    A finding about a job on the Slurm cluster asks for that job (its id) instead: approval
+    is then `scancel`. Raises UsageError when the finding names neither."""
+    cluster_job = _cluster_job(store, finding.job_id)
+    if cluster_job is None and (finding.pid is None or finding.start_ticks is None):
         raise UsageError(
             f"finding {finding.id} ({finding.rule}) names no process to stop; act on it by hand"
         )
+    if cluster_job is not None:
+        return _request_cluster_kill(store, finding, requested_by, now, cluster_job)
     with store.transaction() as conn:
         row = conn.execute(
             f"SELECT {_COLUMNS} FROM kill_requests WHERE finding_key = ? AND state = ?",
@@ -111,6 +108,48 @@ def request_kill(store: StateStore, finding: Finding, requested_by: str, now: fl
         row = conn.execute(
             f"SELECT {_COLUMNS} FROM kill_requests WHERE id = ?", (cursor.lastrowid,)
         ).fetchone()
+    return KillRequest(**dict(row))
+
+
+def _cluster_job(store: StateStore, job_id: int | None) -> tuple[int, str, str] | None:
+    """(Slurm job id, node, command) of an active ledger job on the cluster, else None."""
+    if job_id is None:
+        return None
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT slurm_job_id, host, argv FROM jobs WHERE id = ? AND slurm_job_id IS NOT NULL"
+            " AND state IN ('queued', 'admitted', 'running')",
+            (job_id,),
+        ).fetchone()
+    if row is None:
+        return None
+    return int(row["slurm_job_id"]), row["host"], " ".join(json.loads(row["argv"]))
+
+
+def _request_cluster_kill(
+    store: StateStore, finding: Finding, requested_by: str, now: float,
+    cluster_job: tuple[int, str, str],
+) -> KillRequest:
+    slurm_job_id, node, command = cluster_job
+    with store.transaction() as conn:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM kill_requests WHERE finding_key = ? AND state = ?",
+            (finding.key, PENDING),
+        ).fetchone()
+        if row is None:
+            cursor = conn.execute(
+                "INSERT INTO kill_requests (job_id, host, pid, start_ticks, user, command, reason,"
+                " finding_key, state, requested_at, requested_by, slurm_job_id)"
+                " VALUES (?, ?, 0, 0, NULL, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    finding.job_id, node, command[:500] or finding.subject,
+                    f"{finding.rule}: {finding.message}", finding.key, PENDING, now,
+                    requested_by, slurm_job_id,
+                ),
+            )
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM kill_requests WHERE id = ?", (cursor.lastrowid,)
+            ).fetchone()
     return KillRequest(**dict(row))
 
 
@@ -156,7 +195,10 @@ def supervised_set(store: StateStore, claude_dir: Path | None = None) -> set[Pro
 
 def stop_preview(store: StateStore, request: KillRequest) -> list[TreeMember]:
     """The processes approving would stop, as they are now: the subject and its descendants,
-    and the other members of its job's cage with theirs."""
+    and the other members of its job's cage with theirs. A cluster job's processes run on its
+    node, out of sight: none are listed (approving it is `scancel`)."""
+    if request.slurm_job_id is not None:
+        return []
     table = process_table()
     roots = [ProcessIdentity(request.pid, request.start_ticks)]
     members = _cage_members(store, request)
@@ -180,6 +222,8 @@ def approve(
 ) -> KillOutcome:
     """Stop the request's process tree if it is still that process and a supervised one."""
     request = _pending(store, request_id)
+    if request.slurm_job_id is not None:
+        return _approve_cluster_job(store, request, decided_by, now)
     target = ProcessIdentity(request.pid, request.start_ticks)
     stat = read_stat(request.pid)
     if request.host != local_host_name():
@@ -206,6 +250,22 @@ def approve(
             else:
                 result, detail = ALREADY_GONE, f"pid {request.pid} had already ended"
     return _decide(store, request, APPROVED, result, detail, decided_by, now)
+
+
+def _approve_cluster_job(
+    store: StateStore, request: KillRequest, decided_by: str, now: float
+) -> KillOutcome:
+    """A cluster job is stopped by `scancel` of its id, waiting until Slurm says it ended."""
+    from swarmdeck.actions.hosts.base import HostError
+    from swarmdeck.actions.hosts.slurm import cancel_cluster_job
+    from swarmdeck.config import load_config
+
+    assert request.slurm_job_id is not None
+    try:
+        detail = cancel_cluster_job(load_config(), store, request.slurm_job_id)
+    except HostError as error:
+        return _decide(store, request, APPROVED, NOT_STOPPED, error.message, decided_by, now)
+    return _decide(store, request, APPROVED, STOPPED, detail, decided_by, now)
 
 
 def deny(store: StateStore, request_id: int, decided_by: str, now: float) -> KillOutcome:

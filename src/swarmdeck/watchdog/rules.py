@@ -179,10 +179,11 @@ def repeated_unchanged_output(
 def output_not_growing(
     scene: Scene, history: History, config: Config, now: float
 ) -> list[FindingDraft]:
-    """A running job whose output file has not grown for `watchdog.output_stall` seconds."""
+    """A running job (here, on a peer or on the Slurm cluster) whose output file has not grown
+    for `watchdog.output_stall` seconds."""
     limit = config.watchdog.output_stall
     out = []
-    for job in scene.running_jobs():
+    for job in scene.running_jobs() + scene.cluster_jobs:
         output = scene.outputs.get(job.id)
         if output is None or now - output.mtime <= limit:
             continue

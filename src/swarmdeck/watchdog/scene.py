@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude._records import text_of, timestamp
-from swarmdeck.probes.ledger import RUNNING
+from swarmdeck.probes.ledger import RUNNING, ledger_jobs
 from swarmdeck.probes.procs import read_stat
 
 if TYPE_CHECKING:
@@ -96,6 +96,9 @@ class Scene:
     bash_runs: dict[str, list[BashRun]] = field(default_factory=dict)
     """The latest finished Bash calls of each live session's main transcript, oldest first."""
     ran_commands: list[HookCommand] = field(default_factory=list)
+    cluster_jobs: list[LedgerJob] = field(default_factory=list)
+    """Our jobs running on the Slurm cluster, from the ledger (their output file is followed
+    here; their processes run on a node, out of sight)."""
 
     def running_jobs(self) -> list[LedgerJob]:
         return [job for job in self.snapshot.jobs if job.state == RUNNING]
@@ -118,7 +121,8 @@ class SceneReader:
     def read(self, snapshot: Snapshot, store: StateStore, now: float) -> Scene:
         scene = Scene(snapshot=snapshot, taken_at=now)
         jobs = scene.running_jobs()
-        scene.outputs = output_files(jobs)
+        scene.cluster_jobs = running_cluster_jobs(store)
+        scene.outputs = output_files(jobs + scene.cluster_jobs)
         scene.processes = supervised_processes(jobs, snapshot.sessions)
         live = [s for s in snapshot.sessions if s.live]
         scene.bash_runs = {s.session_id: self._bash_runs(s.transcript_path) for s in live}
@@ -137,6 +141,19 @@ class SceneReader:
         runs = bash_runs(Path(path), info.st_size, self.wanted)
         self._tails[path] = (stamp, runs)
         return runs
+
+
+def running_cluster_jobs(store: StateStore) -> list[LedgerJob]:
+    """The ledger's running jobs that we submitted to the Slurm cluster, on any node."""
+    with store.read() as conn:
+        nodes = [row[0] for row in conn.execute(
+            "SELECT DISTINCT host FROM jobs WHERE slurm_job_id IS NOT NULL AND state = ?",
+            (RUNNING,),
+        )]
+    return [
+        job for node in nodes for job in ledger_jobs(store, node, finished=0)
+        if job.state == RUNNING
+    ]
 
 
 def output_files(jobs: list[LedgerJob]) -> dict[int, OutputFile]:

@@ -9,6 +9,7 @@ count against this host's memory book (the book reads rows of its own host only)
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,17 @@ class PeerRow:
     cwd: Path
     """The checkout here it was copied from: fetched artifacts go back there."""
     driver_alive: bool
+
+
+def slug(label: str) -> str:
+    """The label as a folder name: letters, digits, '.', '_', '-' only, at most 40 of them."""
+    text = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip(".-")[:40]
+    return text or "job"
+
+
+def run_dir_name(label: str, job_id: int) -> str:
+    """The folder a peer job's copy gets under the host's run root: LABEL-ID."""
+    return f"{slug(label)}-{job_id}"
 
 
 def insert_peer_job(store: StateStore, host: str, job: JobSpec) -> int:
@@ -120,3 +132,16 @@ def active_peer_rows(store: StateStore, host: str) -> list[PeerRow]:
         )
         for row in rows
     ]
+
+
+def abandoned_run_dirs(store: StateStore, host: str) -> dict[str, int]:
+    """Folder names under the host's run root that this ledger's rows of `host` gave out and
+    no live driver uses: a copy that failed or whose driver died before the job started (its
+    row never learnt the folder), or one a failed clean left. Name -> job id."""
+    with store.read() as conn:
+        rows = conn.execute("SELECT * FROM jobs WHERE host = ?", (host,)).fetchall()
+    return {
+        run_dir_name(row["label"] or "", row["id"]): row["id"]
+        for row in rows
+        if not (row["state"] in ACTIVE and _alive(row))
+    }

@@ -3,8 +3,10 @@
 `swarmdeck peer remote-start DIR -- RUN-ARGS…` starts `swarmdeck run RUN-ARGS…` in DIR under a
 small shell that writes the runner's exit code to a file when it ends. The shell gets its own
 session, /dev/null as input, the output file as stdout and stderr, and no other descriptor
-(subprocess closes them), so the ssh channel that asked for it can close at once and the job
-outlives the connection. It prints the shell's pid and start ticks as one JSON line.
+(subprocess closes them), so the job outlives the connection. It prints the shell's pid and
+start ticks as one JSON line, closes its output and then waits for the shell: the shell is
+reaped by its own parent, not left as a zombie for a PID 1 that does not reap orphans (only a
+connection lost for good orphans it). The driver keeps that channel open until the job ended.
 
 `swarmdeck peer remote-stop PID TICKS SIGNAL` signals the runner under that shell (the runner
 stops its caged tree and records how it ended), only if the shell is still the process with
@@ -18,6 +20,7 @@ import contextlib
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -36,8 +39,8 @@ STOP_GRACE = 15.0
 """Seconds the runner gets to stop its own tree and exit before the tree is stopped here."""
 
 
-def start(run_dir: Path, run_args: list[str]) -> ProcessIdentity:
-    """Start the runner detached in `run_dir`; returns the identity of its shell."""
+def start(run_dir: Path, run_args: list[str]) -> subprocess.Popen[bytes]:
+    """Start the runner detached in `run_dir`; returns its shell (see `identity`)."""
     if not run_dir.is_dir():
         raise UsageError(f"remote-start: no run directory {run_dir}")
     (run_dir / CONTROL).mkdir(exist_ok=True)
@@ -54,9 +57,25 @@ def start(run_dir: Path, run_args: list[str]) -> ProcessIdentity:
             close_fds=True,
             start_new_session=True,
         )
+    return child
+
+
+def identity(child: subprocess.Popen[bytes]) -> ProcessIdentity:
     ticks = start_ticks(child.pid)
     assert ticks is not None, "an unreaped child always has a stat line"
     return ProcessIdentity(child.pid, ticks)
+
+
+def reap(child: subprocess.Popen[bytes]) -> None:
+    """Wait for the shell to end, so it is reaped here and never left as a zombie for a PID 1
+    that does not reap orphans. Output is not written any more (the driver may be gone), and
+    a hangup from a closing ssh session leaves the waiting alone."""
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    child.wait()
 
 
 def start_line(ident: ProcessIdentity) -> str:

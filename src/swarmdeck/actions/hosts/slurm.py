@@ -86,6 +86,20 @@ def exit_for(state: str, exit_code: str) -> tuple[int, str]:
     return code, "ok" if code == 0 else f"exit {code}"
 
 
+def ending_of(status: JobStatus, record: Accounting | None) -> tuple[str, str]:
+    """The state and exit code a job ended with: the controller's, which is final when it says
+    the job is over (accounting may still hold an earlier state then, such as COMPLETED for a
+    job the cgroup OOM-killed); an OUT_OF_MEMORY from either side wins; accounting's when the
+    controller no longer knew the job."""
+    if record is not None and record.state in OWN_CAP_STATES:
+        return record.state, record.exit_code
+    if status.state:
+        return status.state, status.exit_code
+    if record is not None:
+        return record.state, record.exit_code
+    return "", ""
+
+
 def fit_of(host: str, nodes: Sequence[SlurmNode], cap: int, threads: int) -> Fit:
     """Whether a job with `--mem` of `cap` and `threads` cores fits a usable node now, or ever;
     the room given is that of the node with the most memory free."""
@@ -230,6 +244,10 @@ class SlurmHost(Host):
         timed_out = False
         started_at: float | None = None
         unknown_since: float | None = None
+        # poll, not select: a process with many files open may hold the fd past FD_SETSIZE.
+        waker = select.poll()
+        if stop_fd is not None:
+            waker.register(stop_fd, select.POLLIN)
         with open(handle.extra["output"], "rb") as output:
             while True:
                 status = self._status(slurm_job_id)
@@ -249,11 +267,8 @@ class SlurmHost(Host):
                                  and time.time() - started_at > timeout)
                     if stopped_by is not None or timed_out:
                         self.cancel(slurm_job_id)
-                if stop_fd is None:
-                    time.sleep(interval)
-                else:
-                    # A stop signal writes to stop_fd (the wakeup fd), ending the pause at once.
-                    select.select([stop_fd], [], [], interval)
+                # A stop signal writes to stop_fd (the wakeup fd), ending the pause at once.
+                waker.poll(interval * 1000)
         return self._close(handle, status, started, stopped_by, timed_out)
 
     def _close(
@@ -263,8 +278,7 @@ class SlurmHost(Host):
         slurm_job_id = int(handle.remote_id)
         cap = int(handle.extra["cap"])
         record = self.accounting(slurm_job_id) if started else None
-        state = record.state if record and record.state else status.state
-        code, outcome = exit_for(state, record.exit_code if record else status.exit_code)
+        code, outcome = exit_for(*ending_of(status, record))
         if stopped_by is not None:
             name = signal.Signals(stopped_by).name
             code, outcome = 128 + stopped_by, f"cancelled: runner got {name}"

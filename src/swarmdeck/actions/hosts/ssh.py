@@ -11,6 +11,7 @@ channel, not file by file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import os
@@ -28,7 +29,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import asyncssh
 
 from swarmdeck.actions.hosts.base import Ended, Fit, Handle, Host, HostError, JobSpec
-from swarmdeck.actions.hosts.peer_ledger import end_peer_job, insert_peer_job, mark_peer_started
+from swarmdeck.actions.hosts.peer_ledger import (
+    end_peer_job,
+    insert_peer_job,
+    mark_peer_started,
+    run_dir_name,
+)
 from swarmdeck.actions.hosts.peer_side import EXIT_CODE, OUTPUT
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
@@ -55,12 +61,6 @@ class Remote:
     code: int | None
     out: bytes
     err: str
-
-
-def slug(label: str) -> str:
-    """The label as a folder name: letters, digits, '.', '_', '-' only, at most 40 of them."""
-    text = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip(".-")[:40]
-    return text or "job"
 
 
 def check_fetch_path(path: str) -> str:
@@ -138,6 +138,8 @@ class SshHost(Host):
         )
         self._thread.start()
         self._conn: asyncssh.SSHClientConnection | None = None
+        self._starters: dict[int, asyncssh.SSHClientProcess] = {}
+        """Each started job's `remote-start` channel, open until that has reaped its shell."""
 
     # ---- plumbing ---------------------------------------------------------------------------
 
@@ -226,18 +228,22 @@ class SshHost(Host):
             return Fit(self.name, False, False, reason="its reading has no memory book")
         usable, slice_cap = book.usable, book.slice_cap
         threads = host.cores.threads_free
+        gpus_free = reading.gpus_free if job.gpu else None
         ever = job.booking <= slice_cap and (job_cap is None or job.cap <= job_cap)
-        now = ever and job.booking <= usable and not job.gpu
+        now = ever and job.booking <= usable and (not job.gpu or bool(gpus_free))
         if not ever:
             limit = slice_cap if job.booking > slice_cap else job_cap or 0
             reason = f"books {format_size(job.booking)}, the most it takes is {format_size(limit)}"
-        elif job.gpu:
+        elif job.gpu and gpus_free is None:
             reason = "no GPU figures from it"
+        elif job.gpu and not gpus_free:
+            reason = "no GPU there without a foreign process"
         elif not now:
             reason = f"needs {format_size(job.booking)}, room {format_size(max(0, usable))}"
         else:
             reason = ""
-        return Fit(self.name, now, ever, room=usable, cores_free=threads, reason=reason)
+        return Fit(self.name, now, ever, room=usable, cores_free=threads, gpus_free=gpus_free,
+                   reason=reason)
 
     def job_cap(self) -> int | None:
         """The configured cap for one job there, in bytes (a percentage is of its MemTotal)."""
@@ -261,7 +267,7 @@ class SshHost(Host):
 
     def _start(self, job: JobSpec, files: list[str], job_id: int) -> Handle:
         assert self.store is not None
-        name = f"{slug(job.label)}-{job_id}"
+        name = run_dir_name(job.label, job_id)
         hostname = self.run("uname -n").out.decode(errors="replace").strip()
         run_dir = self._copy(job.cwd, files, name)
         args = ["peer", "remote-start", run_dir, "--", "--label", job.label]
@@ -271,22 +277,60 @@ class SshHost(Host):
             args += ["--threads", str(job.threads)]
         starting = self.swarmdeck_command(*args, "--", *job.argv)
         command = f"cd -- {shlex.quote(run_dir)} && {starting}"
-        started = self.run(command)
+        try:
+            started, starter = self._call(self._begin(command))
+        except (asyncssh.Error, OSError, TimeoutError) as error:
+            self.clean(Handle(self.name, job_id, "", run_dir))
+            raise HostError(
+                f"peer {self.name} did not start the job: {reason_of(error, self.config.timeout)}"
+            ) from None
         try:
             answer = json.loads(started.out.decode())
             remote = ProcessIdentity(int(answer["pid"]), int(answer["start_ticks"]))
         except (ValueError, KeyError, TypeError):
+            if starter is not None:
+                starter.close()
             self.clean(Handle(self.name, job_id, "", run_dir))
             why = started.err.splitlines()[-1] if started.err else f"exit {started.code}"
             raise HostError(f"peer {self.name} did not start the job: {why}") from None
         mark_peer_started(self.store, job_id, remote, run_dir)
+        if starter is not None:
+            self._starters[job_id] = starter
         return Handle(
             self.name, job_id, f"{remote.pid}:{remote.start_ticks}", run_dir,
             {"hostname": hostname},
         )
 
+    async def _begin(self, command: str) -> tuple[Remote, asyncssh.SSHClientProcess | None]:
+        """Run `remote-start`: its first line names the job's shell, and its channel stays
+        open while it waits there to reap that shell; a start that failed ends at once."""
+        conn = await self._connection()
+        process = await conn.create_process(command, encoding=None)
+        limit = self.config.timeout * 4
+        line = await asyncio.wait_for(process.stdout.readline(), limit)
+        if line.strip():
+            return Remote(0, line, ""), process
+        result = await asyncio.wait_for(process.wait(), limit)
+        err = result.stderr if isinstance(result.stderr, bytes) else b""
+        return Remote(result.exit_status, b"", err.decode(errors="replace").strip()), None
+
+    def _settle(self, job_id: int) -> None:
+        """Wait (briefly) for `remote-start` to have reaped the job's ended shell there."""
+        starter = self._starters.pop(job_id, None)
+        if starter is None:
+            return
+
+        async def settle() -> None:
+            with contextlib.suppress(asyncssh.Error, OSError, TimeoutError):
+                await asyncio.wait_for(starter.wait_closed(), self.config.timeout)
+
+        self._call(settle())
+
     def _copy(self, cwd: Path, files: list[str], name: str) -> str:
-        """Stream the files as one tar into RUNROOT/NAME; returns that folder's real path."""
+        """Stream the files as one tar into RUNROOT/NAME; returns that folder's real path.
+
+        A copy that fails halfway (the stream cut, the disk full there) removes what it wrote
+        and reads back that it is gone before it says so."""
         root = shlex.quote(self.config.run_root)
         command = (
             f"mkdir -p -- {root} && cd -- {root} && mkdir -- {shlex.quote(name)} && "
@@ -295,14 +339,47 @@ class SshHost(Host):
         try:
             done = self._call(self._stream_tar(command, cwd, files))
         except SwarmdeckError:
+            self._remove_partial(name)
             raise
         except (asyncssh.Error, OSError, TimeoutError) as error:
+            self._conn = None
+            why = reason_of(error, self.config.timeout)
             raise HostError(
-                f"peer {self.name}: copy failed: {reason_of(error, self.config.timeout)}"
+                f"peer {self.name}: copy failed: {why}{self._remove_partial(name)}"
             ) from None
         if done.code != 0:
-            raise HostError(f"peer {self.name}: copy failed: {done.err or f'exit {done.code}'}")
+            if done.code is None:  # the channel closed without a status: the connection went
+                self._conn = None
+            why = done.err or ("connection lost" if done.code is None else f"exit {done.code}")
+            raise HostError(f"peer {self.name}: copy failed: {why}{self._remove_partial(name)}")
         return done.out.decode().strip()
+
+    def _remove_partial(self, name: str) -> str:
+        """Remove RUNROOT/NAME after a failed copy; "" once it is gone, else what is left."""
+        root, folder = shlex.quote(self.config.run_root), shlex.quote(name)
+        try:
+            done = self.run(
+                f"cd -- {root} 2>/dev/null || {{ echo gone; exit 0; }}; rm -rf -- {folder}; "
+                f"if [ -e {folder} ]; then echo left; else echo gone; fi", timeout=300)
+        except HostError:
+            done = Remote(None, b"", "")
+        if done.out.decode().strip() == "gone":
+            return ""
+        return (f"; its partial copy {self.config.run_root}/{name} may be left: "
+                f"`swarmdeck peer cleanup {self.name}` removes it")
+
+    def run_root_entries(self) -> list[str]:
+        """The folder names directly under the host's run root (none when it is absent)."""
+        root = shlex.quote(self.config.run_root)
+        done = self.run(f"cd -- {root} 2>/dev/null || exit 0; for d in *; do "
+                        "if [ -d \"$d\" ] && [ ! -L \"$d\" ]; then printf '%s\\0' \"$d\"; fi; done")
+        if done.code != 0:
+            raise HostError(f"peer {self.name}: could not list its run root: {done.err}")
+        return [name for name in done.out.decode(errors="surrogateescape").split("\0") if name]
+
+    def run_root_path(self, name: str) -> str:
+        """RUNROOT/NAME as a path the peer's shell takes (relative = under the ssh user's home)."""
+        return str(PurePosixPath(self.config.run_root) / name)
 
     async def _stream_tar(self, command: str, cwd: Path, files: list[str]) -> Remote:
         conn = await self._connection()
@@ -329,7 +406,10 @@ class SshHost(Host):
         # tail follows the file until the exit-code file appears or the shell is gone (a
         # zombie counts as gone: nothing may be left to reap it); a last plain read then takes
         # whatever tail had not passed on yet, counted exactly by the bytes received.
-        until_ended = f"while [ ! -f {rc} ] && {_alive_test(handle)}; do sleep 0.2; done; kill $t"
+        # tail is waited for there, so it is not left a zombie.
+        until_ended = (
+            f"while [ ! -f {rc} ] && {_alive_test(handle)}; do sleep 0.2; done; kill $t; wait $t"
+        )
         deadline: float | None = None
         while True:
             try:
@@ -354,6 +434,7 @@ class SshHost(Host):
             deadline = None
             if ended is not None:
                 out(redactor.flush())
+                self._settle(handle.job_id)
                 return ended
 
     async def _stream(self, command: str, out: Callable[[bytes], None]) -> int:
@@ -395,6 +476,7 @@ class SshHost(Host):
                         timeout=60)
         if done.code != 0:
             raise HostError(f"peer {self.name}: could not stop job {handle.job_id}: {done.err}")
+        self._settle(handle.job_id)
 
     def fetch(self, handle: Handle, paths: tuple[str, ...], into: Path) -> list[Path]:
         wanted = [check_fetch_path(path) for path in paths]
