@@ -206,6 +206,10 @@ class UiConfig:
         default=10,
         metadata=about("minutes of history the sparklines show", minimum=1, maximum=1440),
     )
+    bell: bool = field(
+        default=False,
+        metadata=about("ring the terminal bell when a session starts waiting for the person"),
+    )
 
 
 @dataclass(frozen=True)

@@ -109,3 +109,63 @@ async def test_enter_on_a_session_shows_its_detail(isolated_home: Path) -> None:
         assert SID in facts and "feat/x" in facts
         await pilot.press("escape")
         assert not isinstance(app.screen, AgentDetail)
+
+
+class BellCounter(SwarmdeckApp):
+    """The real app, counting its terminal bells instead of ringing them."""
+
+    rung = 0
+
+    def bell(self) -> None:
+        self.rung += 1
+
+
+def _waiting_session(home: Path) -> None:
+    tree = ClaudeTree(home / "claude")
+    main = Lines(SID)
+    main.prompt("deploy it", 0)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), SID, procStart=str(start_ticks(os.getpid())),
+                        status="waiting", waitingFor="permission to run git push")
+
+
+async def test_with_ui_bell_a_session_that_starts_waiting_rings_once(isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text("[ui]\nbell = true\nrefresh_interval = 0.1\n")
+    _waiting_session(isolated_home)
+    app = BellCounter(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(pilot, lambda: "1 waiting for you" in app.sub_title, "the count")
+        taken = app.snapshots_taken
+        await until(pilot, lambda: app.snapshots_taken >= taken + 3, "more refreshes")
+        assert app.rung == 1
+
+
+async def test_without_ui_bell_the_terminal_stays_quiet(isolated_home: Path) -> None:
+    _waiting_session(isolated_home)
+    app = BellCounter(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(pilot, lambda: "1 waiting for you" in app.sub_title, "the count")
+        assert app.rung == 0
+
+
+async def test_a_sessions_detail_lists_the_jobs_it_launched(isolated_home: Path) -> None:
+    tree = ClaudeTree(isolated_home / "claude")
+    main = Lines(SID)
+    main.prompt("build it", 0)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), SID)
+    store = StateStore.open_default()
+    mine = add_job(store, label="its build", state="done", exit_code=0, outcome="ok",
+                   session_id=SID, agent_id="a1")
+    add_job(store, label="someone else's", state="done", exit_code=0, outcome="ok",
+            session_id="bbbb2222-0000-4000-8000-000000000020")
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        sessions = app.query_one(SessionTree)
+        await until(pilot, lambda: sessions.root.children, "the session")
+        await probed(pilot)
+        await pilot.press("3", "enter")
+        assert isinstance(app.screen, AgentDetail)
+        await pilot.pause()
+        facts = str(app.screen.query_one("#agent-facts").render())
+        assert f"#{mine} its build" in facts and "someone else's" not in facts

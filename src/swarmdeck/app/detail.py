@@ -144,8 +144,27 @@ class JobDetail(DetailScreen):
         show_text(self.query_one("#job-output", Static), Text(last_lines(job.output_path)))
 
 
-def agent_facts(session: SessionInfo, sub: SubagentInfo | None, now: float) -> Text:
-    """A session, or one of its subagents, one fact a line."""
+def launched_by(jobs: list[LedgerJob], session_id: str, agent_id: str | None) -> list[LedgerJob]:
+    """The ledger jobs a session (its main thread and subagents) or one subagent started."""
+    return [
+        job for job in jobs
+        if job.session_id == session_id and (agent_id is None or job.agent_id == agent_id)
+    ]
+
+
+def jobs_text(jobs: list[LedgerJob]) -> str:
+    """One job a line: id, label, state and host; "none" without any."""
+    if not jobs:
+        return NONE
+    return "\n".join(
+        f"#{job.id} {job.label} · {state_cell(job).plain} · {job.host}" for job in jobs
+    )
+
+
+def agent_facts(
+    session: SessionInfo, sub: SubagentInfo | None, now: float, jobs: tuple[LedgerJob, ...] = ()
+) -> Text:
+    """A session, or one of its subagents, one fact a line, and the jobs it launched."""
     text = Text()
     if sub is None:
         facts = [
@@ -178,9 +197,10 @@ def agent_facts(session: SessionInfo, sub: SubagentInfo | None, now: float) -> T
     if call is not None:
         since = now - call.started_at if call.started_at is not None else None
         facts.append(("tool in flight", f"{call.name} {call.summary} · {runtime_text(since)}"))
+    facts.append(("jobs it launched", jobs_text(list(jobs))))
     for name, value in facts:
         text.append(f"{name:>22}  ", style="bold")
-        text.append(f"{value}\n")
+        text.append(str(value).replace("\n", "\n" + " " * 24) + "\n")
     return text
 
 
@@ -212,4 +232,6 @@ class AgentDetail(DetailScreen):
             show_text(facts, Text(f"session {self.session_id} is no longer read"))
             return
         sub = next((s for s in session.subagents if s.id == self.agent_id), None)
-        show_text(facts, agent_facts(session, sub, time.time()))
+        snapshot: Snapshot | None = getattr(self.app, "snapshot", None)
+        jobs = launched_by(snapshot.jobs if snapshot else [], self.session_id, self.agent_id)
+        show_text(facts, agent_facts(session, sub, time.time(), tuple(jobs)))

@@ -126,6 +126,8 @@ class SwarmdeckApp(App[int]):
         self.sessions_probe = SessionsProbe() if prober is None else None
         """Kept across snapshots and woken by transcript writes: transcripts are read once."""
         self._sessions_generation = -1
+        self._waiting: set[str] = set()
+        """Sessions seen waiting for the person at the last refresh: the bell rings for new ones."""
         self.snapshots_taken = 0
         """How many snapshots have reached the panels (what tests wait on)."""
         self._stop_watching = threading.Event()
@@ -187,11 +189,15 @@ class SwarmdeckApp(App[int]):
         self._show_sub_title(sessions or [])
 
     def _show_sub_title(self, sessions: list[SessionInfo]) -> None:
-        """The header's second line: read-only, and how many sessions wait for the person."""
-        waiting = sum(1 for session in sessions if session.needs_person)
+        """The header's second line: read-only, and how many sessions wait for the person; with
+        `ui.bell`, the terminal bell rings once for each session that starts waiting."""
+        waiting = {session.session_id for session in sessions if session.needs_person}
+        if self.config.ui.bell and waiting - self._waiting:
+            self.bell()
+        self._waiting = waiting
         parts = ["read-only"] if self.readonly else []
         if waiting:
-            parts.append(f"⚑ {waiting} waiting for you")
+            parts.append(f"⚑ {len(waiting)} waiting for you")
         self.sub_title = " · ".join(parts)
 
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
