@@ -104,8 +104,8 @@ class DetailScreen(Screen[None]):
             self.follow(value)
 
     def follow(self, value: Any) -> None:
-        """Redraw from the app's latest value of FOLLOWS."""
-        raise NotImplementedError
+        """Redraw from the app's latest value of FOLLOWS; each view says how (the base shows
+        nothing)."""
 
 
 class JobDetail(DetailScreen):

@@ -84,8 +84,8 @@ class SnapshotPanel(Vertical, can_focus=True):
         self.show(behind)
 
     def show(self, snapshot: Snapshot) -> None:
-        """Draw what this snapshot says; only what changed is touched."""
-        raise NotImplementedError
+        """Draw what this snapshot says; only what changed is touched. Each panel says how;
+        the base draws nothing."""
 
 
 class TablePanel(SnapshotPanel):
@@ -108,8 +108,9 @@ class TablePanel(SnapshotPanel):
         return self.EMPTY
 
     def rows(self, snapshot: Snapshot, now: float) -> Rows:
-        """The rows this snapshot gives, in display order."""
-        raise NotImplementedError
+        """The rows this snapshot gives, in display order; each table panel says which (the
+        base has none)."""
+        return {}
 
     def subtitle(self, snapshot: Snapshot, rows: Rows) -> str:
         """The figures in the bottom border; none by default."""
