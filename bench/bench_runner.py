@@ -21,7 +21,6 @@ Writes bench/results/runner.md.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
@@ -34,10 +33,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from scene import make_slice, remove_slice
 from swarmdeck.actions.admission import JobRow, attempt
 from swarmdeck.actions.booking import Booking, Via
-from swarmdeck.actions.cage import remove_cgroup
-from swarmdeck.probes.cgroups import cgroup_pids, read_hierarchies
 from swarmdeck.probes.ledger import SliceFacts
 from swarmdeck.probes.machine import mem_total
 from swarmdeck.probes.procs import own_identity
@@ -49,27 +47,6 @@ STATE_MB = 16
 """The state file the start-up is measured on: what a week of hook events grows it to."""
 SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
 RESULTS = Path(__file__).resolve().parent / "results" / "runner.md"
-
-
-def make_slice() -> Path:
-    root = read_hierarchies().v1_memory
-    if root is None or not os.access(root, os.W_OK):
-        sys.exit("bench_runner: needs a writable cgroup v1 memory hierarchy (run as root)")
-    path = root / f"swarmdeck-bench-{os.getpid()}"
-    # Only a killed earlier run that had this pid can have left one: start from nothing.
-    remove_slice(path)
-    path.mkdir()
-    return path
-
-
-def remove_slice(path: Path) -> None:
-    if not path.exists():
-        return
-    for cgroup in [*(p for p in path.iterdir() if p.is_dir()), path]:
-        for pid in cgroup_pids(cgroup):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, 9)
-        remove_cgroup(cgroup)
 
 
 @dataclass(frozen=True)
@@ -198,7 +175,7 @@ def main() -> int:
     parser.add_argument("--submissions", type=int, default=100)
     args = parser.parse_args()
     load_before = Path("/proc/loadavg").read_text().split()[0]
-    slice_path = make_slice()
+    slice_path = make_slice("bench")
     try:
         with tempfile.TemporaryDirectory(prefix="swarmdeck-bench-") as tmp:
             folder = Path(tmp)

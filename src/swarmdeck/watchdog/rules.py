@@ -60,6 +60,15 @@ def _who(session: SessionInfo, agent_id: str | None) -> str:
     return f"{base} agent {agent_id}" if agent_id else base
 
 
+def _about_job(job: LedgerJob) -> dict[str, object]:
+    """What a finding about a job names: its session, host, ledger id and root process (what a
+    kill request for it stops)."""
+    return {
+        "session_id": job.session_id, "host": job.host, "job_id": job.id,
+        "pid": job.pid, "start_ticks": job.start_ticks,
+    }
+
+
 def _job_subject(job: LedgerJob) -> str:
     return f"job #{job.id} {job.label}".strip()
 
@@ -195,11 +204,7 @@ def output_not_growing(
             message=f"its output has not grown for {runtime_text(now - output.mtime)}"
             f" ({format_size(output.size)})",
             advice=f"look at {job.output_path}; request a kill if it is stuck",
-            session_id=job.session_id,
-            host=job.host,
-            job_id=job.id,
-            pid=job.pid,
-            start_ticks=job.start_ticks,
+            **_about_job(job),
         ))
     return out
 
@@ -336,11 +341,7 @@ def threads_underused(
             message=f"declared {job.threads} threads, uses {use.cores_in_use:.1f} cores,"
             f" {use.threads_at_once:.1f} threads at once",
             advice="declare fewer `--threads`, or write the reason to $SWARMDECK_SERIAL_FILE",
-            session_id=job.session_id,
-            host=job.host,
-            job_id=job.id,
-            pid=job.pid,
-            start_ticks=job.start_ticks,
+            **_about_job(job),
         ))
     return out
 
@@ -373,11 +374,7 @@ def job_outlived_subagent(
             severity=WARNING,
             message=f"still running after its subagent {sub.status}",
             advice="no one will read its result: request a kill unless the main agent wants it",
-            session_id=job.session_id,
-            host=job.host,
-            job_id=job.id,
-            pid=job.pid,
-            start_ticks=job.start_ticks,
+            **_about_job(job),
         ))
     return out
 
