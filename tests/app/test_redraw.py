@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from pilot_waits import probed, until
+from textual.renderables.styled import Styled
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Label
@@ -112,3 +113,43 @@ async def test_a_panel_behind_another_screen_is_not_redrawn_until_it_shows(
         assert len(drawn) == 1
         assert panel.query_one("#jobs-table").row_count == 3
         assert not panel.query_one(".empty", Label).display
+
+
+def screen_lines(app: SwarmdeckApp) -> list[str]:
+    """The screen as the terminal would be sent it now, one string per line."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def relabelled(prober: Scripted, old: str, new: str) -> None:
+    prober.jobs = [
+        dataclasses.replace(job, label=new) if job.label == old else job for job in prober.jobs
+    ]
+
+
+async def test_a_changed_cell_is_redrawn_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runtime ticking in one row must not render every cell of every row again: only that
+    cell is rendered (a table cell is rendered as a rich `Styled`), and the screen shows it."""
+    store = StateStore.open_default()
+    prober = Scripted(store)
+    app = SwarmdeckApp(load_config(), store, prober=prober)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await probed(pilot, rounds=2)
+        relabelled(prober, "lint", "tidy")
+        await probed(pilot)
+        rendered: list[object] = []
+        render_lines = app.console.render_lines
+
+        def counted(renderable: object, *args: object, **kwargs: object) -> object:
+            if isinstance(renderable, Styled):
+                rendered.append(renderable)
+            return render_lines(renderable, *args, **kwargs)
+
+        monkeypatch.setattr(app.console, "render_lines", counted)
+        asked = counting_refreshes(monkeypatch, app)
+        relabelled(prober, "tidy", "form")
+        await probed(pilot)
+        lines = screen_lines(app)
+        assert any("form" in line for line in lines), lines
+        assert not any("tidy" in line for line in lines), lines
+        assert asked == Counter(KeyedTable=1), asked
+        assert len(rendered) == 1, rendered

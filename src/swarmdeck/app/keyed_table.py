@@ -1,5 +1,14 @@
 """A DataTable kept in step with a keyed row set cell by cell, so the cursor never jumps, and
-narrowed to its width: the trailing columns give way first and a cut cell ends in `…`."""
+narrowed to its width: the trailing columns give way first and a cut cell ends in `…`.
+
+A cell whose width stays the same is redrawn alone. `DataTable.update_cell` keys every render
+cache it has by one update counter and repaints the whole widget, so a runtime ticking in one
+row renders every cell of every visible row again; on a table of twenty running jobs that was
+most of what the control room cost. Here the changed cell's renders are dropped from the
+cache, the row and line caches (cheap to rebuild from cached cells) are emptied, and only that
+cell's region is repainted. This reaches into DataTable's caches (Textual 8.x); the tests in
+tests/app/test_redraw.py check the screen shows each new value.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +18,9 @@ from typing import Any
 
 from rich.text import Text
 from textual import events
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
-from textual.widgets.data_table import Column, RowDoesNotExist
+from textual.widgets.data_table import Column, ColumnKey, RowDoesNotExist, RowKey
 
 from swarmdeck.views.cells import Cell
 
@@ -52,7 +62,8 @@ class KeyedTable(DataTable[Cell]):
     """Rows are identified by a stable key (job id, pid, session id) across refreshes.
 
     `sync` removes rows whose key is gone, updates only the cells that changed and appends new
-    rows; it never calls `clear()`, which would reset the cursor and scroll position.
+    rows; it never calls `clear()`, which would reset the cursor and scroll position. A changed
+    cell of the same width is repainted alone (see the module docstring).
     """
 
     DEFAULT_CSS = """
@@ -109,6 +120,7 @@ class KeyedTable(DataTable[Cell]):
         with self.app.batch_update():
             for stale in [key.value for key in self.rows if key.value not in rows]:
                 self.remove_row(stale)
+            alone: list[tuple[str, str]] = []
             for key, cells in rows.items():
                 shown = [fitted(cell) for cell in cells]
                 try:
@@ -117,11 +129,36 @@ class KeyedTable(DataTable[Cell]):
                     self.add_row(*shown, key=key)
                     continue
                 for column, old, new in zip(self._column_keys, current, shown, strict=True):
-                    if old != new:
+                    if old == new:
+                        continue
+                    if old.cell_len == new.cell_len:
+                        self._data[RowKey(key)][ColumnKey(column)] = new
+                        alone.append((key, column))
+                    else:
                         self.update_cell(key, column, new, update_width=True)
+            self._repaint_cells(alone)
             if self._keys_in_order() != list(rows):
                 self._reorder(rows)
             self.fit()
+
+    def _repaint_cells(self, cells: list[tuple[str, str]]) -> None:
+        """Repaint only these (row key, column key) cells, whose content was just replaced."""
+        if not cells:
+            return
+        changed = {(RowKey(row), ColumnKey(column)) for row, column in cells}
+        cache, count = self._cell_render_cache, self._update_count
+        # A cell render is keyed (row, column, style, cursor, hover, hover shown, update count,
+        # pseudo-classes); one of an older count is never looked up again, so it goes too.
+        keys = cache.keys()  # an LRUCache, not a dict: it cannot be iterated itself
+        for cached in [key for key in keys if key[:2] in changed or key[6] != count]:
+            cache.discard(cached)
+        self._row_renderable_cache.clear()
+        self._row_render_cache.clear()
+        self._line_cache.clear()
+        for row, column in cells:
+            self.refresh_coordinate(
+                Coordinate(self.get_row_index(row), self.get_column_index(column))
+            )
 
     def _keys_in_order(self) -> list[str]:
         return [str(row.key.value) for row in self.ordered_rows]
