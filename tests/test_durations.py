@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swarmdeck.durations import NONE, age_text, runtime_text
+from swarmdeck.durations import NONE, age_text, running_runtime_text, runtime_text
 
 
 def test_runtime_is_given_to_the_second_below_an_hour() -> None:
@@ -14,3 +14,10 @@ def test_runtime_is_given_to_the_second_below_an_hour() -> None:
 
 def test_age_is_the_largest_whole_unit_and_never_negative() -> None:
     assert [age_text(s) for s in (-3, 42, 425, 3725, 200000)] == ["0s", "42s", "7m", "1h", "2d"]
+
+
+def test_a_running_runtime_changes_once_a_minute_not_every_refresh() -> None:
+    assert [running_runtime_text(s) for s in (0, 42.9, 59.9, 60, 425, 479, 3725)] == [
+        "<1m", "<1m", "<1m", "1m", "7m", "7m", "1h02m",
+    ]
+    assert running_runtime_text(None) == NONE

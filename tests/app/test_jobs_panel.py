@@ -72,7 +72,7 @@ async def test_jobs_show_the_ledger_and_update_in_place() -> None:
         assert row["label"] == "pytest" and str(row["state"]) == "running"
         assert row["booked"] == "40M" and row["cap"] == "80M"
         assert row["via"] == "default" and row["adj"] == "500"
-        assert row["runtime"].startswith("1m1")
+        assert row["runtime"] == "1m"
         finished = cells(table, done)
         assert str(finished["state"]) == "own cap 250" and "ceiling" in str(finished["peak"])
         assert str(finished["cores"]) == "–"
@@ -87,6 +87,20 @@ async def test_jobs_show_the_ledger_and_update_in_place() -> None:
         assert str(cells(table, running)["state"]) == "ok"
         assert table.cursor_row == 1
         assert table.row_count == 2
+
+
+def test_a_running_jobs_row_stays_the_same_from_one_refresh_to_the_next() -> None:
+    """Its runtime is shown to the minute, so the row is not redrawn at every refresh; a
+    finished job's runtime is to the second, as `status` gives it."""
+    store = StateStore.open_default()
+    add_job(store, "pytest", "running")
+    add_job(store, "build", "done", exit_code=0, outcome="ok", ended_at=time.time() - 30)
+    snapshot = Snapshot(taken_at=time.time(), hosts=[], jobs=list(ledger_jobs(store)))
+    panel, now = JobsPanel(), time.time()
+    assert panel.rows(snapshot, now) == panel.rows(snapshot, now + 2)
+    runtimes = [cells[PANEL_COLUMNS.index(("runtime", "runtime"))]
+                for cells in panel.rows(snapshot, now).values()]
+    assert runtimes[0] in ("44s", "45s") and runtimes[1] == "1m"
 
 
 async def test_an_empty_ledger_says_how_to_start_a_job() -> None:

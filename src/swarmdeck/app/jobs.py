@@ -1,10 +1,15 @@
-"""The Jobs panel: the memory ledger's jobs, one row each, keyed by job id, newest first."""
+"""The Jobs panel: the memory ledger's jobs, one row each, keyed by job id, newest first.
+
+A running job's runtime is shown to the minute (`running_runtime_text`): to the second, every
+running row would change, and be drawn again, at every refresh."""
 
 from __future__ import annotations
 
 from swarmdeck.app.panel import Rows, TablePanel
+from swarmdeck.durations import running_runtime_text
+from swarmdeck.probes.ledger import RUNNING, LedgerJob
 from swarmdeck.snapshot import Snapshot
-from swarmdeck.views.cells import in_order
+from swarmdeck.views.cells import Cell, in_order
 from swarmdeck.views.jobs import PANEL_COLUMNS, job_cells, panel_order
 from swarmdeck.views.slurm import cluster_job_cells, cluster_job_key
 
@@ -21,7 +26,7 @@ class JobsPanel(TablePanel):
 
     def rows(self, snapshot: Snapshot, now: float) -> Rows:
         rows = {
-            str(job.id): in_order(job_cells(job, now), PANEL_COLUMNS)
+            str(job.id): in_order(panel_cells(job, now), PANEL_COLUMNS)
             for job in panel_order(snapshot.jobs)
         }
         cluster_jobs = snapshot.cluster.jobs if snapshot.cluster is not None else []
@@ -38,3 +43,11 @@ class JobsPanel(TablePanel):
             return ""
         states = [job.state for job in snapshot.jobs]
         return f"{states.count('running')} running, {states.count('queued')} queued"
+
+
+def panel_cells(job: LedgerJob, now: float) -> dict[str, Cell]:
+    """A job's cells as the panel shows them: a running job's runtime to the minute."""
+    cells = job_cells(job, now)
+    if job.state == RUNNING:
+        cells["runtime"] = running_runtime_text(job.runtime(now))
+    return cells
