@@ -1,6 +1,9 @@
 """One-line pictures of a figure: a bar of coloured segments (cores in use, the memory book of
 a host) and a sparkline on a fixed scale (busy cores out of the host's cores), so a host that
-is always full reads full and one always idle reads idle."""
+is always full reads full and one always idle reads idle.
+
+Each refresh brings new figures, most of them a hair from the last: a picture repaints only
+when the line it draws changes, not whenever a figure does."""
 
 from __future__ import annotations
 
@@ -23,7 +26,33 @@ class BarSegment:
     """Free-looking parts (room) use a lighter glyph, so a full bar never reads as a full host."""
 
 
-class StackedBar(Widget):
+class Picture(Widget):
+    """A one-line picture of its reactives, which are declared with `repaint=False` and watched
+    by `redraw`: the widget repaints only when the line it would draw differs from the last."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        """Args:
+            id: The widget id.
+            classes: CSS classes.
+        """
+        super().__init__(id=id, classes=classes)
+        self._drawn: Text | None = None
+
+    def picture(self) -> Text:
+        """The line this widget draws now; each picture says what (the base draws nothing)."""
+        return Text()
+
+    def render(self) -> Text:
+        self._drawn = self.picture()
+        return self._drawn
+
+    def redraw(self) -> None:
+        """Repaint if the line differs from the one drawn last."""
+        if self._drawn is None or self.picture() != self._drawn:
+            self.refresh()
+
+
+class StackedBar(Picture):
     """Segments laid end to end over a total; the rest of the width is drawn as free."""
 
     DEFAULT_CSS = """
@@ -33,21 +62,23 @@ class StackedBar(Widget):
     }
     """
 
-    segments: reactive[tuple[BarSegment, ...]] = reactive(tuple)
+    segments: reactive[tuple[BarSegment, ...]] = reactive(tuple, repaint=False)
     """What fills the bar, in order from the left."""
-    total: reactive[float] = reactive(1.0)
+    total: reactive[float] = reactive(1.0, repaint=False)
     """What the full width stands for."""
-    rest: reactive[str] = reactive("░")
+    rest: reactive[str] = reactive("░", repaint=False)
     """The glyph of the width past the segments."""
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        """Args:
-            id: The widget id.
-            classes: CSS classes.
-        """
-        super().__init__(id=id, classes=classes)
+    def watch_segments(self) -> None:
+        self.redraw()
 
-    def render(self) -> Text:
+    def watch_total(self) -> None:
+        self.redraw()
+
+    def watch_rest(self) -> None:
+        self.redraw()
+
+    def picture(self) -> Text:
         width = max(1, self.size.width)
         text = Text()
         used = 0
@@ -80,7 +111,7 @@ def scaled_bars(data: Sequence[float], top: float, width: int) -> str:
     return "".join(bars)
 
 
-class ScaledSparkline(Widget):
+class ScaledSparkline(Picture):
     """A sparkline whose full height is a fixed `top`, not the largest point it holds."""
 
     DEFAULT_CSS = """
@@ -91,10 +122,16 @@ class ScaledSparkline(Widget):
     }
     """
 
-    data: reactive[tuple[float, ...]] = reactive(tuple)
+    data: reactive[tuple[float, ...]] = reactive(tuple, repaint=False)
     """The points, oldest first."""
-    top: reactive[float] = reactive(1.0)
+    top: reactive[float] = reactive(1.0, repaint=False)
     """What a full bar stands for (the host's cores)."""
 
-    def render(self) -> Text:
+    def watch_data(self) -> None:
+        self.redraw()
+
+    def watch_top(self) -> None:
+        self.redraw()
+
+    def picture(self) -> Text:
         return Text(scaled_bars(self.data, self.top, self.size.width))
