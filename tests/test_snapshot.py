@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,10 +17,10 @@ import pytest
 from busy_job import BUSY_THREADS, busy_job
 from ledger_rows import add_job
 from swarmdeck.config import load_config
-from swarmdeck.probes import procs
+from swarmdeck.probes import cgroups, procs
 from swarmdeck.probes.procs import start_ticks
 from swarmdeck.probes.usage import UsageTracker
-from swarmdeck.snapshot import take_snapshot
+from swarmdeck.snapshot import reconciled_snapshot, take_snapshot
 from swarmdeck.state import StateStore
 
 
@@ -129,3 +130,37 @@ def test_a_refresh_with_every_job_caged_never_lists_proc(
         assert row["state"] == "running"
         assert row["cores_in_use"] is not None and row["cores_in_use"] > 0.05
         assert 0.9 <= row["threads_at_once"] <= 1.1
+
+
+def test_a_refresh_reads_no_kernel_file_twice(
+    isolated_home: Path, v1_cgroups, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the app's refresh reads of /proc and of the cages, each file once: checking a
+    runner for the reconcile and again for the row, or a cage twice, costs a refresh per job."""
+    store = StateStore.open_default()
+    config = load_config()
+    tracker = UsageTracker()
+    cages = [v1_cgroups(), v1_cgroups()]
+    with caged_busy_job(cages[0]) as first, caged_busy_job(cages[1]) as second:
+        for job, cage in zip((first, second), cages, strict=True):
+            add_job(store, label="hashing", pid=job.pid, start_ticks=start_ticks(job.pid),
+                    runner_pid=job.pid, runner_start_ticks=start_ticks(job.pid),
+                    started_at=time.time(), cgroup=str(cage))
+        reconciled_snapshot(config, store, usage=tracker)
+        read: Counter[str] = Counter()
+        stat, read_bytes = procs.read_stat, cgroups.read_bytes
+
+        def counted_stat(pid: int) -> object:
+            read[f"/proc/{pid}/stat"] += 1
+            return stat(pid)
+
+        def counted_bytes(path: str) -> bytes | None:
+            read[path] += 1
+            return read_bytes(path)
+
+        monkeypatch.setattr(procs, "read_stat", counted_stat)
+        monkeypatch.setattr(cgroups, "read_bytes", counted_bytes)
+        snapshot = reconciled_snapshot(config, store, usage=tracker)
+    assert [job.state for job in snapshot.jobs] == ["running", "running"]
+    assert any(str(cages[0]) in path for path in read), read
+    assert [path for path, times in read.items() if times > 1] == []

@@ -126,6 +126,8 @@ def take_snapshot(
     usage: UsageTracker | None = None,
     peers: PeerProber | None = None,
     all_jobs: bool = False,
+    *,
+    runners: bool = True,
 ) -> Snapshot:
     """Probe this host and read the store once; with `peers`, read every configured peer too.
 
@@ -135,10 +137,12 @@ def take_snapshot(
     threads at once since the previous snapshot (none on a tracker's first sight of a job).
 
     It only reads: a job whose runner died is shown as it stands in the ledger, with
-    `stale: true`. Readers a person watches take `reconciled_snapshot` instead.
+    `stale: true`. Readers a person watches take `reconciled_snapshot` instead, which has just
+    checked every runner and so passes `runners=False` (each runner's stat is read once).
     """
     host = host_snapshot(config, store, sampler)
-    jobs = list(ledger_jobs(store, host.name, usage, None if all_jobs else RECENT_FINISHED))
+    finished = None if all_jobs else RECENT_FINISHED
+    jobs = list(ledger_jobs(store, host.name, usage, finished, runners=runners))
     return Snapshot(
         taken_at=time.time(),
         hosts=[host],
@@ -167,7 +171,7 @@ def reconciled_snapshot(config: Config, store: StateStore, *args: Any, **kwargs:
     runner died are closed as lost (and what they left in their cages stopped), so neither
     shows a dead job as running. `swarmdeck probe --json` does not: a peer's probe only reads."""
     reconcile(store, local_host_name())
-    return take_snapshot(config, store, *args, **kwargs)
+    return take_snapshot(config, store, *args, runners=False, **kwargs)
 
 
 def one_shot_snapshot(

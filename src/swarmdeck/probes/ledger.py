@@ -393,11 +393,14 @@ def ledger_jobs(
     host: str | None = None,
     usage: UsageTracker | None = None,
     finished: int | None = RECENT_FINISHED,
+    runners: bool = True,
 ) -> list[LedgerJob]:
     """Active jobs, then the most recent `finished` finished ones (None: all of them), for the
     Jobs panel and the snapshot.
 
     With `usage` (a tracker kept between calls), running jobs carry their cores figures.
+    `runners=False` leaves each runner unchecked (`runner_alive` None): for a caller that has
+    just closed the rows of dead runners, which checked every one.
     """
     host = host or local_host_name()
     marks = ",".join("?" * len(ACTIVE))
@@ -411,7 +414,7 @@ def ledger_jobs(
             " ORDER BY id DESC LIMIT ?",
             (host, *ACTIVE, -1 if finished is None else finished),
         ).fetchall()
-    jobs = [job_from_row(row) for row in active] + [
+    jobs = [job_from_row(row, runners=runners) for row in active] + [
         job_from_row(row, live=False) for row in finished
     ]
     return with_usage(jobs, usage) if usage is not None else jobs
