@@ -164,3 +164,15 @@ def test_a_refresh_reads_no_kernel_file_twice(
     assert [job.state for job in snapshot.jobs] == ["running", "running"]
     assert any(str(cages[0]) in path for path in read), read
     assert [path for path, times in read.items() if times > 1] == []
+
+
+def test_a_snapshot_reads_the_state_file_in_one_read(isolated_home: Path) -> None:
+    """One consistent read for the whole snapshot, not one per part (ledger, book, alerts,
+    findings, kill requests, hooks): each read is four statements of its own."""
+    store = StateStore.open_default()
+    add_job(store, label="j")
+    statements: list[str] = []
+    store.connect().set_trace_callback(statements.append)
+    take_snapshot(load_config(), store)
+    store.connect().set_trace_callback(None)
+    assert [s for s in statements if s.startswith("BEGIN")] == ["BEGIN DEFERRED"], statements

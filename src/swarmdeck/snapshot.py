@@ -140,24 +140,29 @@ def take_snapshot(
     `stale: true`. Readers a person watches take `reconciled_snapshot` instead, which has just
     checked every runner and so passes `runners=False` (each runner's stat is read once).
     """
-    host = host_snapshot(config, store, sampler)
-    finished = None if all_jobs else RECENT_FINISHED
-    jobs = list(ledger_jobs(store, host.name, usage, finished, runners=runners))
-    return Snapshot(
-        taken_at=time.time(),
-        hosts=[host],
-        jobs_truncated=not all_jobs and finished_count(store, host.name) > RECENT_FINISHED,
-        jobs=jobs + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
-        books=[memory_book(config, store, host.name, jobs)],
-        gpus=gpu_snapshot(config.gpu.allowlist),
-        sessions=sessions_with_hooks(sessions or SessionsProbe(), store),
-        locks=lock_rows(config.locks.work_root),
-        alerts=open_alerts(store),
-        findings=open_findings(store),
-        kill_requests=pending_kill_requests(store),
-        peers=peers.read_all(config) if peers is not None else [],
-        cluster=read_slurm(config, store) if config.slurm.enabled else None,
-    )
+    cluster = read_slurm(config, store) if config.slurm.enabled else None
+    # One read for every part the state file gives: a consistent view, and one transaction's
+    # statements instead of one set per part.
+    with store.read():
+        host = host_snapshot(config, store, sampler)
+        finished = None if all_jobs else RECENT_FINISHED
+        jobs = list(ledger_jobs(store, host.name, usage, finished, runners=runners))
+        snapshot = Snapshot(
+            taken_at=time.time(),
+            hosts=[host],
+            jobs_truncated=not all_jobs and finished_count(store, host.name) > RECENT_FINISHED,
+            jobs=jobs + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
+            books=[memory_book(config, store, host.name, jobs)],
+            gpus=gpu_snapshot(config.gpu.allowlist),
+            sessions=sessions_with_hooks(sessions or SessionsProbe(), store),
+            locks=lock_rows(config.locks.work_root),
+            alerts=open_alerts(store),
+            findings=open_findings(store),
+            kill_requests=pending_kill_requests(store),
+            cluster=cluster,
+        )
+    snapshot.peers = peers.read_all(config) if peers is not None else []
+    return snapshot
 
 
 def read_slurm(config: Config, store: StateStore) -> SlurmReading:
