@@ -183,7 +183,7 @@ PINNED: set[tuple[str, tuple[str, ...]]] = {
         'main_context_tokens', 'nested_dispatches', 'parallelism_timeline', 'peak_parallel', 'pid',
         'process_started_at', 'running_subagents', 'session_id', 'started_at', 'state',
         'subagents', 'title', 'tool_in_flight', 'tool_in_flight_since', 'tool_in_flight_summary',
-        'transcript_path', 'version',
+        'transcript_path', 'version', 'waiting_for', 'waiting_since',
     )),
     ('.sessions[].subagents[]', (
         'background', 'context_bytes', 'description', 'ended_at', 'id', 'last_activity_at',

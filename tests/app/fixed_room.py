@@ -91,7 +91,7 @@ def sessions(now: float) -> list[SessionInfo]:
             version="2.1.173", started_at=start, last_activity_at=now - 90,
             tool_in_flight=None, subagents=subagents,
             health=swarm_health(subagents, 90000, now),
-            waiting_for="permission to run git push",
+            waiting_for="permission to run git push", waiting_since=now - 270,
         )
     ]
 

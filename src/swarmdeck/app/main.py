@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shlex
 import threading
+import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -48,7 +49,7 @@ from swarmdeck.config import Config
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.paths import claude_dir
 from swarmdeck.probes.claude import sessions_watch
-from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
+from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, waiting_for_person
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.probes.ledger import LedgerJob
 from swarmdeck.probes.locks import LockState
@@ -56,6 +57,7 @@ from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, reconciled_snapshot
 from swarmdeck.state import StateStore
+from swarmdeck.views.sessions import waiting_text
 from swarmdeck.watchdog.loop import Watchdog
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
@@ -189,15 +191,18 @@ class SwarmdeckApp(App[int]):
         self._show_sub_title(sessions or [])
 
     def _show_sub_title(self, sessions: list[SessionInfo]) -> None:
-        """The header's second line: read-only, and how many sessions wait for the person; with
-        `ui.bell`, the terminal bell rings once for each session that starts waiting."""
-        waiting = {session.session_id for session in sessions if session.needs_person}
+        """The header's second line: read-only, and how many sessions wait for the person and
+        which has waited longest; with `ui.bell`, the terminal bell rings once for each session
+        that starts waiting."""
+        in_order = waiting_for_person(sessions)
+        waiting = {session.session_id for session in in_order}
         if self.config.ui.bell and waiting - self._waiting:
             self.bell()
         self._waiting = waiting
         parts = ["read-only"] if self.readonly else []
-        if waiting:
-            parts.append(f"⚑ {len(waiting)} waiting for you")
+        if in_order:
+            oldest = waiting_text(in_order[:1], time.time())
+            parts.append(f"⚑ {len(in_order)} waiting for you, the longest: {oldest}")
         self.sub_title = " · ".join(parts)
 
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
