@@ -37,6 +37,23 @@ def memory_segments(book: MemoryBook) -> tuple[BarSegment, ...]:
     )
 
 
+def shown_busy(busy: float | None) -> float | None:
+    """Busy cores to the tenth the figures print: the bar draws what its figure says, so
+    "0.0 of 2 cores busy" fills no cell however wide the bar is."""
+    return None if busy is None else round(busy, 1)
+
+
+def cores_segments(busy: float | None) -> tuple[BarSegment, ...]:
+    """The cores bar: the busy cores, as their figure reads."""
+    return (BarSegment(shown_busy(busy) or 0.0, "bold green", "busy"),)
+
+
+def cores_figures(busy: float | None, count: int) -> str:
+    """The figures beside the cores bar: " 3.2 of 16 cores busy"."""
+    shown = shown_busy(busy)
+    return f" {'–' if shown is None else f'{shown:.1f}'} of {count} cores busy"
+
+
 def legend(segments: tuple[BarSegment, ...], rest: str | None = None) -> Text:
     """One swatch and figure per bar segment, in the bar's glyphs and colours; `rest` names
     what the bar's filler stands for."""
@@ -102,11 +119,8 @@ class HostCard(Vertical):
             self._history.append(busy)
         cores_bar = self.query_one(".cores-bar", StackedBar)
         cores_bar.total = cores.count
-        cores_bar.segments = (BarSegment(busy or 0.0, "bold green", "busy"),)
-        show_text(
-            self.query_one(".cores-figures", Label),
-            f" {'–' if busy is None else f'{busy:.1f}'} of {cores.count} cores busy",
-        )
+        cores_bar.segments = cores_segments(busy)
+        show_text(self.query_one(".cores-figures", Label), cores_figures(busy, cores.count))
         if self.book is None:
             self._show_memory(
                 (BarSegment(memory.used, "bold yellow", "used"),),
