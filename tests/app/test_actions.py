@@ -106,7 +106,7 @@ async def test_r_reruns_a_finished_job_in_its_cage_and_the_new_row_completes(
         await pilot.press("r")
         assert isinstance(app.screen, ConfirmScreen)
         shown = str(app.screen.query_one("#confirm-lines").render())
-        wanted = "swarmdeck run --detach --cap 67108864 --label 'exits three' -- sh -c 'exit 3'"
+        wanted = "swarmdeck run --detach --cap 64M --label 'exits three' -- sh -c 'exit 3'"
         assert wanted in shown
         await pilot.press("tab", "enter")
 
@@ -117,6 +117,7 @@ async def test_r_reruns_a_finished_job_in_its_cage_and_the_new_row_completes(
         await until(pilot, rerun_done, "the rerun finished")
         [again] = [j for j in ledger_jobs(store) if j.id != first]
         assert again.exit_code == 3 and again.argv == ["sh", "-c", "exit 3"]
+        assert again.cap == 64 * MIB
         await probed(pilot)
         assert app.query_one("#jobs-table").row_count == 2
 
@@ -165,6 +166,9 @@ async def test_the_launch_form_starts_in_the_apps_launch_folder(isolated_home: P
         screen = app.screen
         assert isinstance(screen, LaunchScreen)
         assert screen.query_one("#launch-cwd", Input).value == str(folder)
+        preview = screen.query_one("#launch-preview")
+        await until(pilot, lambda: "✗ command: type the command to run" in str(preview.render()),
+                    "what the empty form lacks, in the form's words")
     values = {"command": "true", "cwd": "", "cap": "", "label": "", "threads": ""}
     assert request_from(values, folder).cwd == folder
     assert SwarmdeckApp(load_config(), store).launch_cwd == Path.cwd()

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fixed_room import fixed_app
 from pilot_waits import probed, until
 
 from ssh_server import servers as servers
 from ssh_server import write_peer_config
 from swarmdeck.app.bar import ScaledSparkline, StackedBar
+from swarmdeck.app.gpus import GpuCardView
 from swarmdeck.app.host_detail import HostDetail
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.main import SwarmdeckApp
@@ -38,7 +40,9 @@ async def test_enter_on_this_hosts_card_shows_its_memory_book_over_time(
         assert names == [f"{s.glyph} {s.name}" for s in main_bar.segments]
         slice_used = screen.query_one("#host-part-1", ScaledSparkline)
         assert slice_used.data == tuple(float(p.book[1][1]) for p in points if p.book)
-        assert slice_used.top == float(points[-1].mem_total)
+        assert slice_used.top == float(points[-1].slice_cap or 0)
+        outside = screen.query_one("#host-part-0", ScaledSparkline)
+        assert outside.top == float(points[-1].mem_total)
         busy = screen.query_one("#host-busy", ScaledSparkline)
         assert busy.top == float(points[-1].cores) and len(busy.data) >= 3
         assert f"{len(points)} readings" in str(screen.query_one("#host-span").render())
@@ -71,3 +75,19 @@ async def test_down_and_enter_open_the_peers_detail(tmp_path: Path, servers) -> 
         await pilot.press("up", "enter")
         assert isinstance(app.screen, HostDetail)
         assert app.screen.host_name == local_host_name()
+
+
+async def test_this_hosts_gpu_cards_are_drawn_even_when_a_resize_comes_first(
+    isolated_home: Path,
+) -> None:
+    """The cards from the scripted NVML stand-in (no GPU here), in the fixed room."""
+    app = fixed_app(isolated_home)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("1", "enter")
+        await pilot.resize_terminal(110, 35)
+        await pilot.pause()
+        cards = app.screen.query(GpuCardView)
+        assert len(cards) == 2
+        await until(pilot, lambda: "20G/80G used" in str(
+            cards[0].query_one(".gpu-memory-figures").render()), "the first card's memory")

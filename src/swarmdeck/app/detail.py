@@ -10,9 +10,11 @@ after a restart. Only the use over time (cores, threads) is what the app saw sin
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sqlite3
 import time
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -74,9 +76,46 @@ def memory_segments(job: LedgerJob) -> tuple[tuple[BarSegment, ...], int]:
     ), total
 
 
-def job_facts(job: LedgerJob, now: float) -> Text:
-    """Everything the ledger knows of a job, one fact a line."""
+_PIECE = re.compile(r"[^ /-]*[ /-]|[^ /-]+")
+"""A piece of a value that a line may end after: up to and with a space, a slash or a dash."""
+
+
+def wrapped(value: str, width: int) -> list[str]:
+    """`value` as lines of at most `width` cells, each broken after a space (dropped), a
+    slash or a dash, so a path or a command is never cut mid-word; only a single piece longer
+    than a whole line is cut, where it must."""
+    lines: list[str] = []
+    for paragraph in value.split("\n"):
+        line = ""
+        for piece in _PIECE.findall(paragraph):
+            if line and len(line + piece.rstrip(" ")) > width:
+                lines.append(line.rstrip(" "))
+                line = ""
+            while len(piece.rstrip(" ")) > width:
+                lines.append(piece[:width])
+                piece = piece[width:]
+            line += piece
+        lines.append(line.rstrip(" "))
+    return lines
+
+
+def fact_lines(facts: Iterable[tuple[str, str | Text]], name_width: int, width: int) -> Text:
+    """One fact a line, its name right-aligned in `name_width` cells; a value longer than the
+    room left in `width` wraps under its own column."""
     text = Text()
+    room = max(10, width - name_width - 2)
+    for name, value in facts:
+        text.append(f"{name:>{name_width}}  ", style="bold")
+        if isinstance(value, Text):
+            text.append_text(value)
+        else:
+            text.append(("\n" + " " * (name_width + 2)).join(wrapped(value, room)))
+        text.append("\n")
+    return text
+
+
+def job_facts(job: LedgerJob, now: float, width: int = 120) -> Text:
+    """Everything the ledger knows of a job, one fact a line, to fit `width` cells."""
     facts = (
         ("state", state_cell(job)),
         ("command", shlex.join(job.argv) or NONE),
@@ -92,11 +131,7 @@ def job_facts(job: LedgerJob, now: float) -> Text:
         ("oom adj", NONE if job.oom_score_adj is None else str(job.oom_score_adj)),
         ("output", job.output_path or NONE),
     )
-    for name, value in facts:
-        text.append(f"{name:>13}  ", style="bold")
-        text.append_text(value if isinstance(value, Text) else Text(value))
-        text.append("\n")
-    return text
+    return fact_lines(facts, 13, width)
 
 
 def peak_series(history: WorkloadHistory) -> tuple[float, ...]:
@@ -152,9 +187,18 @@ class DetailScreen(Screen[None]):
     def on_mount(self) -> None:
         self.watch(self.app, self.FOLLOWS, self._follow, init=True)
 
+    def on_resize(self) -> None:
+        """Long values wrap to the width: draw again for the new one."""
+        self._follow(getattr(self.app, self.FOLLOWS, None))
+
     def _follow(self, value: Any) -> None:
         if value is not None:
             self.follow(value)
+
+    @property
+    def text_width(self) -> int:
+        """The cells a line of the detail panel holds (inside its border and padding)."""
+        return max(20, self.size.width - 4)
 
     def follow(self, value: Any) -> None:
         """Redraw from the app's latest value of FOLLOWS; each view says how (the base shows
@@ -212,7 +256,7 @@ class JobDetail(DetailScreen):
         if job is None:
             show_text(facts, Text(f"job {self.job_id} is no longer in the ledger's recent jobs"))
             return
-        show_text(facts, job_facts(job, time.time()))
+        show_text(facts, job_facts(job, time.time(), self.text_width))
         bar = self.query_one("#job-memory", StackedBar)
         bar.segments, bar.total = memory_segments(job)
         self._show_peaks(job)
@@ -282,10 +326,14 @@ def jobs_text(jobs: list[LedgerJob]) -> str:
 
 
 def agent_facts(
-    session: SessionInfo, sub: SubagentInfo | None, now: float, jobs: tuple[LedgerJob, ...] = ()
+    session: SessionInfo,
+    sub: SubagentInfo | None,
+    now: float,
+    jobs: tuple[LedgerJob, ...] = (),
+    width: int = 120,
 ) -> Text:
-    """A session, or one of its subagents, one fact a line, and the jobs it launched."""
-    text = Text()
+    """A session, or one of its subagents, one fact a line, and the jobs it launched, to fit
+    `width` cells."""
     if sub is None:
         facts = [
             ("session", session.session_id),
@@ -318,10 +366,7 @@ def agent_facts(
         since = now - call.started_at if call.started_at is not None else None
         facts.append(("tool in flight", f"{call.name} {call.summary} · {runtime_text(since)}"))
     facts.append(("jobs it launched", jobs_text(list(jobs))))
-    for name, value in facts:
-        text.append(f"{name:>22}  ", style="bold")
-        text.append(str(value).replace("\n", "\n" + " " * 24) + "\n")
-    return text
+    return fact_lines(((name, str(value)) for name, value in facts), 22, width)
 
 
 class AgentDetail(DetailScreen):
@@ -354,4 +399,4 @@ class AgentDetail(DetailScreen):
         sub = next((s for s in session.subagents if s.id == self.agent_id), None)
         snapshot: Snapshot | None = getattr(self.app, "snapshot", None)
         jobs = launched_by(snapshot.jobs if snapshot else [], self.session_id, self.agent_id)
-        show_text(facts, agent_facts(session, sub, time.time(), tuple(jobs)))
+        show_text(facts, agent_facts(session, sub, time.time(), tuple(jobs), self.text_width))

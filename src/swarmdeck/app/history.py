@@ -26,6 +26,8 @@ class HostPoint:
     mem_total: int
     book: tuple[tuple[str, int], ...] | None
     """The memory book's parts as its bar shows them (MemoryBook.bar()); None unless read."""
+    slice_cap: int | None = None
+    """The book's slice cap; None unless read."""
 
 
 @dataclass(frozen=True)
@@ -87,4 +89,5 @@ class RoomHistory:
             busy_cores=host.cores.busy_cores,
             mem_total=book.mem_total if book is not None else host.memory.total,
             book=book.bar() if book is not None else None,
+            slice_cap=book.slice_cap if book is not None else None,
         ))

@@ -2,8 +2,10 @@
 book now, each part of the book and the busy cores over time, and its GPU cards.
 
 The parts over time are the memory bar's own (same names, glyphs and colours), one sparkline
-each on the scale of the host's memory, so a part that fills the machine reads full. They are
-what the app saw since it started (app/history.py): a restart begins them again.
+each on the scale of what that part can reach: memory used outside the slice on the host's
+memory, the slice's own parts on the slice cap, so a slice that is full reads full even on a
+host whose slice is a small share of it. They are what the app saw since it started
+(app/history.py): a restart begins them again.
 """
 
 from __future__ import annotations
@@ -37,6 +39,16 @@ from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.hosts import figures_of, host_line
 
+PART_SCALES = ("mem_total", "slice_cap", "slice_cap", "slice_cap")
+"""What full height stands for in each part's sparkline, in MemoryBook.bar() order: outside the
+slice, slice used, booked not yet grown, room."""
+
+
+def part_top(point: HostPoint, index: int) -> int:
+    """The full height of the `index`-th part's sparkline at this reading."""
+    top = getattr(point, PART_SCALES[index])
+    return top if top else point.mem_total
+
 
 def span_text(points: list[HostPoint]) -> str:
     """How much time the readings cover, and that they start with the app."""
@@ -51,11 +63,12 @@ def part_series(points: list[HostPoint], index: int) -> tuple[float, ...]:
     return tuple(float(p.book[index][1]) for p in points if p.book is not None)
 
 
-def part_figures(series: tuple[float, ...]) -> str:
-    """A part's figures: now and the most it reached."""
+def part_figures(series: tuple[float, ...], top: int) -> str:
+    """A part's figures: now and the most it reached, of the sparkline's full height."""
     if not series:
         return " no memory book read yet"
-    return f" now {format_size(int(series[-1]))}, most {format_size(int(max(series)))}"
+    return (f" now {format_size(int(series[-1]))}, most {format_size(int(max(series)))}"
+            f" of {format_size(top)}")
 
 
 def busy_figures(points: list[HostPoint]) -> str:
@@ -141,11 +154,13 @@ class HostDetail(DetailScreen):
                 show_text(self.query_one(f"#host-part-name-{index}", Label),
                           Text.assemble((glyph, style), f" {named[index][0]}"))
             series = part_series(points, index)
+            top = part_top(points[-1], index) if points else 1
             spark = self.query_one(f"#host-part-{index}", ScaledSparkline)
             spark.bar_style = style
-            spark.top = float(points[-1].mem_total) if points else 1.0
+            spark.top = float(top)
             spark.data = series
-            show_text(self.query_one(f"#host-part-figures-{index}", Label), part_figures(series))
+            show_text(self.query_one(f"#host-part-figures-{index}", Label),
+                      part_figures(series, top))
         self._show_gpus(snapshot, host)
 
     def _reading(
@@ -210,9 +225,10 @@ class HostDetail(DetailScreen):
             if view is None:
                 view = GpuCardView(card.index)
                 box.mount(view)
-                view.call_after_refresh(setattr, view, "card", card)
-            else:
+            if view.is_mounted:
                 view.card = card
+            else:  # drawn once its bar exists: a resize can redraw before the card composed
+                view.call_after_refresh(setattr, view, "card", card)
 
 
 def _peer_card_line(row: dict[str, object]) -> str:

@@ -56,6 +56,8 @@ def request_from(values: dict[str, str], default_cwd: Path) -> RunRequest:
         argv = shlex.split(values["command"])
     except ValueError as error:
         raise SwarmdeckError(f"command: {error}") from error
+    if not argv:
+        raise SwarmdeckError("command: type the command to run")
     cwd = Path(values["cwd"] or default_cwd).expanduser()
     if not cwd.is_dir():
         raise SwarmdeckError(f"folder {cwd} does not exist")
