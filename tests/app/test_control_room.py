@@ -69,6 +69,7 @@ async def test_a_session_waiting_for_the_person_is_marked_and_counted(
         assert label.startswith("⚑ ")
         assert "waiting for you: permission to run git push" in label
         await until(pilot, lambda: "1 waiting for you" in app.sub_title, "the count")
+        assert app.sub_title == "⚑ 1 waiting for you: proj"
 
 
 async def test_sessions_waiting_for_the_person_are_named_the_longest_waiting_first(
@@ -88,7 +89,7 @@ async def test_sessions_waiting_for_the_person_are_named_the_longest_waiting_fir
         app = SwarmdeckApp(load_config(), StateStore.open_default())
         async with app.run_test(size=(120, 35)) as pilot:
             await until(pilot, lambda: "2 waiting for you" in app.sub_title, "the count")
-            assert "the longest: old-ask (10m)" in app.sub_title
+            assert "2 waiting for you, the longest: old-ask (10m)" in app.sub_title
             line = app.query_one("#agents-waiting", Label)
             assert line.display
             assert str(line.render()) == (

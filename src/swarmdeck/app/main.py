@@ -215,7 +215,8 @@ class SwarmdeckApp(App[int]):
         parts = ["read-only"] if self.readonly else []
         if in_order:
             oldest = waiting_text(in_order[:1], time.time())
-            parts.append(f"⚑ {len(in_order)} waiting for you, the longest: {oldest}")
+            which = ", the longest" if len(in_order) > 1 else ""
+            parts.append(f"⚑ {len(in_order)} waiting for you{which}: {oldest}")
         self.sub_title = " · ".join(parts)
 
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
