@@ -126,6 +126,8 @@ class ScaledSparkline(Picture):
     """The points, oldest first."""
     top: reactive[float] = reactive(1.0, repaint=False)
     """What a full bar stands for (the host's cores)."""
+    bar_style: reactive[str] = reactive("", repaint=False)
+    """A Rich style for the bars (a memory part's colour); empty: the widget's CSS colour."""
 
     def watch_data(self) -> None:
         self.redraw()
@@ -133,5 +135,8 @@ class ScaledSparkline(Picture):
     def watch_top(self) -> None:
         self.redraw()
 
+    def watch_bar_style(self) -> None:
+        self.redraw()
+
     def picture(self) -> Text:
-        return Text(scaled_bars(self.data, self.top, self.size.width))
+        return Text(scaled_bars(self.data, self.top, self.size.width), style=self.bar_style)
