@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from pilot_waits import probed, until
+from textual.dom import DOMNode
 from textual.renderables.styled import Styled
 from textual.screen import Screen
 from textual.widget import Widget
@@ -20,6 +21,7 @@ from textual.widgets import Label
 
 from ledger_rows import add_job
 from swarmdeck.app.jobs import JobsPanel
+from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.probes.host import host_snapshot
@@ -153,3 +155,30 @@ async def test_a_changed_cell_is_redrawn_alone(monkeypatch: pytest.MonkeyPatch) 
         assert not any("tidy" in line for line in lines), lines
         assert asked == Counter(KeyedTable=1), asked
         assert len(rendered) == 1, rendered
+
+
+async def test_an_unchanged_snapshot_looks_nothing_up_and_syncs_no_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Finding a widget walks the DOM and matches selectors, and a table's sync compares every
+    cell: with nothing new to show, no panel does either."""
+    store = StateStore.open_default()
+    app = SwarmdeckApp(load_config(), store, prober=Scripted(store))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await probed(pilot, rounds=2)
+        done: Counter[str] = Counter()
+        for name in ("query", "query_one"):
+            real = getattr(DOMNode, name)
+
+            def counted(self: DOMNode, *args, _real=real, _name=name, **kwargs):
+                if any(node.has_class("panel") for node in self.ancestors_with_self):
+                    done[f"{type(self).__name__}.{_name}"] += 1
+                return _real(self, *args, **kwargs)
+
+            monkeypatch.setattr(DOMNode, name, counted)
+        sync = KeyedTable.sync
+        monkeypatch.setattr(
+            KeyedTable, "sync", lambda self, rows: (done.update(["sync"]), sync(self, rows))
+        )
+        await probed(pilot, rounds=3)
+        assert done == Counter(), done

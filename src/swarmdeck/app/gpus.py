@@ -11,7 +11,7 @@ from textual.widgets import Label, Static
 from swarmdeck.app.bar import BarSegment, StackedBar
 from swarmdeck.app.panel import Rows, TablePanel
 from swarmdeck.app.quiet import show_text
-from swarmdeck.probes.gpu import GpuCard
+from swarmdeck.probes.gpu import GpuCard, GpuSnapshot
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import in_order
@@ -99,7 +99,13 @@ class GpusPanel(TablePanel):
             for key, cells in process_rows(snapshot.gpus.cards).items()
         }
 
+    _drawn_gpus: GpuSnapshot | None = None
+    """The reading drawn last: the same again touches no widget."""
+
     def show(self, snapshot: Snapshot) -> None:
+        if snapshot.gpus == self._drawn_gpus:
+            return
+        self._drawn_gpus = snapshot.gpus
         cards = snapshot.gpus.cards
         super().show(snapshot)
         self.set_class(not cards, "-empty")

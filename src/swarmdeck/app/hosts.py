@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import var
+from textual.widget import Widget
 from textual.widgets import Label, Static
 
 from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar
@@ -230,6 +231,8 @@ class HostsPanel(SnapshotPanel):
         self._history_minutes = history_minutes
         self._names: list[str] = []
         """The hosts the cards show, in the panel's order."""
+        self._mounted: dict[str, Widget] = {}
+        """The cards mounted so far, by widget id (the host's card, each peer's, the cluster's)."""
 
     def _cards(self) -> list[HostCard | PeerCard]:
         return [card for card in self.query(".host-card") if isinstance(card, HostCard | PeerCard)]
@@ -260,15 +263,17 @@ class HostsPanel(SnapshotPanel):
         yield Label("reading this host…", id="hosts-waiting")
 
     def show(self, snapshot: Snapshot) -> None:
-        for waiting in self.query("#hosts-waiting"):
-            waiting.remove()
+        # The cards are kept by name, not looked up: finding a widget walks the DOM.
+        if not self._mounted:
+            for waiting in self.query("#hosts-waiting"):
+                waiting.remove()
         books = {book.host: book for book in snapshot.books}
         for host in snapshot.hosts:
-            cards = self.query(f"#{card_id(host.name)}").results(HostCard)
-            card = next(cards, None)
+            card = self._mounted.get(card_id(host.name))
             book = books.get(host.name)
-            if card is None:
+            if not isinstance(card, HostCard):
                 card = HostCard(host.name, self._history_points, self._history_minutes)
+                self._mounted[card_id(host.name)] = card
                 self.mount(card)
                 card.call_after_refresh(setattr, card, "book", book)
                 card.call_after_refresh(setattr, card, "host", host)
@@ -276,9 +281,11 @@ class HostsPanel(SnapshotPanel):
                 card.book = book
                 card.host = host
         for peer in snapshot.peers:
-            peer_card = next(self.query(f"#{card_id(peer.name)}").results(PeerCard), None)
-            if peer_card is None:
-                self.mount(PeerCard(peer))
+            peer_card = self._mounted.get(card_id(peer.name))
+            if not isinstance(peer_card, PeerCard):
+                peer_card = PeerCard(peer)
+                self._mounted[card_id(peer.name)] = peer_card
+                self.mount(peer_card)
             else:
                 peer_card.reading = peer
         names = [host.name for host in snapshot.hosts] + [peer.name for peer in snapshot.peers]
@@ -286,9 +293,11 @@ class HostsPanel(SnapshotPanel):
             self._names = names
             self.call_after_refresh(self.watch_chosen, self.chosen)
         if snapshot.cluster is not None:
-            cluster = next(self.query("#slurm-cluster").results(Static), None)
-            if cluster is None:
-                self.mount(Static(cluster_text(snapshot.cluster), id="slurm-cluster",
-                                  classes="host-card peer-card"))
+            cluster = self._mounted.get("slurm-cluster")
+            if not isinstance(cluster, Static):
+                cluster = Static(cluster_text(snapshot.cluster), id="slurm-cluster",
+                                 classes="host-card peer-card")
+                self._mounted["slurm-cluster"] = cluster
+                self.mount(cluster)
             else:
-                cluster.update(cluster_text(snapshot.cluster))
+                show_text(cluster, cluster_text(snapshot.cluster))

@@ -6,7 +6,8 @@ is scrolled away) is not redrawn: it keeps the latest snapshot and draws that wh
 again. `TablePanel` adds what the table panels (Jobs, Alerts, Locks, GPUs) repeat: one keyed
 table, one line saying where it looked when there is nothing to show, and rows made from the
 snapshot. An empty panel carries the `-empty` class, and the stylesheet shrinks it to that
-line so the panels with something to say keep the room.
+line so the panels with something to say keep the room. A panel given what it drew last
+touches no widget: finding one walks the DOM, and most refreshes change most panels not at all.
 """
 
 from __future__ import annotations
@@ -95,6 +96,9 @@ class TablePanel(SnapshotPanel):
     EMPTY: ClassVar[str] = ""
     """What the panel says when it has no rows; it names where it looked."""
 
+    _drawn: tuple[Rows, str] | None = None
+    """The rows and subtitle drawn last: the same again touches no widget."""
+
     def compose(self) -> ComposeResult:
         yield from self.compose_above()
         yield Label(self.empty_text(), classes="empty")
@@ -118,9 +122,13 @@ class TablePanel(SnapshotPanel):
 
     def show(self, snapshot: Snapshot) -> None:
         rows = self.rows(snapshot, time.time())
+        drawn = (rows, self.subtitle(snapshot, rows))
+        if drawn == self._drawn:
+            return
+        self._drawn = drawn
         self.set_class(not rows, "-empty")
         self.query_one(".empty", Label).display = not rows
         table = self.query_one(KeyedTable)
         table.display = bool(rows)
         table.sync(rows)
-        show_subtitle(self, self.subtitle(snapshot, rows))
+        show_subtitle(self, drawn[1])

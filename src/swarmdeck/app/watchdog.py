@@ -19,7 +19,7 @@ from textual.widgets.data_table import CellDoesNotExist
 
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
-from swarmdeck.app.panel import SnapshotPanel
+from swarmdeck.app.panel import Rows, SnapshotPanel
 from swarmdeck.durations import age_text
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes.records import (
@@ -78,6 +78,8 @@ class WatchdogPanel(SnapshotPanel):
         super().__init__(id="watchdog")
         self.store = store
         self.readonly = readonly
+        self._drawn: tuple[Rows, Rows] | None = None
+        """The findings and kill requests drawn last: the same again touches no widget."""
 
     def compose(self) -> ComposeResult:
         yield Label("no findings", classes="empty")
@@ -92,6 +94,9 @@ class WatchdogPanel(SnapshotPanel):
         kills = {
             str(r.id): in_order(kill_cells(r, now), KILL_COLUMNS) for r in snapshot.kill_requests
         }
+        if (findings, kills) == self._drawn:
+            return
+        self._drawn = (findings, kills)
         self.set_class(not findings and not kills, "-empty")
         self.query_one(".empty", Label).display = not findings
         table = self.query_one("#findings-table", KeyedTable)
