@@ -16,14 +16,13 @@ from stat import S_ISREG
 
 from swarmdeck import paths
 from swarmdeck.hooks.payload import HookInput
+from swarmdeck.hooks.spool import APPLICATION_ID, fold_into, folded_transaction, remove_folded
 
 # The light path does without typing's import time (see cli.py).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-APPLICATION_ID = int.from_bytes(b"SWDK", "big")
-"""state.APPLICATION_ID: the fast path writes only into a file that says it is swarmdeck's."""
 LOCK_WAIT = 1.0
 MAX_TEXT = 2000
 MAX_PAYLOAD = 16 * 1024
@@ -113,7 +112,8 @@ def record_event(hook: HookInput, now: float | None = None) -> None:
 
 
 def _fast_insert(row: tuple[Any, ...]) -> bool:
-    """Insert through a plain connection; False when the store must be set up first."""
+    """Insert through a plain connection, after the spooled calls (spool.py) so that row ids
+    follow the calls' order; False when the store must be set up first."""
     db = paths.state_db_path_text()
     try:
         st = os.stat(db)
@@ -132,8 +132,11 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("BEGIN IMMEDIATE")
         try:
+            before = conn.total_changes
+            folded = fold_into(conn, db)
             rowid = conn.execute(_INSERT, row).lastrowid
-            if rowid is not None and rowid % PRUNE_EVERY == 0:
+            first = rowid - (conn.total_changes - before) if rowid is not None else None
+            if first is not None and rowid // PRUNE_EVERY > first // PRUNE_EVERY:
                 conn.execute(
                     "DELETE FROM hook_events WHERE received_at < ?",
                     (row[-1] - KEEP_DAYS * 86400,),
@@ -148,6 +151,7 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
     except BaseException:
         conn.close()
         raise
+    remove_folded(folded)
     # Left open for the process's end (a hook ends with os._exit): closing the last connection
     # would checkpoint the WAL into the state file, which costs the hook 0.6 ms and, changing
     # the file, makes the next `swarmdeck run` verify all of it again.
@@ -167,7 +171,7 @@ def _store_insert(row: tuple[Any, ...]) -> None:
 
     store = StateStore(paths.state_db_path(), verify=False, lock_timeout=LOCK_WAIT * 5)
     try:
-        with store.transaction() as conn:
+        with folded_transaction(store) as conn:
             conn.execute(_INSERT, row)
     finally:
         store.close()
