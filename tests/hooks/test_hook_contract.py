@@ -8,8 +8,8 @@ from pathlib import Path
 
 from claude_lines import bash_payload, hook_payload
 from swarmdeck import paths
+from swarmdeck.hook_events import fold
 from swarmdeck.hooks.contract import added_context, deny
-from swarmdeck.hooks.spool import fold
 from swarmdeck.state import StateStore
 
 

@@ -10,7 +10,7 @@ answering within the event's budget, recording within its own, both inside the t
 The light path (a Bash call that matches no heavy pattern) imports nothing a bare interpreter
 does not, beyond the small modules of this package and json's C scanner: the input is read by
 json_read, the answer decided from cached settings by substring tests (classify.py), and the
-call appended to the spool (spool.py) instead of the database. Heavy modules are imported
+call appended to the spool (hook_events.py) instead of the database. Heavy modules are imported
 inside the handlers that need them.
 """
 
@@ -113,7 +113,7 @@ def _answer(stdin: BinaryIO, argument: str, stdout: TextIO) -> tuple[HookInput, 
 def _record(hook: HookInput, spooled: bytes | None, now: float) -> None:
     """Append a light call to the spool; any other, or one the spool refuses, to the database."""
     if spooled is not None:
-        from swarmdeck.hooks.spool import append
+        from swarmdeck.hook_events import append
 
         if append(spooled, now):
             return

@@ -6,6 +6,7 @@ None (or an empty dict) rather than failing, and the caller decides what a missi
 
 from __future__ import annotations
 
+from swarmdeck.hook_events import field_text
 from swarmdeck.hooks.json_read import loads
 
 # The light path does without typing's import time (see cli.py).
@@ -68,8 +69,7 @@ class HookInput:
         return f"HookInput({self.event!r}, session_id={self.session_id!r})"
 
     def text(self, key: str) -> str | None:
-        value = self.data.get(key)
-        return value if isinstance(value, str) and value else None
+        return field_text(self.data, key)
 
     @property
     def session_id(self) -> str | None:

@@ -1,12 +1,13 @@
-"""Light hook calls, appended to a spool file beside the state database and folded into it later.
+"""The rows of hook_events: how a hook call is written, directly or through the spool.
 
-A Bash call that matches no heavy pattern is most of what hooks see, and loading SQLite alone
-costs such a call a third of its budget. So a light PreToolUse call appends its input, as read,
-to `hook-spool` in the state folder with one `os.write`, and whoever next writes or reads
-hook_events (the next hook call that records through the database, the runner looking for the
-subagent that started a job, the watchdog) first folds the spool into hook_events: the rows
-are the ones `record.event_row` would have written, with the time of the call, in the order the
-calls came.
+Every hook call is kept as one row of the state database's hook_events (a trimmed copy of its
+input: tool outputs and long texts cut). A Bash call that matches no heavy pattern is most of
+what hooks see, and loading SQLite alone costs such a call a third of its budget; so a light
+PreToolUse call appends its input, as read, to `hook-spool` in the state folder with one
+`os.write`, and whoever next writes or reads hook_events (the next hook call that records
+through the database, the runner looking for the subagent that started a job, the watchdog)
+first folds the spool in: the rows are the ones `event_row` writes for any call, with the
+time of the call, in the order the calls came.
 
 Each record is one line, `{"received_at": SECONDS, "input": THE INPUT}`, with a newline before
 and after it: the input is JSON that json read whole, so its raw newlines are whitespace and
@@ -20,6 +21,9 @@ its rows, and removes the file once the transaction has committed. A fold also t
 such file it finds (one left by a fold that failed before its commit, or that committed and
 has not yet removed it): a row already present (same event, session, time and payload) is not
 inserted twice, so nothing is lost and nothing doubled.
+
+This module sits beside state.py, below the hooks, the actions and the watchdog that all read
+or write these rows; the spool writer, on the light path, imports neither json nor sqlite3.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterator
+    from typing import Any
 
     from swarmdeck.state import StateStore
 
@@ -43,7 +48,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 SPOOL_NAME = "hook-spool"
 FOLDING_PREFIX = "hook-spool.folding."
 """A spool taken by a fold: `FOLDING_PREFIX` + the time it was taken (ns) + `.` + the pid."""
-EVENT = "PreToolUse"
+SPOOLED_EVENT = "PreToolUse"
 """The one event spooled: the light Bash call."""
 MAX_SPOOLED_INPUT = 64 * 1024
 """A larger input is recorded through the database, trimmed there."""
@@ -56,11 +61,96 @@ LOCK_WAIT = 0.5
 _WRITE_FLAGS = (
     os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 )
-_INSERT = (
+INSERT = (
+    "INSERT INTO hook_events (event, session_id, agent_id, tool_name, cwd, payload, received_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_ONCE = (
     "INSERT INTO hook_events (event, session_id, agent_id, tool_name, cwd, payload, received_at)"
     " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE NOT EXISTS (SELECT 1 FROM hook_events"
     " WHERE session_id IS ?2 AND received_at = ?7 AND event = ?1 AND payload IS ?6)"
 )
+MAX_TEXT = 2000
+MAX_PAYLOAD = 16 * 1024
+_RESPONSE_KEYS = (
+    "status",
+    "agentId",
+    "isAsync",
+    "totalTokens",
+    "totalToolUseCount",
+    "totalDurationMs",
+    "interrupted",
+    "backgroundTaskId",
+    "resumedAgentId",
+)
+_TASK_KEYS = ("id", "type", "status", "agent_type", "description")
+"""What is kept of each of a Stop's `background_tasks`: the list is kept whole or not at all,
+since a task left out of it reads as ended (probes/hook_activity.py)."""
+
+
+def field_text(data: dict[str, Any], key: str) -> str | None:
+    """A field of a hook's input as text: None when missing, empty or not a string."""
+    value = data.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def trimmed(data: dict[str, Any]) -> dict[str, Any]:
+    """The input without tool output and with long texts cut, small enough for every call."""
+    import json
+
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "tool_response":
+            if isinstance(value, dict):
+                out[key] = {k: _cut(value[k]) for k in _RESPONSE_KEYS if k in value}
+            continue
+        if key == "background_tasks" and isinstance(value, list):
+            out[key] = [
+                {k: _cut(task[k], 200) for k in _TASK_KEYS if k in task}
+                for task in value
+                if isinstance(task, dict)
+            ]
+            continue
+        out[key] = _cut(value)
+    text = json.dumps(out, ensure_ascii=False)
+    if len(text) > MAX_PAYLOAD:
+        small = {k: v for k, v in out.items() if not isinstance(v, dict | list)}
+        tool_input = out.get("tool_input")
+        if isinstance(tool_input, dict):
+            small["tool_input"] = {
+                k: _cut(tool_input[k], 500)
+                for k in ("command", "description", "subagent_type", "run_in_background")
+                if k in tool_input
+            }
+        out = small
+    return out
+
+
+def _cut(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit] + "…"
+    if depth > 4:
+        return None
+    if isinstance(value, dict):
+        return {k: _cut(v, limit, depth + 1) for k, v in list(value.items())[:50]}
+    if isinstance(value, list):
+        return [_cut(v, limit, depth + 1) for v in value[:50]]
+    return value
+
+
+def event_row(event: str, data: dict[str, Any], now: float) -> tuple[Any, ...]:
+    """The hook_events row of one call (INSERT's order of columns)."""
+    import json
+
+    return (
+        event,
+        field_text(data, "session_id"),
+        field_text(data, "agent_id"),
+        field_text(data, "tool_name"),
+        field_text(data, "cwd"),
+        json.dumps(trimmed(data), ensure_ascii=False),
+        now,
+    )
 
 
 def spool_path(db_path: str) -> str:
@@ -169,9 +259,6 @@ def fold_into(conn: sqlite3.Connection, db_path: str) -> list[str]:
     taken = f"{FOLDING_PREFIX}{time.time_ns():020d}.{os.getpid()}"
     if _take(spool_path(db_path), os.path.join(folder, taken)):
         names.append(taken)
-    from swarmdeck.hooks.payload import HookInput
-    from swarmdeck.hooks.record import event_row
-
     folded = []
     for name in names:
         path = os.path.join(folder, name)
@@ -179,7 +266,7 @@ def fold_into(conn: sqlite3.Connection, db_path: str) -> list[str]:
         if records is None:
             continue
         for received_at, data in records:
-            conn.execute(_INSERT, event_row(HookInput(EVENT, data), received_at))
+            conn.execute(_INSERT_ONCE, event_row(SPOOLED_EVENT, data, received_at))
         folded.append(path)
     return folded
 
