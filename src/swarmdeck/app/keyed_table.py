@@ -6,8 +6,8 @@ cache it has by one update counter and repaints the whole widget, so a runtime t
 row renders every cell of every visible row again; on a table of twenty running jobs that was
 most of what the control room cost. Here the changed cell's renders are dropped from the
 cache, the row and line caches (cheap to rebuild from cached cells) are emptied, and only that
-cell's region is repainted. This reaches into DataTable's caches (Textual 8.x); the tests in
-tests/app/test_redraw.py check the screen shows each new value.
+cell's region is repainted. This reaches into DataTable's caches (the Textual that
+constraints.txt pins); tests/app/test_redraw.py checks the screen shows each new value.
 """
 
 from __future__ import annotations
