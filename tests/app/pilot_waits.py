@@ -1,37 +1,30 @@
-"""Waiting in Pilot tests on what the app does, never on the clock: the probe worker to finish
-and its snapshot to be drawn, or a condition on the screen."""
+"""Waiting in Pilot tests on what the app does, never on the clock: the probe thread's next
+snapshots to be drawn, or a condition on the screen."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from contextlib import suppress
 
 from textual.pilot import Pilot
-from textual.worker import WorkerCancelled
 
 from swarmdeck.app.main import SwarmdeckApp
-from waiting import pilot_wait_for
-
-ROUNDS = 200
+from waiting import DEADLINE, STEP, pilot_wait_for
 
 
 async def probed(pilot: Pilot, rounds: int = 1) -> None:
-    """Until `rounds` more snapshots than now have been taken and handed to the panels."""
+    """Until `rounds` more snapshots than now have been taken and handed to the panels; the
+    probe thread is asked for each at once, whatever the refresh interval."""
     app = pilot.app
     assert isinstance(app, SwarmdeckApp)
     wanted = app.snapshots_taken + rounds
-    for _ in range(ROUNDS):
-        if app.snapshots_taken >= wanted:
-            await pilot.pause()
-            return
-        workers = [worker for worker in app.workers if worker.group == "probe"]
-        if not workers:
-            app.probe()
-            continue
-        with suppress(WorkerCancelled):  # a newer probe took its place: wait for that one
-            await app.workers.wait_for_complete(workers)
-        await pilot.pause()
-    raise AssertionError(f"the app took {app.snapshots_taken} snapshots, not {wanted}")
+    deadline = time.monotonic() + DEADLINE
+    while app.snapshots_taken < wanted:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the app took {app.snapshots_taken} snapshots, not {wanted}")
+        app.probe()
+        await pilot.pause(STEP)
+    await pilot.pause()
 
 
 async def until(pilot: Pilot, predicate: Callable[[], object], what: str = "it") -> None:

@@ -1,5 +1,10 @@
 """The control room app: lays out the panels and feeds them snapshots probed off the UI loop.
 
+One probe thread lives as long as the app: it takes a snapshot, hands it to the UI loop in one
+message and sleeps until the next refresh or until `probe` asks for one now. A Textual Worker per
+refresh would cost more than the refresh itself on an idle machine (a thread start, its state
+messages, a timer to re-arm it).
+
 Panels receive the app's `snapshot` (and the Agents panel its `sessions`) by data binding in
 `compose`; they never reach for the app or a probe. Where to add more:
 - a panel: `compose`, with `.data_bind(SwarmdeckApp.snapshot)` (it subclasses SnapshotPanel or
@@ -26,7 +31,6 @@ from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Tree
-from textual.worker import Worker, WorkerState
 
 from swarmdeck.actions.detach import launch_detached
 from swarmdeck.actions.lock import release_stale
@@ -72,6 +76,9 @@ PANELS = tuple(PANEL_CLASSES)
 
 Prober = Callable[[], Snapshot]
 
+STOP_WAIT = 5.0
+"""Seconds quitting waits for a probe under way to finish before the app closes what it uses."""
+
 
 class SwarmdeckApp(App[int]):
     """One screen of panels; every panel watches the app's latest snapshot."""
@@ -96,11 +103,18 @@ class SwarmdeckApp(App[int]):
     (woken by transcript writes between snapshots), or the snapshot's with a given prober."""
 
     class SnapshotReady(Message):
-        """A probe worker finished a snapshot."""
+        """The probe thread finished a snapshot."""
 
         def __init__(self, snapshot: Snapshot) -> None:
             super().__init__()
             self.snapshot = snapshot
+
+    class ProbeFailed(Message):
+        """The probe thread's round raised; the next round comes as usual."""
+
+        def __init__(self, error: Exception) -> None:
+            super().__init__()
+            self.error = error
 
     def __init__(
         self,
@@ -139,6 +153,12 @@ class SwarmdeckApp(App[int]):
         self.snapshots_taken = 0
         """How many snapshots have reached the panels (what tests wait on)."""
         self._stop_watching = threading.Event()
+        self._probe_now = threading.Event()
+        """Set to end the probe thread's wait: a refresh asked for, or the app stopping."""
+        self._stop_probing = threading.Event()
+        self._probe_thread = threading.Thread(
+            target=self._probe_rounds, name="swarmdeck-probe", daemon=True
+        )
         self.peer_prober = PeerProber(wait=False) if prober is None and config.hosts else None
         """One SSH connection per peer, read in the background: a slow peer never holds up
         this host's figures, and shows as "not read" until it answers or times out."""
@@ -179,7 +199,7 @@ class SwarmdeckApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.probe()
+        self._probe_thread.start()
         if self.sessions_probe is not None:
             self.watch_transcripts()
 
@@ -219,17 +239,34 @@ class SwarmdeckApp(App[int]):
             parts.append(f"⚑ {len(in_order)} waiting for you{which}: {oldest}")
         self.sub_title = " · ".join(parts)
 
-    @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
     def probe(self) -> None:
-        """Take a snapshot in a thread: probes read kernel files and SQLite, never on the UI
-        loop; the watchdog's pass runs here too."""
-        snapshot = self.prober()
-        if self.watchdog is not None:
-            snapshot = self.watchdog.observe(snapshot)
-        self.post_message(self.SnapshotReady(snapshot))
+        """Refresh now: the probe thread takes its next snapshot at once (right after the one
+        under way, if any). Safe from any thread."""
+        self._probe_now.set()
+
+    def _probe_rounds(self) -> None:
+        """The probe thread: probes read kernel files and SQLite, never on the UI loop, and the
+        watchdog's pass runs here too; one round at a time, each refresh interval or when
+        `probe` asks, until the app stops."""
+        interval = self.config.ui.refresh_interval
+        while not self._stop_probing.is_set():
+            self._probe_now.clear()
+            try:
+                snapshot = self.prober()
+                if self.watchdog is not None:
+                    snapshot = self.watchdog.observe(snapshot)
+            except Exception as error:  # shown to the person; the next round may well work
+                self.post_message(self.ProbeFailed(error))
+            else:
+                self.post_message(self.SnapshotReady(snapshot))
+            self._probe_now.wait(interval)
 
     def on_unmount(self) -> None:
         self._stop_watching.set()
+        self._stop_probing.set()
+        self._probe_now.set()
+        if self._probe_thread.is_alive():
+            self._probe_thread.join(STOP_WAIT)
         if self.peer_prober is not None:
             self.peer_prober.close()
         if self.watchdog is not None:
@@ -243,18 +280,16 @@ class SwarmdeckApp(App[int]):
             self._take_sessions(*self.sessions_probe.reading())
         else:
             self.sessions = message.snapshot.sessions
+        self._leave_if_hung_up()
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Re-arm the next probe only when this one is over, so probes never overlap."""
-        if event.worker.group != "probe":
-            return
-        if event.state is WorkerState.ERROR:
-            self.notify(f"probe failed: {event.worker.error}", severity="error", timeout=8)
-        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
-            if self.terminal is not None and hung_up(self.terminal):
-                self.exit(0)
-                return
-            self.set_timer(self.config.ui.refresh_interval, self.probe)
+    def on_swarmdeck_app_probe_failed(self, message: ProbeFailed) -> None:
+        self.notify(f"probe failed: {message.error}", severity="error", timeout=8)
+        self._leave_if_hung_up()
+
+    def _leave_if_hung_up(self) -> None:
+        """Checked once a probe round: the app quits when its terminal is gone."""
+        if self.terminal is not None and hung_up(self.terminal):
+            self.exit(0)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """`enter` on a job opens its detail view."""
@@ -388,7 +423,7 @@ class SwarmdeckApp(App[int]):
             self.call_from_thread(
                 self.notify, f"{what}: not started (exit {code})", severity="error"
             )
-        self.call_from_thread(self.probe)
+        self.probe()
 
     def action_release_lock(self) -> None:
         if self.refused("release_lock"):
