@@ -182,3 +182,44 @@ async def test_an_unchanged_snapshot_looks_nothing_up_and_syncs_no_table(
         )
         await probed(pilot, rounds=3)
         assert done == Counter(), done
+
+
+MIB = 1024 * 1024
+
+
+class Jittering(Scripted):
+    """The room of `Scripted`, its host's figures moving each round by less than a person
+    reads: load by 0.02, busy cores within a tenth, available memory by 20 MiB."""
+
+    rounds = 0
+
+    def __call__(self) -> Snapshot:
+        self.rounds += 1
+        hair = self.rounds % 2
+        host, book = self.first.hosts[0], self.first.books[0]
+        cores = dataclasses.replace(
+            host.cores,
+            busy_fraction=(0.31 + 0.02 * hair) / host.cores.count,
+            loadavg=tuple(value + 0.02 * hair for value in host.cores.loadavg),
+        )
+        memory = dataclasses.replace(host.memory, available=host.memory.available - 20 * MIB * hair)
+        return dataclasses.replace(
+            self.first,
+            taken_at=time.time(),
+            hosts=[dataclasses.replace(host, cores=cores, memory=memory)],
+            books=[dataclasses.replace(book, mem_available=book.mem_available - 20 * MIB * hair)],
+        )
+
+
+async def test_figures_moving_by_less_than_a_reading_redraw_no_host_card(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only the busy-cores history moves: it grows by a column each refresh until full."""
+    store = StateStore.open_default()
+    app = SwarmdeckApp(load_config(), store, prober=Jittering(store))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await probed(pilot, rounds=3)
+        asked = counting_refreshes(monkeypatch, app)
+        await probed(pilot, rounds=4)
+        del asked["ScaledSparkline"]
+        assert asked == Counter(), asked

@@ -2,10 +2,14 @@
 
 `up`/`down` choose a card (marked while the panel has the focus) and `enter` asks for its
 detail view (app/host_detail.py) with a `HostsPanel.Opened` message.
+
+A card's figures move when they move by what a person reads (HELD_LOAD, HELD_MEMORY), not by
+every hair of jitter between two refreshes: an idle host's card then redraws nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 
 from rich.text import Text
@@ -35,6 +39,18 @@ own glyph, so the bar and its legend read the same without colour."""
 REST = "·"
 """What fills the memory bar past its parts: memory the book does not offer to jobs."""
 REST_NAME = "not bookable"
+HELD_LOAD = 0.1
+"""A load average shown on a card stays until the reading moves by this much."""
+HELD_MEMORY = 1 / 200
+"""A memory figure shown on a card stays until the reading moves by this share of the host's
+memory (120 MiB of 24 GiB: less than a cell of its bar)."""
+
+
+def held(shown: float | None, reading: float | None, step: float) -> float | None:
+    """The figure to show: the reading, unless it is within `step` of what is shown."""
+    if shown is None or reading is None or abs(reading - shown) >= step:
+        return reading
+    return shown
 
 
 def memory_segments(book: MemoryBook) -> tuple[BarSegment, ...]:
@@ -99,21 +115,39 @@ class HostCard(Vertical):
         self._name = name
         self._history: deque[float] = deque(maxlen=history_points)
         self._minutes = history_minutes
+        self._shown: dict[str, float | None] = {}
+        """The figures drawn last, by name, for `_held`."""
+        # The parts are kept, not looked up: finding a widget walks the DOM each refresh.
+        self._title = Static(Text(self._name, style="bold"), classes="host-name")
+        self._cores_bar = StackedBar(classes="cores-bar")
+        self._cores_figures = Label("", classes="bar-figures cores-figures")
+        self._memory_bar = StackedBar(classes="memory-bar")
+        self._memory_figures = Label("", classes="bar-figures memory-figures")
+        self._legend = Static("", classes="memory-legend")
+        self._sparkline = ScaledSparkline(classes="busy-history")
+
+    def _held(self, name: str, reading: float | None, step: float) -> float | None:
+        """`reading`, or the figure `name` shown last when the reading is within `step` of it."""
+        shown = self._shown[name] = held(self._shown.get(name), reading, step)
+        return shown
+
+    def _held_size(self, name: str, reading: int, total: int) -> int:
+        return int(self._held(name, reading, total * HELD_MEMORY) or 0)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(self._name, style="bold"), classes="host-name")
+        yield self._title
         with Horizontal(classes="bar-line"):
             yield Label("cores ", classes="bar-label")
-            yield StackedBar(classes="cores-bar")
-            yield Label("", classes="bar-figures cores-figures")
+            yield self._cores_bar
+            yield self._cores_figures
         with Horizontal(classes="bar-line"):
             yield Label("memory", classes="bar-label")
-            yield StackedBar(classes="memory-bar")
-            yield Label("", classes="bar-figures memory-figures")
-        yield Static("", classes="memory-legend")
+            yield self._memory_bar
+            yield self._memory_figures
+        yield self._legend
         with Horizontal(classes="bar-line"):
             yield Label("history", classes="bar-label")
-            yield ScaledSparkline(classes="busy-history")
+            yield self._sparkline
             yield Label(
                 f" busy cores, last {self._minutes:g} min", classes="bar-figures history-label"
             )
@@ -125,32 +159,44 @@ class HostCard(Vertical):
         busy = cores.busy_cores
         if busy is not None:
             self._history.append(busy)
-        cores_bar = self.query_one(".cores-bar", StackedBar)
-        cores_bar.total = cores.count
-        cores_bar.segments = cores_segments(busy)
-        show_text(self.query_one(".cores-figures", Label), cores_figures(busy, cores.count))
+        self._cores_bar.total = cores.count
+        self._cores_bar.segments = cores_segments(busy)
+        show_text(self._cores_figures, cores_figures(busy, cores.count))
         if self.book is None:
+            used = self._held_size("used", memory.used, memory.total)
             self._show_memory(
-                (BarSegment(memory.used, "bold yellow", "used"),),
+                (BarSegment(used, "bold yellow", "used"),),
                 memory.total,
-                f" {format_size(memory.used)}/{format_size(memory.total)} used",
+                f" {format_size(used)}/{format_size(memory.total)} used",
             )
+        figures = figures_of(host, self.book)
+        load = tuple(
+            self._held(f"load{n}", value, HELD_LOAD) for n, value in enumerate(cores.loadavg)
+        )
+        figures = dataclasses.replace(
+            figures,
+            load=load,  # type: ignore[arg-type]
+            available=self._held_size("available", memory.available, memory.total),
+        )
         title = Text(host.name, style="bold")
-        title.append("   " + host_line(figures_of(host, self.book), room=self.book is None),
-                     style="not bold")
-        show_text(self.query_one(".host-name", Static), title)
-        history = self.query_one(".busy-history", ScaledSparkline)
-        history.top = cores.count
-        history.data = tuple(self._history)
+        title.append("   " + host_line(figures, room=self.book is None), style="not bold")
+        show_text(self._title, title)
+        self._sparkline.top = cores.count
+        self._sparkline.data = tuple(self._history)
 
     def watch_book(self, book: MemoryBook | None) -> None:
         if book is None:
             return
+        total = book.mem_total
+        segments = tuple(
+            dataclasses.replace(
+                segment, value=self._held_size(segment.name, int(segment.value), total)
+            )
+            for segment in memory_segments(book)
+        )
+        room = self._held_size("room", max(0, book.usable), total)
         self._show_memory(
-            memory_segments(book),
-            book.mem_total,
-            f" room {format_size(max(0, book.usable))} of {format_size(book.mem_total)}",
-            REST_NAME,
+            segments, total, f" room {format_size(room)} of {format_size(total)}", REST_NAME
         )
 
     def _show_memory(
@@ -161,12 +207,11 @@ class HostCard(Vertical):
         rest: str | None = None,
     ) -> None:
         """The memory line: the bar, its figures at the right and the legend under it."""
-        memory_bar = self.query_one(".memory-bar", StackedBar)
-        memory_bar.total = total
-        memory_bar.segments = segments
-        memory_bar.rest = REST if rest else "░"
-        show_text(self.query_one(".memory-figures", Label), figures)
-        show_text(self.query_one(".memory-legend", Static), legend(segments, rest))
+        self._memory_bar.total = total
+        self._memory_bar.segments = segments
+        self._memory_bar.rest = REST if rest else "░"
+        show_text(self._memory_figures, figures)
+        show_text(self._legend, legend(segments, rest))
 
 
 def peer_text(peer: PeerReading) -> Text:
