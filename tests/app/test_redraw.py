@@ -24,6 +24,7 @@ from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
+from swarmdeck.probes.gpu import GpuSnapshot
 from swarmdeck.probes.host import host_snapshot
 from swarmdeck.probes.ledger import ledger_jobs, memory_book
 from swarmdeck.snapshot import Snapshot
@@ -157,13 +158,24 @@ async def test_a_changed_cell_is_redrawn_alone(monkeypatch: pytest.MonkeyPatch) 
         assert len(rendered) == 1, rendered
 
 
+class NoGpuRead(Scripted):
+    """The room of `Scripted` with its GPU reading taken anew each round, as the real probe
+    takes it: the same state and reason, a new `taken_at`."""
+
+    def __call__(self) -> Snapshot:
+        snapshot = super().__call__()
+        gpus = GpuSnapshot("not read", "NVML is not installed", taken_at=time.time())
+        return dataclasses.replace(snapshot, gpus=gpus)
+
+
+@pytest.mark.parametrize("prober", [Scripted, NoGpuRead], ids=["same", "new-gpu-reading"])
 async def test_an_unchanged_snapshot_looks_nothing_up_and_syncs_no_table(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, prober: type[Scripted],
 ) -> None:
     """Finding a widget walks the DOM and matches selectors, and a table's sync compares every
     cell: with nothing new to show, no panel does either."""
     store = StateStore.open_default()
-    app = SwarmdeckApp(load_config(), store, prober=Scripted(store))
+    app = SwarmdeckApp(load_config(), store, prober=prober(store))
     async with app.run_test(size=(160, 45)) as pilot:
         await probed(pilot, rounds=2)
         done: Counter[str] = Counter()

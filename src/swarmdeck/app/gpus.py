@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -100,12 +102,14 @@ class GpusPanel(TablePanel):
         }
 
     _drawn_gpus: GpuSnapshot | None = None
-    """The reading drawn last: the same again touches no widget."""
+    """The reading drawn last, its time left out: the same again touches no widget."""
 
     def show(self, snapshot: Snapshot) -> None:
-        if snapshot.gpus == self._drawn_gpus:
+        # Every reading has a new `taken_at`, which the panel does not show.
+        drawn = dataclasses.replace(snapshot.gpus, taken_at=0.0)
+        if drawn == self._drawn_gpus:
             return
-        self._drawn_gpus = snapshot.gpus
+        self._drawn_gpus = drawn
         cards = snapshot.gpus.cards
         super().show(snapshot)
         self.set_class(not cards, "-empty")
