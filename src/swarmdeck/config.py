@@ -13,13 +13,13 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from swarmdeck import paths
 from swarmdeck.errors import ConfigError, UsageError
+from swarmdeck.records import MISSING, dataclass, field, fields, is_dataclass
 from swarmdeck.sizes import SizeSpec, format_size
 from swarmdeck.toml_lines import KeyLines
 

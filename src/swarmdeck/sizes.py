@@ -8,11 +8,11 @@ share of a total the caller supplies (normally MemTotal).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
 from swarmdeck.errors import UsageError
+from swarmdeck.records import dataclass
 
 UNITS = "KMGT"
 """The unit letters, in order: K = 1024, M = 1024², G = 1024³, T = 1024⁴."""

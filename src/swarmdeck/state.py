@@ -17,12 +17,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
 from swarmdeck import paths
 from swarmdeck.errors import StateError
+from swarmdeck.records import dataclass
 
 APPLICATION_ID = int.from_bytes(b"SWDK", "big")
 """Written to the SQLite header (`PRAGMA application_id`) so the file says whose it is."""

@@ -17,7 +17,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +26,7 @@ from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import ADMITTED, QUEUED, REFUSED, MemoryBook, SliceFacts, read_book
 from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.records import dataclass
 from swarmdeck.sizes import format_size
 from swarmdeck.state import now
 

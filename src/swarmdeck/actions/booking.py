@@ -9,10 +9,10 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.records import dataclass
 
 HISTORY_WINDOW = 5
 """How many recent runs of a workload the prediction looks at."""

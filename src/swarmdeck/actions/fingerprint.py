@@ -18,10 +18,10 @@ import os
 import re
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from swarmdeck import paths
+from swarmdeck.records import dataclass
 
 GIT_TIMEOUT = 2.0
 ROOTS_FILE = "git-roots"

@@ -10,7 +10,6 @@ import json
 import os
 import shlex
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,7 @@ from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
 from swarmdeck.probes.ledger import DONE, RUNNING
 from swarmdeck.probes.peaks import workload_history
 from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.records import dataclass
 from swarmdeck.state import now
 
 if TYPE_CHECKING:

@@ -14,12 +14,12 @@ import selectors
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
 from types import FrameType
 
 from swarmdeck.actions.cage import Cage
 from swarmdeck.actions.kill import stop_tree
 from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.records import dataclass
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 LEFTOVER_GRACE = 1.0

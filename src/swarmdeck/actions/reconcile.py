@@ -10,7 +10,6 @@ runner's booking is given back exactly when another job needs the room, and the 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +19,7 @@ from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.ledger import ACTIVE, LOST
 from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.records import dataclass
 from swarmdeck.state import now
 
 if TYPE_CHECKING:

@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +34,7 @@ from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts
 from swarmdeck.probes.machine import local_host_name, mem_total
 from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
+from swarmdeck.records import dataclass
 from swarmdeck.sizes import SizeSpec, format_size
 
 if TYPE_CHECKING:

@@ -13,13 +13,13 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.records import asdict, dataclass, replace
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config

@@ -6,8 +6,9 @@ read the same rows the same way. actions/jobrecord.py writes them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from swarmdeck.records import dataclass
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from swarmdeck import paths
+from swarmdeck.records import dataclass, fields
 from swarmdeck.regular_files import read_regular
 
 MAX_RECORD = 64 * 1024
@@ -40,6 +40,6 @@ def read_owner(slice_path: Path | str) -> SliceOwner | None:
     """The recorded owner of the slice, or None when there is no usable record."""
     try:
         data = json.loads(read_regular(record_path(slice_path), MAX_RECORD))
-        return SliceOwner(**{key: data[key] for key in SliceOwner.__dataclass_fields__})
+        return SliceOwner(**{item.name: data[item.name] for item in fields(SliceOwner)})
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -16,12 +16,12 @@ import fcntl
 import json
 import os
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from swarmdeck import paths
 from swarmdeck.actions.cage.base import CageError
 from swarmdeck.probes.slice_owner import SliceOwner, read_owner, record_path
+from swarmdeck.records import asdict
 
 RECORD_WAIT = 5.0
 """Seconds to wait for another runner's update of the record (one write takes milliseconds)."""
