@@ -11,7 +11,6 @@ import os
 import shlex
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
 from swarmdeck.probes.ledger import DONE, RUNNING
@@ -20,6 +19,8 @@ from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.records import dataclass
 from swarmdeck.state import now
 
+# Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from swarmdeck.probes.peer_cache import READ, current_reading
 from swarmdeck.sizes import format_size
 from swarmdeck.state import now
 
+# Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from swarmdeck.actions.booking import Booking
     from swarmdeck.actions.run_request import RunRequest

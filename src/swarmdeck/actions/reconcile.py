@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.kill import stop_tree
@@ -22,6 +21,8 @@ from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.records import dataclass
 from swarmdeck.state import now
 
+# Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 

@@ -9,14 +9,17 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import TYPE_CHECKING, Any
 
 from swarmdeck.durations import age_text
 from swarmdeck.paths import state_dir_text
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.records import dataclass, field
 
+# Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from swarmdeck.probes.host import HostSnapshot
 
 READ = "read"
