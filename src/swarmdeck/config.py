@@ -11,7 +11,6 @@ missing file means the defaults, silently, by design.
 import math
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -26,6 +25,7 @@ from swarmdeck.toml_lines import KeyLines
 # costs every caged run 3 ms to import, and there `object` stands in for it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import tomllib
     from typing import Any
 else:
     Any = object
@@ -550,6 +550,10 @@ def load_config(path: Path | None = None) -> Config:
 
 def parse_config(text: str, path: Path) -> Config:
     """Check TOML `text` (read from `path`, named in errors) and build the Config it gives."""
+    # Here, not at the top: a start that finds the config cached (config_cache.py) never parses
+    # TOML, and tomllib brings typing and string with it.
+    import tomllib
+
     too_deep = f"config {path}: values nested over {MAX_DEPTH} levels deep; the schema needs 3"
     try:
         data = tomllib.loads(text)
@@ -681,7 +685,7 @@ def _depth(value: Any, limit: int) -> bool:
     return False
 
 
-def _syntax_message(path: Path, text: str, err: tomllib.TOMLDecodeError) -> str:
+def _syntax_message(path: Path, text: str, err: "tomllib.TOMLDecodeError") -> str:
     reason = str(err)
     lines = text.splitlines()
     found = re.search(r"at line (\d+)", reason)

@@ -57,10 +57,10 @@ _OPENED: list = []
 
 def context():
     """The effective config and the state store every command but `hook` works with."""
-    from swarmdeck.config import load_config
+    from swarmdeck.config_cache import cached_config
     from swarmdeck.state import StateStore
 
-    config = load_config()
+    config = cached_config()
     store = StateStore.open_default()
     _OPENED.append(store)
     return config, store
