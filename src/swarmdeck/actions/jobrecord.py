@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sqlite3
 from pathlib import Path
 
@@ -79,6 +78,8 @@ def started_by_agent(
 ) -> str | None:
     """The subagent of `session` whose Bash call holds this job's command, as the PreToolUse
     hook recorded it (the newest such call); None for the main thread or when none was seen."""
+    import shlex  # only a job started from an agent's session gets here
+
     row = conn.execute("SELECT argv FROM jobs WHERE id = ?", (job_id,)).fetchone()
     command = shlex.join(json.loads(row["argv"] or "[]")) if row is not None else ""
     if not command:

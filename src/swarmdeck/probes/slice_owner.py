@@ -6,11 +6,11 @@ state folder find the same one; `status` shows it beside the slice.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from swarmdeck import paths
+from swarmdeck.digest import short_sha256
 from swarmdeck.records import dataclass, fields
 from swarmdeck.regular_files import read_regular
 
@@ -32,7 +32,7 @@ class SliceOwner:
 
 def record_path(slice_path: Path | str) -> Path:
     """The owner record of a slice, in the machine's run folder."""
-    digest = hashlib.sha256(str(slice_path).encode()).hexdigest()[:16]
+    digest = short_sha256(str(slice_path))
     return Path(paths.run_dir_text()) / "slices" / f"{digest}.json"
 
 
