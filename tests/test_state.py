@@ -615,6 +615,43 @@ def test_a_file_damaged_after_it_was_verified_is_refused(tmp_path):
         StateStore(path)
 
 
+def test_a_file_damaged_in_place_keeping_its_size_and_time_is_refused(tmp_path):
+    path = tmp_path / "state.db"
+    closed_store_with_rows(path, 3000)
+    StateStore(path).close()
+    before = path.stat()
+    with path.open("r+b") as handle:
+        handle.seek(before.st_size // 3)
+        handle.write(os.urandom(64 * 1024))
+    # The same inode, size and mtime: only the change time tells the file was written.
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    with pytest.raises(StateError, match="is corrupt"):
+        StateStore(path)
+
+
+def test_a_foreign_file_put_in_place_keeping_size_and_time_is_refused(tmp_path):
+    path = tmp_path / "state.db"
+    closed_store_with_rows(path, 10)
+    StateStore(path).close()
+    before = path.stat()
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.execute("INSERT INTO notes VALUES (?)", ("x" * 100,))
+    conn.commit()
+    conn.close()
+    foreign = other.read_bytes()[: before.st_size].ljust(before.st_size, b"\0")
+    with path.open("r+b") as handle:
+        handle.write(foreign)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+
+    with pytest.raises(StateError):
+        StateStore(path)
+    assert path.read_bytes() == foreign, "left exactly as it was"
+
+
 def test_a_file_replaced_by_a_damaged_copy_of_the_same_size_and_time_is_refused(tmp_path):
     path = tmp_path / "state.db"
     closed_store_with_rows(path, 3000)

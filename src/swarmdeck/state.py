@@ -402,18 +402,23 @@ def _make_private(path: Path) -> None:
 
 
 VERIFIED_SUFFIX = ".verified"
-"""Beside the state file: the inode, size and mtime it had when it last passed quick_check."""
+"""Beside the state file: the device, inode, size, mtime and change time it had when it last
+passed quick_check (a write that keeps size and mtime, as `cp -p` onto it does, still moves the
+change time, which no one can set back)."""
 
 
 def _file_key(status: os.stat_result) -> str:
-    return f"{status.st_ino} {status.st_size} {status.st_mtime_ns}"
+    return (
+        f"{status.st_dev} {status.st_ino} {status.st_size} {status.st_mtime_ns}"
+        f" {status.st_ctime_ns}"
+    )
 
 
 def _verified_as_is(path: Path, status: os.stat_result) -> bool:
     """Whether the file is exactly as it was when it last passed quick_check.
 
     Any write that reaches the main file (a checkpoint, a copy, a restore, damage from outside
-    SQLite) changes its size or mtime, and a replaced file has another inode; the WAL's frames
+    SQLite) changes its change time, and a replaced file has another inode; the WAL's frames
     carry checksums of their own, so a torn frame is never read as data.
     """
     try:
@@ -481,6 +486,12 @@ def _inspect(path: Path, verify: bool, lock_timeout: float) -> None:
         )
     if len(header) < 100:
         raise _corrupt(path, f"only {len(header)} bytes")
+    if _verified_as_is(path, status):
+        # The main file is byte for byte the one that was found to be ours, of a schema this
+        # version reads, and sound: looking inside again would only cost a second connection.
+        # What the WAL may hold since is read by the store's own connection, whose migration
+        # check still refuses a schema newer than this version before anything is written.
+        return
     uri, wal_ignored = _inspection_uri(path, header)
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=None)
