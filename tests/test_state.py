@@ -346,6 +346,35 @@ def test_write_waits_for_another_process_holding_the_lock_and_keeps_its_row(tmp_
     assert events == ["holder", "waiter"]
 
 
+RELEASER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("COMMIT")
+print(time.time(), flush=True)
+"""
+
+
+def test_a_waiting_write_takes_the_lock_soon_after_it_is_released(tmp_path):
+    # SQLite's own busy handler sleeps up to 100 ms between tries once it has waited a while,
+    # leaving the lock idle while many runners wait; the store retries in steps of milliseconds.
+    path = tmp_path / "state.db"
+    store = StateStore(path)
+    gaps = []
+    for hold in ("0.93", "1.01", "1.12", "1.27", "1.36"):
+        holder = run_python(RELEASER, str(path), hold)
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with store.transaction():
+            taken = time.time()
+        released = float(holder.stdout.readline())
+        assert holder.wait(timeout=10) == 0
+        gaps.append(taken - released)
+    assert sorted(gaps)[2] < 0.03, gaps
+    assert store.connect().execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
+
+
 def test_lock_held_past_the_timeout_is_a_clear_state_error(tmp_path):
     path = tmp_path / "state.db"
     store = StateStore(path, lock_timeout=0.3)
