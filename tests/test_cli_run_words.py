@@ -103,3 +103,12 @@ def test_run_help_and_errors_are_argparse_s() -> None:
         "swarmdeck: argument --threads: invalid int value: 'many'"
         " (see 'swarmdeck run --help')\n"
     )
+
+
+def test_the_collector_is_on_again_once_the_run_has_started(isolated_home: Path) -> None:
+    import gc
+
+    from swarmdeck.cli import main
+
+    assert main(["run", "--threads", "0", "--", "true"]) == 251
+    assert gc.isenabled()
