@@ -15,7 +15,8 @@ example:
 
 The scene lives in one temporary folder (its own state, config and Claude Code folder), caps
 its jobs in a small slice of its own and reaches a second host over SSH on 127.0.0.1. Quitting
-stops every process it started and removes its cgroups and its folder.
+stops every process it started and removes its cgroups and its folder; what a demo killed
+before it could do so left behind is removed by the next `swarmdeck demo`.
 """
 
 
@@ -64,7 +65,7 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from swarmdeck.demo.scene import Scene, SceneSettings
+    from swarmdeck.demo.scene import Scene, SceneSettings, sweep_abandoned
     from swarmdeck.errors import UsageError
 
     if args.seconds is not None and not args.seconds > 0:
@@ -75,6 +76,7 @@ def _demo(args: argparse.Namespace) -> int:
     settings = SceneSettings(
         step=args.step, slice_name=args.slice, uncaged=args.uncaged, watchdog=args.no_ui
     )
+    sweep_abandoned(say=lambda line: print(line, file=sys.stderr, flush=True))
     scene = Scene(settings)
     try:
         scene.start()

@@ -4,7 +4,8 @@ The scene points this process (and so everything it starts) at its own state fol
 and Claude Code folder through SWARMDECK_STATE_DIR, SWARMDECK_CONFIG and CLAUDE_CONFIG_DIR,
 caps its jobs in a small slice of its own, and reaches a second host that is this machine over
 SSH on 127.0.0.1. `stop()` ends every process it started, removes its cgroups and its folder,
-and gives this process its environment back.
+and gives this process its environment back. A scene killed before it could stop is removed by
+the next one: `sweep_abandoned` finds it by the owner file in its folder (demo/owner.py).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from swarmdeck.demo.jobs import (
     start_job,
 )
 from swarmdeck.demo.loopback import LoopbackSshServer
+from swarmdeck.demo.owner import PREFIX, abandoned_scenes, write_owner
 from swarmdeck.demo.sessions import DemoSession, ScriptRunner, scripted_sessions
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
@@ -101,7 +103,7 @@ class Scene:
     """A demo scene under `root` (a fresh temporary folder unless given)."""
 
     settings: SceneSettings = field(default_factory=SceneSettings)
-    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="swarmdeck-demo-")))
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix=PREFIX)))
     say: Callable[[str], None] = print
     caged: bool = False
     site: SliceSite | None = None
@@ -153,8 +155,10 @@ class Scene:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.claude_dir.mkdir(parents=True, exist_ok=True)
         slice_setting = self._choose_slice()
+        peer_slice = _peer_slice(slice_setting)
+        write_owner(self.root, (slice_setting, peer_slice) if self.caged else (peer_slice,))
         total = mem_total()
-        self.peer = self._start_peer(total, _peer_slice(slice_setting))
+        self.peer = self._start_peer(total, peer_slice)
         known = self.peer.known_hosts(self.root / "known_hosts")
         self.config_path.write_text(
             demo_config(
@@ -348,6 +352,28 @@ class Scene:
         )
 
 
+def sweep_abandoned(folder: Path | None = None, say: Callable[[str], None] = print) -> list[Path]:
+    """Remove what scenes killed before they could stop left in `folder` (the temporary
+    directory): the processes pointing into their folders, their slices (the ones `stop()`
+    would have removed), the folders. Says one line for each; returns the folders removed."""
+    removed = []
+    for root, owner in abandoned_scenes(folder or Path(tempfile.gettempdir())):
+        leftover = Scene(root=root, say=say)
+        _stop_strays(root)
+        for name in owner.slices:
+            site = chosen_site(slice_sites(name))
+            if site is not None and site.path is not None:
+                leftover._remove_slice(site)
+        shutil.rmtree(root, ignore_errors=True)
+        removed.append(root)
+        say(
+            f"swarmdeck demo: removed what an earlier demo (pid {owner.process.pid}) left when "
+            f"it ended without cleaning up: {root}"
+            + (f" and slices {', '.join(owner.slices)}" if owner.slices else "")
+        )
+    return removed
+
+
 def _stop_strays(root: Path, grace: float = 10.0) -> None:
     """End what the scene's processes started on their own, in sessions of their own (a job
     moved to the peer is started detached there): every process whose environment points
@@ -401,4 +427,4 @@ def _ended_early(job: StartedJob) -> str:
     )
 
 
-__all__ = ["JobSpec", "Scene", "SceneError", "SceneSettings", "demo_config"]
+__all__ = ["JobSpec", "Scene", "SceneError", "SceneSettings", "demo_config", "sweep_abandoned"]
