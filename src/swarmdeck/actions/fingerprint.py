@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -54,6 +53,8 @@ def find_repo_top(cwd: Path) -> Path | None:
 
 def _git(top: Path, *args: str) -> str | None:
     """What git prints for `args` in `top`; None when it fails."""
+    import subprocess  # only a commit seen for the first time starts git
+
     try:
         result = subprocess.run(
             ["git", "-C", str(top), *args],

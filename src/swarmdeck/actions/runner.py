@@ -12,7 +12,6 @@ import contextlib
 import ctypes
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +27,7 @@ from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Wat
 from swarmdeck.actions.oom import OomVerdict, classify_oom
 from swarmdeck.actions.peer_hint import PeerHint
 from swarmdeck.actions.run_request import RunRequest
+from swarmdeck.actions.spawn import SetupFailed, spawn
 from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts
@@ -295,17 +295,17 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -
     marker = serial_marker(job_id)
     cage.before_start()
     try:
-        proc = subprocess.Popen(
+        proc = spawn(
             cage.command(request.argv),
-            cwd=request.cwd,
+            cwd=str(request.cwd),
             env={**os.environ, SERIAL_FILE_ENV: str(marker)},
-            preexec_fn=ChildSetup(cage, booking.oom_score_adj),
+            setup=ChildSetup(cage, booking.oom_score_adj),
         )
     except FileNotFoundError:
         return _never_ran(run, job_id, f"{request.argv[0]}: command not found", NOT_FOUND)
     except PermissionError:
         return _never_ran(run, job_id, f"{request.argv[0]}: permission denied", CANNOT_EXECUTE)
-    except subprocess.SubprocessError as error:
+    except SetupFailed as error:
         return _never_ran(
             run, job_id,
             f"could not put the job into its cage {cage.path} ({error}); nothing was run",
