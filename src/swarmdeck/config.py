@@ -19,7 +19,6 @@ from swarmdeck import paths
 from swarmdeck.errors import ConfigError, UsageError
 from swarmdeck.records import MISSING, dataclass, field, fields, is_dataclass
 from swarmdeck.sizes import SizeSpec, format_size
-from swarmdeck.toml_lines import KeyLines
 
 # This module's annotations are evaluated (see _hints), so `Any` must exist at run time; typing
 # costs every caged run 3 ms to import, and there `object` stands in for it.
@@ -27,6 +26,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import tomllib
     from typing import Any
+
+    from swarmdeck.toml_lines import KeyLines
 else:
     Any = object
 
@@ -554,6 +555,8 @@ def parse_config(text: str, path: Path) -> Config:
     # TOML, and tomllib brings typing and string with it.
     import tomllib
 
+    from swarmdeck.toml_lines import KeyLines
+
     too_deep = f"config {path}: values nested over {MAX_DEPTH} levels deep; the schema needs 3"
     try:
         data = tomllib.loads(text)
@@ -702,7 +705,7 @@ class _Invalid(Exception):
 class _Loader:
     """Turns parsed TOML into a Config, naming file:line and the key for the first problem."""
 
-    def __init__(self, path: Path, lines: KeyLines) -> None:
+    def __init__(self, path: Path, lines: "KeyLines") -> None:
         self.path = path
         self.lines = lines
         self.sources: dict[str, str] = {}
