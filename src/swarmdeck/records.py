@@ -139,7 +139,13 @@ def _init(cls: type, items: tuple[Field, ...]) -> Callable[..., None]:
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         values = self.__dict__
-        if len(args) != count or kwargs:
+        if kwargs and not args and len(kwargs) == count:
+            # Every field by name, as a row is read: the common case after all positional.
+            try:
+                args = tuple(map(kwargs.__getitem__, names))
+            except KeyError:
+                args = _arguments(type(self), items, args, kwargs)
+        elif len(args) != count or kwargs:
             args = _arguments(type(self), items, args, kwargs)
         values.update(zip(names, args, strict=True))
         if post_init:
