@@ -40,6 +40,7 @@ snapshots: compile
 	cp '$(SHOTS)/test_main_screen[200x60].svg' docs/pictures/main-200x60.svg
 	cp '$(SHOTS)/test_views[release_lock_modal-keys4].svg' docs/pictures/release-lock.svg
 	cp '$(SHOTS)/test_views[job_detail-keys1].svg' docs/pictures/job-detail.svg
+	cp '$(SHOTS)/test_views[host_detail-keys5].svg' docs/pictures/host-detail.svg
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -3,7 +3,8 @@
 The hook runs before every Bash call an agent makes, so a light command's hook must cost at most
 1.5x a bare `python -c pass` (median of 20), and a heavy one's reminder stays under 300 ms with
 local probes. Runs are interleaved (bare, light, heavy, bare, light, …) so machine load hits all
-alike. Everything runs in a scratch state/config/Claude folder.
+alike. Everything runs in a scratch state/config/Claude folder. Each hook is started by the very
+command line `swarmdeck hooks install` writes into Claude Code's settings for its event.
 
     python bench/bench_hooks.py [--runs 20] [--write bench/results/hooks.md]
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -20,6 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from swarmdeck.actions.hooks_install import SESSION_SOURCES
 
 ROOT = Path(__file__).resolve().parent.parent
 SWARMDECK = Path(sys.executable).parent / "swarmdeck"
@@ -52,6 +56,14 @@ HEAVY = payload(
     tool_use_id="toolu_heavy",
 )
 SESSION_START = payload("SessionStart", source="compact")
+
+
+def installed_command(event: str, matcher: str | None) -> list[str]:
+    """The argv of the handler `hooks install` writes for this event and matcher."""
+    from swarmdeck.actions.hooks_install import ENTRIES, wanted_handler
+
+    [entry] = [e for e in ENTRIES if (e.event, e.matcher) == (event, matcher)]
+    return shlex.split(wanted_handler(entry, str(SWARMDECK))["command"])
 
 
 CPU_TIMES: dict[str, list[float]] = {}
@@ -95,9 +107,12 @@ def main() -> int:
     cases = {
         "bare venv python -c pass": ([sys.executable, "-c", "pass"], b""),
         "bare python3 -c pass (PATH)": ([python3, "-c", "pass"], b""),
-        "hook, light Bash command": ([str(SWARMDECK), "hook", "pre-tool-use"], LIGHT),
-        "hook, heavy Bash command": ([str(SWARMDECK), "hook", "pre-tool-use"], HEAVY),
-        "hook, SessionStart (compact)": ([str(SWARMDECK), "hook", "session-start"], SESSION_START),
+        "hook, light Bash command": (installed_command("PreToolUse", "Bash"), LIGHT),
+        "hook, heavy Bash command": (installed_command("PreToolUse", "Bash"), HEAVY),
+        "hook, SessionStart (compact)": (
+            installed_command("SessionStart", SESSION_SOURCES),
+            SESSION_START,
+        ),
     }
     try:
         for argv, stdin in cases.values():

@@ -164,8 +164,8 @@ PINNED: set[tuple[str, tuple[str, ...]]] = {
     ('.jobs[]', (
         'admitted_at', 'admitted_via', 'agent_id', 'argv', 'booked', 'cap', 'cgroup',
         'cores_in_use', 'created_at', 'current', 'cwd', 'detached', 'ended_at', 'exit_code',
-        'hit_ceiling', 'host', 'id', 'kernel_peak', 'label', 'oom_score_adj', 'outcome',
-        'output_path', 'peak', 'pid', 'runner_alive', 'runtime', 'serial_marker_path',
+        'fingerprint', 'hit_ceiling', 'host', 'id', 'kernel_peak', 'label', 'oom_score_adj',
+        'outcome', 'output_path', 'peak', 'pid', 'runner_alive', 'runtime', 'serial_marker_path',
         'serial_reason', 'session_id', 'stale', 'start_ticks', 'started_at', 'state', 'threads',
         'threads_at_once',
     )),
@@ -183,7 +183,7 @@ PINNED: set[tuple[str, tuple[str, ...]]] = {
         'main_context_tokens', 'nested_dispatches', 'parallelism_timeline', 'peak_parallel', 'pid',
         'process_started_at', 'running_subagents', 'session_id', 'started_at', 'state',
         'subagents', 'title', 'tool_in_flight', 'tool_in_flight_since', 'tool_in_flight_summary',
-        'transcript_path', 'version',
+        'transcript_path', 'version', 'waiting_for', 'waiting_since',
     )),
     ('.sessions[].subagents[]', (
         'background', 'context_bytes', 'description', 'ended_at', 'id', 'last_activity_at',

@@ -50,3 +50,20 @@ def test_a_job_records_the_session_and_the_subagent_that_ran_it(
         (SID, "agent42"), (SID, None), (None, None),
     ]
     assert jobs[0].to_json()["session_id"] == SID and jobs[0].to_json()["agent_id"] == "agent42"
+
+
+def test_a_light_bash_call_waiting_in_the_hook_spool_still_names_its_subagent(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    write_config(isolated_home / "config.toml", v1_slice, 100 * MIB, default_prediction="10M")
+    store = StateStore.open_default()
+    store.close()  # its schema is then in the file's header, where a light hook call reads it
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "session_id": SID,
+               "agent_id": "agent77", "tool_input": {"command": "swarmdeck run -- true spooled"}}
+    hook = subprocess.run([SWARMDECK, "hook", "pre-tool-use"], input=json.dumps(payload),
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert hook.stdout == "" and hook.stderr == ""
+    assert (isolated_home / "state" / "hook-spool").exists()  # light: spooled, not inserted
+    _run({**os.environ, "CLAUDE_CODE_SESSION_ID": SID}, "true", "spooled")
+    [job] = ledger_jobs(store)
+    assert (job.session_id, job.agent_id) == (SID, "agent77")

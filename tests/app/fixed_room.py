@@ -1,7 +1,10 @@
 """A control room on fixed probe data, for pictures that do not change between runs: one big
-host, jobs that ended in each way and one queued, two GPU cards from the scripted NVML
-stand-in, a session with subagents, a lock and an alert. Times are set relative to when the
-room is built, coarse enough (minutes, days) that the picture is the same a moment later."""
+host, jobs that ended in each way, one running and one queued, two GPU cards from the scripted
+NVML stand-in, a session with subagents, a lock and an alert; the running job's workload has
+recorded peaks, and the app has seen twelve earlier readings of the host and the running job
+(its history, as if it had run for a while). Times are set relative to when the room is built,
+coarse enough (minutes, days) that the picture is the same a moment later. Launching from it
+starts in LAUNCH_CWD, whatever folder the checkout is in."""
 
 from __future__ import annotations
 
@@ -21,14 +24,20 @@ from swarmdeck.probes.ledger import LedgerJob, MemoryBook
 from swarmdeck.probes.locks import STALE, LockHolder, LockState
 from swarmdeck.probes.nvml import Nvml
 from swarmdeck.probes.records import Alert
+from swarmdeck.probes.usage import Usage
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 
 MIB = 1 << 20
 HOST = "gpu-box-1"
+LAUNCH_CWD = Path("/")
+"""The folder the launch modal starts in: one every machine has."""
+WORKLOAD = "fixed-room-pytest-workload"
+"""The running job's fingerprint; its recorded peaks are written to the room's state file."""
+SESSION = "abcd7777-0000-4000-8000-000000000015"
 FIGURES = {
-    "name": HOST, "local": True, "taken_at": 0.0, "cores": 64, "busy_fraction": None,
-    "busy_cores": None, "load1": 41.5, "load5": 38.25, "load15": 30.0, "heavy_threads": 56,
+    "name": HOST, "local": True, "taken_at": 0.0, "cores": 64, "busy_fraction": 0.6,
+    "busy_cores": 38.4, "load1": 41.5, "load5": 38.25, "load15": 30.0, "heavy_threads": 56,
     "threads_declared": 24, "threads_free": 32, "mem_total": 512 * GIB,
     "mem_available": 300 * GIB, "mem_used": 212 * GIB, "reserve": 32 * GIB,
     "slice_cap": 480 * GIB, "slice_backend": "cgroup-v2", "slice_path": "/sys/fs/cgroup/swarmdeck",
@@ -63,7 +72,67 @@ def jobs(now: float) -> list[LedgerJob]:
         job(5, "npm test", "done", now, exit_code=7, outcome="exit 7"),
         job(6, "make docs", "queued", now, started_at=None, ended_at=None, admitted_at=None,
             exit_code=None, outcome=None, peak=None, admitted_via=None, oom_score_adj=None),
+        running_job(now, USAGE[-1]),
     ]
+
+
+USAGE = ((2.0, 3.0), (4.5, 6.0), (6.0, 8.0), (7.5, 8.0), (7.8, 8.0), (7.9, 8.0), (6.5, 7.0),
+         (3.0, 4.0), (2.0, 2.0), (5.5, 7.0), (6.8, 8.0), (6.2, 7.0))
+"""The running job's (cores in use, threads at once) at each of the app's readings."""
+BOOK = ((0.2, 60, 100), (0.35, 80, 90), (0.5, 100, 80), (0.7, 120, 60), (0.9, 150, 40),
+        (0.95, 170, 30), (0.8, 160, 35), (0.6, 150, 40), (0.55, 140, 45), (0.6, 145, 40),
+        (0.65, 150, 40), (0.6, 150, 40))
+"""The host at each reading: (busy fraction, slice used GiB, booked-not-yet-grown GiB); the
+last is FIGURES."""
+PEAKS = (5.0, 5.5, 5.2, 6.0, 11.5, 6.1, 6.3, 12.0)
+"""The running job's workload: its recorded peaks (GiB), oldest first; two hit the cap."""
+
+
+def running_job(now: float, usage: tuple[float, float]) -> LedgerJob:
+    cores, threads = usage
+    return job(7, "pytest -n 8 tests", "running", now, argv=["pytest", "-n", "8", "tests"],
+               cwd="/work/proj", booked=10 * GIB, cap=12 * GIB, current=5 * GIB,
+               peak=int(5.5 * GIB), started_at=now - 2 * 3600 - 30, ended_at=None, exit_code=None,
+               outcome=None, pid=4343, start_ticks=1, fingerprint=WORKLOAD, session_id=SESSION,
+               agent_id="a2", usage=Usage(cores, threads, 9, 2.0, True))
+
+
+def host_at(taken_at: float, busy: float, slice_used: int, not_yet_grown: int) -> dict:
+    """FIGURES at another reading: the same machine, its book's parts moved."""
+    available = 512 * GIB - 62 * GIB - slice_used
+    return {
+        **FIGURES, "taken_at": taken_at, "busy_fraction": busy, "busy_cores": busy * 64,
+        "mem_available": available, "mem_used": 512 * GIB - available,
+        "slice_used": slice_used, "not_yet_grown": not_yet_grown,
+        "room": 480 * GIB - slice_used - not_yet_grown,
+        "machine_room": available - not_yet_grown - 10 * GIB,
+    }
+
+
+def history_scenes(now: float) -> list[Snapshot]:
+    """The readings the app saw before the room's own, a minute apart, oldest first."""
+    scenes = []
+    for n, ((busy, used, growing), usage) in enumerate(zip(BOOK[:-1], USAGE[:-1], strict=True)):
+        taken_at = now - (len(BOOK) - 1 - n) * 60
+        figures = host_at(taken_at, busy, used * GIB, growing * GIB)
+        host = HostSnapshot.from_json(figures)
+        book = MemoryBook.from_host_fields(host, figures)
+        assert book is not None
+        scenes.append(Snapshot(taken_at=taken_at, hosts=[host], books=[book],
+                               jobs=[running_job(now, usage)]))
+    return scenes
+
+
+def record_peaks(store: StateStore) -> None:
+    """The running job's workload's earlier runs, in the room's state file."""
+    with store.transaction() as conn:
+        for n, peak in enumerate(PEAKS):
+            conn.execute(
+                "INSERT INTO peaks (fingerprint, job_id, peak, hit_ceiling, cap, duration,"
+                " outcome, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (WORKLOAD, 100 + n, int(peak * GIB), int(peak >= 11.5), 12 * GIB, 700.0,
+                 "own cap" if peak >= 11.5 else "ok", 1_000_000.0 + n * 3600),
+            )
 
 
 def sessions(now: float) -> list[SessionInfo]:
@@ -85,20 +154,20 @@ def sessions(now: float) -> list[SessionInfo]:
     ]
     return [
         SessionInfo(
-            session_id="abcd7777-0000-4000-8000-000000000015", cwd="/work/proj",
+            session_id=SESSION, cwd="/work/proj",
             git_branch="feat/agents", title="fan out the review", live=True, pid=4242,
             process_started_at=start, state="waiting", transcript_path="/dev/null",
             version="2.1.173", started_at=start, last_activity_at=now - 90,
             tool_in_flight=None, subagents=subagents,
             health=swarm_health(subagents, 90000, now),
-            waiting_for="permission to run git push",
+            waiting_for="permission to run git push", waiting_since=now - 270,
         )
     ]
 
 
 def fixed_snapshot() -> Snapshot:
     now = time.time()
-    host = HostSnapshot.from_json(FIGURES)
+    host = HostSnapshot.from_json({**FIGURES, "taken_at": now})
     book = MemoryBook.from_host_fields(host, FIGURES)
     assert book is not None
     cards = [ScriptedCard(used=20 * GIB), ScriptedCard(name="NVIDIA A10", total=24 * GIB, used=0)]
@@ -120,7 +189,13 @@ def fixed_app(home: Path) -> SwarmdeckApp:
     """The app on the fixed room, refreshing once an hour so the picture holds still."""
     (home / "config.toml").write_text("[ui]\nrefresh_interval = 3600\n")
     room = fixed_snapshot()
-    return SwarmdeckApp(
-        load_config(), StateStore.open_default(),
+    store = StateStore.open_default()
+    record_peaks(store)
+    app = SwarmdeckApp(
+        load_config(), store,
         prober=lambda: dataclasses.replace(room, taken_at=room.taken_at),
+        launch_cwd=LAUNCH_CWD,
     )
+    for scene in history_scenes(room.taken_at):
+        app.history.observe(scene)
+    return app

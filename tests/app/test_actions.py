@@ -19,7 +19,7 @@ from actions.cagekit import new_slice, remove_tree, write_config
 from ledger_rows import add_job
 from swarmdeck.actions import lock
 from swarmdeck.app.commands import ACTIONS, ConfirmScreen
-from swarmdeck.app.launch import LaunchScreen
+from swarmdeck.app.launch import LaunchScreen, request_from
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.probes import locks
@@ -106,7 +106,7 @@ async def test_r_reruns_a_finished_job_in_its_cage_and_the_new_row_completes(
         await pilot.press("r")
         assert isinstance(app.screen, ConfirmScreen)
         shown = str(app.screen.query_one("#confirm-lines").render())
-        wanted = "swarmdeck run --detach --cap 67108864 --label 'exits three' -- sh -c 'exit 3'"
+        wanted = "swarmdeck run --detach --cap 64M --label 'exits three' -- sh -c 'exit 3'"
         assert wanted in shown
         await pilot.press("tab", "enter")
 
@@ -117,6 +117,7 @@ async def test_r_reruns_a_finished_job_in_its_cage_and_the_new_row_completes(
         await until(pilot, rerun_done, "the rerun finished")
         [again] = [j for j in ledger_jobs(store) if j.id != first]
         assert again.exit_code == 3 and again.argv == ["sh", "-c", "exit 3"]
+        assert again.cap == 64 * MIB
         await probed(pilot)
         assert app.query_one("#jobs-table").row_count == 2
 
@@ -150,6 +151,27 @@ async def test_every_action_is_in_the_palette_with_its_key() -> None:
             assert f"{action.description} ({action.key})" in titles
         for key in ("a", "k", "y", "d"):
             assert any(title.endswith(f"({key})") for title in titles), key
+
+
+async def test_the_launch_form_starts_in_the_apps_launch_folder(isolated_home: Path) -> None:
+    """The folder comes from the app (the one it was started from, unless told), not from
+    wherever the process happens to be when `n` is pressed; a blank folder means that one."""
+    folder = isolated_home / "proj"
+    folder.mkdir()
+    store = StateStore.open_default()
+    app = SwarmdeckApp(load_config(), store, launch_cwd=folder)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probed(pilot)
+        await pilot.press("n")
+        screen = app.screen
+        assert isinstance(screen, LaunchScreen)
+        assert screen.query_one("#launch-cwd", Input).value == str(folder)
+        preview = screen.query_one("#launch-preview")
+        await until(pilot, lambda: "✗ command: type the command to run" in str(preview.render()),
+                    "what the empty form lacks, in the form's words")
+    values = {"command": "true", "cwd": "", "cap": "", "label": "", "threads": ""}
+    assert request_from(values, folder).cwd == folder
+    assert SwarmdeckApp(load_config(), store).launch_cwd == Path.cwd()
 
 
 async def test_n_shows_the_booking_and_the_command_line_then_launches(

@@ -29,3 +29,24 @@ async def test_a_host_always_full_reads_full_and_always_idle_reads_idle() -> Non
     assert set(await drawn_history(1.0)) == {"█"}
     assert set(await drawn_history(0.0)) == {"▁"}
     assert set(await drawn_history(0.5)) <= {"▄", "▅"}
+
+
+async def test_a_host_whose_busy_cores_read_0_0_shows_no_busy_cell() -> None:
+    """The bar draws the figure beside it: 0.04 of 2 cores reads "0.0" and fills no cell, at
+    any width (at 160 columns one cell is 0.016 cores)."""
+    app = OneCard()
+    async with app.run_test(size=(160, 45)) as pilot:
+        card = app.query_one(HostCard)
+        card.host = HostSnapshot.from_json(
+            {**FIGURES, "cores": 2, "busy_fraction": 0.02, "busy_cores": 0.04}
+        )
+        await pilot.pause()
+        assert str(card.query_one(".cores-figures").render()).strip() == "0.0 of 2 cores busy"
+        bar = str(card.query_one(".cores-bar").render())
+        assert "█" not in bar and len(bar) > 100
+        card.host = HostSnapshot.from_json(
+            {**FIGURES, "cores": 2, "busy_fraction": 0.5, "busy_cores": 1.0}
+        )
+        await pilot.pause()
+        bar = str(card.query_one(".cores-bar").render())
+        assert bar.count("█") == len(bar) // 2

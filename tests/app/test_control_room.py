@@ -4,10 +4,13 @@ shows it, and a session waiting for the person is marked and counted in the head
 from __future__ import annotations
 
 import os
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from pilot_waits import probed, until
+from textual.widgets import Label
 
 from claude_lines import ClaudeTree, Lines
 from ledger_rows import add_job
@@ -66,6 +69,36 @@ async def test_a_session_waiting_for_the_person_is_marked_and_counted(
         assert label.startswith("⚑ ")
         assert "waiting for you: permission to run git push" in label
         await until(pilot, lambda: "1 waiting for you" in app.sub_title, "the count")
+        assert app.sub_title == "⚑ 1 waiting for you: proj"
+
+
+async def test_sessions_waiting_for_the_person_are_named_the_longest_waiting_first(
+    isolated_home: Path,
+) -> None:
+    tree = ClaudeTree(isolated_home / "claude")
+    now = time.time()
+    sleepers = [subprocess.Popen(["sleep", "60"]) for _ in range(2)]
+    try:
+        for n, (title, waited) in enumerate((("recent ask", 60), ("old ask", 600))):
+            sid = f"{n}aaa1111-0000-4000-8000-000000000010"
+            main = Lines(sid, cwd=f"/work/{title.replace(' ', '-')}")
+            main.prompt("deploy it", 0)
+            tree.write_main(main)
+            tree.write_pid_file(sleepers[n].pid, sid, status="waiting", cwd=main.cwd,
+                                waitingFor="permission", updatedAt=int((now - waited) * 1000))
+        app = SwarmdeckApp(load_config(), StateStore.open_default())
+        async with app.run_test(size=(120, 35)) as pilot:
+            await until(pilot, lambda: "2 waiting for you" in app.sub_title, "the count")
+            assert "2 waiting for you, the longest: old-ask (10m)" in app.sub_title
+            line = app.query_one("#agents-waiting", Label)
+            assert line.display
+            assert str(line.render()) == (
+                "⚑ 2 waiting for you, longest first: old-ask (10m) · recent-ask (1m)"
+            )
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
 
 
 async def test_enter_on_a_job_shows_its_detail_and_output_and_escape_goes_back(

@@ -1,19 +1,29 @@
 """Pictures of the control room on fixed probe data (tests/app/fixed_room.py): the main screen
-at 120×35 and 200×60, each modal and each detail view, compared with the accepted SVGs under
-tests/app/__snapshots__ (`make pictures` accepts new ones and copies the README's)."""
+at 120×35 and 200×60, each modal and each detail view (a job's with its workload's peaks and its
+use over time, the host's with its memory book over time), compared with the accepted SVGs
+under tests/app/__snapshots__ (`make snapshots` accepts new ones and copies the README's)."""
 
 from __future__ import annotations
 
+from contextlib import suppress
+from functools import partial
 from pathlib import Path
 
 import pytest
 from fixed_room import fixed_app
 from pilot_waits import probed
+from textual.worker import WorkerCancelled
 
 
-async def drawn(pilot) -> None:
-    """Until the fixed room's first snapshot reached the panels: the picture is of it."""
+async def drawn(pilot, keys: list[str] | None = None) -> None:
+    """Until the fixed room's first snapshot reached the panels, then the keys and whatever
+    they started in a thread (a job's peaks, the launch preview): the picture is of all that."""
     await probed(pilot)
+    if keys:
+        await pilot.press(*keys)
+    with suppress(WorkerCancelled):
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
 
 
 @pytest.mark.parametrize("size", [(120, 35), (200, 60)], ids=["120x35", "200x60"])
@@ -27,11 +37,13 @@ def test_main_screen(snap_compare, isolated_home: Path, size: tuple[int, int]) -
         ("help", ["question_mark"]),
         ("job_detail", ["2", "enter"]),
         ("agent_detail", ["3", "enter"]),
-        ("rerun_modal", ["2", "down", "down", "down", "r"]),
+        ("rerun_modal", ["2", "down", "down", "down", "down", "r"]),
         ("release_lock_modal", ["5", "l"]),
+        ("host_detail", ["1", "enter"]),
+        ("launch_modal", ["n"]),
     ],
 )
 def test_views(snap_compare, isolated_home: Path, name: str, keys: list[str]) -> None:
     assert snap_compare(
-        fixed_app(isolated_home), terminal_size=(120, 35), press=keys, run_before=drawn
+        fixed_app(isolated_home), terminal_size=(120, 35), run_before=partial(drawn, keys=keys)
     )

@@ -8,12 +8,15 @@ from pathlib import Path
 
 from claude_lines import bash_payload, hook_payload
 from swarmdeck import paths
+from swarmdeck.hook_events import fold
 from swarmdeck.hooks.contract import added_context, deny
 from swarmdeck.state import StateStore
 
 
 def _events() -> list[sqlite3.Row]:
+    """hook_events as its readers see it: the spooled light calls folded in first."""
     store = StateStore.open_default()
+    fold(store)
     with store.read() as conn:
         return conn.execute("SELECT * FROM hook_events ORDER BY id").fetchall()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,16 +12,22 @@ from claude_lines import bash_payload, hook_payload
 SWARMDECK = Path(sys.executable).parent / "swarmdeck"
 
 NEVER = {"textual", "asyncssh", "rich"}
+HEAVY_FOR_A_LIGHT_CALL = {
+    "json", "re", "enum", "dataclasses", "inspect", "sqlite3", "_sqlite3", "tomllib",
+    "argparse", "typing", "pathlib", "signal", "collections", "importlib", "shlex", "datetime",
+}
+"""Modules whose import alone costs a light hook a large part of its budget."""
+LIGHT_EXTRAS = {"_json", "__future__"}
+"""What a light call may load beyond a bare interpreter besides swarmdeck's own modules: the C
+JSON scanner, and the module behind `from __future__ import annotations`."""
 
 
-def _modules(event: str, payload: dict) -> set[str]:
-    """Every module the real console script imports, from `python -X importtime`'s report."""
-    env = dict(os.environ)
+def _imported(argv: list[str], stdin: bytes) -> set[str]:
+    """The modules `python -X importtime ARGV` imports, by full name."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", str(SWARMDECK), "hook", event],
-        input=json.dumps(payload).encode(),
+        [sys.executable, "-X", "importtime", *argv],
+        input=stdin,
         capture_output=True,
-        env=env,
         timeout=60,
         check=True,
     )
@@ -32,6 +37,12 @@ def _modules(event: str, payload: dict) -> set[str]:
             name = line.rsplit("|", 1)[1].strip()
             if name != "imported package":
                 names.add(name)
+    return names
+
+
+def _modules(event: str, payload: dict) -> set[str]:
+    """Every module the real console script imports, with each package's top-level name."""
+    names = _imported([str(SWARMDECK), "hook", event], json.dumps(payload).encode())
     assert "swarmdeck.hooks.entry" in names
     return {name.split(".")[0] for name in names} | names
 
@@ -46,6 +57,17 @@ def test_light_path_imports_only_what_it_needs() -> None:
     assert "dataclasses" not in modules
     assert "pathlib" not in modules
     assert "typing" not in modules
+
+
+def test_light_call_loads_nothing_a_bare_interpreter_does_not_beyond_swarmdeck() -> None:
+    payload = bash_payload("git status --short && ls -la src")
+    _modules("pre-tool-use", payload)  # the first call builds the settings cache and the store
+    bare = _imported(["-c", "pass"], b"")
+    extra = _modules("pre-tool-use", payload) - bare
+    assert not extra & HEAVY_FOR_A_LIGHT_CALL, sorted(extra & HEAVY_FOR_A_LIGHT_CALL)
+    assert {name for name in extra if name.split(".")[0] != "swarmdeck"} <= LIGHT_EXTRAS, sorted(
+        extra
+    )
 
 
 def test_heavy_and_session_start_paths_import_no_ui_or_ssh() -> None:

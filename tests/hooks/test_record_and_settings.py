@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from swarmdeck import paths
 from swarmdeck.config import HEAVY_PATTERNS
 from swarmdeck.errors import StateError
+from swarmdeck.hook_events import APPLICATION_ID, trimmed
 from swarmdeck.hooks.classify import heavy_match, may_match, workload_label
 from swarmdeck.hooks.payload import HookInput, event_name
 from swarmdeck.hooks.prefilter import necessary_literals
-from swarmdeck.hooks.record import APPLICATION_ID, record_event, trimmed
+from swarmdeck.hooks.record import record_event
 from swarmdeck.hooks.settings import CACHE_NAME, hook_settings
 from swarmdeck.state import APPLICATION_ID as STORE_APPLICATION_ID
 from swarmdeck.state import StateStore

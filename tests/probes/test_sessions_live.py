@@ -9,7 +9,7 @@ from pathlib import Path
 
 from claude_lines import BASE, ClaudeTree, Lines, age
 from swarmdeck.probes.claude.live_sessions import pid_files
-from swarmdeck.probes.claude.sessions import SessionsProbe
+from swarmdeck.probes.claude.sessions import SessionsProbe, waiting_for_person
 from swarmdeck.probes.procs import start_ticks
 
 SID = "8888dddd-0000-4000-8000-000000000004"
@@ -156,3 +156,52 @@ def test_a_resumed_session_does_not_show_the_previous_process_agents_as_running(
                         "aback": "running", "anew1": "running"}
     assert session.tool_in_flight is None
     assert session.health.running == 2
+
+
+def test_a_waiting_session_says_since_when_from_its_pid_files_updated_at(tmp_path: Path) -> None:
+    """`updatedAt` (epoch milliseconds, as `startedAt`) is when the process last changed its
+    status: for a waiting session, when it began waiting."""
+    tree = ClaudeTree(tmp_path / "claude")
+    tree.write_pid_file(os.getpid(), SID, status="waiting", waitingFor="permission prompt",
+                        updatedAt=int((BASE + 120) * 1000))
+    tree.write_pid_file(1, "9999eeee-0000-4000-8000-000000000009", status="busy",
+                        updatedAt=int((BASE + 60) * 1000))
+    live = pid_files(tmp_path / "claude").live
+    assert live[SID].updated_at == BASE + 120
+    by_id = {s.session_id: s for s in SessionsProbe(tmp_path / "claude").refresh()}
+    assert by_id[SID].waiting_since == BASE + 120
+    assert by_id["9999eeee-0000-4000-8000-000000000009"].waiting_since is None
+
+
+def test_a_session_that_starts_waiting_shows_so_at_the_next_refresh(tmp_path: Path) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    _running_agent(tree)
+    tree.write_pid_file(os.getpid(), SID, status="busy")
+    probe = SessionsProbe(tmp_path / "claude")
+    assert not probe.refresh()[0].needs_person
+    tree.write_pid_file(os.getpid(), SID, status="waiting", waitingFor="a question",
+                        updatedAt=int((BASE + 300) * 1000))
+    session = probe.refresh()[0]
+    assert session.needs_person and session.waiting_for == "a question"
+    assert session.waiting_since == BASE + 300
+
+
+def test_sessions_waiting_for_the_person_are_listed_oldest_first(tmp_path: Path) -> None:
+    """Oldest wait first; a waiting session whose file does not say since when comes last."""
+    tree = ClaudeTree(tmp_path / "claude")
+    waits = {"1111": 300, "2222": 100, "3333": None, "4444": 200}
+    sleepers = [subprocess.Popen(["sleep", "60"]) for _ in waits]
+    try:
+        for n, ((prefix, since), sleeper) in enumerate(zip(waits.items(), sleepers, strict=True)):
+            fields = {} if since is None else {"updatedAt": int((BASE + since) * 1000)}
+            tree.write_pid_file(sleeper.pid, f"{prefix}aaaa-0000-4000-8000-00000000000{n}",
+                                status="waiting", cwd=f"/work/p{n}", **fields)
+        tree.write_pid_file(os.getpid(), SID, status="busy")
+        sessions = SessionsProbe(tmp_path / "claude").refresh()
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+    assert len(sessions) == 5
+    waiting = [s.session_id[:4] for s in waiting_for_person(sessions)]
+    assert waiting == ["2222", "4444", "1111", "3333"]

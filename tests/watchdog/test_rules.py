@@ -7,6 +7,7 @@ set through the config. Transcript times are at claude_lines.BASE, so `now` is g
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -19,6 +20,7 @@ from ledger_rows import add_job
 from peer_figures import peer_host_object
 from swarmdeck.actions.owners import claim_directory
 from swarmdeck.config import load_config
+from swarmdeck.hook_events import record_line, spool_path
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.peer_cache import PeerReading, reading_of
 from swarmdeck.probes.usage import UsageTracker
@@ -221,6 +223,21 @@ def test_a_round_taken_up_again_after_its_stop_is_not_found(
     lines.prompt("next, please", stopped + 10 - BASE)
     tree.write_main(lines)
     insert_hook_event(store, "Stop", stopped, background_tasks=[])
+    assert drafts(rules.round_ended_without_background, config, store, time.time()) == []
+
+
+def test_a_round_taken_up_again_by_a_light_bash_call_still_in_the_hook_spool_is_not_found(
+    isolated_home, store, tree, live_session
+):
+    config = write_watchdog_config(isolated_home)
+    stopped = time.time() - 30
+    tree.write_main(main_lines())
+    insert_hook_event(store, "Stop", stopped, background_tasks=[])
+    call = {"hook_event_name": "PreToolUse", "session_id": SID, "tool_name": "Bash",
+            "tool_input": {"command": "ls"}}
+    spool = os.open(spool_path(str(store.path)), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.write(spool, record_line(json.dumps(call).encode(), stopped + 10))
+    os.close(spool)
     assert drafts(rules.round_ended_without_background, config, store, time.time()) == []
 
 

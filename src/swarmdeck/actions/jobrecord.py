@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
+from swarmdeck.hook_events import folded_transaction
 from swarmdeck.probes.ledger import DONE, RUNNING
 from swarmdeck.probes.peaks import workload_history
 from swarmdeck.probes.procs import ProcessIdentity
@@ -59,7 +60,8 @@ def mark_running(
     it may say it is serial on purpose."""
     started_at = now()
     session = os.environ.get(SESSION_ENV) or None
-    with store.transaction() as conn:
+    # Folded: the Bash call that started this job was likely light, and waits in the spool.
+    with folded_transaction(store) as conn:
         agent = started_by_agent(conn, job_id, session, started_at) if session else None
         conn.execute(
             "UPDATE jobs SET state = ?, pid = ?, start_ticks = ?, started_at = ?,"

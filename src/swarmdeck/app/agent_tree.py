@@ -19,6 +19,7 @@ from textual.widgets.tree import TreeNode
 from swarmdeck.durations import runtime_text
 from swarmdeck.probes.claude.sessions import SessionInfo, ToolCall
 from swarmdeck.probes.claude.subagents import SubagentInfo
+from swarmdeck.views.sessions import session_name
 
 STATUS_STYLES = {
     "running": "bold green",
@@ -43,7 +44,7 @@ def _tool_text(call: ToolCall | None, now: float, tool_call_max: float) -> Text:
 
 def session_label(session: SessionInfo, now: float, *, tool_call_max: float) -> Text:
     """One line per session: live or not, name, state, tool in flight, swarm figures."""
-    name = session.title or (session.cwd or session.session_id).rstrip("/").rsplit("/", 1)[-1]
+    name = session_name(session)
     label = Text()
     if session.needs_person:
         label.append("⚑ ", style="bold black on yellow")

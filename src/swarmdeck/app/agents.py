@@ -3,7 +3,8 @@
 The panel has one feed: the app's `sessions`, bound to it. The app fills that from its sessions
 probe, whose watcher wakes on every transcript write and whose snapshots bring the subagents
 known only from hook events, both read under the probe's lock and never older than what is
-shown. The sparkline shows how many subagents the highlighted session (else the busiest live
+shown. A line above the tree names the sessions waiting for the person, the longest waiting
+first. The sparkline shows how many subagents the highlighted session (else the busiest live
 one) ran at once over the last hour.
 """
 
@@ -19,9 +20,9 @@ from textual.widgets import Label, Sparkline, Tree
 
 from swarmdeck.app.agent_tree import SessionTree
 from swarmdeck.app.quiet import show_subtitle, show_text
-from swarmdeck.probes.claude.sessions import SessionInfo
+from swarmdeck.probes.claude.sessions import SessionInfo, waiting_for_person
 from swarmdeck.probes.claude.swarm_health import parallelism_series
-from swarmdeck.views.sessions import home_relative
+from swarmdeck.views.sessions import home_relative, waiting_text
 
 SPARK_WINDOW = 3600.0
 SPARK_BUCKETS = 60
@@ -42,6 +43,10 @@ class AgentsPanel(Vertical, can_focus=True):
     AgentsPanel #agents-spark-label {
         color: $text-muted;
     }
+    AgentsPanel #agents-waiting {
+        color: $warning;
+        text-style: bold;
+    }
     """
 
     sessions: var[list[SessionInfo] | None] = var(None)
@@ -61,6 +66,7 @@ class AgentsPanel(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         folder = home_relative(str(self._claude_dir / "projects"))
         yield Label(f"no Claude Code sessions seen in {folder}", classes="empty")
+        yield Label("", id="agents-waiting")
         yield SessionTree(id="agents-tree", tool_call_max=self.app.config.watchdog.tool_call_max)
         yield Label("", id="agents-spark-label")
         yield Sparkline([], id="agents-spark", summary_function=max)
@@ -90,7 +96,20 @@ class AgentsPanel(Vertical, can_focus=True):
         live = sum(1 for s in sessions if s.live)
         running = sum(s.health.running for s in sessions)
         show_subtitle(self, f"{live} live, {running} subagents running" if sessions else "")
+        self._draw_waiting(sessions, now)
         self._draw_sparkline(now)
+
+    def _draw_waiting(self, sessions: list[SessionInfo], now: float) -> None:
+        """The line above the tree naming the sessions waiting for the person, the longest
+        waiting first; hidden when none waits."""
+        waiting = waiting_for_person(sessions)
+        line = self.query_one("#agents-waiting", Label)
+        line.display = bool(waiting)
+        if waiting:
+            count = f"{len(waiting)} waiting for you, longest first" if len(waiting) > 1 else (
+                "waiting for you"
+            )
+            show_text(line, f"⚑ {count}: {waiting_text(waiting, now)}")
 
     def _draw_sparkline(self, now: float) -> None:
         session = self._chosen()

@@ -95,6 +95,8 @@ class ScaledSparkline(Widget):
     """The points, oldest first."""
     top: reactive[float] = reactive(1.0)
     """What a full bar stands for (the host's cores)."""
+    bar_style: reactive[str] = reactive("")
+    """A Rich style for the bars (a memory part's colour); empty: the widget's CSS colour."""
 
     def render(self) -> Text:
-        return Text(scaled_bars(self.data, self.top, self.size.width))
+        return Text(scaled_bars(self.data, self.top, self.size.width), style=self.bar_style)

@@ -21,6 +21,7 @@ from textual.widgets import Button, Label, Static
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.probes.ledger import ACTIVE, LedgerJob
 from swarmdeck.probes.locks import HELD, LockState
+from swarmdeck.sizes import exact_size
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def rerun_request(job: LedgerJob) -> RunRequest:
     """The same command, cwd, label, cap and threads: admission books it from its history."""
     return RunRequest(
         argv=list(job.argv),
-        cap=str(job.cap) if job.cap is not None else None,
+        cap=exact_size(job.cap) if job.cap is not None else None,
         label=job.label,
         threads=job.threads,
         detach=True,

@@ -2,31 +2,41 @@
 
 A detail view follows the app's snapshots while it is open (a running job's figures and the
 last lines of its output change under the reader's eyes); everything in it comes from the
-snapshot and the job's own output file, so it shows the same after a restart.
+snapshot, the job's own output file and the peaks its workload recorded, so it shows the same
+after a restart. Only the use over time (cores, threads) is what the app saw since it started
+(app/history.py).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import sqlite3
 import time
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Label, Static
 
-from swarmdeck.app.bar import BarSegment, StackedBar
+from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar
+from swarmdeck.app.history import JobPoint, RoomHistory
 from swarmdeck.app.quiet import show_text
 from swarmdeck.durations import NONE, runtime_text
+from swarmdeck.errors import StateError
 from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.claude.subagents import SubagentInfo
 from swarmdeck.probes.ledger import LedgerJob
+from swarmdeck.probes.peaks import WorkloadHistory, workload_history
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
+from swarmdeck.state import StateStore
 from swarmdeck.views.cells import size_cell
 from swarmdeck.views.jobs import cores_cell, state_cell
 
@@ -34,6 +44,8 @@ OUTPUT_LINES = 20
 """How many of a job's last output lines the detail view shows."""
 OUTPUT_TAIL = 16 * 1024
 """Bytes read from the end of a job's output file, enough for those lines."""
+PEAK_RUNS = 60
+"""How many of a workload's recorded runs its peak history shows."""
 
 
 def last_lines(path: str | None, count: int = OUTPUT_LINES) -> str:
@@ -64,9 +76,46 @@ def memory_segments(job: LedgerJob) -> tuple[tuple[BarSegment, ...], int]:
     ), total
 
 
-def job_facts(job: LedgerJob, now: float) -> Text:
-    """Everything the ledger knows of a job, one fact a line."""
+_PIECE = re.compile(r"[^ /-]*[ /-]|[^ /-]+")
+"""A piece of a value that a line may end after: up to and with a space, a slash or a dash."""
+
+
+def wrapped(value: str, width: int) -> list[str]:
+    """`value` as lines of at most `width` cells, each broken after a space (dropped), a
+    slash or a dash, so a path or a command is never cut mid-word; only a single piece longer
+    than a whole line is cut, where it must."""
+    lines: list[str] = []
+    for paragraph in value.split("\n"):
+        line = ""
+        for piece in _PIECE.findall(paragraph):
+            if line and len(line + piece.rstrip(" ")) > width:
+                lines.append(line.rstrip(" "))
+                line = ""
+            while len(piece.rstrip(" ")) > width:
+                lines.append(piece[:width])
+                piece = piece[width:]
+            line += piece
+        lines.append(line.rstrip(" "))
+    return lines
+
+
+def fact_lines(facts: Iterable[tuple[str, str | Text]], name_width: int, width: int) -> Text:
+    """One fact a line, its name right-aligned in `name_width` cells; a value longer than the
+    room left in `width` wraps under its own column."""
     text = Text()
+    room = max(10, width - name_width - 2)
+    for name, value in facts:
+        text.append(f"{name:>{name_width}}  ", style="bold")
+        if isinstance(value, Text):
+            text.append_text(value)
+        else:
+            text.append(("\n" + " " * (name_width + 2)).join(wrapped(value, room)))
+        text.append("\n")
+    return text
+
+
+def job_facts(job: LedgerJob, now: float, width: int = 120) -> Text:
+    """Everything the ledger knows of a job, one fact a line, to fit `width` cells."""
     facts = (
         ("state", state_cell(job)),
         ("command", shlex.join(job.argv) or NONE),
@@ -82,11 +131,50 @@ def job_facts(job: LedgerJob, now: float) -> Text:
         ("oom adj", NONE if job.oom_score_adj is None else str(job.oom_score_adj)),
         ("output", job.output_path or NONE),
     )
-    for name, value in facts:
-        text.append(f"{name:>13}  ", style="bold")
-        text.append_text(value if isinstance(value, Text) else Text(value))
-        text.append("\n")
-    return text
+    return fact_lines(facts, 13, width)
+
+
+def peak_series(history: WorkloadHistory) -> tuple[float, ...]:
+    """The recorded peaks, oldest first: one sparkline column per run."""
+    return tuple(float(run.peak) for run in reversed(history.runs))
+
+
+def peak_figures(history: WorkloadHistory | str | None, fingerprint: str | None) -> str:
+    """What the peak sparkline shows, in words: how many runs, the last and the largest; or
+    why there is nothing to show (`history` a string: why the peaks could not be read)."""
+    if fingerprint is None:
+        return " no workload fingerprint recorded"
+    if history is None:
+        return " reading its recorded peaks…"
+    if isinstance(history, str):
+        return f" peaks not read: {history}"
+    if not history.runs:
+        return " no run of it recorded yet"
+    most = max(run.peak for run in history.runs)
+    shown = len(history.runs)
+    runs = (
+        f"{shown} run{'s' if shown > 1 else ''}" if shown == history.recorded
+        else f"last {shown} of {history.recorded}"
+    )
+    ceiling = sum(1 for run in history.runs if run.hit_ceiling)
+    hit = f", {ceiling} at cap" if ceiling else ""
+    return (f" {runs}: last {format_size(history.runs[0].peak)}, most {format_size(most)}{hit}")
+
+
+def usage_top(job: LedgerJob, points: list[JobPoint], host_cores: int | None) -> float:
+    """The full height of the cores and threads sparklines: the threads it declared, else the
+    host's cores; never less than what it was seen to use."""
+    seen = max((max(p.cores_in_use, p.threads_at_once) for p in points), default=0.0)
+    return max(float(job.threads or host_cores or 1), seen)
+
+
+def usage_figures(points: list[JobPoint], top: float, which: str) -> str:
+    """The most of `which` ("cores_in_use" or "threads_at_once") seen, of the scale's top."""
+    if not points:
+        return " not sampled while the app ran"
+    most = max(getattr(point, which) for point in points)
+    name = "cores in use" if which == "cores_in_use" else "threads at once"
+    return f" {name}, most {most:.1f} of {top:g}"
 
 
 class DetailScreen(Screen[None]):
@@ -99,9 +187,18 @@ class DetailScreen(Screen[None]):
     def on_mount(self) -> None:
         self.watch(self.app, self.FOLLOWS, self._follow, init=True)
 
+    def on_resize(self) -> None:
+        """Long values wrap to the width: draw again for the new one."""
+        self._follow(getattr(self.app, self.FOLLOWS, None))
+
     def _follow(self, value: Any) -> None:
         if value is not None:
             self.follow(value)
+
+    @property
+    def text_width(self) -> int:
+        """The cells a line of the detail panel holds (inside its border and padding)."""
+        return max(20, self.size.width - 4)
 
     def follow(self, value: Any) -> None:
         """Redraw from the app's latest value of FOLLOWS; each view says how (the base shows
@@ -109,14 +206,23 @@ class DetailScreen(Screen[None]):
 
 
 class JobDetail(DetailScreen):
-    """One job: its command and cage, memory now/peak/booked/cap, the end of its output."""
+    """One job: its command and cage, memory now/peak/booked/cap, the peaks its workload
+    recorded, its cores and threads over time, the end of its output."""
 
-    def __init__(self, job_id: int) -> None:
+    def __init__(self, job_id: int, store: StateStore, history: RoomHistory) -> None:
         """Args:
         job_id: The ledger id of the job.
+        store: The state file its workload's recorded peaks are read from.
+        history: What the app saw of the job's use since it started.
         """
         super().__init__(id="job-detail")
         self.job_id = job_id
+        self._store = store
+        self._history = history
+        self._peaks: WorkloadHistory | str | None = None
+        """The recorded peaks once read, or why they could not be."""
+        self._peaks_read_for: tuple[str, str] | None = None
+        """(fingerprint, job state) the peaks were last read for: a run that ends adds one."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail panel") as box:
@@ -126,6 +232,18 @@ class JobDetail(DetailScreen):
                 yield Label("memory", classes="bar-label")
                 yield StackedBar(id="job-memory")
                 yield Label(" █ now ▓ peak ▒ booked, of its cap", classes="bar-figures")
+            with Horizontal(classes="bar-line"):
+                yield Label("peaks", classes="bar-label")
+                yield ScaledSparkline(id="job-peaks")
+                yield Label("", id="job-peaks-figures", classes="bar-figures")
+            with Horizontal(classes="bar-line"):
+                yield Label("cores", classes="bar-label")
+                yield ScaledSparkline(id="job-cores")
+                yield Label("", id="job-cores-figures", classes="bar-figures")
+            with Horizontal(classes="bar-line"):
+                yield Label("threads", classes="bar-label")
+                yield ScaledSparkline(id="job-threads")
+                yield Label("", id="job-threads-figures", classes="bar-figures")
             yield Label("\n[b]last lines of its output[/b]")
             with VerticalScroll(id="job-output-box"):
                 yield Static("", id="job-output")
@@ -138,10 +256,56 @@ class JobDetail(DetailScreen):
         if job is None:
             show_text(facts, Text(f"job {self.job_id} is no longer in the ledger's recent jobs"))
             return
-        show_text(facts, job_facts(job, time.time()))
+        show_text(facts, job_facts(job, time.time(), self.text_width))
         bar = self.query_one("#job-memory", StackedBar)
         bar.segments, bar.total = memory_segments(job)
+        self._show_peaks(job)
+        self._show_usage(job, snapshot)
         show_text(self.query_one("#job-output", Static), Text(last_lines(job.output_path)))
+
+    def _show_peaks(self, job: LedgerJob) -> None:
+        """The workload's recorded peaks, read again in a thread when the job's state changed."""
+        wanted = (job.fingerprint, job.state) if job.fingerprint else None
+        if wanted is not None and wanted != self._peaks_read_for:
+            self._peaks_read_for = wanted
+            self._read_peaks(job.fingerprint)
+        spark = self.query_one("#job-peaks", ScaledSparkline)
+        peaks = self._peaks
+        series = peak_series(peaks) if isinstance(peaks, WorkloadHistory) else ()
+        spark.top = max((job.cap or 0, *series, 1))
+        spark.data = series
+        show_text(self.query_one("#job-peaks-figures", Label),
+                  peak_figures(peaks, job.fingerprint))
+
+    @work(thread=True, exclusive=True, group="job-peaks", exit_on_error=False)
+    def _read_peaks(self, fingerprint: str | None) -> None:
+        if fingerprint is None:
+            return
+        peaks: WorkloadHistory | str
+        try:
+            peaks = workload_history(self._store, fingerprint, PEAK_RUNS)
+        except (sqlite3.Error, StateError) as error:
+            peaks = str(error)
+        self.app.call_from_thread(self._took_peaks, peaks)
+
+    def _took_peaks(self, peaks: WorkloadHistory | str) -> None:
+        self._peaks = peaks
+        snapshot: Snapshot | None = getattr(self.app, "snapshot", None)
+        job = next((j for j in snapshot.jobs if j.id == self.job_id), None) if snapshot else None
+        if job is not None:
+            self._show_peaks(job)
+
+    def _show_usage(self, job: LedgerJob, snapshot: Snapshot) -> None:
+        """Cores in use and threads at once at each snapshot the app saw while it ran."""
+        points = self._history.job(job.id)
+        host = next((h for h in snapshot.hosts if h.name == job.host), None)
+        top = usage_top(job, points, host.cores.count if host else None)
+        for which, name in (("cores_in_use", "cores"), ("threads_at_once", "threads")):
+            spark = self.query_one(f"#job-{name}", ScaledSparkline)
+            spark.top = top
+            spark.data = tuple(getattr(point, which) for point in points)
+            show_text(self.query_one(f"#job-{name}-figures", Label),
+                      usage_figures(points, top, which))
 
 
 def launched_by(jobs: list[LedgerJob], session_id: str, agent_id: str | None) -> list[LedgerJob]:
@@ -162,10 +326,14 @@ def jobs_text(jobs: list[LedgerJob]) -> str:
 
 
 def agent_facts(
-    session: SessionInfo, sub: SubagentInfo | None, now: float, jobs: tuple[LedgerJob, ...] = ()
+    session: SessionInfo,
+    sub: SubagentInfo | None,
+    now: float,
+    jobs: tuple[LedgerJob, ...] = (),
+    width: int = 120,
 ) -> Text:
-    """A session, or one of its subagents, one fact a line, and the jobs it launched."""
-    text = Text()
+    """A session, or one of its subagents, one fact a line, and the jobs it launched, to fit
+    `width` cells."""
     if sub is None:
         facts = [
             ("session", session.session_id),
@@ -198,10 +366,7 @@ def agent_facts(
         since = now - call.started_at if call.started_at is not None else None
         facts.append(("tool in flight", f"{call.name} {call.summary} · {runtime_text(since)}"))
     facts.append(("jobs it launched", jobs_text(list(jobs))))
-    for name, value in facts:
-        text.append(f"{name:>22}  ", style="bold")
-        text.append(str(value).replace("\n", "\n" + " " * 24) + "\n")
-    return text
+    return fact_lines(((name, str(value)) for name, value in facts), 22, width)
 
 
 class AgentDetail(DetailScreen):
@@ -234,4 +399,4 @@ class AgentDetail(DetailScreen):
         sub = next((s for s in session.subagents if s.id == self.agent_id), None)
         snapshot: Snapshot | None = getattr(self.app, "snapshot", None)
         jobs = launched_by(snapshot.jobs if snapshot else [], self.session_id, self.agent_id)
-        show_text(facts, agent_facts(session, sub, time.time(), tuple(jobs)))
+        show_text(facts, agent_facts(session, sub, time.time(), tuple(jobs), self.text_width))

@@ -20,6 +20,8 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("threads free", "threads of the heavy-thread budget (cores.heavy_threads) that no "
          "running job has declared; cores busy is what is measured"),
         ("history", "busy cores over the last minutes, one bar per refresh"),
+        ("enter", "the chosen host's detail (up/down choose among several): each part of "
+         "the memory book and the busy cores over time, its GPU cards"),
         ("memory", "the memory book, left to right: "
          + "  ".join(f"{glyph} {name}" for (_style, glyph), name in zip(
              MEMORY_LOOKS,
@@ -54,8 +56,9 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("eff", "effective parallelism: subagents at once on average while any ran"),
         ("hook only", "seen in hook events, its transcript not written yet"),
         ("sparkline", "subagents at once over the last hour for the highlighted session"),
-        ("⚑ waiting for you", "in the header: sessions stopped on a question or a permission "
-         "prompt, waiting for a person's answer"),
+        ("⚑ waiting for you", "above the tree and in the header: sessions stopped on a "
+         "question or a permission prompt, waiting for a person's answer, the one waiting "
+         "longest first, with how long"),
     )),
     ("GPUs", (
         ("gpu", "the card's index, as nvidia-smi numbers it"),
@@ -108,7 +111,7 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 
 NAVIGATION: tuple[tuple[str, str], ...] = (
-    ("enter", "Open the detail view of the selected job, session or subagent"),
+    ("enter", "Open the detail view of the selected job, session, subagent or host"),
     ("esc", "Close a detail view, a modal or this help"),
     ("tab / shift+tab", "Focus the next / previous panel"),
     ("↑ ↓ pgup pgdn", "Move the cursor in the focused table or tree"),

@@ -1,12 +1,19 @@
-"""The Hosts panel: cores, the memory book and a busy-cores sparkline for each host."""
+"""The Hosts panel: cores, the memory book and a busy-cores sparkline for each host.
+
+`up`/`down` choose a card (marked while the panel has the focus) and `enter` asks for its
+detail view (app/host_detail.py) with a `HostsPanel.Opened` message.
+"""
 
 from __future__ import annotations
 
 from collections import deque
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Label, Static
 
@@ -35,6 +42,23 @@ def memory_segments(book: MemoryBook) -> tuple[BarSegment, ...]:
         BarSegment(value, style, name, glyph)
         for (name, value), (style, glyph) in zip(book.bar(), MEMORY_LOOKS, strict=True)
     )
+
+
+def shown_busy(busy: float | None) -> float | None:
+    """Busy cores to the tenth the figures print: the bar draws what its figure says, so
+    "0.0 of 2 cores busy" fills no cell however wide the bar is."""
+    return None if busy is None else round(busy, 1)
+
+
+def cores_segments(busy: float | None) -> tuple[BarSegment, ...]:
+    """The cores bar: the busy cores, as their figure reads."""
+    return (BarSegment(shown_busy(busy) or 0.0, "bold green", "busy"),)
+
+
+def cores_figures(busy: float | None, count: int) -> str:
+    """The figures beside the cores bar: " 3.2 of 16 cores busy"."""
+    shown = shown_busy(busy)
+    return f" {'–' if shown is None else f'{shown:.1f}'} of {count} cores busy"
 
 
 def legend(segments: tuple[BarSegment, ...], rest: str | None = None) -> Text:
@@ -102,11 +126,8 @@ class HostCard(Vertical):
             self._history.append(busy)
         cores_bar = self.query_one(".cores-bar", StackedBar)
         cores_bar.total = cores.count
-        cores_bar.segments = (BarSegment(busy or 0.0, "bold green", "busy"),)
-        show_text(
-            self.query_one(".cores-figures", Label),
-            f" {'–' if busy is None else f'{busy:.1f}'} of {cores.count} cores busy",
-        )
+        cores_bar.segments = cores_segments(busy)
+        show_text(self.query_one(".cores-figures", Label), cores_figures(busy, cores.count))
         if self.book is None:
             self._show_memory(
                 (BarSegment(memory.used, "bold yellow", "used"),),
@@ -183,6 +204,21 @@ class HostsPanel(SnapshotPanel):
     """Every host swarmdeck knows, one card each, updated in place."""
 
     TITLE = "Hosts"
+    BINDINGS = [
+        Binding("enter", "open_host", "Host detail"),
+        Binding("up", "choose(-1)", "Previous host", show=False),
+        Binding("down", "choose(1)", "Next host", show=False),
+    ]
+
+    chosen: var[int] = var(0)
+    """The card `enter` opens, by its place in the panel (this host, then the peers)."""
+
+    class Opened(Message):
+        """`enter` on a host card: its detail view is wanted."""
+
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
 
     def __init__(self, history_points: int, history_minutes: float) -> None:
         """Args:
@@ -192,6 +228,33 @@ class HostsPanel(SnapshotPanel):
         super().__init__(id="hosts")
         self._history_points = history_points
         self._history_minutes = history_minutes
+        self._names: list[str] = []
+        """The hosts the cards show, in the panel's order."""
+
+    def _cards(self) -> list[HostCard | PeerCard]:
+        return [card for card in self.query(".host-card") if isinstance(card, HostCard | PeerCard)]
+
+    def action_choose(self, step: int) -> None:
+        if self._names:
+            self.chosen = (self.chosen + step) % len(self._names)
+
+    def watch_chosen(self, chosen: int) -> None:
+        for index, card in enumerate(self._cards()):
+            card.set_class(index == chosen, "-chosen")
+
+    def action_open_host(self) -> None:
+        if self._names:
+            self.post_message(self.Opened(self._names[min(self.chosen, len(self._names) - 1)]))
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a card chooses it."""
+        cards = self._cards()
+        widget = event.widget
+        while widget is not None and widget is not self:
+            if widget in cards:
+                self.chosen = cards.index(widget)
+                return
+            widget = widget.parent  # type: ignore[assignment]
 
     def compose(self) -> ComposeResult:
         yield Label("reading this host…", id="hosts-waiting")
@@ -218,6 +281,10 @@ class HostsPanel(SnapshotPanel):
                 self.mount(PeerCard(peer))
             else:
                 peer_card.reading = peer
+        names = [host.name for host in snapshot.hosts] + [peer.name for peer in snapshot.peers]
+        if names != self._names:
+            self._names = names
+            self.call_after_refresh(self.watch_chosen, self.chosen)
         if snapshot.cluster is not None:
             cluster = next(self.query("#slurm-cluster").results(Static), None)
             if cluster is None:

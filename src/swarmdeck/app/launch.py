@@ -8,7 +8,6 @@ the state file, so it is worked out in a thread. Launch stays disabled while any
 
 from __future__ import annotations
 
-import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,13 +49,16 @@ class Preview:
     problem: str = ""
 
 
-def request_from(values: dict[str, str]) -> RunRequest:
-    """The form as a RunRequest; SwarmdeckError (one line) when a field is wrong."""
+def request_from(values: dict[str, str], default_cwd: Path) -> RunRequest:
+    """The form as a RunRequest (a blank folder is `default_cwd`); SwarmdeckError (one line)
+    when a field is wrong."""
     try:
         argv = shlex.split(values["command"])
     except ValueError as error:
         raise SwarmdeckError(f"command: {error}") from error
-    cwd = Path(values["cwd"] or os.getcwd()).expanduser()
+    if not argv:
+        raise SwarmdeckError("command: type the command to run")
+    cwd = Path(values["cwd"] or default_cwd).expanduser()
     if not cwd.is_dir():
         raise SwarmdeckError(f"folder {cwd} does not exist")
     threads_text = values["threads"].strip()
@@ -75,10 +77,10 @@ def request_from(values: dict[str, str]) -> RunRequest:
 
 
 def preview(config: Config, store: StateStore, book: MemoryBook | None,
-            values: dict[str, str]) -> Preview:
+            values: dict[str, str], default_cwd: Path) -> Preview:
     """Check the form and work out the booking the runner would give it, and if it fits."""
     try:
-        request = request_from(values)
+        request = request_from(values, default_cwd)
         if book is None:
             not_read = "this host's memory book is not read yet"
             return Preview(request, (command_line(request),), not_read)
@@ -114,16 +116,20 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, config: Config, store: StateStore, book: MemoryBook | None) -> None:
+    def __init__(
+        self, config: Config, store: StateStore, book: MemoryBook | None, cwd: Path
+    ) -> None:
         """Args:
         config: The effective configuration (booking defaults).
         store: The state file (the workload's recorded peaks).
         book: This host's memory book now, for whether it fits.
+        cwd: The folder the form starts with, and a blank folder means.
         """
         super().__init__(classes="confirm")
         self._config = config
         self._store = store
         self._book = book
+        self._cwd = cwd
         self._request: RunRequest | None = None
 
     def compose(self) -> ComposeResult:
@@ -132,7 +138,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
             for key, name, hint in FIELDS:
                 with Horizontal(classes="form-line"):
                     yield Label(f"{name:>8} ", classes="form-label")
-                    value = os.getcwd() if key == "cwd" else ""
+                    value = str(self._cwd) if key == "cwd" else ""
                     yield Input(value, placeholder=hint, id=f"launch-{key}")
             yield Static("", id="launch-preview", markup=False)
             with Horizontal(id="confirm-buttons"):
@@ -156,7 +162,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
 
     @work(thread=True, exclusive=True, group="launch-preview", exit_on_error=False)
     def _work_out(self, values: dict[str, str]) -> None:
-        result = preview(self._config, self._store, self._book, values)
+        result = preview(self._config, self._store, self._book, values, self._cwd)
         self.app.call_from_thread(self._show, values, result)
 
     def _show(self, values: dict[str, str], result: Preview) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shlex
 import threading
+import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -37,6 +38,8 @@ from swarmdeck.app.alerts import AlertsPanel
 from swarmdeck.app.detail import AgentDetail, JobDetail
 from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen, key_list
+from swarmdeck.app.history import RoomHistory
+from swarmdeck.app.host_detail import HostDetail
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.launch import LaunchScreen
@@ -48,7 +51,7 @@ from swarmdeck.config import Config
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.paths import claude_dir
 from swarmdeck.probes.claude import sessions_watch
-from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe
+from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, waiting_for_person
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.probes.ledger import LedgerJob
 from swarmdeck.probes.locks import LockState
@@ -56,6 +59,7 @@ from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, reconciled_snapshot
 from swarmdeck.state import StateStore
+from swarmdeck.views.sessions import waiting_text
 from swarmdeck.watchdog.loop import Watchdog
 
 STYLES = Path(__file__).resolve().parent.parent / "styles"
@@ -107,6 +111,7 @@ class SwarmdeckApp(App[int]):
         readonly: bool = False,
         terminal: int | None = None,
         watchdog: Watchdog | None = None,
+        launch_cwd: Path | None = None,
     ) -> None:
         """Args:
             config: The effective configuration.
@@ -117,12 +122,15 @@ class SwarmdeckApp(App[int]):
             terminal: The terminal's descriptor; the app quits when it hangs up.
             watchdog: The engine run after each snapshot; by default one of its own when the
                 app probes this host (a given prober gets none unless one is passed).
+            launch_cwd: The folder the launch form (`n`) starts in; by default the folder
+                the app was started from.
         """
         super().__init__()
         self.config = config
         self.store = store
         self.readonly = readonly
         self.terminal = terminal
+        self.launch_cwd = launch_cwd if launch_cwd is not None else Path.cwd()
         self.sessions_probe = SessionsProbe() if prober is None else None
         """Kept across snapshots and woken by transcript writes: transcripts are read once."""
         self._sessions_generation = -1
@@ -144,11 +152,18 @@ class SwarmdeckApp(App[int]):
             self.peer_prober,
         )
         self.watchdog = watchdog or (Watchdog(config, store) if prober is None else None)
+        self.history = RoomHistory(self.history_points)
+        """Each host's and running job's readings since the app started, for the detail views."""
         self._show_sub_title([])
 
-    def compose(self) -> ComposeResult:
+    @property
+    def history_points(self) -> int:
+        """How many readings span `ui.history_minutes` at the refresh interval."""
         interval = max(0.25, self.config.ui.refresh_interval)
-        points = max(10, int(self.config.ui.history_minutes * 60 / interval))
+        return max(10, int(self.config.ui.history_minutes * 60 / interval))
+
+    def compose(self) -> ComposeResult:
+        points = self.history_points
         bound = SwarmdeckApp.snapshot
         folder = self.sessions_probe.claude_dir if self.sessions_probe else claude_dir()
         yield Header()
@@ -189,15 +204,19 @@ class SwarmdeckApp(App[int]):
         self._show_sub_title(sessions or [])
 
     def _show_sub_title(self, sessions: list[SessionInfo]) -> None:
-        """The header's second line: read-only, and how many sessions wait for the person; with
-        `ui.bell`, the terminal bell rings once for each session that starts waiting."""
-        waiting = {session.session_id for session in sessions if session.needs_person}
+        """The header's second line: read-only, and how many sessions wait for the person and
+        which has waited longest; with `ui.bell`, the terminal bell rings once for each session
+        that starts waiting."""
+        in_order = waiting_for_person(sessions)
+        waiting = {session.session_id for session in in_order}
         if self.config.ui.bell and waiting - self._waiting:
             self.bell()
         self._waiting = waiting
         parts = ["read-only"] if self.readonly else []
-        if waiting:
-            parts.append(f"⚑ {len(waiting)} waiting for you")
+        if in_order:
+            oldest = waiting_text(in_order[:1], time.time())
+            which = ", the longest" if len(in_order) > 1 else ""
+            parts.append(f"⚑ {len(in_order)} waiting for you{which}: {oldest}")
         self.sub_title = " · ".join(parts)
 
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False)
@@ -217,6 +236,7 @@ class SwarmdeckApp(App[int]):
             self.watchdog.close()
 
     def on_swarmdeck_app_snapshot_ready(self, message: SnapshotReady) -> None:
+        self.history.observe(message.snapshot)
         self.snapshot = message.snapshot
         self.snapshots_taken += 1
         if self.sessions_probe is not None:
@@ -239,7 +259,11 @@ class SwarmdeckApp(App[int]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """`enter` on a job opens its detail view."""
         if event.data_table.id == "jobs-table" and event.row_key.value is not None:
-            self.push_screen(JobDetail(int(event.row_key.value)))
+            self.push_screen(JobDetail(int(event.row_key.value), self.store, self.history))
+
+    def on_hosts_panel_opened(self, event: HostsPanel.Opened) -> None:
+        """`enter` on a host card opens its detail view."""
+        self.push_screen(HostDetail(event.name, self.history))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         """`enter` on a session or subagent opens its detail view."""
@@ -331,7 +355,7 @@ class SwarmdeckApp(App[int]):
             if request is not None:
                 self._launch(request, f"job {request.label or shlex.join(request.argv)}")
 
-        self.push_screen(LaunchScreen(self.config, self.store, book), answered)
+        self.push_screen(LaunchScreen(self.config, self.store, book, self.launch_cwd), answered)
 
     def action_rerun(self) -> None:
         if self.refused("rerun"):

@@ -8,15 +8,16 @@ call an agent makes, never pays for textual, rich or asyncssh.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-from collections.abc import Sequence
 
 from swarmdeck import __version__
 
+# Not typing's TYPE_CHECKING, and nothing from collections.abc or importlib at the top: a hook
+# starts here, and those imports alone would cost a light one a tenth of its budget.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import NoReturn
 
     from swarmdeck.cli.common import ArgumentParser, Handler
@@ -43,6 +44,8 @@ COMMANDS: dict[str, str] = {
 
 
 def _adder(command: str):
+    import importlib
+
     return importlib.import_module(f"swarmdeck.cli.{COMMANDS[command]}").ADDERS[command]
 
 

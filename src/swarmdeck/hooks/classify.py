@@ -47,12 +47,12 @@ def may_match(text: str, literals: tuple[str, ...] | None) -> bool:
 
 def heavy_match(command: str, settings: HookSettings) -> HeavyMatch | None:
     """The first heavy pattern the command's head matches, or None for a light command."""
-    import re
-
     command = command[:CLASSIFY_LIMIT]
     for pattern, literals in zip(settings.heavy_patterns, settings.literals, strict=True):
         if not may_match(command, literals):
             continue
+        import re  # only past the literals: a light command is decided without re's import
+
         try:
             found = re.search(pattern, command)
         except re.error:

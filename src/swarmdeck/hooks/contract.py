@@ -7,8 +7,6 @@ to a file by Claude Code, so text is kept well under that.
 
 from __future__ import annotations
 
-import json
-
 # The light path does without typing's import time (see cli.py).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,6 +44,8 @@ def emit(answer: dict[str, Any] | None, out: TextIO) -> None:
     """
     if answer is None:
         return
+    import json  # here: a light call answers nothing, and json costs it re and enum
+
     text = json.dumps(answer, ensure_ascii=False) + "\n"
     data = text.encode("utf-8", "replace")
     buffer = getattr(out, "buffer", None)

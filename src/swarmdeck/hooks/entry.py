@@ -7,18 +7,21 @@ keeps in its debug log only. Every step runs inside a time limit (deadline.py): 
 answering within the event's budget, recording within its own, both inside the timeout
 `hooks install` sets, so no input can make a hook outlive it.
 
-The light path (a Bash call that matches no heavy pattern) imports only json, sqlite3 and the
-small modules of this package: the answer is decided from cached settings before anything heavy
-could be imported, and heavy modules are imported inside the handlers that need them.
+The light path (a Bash call that matches no heavy pattern) imports nothing a bare interpreter
+does not, beyond the small modules of this package and json's C scanner: the input is read by
+json_read, the answer decided from cached settings by substring tests (classify.py), and the
+call appended to the spool (hook_events.py) instead of the database. Heavy modules are imported
+inside the handlers that need them.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 
 from swarmdeck.hooks.contract import emit
-from swarmdeck.hooks.payload import HookInput, InputNotRead, event_name, read_input
+from swarmdeck.hooks.payload import HookInput, InputNotRead, event_name, parse_input, read_raw
 
 # The light path does without typing's import time (see cli.py).
 TYPE_CHECKING = False
@@ -70,8 +73,11 @@ def _run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> No
         note(stderr, "input not read: stdin is a terminal (Claude Code pipes the event JSON)")
         return
     argument = argv[0] if argv else ""
+    spooled: bytes | None = None
     try:
-        hook = within(answer_budget(event_name(argument)), lambda: _answer(stdin, argument, stdout))
+        hook, spooled = within(
+            answer_budget(event_name(argument)), lambda: _answer(stdin, argument, stdout)
+        )
     except InputNotRead as error:
         note(stderr, f"input not read: {error}")
         return
@@ -82,9 +88,7 @@ def _run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> No
         note(stderr, f"input not read: {error.__class__.__name__}")
         return
     try:
-        from swarmdeck.hooks.record import record_event
-
-        within(RECORD_BUDGET, lambda: record_event(hook))
+        within(RECORD_BUDGET, lambda: _record(hook, spooled, time.time()))
     except Exception as error:  # the event is lost, the agent goes on
         note(stderr, f"event not recorded: {error.__class__.__name__}: {error}")
 
@@ -93,13 +97,29 @@ class _NotAnswered(Exception):
     """The input was read but no answer came: (why, the HookInput)."""
 
 
-def _answer(stdin: BinaryIO, argument: str, stdout: TextIO) -> HookInput:
-    hook = read_input(stdin, argument)
+def _answer(stdin: BinaryIO, argument: str, stdout: TextIO) -> tuple[HookInput, bytes | None]:
+    """The input, and its bytes when the call was light and may go to the spool."""
+    raw = read_raw(stdin)
+    hook = parse_input(raw, argument)
     try:
-        emit(answer(hook), stdout)
+        reply = answer(hook)
+        emit(reply, stdout)
     except Exception as error:  # a failed answer is no answer, never a block
         raise _NotAnswered(f"{error.__class__.__name__}: {error}", hook) from None
-    return hook
+    light = reply is None and hook.event == "PreToolUse" and hook.tool_name == BASH
+    return hook, raw if light else None
+
+
+def _record(hook: HookInput, spooled: bytes | None, now: float) -> None:
+    """Append a light call to the spool; any other, or one the spool refuses, to the database."""
+    if spooled is not None:
+        from swarmdeck.hook_events import append
+
+        if append(spooled, now):
+            return
+    from swarmdeck.hooks.record import record_event
+
+    record_event(hook, now)
 
 
 def answer(hook: HookInput) -> dict[str, Any] | None:

@@ -6,7 +6,8 @@ None (or an empty dict) rather than failing, and the caller decides what a missi
 
 from __future__ import annotations
 
-import json
+from swarmdeck.hook_events import field_text
+from swarmdeck.hooks.json_read import loads
 
 # The light path does without typing's import time (see cli.py).
 TYPE_CHECKING = False
@@ -68,8 +69,7 @@ class HookInput:
         return f"HookInput({self.event!r}, session_id={self.session_id!r})"
 
     def text(self, key: str) -> str | None:
-        value = self.data.get(key)
-        return value if isinstance(value, str) and value else None
+        return field_text(self.data, key)
 
     @property
     def session_id(self) -> str | None:
@@ -115,13 +115,23 @@ class HookInput:
 
 def read_input(stream: BinaryIO, event_argument: str, limit: int = MAX_INPUT) -> HookInput:
     """Read and parse stdin; the payload's own `hook_event_name` wins over the argument."""
+    return parse_input(read_raw(stream, limit), event_argument)
+
+
+def read_raw(stream: BinaryIO, limit: int = MAX_INPUT) -> bytes:
+    """The bytes of stdin, at most `limit` of them."""
     raw = stream.read(limit + 1)
     if len(raw) > limit:
         raise InputNotRead(f"input over {limit} bytes")
+    return raw
+
+
+def parse_input(raw: bytes, event_argument: str) -> HookInput:
+    """The input as read by json; the payload's own `hook_event_name` wins over the argument."""
     if not raw.strip():
         raise InputNotRead("no input")
     try:
-        data = json.loads(raw)
+        data = loads(raw)
     except ValueError as error:
         raise InputNotRead(f"not JSON ({error.__class__.__name__})") from None
     if not isinstance(data, dict):

@@ -1,20 +1,27 @@
-"""Appends each hook call to the state database's hook_events, so the app sees live state at once.
+"""Appends a hook call to the state database's hook_events, so the app sees live state at once.
 
 The usual case, a store that already exists, is one short insert through a plain sqlite3
-connection: opening a `StateStore` (schema checks, migrations) would cost several times a light
+connection: opening a `StateStore` (schema checks, migrations) would cost several times a
 hook's budget. Only a missing store goes through `StateStore`, which creates and migrates it.
-What is stored is a trimmed copy of the input: tool outputs and long texts are cut.
+What is stored is a trimmed copy of the input (hook_events.py); the light calls spooled since
+the last write are folded in first.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
 from stat import S_ISREG
 
-from swarmdeck import paths
+from swarmdeck import hook_events, paths
+from swarmdeck.hook_events import (
+    APPLICATION_ID,
+    INSERT,
+    fold_into,
+    folded_transaction,
+    remove_folded,
+)
 from swarmdeck.hooks.payload import HookInput
 
 # The light path does without typing's import time (see cli.py).
@@ -22,87 +29,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-APPLICATION_ID = int.from_bytes(b"SWDK", "big")
-"""state.APPLICATION_ID: the fast path writes only into a file that says it is swarmdeck's."""
 LOCK_WAIT = 1.0
-MAX_TEXT = 2000
-MAX_PAYLOAD = 16 * 1024
 KEEP_DAYS = 7
 PRUNE_EVERY = 500
 _LEFT_OPEN: list[sqlite3.Connection] = []
 """Connections of recorded calls, never closed by this process (see _fast_insert)."""
-_INSERT = (
-    "INSERT INTO hook_events (event, session_id, agent_id, tool_name, cwd, payload, received_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-_RESPONSE_KEYS = (
-    "status",
-    "agentId",
-    "isAsync",
-    "totalTokens",
-    "totalToolUseCount",
-    "totalDurationMs",
-    "interrupted",
-    "backgroundTaskId",
-    "resumedAgentId",
-)
-_TASK_KEYS = ("id", "type", "status", "agent_type", "description")
-"""What is kept of each of a Stop's `background_tasks`: the list is kept whole or not at all,
-since a task left out of it reads as ended (probes/hook_activity.py)."""
-
-
-def trimmed(data: dict[str, Any]) -> dict[str, Any]:
-    """The input without tool output and with long texts cut, small enough for every call."""
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        if key == "tool_response":
-            if isinstance(value, dict):
-                out[key] = {k: _cut(value[k]) for k in _RESPONSE_KEYS if k in value}
-            continue
-        if key == "background_tasks" and isinstance(value, list):
-            out[key] = [
-                {k: _cut(task[k], 200) for k in _TASK_KEYS if k in task}
-                for task in value
-                if isinstance(task, dict)
-            ]
-            continue
-        out[key] = _cut(value)
-    text = json.dumps(out, ensure_ascii=False)
-    if len(text) > MAX_PAYLOAD:
-        small = {k: v for k, v in out.items() if not isinstance(v, dict | list)}
-        tool_input = out.get("tool_input")
-        if isinstance(tool_input, dict):
-            small["tool_input"] = {
-                k: _cut(tool_input[k], 500)
-                for k in ("command", "description", "subagent_type", "run_in_background")
-                if k in tool_input
-            }
-        out = small
-    return out
-
-
-def _cut(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
-    if isinstance(value, str):
-        return value if len(value) <= limit else value[:limit] + "…"
-    if depth > 4:
-        return None
-    if isinstance(value, dict):
-        return {k: _cut(v, limit, depth + 1) for k, v in list(value.items())[:50]}
-    if isinstance(value, list):
-        return [_cut(v, limit, depth + 1) for v in value[:50]]
-    return value
 
 
 def event_row(hook: HookInput, now: float) -> tuple[Any, ...]:
-    return (
-        hook.event,
-        hook.session_id,
-        hook.agent_id,
-        hook.tool_name,
-        hook.cwd,
-        json.dumps(trimmed(hook.data), ensure_ascii=False),
-        now,
-    )
+    """The hook_events row of this call (see hook_events.py, the one home of its shape)."""
+    return hook_events.event_row(hook.event, hook.data, now)
 
 
 def record_event(hook: HookInput, now: float | None = None) -> None:
@@ -113,7 +49,8 @@ def record_event(hook: HookInput, now: float | None = None) -> None:
 
 
 def _fast_insert(row: tuple[Any, ...]) -> bool:
-    """Insert through a plain connection; False when the store must be set up first."""
+    """Insert through a plain connection, after the spooled calls (hook_events.py) so that row
+    ids follow the calls' order; False when the store must be set up first."""
     db = paths.state_db_path_text()
     try:
         st = os.stat(db)
@@ -132,8 +69,11 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("BEGIN IMMEDIATE")
         try:
-            rowid = conn.execute(_INSERT, row).lastrowid
-            if rowid is not None and rowid % PRUNE_EVERY == 0:
+            before = conn.total_changes
+            folded = fold_into(conn, db)
+            rowid = conn.execute(INSERT, row).lastrowid
+            first = rowid - (conn.total_changes - before) if rowid is not None else None
+            if first is not None and rowid // PRUNE_EVERY > first // PRUNE_EVERY:
                 conn.execute(
                     "DELETE FROM hook_events WHERE received_at < ?",
                     (row[-1] - KEEP_DAYS * 86400,),
@@ -148,6 +88,7 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
     except BaseException:
         conn.close()
         raise
+    remove_folded(folded)
     # Left open for the process's end (a hook ends with os._exit): closing the last connection
     # would checkpoint the WAL into the state file, which costs the hook 0.6 ms and, changing
     # the file, makes the next `swarmdeck run` verify all of it again.
@@ -167,7 +108,7 @@ def _store_insert(row: tuple[Any, ...]) -> None:
 
     store = StateStore(paths.state_db_path(), verify=False, lock_timeout=LOCK_WAIT * 5)
     try:
-        with store.transaction() as conn:
-            conn.execute(_INSERT, row)
+        with folded_transaction(store) as conn:
+            conn.execute(INSERT, row)
     finally:
         store.close()

@@ -10,10 +10,10 @@ config: the cache holds nothing the config does not say.
 
 from __future__ import annotations
 
-import json
 import os
 
 from swarmdeck import __version__, paths
+from swarmdeck.hooks.json_read import loads
 
 # The light path does without typing's import time (see cli.py).
 TYPE_CHECKING = False
@@ -132,7 +132,7 @@ def _read_cache(cache: str, key: dict[str, Any]) -> HookSettings | None:
     from swarmdeck.regular_files import read_regular
 
     try:
-        data = json.loads(read_regular(cache, MAX_CACHE))
+        data = loads(read_regular(cache, MAX_CACHE))
         if not isinstance(data, dict) or data.get("key") != key:
             return None
         return HookSettings.from_json(data["settings"])
@@ -143,6 +143,8 @@ def _read_cache(cache: str, key: dict[str, Any]) -> HookSettings | None:
 
 def _write_cache(cache: str, key: dict[str, Any], settings: HookSettings) -> None:
     """Write atomically; a hook that cannot write its cache still answers, only slower next time."""
+    import json
+
     try:
         os.makedirs(os.path.dirname(cache), exist_ok=True)
         temporary = f"{cache}.{os.getpid()}.tmp"

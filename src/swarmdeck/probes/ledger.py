@@ -90,6 +90,8 @@ class LedgerJob:
     """The Claude Code session whose Bash tool started it (its CLAUDE_CODE_SESSION_ID)."""
     agent_id: str | None = None
     """The subagent of that session whose command it is; None for the main thread."""
+    fingerprint: str | None = None
+    """The workload fingerprint its peak is recorded under (actions/fingerprint.py)."""
 
     @property
     def process(self) -> ProcessIdentity | None:
@@ -279,6 +281,7 @@ def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> L
         serial_marker_path=row["serial_marker_path"],
         session_id=row["session_id"] if "session_id" in keys else None,
         agent_id=row["agent_id"] if "agent_id" in keys else None,
+        fingerprint=row["fingerprint"] if "fingerprint" in keys else None,
     )
 
 

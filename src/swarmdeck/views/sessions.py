@@ -31,6 +31,21 @@ def home_relative(path: str | None) -> str:
     return path
 
 
+def session_name(session: SessionInfo) -> str:
+    """What a session is called at a glance: its title, else its folder's name, else its id."""
+    return session.title or (session.cwd or session.session_id).rstrip("/").rsplit("/", 1)[-1]
+
+
+def waiting_text(sessions: list[SessionInfo], now: float) -> str:
+    """The sessions waiting for the person, as given (oldest first), each with how long:
+    `fan out the review (4m) · docs (1m)`."""
+    return " · ".join(
+        session_name(s)
+        + ("" if s.waiting_since is None else f" ({age_text(now - s.waiting_since)})")
+        for s in sessions
+    )
+
+
 def subagent_counts(session: SessionInfo) -> tuple[int, int]:
     """(running, all) subagents, counting those known so far only from hook events."""
     hook_running = sum(1 for agent in session.hook_agents if agent.running)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swarmdeck.errors import StateError
+from swarmdeck.hook_events import fold
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude._records import text_of, timestamp
 from swarmdeck.probes.ledger import RUNNING, ledger_jobs
@@ -201,6 +203,7 @@ def hook_facts(store: StateStore, now: float) -> tuple[dict[str, StopSeen], list
     """Each session whose latest main-thread hook event is a Stop, and the Bash commands that
     sessions ran (PostToolUse) in the last EVENT_WINDOW seconds."""
     try:
+        fold(store)  # light Bash calls wait in the spool, and each says its session is busy
         with store.read() as conn:
             latest = conn.execute(
                 "SELECT h.session_id, h.event, h.received_at,"
@@ -219,7 +222,7 @@ def hook_facts(store: StateStore, now: float) -> tuple[dict[str, StopSeen], list
                 " AND session_id IS NOT NULL ORDER BY id",
                 (now - EVENT_WINDOW,),
             ).fetchall()
-    except sqlite3.Error:
+    except (sqlite3.Error, StateError):
         # Hook events only add to what the snapshot says; the pass still writes its findings
         # into the same file right after, and an error there is reported as one.
         return {}, []

@@ -87,6 +87,9 @@ class SessionInfo:
     waiting_for: str | None = None
     """What the live process waits on the person for (its pid file's `waitingFor`), while
     its state is `waiting`."""
+    waiting_since: float | None = None
+    """When it began waiting for the person (its pid file's `updatedAt`, the last change of
+    its status), while its state is `waiting`; None otherwise or when the file does not say."""
 
     @property
     def needs_person(self) -> bool:
@@ -107,6 +110,8 @@ class SessionInfo:
             "pid": self.pid,
             "process_started_at": self.process_started_at,
             "state": self.state,
+            "waiting_for": self.waiting_for,
+            "waiting_since": self.waiting_since,
             "transcript_path": self.transcript_path,
             "version": self.version,
             "started_at": self.started_at,
@@ -281,11 +286,13 @@ class SessionsProbe:
     # ---- discovery ------------------------------------------------------------------------
 
     def _read_pid_files(self) -> None:
-        before = set(self._pids.live)
+        before = self._pids.live
         self._pids = pid_files(self.claude_dir)
-        now_live = set(self._pids.live)
-        self._seen_live |= now_live
-        self._dirty |= before ^ now_live
+        now_live = self._pids.live
+        self._seen_live |= set(now_live)
+        self._dirty |= {
+            sid for sid in before.keys() | now_live.keys() if before.get(sid) != now_live.get(sid)
+        }
 
     def _fresh(self, mtime: float, now: float) -> bool:
         return now - mtime <= self.max_age
@@ -518,6 +525,7 @@ class SessionsProbe:
             subagents=subagents,
             health=swarm_health(subagents, fold.main.context_tokens, now),
             waiting_for=live.waiting_for if live else None,
+            waiting_since=_waiting_since(live),
         )
 
     def _agent_transcript(
@@ -602,6 +610,25 @@ def _live_without_transcript(live: LiveSession, projects: Path, now: float) -> S
         subagents=[],
         health=swarm_health([], None, now),
         waiting_for=live.waiting_for,
+        waiting_since=_waiting_since(live),
+    )
+
+
+def _waiting_since(live: LiveSession | None) -> float | None:
+    """When a live session began waiting for the person; None when it does not wait."""
+    return live.updated_at if live is not None and live.status == "waiting" else None
+
+
+def waiting_for_person(sessions: Iterable[SessionInfo]) -> list[SessionInfo]:
+    """The sessions waiting for the person, the longest waiting first; those whose pid file
+    does not say since when come after, the least recently active first."""
+    return sorted(
+        (s for s in sessions if s.needs_person),
+        key=lambda s: (
+            s.waiting_since is None,
+            s.waiting_since if s.waiting_since is not None else s.last_activity_at or 0.0,
+            s.session_id,
+        ),
     )
 
 

@@ -1,0 +1,241 @@
+"""The detail view of one host (`enter` on its card in Hosts, `esc` back): its cores and memory
+book now, each part of the book and the busy cores over time, and its GPU cards.
+
+The parts over time are the memory bar's own (same names, glyphs and colours), one sparkline
+each on the scale of what that part can reach: memory used outside the slice on the host's
+memory, the slice's own parts on the slice cap, so a slice that is full reads full even on a
+host whose slice is a small share of it. They are what the app saw since it started
+(app/history.py): a restart begins them again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Label, Static
+
+from swarmdeck.app.bar import ScaledSparkline, StackedBar
+from swarmdeck.app.detail import DetailScreen
+from swarmdeck.app.gpus import GpuCardView
+from swarmdeck.app.history import HostPoint, RoomHistory
+from swarmdeck.app.hosts import (
+    MEMORY_LOOKS,
+    REST,
+    REST_NAME,
+    cores_figures,
+    cores_segments,
+    legend,
+    memory_segments,
+)
+from swarmdeck.app.quiet import show_text
+from swarmdeck.durations import age_text
+from swarmdeck.probes.gpu import GpuCard
+from swarmdeck.probes.host import HostSnapshot
+from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.sizes import format_size
+from swarmdeck.snapshot import Snapshot
+from swarmdeck.views.hosts import figures_of, host_line
+
+PART_SCALES = ("mem_total", "slice_cap", "slice_cap", "slice_cap")
+"""What full height stands for in each part's sparkline, in MemoryBook.bar() order: outside the
+slice, slice used, booked not yet grown, room."""
+
+
+def part_top(point: HostPoint, index: int) -> int:
+    """The full height of the `index`-th part's sparkline at this reading."""
+    top = getattr(point, PART_SCALES[index])
+    return top if top else point.mem_total
+
+
+def span_text(points: list[HostPoint]) -> str:
+    """How much time the readings cover, and that they start with the app."""
+    if len(points) < 2:
+        return f"over time: {len(points)} reading since the app started, one per refresh"
+    span = age_text(points[-1].taken_at - points[0].taken_at)
+    return f"over time: the last {span}, {len(points)} readings (kept since the app started)"
+
+
+def part_series(points: list[HostPoint], index: int) -> tuple[float, ...]:
+    """The `index`-th part of the memory book at each reading that had a book."""
+    return tuple(float(p.book[index][1]) for p in points if p.book is not None)
+
+
+def part_figures(series: tuple[float, ...], top: int) -> str:
+    """A part's figures: now and the most it reached, of the sparkline's full height."""
+    if not series:
+        return " no memory book read yet"
+    return (f" now {format_size(int(series[-1]))}, most {format_size(int(max(series)))}"
+            f" of {format_size(top)}")
+
+
+def busy_figures(points: list[HostPoint]) -> str:
+    """The busy cores' figures: now and the most, of the host's cores."""
+    busy = [p.busy_cores for p in points if p.busy_cores is not None]
+    if not busy:
+        return " busy cores not read yet"
+    return f" busy now {busy[-1]:.1f}, most {max(busy):.1f} of {points[-1].cores}"
+
+
+class HostDetail(DetailScreen):
+    """One host: its cores and memory book now and over time, and its GPU cards."""
+
+    DEFAULT_CSS = """
+    HostDetail .part-label {
+        width: 26;
+    }
+    HostDetail .part-figures {
+        width: 34;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    HostDetail #host-gpus {
+        height: auto;
+    }
+    """
+
+    def __init__(self, name: str, history: RoomHistory) -> None:
+        """Args:
+        name: The host, as its card names it.
+        history: What the app saw of the host since it started.
+        """
+        super().__init__(id="host-detail")
+        self.host_name = name
+        self._history = history
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="detail panel") as box:
+            box.border_title = f"Host {self.host_name}"
+            yield Static("", id="host-line", classes="host-name")
+            with Horizontal(classes="bar-line"):
+                yield Label("cores", classes="bar-label")
+                yield StackedBar(id="host-cores")
+                yield Label("", id="host-cores-figures", classes="bar-figures")
+            with Horizontal(classes="bar-line"):
+                yield Label("memory", classes="bar-label")
+                yield StackedBar(id="host-memory")
+                yield Label("", id="host-memory-figures", classes="bar-figures")
+            yield Static("", id="host-legend", classes="memory-legend")
+            yield Label("", id="host-span")
+            with Horizontal(classes="bar-line"):
+                yield Label("busy cores", classes="part-label")
+                yield ScaledSparkline(id="host-busy")
+                yield Label("", id="host-busy-figures", classes="part-figures")
+            for index, (style, glyph) in enumerate(MEMORY_LOOKS):
+                with Horizontal(classes="bar-line"):
+                    yield Label(Text(glyph, style=style), id=f"host-part-name-{index}",
+                                classes="part-label")
+                    yield ScaledSparkline(id=f"host-part-{index}")
+                    yield Label("", id=f"host-part-figures-{index}", classes="part-figures")
+            yield Label("", id="host-gpus-title")
+            yield Vertical(id="host-gpus")
+        yield Footer()
+
+    def follow(self, value: Any) -> None:
+        snapshot: Snapshot = value
+        host, book, why = self._reading(snapshot)
+        line = self.query_one("#host-line", Static)
+        if host is None:
+            show_text(line, Text(why, style="yellow"))
+        else:
+            show_text(line, host_line(figures_of(host, book)))
+            self._show_now(host, book)
+        points = self._history.host(self.host_name)
+        show_text(self.query_one("#host-span", Label), "\n" + span_text(points))
+        busy = self.query_one("#host-busy", ScaledSparkline)
+        busy.top = float(points[-1].cores) if points else 1.0
+        busy.data = tuple(p.busy_cores or 0.0 for p in points if p.busy_cores is not None)
+        show_text(self.query_one("#host-busy-figures", Label), busy_figures(points))
+        named = next((p.book for p in reversed(points) if p.book is not None), None)
+        for index, (style, glyph) in enumerate(MEMORY_LOOKS):
+            if named is not None:
+                show_text(self.query_one(f"#host-part-name-{index}", Label),
+                          Text.assemble((glyph, style), f" {named[index][0]}"))
+            series = part_series(points, index)
+            top = part_top(points[-1], index) if points else 1
+            spark = self.query_one(f"#host-part-{index}", ScaledSparkline)
+            spark.bar_style = style
+            spark.top = float(top)
+            spark.data = series
+            show_text(self.query_one(f"#host-part-figures-{index}", Label),
+                      part_figures(series, top))
+        self._show_gpus(snapshot, host)
+
+    def _reading(
+        self, snapshot: Snapshot
+    ) -> tuple[HostSnapshot | None, MemoryBook | None, str]:
+        """The host's latest reading and book from this snapshot, or why there is none."""
+        for host in snapshot.hosts:
+            if host.name == self.host_name:
+                return host, snapshot.book_of(host.name), ""
+        for peer in snapshot.peers:
+            if peer.name == self.host_name:
+                if peer.host is None:
+                    reason = f": {peer.reason}" if peer.reason else ""
+                    return None, None, f"{peer.state}{reason}"
+                return peer.host, peer.book, ""
+        return None, None, f"{self.host_name} is not in the latest snapshot"
+
+    def _show_now(self, host: HostSnapshot, book: MemoryBook | None) -> None:
+        cores = self.query_one("#host-cores", StackedBar)
+        cores.total = host.cores.count
+        cores.segments = cores_segments(host.cores.busy_cores)
+        show_text(self.query_one("#host-cores-figures", Label),
+                  cores_figures(host.cores.busy_cores, host.cores.count))
+        memory = self.query_one("#host-memory", StackedBar)
+        if book is None:
+            memory.total = host.memory.total
+            memory.segments = ()
+            show_text(self.query_one("#host-memory-figures", Label),
+                      f" {format_size(host.memory.used)}/{format_size(host.memory.total)} used")
+            show_text(self.query_one("#host-legend", Static), "no memory book read")
+            return
+        segments = memory_segments(book)
+        memory.total = book.mem_total
+        memory.segments = segments
+        memory.rest = REST
+        show_text(self.query_one("#host-memory-figures", Label),
+                  f" room {format_size(max(0, book.usable))} of {format_size(book.mem_total)}")
+        show_text(self.query_one("#host-legend", Static), legend(segments, REST_NAME))
+
+    def _show_gpus(self, snapshot: Snapshot, host: HostSnapshot | None) -> None:
+        """This host's cards: the local host's as the GPUs panel draws them, a peer's as one
+        line each from the rows it sent."""
+        title = self.query_one("#host-gpus-title", Label)
+        box = self.query_one("#host-gpus", Vertical)
+        cards: list[GpuCard] = snapshot.gpus.cards if host is not None and host.local else []
+        peer_rows = [
+            row for peer in snapshot.peers if peer.name == self.host_name
+            for row in peer.gpus if isinstance(row, dict) and row.get("index") is not None
+        ]
+        title.display = bool(cards or peer_rows)
+        show_text(title, "\n[b]GPUs[/b]")
+        if peer_rows:
+            text = "\n".join(_peer_card_line(row) for row in peer_rows)
+            lines = next(box.query("#host-peer-gpus").results(Static), None)
+            if lines is None:
+                box.mount(Static(text, id="host-peer-gpus", markup=False))
+            else:
+                show_text(lines, text)
+            return
+        for card in cards:
+            view = next(box.query(f"#gpu-card-{card.index}").results(GpuCardView), None)
+            if view is None:
+                view = GpuCardView(card.index)
+                box.mount(view)
+            if view.is_mounted:
+                view.card = card
+            else:  # drawn once its bar exists: a resize can redraw before the card composed
+                view.call_after_refresh(setattr, view, "card", card)
+
+
+def _peer_card_line(row: dict[str, object]) -> str:
+    """A peer's card as it reported it: index, name, memory used of total."""
+    used, total = row.get("memory_used"), row.get("memory_total")
+    memory = (
+        f"{format_size(used)}/{format_size(total)} used"
+        if isinstance(used, int) and isinstance(total, int) else "memory not read"
+    )
+    return f"GPU {row.get('index')}   {row.get('name') or '?'}   {memory}"

@@ -1,0 +1,113 @@
+"""A job's detail view: the peaks its workload recorded as a sparkline beside the memory bar,
+and its cores in use and threads at once over the snapshots the app took while it ran."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pilot_waits import probed, until
+
+from busy_job import busy_job
+from ledger_rows import add_job
+from swarmdeck.app.bar import ScaledSparkline
+from swarmdeck.app.detail import JobDetail
+from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.config import load_config
+from swarmdeck.probes.procs import start_ticks
+from swarmdeck.state import StateStore
+
+GIB = 1 << 30
+WORKLOAD = "test-workload"
+
+
+def record_peaks(store: StateStore, peaks: list[float], fingerprint: str = WORKLOAD) -> None:
+    with store.transaction() as conn:
+        for n, peak in enumerate(peaks):
+            conn.execute(
+                "INSERT INTO peaks (fingerprint, peak, hit_ceiling, cap, outcome, recorded_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (fingerprint, int(peak * GIB), int(peak >= 4), 4 * GIB, "ok", 1000.0 + n),
+            )
+
+
+def figures(screen: JobDetail, name: str) -> str:
+    return str(screen.query_one(f"#job-{name}-figures").render())
+
+
+async def test_a_jobs_detail_shows_its_workloads_peaks_oldest_first() -> None:
+    store = StateStore.open_default()
+    record_peaks(store, [1.0, 2.0, 4.0, 3.0])
+    record_peaks(store, [9.0], fingerprint="another-workload")
+    add_job(store, label="build", state="done", exit_code=0, outcome="ok", fingerprint=WORKLOAD,
+            cap=4 * GIB, peak=3 * GIB, booked=3 * GIB)
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("2", "enter")
+        screen = app.screen
+        assert isinstance(screen, JobDetail)
+        spark = screen.query_one("#job-peaks", ScaledSparkline)
+        await until(pilot, lambda: spark.data, "the peaks")
+        assert spark.data == (1.0 * GIB, 2.0 * GIB, 4.0 * GIB, 3.0 * GIB)
+        assert spark.top == 4 * GIB
+        assert figures(screen, "peaks") == " 4 runs: last 3G, most 4G, 1 at cap"
+        assert figures(screen, "cores") == " not sampled while the app ran"
+
+
+async def test_a_job_without_a_fingerprint_says_so() -> None:
+    store = StateStore.open_default()
+    add_job(store, label="old row", state="done", exit_code=0, outcome="ok")
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("2", "enter")
+        await pilot.pause()
+        assert figures(app.screen, "peaks") == " no workload fingerprint recorded"
+
+
+async def test_a_running_jobs_cores_and_threads_are_drawn_over_time(isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text("[ui]\nrefresh_interval = 0.2\n")
+    store = StateStore.open_default()
+    with busy_job(1) as job:
+        job_id = add_job(store, label="hashing", state="running", pid=job.pid,
+                         start_ticks=start_ticks(job.pid), threads=2, fingerprint=WORKLOAD)
+        app = SwarmdeckApp(load_config(), store)
+        async with app.run_test(size=(120, 35)) as pilot:
+            await probed(pilot)
+            await pilot.press("2", "enter")
+            screen = app.screen
+            assert isinstance(screen, JobDetail) and screen.job_id == job_id
+            cores = screen.query_one("#job-cores", ScaledSparkline)
+            threads = screen.query_one("#job-threads", ScaledSparkline)
+            await until(pilot, lambda: len(cores.data) >= 3, "three readings of its use")
+            assert cores.top == 2.0
+            assert cores.data == tuple(p.cores_in_use for p in app.history.job(job_id))
+            assert threads.data == tuple(p.threads_at_once for p in app.history.job(job_id))
+            assert 0 < max(cores.data) <= 2.05
+            assert figures(screen, "cores").startswith(" cores in use, most ")
+            assert figures(screen, "cores").endswith(" of 2")
+            assert figures(screen, "peaks") == " no run of it recorded yet"
+
+
+async def test_the_peaks_are_read_again_when_the_job_ends_and_records_its_own(
+    isolated_home: Path,
+) -> None:
+    (isolated_home / "config.toml").write_text("[ui]\nrefresh_interval = 0.2\n")
+    store = StateStore.open_default()
+    job_id = add_job(store, label="build", state="running", fingerprint=WORKLOAD)
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("2", "enter")
+        screen = app.screen
+        assert isinstance(screen, JobDetail)
+        await until(pilot, lambda: figures(screen, "peaks") == " no run of it recorded yet",
+                    "no run yet")
+        record_peaks(store, [2.0])
+        await probed(pilot, 2)
+        assert figures(screen, "peaks") == " no run of it recorded yet"
+        with store.transaction() as conn:
+            conn.execute("UPDATE jobs SET state = 'done', exit_code = 0, outcome = 'ok',"
+                         " peak = ? WHERE id = ?", (2 * GIB, job_id))
+        await until(pilot, lambda: figures(screen, "peaks") == " 1 run: last 2G, most 2G",
+                    "the run it recorded")

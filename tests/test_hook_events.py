@@ -1,0 +1,248 @@
+"""Light hook calls wait in the spool and reach hook_events whole, once, and in their order.
+
+Real state files and real processes: writers append while folds take the spool away, folds die
+before or after their commit, a write is cut short, and the spool's place holds a link, a FIFO
+or a file of someone else's mode. In every case each call ends as one row, the row a direct
+insert writes, or the writer says the spool refused it and the call goes to the database.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from claude_lines import bash_payload, hook_payload
+from swarmdeck import hook_events, paths
+from swarmdeck.hook_events import (
+    FOLDING_PREFIX,
+    MAX_SPOOL,
+    MAX_SPOOLED_INPUT,
+    append,
+    fold,
+    fold_into,
+    record_line,
+    spool_path,
+    store_is_set_up,
+)
+from swarmdeck.hooks import entry
+from swarmdeck.hooks.payload import HookInput
+from swarmdeck.hooks.record import record_event
+from swarmdeck.state import StateStore
+
+
+@pytest.fixture
+def store() -> StateStore:
+    """A set-up store whose schema is in the file's header (closed: the WAL is checkpointed)."""
+    made = StateStore.open_default()
+    made.close()
+    return made
+
+
+def _raw(command: str, **fields) -> bytes:
+    return json.dumps(bash_payload(command, **fields)).encode()
+
+
+def _rows(store: StateStore) -> list[dict]:
+    fold(store)
+    with store.read() as conn:
+        rows = conn.execute("SELECT * FROM hook_events ORDER BY id").fetchall()
+    return [dict(row) for row in rows]
+
+
+def _commands(store: StateStore) -> list[str | None]:
+    return [json.loads(r["payload"]).get("tool_input", {}).get("command") for r in _rows(store)]
+
+
+def _spool(store: StateStore) -> Path:
+    return Path(spool_path(str(store.path)))
+
+
+def test_a_spooled_call_becomes_the_row_a_direct_insert_writes(store: StateStore) -> None:
+    raw = json.dumps(bash_payload("ls -la", agent_id="a7"), indent=2).encode()
+    assert b"\n" in raw  # its newlines are whitespace, and the record stays one line
+    assert append(raw, 1000.25)
+    [spooled] = _rows(store)
+    record_event(HookInput("PreToolUse", json.loads(raw)), now=2000.5)
+    direct = _rows(store)[1]
+    for row in (spooled, direct):
+        del row["id"], row["received_at"]
+    assert spooled == direct
+    assert spooled["agent_id"] == "a7" and spooled["tool_name"] == "Bash"
+
+
+def _hook(event: str, payload: dict) -> None:
+    """One hook call, as the console script makes it (in this process)."""
+    out, err = io.StringIO(), io.StringIO()
+    entry.run([event], io.BytesIO(json.dumps(payload).encode()), out, err)
+    assert out.getvalue() == "" and err.getvalue() == ""
+
+
+def test_rows_keep_the_order_of_the_calls_across_spool_and_database(store: StateStore) -> None:
+    _hook("pre-tool-use", bash_payload("ls first"))
+    assert _spool(store).exists()
+    _hook("stop", hook_payload("Stop", stop_hook_active=False))
+    assert not _spool(store).exists()  # the database write folded it first
+    _hook("pre-tool-use", bash_payload("ls last"))
+    rows = _rows(store)
+    assert [r["event"] for r in rows] == ["PreToolUse", "Stop", "PreToolUse"]
+    assert _commands(store) == ["ls first", None, "ls last"]
+    assert [r["received_at"] for r in rows] == sorted(r["received_at"] for r in rows)
+
+
+WRITER = """
+import sys, time
+from swarmdeck.hook_events import append
+from swarmdeck.hooks.record import record_event
+from swarmdeck.hooks import entry
+from swarmdeck.hooks.payload import HookInput
+import json
+name, count = sys.argv[1], int(sys.argv[2])
+for n in range(count):
+    raw = json.dumps({"hook_event_name": "PreToolUse", "session_id": name, "tool_name": "Bash",
+                      "tool_input": {"command": f"{name} {n}"}}).encode()
+    now = time.time()
+    if not append(raw, now):
+        record_event(HookInput("PreToolUse", json.loads(raw)), now)
+"""
+
+
+def test_writers_and_folds_at_once_lose_nothing_and_double_nothing(store: StateStore) -> None:
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, f"w{i}", "150"]) for i in range(4)
+    ]
+    folds = 0
+    while any(w.poll() is None for w in writers):
+        fold(store)
+        folds += 1
+    assert all(w.wait(timeout=60) == 0 for w in writers)
+    commands = _commands(store)
+    assert sorted(commands) == sorted(f"w{i} {n}" for i in range(4) for n in range(150))
+    for i in range(4):  # each writer's calls in the order it made them
+        mine = [c for c in commands if c.startswith(f"w{i} ")]
+        assert mine == [f"w{i} {n}" for n in range(150)]
+    assert folds > 1
+    assert not [p for p in os.listdir(paths.state_dir_text()) if p.startswith("hook-spool")]
+
+
+def test_a_fold_that_fails_before_its_commit_leaves_its_calls_to_the_next(
+    store: StateStore,
+) -> None:
+    assert append(_raw("ls kept"), 10.0)
+    with pytest.raises(RuntimeError), store.transaction() as conn:
+        fold_into(conn, str(store.path))
+        raise RuntimeError("the fold's process dies here")
+    left = [p for p in os.listdir(paths.state_dir_text()) if p.startswith(FOLDING_PREFIX)]
+    assert len(left) == 1 and not _spool(store).exists()
+    assert append(_raw("ls after"), 11.0)
+    assert _commands(store) == ["ls kept", "ls after"]  # the leftover, then the new spool
+    assert not [p for p in os.listdir(paths.state_dir_text()) if p.startswith("hook-spool")]
+
+
+def test_a_fold_that_committed_but_left_its_file_is_not_folded_twice(store: StateStore) -> None:
+    assert append(_raw("ls once"), 10.0)
+    with store.transaction() as conn:
+        fold_into(conn, str(store.path))  # committed; its file is not removed
+    assert [p for p in os.listdir(paths.state_dir_text()) if p.startswith(FOLDING_PREFIX)]
+    assert _commands(store) == ["ls once"]
+    assert not [p for p in os.listdir(paths.state_dir_text()) if p.startswith(FOLDING_PREFIX)]
+
+
+def test_a_record_cut_short_is_skipped_and_the_next_is_kept(store: StateStore) -> None:
+    whole = record_line(_raw("ls cut"), 10.0)
+    fd = os.open(_spool(store), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.write(fd, whole[: len(whole) // 2])  # a write that failed half way (its call went on)
+    os.close(fd)
+    assert append(_raw("ls whole"), 11.0)
+    assert _commands(store) == ["ls whole"]
+
+
+def test_the_spool_is_never_written_through_a_link(store: StateStore, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"")
+    target.chmod(0o600)  # private and regular: only the link itself is wrong
+    _spool(store).symlink_to(target)
+    assert not append(_raw("ls"), 10.0)
+    assert target.read_bytes() == b""
+
+
+def test_a_fifo_in_the_spools_place_refuses_without_blocking(store: StateStore) -> None:
+    os.mkfifo(_spool(store))
+    started = time.monotonic()
+    assert not append(_raw("ls"), 10.0)
+    fold(store)
+    assert time.monotonic() - started < 1.0
+
+
+def test_a_spool_others_may_read_is_refused_and_left_alone(store: StateStore) -> None:
+    assert append(_raw("ls mine"), 10.0)
+    os.chmod(_spool(store), 0o644)
+    assert not append(_raw("ls more"), 11.0)
+    assert _commands(store) == []  # not folded either: whoever made it so, it is not ours now
+    assert _spool(store).exists()
+
+
+def test_a_state_folder_others_may_write_gets_no_spool(store: StateStore) -> None:
+    os.chmod(paths.state_dir_text(), 0o777)
+    assert not append(_raw("ls"), 10.0)
+    assert not _spool(store).exists()
+
+
+def test_no_spool_beside_a_store_that_is_not_set_up_or_not_swarmdecks(tmp_path: Path) -> None:
+    db = paths.state_db_path()
+    db.parent.mkdir(mode=0o700, parents=True)
+    assert not append(_raw("ls"), 10.0)  # no store yet: the database path creates it
+    db.write_bytes(b"not a database at all" * 10)
+    assert not store_is_set_up(str(db))
+    assert not append(_raw("ls"), 10.0)
+    db.unlink()
+    StateStore.open_default().close()
+    assert store_is_set_up(str(db))
+    header = bytearray(db.read_bytes())
+    header[68:72] = b"XXXX"  # another program's application id
+    db.write_bytes(bytes(header))
+    assert not store_is_set_up(str(db))
+    assert not _spool_path_exists()
+
+
+def _spool_path_exists() -> bool:
+    return os.path.lexists(spool_path(paths.state_db_path_text()))
+
+
+def test_big_inputs_and_a_full_spool_go_to_the_database(store: StateStore) -> None:
+    assert not append(_raw("x" * MAX_SPOOLED_INPUT), 10.0)
+    fd = os.open(_spool(store), os.O_WRONLY | os.O_CREAT, 0o600)
+    os.ftruncate(fd, MAX_SPOOL)
+    os.close(fd)
+    assert not append(_raw("ls"), 11.0)
+
+
+HOLDER = """
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY)
+os.lockf(fd, os.F_LOCK, 0)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_fold_waits_for_a_writer_only_so_long_and_then_leaves_the_spool(
+    store: StateStore,
+) -> None:
+    assert append(_raw("ls held"), 10.0)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(_spool(store))],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        started = time.monotonic()
+        assert _commands(store) == []
+        assert time.monotonic() - started < hook_events.LOCK_WAIT + 1.0
+    finally:
+        holder.communicate("", timeout=30)
+    assert _commands(store) == ["ls held"]
