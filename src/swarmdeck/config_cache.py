@@ -6,8 +6,8 @@ schema's checks: several milliseconds of a start that should cost little more th
 interpreter. So the config that `config.load_config` built is written here with `marshal` and
 read back while the file is the one it was built from: the same path, device, inode, size,
 mtime and change time (a write that keeps size and mtime still moves the change time), and the
-same swarmdeck and schema. Anything else, and any doubt, means loading the file again: the cache
-holds nothing the config does not say.
+same swarmdeck, schema (config.py) and size reader (sizes.py). Anything else, and any doubt,
+means loading the file again: the cache holds nothing the config does not say.
 
 `marshal` trusts its input, so the cache is believed only when it is a regular file of this
 user's, not a link, that no one else may read or write (0600), as the state folder's other
@@ -41,9 +41,11 @@ def cached_config() -> Config:
     from pathlib import Path
 
     from swarmdeck import config as schema
+    from swarmdeck import sizes
 
     config_path = paths.config_path_text()
-    key = _key(config_path, schema.__file__)
+    readers = (schema.__file__, sizes.__file__)
+    key = _key(config_path, readers)
     if key is None:
         # No file (the defaults, which cost nothing to build), or one that cannot be read:
         # loading it says which, as it always has.
@@ -53,17 +55,18 @@ def cached_config() -> Config:
     if config is not None:
         return config
     config = schema.load_config(Path(config_path))
-    if _key(config_path, schema.__file__) == key:
+    if _key(config_path, readers) == key:
         # Written only when the file did not change while it was read.
         _write(cache, key, config)
     return config
 
 
-def _key(config_path: str, schema_path: str) -> tuple[Any, ...] | None:
-    """What a cached config was built from; None when the config file cannot be looked at."""
+def _key(config_path: str, readers: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """What a cached config was built from: the file, and the modules that read it (the
+    schema, the sizes); None when the config file cannot be looked at."""
     try:
         status = os.stat(config_path)
-        schema = os.stat(schema_path)
+        code = [os.stat(reader) for reader in readers]
     except OSError:
         return None
     return (
@@ -71,7 +74,7 @@ def _key(config_path: str, schema_path: str) -> tuple[Any, ...] | None:
         __version__,
         config_path,
         (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns),
-        (schema.st_ino, schema.st_size, schema.st_mtime_ns),
+        tuple((st.st_ino, st.st_size, st.st_mtime_ns) for st in code),
     )
 
 
