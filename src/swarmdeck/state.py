@@ -251,6 +251,12 @@ MIGRATIONS: list[Migration] = [
         " a signal to a pid",
         "ALTER TABLE kill_requests ADD COLUMN slurm_job_id INTEGER;",
     ),
+    Migration(
+        7,
+        "hook events: an index by event, so a refresh finds the few Notification and subagent"
+        " events of the day without reading every tool call's row",
+        "CREATE INDEX hook_events_by_event ON hook_events (event, received_at);",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 
