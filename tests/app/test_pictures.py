@@ -3,9 +3,9 @@ at 120×35 and 200×60, each modal and each detail view (a job's with its worklo
 use over time, the host's with its memory book over time), compared with the accepted SVGs
 under tests/app/__snapshots__ (`make snapshots` accepts new ones and copies the README's).
 
-The watchdog's and the migrate pane's modals are drawn on the watched room (its findings, a
-pending kill request and a peer). `k`, `a` and `d` open no modal (they act at once and say so in
-a notification), so they have no picture of their own."""
+The approve modal, the migrate pane and the main screen once more at 200×60 are drawn on the
+watched room (its findings, a pending kill request and a peer). `k`, `a` and `d` open no modal
+(they act at once and say so in a notification), so they have no picture of their own."""
 
 from __future__ import annotations
 
@@ -66,3 +66,10 @@ def test_watched_views(snap_compare, isolated_home: Path, name: str, keys: list[
         fixed_app(isolated_home, watched=True), terminal_size=(120, 35),
         run_before=partial(drawn, keys=keys),
     )
+
+
+def test_watched_main_screen(snap_compare, isolated_home: Path) -> None:
+    """At 200×60 the watched room shows every panel full: the peer's card, the findings and the
+    pending kill request beside the jobs, agents, GPUs, locks and alerts."""
+    assert snap_compare(fixed_app(isolated_home, watched=True), terminal_size=(200, 60),
+                        run_before=drawn)
