@@ -3,7 +3,8 @@ admission decides when many runners submit at once.
 
 Measured as ratios and rates within one run on this machine (never as timed tests):
   1. start-up overhead: median wall time of N runs of `swarmdeck run -- true` over the median
-     of N runs of `true` itself;
+     of N runs of `true` itself, and how much of it is the interpreter importing the runner's
+     modules alone;
   2. admission throughput, end to end: 100 `swarmdeck run` processes started at once against a
      slice with room for all; admissions per second from the first admitted_at to the last;
   3. admission throughput, decisions only: 100 threads each making one admission decision (one
@@ -67,15 +68,26 @@ def timed(argv: list[str], env: dict[str, str]) -> Timed:
     return Timed(time.perf_counter() - started, usage.ru_utime + usage.ru_stime)
 
 
-def startup_overhead(runs: int, env: dict[str, str]) -> tuple[Timed, Timed, Timed]:
-    """Medians of `true`, of the interpreter alone and of `swarmdeck run -- true`, interleaved."""
-    samples: list[list[Timed]] = [[], [], []]
+RUN_PATH_IMPORTS = (
+    "import gc; gc.disable(); import swarmdeck.cli.run, swarmdeck.actions.runner,"
+    " swarmdeck.actions.cage.v1, swarmdeck.config_cache, swarmdeck.config"
+)
+"""What `swarmdeck run` imports before it does anything, as it imports it (collector off)."""
+
+
+def startup_overhead(runs: int, env: dict[str, str]) -> tuple[Timed, Timed, Timed, Timed]:
+    """Medians of `true`, of the interpreter alone, of `swarmdeck run -- true` and of the
+    interpreter importing what the runner imports, interleaved."""
+    samples: list[list[Timed]] = [[], [], [], []]
     timed([SWARMDECK, "run", "--", "true"], env)
+    cases = (
+        ["true"],
+        [sys.executable, "-c", "pass"],
+        [SWARMDECK, "run", "--", "true"],
+        [sys.executable, "-c", RUN_PATH_IMPORTS],
+    )
     for _ in range(runs):
-        for case, argv in zip(
-            samples, (["true"], [sys.executable, "-c", "pass"], [SWARMDECK, "run", "--", "true"]),
-            strict=True,
-        ):
+        for case, argv in zip(samples, cases, strict=True):
             case.append(timed(argv, env))
     return tuple(  # type: ignore[return-value]
         Timed(statistics.median(t.wall for t in case), statistics.median(t.cpu for t in case))
@@ -192,7 +204,7 @@ def main() -> int:
             (folder / "state").mkdir()
             grown_store(folder / "state" / "state.db", STATE_MB)
             state_mb = (folder / "state" / "state.db").stat().st_size / MIB
-            bare, python, caged = startup_overhead(args.runs, env)
+            bare, python, caged, imports = startup_overhead(args.runs, env)
             fresh = verification_cost(folder / "fresh", 0)
             grown = verification_cost(folder / "grown", 16)
             rate, elapsed = end_to_end_throughput(
@@ -220,6 +232,9 @@ def main() -> int:
         f" {ms(caged.wall - bare.wall)} / {ms(caged.cpu - bare.cpu)} |",
         f"| start-up overhead beyond the interpreter's own start: wall / CPU |"
         f" {ms(caged.wall - python.wall)} / {ms(caged.cpu - python.cpu)} |",
+        f"| of which importing the runner's modules (the same imports in `python -c`) beyond"
+        f" the interpreter's start: wall / CPU | {ms(imports.wall - python.wall)} /"
+        f" {ms(imports.cpu - python.cpu)} |",
         f"| `swarmdeck run -- true` / `python -c pass`: wall / CPU |"
         f" {caged.wall / python.wall:.2f}× / {caged.cpu / python.cpu:.2f}× |",
         f"| {args.submissions} concurrent `swarmdeck run` processes: admissions/s,"
@@ -237,12 +252,15 @@ def main() -> int:
         "CPU is user + system time of the command and the children it waited for: on a loaded",
         "machine it stays near what the command costs, where wall time also holds the waiting.",
         "The difference is what a caged run adds: the interpreter (the `python -c pass` row),",
-        "importing the runner's modules (the largest part: Python 3.11 compiles the methods of",
-        "every frozen dataclass it builds, some 40 on this path), config, the state file",
-        "(verified once per change of the file: the stamp beside it names the inode, size and",
-        "mtime it was verified at, so a start on an unchanged file skips quick_check, the last",
-        "row's cost), fingerprint (HEAD read from git's files), cgroup set-up, admission, peak",
-        "recording.",
+        "importing the runner's modules (the largest part: the standard library it needs,",
+        "pathlib, sqlite3, ctypes, json, re, enum and what they pull, and some 40 modules of",
+        "swarmdeck's own, whose records compile no code, see swarmdeck/records.py), config",
+        "(from the state folder's config.cache while the file is unchanged), the state file",
+        "(verified once per change of the file: the stamp beside it names the device, inode,",
+        "size, mtime and change time it was verified at, so a start on an unchanged file skips",
+        "quick_check, the last row's cost, and the connection that inspects it), fingerprint",
+        "(HEAD read from git's files), cgroup set-up, admission, starting the job (fork and",
+        "exec of its own, no subprocess), peak recording.",
         f"End-to-end admission is bound by starting {args.submissions} Python processes on",
         f"{os.cpu_count()} CPUs; the decision itself is the row after it. The machine is shared:",
         "compare figures within this run only.",

@@ -346,6 +346,35 @@ def test_write_waits_for_another_process_holding_the_lock_and_keeps_its_row(tmp_
     assert events == ["holder", "waiter"]
 
 
+RELEASER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("COMMIT")
+print(time.time(), flush=True)
+"""
+
+
+def test_a_waiting_write_takes_the_lock_soon_after_it_is_released(tmp_path):
+    # SQLite's own busy handler sleeps up to 100 ms between tries once it has waited a while,
+    # leaving the lock idle while many runners wait; the store retries in steps of milliseconds.
+    path = tmp_path / "state.db"
+    store = StateStore(path)
+    gaps = []
+    for hold in ("0.93", "1.01", "1.12", "1.27", "1.36"):
+        holder = run_python(RELEASER, str(path), hold)
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with store.transaction():
+            taken = time.time()
+        released = float(holder.stdout.readline())
+        assert holder.wait(timeout=10) == 0
+        gaps.append(taken - released)
+    assert sorted(gaps)[2] < 0.03, gaps
+    assert store.connect().execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
+
+
 def test_lock_held_past_the_timeout_is_a_clear_state_error(tmp_path):
     path = tmp_path / "state.db"
     store = StateStore(path, lock_timeout=0.3)
@@ -613,6 +642,43 @@ def test_a_file_damaged_after_it_was_verified_is_refused(tmp_path):
 
     with pytest.raises(StateError, match="is corrupt"):
         StateStore(path)
+
+
+def test_a_file_damaged_in_place_keeping_its_size_and_time_is_refused(tmp_path):
+    path = tmp_path / "state.db"
+    closed_store_with_rows(path, 3000)
+    StateStore(path).close()
+    before = path.stat()
+    with path.open("r+b") as handle:
+        handle.seek(before.st_size // 3)
+        handle.write(os.urandom(64 * 1024))
+    # The same inode, size and mtime: only the change time tells the file was written.
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    with pytest.raises(StateError, match="is corrupt"):
+        StateStore(path)
+
+
+def test_a_foreign_file_put_in_place_keeping_size_and_time_is_refused(tmp_path):
+    path = tmp_path / "state.db"
+    closed_store_with_rows(path, 10)
+    StateStore(path).close()
+    before = path.stat()
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.execute("INSERT INTO notes VALUES (?)", ("x" * 100,))
+    conn.commit()
+    conn.close()
+    foreign = other.read_bytes()[: before.st_size].ljust(before.st_size, b"\0")
+    with path.open("r+b") as handle:
+        handle.write(foreign)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+
+    with pytest.raises(StateError):
+        StateStore(path)
+    assert path.read_bytes() == foreign, "left exactly as it was"
 
 
 def test_a_file_replaced_by_a_damaged_copy_of_the_same_size_and_time_is_refused(tmp_path):

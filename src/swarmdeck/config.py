@@ -11,17 +11,25 @@ missing file means the defaults, silently, by design.
 import math
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from swarmdeck import paths
 from swarmdeck.errors import ConfigError, UsageError
+from swarmdeck.records import MISSING, dataclass, field, fields, is_dataclass
 from swarmdeck.sizes import SizeSpec, format_size
-from swarmdeck.toml_lines import KeyLines
+
+# This module's annotations are evaluated (see _hints), so `Any` must exist at run time; typing
+# costs every caged run 3 ms to import, and there `object` stands in for it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import tomllib
+    from typing import Any
+
+    from swarmdeck.toml_lines import KeyLines
+else:
+    Any = object
 
 Check = Callable[[Any], str | None]
 """An extra check on a converted value: returns what is wrong with it, or None."""
@@ -543,6 +551,12 @@ def load_config(path: Path | None = None) -> Config:
 
 def parse_config(text: str, path: Path) -> Config:
     """Check TOML `text` (read from `path`, named in errors) and build the Config it gives."""
+    # Here, not at the top: a start that finds the config cached (config_cache.py) never parses
+    # TOML, and tomllib brings typing and string with it.
+    import tomllib
+
+    from swarmdeck.toml_lines import KeyLines
+
     too_deep = f"config {path}: values nested over {MAX_DEPTH} levels deep; the schema needs 3"
     try:
         data = tomllib.loads(text)
@@ -674,7 +688,7 @@ def _depth(value: Any, limit: int) -> bool:
     return False
 
 
-def _syntax_message(path: Path, text: str, err: tomllib.TOMLDecodeError) -> str:
+def _syntax_message(path: Path, text: str, err: "tomllib.TOMLDecodeError") -> str:
     reason = str(err)
     lines = text.splitlines()
     found = re.search(r"at line (\d+)", reason)
@@ -691,7 +705,7 @@ class _Invalid(Exception):
 class _Loader:
     """Turns parsed TOML into a Config, naming file:line and the key for the first problem."""
 
-    def __init__(self, path: Path, lines: KeyLines) -> None:
+    def __init__(self, path: Path, lines: "KeyLines") -> None:
         self.path = path
         self.lines = lines
         self.sources: dict[str, str] = {}

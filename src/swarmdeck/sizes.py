@@ -7,21 +7,35 @@ share of a total the caller supplies (normally MemTotal).
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
 
 from swarmdeck.errors import UsageError
+from swarmdeck.records import dataclass
+
+# `decimal` and `fractions` cost a caged run 4 ms to import, and the grammar's regexes 1 ms to
+# compile, yet the sizes it meets on every start (the config's defaults, "8G") are whole numbers
+# with one unit: those are read without either, and the exact arithmetic is imported where a
+# fraction or a percentage really needs it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 UNITS = "KMGT"
 """The unit letters, in order: K = 1024, M = 1024², G = 1024³, T = 1024⁴."""
 
 _EXAMPLES = "like 512M, 8G, 1.5G or 70%"
 _NUMBER = r"(?P<number>[0-9]+(?:\.[0-9]+)?|\.[0-9]+)"
-_ABSOLUTE = re.compile(_NUMBER + r"\s*(?:(?P<unit>[KMGT])(?:I?B)?|B)?", re.IGNORECASE)
-_PERCENT = re.compile(_NUMBER + r"\s*%")
-_NOT_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)\s*(?:%|[KMGT]?(?:I?B)?)", re.IGNORECASE)
+
+
+@functools.cache
+def _grammar() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The absolute, percent and not-finite patterns, compiled when a size first needs them."""
+    return (
+        re.compile(_NUMBER + r"\s*(?:(?P<unit>[KMGT])(?:I?B)?|B)?", re.IGNORECASE),
+        re.compile(_NUMBER + r"\s*%"),
+        re.compile(r"[+-]?(?:nan|inf|infinity)\s*(?:%|[KMGT]?(?:I?B)?)", re.IGNORECASE),
+    )
 
 
 @dataclass(frozen=True)
@@ -59,14 +73,18 @@ class SizeSpec:
         stripped = text.strip()
         if not stripped:
             raise UsageError(f"empty size: give one {_EXAMPLES}")
-        if _NOT_FINITE.fullmatch(stripped):
+        whole = _whole_units(stripped)
+        if whole is not None:
+            return cls(absolute=whole)
+        absolute_form, percent_form, not_finite = _grammar()
+        if not_finite.fullmatch(stripped):
             raise UsageError(f"size {text!r} is not a finite number: give one {_EXAMPLES}")
         if stripped.startswith("-") and _is_size(stripped[1:].strip()):
             raise UsageError(f"size {text!r} is negative: give one {_EXAMPLES}")
-        percent = _PERCENT.fullmatch(stripped)
+        percent = percent_form.fullmatch(stripped)
         if percent:
             return cls(percent=_parse_percent(text, percent.group("number")))
-        absolute = _ABSOLUTE.fullmatch(stripped)
+        absolute = absolute_form.fullmatch(stripped)
         if absolute:
             return cls(absolute=_parse_absolute(text, absolute.group("number"), absolute["unit"]))
         raise UsageError(
@@ -115,6 +133,8 @@ def format_size(n: int) -> str:
         return "-" + format_size(-n)
     if n < 1024:
         return f"{n}B"
+    from fractions import Fraction
+
     exponent = min(len(UNITS), (n.bit_length() - 1) // 10)
     value = _rounded(Fraction(n, 1024**exponent))
     if value >= 1024 and exponent < len(UNITS):
@@ -124,10 +144,24 @@ def format_size(n: int) -> str:
 
 
 def _is_size(text: str) -> bool:
-    return bool(_ABSOLUTE.fullmatch(text) or _PERCENT.fullmatch(text))
+    absolute_form, percent_form, _ = _grammar()
+    return bool(absolute_form.fullmatch(text) or percent_form.fullmatch(text))
+
+
+def _whole_units(text: str) -> int | None:
+    """Bytes for the commonest form, ASCII digits and one unit letter ("8G", "256m", "4096"),
+    read without the grammar; None for any other text, which the grammar then reads."""
+    unit = text[-1:].upper()
+    digits = text[:-1] if unit in UNITS else text
+    if not (digits.isascii() and digits.isdigit()):
+        return None
+    exponent = UNITS.index(unit) + 1 if unit in UNITS else 0
+    return int(digits) * 1024**exponent
 
 
 def _parse_percent(text: str, number: str) -> float:
+    from decimal import Decimal
+
     value = Decimal(number)
     if value > 100:
         raise UsageError(f"size {text!r} is over 100%: a share is at most 100%, like 70%")
@@ -137,6 +171,9 @@ def _parse_percent(text: str, number: str) -> float:
 
 
 def _parse_absolute(text: str, number: str, unit: str | None) -> int:
+    from decimal import Decimal
+    from fractions import Fraction
+
     exponent = UNITS.index(unit.upper()) + 1 if unit else 0
     value = Fraction(Decimal(number)) * 1024**exponent
     if exponent == 0 and value.denominator != 1:
@@ -146,6 +183,9 @@ def _parse_absolute(text: str, number: str, unit: str | None) -> int:
 
 def _exact(percent: float | None) -> Fraction:
     """The decimal the person wrote (70.1, not the float nearest to it) as an exact fraction."""
+    from decimal import Decimal
+    from fractions import Fraction
+
     return Fraction(Decimal(repr(percent)))
 
 
@@ -159,6 +199,8 @@ def _exact_text(n: int) -> str:
     for exponent in range(len(UNITS), 0, -1):
         unit = 1024**exponent
         if n >= unit and (n * 1000) % unit == 0:
+            from fractions import Fraction
+
             return f"{_plain_decimal(Fraction(n, unit))}{UNITS[exponent - 1]}"
     return f"{n}B"
 
@@ -166,12 +208,17 @@ def _exact_text(n: int) -> str:
 def _rounded(value: Fraction) -> Fraction:
     """Round to 3 significant digits, keeping the whole integer part when it has more."""
     if value >= 100:
+        from fractions import Fraction
+
         return Fraction(round(value))
     return round(value, 1 if value >= 10 else 2)
 
 
 def _plain_decimal(value: Fraction | float | None) -> str:
     """A number as plain decimal text, no exponent, no trailing zeros ("1.5", "70", "0.001")."""
+    from decimal import Decimal
+    from fractions import Fraction
+
     if isinstance(value, Fraction):
         # Callers pass values with at most 3 decimals; integer arithmetic keeps every digit.
         whole, thousandths = divmod(round(value * 1000), 1000)

@@ -13,16 +13,19 @@ import contextlib
 import os
 import sqlite3
 import stat
-import threading
 import time
+
+# threading.local is this class (threading re-exports it); importing threading for it alone
+# would cost every caged run 1 ms.
+from _thread import _local as thread_local
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
 from swarmdeck import paths
 from swarmdeck.errors import StateError
+from swarmdeck.records import dataclass
 
 APPLICATION_ID = int.from_bytes(b"SWDK", "big")
 """Written to the SQLite header (`PRAGMA application_id`) so the file says whose it is."""
@@ -32,6 +35,9 @@ APPLICATION_NAME = "swarmdeck"
 
 LOCK_TIMEOUT_S = 30.0
 """How long a write waits for another process's write lock before giving up."""
+BEGIN_PAUSE_MIN = 0.0005
+BEGIN_PAUSE_MAX = 0.004
+"""The shortest and longest pause between two tries for the write lock (see _begin_immediate)."""
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
@@ -245,6 +251,12 @@ MIGRATIONS: list[Migration] = [
         " a signal to a pid",
         "ALTER TABLE kill_requests ADD COLUMN slurm_job_id INTEGER;",
     ),
+    Migration(
+        7,
+        "hook events: an index by event, so a refresh finds the few Notification and subagent"
+        " events of the day without reading every tool call's row",
+        "CREATE INDEX hook_events_by_event ON hook_events (event, received_at);",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 
@@ -402,18 +414,23 @@ def _make_private(path: Path) -> None:
 
 
 VERIFIED_SUFFIX = ".verified"
-"""Beside the state file: the inode, size and mtime it had when it last passed quick_check."""
+"""Beside the state file: the device, inode, size, mtime and change time it had when it last
+passed quick_check (a write that keeps size and mtime, as `cp -p` onto it does, still moves the
+change time, which no one can set back)."""
 
 
 def _file_key(status: os.stat_result) -> str:
-    return f"{status.st_ino} {status.st_size} {status.st_mtime_ns}"
+    return (
+        f"{status.st_dev} {status.st_ino} {status.st_size} {status.st_mtime_ns}"
+        f" {status.st_ctime_ns}"
+    )
 
 
 def _verified_as_is(path: Path, status: os.stat_result) -> bool:
     """Whether the file is exactly as it was when it last passed quick_check.
 
     Any write that reaches the main file (a checkpoint, a copy, a restore, damage from outside
-    SQLite) changes its size or mtime, and a replaced file has another inode; the WAL's frames
+    SQLite) changes its change time, and a replaced file has another inode; the WAL's frames
     carry checksums of their own, so a torn frame is never read as data.
     """
     try:
@@ -481,6 +498,12 @@ def _inspect(path: Path, verify: bool, lock_timeout: float) -> None:
         )
     if len(header) < 100:
         raise _corrupt(path, f"only {len(header)} bytes")
+    if _verified_as_is(path, status):
+        # The main file is byte for byte the one that was found to be ours, of a schema this
+        # version reads, and sound: looking inside again would only cost a second connection.
+        # What the WAL may hold since is read by the store's own connection, whose migration
+        # check still refuses a schema newer than this version before anything is written.
+        return
     uri, wal_ignored = _inspection_uri(path, header)
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=None)
@@ -541,7 +564,7 @@ class StateStore:
         self.path = Path(path)
         self.verify = verify
         self.lock_timeout = lock_timeout
-        self._local = threading.local()
+        self._local = thread_local()
         paths.private_dir(str(self.path.parent))
         _inspect(self.path, self.verify, self.lock_timeout)
         _make_private(self.path)
@@ -678,8 +701,41 @@ class StateStore:
             )
         return conn
 
+    def _locked_too_long(self) -> StateError:
+        return StateError(
+            f"state database {self.path} stayed locked by another process for "
+            f"{self.lock_timeout:g} s; find the stuck swarmdeck process "
+            f"(fuser {self.path}) and try again"
+        )
+
     def _begin_immediate(self, conn: sqlite3.Connection) -> None:
-        self._execute_when_unlocked(conn, "BEGIN IMMEDIATE")
+        """Take the write lock, waiting up to `lock_timeout` for another process to let go.
+
+        SQLite's own busy handler sleeps 1, 2, 5 … 50, 100 ms between tries, so once a writer
+        has waited a while the lock lies idle up to 100 ms after it is freed: with a hundred
+        runners at once that idle time, not the work, sets the pace. So the write lock is asked
+        for without SQLite's wait and asked again after pauses of 0.5 to 4 ms; the busy timeout
+        stays in force for every other statement.
+        """
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            deadline = time.monotonic() + self.lock_timeout
+            pause = BEGIN_PAUSE_MIN
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as error:
+                    if _is_corruption(error):
+                        raise _corrupt(self.path, str(error)) from error
+                    if _error_code(error) not in _BUSY_CODES:
+                        raise
+                    if time.monotonic() >= deadline:
+                        raise self._locked_too_long() from error
+                time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
+                pause = min(pause * 2, BEGIN_PAUSE_MAX)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
 
     def _execute_when_unlocked(self, conn: sqlite3.Connection, sql: str) -> sqlite3.Cursor:
         """Run `sql`, retried with backoff while another process holds the lock it needs.
@@ -699,11 +755,7 @@ class StateStore:
                 if _error_code(error) not in _BUSY_CODES:
                     raise
                 if time.monotonic() >= deadline:
-                    raise StateError(
-                        f"state database {self.path} stayed locked by another process for "
-                        f"{self.lock_timeout:g} s; find the stuck swarmdeck process "
-                        f"(fuser {self.path}) and try again"
-                    ) from error
+                    raise self._locked_too_long() from error
             attempt += 1
             import random  # here, not at the top: only a contended open needs it
 

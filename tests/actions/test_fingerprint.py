@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 from swarmdeck import paths
-from swarmdeck.actions import fingerprint as fingerprint_module
 from swarmdeck.actions.fingerprint import (
     ROOTS_FILE,
     ROOTS_KEPT,
@@ -139,5 +138,5 @@ def test_a_run_at_a_commit_seen_before_starts_no_git(tmp_path: Path, monkeypatch
     def no_git(*args, **kwargs):
         raise AssertionError(f"git was started: {args}")
 
-    monkeypatch.setattr(fingerprint_module.subprocess, "run", no_git)
+    monkeypatch.setattr(subprocess, "run", no_git)
     assert tree_identity(repo) == known

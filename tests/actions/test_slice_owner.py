@@ -74,3 +74,32 @@ def test_status_says_who_set_the_cap(isolated_home: Path, v1_slice: Path) -> Non
     line = next(line for line in done.stdout.splitlines() if line.startswith("slice cap"))
     assert "100M" in line and str(isolated_home / "state" / "state.db") in line
     assert str(config) in line
+
+
+def _hold_record_lock(slice_path: Path) -> int:
+    """Take the owner record's lock as another runner in the middle of an update would."""
+    import fcntl
+
+    from swarmdeck.probes.slice_owner import record_path
+
+    record = record_path(slice_path)
+    fd = os.open(f"{record}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def test_a_runner_of_the_owner_goes_by_a_held_record_lock_when_nothing_changes(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    config = write_config(isolated_home / "a.toml", v1_slice, 100 * MIB)
+    assert _run(isolated_home, "state", config).returncode == 0
+    held = _hold_record_lock(v1_slice)
+    try:
+        assert _run(isolated_home, "state", config).returncode == 0
+        write_config(config, v1_slice, 80 * MIB)
+        changing = _run(isolated_home, "state", config)
+    finally:
+        os.close(held)
+    assert changing.returncode == 251
+    assert "is locked by another process" in changing.stderr
+    assert _limit(v1_slice) == 100 * MIB

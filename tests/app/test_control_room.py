@@ -3,8 +3,10 @@ shows it, and a session waiting for the person is marked and counted in the head
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -70,6 +72,40 @@ async def test_a_session_waiting_for_the_person_is_marked_and_counted(
         assert "waiting for you: permission to run git push" in label
         await until(pilot, lambda: "1 waiting for you" in app.sub_title, "the count")
         assert app.sub_title == "⚑ 1 waiting for you: proj"
+
+
+async def test_a_notification_hook_asking_for_the_person_marks_the_session_until_answered(
+    isolated_home: Path,
+) -> None:
+    (isolated_home / "config.toml").write_text("[ui]\nrefresh_interval = 0.2\n")
+    tree = ClaudeTree(isolated_home / "claude")
+    main = Lines(SID)
+    main.prompt("deploy it", 0)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), SID, procStart=str(start_ticks(os.getpid())), status="busy")
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        sessions = app.query_one(SessionTree)
+        await until(pilot, lambda: sessions.root.children, "the session")
+        assert not str(sessions.root.children[0].label).startswith("⚑ ")
+        _hook("Notification", notification_type="permission_prompt",
+              message="Claude needs your permission to use Bash")
+        await until(pilot, lambda: "1 waiting for you" in app.sub_title, "the count")
+        label = str(sessions.root.children[0].label)
+        assert "waiting for you: Claude needs your permission to use Bash" in label
+        _hook("PostToolUse", tool_name="Bash", tool_use_id="toolu_1")
+        await until(pilot, lambda: "waiting" not in app.sub_title, "the answer")
+        assert not str(sessions.root.children[0].label).startswith("⚑ ")
+
+
+def _hook(event: str, **fields: object) -> None:
+    """The hook Claude Code would call, as a real `swarmdeck hook` process."""
+    payload = {"hook_event_name": event, "session_id": SID, "cwd": "/work/proj", **fields}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "swarmdeck"), "hook", event],
+        input=json.dumps(payload), capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
 
 
 async def test_sessions_waiting_for_the_person_are_named_the_longest_waiting_first(

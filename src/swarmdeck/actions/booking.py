@@ -9,15 +9,18 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from fractions import Fraction
 
 from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.records import dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 HISTORY_WINDOW = 5
 """How many recent runs of a workload the prediction looks at."""
-HEADROOM = Fraction(11, 10)
-"""A prediction books a tenth more than the largest recent peak."""
+HEADROOM_TENTHS = 11
+"""A prediction books a tenth more than the largest recent peak: 11 tenths of it, exactly."""
 MIB = 1 << 20
 
 OOM_ADJ_UNBOUNDED = 1000
@@ -61,7 +64,18 @@ class Decision(enum.Enum):
     NEVER = "never"
 
 
-def _mib_ceil(n: float | Fraction) -> int:
+def __getattr__(name: str) -> Fraction:
+    """`HEADROOM`, the same rule as an exact fraction, for callers that compute with it; made
+    when asked for, as `fractions` costs every caged run 2 ms to import and the rule here needs
+    only integers."""
+    if name == "HEADROOM":
+        from fractions import Fraction
+
+        return Fraction(HEADROOM_TENTHS, 10)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _mib_ceil(n: float) -> int:
     return math.ceil(n / MIB) * MIB
 
 
@@ -71,7 +85,7 @@ def predicted_peak(history: Sequence[PastRun]) -> int:
     Taking the maximum over a window is the hysteresis: one small run does not erase a big one;
     only HISTORY_WINDOW small runs in a row do.
     """
-    return _mib_ceil(max(run.peak for run in history) * HEADROOM)
+    return -(-max(run.peak for run in history) * HEADROOM_TENTHS // (10 * MIB)) * MIB
 
 
 def decide_booking(

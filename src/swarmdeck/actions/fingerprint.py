@@ -12,23 +12,20 @@ per HEAD commit and remembered in the state folder, and HEAD itself is read from
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
-import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from swarmdeck import paths
+from swarmdeck.digest import short_sha256
+from swarmdeck.records import dataclass
 
 GIT_TIMEOUT = 2.0
 ROOTS_FILE = "git-roots"
 """In the state folder: one `HEAD-COMMIT ROOT-COMMIT` line per commit a job was run at."""
 ROOTS_KEPT = 512
 """Lines the file keeps (the newest); an older commit's root is walked again when needed."""
-_COMMIT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 @dataclass(frozen=True)
@@ -41,6 +38,11 @@ class TreeIdentity:
     """The cwd relative to the repository's top ('.' at the top); '.' outside git."""
 
 
+def _is_commit_id(text: str) -> bool:
+    """A full SHA-1 or SHA-256 object id in lower-case hex, as git writes them."""
+    return len(text) in (40, 64) and not text.strip("0123456789abcdef")
+
+
 def find_repo_top(cwd: Path) -> Path | None:
     """The nearest directory at or above cwd holding a .git entry."""
     for directory in (cwd, *cwd.parents):
@@ -51,6 +53,8 @@ def find_repo_top(cwd: Path) -> Path | None:
 
 def _git(top: Path, *args: str) -> str | None:
     """What git prints for `args` in `top`; None when it fails."""
+    import subprocess  # only a commit seen for the first time starts git
+
     try:
         result = subprocess.run(
             ["git", "-C", str(top), *args],
@@ -91,7 +95,7 @@ def _packed_ref(common: Path, ref: str) -> str | None:
         return None
     for line in text.splitlines():
         commit, _, name = line.partition(" ")
-        if name == ref and _COMMIT_ID.fullmatch(commit):
+        if name == ref and _is_commit_id(commit):
             return commit
     return None
 
@@ -111,7 +115,7 @@ def read_head(top: Path) -> str | None:
         head = (git_dir / "HEAD").read_text().strip()
     except (OSError, UnicodeDecodeError):
         return None
-    if _COMMIT_ID.fullmatch(head):
+    if _is_commit_id(head):
         return head
     ref = head.removeprefix("ref: ")
     if ref == head or not ref.startswith("refs/") or ".." in ref:
@@ -123,7 +127,7 @@ def read_head(top: Path) -> str | None:
             continue
         except (OSError, UnicodeDecodeError):
             return None
-        return loose if _COMMIT_ID.fullmatch(loose) else None
+        return loose if _is_commit_id(loose) else None
     return _packed_ref(common, ref)
 
 
@@ -137,7 +141,7 @@ def _root_commit(top: Path) -> str | None:
     head = read_head(top)
     if head is None:
         head = (_git(top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}") or "").strip()
-    if not _COMMIT_ID.fullmatch(head):
+    if not _is_commit_id(head):
         return None
     known = remembered_root(head)
     if known is not None:
@@ -159,7 +163,7 @@ def remembered_root(head: str) -> str | None:
     if at < 0 or (at > 0 and text[at - 1] != "\n"):
         return None
     root = text[at + len(head) + 1 :].partition("\n")[0]
-    return root if _COMMIT_ID.fullmatch(root) else None
+    return root if _is_commit_id(root) else None
 
 
 def remember_root(head: str, root: str) -> None:
@@ -213,4 +217,4 @@ def fingerprint(argv: Sequence[str], cwd: Path) -> str:
     """A short stable key for the workload `argv` run in `cwd`."""
     ident = tree_identity(cwd)
     text = json.dumps([ident.tree, ident.subdir, normalise_command(argv, cwd)])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return short_sha256(text)

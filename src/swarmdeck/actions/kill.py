@@ -14,10 +14,10 @@ import select
 import signal
 import time
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, field
 
 from swarmdeck.errors import RefusedError
 from swarmdeck.probes.procs import ProcessIdentity, StatLine, process_table, read_stat
+from swarmdeck.records import dataclass, field
 
 MAX_FREEZE_ROUNDS = 20
 """Re-listing stops when a round finds no newborn; a fork bomb cannot keep it going forever."""

@@ -10,9 +10,7 @@ runner's booking is given back exactly when another job needs the room, and the 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.kill import stop_tree
@@ -20,8 +18,11 @@ from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.ledger import ACTIVE, LOST
 from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.records import dataclass
 from swarmdeck.state import now
 
+# Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from swarmdeck.records import dataclass, field
 
 STOP_GRACE = 5.0
 """Seconds a job's tree gets between SIGTERM and SIGKILL on timeout or runner stop."""

@@ -70,6 +70,15 @@ def build_parser(command: str | None = None) -> ArgumentParser:
     return parser
 
 
+def _plain_run(args_list: list[str]):
+    """A plain `swarmdeck run` line, read without argparse (see cli/run.py); None otherwise."""
+    if args_list[:1] != ["run"]:
+        return None
+    from swarmdeck.cli.run import plain_run_words
+
+    return plain_run_words(args_list[1:])
+
+
 def _parse(args_list: list[str]):
     """The parsed command line; words no parser took are named with the help of the command
     they were given to, not the top level's."""
@@ -107,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ends_process = False
     try:
-        args = _parse(args_list)
+        args = _plain_run(args_list) or _parse(args_list)
         ends_process = argv is None and getattr(args, "ends_process", False)
         handler: Handler | None = getattr(args, "handler", None)
         if handler is None:

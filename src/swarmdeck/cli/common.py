@@ -6,33 +6,48 @@ Kept free of heavy imports: `swarmdeck run` and `swarmdeck hook` start here.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import sys
-from collections.abc import Callable
-
-from swarmdeck.errors import UsageError
 
 # Not `from typing import TYPE_CHECKING`: importing typing costs the hook path a tenth of its
 # budget, and this name is all that type checkers and linters look for.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
     from typing import NoReturn
 
-Handler = Callable[[argparse.Namespace], int]
+    Handler = Callable[[argparse.Namespace], int]
 
 
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse that reports a usage mistake as one line and exit 251, as every error here."""
+def __getattr__(name: str) -> type:
+    """`ArgumentParser`, made when a command first asks for it: a plain `swarmdeck run` line
+    is read without argparse (cli/run.py), so importing this module must not import it."""
+    if name == "ArgumentParser":
+        return _argument_parser()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see '{self.prog} --help')")
 
-    def _get_formatter(self) -> argparse.HelpFormatter:
-        # argparse makes a formatter for every argument it adds (to check its metavar), and
-        # each one imports shutil and asks the terminal for its width: once is enough.
-        return self.formatter_class(prog=self.prog, width=help_width())
+@functools.cache
+def _argument_parser() -> type[argparse.ArgumentParser]:
+    import argparse
+
+    from swarmdeck.errors import UsageError
+
+    class ArgumentParser(argparse.ArgumentParser):
+        """argparse that reports a usage mistake as one line and exit 251, as every error here."""
+
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(f"{message} (see '{self.prog} --help')")
+
+        def _get_formatter(self) -> argparse.HelpFormatter:
+            # argparse makes a formatter for every argument it adds (to check its metavar), and
+            # each one imports shutil and asks the terminal for its width: once is enough.
+            return self.formatter_class(prog=self.prog, width=help_width())
+
+    ArgumentParser.__module__ = __name__
+    return ArgumentParser
 
 
 @functools.cache
@@ -57,10 +72,10 @@ _OPENED: list = []
 
 def context():
     """The effective config and the state store every command but `hook` works with."""
-    from swarmdeck.config import load_config
+    from swarmdeck.config_cache import cached_config
     from swarmdeck.state import StateStore
 
-    config = load_config()
+    config = cached_config()
     store = StateStore.open_default()
     _OPENED.append(store)
     return config, store

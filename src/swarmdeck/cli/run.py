@@ -1,13 +1,78 @@
-"""`swarmdeck run` (a command in a memory cage after admission) and `swarmdeck gpu-run`."""
+"""`swarmdeck run` (a command in a memory cage after admission) and `swarmdeck gpu-run`.
+
+`swarmdeck run` starts before every caged command, and argparse costs it some 8 ms (its import,
+gettext's, building the parser, compiling its patterns). So a line of the plain shape, options
+spelled out in full and then the command, is read by `plain_run_words` into the namespace
+argparse would give; any other line (help, an abbreviation, a mistake) goes to argparse, so what
+a person reads about it, and the exit code, are argparse's own.
+"""
 
 from __future__ import annotations
 
-import argparse
+from types import SimpleNamespace
 
 from swarmdeck.cli.common import context
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
+_RUN_VALUES: dict[str, Callable[[str], object]] = {
+    "--cap": str,
+    "--label": str,
+    "--threads": int,
+    "--wait": float,
+    "--timeout": float,
+    "--on": str,
+}
+"""`swarmdeck run`'s options that take a value, with the type argparse gives it."""
+_RUN_CHOICES = {"--on": ("slurm",)}
+_RUN_FLAGS = ("--unbounded", "--detach")
+
+
+def plain_run_words(words: list[str]) -> SimpleNamespace | None:
+    """The arguments of `swarmdeck run WORDS` as argparse reads them, when the line has the
+    plain shape: options spelled in full (`--cap 8G` or `--cap=8G`, values not starting with
+    "-"), then the command, with or without "--" before it. None for any other line."""
+    values: dict[str, object] = {
+        "cap": None, "label": None, "threads": None, "unbounded": False, "wait": None,
+        "timeout": None, "detach": False, "on": None,
+    }
+    at = 0
+    while at < len(words):
+        word = words[at]
+        if word == "--" or not word.startswith("-"):
+            break
+        if word in _RUN_FLAGS:
+            values[word[2:]] = True
+            at += 1
+            continue
+        name, equals, given = word.partition("=")
+        if equals:
+            at += 1
+        elif at + 1 < len(words):
+            given = words[at + 1]
+            at += 2
+        else:
+            return None
+        if name not in _RUN_VALUES or not given or given.startswith("-"):
+            return None
+        try:
+            value = _RUN_VALUES[name](given)
+        except ValueError:
+            return None
+        if value not in _RUN_CHOICES.get(name, (value,)):
+            return None
+        values[name[2:]] = value
+    return SimpleNamespace(
+        command=words[at:], **values, handler=_run, ends_process=True
+    )
+
 
 def _add_run(sub) -> None:
+    import argparse
+
     p = sub.add_parser(
         "run",
         help="run a command in a memory cage after booking its memory",
@@ -48,8 +113,19 @@ def _add_run(sub) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from swarmdeck.actions.runner import RunRequest, run_job
+    import gc
 
+    # Importing the runner's modules and opening the config and the store make objects that
+    # live as long as the process: the cyclic collector's passes over them find nothing and
+    # cost each caged run some 3 ms. It is off for that start-up only: the runner that then
+    # waits for the job, for hours maybe, collects as usual.
+    gc.disable()
+    try:
+        from swarmdeck.actions.runner import RunRequest, run_job
+
+        config, store = context()
+    finally:
+        gc.enable()
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
@@ -63,7 +139,6 @@ def _run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         detach=args.detach,
     )
-    config, store = context()
     # The store is not closed: the runner's process ends right after (`main` skips the
     # interpreter's teardown), every write is committed, and closing the last connection would
     # checkpoint the WAL into the main file, changing it, so the next runner would have to
@@ -79,6 +154,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _add_gpu_run(sub) -> None:
+    import argparse
+
     p = sub.add_parser(
         "gpu-run",
         help="free the GPUs (stop allowlisted services), then run a command",

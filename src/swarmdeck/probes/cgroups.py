@@ -8,11 +8,11 @@ which cgroup is "the slice".
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from swarmdeck.probes.kernel_files import read_bytes
 from swarmdeck.probes.procs import own_file
+from swarmdeck.records import dataclass
 
 SYSTEMD_BOOTED = Path("/run/systemd/system")
 DEFAULT_SLICE_NAME = "swarmdeck"

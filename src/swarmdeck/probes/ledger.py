@@ -13,15 +13,18 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.records import asdict, dataclass, replace
 
+# Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from swarmdeck.config import Config
     from swarmdeck.probes.host import HostSnapshot
     from swarmdeck.probes.usage import Usage, UsageTracker

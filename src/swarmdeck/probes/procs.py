@@ -32,11 +32,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 from swarmdeck.probes.kernel_files import read_bytes
+from swarmdeck.records import dataclass
 
 PROC = Path("/proc")
 """The process filesystem every reader here uses."""

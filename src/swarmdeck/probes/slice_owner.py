@@ -6,12 +6,12 @@ state folder find the same one; `status` shows it beside the slice.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from swarmdeck import paths
+from swarmdeck.digest import short_sha256
+from swarmdeck.records import dataclass, fields
 from swarmdeck.regular_files import read_regular
 
 MAX_RECORD = 64 * 1024
@@ -32,7 +32,7 @@ class SliceOwner:
 
 def record_path(slice_path: Path | str) -> Path:
     """The owner record of a slice, in the machine's run folder."""
-    digest = hashlib.sha256(str(slice_path).encode()).hexdigest()[:16]
+    digest = short_sha256(str(slice_path))
     return Path(paths.run_dir_text()) / "slices" / f"{digest}.json"
 
 
@@ -40,6 +40,6 @@ def read_owner(slice_path: Path | str) -> SliceOwner | None:
     """The recorded owner of the slice, or None when there is no usable record."""
     try:
         data = json.loads(read_regular(record_path(slice_path), MAX_RECORD))
-        return SliceOwner(**{key: data[key] for key in SliceOwner.__dataclass_fields__})
+        return SliceOwner(**{item.name: data[item.name] for item in fields(SliceOwner)})
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -16,12 +16,12 @@ import fcntl
 import json
 import os
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from swarmdeck import paths
 from swarmdeck.actions.cage.base import CageError
 from swarmdeck.probes.slice_owner import SliceOwner, read_owner, record_path
+from swarmdeck.records import asdict
 
 RECORD_WAIT = 5.0
 """Seconds to wait for another runner's update of the record (one write takes milliseconds)."""
@@ -34,6 +34,13 @@ def claim_slice(slice_path: Path | str, ledger: Path, config: Path | None, cap: 
     """
     mine = str(ledger.resolve())
     record = record_path(slice_path)
+    paths.private_dir(str(record.parent))
+    owner = read_owner(slice_path)
+    if owner is not None and owner.ledger == mine and owner.cap == cap:
+        # The record is only ever replaced in one rename, so it is read whole without the lock;
+        # only a change needs it, and every runner of the owner at this cap goes by at once
+        # instead of queueing on a lock its holder keeps while it waits for a CPU.
+        return owner
     with _record_lock(record):
         owner = read_owner(slice_path)
         if owner is not None and owner.ledger != mine and os.path.exists(owner.ledger):

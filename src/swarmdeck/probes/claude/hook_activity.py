@@ -8,6 +8,10 @@ SubagentStop was.
 
 Claude Code's own helpers (compaction, prompt suggestions, internal one-turn forks) raise the
 same events; they are no one's subagents and are left out.
+
+A Notification that asks for the person (a permission prompt, an idle prompt, a question) with
+no later event of its session is a session waiting for the person: what a Claude Code that
+writes no status into its pid file says only this way, and what any version says at once.
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
 RUNNING_TASK = frozenset({"running", "pending", "in_progress"})
+ASKING = frozenset({"permission_prompt", "idle_prompt", "elicitation_dialog", "agent_needs_input"})
+"""Notification types that wait for the person; the others (auth_success, agent_completed)
+only tell something."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,41 @@ class HookAgent:
     @property
     def running(self) -> bool:
         return self.stopped_at is None
+
+
+@dataclass(frozen=True)
+class HookWait:
+    """A session's last hook event: a Notification that asks for the person."""
+
+    session_id: str
+    what: str
+    """Its message, or its type when it has none."""
+    since: float
+
+
+def hook_waits(store: StateStore, since: float) -> dict[str, HookWait]:
+    """The sessions whose last hook event since `since` is a Notification asking for the
+    person, by session id: any later event of the session (the tool call that was allowed, the
+    next prompt, a Stop, its end) means the person answered."""
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT n.session_id, n.received_at,"
+            " json_extract(n.payload, '$.notification_type') AS kind,"
+            " json_extract(n.payload, '$.message') AS message"
+            " FROM hook_events n"
+            " WHERE n.event = 'Notification' AND n.received_at >= ? AND n.session_id IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM hook_events l WHERE l.session_id = n.session_id"
+            " AND l.received_at >= n.received_at AND l.id > n.id)",
+            (since,),
+        ).fetchall()
+    waits = {}
+    for row in rows:
+        kind, message = row["kind"], row["message"]
+        if kind not in ASKING:
+            continue
+        what = message if isinstance(message, str) and message.strip() else kind
+        waits[row["session_id"]] = HookWait(row["session_id"], what.strip(), row["received_at"])
+    return waits
 
 
 def hook_agents(store: StateStore, since: float) -> list[HookAgent]:

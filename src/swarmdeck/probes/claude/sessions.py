@@ -26,7 +26,12 @@ from swarmdeck.errors import StateError
 from swarmdeck.probes.claude._fold import ToolCall, TranscriptFold, in_flight_json
 from swarmdeck.probes.claude._records import is_internal_agent
 from swarmdeck.probes.claude._tail import JsonlTail
-from swarmdeck.probes.claude.hook_activity import HookAgent, running_hook_agents
+from swarmdeck.probes.claude.hook_activity import (
+    HookAgent,
+    HookWait,
+    hook_waits,
+    running_hook_agents,
+)
 from swarmdeck.probes.claude.live_sessions import LiveSession, PidFiles, pid_files
 from swarmdeck.probes.claude.subagents import (
     AgentTranscript,
@@ -90,11 +95,16 @@ class SessionInfo:
     waiting_since: float | None = None
     """When it began waiting for the person (its pid file's `updatedAt`, the last change of
     its status), while its state is `waiting`; None otherwise or when the file does not say."""
+    hook_wait: HookWait | None = None
+    """A Notification hook event asking for the person with nothing after it, where the pid
+    file does not say `waiting`: `waiting_for` and `waiting_since` are then its message and
+    time."""
 
     @property
     def needs_person(self) -> bool:
-        """A live session waiting for the person: a permission prompt, a question."""
-        return self.live and self.state == "waiting"
+        """A session waiting for the person: a permission prompt, a question. The live process
+        says so in its pid file, or its last hook event does."""
+        return (self.live and self.state == "waiting") or self.hook_wait is not None
 
     def running_subagents(self) -> list[SubagentInfo]:
         return [s for s in self.subagents if s.status == "running"]
@@ -198,6 +208,7 @@ class SessionsProbe:
         self._dirty: set[str] = set()
         self._assembled_at = 0.0
         self._hook_running: dict[str, list[HookAgent]] = {}
+        self._hook_waits: dict[str, HookWait] = {}
         """Subagents running by their hook events, by session, as last handed to
         `attach_hook_agents`; every assembly adds the ones its transcripts do not show."""
         self.generation = 0
@@ -239,9 +250,12 @@ class SessionsProbe:
         with self._lock:
             return self.generation, self._ordered()
 
-    def attach_hook_agents(self, running: dict[str, list[HookAgent]]) -> list[SessionInfo]:
+    def attach_hook_agents(
+        self, running: dict[str, list[HookAgent]], waits: dict[str, HookWait] | None = None
+    ) -> list[SessionInfo]:
         """Take the subagents that hook events say run (by session) and give each session the
-        ones its transcripts do not show yet; the sessions, up to date.
+        ones its transcripts do not show yet, and the sessions whose last hook event asks for
+        the person (`waits`) their wait; the sessions, up to date.
 
         The sessions handed out are never changed afterwards: a session whose hook subagents
         changed is replaced by a new one, under the lock, so a reader in another thread (the
@@ -249,12 +263,14 @@ class SessionsProbe:
         """
         with self._lock:
             self._hook_running = running
+            self._hook_waits = waits or {}
             now = self.clock()
             changed = False
             for sid, info in list(self._assembled.items()):
                 agents = self._hooked(info, now)
-                if agents != info.hook_agents:
-                    self._assembled[sid] = replace(info, hook_agents=agents)
+                updated = self._with_wait(replace(info, hook_agents=agents), now)
+                if updated != info:
+                    self._assembled[sid] = updated
                     changed = True
             if changed:
                 self.generation += 1
@@ -463,19 +479,38 @@ class SessionsProbe:
                 self._assembled.pop(sid, None)
             else:
                 info.hook_agents = self._hooked(info, now)
-                self._assembled[sid] = info
+                self._assembled[sid] = self._with_wait(info, now)
         if self._dirty:
             self.generation += 1
         self._dirty.clear()
         return self._ordered()
 
+    def _with_wait(self, info: SessionInfo, now: float) -> SessionInfo:
+        """The session with its hook wait: none where its pid file says it waits (the file
+        says it all), once the session is over, or for a quiet session whose liveness is
+        unknown."""
+        wait = self._hook_waits.get(info.session_id)
+        if (info.live and info.state == "waiting") or not self._may_run(info, now):
+            wait = None
+        if wait == info.hook_wait:
+            return info
+        return replace(
+            info,
+            hook_wait=wait,
+            waiting_for=wait.what if wait else None,
+            waiting_since=wait.since if wait else None,
+        )
+
+    def _may_run(self, info: SessionInfo, now: float) -> bool:
+        """Live, or of unknown liveness and active lately: not a session known to be over."""
+        if not info.live and self._session_over(info.session_id):
+            return False
+        return info.live or now - (info.last_activity_at or 0.0) < STALE_AFTER
+
     def _hooked(self, info: SessionInfo, now: float) -> list[HookAgent]:
         """The hook-event subagents of a session that its transcripts do not show: none once
         the session is over, nor for a quiet session whose liveness is unknown."""
-        if not info.live and self._session_over(info.session_id):
-            return []
-        recent = now - (info.last_activity_at or 0.0) < STALE_AFTER
-        if not (info.live or recent):
+        if not self._may_run(info, now):
             return []
         known = {sub.id for sub in info.subagents}
         return [a for a in self._hook_running.get(info.session_id, []) if a.agent_id not in known]
@@ -551,16 +586,18 @@ class SessionsProbe:
 
 def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[SessionInfo]:
     """The probe's sessions brought up to date, each with the subagents its hook events say
-    started (and did not stop) that its transcripts do not show yet."""
+    started (and did not stop) that its transcripts do not show yet, and its wait for the
+    person where its last hook event asks for one."""
     sessions = probe.current()
     now = probe.clock()
     starts = {s.session_id: s.process_started_at for s in sessions}
     try:
         running = running_hook_agents(store, now - HOOK_WINDOW, starts)
+        waits = hook_waits(store, now - HOOK_WINDOW)
     except (sqlite3.Error, StateError):
         # Hook events only add to what the transcripts say; without them the view is still true.
-        running = {}
-    return probe.attach_hook_agents(running)
+        running, waits = {}, {}
+    return probe.attach_hook_agents(running, waits)
 
 
 def read_session(

@@ -1,0 +1,96 @@
+"""Starting a job's process without subprocess: what exec or the set-up says comes back before
+`spawn` returns, and the job starts as Popen would start it (no stray descriptors, default
+signal actions)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.actions.spawn import SetupFailed, spawn
+
+
+def nothing() -> None:
+    return None
+
+
+def test_a_started_command_gives_its_exit_code_or_minus_its_signal(tmp_path: Path) -> None:
+    done = spawn(["sh", "-c", "exit 3"], str(tmp_path), os.environ, nothing)
+    assert done.pid > 0
+    assert done.wait() == 3
+    assert done.wait() == 3
+    killed = spawn(["sh", "-c", "kill -TERM $$"], str(tmp_path), os.environ, nothing)
+    assert killed.wait() == -15
+
+
+def test_a_missing_command_is_file_not_found_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError) as caught:
+        spawn(["no-such-command-here"], str(tmp_path), os.environ, nothing)
+    assert caught.value.filename == "no-such-command-here"
+
+
+def test_a_file_that_cannot_be_executed_is_permission_denied(tmp_path: Path) -> None:
+    script = tmp_path / "script"
+    script.write_text("#!/bin/sh\ntrue\n")
+    script.chmod(0o644)
+    with pytest.raises(PermissionError):
+        spawn([str(script)], str(tmp_path), os.environ, nothing)
+
+
+def test_a_missing_folder_is_file_not_found_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError) as caught:
+        spawn(["true"], str(tmp_path / "gone"), os.environ, nothing)
+    assert caught.value.filename == str(tmp_path / "gone")
+
+
+def test_a_failing_set_up_runs_nothing_and_says_why(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+
+    def refuse() -> None:
+        raise OSError(13, "no entry into the cage")
+
+    with pytest.raises(SetupFailed, match="no entry into the cage"):
+        spawn(["touch", str(marker)], str(tmp_path), os.environ, refuse)
+    assert not marker.exists()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_the_set_up_runs_in_the_child_before_the_command(tmp_path: Path) -> None:
+    def leave_a_mark() -> None:
+        (tmp_path / "setup").write_text(str(os.getpid()))
+
+    child = spawn(["sh", "-c", "echo $$ > command"], str(tmp_path), os.environ, leave_a_mark)
+    assert child.wait() == 0
+    assert (tmp_path / "setup").read_text() == (tmp_path / "command").read_text().strip()
+    assert int((tmp_path / "setup").read_text()) == child.pid
+
+
+def test_the_job_inherits_only_the_standard_descriptors(tmp_path: Path) -> None:
+    stray = os.open(tmp_path, os.O_RDONLY)
+    os.set_inheritable(stray, True)
+    try:
+        listing = "import os; print(*sorted(map(int, os.listdir('/proc/self/fd'))))"
+        child = spawn(
+            ["sh", "-c", f'{sys.executable} -c "{listing}" > fds'], str(tmp_path), os.environ,
+            nothing,
+        )
+        assert child.wait() == 0
+    finally:
+        os.close(stray)
+    # 0-2 and the one the listing opens for itself.
+    assert (tmp_path / "fds").read_text().split() == ["0", "1", "2", "3"]
+
+
+def test_the_job_starts_with_the_signals_python_ignores_back_at_their_default(
+    tmp_path: Path,
+) -> None:
+    child = spawn(["sh", "-c", "grep SigIgn /proc/$$/status > ignored"], str(tmp_path),
+                  os.environ, nothing)
+    assert child.wait() == 0
+    mask = int((tmp_path / "ignored").read_text().split()[1], 16)
+    for signum in (13, 25):  # SIGPIPE, SIGXFSZ
+        assert not mask & (1 << (signum - 1))

@@ -1,0 +1,109 @@
+"""A session whose last hook event is a Notification asking for the person waits for the person,
+until any later event of the session; the pid file's own `waiting` says it first."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from claude_lines import ClaudeTree, Lines
+from swarmdeck.hooks.payload import HookInput
+from swarmdeck.hooks.record import record_event
+from swarmdeck.probes.claude.hook_activity import hook_waits
+from swarmdeck.probes.claude.sessions import (
+    SessionsProbe,
+    sessions_with_hooks,
+    waiting_for_person,
+)
+from swarmdeck.state import StateStore
+
+SID = "7777cccc-0000-4000-8000-000000000007"
+OTHER = "6666bbbb-0000-4000-8000-000000000006"
+
+
+def _event(event: str, at: float, session: str = SID, **fields) -> None:
+    record_event(
+        HookInput(event, {"hook_event_name": event, "session_id": session, **fields}), now=at
+    )
+
+
+def _ask(at: float, session: str = SID, kind: str = "permission_prompt", **fields) -> None:
+    _event("Notification", at, session, notification_type=kind, **fields)
+
+
+def test_a_notification_asking_for_the_person_with_nothing_after_it_is_a_wait() -> None:
+    _ask(100, message="Claude needs your permission to use Bash")
+    _ask(101, OTHER, kind="idle_prompt")
+    waits = hook_waits(StateStore.open_default(), 0)
+    assert waits[SID].what == "Claude needs your permission to use Bash"
+    assert waits[SID].since == 100
+    assert waits[OTHER].what == "idle_prompt", "no message: its type says what it waits for"
+
+
+def test_any_later_event_of_the_session_ends_the_wait() -> None:
+    _ask(100, message="permission")
+    _event("PostToolUse", 101, tool_name="Bash", tool_use_id="t1")
+    _ask(102, OTHER, message="a question", kind="elicitation_dialog")
+    _event("PreToolUse", 103, OTHER.replace("6", "5"), tool_name="Bash")
+    waits = hook_waits(StateStore.open_default(), 0)
+    assert list(waits) == [OTHER], "another session's event ends nothing"
+
+
+def test_notifications_that_only_tell_something_are_not_waits() -> None:
+    _ask(100, kind="auth_success", message="logged in")
+    _ask(101, OTHER, kind="agent_completed", message="done")
+    assert hook_waits(StateStore.open_default(), 0) == {}
+
+
+def test_a_wait_older_than_the_window_is_not_looked_at() -> None:
+    _ask(100, message="permission")
+    assert hook_waits(StateStore.open_default(), 101) == {}
+
+
+def _live_session(tmp_path: Path, **pid_fields) -> SessionsProbe:
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), SID, **pid_fields)
+    return SessionsProbe(tmp_path / "claude")
+
+
+def test_a_live_session_with_a_hook_wait_needs_the_person_until_it_is_answered(
+    tmp_path: Path,
+) -> None:
+    probe = _live_session(tmp_path, status="busy")
+    store = StateStore.open_default()
+    asked = time.time()
+    _ask(asked, message="Claude needs your permission to use Bash")
+    [session] = sessions_with_hooks(probe, store)
+    assert session.needs_person
+    assert session.waiting_for == "Claude needs your permission to use Bash"
+    assert session.waiting_since == asked
+    assert waiting_for_person([session]) == [session]
+    assert session.to_json()["waiting_since"] == asked
+
+    _event("PostToolUse", asked + 1, tool_name="Bash", tool_use_id="t1")
+    [session] = sessions_with_hooks(probe, store)
+    assert not session.needs_person
+    assert session.waiting_for is None and session.waiting_since is None
+
+
+def test_the_pid_files_own_wait_is_shown_as_it_says(tmp_path: Path) -> None:
+    probe = _live_session(tmp_path, status="waiting", waitingFor="approve Bash(rm -rf site)")
+    _ask(time.time(), message="Claude needs your permission to use Bash")
+    [session] = sessions_with_hooks(probe, StateStore.open_default())
+    assert session.needs_person and session.hook_wait is None
+    assert session.waiting_for == "approve Bash(rm -rf site)"
+
+
+def test_a_session_that_is_over_waits_for_no_one(tmp_path: Path) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), OTHER)  # pid files are written, and SID's is gone
+    _ask(time.time(), message="permission")
+    sessions = sessions_with_hooks(SessionsProbe(tmp_path / "claude"), StateStore.open_default())
+    assert [s.session_id for s in sessions if s.needs_person] == []
