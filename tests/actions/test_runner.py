@@ -390,6 +390,19 @@ def test_a_missing_command_exits_127_and_is_recorded(slice_config: Path, isolate
     assert (row["state"], row["exit_code"]) == ("done", 127)
 
 
+def test_a_file_exec_refuses_exits_126_in_one_line_and_is_recorded(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    script = tmp_path / "no-interpreter-line"
+    script.write_text("echo hi\n")
+    script.chmod(0o755)
+    result = swarmdeck_run("--", str(script))
+    assert result.returncode == 126
+    assert result.stderr == f"swarmdeck: {script}: cannot execute: Exec format error\n"
+    (row,) = rows(isolated_home)
+    assert (row["state"], row["exit_code"]) == ("done", 126)
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
