@@ -403,6 +403,22 @@ def test_a_file_exec_refuses_exits_126_in_one_line_and_is_recorded(
     assert (row["state"], row["exit_code"]) == ("done", 126)
 
 
+def test_a_run_from_a_removed_folder_is_refused_in_one_line(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    folder = tmp_path / "removed"
+    folder.mkdir()
+    result = subprocess.run(
+        ["sh", "-c", 'cd "$1" && rmdir "$1" && exec "$2" run -- true', "sh", folder, SWARMDECK],
+        capture_output=True, text=True, timeout=DEADLINE,
+    )
+    assert result.returncode == 251
+    assert result.stderr == (
+        "swarmdeck: the current folder no longer exists: change to one that does and run again\n"
+    )
+    assert not (isolated_home / "state" / "state.db").exists() or rows(isolated_home) == []
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
