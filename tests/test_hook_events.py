@@ -246,3 +246,50 @@ def test_a_fold_waits_for_a_writer_only_so_long_and_then_leaves_the_spool(
     finally:
         holder.communicate("", timeout=30)
     assert _commands(store) == ["ls held"]
+
+
+QUEUED_WRITER = """
+import sys
+from swarmdeck.hook_events import append
+print(append(sys.stdin.buffer.read(), float(sys.argv[1])), flush=True)
+"""
+
+
+def _waiting_for_the_lock(spool: Path) -> int:
+    ino = os.stat(spool).st_ino
+    with open("/proc/locks") as locks:
+        return sum(1 for line in locks if "->" in line and f":{ino} " in line)
+
+
+def test_writers_that_queued_at_a_nearly_full_spool_leave_it_foldable(
+    store: StateStore,
+) -> None:
+    # Writers that looked at the size before a holder let go must look again once they hold
+    # the lock: otherwise each appends past MAX_SPOOL, and a spool beyond what a fold reads
+    # is never folded (its calls never reach hook_events).
+    from waiting import wait_for
+
+    spool = _spool(store)
+    fd = os.open(spool, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.ftruncate(fd, MAX_SPOOL - 1)
+    os.close(fd)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(spool)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    writers: list[subprocess.Popen[bytes]] = []
+    try:
+        assert holder.stdout.readline() == "held\n"
+        for at in range(3):
+            writer = subprocess.Popen([sys.executable, "-c", QUEUED_WRITER, str(20.0 + at)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            writer.stdin.write(_raw(f"{at} " + "y" * (MAX_SPOOLED_INPUT - 4096)))
+            writer.stdin.close()
+            writers.append(writer)
+        wait_for(lambda: _waiting_for_the_lock(spool) == 3,
+                 seen=lambda: _waiting_for_the_lock(spool))
+    finally:
+        holder.communicate("", timeout=30)
+    said = [writer.stdout.read().decode().strip() for writer in writers]
+    assert [writer.wait(timeout=60) for writer in writers] == [0, 0, 0]
+    assert said.count("True") == 1, said
+    assert len(_commands(store)) == 1
+    assert not hook_events.has_spooled(str(store.path))

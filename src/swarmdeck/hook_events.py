@@ -228,6 +228,10 @@ def _append_once(spool: str, record: bytes) -> bool | None:
             return None
         if (now.st_dev, now.st_ino) != (own.st_dev, own.st_ino):
             return None
+        if now.st_size >= MAX_SPOOL:
+            # Others appended while this writer waited for the lock: the size seen before it
+            # no longer bounds the spool, and a fold reads no more than MAX_SPOOL and a record.
+            return False
         return os.write(fd, record) == len(record)
     except OSError:
         return False
