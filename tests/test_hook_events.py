@@ -293,3 +293,20 @@ def test_writers_that_queued_at_a_nearly_full_spool_leave_it_foldable(
     assert said.count("True") == 1, said
     assert len(_commands(store)) == 1
     assert not hook_events.has_spooled(str(store.path))
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-32"])
+def test_an_input_json_reads_in_another_encoding_is_recorded_once(
+    store: StateStore, encoding: str
+) -> None:
+    # json reads a marked or wide input, but a spool line is UTF-8: such a call would be
+    # spooled, then skipped by the fold as a damaged line, and lost.
+    raw = json.dumps(bash_payload("ls marked")).encode(encoding)
+    _hook_raw("pre-tool-use", raw)
+    assert _commands(store) == ["ls marked"]
+
+
+def _hook_raw(event: str, raw: bytes) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    entry.run([event], io.BytesIO(raw), out, err)
+    assert out.getvalue() == "" and err.getvalue() == ""

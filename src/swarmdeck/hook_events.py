@@ -169,12 +169,12 @@ def record_line(raw: bytes, received_at: float) -> bytes:
 def append(raw: bytes, received_at: float) -> bool:
     """Append a light PreToolUse call; False when it must be recorded through the database.
 
-    That is when the store is not one a plain insert would write to (not set up yet, not
-    swarmdeck's, not a database: the database path sets it up or says what is wrong), the
-    state folder is not private, the spool is not this user's regular file or is full, or the
-    write fails.
+    That is when the input is not a plain UTF-8 object, the store is not one a plain insert
+    would write to (not set up yet, not swarmdeck's, not a database: the database path sets it
+    up or says what is wrong), the state folder is not private, the spool is not this user's
+    regular file or is full, or the write fails.
     """
-    if len(raw) > MAX_SPOOLED_INPUT:
+    if len(raw) > MAX_SPOOLED_INPUT or not _plain_object(raw):
         return False
     db = paths.state_db_path_text()
     if not store_is_set_up(db) or paths.state_dir_refusal(os.path.dirname(db)) is not None:
@@ -186,6 +186,14 @@ def append(raw: bytes, received_at: float) -> bool:
         if written is not None:
             return written
     return False
+
+
+def _plain_object(raw: bytes) -> bool:
+    """Whether `raw` is an object in UTF-8 without a mark, as a spool line is read: json also
+    reads a marked or a UTF-16 or UTF-32 input, which in a line of UTF-8 would be no JSON at
+    all, and the fold would skip the call as a damaged line. Such an input has a mark before
+    its brace or a zero byte, which no UTF-8 JSON text holds."""
+    return raw.lstrip(b" \t\n\r")[:1] == b"{" and b"\x00" not in raw
 
 
 def store_is_set_up(db: str) -> bool:
