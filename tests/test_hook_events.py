@@ -310,3 +310,26 @@ def _hook_raw(event: str, raw: bytes) -> None:
     out, err = io.StringIO(), io.StringIO()
     entry.run([event], io.BytesIO(raw), out, err)
     assert out.getvalue() == "" and err.getvalue() == ""
+
+
+CUT_WRITER = """
+import os, resource, sys
+from swarmdeck.hook_events import append, record_line
+raw = sys.stdin.buffer.read()
+# The file may grow by all of the record but its last newline: the write stops one byte short.
+limit = os.stat(sys.argv[1]).st_size + len(record_line(raw, 30.0)) - 1
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+print(append(raw, 30.0), flush=True)
+"""
+
+
+def test_a_write_cut_short_one_byte_before_its_end_is_recorded_once(store: StateStore) -> None:
+    # All of the record but its newline is a whole JSON line: left in the spool, the fold
+    # would insert it beside the row the call then writes itself.
+    assert append(_raw("ls before"), 20.0)
+    raw = _raw("ls cut")
+    done = subprocess.run([sys.executable, "-c", CUT_WRITER, str(_spool(store))], input=raw,
+                          capture_output=True, timeout=60)
+    assert done.stdout.strip() == b"False", done.stderr
+    record_event(HookInput("PreToolUse", json.loads(raw)), now=30.0)
+    assert _commands(store) == ["ls before", "ls cut"]

@@ -11,8 +11,9 @@ time of the call, in the order the calls came.
 
 Each record is one line, `{"received_at": SECONDS, "input": THE INPUT}`, with a newline before
 and after it: the input is JSON that json read whole, so its raw newlines are whitespace and
-become spaces; a record cut short by a failed write stays a line of its own that the fold skips
-(the call then recorded itself through the database).
+become spaces; a record cut short by a failed write is cut off the spool again by its writer
+(the call then records itself through the database), and any part of one still left there is
+a line of its own that the fold skips.
 
 A writer holds an exclusive `lockf` lock on the spool while it checks that the path still names
 the file it opened and appends; a fold, inside its database write transaction, takes the same
@@ -240,7 +241,16 @@ def _append_once(spool: str, record: bytes) -> bool | None:
             # Others appended while this writer waited for the lock: the size seen before it
             # no longer bounds the spool, and a fold reads no more than MAX_SPOOL and a record.
             return False
-        return os.write(fd, record) == len(record)
+        try:
+            if os.write(fd, record) == len(record):
+                return True
+        except OSError:
+            pass
+        # Cut short (a full disk, a size limit): what got out is taken back while the lock is
+        # held, for all but the newline of a record is a whole line the fold would insert
+        # beside the row the call now writes itself.
+        os.ftruncate(fd, now.st_size)
+        return False
     except OSError:
         return False
     finally:
