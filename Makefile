@@ -26,12 +26,13 @@ run: compile
 demo: compile
 	$(VENV)/bin/swarmdeck demo
 
-# The README's pictures, drawn by Textual from the demo scene.
+# The README's first picture, drawn by Textual from the demo scene (the others: `make snapshots`).
 pictures: compile
 	$(PY) docs/make_pictures.py
 
 # The snapshot tests' pictures on fixed probe data (tests/app/fixed_room.py): accept the current
-# screens as their references and copy the main screen and the lock modal next to the demo's.
+# screens as their references and copy the README's (main screen, approve modal, details) next to
+# the demo's.
 SHOTS := tests/app/__snapshots__/test_pictures
 snapshots: compile
 	$(PY) -m pytest -q tests/app/test_pictures.py --snapshot-update
@@ -41,6 +42,8 @@ snapshots: compile
 	cp '$(SHOTS)/test_views[release_lock_modal-keys4].svg' docs/pictures/release-lock.svg
 	cp '$(SHOTS)/test_views[job_detail-keys1].svg' docs/pictures/job-detail.svg
 	cp '$(SHOTS)/test_views[host_detail-keys5].svg' docs/pictures/host-detail.svg
+	cp '$(SHOTS)/test_watched_views[approve_modal-keys0].svg' docs/pictures/approve.svg
+	cp '$(SHOTS)/test_watched_views[migrate_modal-keys1].svg' docs/pictures/migrate.svg
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

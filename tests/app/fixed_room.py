@@ -4,7 +4,14 @@ NVML stand-in, a session with subagents, a lock and an alert; the running job's 
 recorded peaks, and the app has seen twelve earlier readings of the host and the running job
 (its history, as if it had run for a while). Times are set relative to when the room is built,
 coarse enough (minutes, days) that the picture is the same a moment later. Launching from it
-starts in LAUNCH_CWD, whatever folder the checkout is in."""
+starts in LAUNCH_CWD, whatever folder the checkout is in.
+
+Watched (`fixed_app(home, watched=True)`), the room also has what the watchdog's keys and the
+migrate pane act on: two open findings in its state file (the running job holds more resident
+memory than the line; the queued job would fit on the peer), a pending kill request for the
+first, whose approve modal lists TREE (the processes it would stop, fixed, not this machine's),
+and the peer PEER: a [[hosts]] entry with a fresh cached reading and no toolchain commands, so its
+card and the migrate pane show its figures and nothing ever connects to it."""
 
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ from pathlib import Path
 
 from nvml_standin import GIB, ScriptedCard, ScriptedNvml
 from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import load_config
 from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.claude.subagents import SubagentInfo
@@ -23,10 +31,12 @@ from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import LedgerJob, MemoryBook
 from swarmdeck.probes.locks import STALE, LockHolder, LockState
 from swarmdeck.probes.nvml import Nvml
-from swarmdeck.probes.records import Alert
+from swarmdeck.probes.peer_cache import PeerReading, reading_of, write_reading
+from swarmdeck.probes.records import Alert, KillRequest, open_findings, pending_kill_requests
 from swarmdeck.probes.usage import Usage
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
+from swarmdeck.watchdog.kills import TreeMember
 
 MIB = 1 << 20
 HOST = "gpu-box-1"
@@ -35,6 +45,26 @@ LAUNCH_CWD = Path("/")
 WORKLOAD = "fixed-room-pytest-workload"
 """The running job's fingerprint; its recorded peaks are written to the room's state file."""
 SESSION = "abcd7777-0000-4000-8000-000000000015"
+PEER = "gpu-box-2"
+USER = "dev"
+"""Who asked for the kill and whom the process runs as: not whoever runs the tests."""
+TREE = [
+    TreeMember(4343, "pytest", "pytest -n 8 tests"),
+    TreeMember(4351, "python3", "python3 -c from xdist.remote import main; main() gw0"),
+    TreeMember(4352, "python3", "python3 -c from xdist.remote import main; main() gw1"),
+    TreeMember(4360, "ld", "ld -o build/libfast.so build/fast.o"),
+]
+"""The running job's processes, as the approve modal lists them."""
+CONFIG = """\
+[ui]
+refresh_interval = 3600
+"""
+PEER_CONFIG = f"""
+[[hosts]]
+name = "{PEER}"
+address = "127.0.0.1"
+toolchains = []
+"""
 FIGURES = {
     "name": HOST, "local": True, "taken_at": 0.0, "cores": 64, "busy_fraction": 0.6,
     "busy_cores": 38.4, "load1": 41.5, "load5": 38.25, "load15": 30.0, "heavy_threads": 56,
@@ -165,8 +195,57 @@ def sessions(now: float) -> list[SessionInfo]:
     ]
 
 
-def fixed_snapshot() -> Snapshot:
+def peer_reading(now: float) -> PeerReading:
+    """The peer as it last answered, a few seconds ago: a smaller machine with room to spare."""
+    figures = {
+        **host_at(now - 5, 0.25, 40 * GIB, 0), "name": PEER, "local": False, "cores": 32,
+        "busy_cores": 8.0, "load1": 8.1, "load5": 7.95, "load15": 6.0, "heavy_threads": 28,
+        "threads_declared": 4, "threads_free": 24, "mem_total": 256 * GIB,
+        "mem_available": 200 * GIB, "mem_used": 56 * GIB, "reserve": 16 * GIB,
+        "slice_cap": 240 * GIB, "room": 192 * GIB,
+        "machine_room": 184 * GIB, "used_outside_slice": 16 * GIB, "gpu_count": 2,
+    }
+    return reading_of(PEER, figures, now - 5)
+
+
+def record_watchdog(store: StateStore, now: float) -> None:
+    """Two open findings and the kill request asked for the first, in the room's state file."""
+    with store.transaction() as conn:
+        for key, rule, subject, severity, message, advice, job_id, pid, since, count in (
+            ("resident_over_line:4343:1", "resident_over_line", "job #7: pid 4343 pytest",
+             "warning", "holds 11.5G resident (line 8G)",
+             "look whether it leaks; request a kill if it runs away", 7, 4343, 9 * 60, 9),
+            (f"queued_while_peer_fits:job6:{PEER}", "queued_while_peer_fits", "job #6 make docs",
+             "info", f"queued here for 8G while {PEER} has 192G free",
+             f"`swarmdeck peer run {PEER} -- make docs`", 6, None, 25 * 60, 25),
+        ):
+            conn.execute(
+                "INSERT INTO findings (key, rule, subject, severity, message, first_seen_at,"
+                " last_seen_at, count, host, session_id, job_id, pid, start_ticks, advice,"
+                " fired_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, rule, subject, severity, message, now - since - 60, now - 30, count, HOST,
+                 SESSION, job_id, pid, 1 if pid else None, advice, now - since),
+            )
+        conn.execute(
+            "INSERT INTO kill_requests (job_id, host, pid, start_ticks, user, command, reason,"
+            " finding_key, state, requested_at, requested_by)"
+            " VALUES (7, ?, 4343, 1, ?, 'pytest -n 8 tests', ?, 'resident_over_line:4343:1',"
+            " 'pending', ?, ?)",
+            (HOST, USER, "resident_over_line: holds 11.5G resident (line 8G)", now - 4 * 60, USER),
+        )
+
+
+def fixed_tree(store: StateStore, request: KillRequest) -> list[TreeMember]:
+    return list(TREE)
+
+
+def fixed_snapshot(store: StateStore, *, watched: bool = False) -> Snapshot:
     now = time.time()
+    peers = []
+    if watched:
+        record_watchdog(store, now)
+        peers.append(peer_reading(now))
+        write_reading(peers[0])
     host = HostSnapshot.from_json({**FIGURES, "taken_at": now})
     book = MemoryBook.from_host_fields(host, FIGURES)
     assert book is not None
@@ -182,14 +261,18 @@ def fixed_snapshot() -> Snapshot:
         locks=[LockState(Path("/state/locks/proj.lock"), STALE, holder, "holder 4242 is gone")],
         alerts=[Alert(1, "slice", "warning", "ledger", HOST, "slice 80 % booked", now - 3 * 86400,
                       now - 3 * 86400 - 100, 4, None)],
+        findings=open_findings(store),
+        kill_requests=pending_kill_requests(store),
+        peers=peers,
     )
 
 
-def fixed_app(home: Path) -> SwarmdeckApp:
-    """The app on the fixed room, refreshing once an hour so the picture holds still."""
-    (home / "config.toml").write_text("[ui]\nrefresh_interval = 3600\n")
-    room = fixed_snapshot()
+def fixed_app(home: Path, *, watched: bool = False) -> SwarmdeckApp:
+    """The app on the fixed room, refreshing once an hour so the picture holds still; watched,
+    with the findings, the kill request and the peer too."""
+    (home / "config.toml").write_text(CONFIG + (PEER_CONFIG if watched else ""))
     store = StateStore.open_default()
+    room = fixed_snapshot(store, watched=watched)
     record_peaks(store)
     app = SwarmdeckApp(
         load_config(), store,
@@ -199,3 +282,8 @@ def fixed_app(home: Path) -> SwarmdeckApp:
     for scene in history_scenes(room.taken_at):
         app.history.observe(scene)
     return app
+
+
+def fix_trees(app: SwarmdeckApp) -> None:
+    """Once the room is mounted: the approve modal lists TREE, not this machine's processes."""
+    app.query_one(WatchdogPanel).tree_lister = fixed_tree

@@ -1,7 +1,11 @@
 """Pictures of the control room on fixed probe data (tests/app/fixed_room.py): the main screen
 at 120×35 and 200×60, each modal and each detail view (a job's with its workload's peaks and its
 use over time, the host's with its memory book over time), compared with the accepted SVGs
-under tests/app/__snapshots__ (`make snapshots` accepts new ones and copies the README's)."""
+under tests/app/__snapshots__ (`make snapshots` accepts new ones and copies the README's).
+
+The approve modal, the migrate pane and the main screen once more at 200×60 are drawn on the
+watched room (its findings, a pending kill request and a peer). `k`, `a` and `d` open no modal
+(they act at once and say so in a notification), so they have no picture of their own."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from fixed_room import fixed_app
+from fixed_room import fix_trees, fixed_app
 from pilot_waits import probed
 from textual.worker import WorkerCancelled
 
@@ -19,6 +23,7 @@ async def drawn(pilot, keys: list[str] | None = None) -> None:
     """Until the fixed room's first snapshot reached the panels, then the keys and whatever
     they started in a thread (a job's peaks, the launch preview): the picture is of all that."""
     await probed(pilot)
+    fix_trees(pilot.app)
     if keys:
         await pilot.press(*keys)
     with suppress(WorkerCancelled):
@@ -47,3 +52,24 @@ def test_views(snap_compare, isolated_home: Path, name: str, keys: list[str]) ->
     assert snap_compare(
         fixed_app(isolated_home), terminal_size=(120, 35), run_before=partial(drawn, keys=keys)
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "keys"),
+    [
+        ("approve_modal", ["6", "y"]),
+        ("migrate_modal", ["2", "down", "m"]),
+    ],
+)
+def test_watched_views(snap_compare, isolated_home: Path, name: str, keys: list[str]) -> None:
+    assert snap_compare(
+        fixed_app(isolated_home, watched=True), terminal_size=(120, 35),
+        run_before=partial(drawn, keys=keys),
+    )
+
+
+def test_watched_main_screen(snap_compare, isolated_home: Path) -> None:
+    """At 200×60 the watched room shows every panel full: the peer's card, the findings and the
+    pending kill request beside the jobs, agents, GPUs, locks and alerts."""
+    assert snap_compare(fixed_app(isolated_home, watched=True), terminal_size=(200, 60),
+                        run_before=drawn)

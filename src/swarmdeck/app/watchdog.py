@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import getpass
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from textual import work
@@ -34,7 +35,9 @@ from swarmdeck.state import StateStore
 from swarmdeck.views.cells import in_order
 from swarmdeck.views.records import KILL_COLUMNS, LEVEL_STYLES, kill_cells
 from swarmdeck.watchdog.findings import acknowledge
-from swarmdeck.watchdog.kills import approve, deny, request_kill, stop_preview
+from swarmdeck.watchdog.kills import TreeMember, approve, deny, request_kill, stop_preview
+
+TreeLister = Callable[[StateStore, KillRequest], list[TreeMember]]
 
 FINDING_COLUMNS = (
     ("level", "level"),
@@ -80,6 +83,9 @@ class WatchdogPanel(SnapshotPanel):
         self.readonly = readonly
         self._drawn: tuple[Rows, Rows] | None = None
         """The findings and kill requests drawn last: the same again touches no widget."""
+        self.tree_lister: TreeLister = stop_preview
+        """What lists the processes a request's approval would stop, for the approve modal:
+        this host's process table as it is now (pictures on fixed data give a fixed tree)."""
 
     def compose(self) -> ComposeResult:
         yield Label("no findings", classes="empty")
@@ -157,7 +163,7 @@ class WatchdogPanel(SnapshotPanel):
             if approved:
                 self.run_approval(request.id)
 
-        self.app.push_screen(ApproveScreen(request, stop_preview(self.store, request)), decided)
+        self.app.push_screen(ApproveScreen(request, self.tree_lister(self.store, request)), decided)
 
     @work(thread=True, exclusive=True, group="approve")
     def run_approval(self, request_id: int) -> None:
