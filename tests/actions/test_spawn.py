@@ -123,3 +123,17 @@ def test_the_job_starts_with_the_runner_s_signal_mask(tmp_path: Path) -> None:
     assert child.wait() == 0
     assert int((tmp_path / "blocked").read_text().split()[1], 16) == 0
     assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()
+
+
+def test_a_fork_that_fails_leaves_no_descriptor_and_no_blocked_signal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_room() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    before = sorted(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, "fork", no_room)
+    with pytest.raises(BlockingIOError):
+        spawn(["true"], str(tmp_path), os.environ, nothing)
+    assert sorted(os.listdir("/proc/self/fd")) == before
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()

@@ -53,7 +53,8 @@ def spawn(
     """Start `argv` in `cwd` with `env`, after `setup` ran in the child.
 
     Raises what exec or chdir raised (FileNotFoundError, PermissionError, …, naming the
-    program or the folder), or SetupFailed; the child is then already reaped.
+    program or the folder), or SetupFailed; the child is then already reaped. A fork that
+    fails raises its OSError and leaves no descriptor open.
     """
     report_read, report_write = os.pipe()
     # Held until the child has put the stop signals back at their default: a TERM meant for
@@ -64,9 +65,12 @@ def spawn(
         pid = os.fork()
         if pid == 0:
             _child(argv, cwd, env, setup, report_write, mask)
+    except OSError:
+        os.close(report_read)
+        raise
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    os.close(report_write)
+        os.close(report_write)
     try:
         report = b""
         while chunk := os.read(report_read, 4096):
