@@ -419,6 +419,21 @@ def test_a_run_from_a_removed_folder_is_refused_in_one_line(
     assert not (isolated_home / "state" / "state.db").exists() or rows(isolated_home) == []
 
 
+def test_a_stop_signal_ignored_when_the_runner_starts_stays_ignored_for_the_job(
+    slice_config: Path, isolated_home
+) -> None:
+    # `nohup swarmdeck run …`: the person asked for hangups to be ignored, as a shell leaves a
+    # signal ignored on entry ignored; catching HUP would stop the job when the terminal goes.
+    result = swarmdeck_run(
+        "--", "sh", "-c", "grep SigIgn /proc/$$/status",
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    assert result.returncode == 0, result.stderr
+    ignored = int(result.stdout.split()[1], 16)
+    assert ignored & (1 << (signal.SIGHUP - 1))
+    assert not ignored & (1 << (signal.SIGTERM - 1))
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
