@@ -7,14 +7,17 @@ import marshal
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from swarmdeck import config_cache
 from swarmdeck.config import load_config
-from swarmdeck.config_cache import CACHE_NAME, cached_config
+from swarmdeck.config_cache import CACHE_NAME, SETTLE_NS, cached_config
 from swarmdeck.errors import ConfigError
 from swarmdeck.sizes import SizeSpec
+from waiting import wait_for
 
 G = 1024**3
 CONFIG = """\
@@ -34,10 +37,20 @@ reserve = "10%"
 
 
 @pytest.fixture
-def config_file(isolated_home: Path) -> Path:
+def config_file(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The config; in this process a cache is believed as soon as it is newer than the file
+    (a subprocess waits for the file to settle, see `settled`)."""
+    monkeypatch.setattr(config_cache, "SETTLE_NS", 0)
     path = Path(os.environ["SWARMDECK_CONFIG"])
     path.write_text(CONFIG)
     return path
+
+
+def settled(path: Path) -> None:
+    """Wait until `path` changed longer ago than a cache must be newer than it."""
+    status = path.stat()
+    changed = max(status.st_mtime_ns, status.st_ctime_ns)
+    wait_for(lambda: time.time_ns() > changed + SETTLE_NS, timeout=SETTLE_NS / 1e9 + 30)
 
 
 def cache_file() -> Path:
@@ -72,6 +85,7 @@ def test_cache_is_private_to_its_owner(config_file: Path) -> None:
 
 
 def test_warm_start_does_not_import_tomllib(config_file: Path) -> None:
+    settled(config_file)
     probe = (
         "import sys; from swarmdeck.config_cache import cached_config; c = cached_config(); "
         "print(c.memory.reserve, 'tomllib' in sys.modules, 'typing' in sys.modules)"
@@ -150,3 +164,23 @@ def test_damaged_cache_is_read_around(config_file: Path) -> None:
 def test_missing_config_gives_the_defaults_without_a_cache(isolated_home: Path) -> None:
     assert cached_config() == load_config(Path(os.environ["SWARMDECK_CONFIG"]))
     assert not cache_file().exists()
+
+
+def test_a_config_rewritten_in_the_clock_tick_the_cache_was_written_is_parsed_again(
+    config_file: Path,
+) -> None:
+    # A file system's clock moves in ticks (a jiffy, or a whole second on some): a cache and
+    # an in-place rewrite of the same size within one tick leave the key as it was. The cache
+    # written then is what the old text said; only its own time tells it may be stale.
+    from swarmdeck import config as schema
+    from swarmdeck import paths, sizes
+    from swarmdeck.config_cache import _key
+
+    cached_config()
+    config_file.write_text(CONFIG.replace('"3G"', '"4G"'))
+    changed = config_file.stat()
+    stored = marshal.loads(cache_file().read_bytes())
+    stored["key"] = _key(paths.config_path_text(), (schema.__file__, sizes.__file__))
+    cache_file().write_bytes(marshal.dumps(stored))
+    os.utime(cache_file(), ns=(changed.st_atime_ns, changed.st_mtime_ns))
+    assert cached_config().memory.reserve == SizeSpec.of_bytes(4 * G)

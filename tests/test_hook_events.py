@@ -246,3 +246,90 @@ def test_a_fold_waits_for_a_writer_only_so_long_and_then_leaves_the_spool(
     finally:
         holder.communicate("", timeout=30)
     assert _commands(store) == ["ls held"]
+
+
+QUEUED_WRITER = """
+import sys
+from swarmdeck.hook_events import append
+print(append(sys.stdin.buffer.read(), float(sys.argv[1])), flush=True)
+"""
+
+
+def _waiting_for_the_lock(spool: Path) -> int:
+    ino = os.stat(spool).st_ino
+    with open("/proc/locks") as locks:
+        return sum(1 for line in locks if "->" in line and f":{ino} " in line)
+
+
+def test_writers_that_queued_at_a_nearly_full_spool_leave_it_foldable(
+    store: StateStore,
+) -> None:
+    # Writers that looked at the size before a holder let go must look again once they hold
+    # the lock: otherwise each appends past MAX_SPOOL, and a spool beyond what a fold reads
+    # is never folded (its calls never reach hook_events).
+    from waiting import wait_for
+
+    spool = _spool(store)
+    fd = os.open(spool, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.ftruncate(fd, MAX_SPOOL - 1)
+    os.close(fd)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(spool)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    writers: list[subprocess.Popen[bytes]] = []
+    try:
+        assert holder.stdout.readline() == "held\n"
+        for at in range(3):
+            writer = subprocess.Popen([sys.executable, "-c", QUEUED_WRITER, str(20.0 + at)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            writer.stdin.write(_raw(f"{at} " + "y" * (MAX_SPOOLED_INPUT - 4096)))
+            writer.stdin.close()
+            writers.append(writer)
+        wait_for(lambda: _waiting_for_the_lock(spool) == 3,
+                 seen=lambda: _waiting_for_the_lock(spool))
+    finally:
+        holder.communicate("", timeout=30)
+    said = [writer.stdout.read().decode().strip() for writer in writers]
+    assert [writer.wait(timeout=60) for writer in writers] == [0, 0, 0]
+    assert said.count("True") == 1, said
+    assert len(_commands(store)) == 1
+    assert not hook_events.has_spooled(str(store.path))
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-32"])
+def test_an_input_json_reads_in_another_encoding_is_recorded_once(
+    store: StateStore, encoding: str
+) -> None:
+    # json reads a marked or wide input, but a spool line is UTF-8: such a call would be
+    # spooled, then skipped by the fold as a damaged line, and lost.
+    raw = json.dumps(bash_payload("ls marked")).encode(encoding)
+    _hook_raw("pre-tool-use", raw)
+    assert _commands(store) == ["ls marked"]
+
+
+def _hook_raw(event: str, raw: bytes) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    entry.run([event], io.BytesIO(raw), out, err)
+    assert out.getvalue() == "" and err.getvalue() == ""
+
+
+CUT_WRITER = """
+import os, resource, sys
+from swarmdeck.hook_events import append, record_line
+raw = sys.stdin.buffer.read()
+# The file may grow by all of the record but its last newline: the write stops one byte short.
+limit = os.stat(sys.argv[1]).st_size + len(record_line(raw, 30.0)) - 1
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+print(append(raw, 30.0), flush=True)
+"""
+
+
+def test_a_write_cut_short_one_byte_before_its_end_is_recorded_once(store: StateStore) -> None:
+    # All of the record but its newline is a whole JSON line: left in the spool, the fold
+    # would insert it beside the row the call then writes itself.
+    assert append(_raw("ls before"), 20.0)
+    raw = _raw("ls cut")
+    done = subprocess.run([sys.executable, "-c", CUT_WRITER, str(_spool(store))], input=raw,
+                          capture_output=True, timeout=60)
+    assert done.stdout.strip() == b"False", done.stderr
+    record_event(HookInput("PreToolUse", json.loads(raw)), now=30.0)
+    assert _commands(store) == ["ls before", "ls cut"]

@@ -112,3 +112,19 @@ def test_a_required_field_after_a_default_is_refused() -> None:
         class Wrong:
             first: int = 0
             second: int  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("default", [[], {}, set()], ids=["list", "dict", "set"])
+def test_a_mutable_default_is_refused_as_a_dataclass_refuses_it(default: object) -> None:
+    # Shared by every record made without the field: one record's change would show in all.
+    with pytest.raises(ValueError, match=r"mutable default .* use default_factory"):
+
+        @records.dataclass
+        class Shared:
+            items: object = default
+
+    with pytest.raises(ValueError, match=r"mutable default .* use default_factory"):
+
+        @records.dataclass(frozen=True)
+        class SharedByField:
+            items: object = records.field(default=default)

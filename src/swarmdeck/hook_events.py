@@ -11,8 +11,9 @@ time of the call, in the order the calls came.
 
 Each record is one line, `{"received_at": SECONDS, "input": THE INPUT}`, with a newline before
 and after it: the input is JSON that json read whole, so its raw newlines are whitespace and
-become spaces; a record cut short by a failed write stays a line of its own that the fold skips
-(the call then recorded itself through the database).
+become spaces; a record cut short by a failed write is cut off the spool again by its writer
+(the call then records itself through the database), and any part of one still left there is
+a line of its own that the fold skips.
 
 A writer holds an exclusive `lockf` lock on the spool while it checks that the path still names
 the file it opened and appends; a fold, inside its database write transaction, takes the same
@@ -169,12 +170,12 @@ def record_line(raw: bytes, received_at: float) -> bytes:
 def append(raw: bytes, received_at: float) -> bool:
     """Append a light PreToolUse call; False when it must be recorded through the database.
 
-    That is when the store is not one a plain insert would write to (not set up yet, not
-    swarmdeck's, not a database: the database path sets it up or says what is wrong), the
-    state folder is not private, the spool is not this user's regular file or is full, or the
-    write fails.
+    That is when the input is not a plain UTF-8 object, the store is not one a plain insert
+    would write to (not set up yet, not swarmdeck's, not a database: the database path sets it
+    up or says what is wrong), the state folder is not private, the spool is not this user's
+    regular file or is full, or the write fails.
     """
-    if len(raw) > MAX_SPOOLED_INPUT:
+    if len(raw) > MAX_SPOOLED_INPUT or not _plain_object(raw):
         return False
     db = paths.state_db_path_text()
     if not store_is_set_up(db) or paths.state_dir_refusal(os.path.dirname(db)) is not None:
@@ -186,6 +187,14 @@ def append(raw: bytes, received_at: float) -> bool:
         if written is not None:
             return written
     return False
+
+
+def _plain_object(raw: bytes) -> bool:
+    """Whether `raw` is an object in UTF-8 without a mark, as a spool line is read: json also
+    reads a marked or a UTF-16 or UTF-32 input, which in a line of UTF-8 would be no JSON at
+    all, and the fold would skip the call as a damaged line. Such an input has a mark before
+    its brace or a zero byte, which no UTF-8 JSON text holds."""
+    return raw.lstrip(b" \t\n\r")[:1] == b"{" and b"\x00" not in raw
 
 
 def store_is_set_up(db: str) -> bool:
@@ -228,7 +237,20 @@ def _append_once(spool: str, record: bytes) -> bool | None:
             return None
         if (now.st_dev, now.st_ino) != (own.st_dev, own.st_ino):
             return None
-        return os.write(fd, record) == len(record)
+        if now.st_size >= MAX_SPOOL:
+            # Others appended while this writer waited for the lock: the size seen before it
+            # no longer bounds the spool, and a fold reads no more than MAX_SPOOL and a record.
+            return False
+        try:
+            if os.write(fd, record) == len(record):
+                return True
+        except OSError:
+            pass
+        # Cut short (a full disk, a size limit): what got out is taken back while the lock is
+        # held, for all but the newline of a record is a whole line the fold would insert
+        # beside the row the call now writes itself.
+        os.ftruncate(fd, now.st_size)
+        return False
     except OSError:
         return False
     finally:

@@ -8,7 +8,8 @@ millisecond per class on a slow machine, some 40 classes on the run path, plus 9
 module's `dataclass` gets the same methods, written once here and shared by every class, so
 making one costs a few microseconds and importing this module pulls nothing.
 
-What it supports is what this project uses: `frozen`, `eq`, defaults, `field(default=…,
+What it supports is what this project uses: `frozen`, `eq`, defaults (an unhashable one, a
+list or dict every record would share, refused as dataclasses refuses it), `field(default=…,
 default_factory=…, metadata=…)`, `__post_init__`, and `fields`, `asdict`, `replace` and
 `is_dataclass` over such classes. A class keeps the standard library's ways in too: the first
 time anything reads its `__dataclass_fields__` (what `dataclasses.fields`, `asdict`, `replace`
@@ -99,6 +100,12 @@ def _make_record(cls: type, frozen: bool, eq: bool) -> None:
         value = own.get(name, MISSING)
         item = value if isinstance(value, Field) else Field(value, MISSING, None)
         item.name, item.type = name, kind
+        if type(item.default).__hash__ is None:
+            # As dataclasses refuses it: one object would be every record's default.
+            raise ValueError(
+                f"mutable default {type(item.default)} for field {name} is not allowed:"
+                " use default_factory"
+            )
         if isinstance(value, Field):
             if value.default is MISSING:
                 delattr(cls, name)

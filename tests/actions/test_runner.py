@@ -390,6 +390,50 @@ def test_a_missing_command_exits_127_and_is_recorded(slice_config: Path, isolate
     assert (row["state"], row["exit_code"]) == ("done", 127)
 
 
+def test_a_file_exec_refuses_exits_126_in_one_line_and_is_recorded(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    script = tmp_path / "no-interpreter-line"
+    script.write_text("echo hi\n")
+    script.chmod(0o755)
+    result = swarmdeck_run("--", str(script))
+    assert result.returncode == 126
+    assert result.stderr == f"swarmdeck: {script}: cannot execute: Exec format error\n"
+    (row,) = rows(isolated_home)
+    assert (row["state"], row["exit_code"]) == ("done", 126)
+
+
+def test_a_run_from_a_removed_folder_is_refused_in_one_line(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    folder = tmp_path / "removed"
+    folder.mkdir()
+    result = subprocess.run(
+        ["sh", "-c", 'cd "$1" && rmdir "$1" && exec "$2" run -- true', "sh", folder, SWARMDECK],
+        capture_output=True, text=True, timeout=DEADLINE,
+    )
+    assert result.returncode == 251
+    assert result.stderr == (
+        "swarmdeck: the current folder no longer exists: change to one that does and run again\n"
+    )
+    assert not (isolated_home / "state" / "state.db").exists() or rows(isolated_home) == []
+
+
+def test_a_stop_signal_ignored_when_the_runner_starts_stays_ignored_for_the_job(
+    slice_config: Path, isolated_home
+) -> None:
+    # `nohup swarmdeck run …`: the person asked for hangups to be ignored, as a shell leaves a
+    # signal ignored on entry ignored; catching HUP would stop the job when the terminal goes.
+    result = swarmdeck_run(
+        "--", "sh", "-c", "grep SigIgn /proc/$$/status",
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    assert result.returncode == 0, result.stderr
+    ignored = int(result.stdout.split()[1], 16)
+    assert ignored & (1 << (signal.SIGHUP - 1))
+    assert not ignored & (1 << (signal.SIGTERM - 1))
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

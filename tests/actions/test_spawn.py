@@ -5,6 +5,7 @@ signal actions)."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -94,3 +95,45 @@ def test_the_job_starts_with_the_signals_python_ignores_back_at_their_default(
     mask = int((tmp_path / "ignored").read_text().split()[1], 16)
     for signum in (13, 25):  # SIGPIPE, SIGXFSZ
         assert not mask & (1 << (signum - 1))
+
+
+def test_a_stop_signal_during_the_set_up_ends_the_child_before_the_command(
+    tmp_path: Path,
+) -> None:
+    # The runner catches TERM, INT and HUP; its handler must not swallow one meant for the job
+    # while the child is still between fork and exec.
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, _frame: caught.append(signum))
+    marker = tmp_path / "ran"
+    try:
+        child = spawn(
+            ["touch", str(marker)], str(tmp_path), os.environ,
+            lambda: os.kill(os.getpid(), signal.SIGTERM),
+        )
+        assert child.wait() == -signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert not marker.exists()
+    assert caught == []
+
+
+def test_the_job_starts_with_the_runner_s_signal_mask(tmp_path: Path) -> None:
+    child = spawn(["sh", "-c", "grep SigBlk /proc/$$/status > blocked"], str(tmp_path),
+                  os.environ, nothing)
+    assert child.wait() == 0
+    assert int((tmp_path / "blocked").read_text().split()[1], 16) == 0
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()
+
+
+def test_a_fork_that_fails_leaves_no_descriptor_and_no_blocked_signal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_room() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    before = sorted(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, "fork", no_room)
+    with pytest.raises(BlockingIOError):
+        spawn(["true"], str(tmp_path), os.environ, nothing)
+    assert sorted(os.listdir("/proc/self/fd")) == before
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -76,6 +77,17 @@ def test_settings_are_cached_and_follow_config_changes(isolated_home: Path) -> N
     assert changed.heavy_patterns == ("^slowthing",)
     assert changed.literals == (("slowthing",),)
     assert changed.max_running_subagents == 4
+
+
+def test_a_config_rewritten_with_its_size_and_mtime_is_read_again(isolated_home: Path) -> None:
+    config = isolated_home / "config.toml"
+    config.write_text("[hooks]\nheavy_patterns = ['^slowthing']\n")
+    assert hook_settings().heavy_patterns == ("^slowthing",)
+    before = config.stat()
+    # `cp -p` onto it, or an edit in the same clock tick: only the change time tells.
+    config.write_text("[hooks]\nheavy_patterns = ['^fastthing']\n")
+    os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert hook_settings().heavy_patterns == ("^fastthing",)
 
 
 def test_damaged_cache_is_recomputed() -> None:

@@ -50,6 +50,10 @@ class StopSignals:
 
     def install(self) -> None:
         for sig in STOP_SIGNALS:
+            if signal.getsignal(sig) is signal.SIG_IGN:
+                # Ignored on entry (nohup, a background job of a script) stays ignored, as a
+                # shell leaves it, for the runner and for the job it starts.
+                continue
             self._previous[sig] = signal.signal(sig, self._handle)
         self._previous_wakeup = signal.set_wakeup_fd(self._write_fd)
 

@@ -289,6 +289,17 @@ def _never_ran(run: RunContext, job_id: int, message: str, code: int) -> int:
     return code
 
 
+def _not_started(request: RunRequest, error: OSError) -> tuple[str, int]:
+    """Why exec or the change into the job's folder failed, and the exit code a shell gives."""
+    if error.filename == str(request.cwd):
+        return f"cannot start in {request.cwd}: {error.strerror}; nothing was run", CANNOT_EXECUTE
+    if isinstance(error, FileNotFoundError):
+        return f"{request.argv[0]}: command not found", NOT_FOUND
+    if isinstance(error, PermissionError):
+        return f"{request.argv[0]}: permission denied", CANNOT_EXECUTE
+    return f"{request.argv[0]}: cannot execute: {error.strerror}", CANNOT_EXECUTE
+
+
 def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -> int:
     config, store, request, prepared = run.config, run.store, run.request, run.prepared
     booking = prepared.booking
@@ -301,10 +312,8 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -
             env={**os.environ, SERIAL_FILE_ENV: str(marker)},
             setup=ChildSetup(cage, booking.oom_score_adj),
         )
-    except FileNotFoundError:
-        return _never_ran(run, job_id, f"{request.argv[0]}: command not found", NOT_FOUND)
-    except PermissionError:
-        return _never_ran(run, job_id, f"{request.argv[0]}: permission denied", CANNOT_EXECUTE)
+    except OSError as error:
+        return _never_ran(run, job_id, *_not_started(request, error))
     except SetupFailed as error:
         return _never_ran(
             run, job_id,

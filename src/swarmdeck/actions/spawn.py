@@ -3,8 +3,10 @@
 `subprocess.Popen` does all this and more, but importing subprocess (and locale, which it
 pulls) costs every caged run some 2.5 ms, and the runner starts processes one way only: with
 its own standard streams, a folder, an environment and a set-up step between fork and exec
-(joining the cage). The child does what Popen's does for that case: it runs the set-up, puts
-back the default action of the signals Python ignores (SIGPIPE, SIGXFSZ), closes every
+(joining the cage). The child does what Popen's does for that case, and one thing more: the
+stop signals the runner catches (INT, TERM, HUP) act on the child as on the job from the
+fork on, so one sent into the cage while it is being joined is not lost. It runs the set-up,
+puts back the default action of the signals Python ignores (SIGPIPE, SIGXFSZ), closes every
 descriptor but the standard three, and execs; a failure on the way comes back through a pipe
 that the exec closes, so the parent knows before `spawn` returns.
 """
@@ -17,6 +19,9 @@ import signal
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals a runner catches to stop its job; in the child they act as they would in the job."""
 
 _FAILED_SETUP = 255
 """The child's exit status when its set-up or exec failed (it never ran the command)."""
@@ -48,13 +53,24 @@ def spawn(
     """Start `argv` in `cwd` with `env`, after `setup` ran in the child.
 
     Raises what exec or chdir raised (FileNotFoundError, PermissionError, …, naming the
-    program or the folder), or SetupFailed; the child is then already reaped.
+    program or the folder), or SetupFailed; the child is then already reaped. A fork that
+    fails raises its OSError and leaves no descriptor open.
     """
     report_read, report_write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        _child(argv, cwd, env, setup, report_write)
-    os.close(report_write)
+    # Held until the child has put the stop signals back at their default: a TERM meant for
+    # the job must not reach the parent's handler in the child, nor one that raises (INT's
+    # default) take the child back into the parent's code.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            _child(argv, cwd, env, setup, report_write, mask)
+    except OSError:
+        os.close(report_read)
+        raise
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        os.close(report_write)
     try:
         report = b""
         while chunk := os.read(report_read, 4096):
@@ -73,10 +89,15 @@ def spawn(
 
 def _child(
     argv: Sequence[str], cwd: str, env: Mapping[str, str], setup: Callable[[], None],
-    report: int,
+    report: int, mask: set[signal.Signals],
 ) -> None:
     """In the forked child: never returns."""
     try:
+        signal.set_wakeup_fd(-1)
+        for signum in _STOP_SIGNALS:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         step = b"chdir"
         try:
             os.chdir(cwd)

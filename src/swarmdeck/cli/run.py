@@ -17,6 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
+    from pathlib import Path
 
 _RUN_VALUES: dict[str, Callable[[str], object]] = {
     "--cap": str,
@@ -131,6 +132,7 @@ def _run(args: argparse.Namespace) -> int:
         command = command[1:]
     request = RunRequest(
         argv=command,
+        cwd=_working_folder(),
         cap=args.cap,
         label=args.label,
         threads=args.threads,
@@ -148,6 +150,20 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_on_slurm(config, store, request)
     return run_job(config, store, request)
+
+
+def _working_folder() -> Path:
+    """The folder the job starts in: this one, which must still exist."""
+    from pathlib import Path
+
+    from swarmdeck.errors import UsageError
+
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        raise UsageError(
+            "the current folder no longer exists: change to one that does and run again"
+        ) from None
 
 
 # ---- gpu-run ----------------------------------------------------------------------------------

@@ -100,7 +100,9 @@ def hook_settings() -> HookSettings:
     if cached is not None:
         return cached
     settings = settings_from_config(config_path)
-    _write_cache(cache, key, settings)
+    if cache_key(config_path) == key:
+        # Written only when the file did not change while it was read.
+        _write_cache(cache, key, settings)
     return settings
 
 
@@ -125,7 +127,9 @@ def _stat(path: str) -> list[int] | None:
         st = os.stat(path)
     except OSError:
         return None
-    return [st.st_mtime_ns, st.st_size, st.st_ino]
+    # The change time too: a rewrite that keeps size and mtime (`cp -p`, an edit within the
+    # clock's tick) still moves it, and no one can set it back.
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def _read_cache(cache: str, key: dict[str, Any]) -> HookSettings | None:
