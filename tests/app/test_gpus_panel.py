@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from pilot_waits import probed
+from pilot_waits import probed, until
 
 from nvml_standin import GIB, ScriptedCard, ScriptedNvml
 from swarmdeck.app.gpus import GpuCardView, GpusPanel
@@ -44,7 +44,14 @@ def app_with(nvml: Nvml, allowlist: list[str]) -> SwarmdeckApp:
 
 
 async def settle(pilot, app: SwarmdeckApp) -> None:
+    """Until the first reading reached the panel and every new card drew it (a card mounted
+    by that reading is given it after its first refresh)."""
     await probed(pilot)
+    await until(
+        pilot,
+        lambda: all(str(v.query_one(".gpu-facts").render()) for v in app.query(GpuCardView)),
+        "every card's facts",
+    )
 
 
 async def test_cards_show_memory_and_processes_marked_by_standing(on_card) -> None:
