@@ -118,18 +118,34 @@ def caged_jobs(home: Home, count: int) -> Iterator[list[subprocess.Popen[bytes]]
 
 
 @contextlib.contextmanager
-def sleepers(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """`count` sleeping processes outside any cage, until the block ends."""
-    started: list[subprocess.Popen[bytes]] = []
+def sleepers(count: int) -> Iterator[int]:
+    """`count` sleeping processes outside any cage, until the block ends; yields their number.
+
+    One shell of their own starts them, so the measuring process holds no object for any of
+    them: what a refresh costs then depends on the processes, not on this process's heap."""
+    parent = subprocess.Popen(
+        ["sh", "-c", f"i=0; while [ $i -lt {count} ]; do sleep 3600 & i=$((i+1)); done; wait"],
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
-        for _ in range(count):
-            started.append(subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL))
-        yield started
+        deadline = time.monotonic() + 120
+        while len(_children(parent.pid)) < count:
+            if time.monotonic() > deadline or parent.poll() is not None:
+                raise RuntimeError("the sleeping processes did not all start")
+            time.sleep(0.1)
+        yield count
     finally:
-        for proc in started:
-            proc.kill()
-        for proc in started:
-            proc.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
+
+
+def _children(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
 
 
 def load_average() -> str:
