@@ -8,6 +8,10 @@ class ExitCode(IntEnum):
 
     OK = 0
     REFUSED = 78
+    CANNOT_EXECUTE = 126
+    """The command was found but cannot be run, as a shell says it."""
+    NOT_FOUND = 127
+    """The command was not found, as a shell says it."""
     NEVER_FITS_ANY_HOST = 241
     LONG_JOB_SINGLE_HOST = 244
     GPU_OUT_OF_MEMORY = 245

@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 PR_SET_PDEATHSIG = 1
 SERIAL_FILE_ENV = "SWARMDECK_SERIAL_FILE"
 """Set for the job: the file to write "serial right now: REASON" into (probes/usage.py reads it)."""
-NOT_FOUND = 127
-CANNOT_EXECUTE = 126
 MAX_THREADS = 1 << 16
 """The most --threads a job may declare; the ledger stores it as an SQLite integer."""
 
@@ -292,12 +290,13 @@ def _never_ran(run: RunContext, job_id: int, message: str, code: int) -> int:
 def _not_started(request: RunRequest, error: OSError) -> tuple[str, int]:
     """Why exec or the change into the job's folder failed, and the exit code a shell gives."""
     if error.filename == str(request.cwd):
-        return f"cannot start in {request.cwd}: {error.strerror}; nothing was run", CANNOT_EXECUTE
+        why = f"cannot start in {request.cwd}: {error.strerror}; nothing was run"
+        return why, ExitCode.CANNOT_EXECUTE
     if isinstance(error, FileNotFoundError):
-        return f"{request.argv[0]}: command not found", NOT_FOUND
+        return f"{request.argv[0]}: command not found", ExitCode.NOT_FOUND
     if isinstance(error, PermissionError):
-        return f"{request.argv[0]}: permission denied", CANNOT_EXECUTE
-    return f"{request.argv[0]}: cannot execute: {error.strerror}", CANNOT_EXECUTE
+        return f"{request.argv[0]}: permission denied", ExitCode.CANNOT_EXECUTE
+    return f"{request.argv[0]}: cannot execute: {error.strerror}", ExitCode.CANNOT_EXECUTE
 
 
 def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -> int:
