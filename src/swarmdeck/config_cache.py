@@ -122,34 +122,18 @@ def _read(cache: str, key: tuple[Any, ...]) -> Config | None:
 def _write(cache: str, key: tuple[Any, ...], config: Config) -> None:
     """Replace the cache in one rename; a start that cannot write it is only slower next time."""
     from swarmdeck.errors import StateError
+    from swarmdeck.regular_files import replace_private
 
     try:
         encoded = marshal.dumps({"key": key, "config": _encode(config)})
     except (TypeError, ValueError):
         # A value the cache cannot hold (a new kind of key): every start loads the file.
         return
-    temporary = f"{cache}.{os.getpid()}.tmp"
     try:
         paths.private_dir(os.path.dirname(cache))
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(temporary, flags, paths.PRIVATE_FILE_MODE)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(encoded)
-            os.replace(temporary, cache)
-        except OSError:
-            _remove(temporary)
-            raise
+        replace_private(cache, encoded)
     except (OSError, StateError):
         # The state folder refuses it; the store opened next reports why, if it matters.
-        return
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        # Already gone: nothing more to clean.
         return
 
 

@@ -90,3 +90,32 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     if len(data) > limit:
         raise FileTooLarge(os.fspath(path), limit)
     return data
+
+
+def replace_private(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write `data` as the file `path` (0600) in one rename, so a reader sees the old file or
+    the new one, never a part; the temporary beside it is created fresh (never through a link
+    someone left there) and removed again when the write fails. Raises OSError."""
+    target = os.fspath(path)
+    folder, name = os.path.split(target)
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(temporary, flags, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(temporary, target)
+    except OSError:
+        _discard(temporary)
+        raise
+
+
+def _discard(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        return  # never made, or already gone

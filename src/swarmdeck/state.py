@@ -9,7 +9,6 @@ database is reported as one line and left exactly as it was: never repaired, nev
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 import stat
@@ -26,6 +25,7 @@ from pathlib import Path
 from swarmdeck import paths
 from swarmdeck.errors import StateError
 from swarmdeck.records import dataclass
+from swarmdeck.regular_files import replace_private
 
 APPLICATION_ID = int.from_bytes(b"SWDK", "big")
 """Written to the SQLite header (`PRAGMA application_id`) so the file says whose it is."""
@@ -441,17 +441,11 @@ def _verified_as_is(path: Path, status: os.stat_result) -> bool:
 
 def _remember_verified(path: Path, status: os.stat_result) -> None:
     """Record the file as it was before a quick_check that it passed."""
-    stamp = path.parent / (path.name + VERIFIED_SUFFIX)
-    spare = stamp.with_name(f"{stamp.name}.{os.getpid()}")
     try:
-        fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(_file_key(status))
-        os.replace(spare, stamp)
+        replace_private(path.parent / (path.name + VERIFIED_SUFFIX), _file_key(status).encode())
     except OSError:
         # Without the stamp the next start verifies again: slower, never less safe.
-        with contextlib.suppress(OSError):
-            spare.unlink()
+        return
 
 
 def _quick_check(conn: sqlite3.Connection) -> list[str]:

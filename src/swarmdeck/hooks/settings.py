@@ -149,25 +149,11 @@ def _write_cache(cache: str, key: dict[str, Any], settings: HookSettings) -> Non
     """Write atomically; a hook that cannot write its cache still answers, only slower next time."""
     import json
 
+    from swarmdeck.regular_files import replace_private
+
     try:
         os.makedirs(os.path.dirname(cache), exist_ok=True)
-        temporary = f"{cache}.{os.getpid()}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:
-            with os.fdopen(os.open(temporary, flags, 0o600), "w") as handle:
-                handle.write(json.dumps({"key": key, "settings": settings.to_json()}))
-            os.replace(temporary, cache)
-        except OSError:
-            _remove(temporary)
-            raise
+        replace_private(cache, json.dumps({"key": key, "settings": settings.to_json()}).encode())
     except OSError:
         # The cache only saves time; the settings in hand are correct either way.
-        return
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        # Already gone, or in a folder that refuses it: nothing more can be done here.
         return

@@ -14,6 +14,7 @@ from swarmdeck.durations import age_text
 from swarmdeck.paths import state_dir_text
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.records import dataclass, field
+from swarmdeck.regular_files import replace_private
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
@@ -121,10 +122,7 @@ def write_reading(reading: PeerReading) -> None:
     """Replace the host's file in one rename, so a reader sees the old reading or the new."""
     path = cache_path(reading.name)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as out:
-        json.dump(reading.cache_json(), out)
-    os.replace(temporary, path)
+    replace_private(path, json.dumps(reading.cache_json()).encode())
 
 
 def read_cached(name: str) -> PeerReading | None:

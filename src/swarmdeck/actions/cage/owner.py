@@ -22,6 +22,7 @@ from swarmdeck import paths
 from swarmdeck.actions.cage.base import CageError
 from swarmdeck.probes.slice_owner import SliceOwner, read_owner, record_path
 from swarmdeck.records import asdict
+from swarmdeck.regular_files import replace_private
 
 RECORD_WAIT = 5.0
 """Seconds to wait for another runner's update of the record (one write takes milliseconds)."""
@@ -82,15 +83,9 @@ def _record_lock(record: Path):
 
 
 def _write(record: Path, owner: SliceOwner) -> None:
-    temporary = record.with_name(f".{record.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(json.dumps(asdict(owner)))
-        os.replace(temporary, record)
+        replace_private(record, json.dumps(asdict(owner)).encode())
     except OSError as error:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         raise CageError(
             f"cannot record the owner of the slice in {record}: {error.strerror}"
         ) from None
