@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widget import Widget
+from textual.widgets import Label
 
 
 @dataclass(frozen=True)
@@ -140,3 +142,24 @@ class ScaledSparkline(Picture):
 
     def picture(self) -> Text:
         return Text(scaled_bars(self.data, self.top, self.size.width), style=self.bar_style)
+
+
+def bar_line(
+    label: str | Text,
+    drawn: Widget,
+    figures: str = "",
+    *,
+    label_id: str | None = None,
+    figures_id: str | None = None,
+    part: bool = False,
+) -> Horizontal:
+    """One line of a card or a detail view: its label, a bar or sparkline, the figures beside
+    it; `part` for the narrower labels of a memory part's line."""
+    kind = "part" if part else "bar"
+    return Horizontal(
+        Label(label, id=label_id, classes=f"{kind}-label"),
+        drawn,
+        Label(figures, id=figures_id, classes=f"{kind}-figures"),
+        classes="bar-line",
+    )
+

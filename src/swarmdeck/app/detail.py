@@ -21,11 +21,11 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Label, Static
 
-from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar
+from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar, bar_line
 from swarmdeck.app.history import JobPoint, RoomHistory
 from swarmdeck.app.quiet import show_text
 from swarmdeck.durations import NONE, runtime_text
@@ -228,22 +228,13 @@ class JobDetail(DetailScreen):
         with Vertical(classes="detail panel") as box:
             box.border_title = f"Job {self.job_id}"
             yield Static("", id="job-facts")
-            with Horizontal(classes="bar-line"):
-                yield Label("memory", classes="bar-label")
-                yield StackedBar(id="job-memory")
-                yield Label(" █ now ▓ peak ▒ booked, of its cap", classes="bar-figures")
-            with Horizontal(classes="bar-line"):
-                yield Label("peaks", classes="bar-label")
-                yield ScaledSparkline(id="job-peaks")
-                yield Label("", id="job-peaks-figures", classes="bar-figures")
-            with Horizontal(classes="bar-line"):
-                yield Label("cores", classes="bar-label")
-                yield ScaledSparkline(id="job-cores")
-                yield Label("", id="job-cores-figures", classes="bar-figures")
-            with Horizontal(classes="bar-line"):
-                yield Label("threads", classes="bar-label")
-                yield ScaledSparkline(id="job-threads")
-                yield Label("", id="job-threads-figures", classes="bar-figures")
+            yield bar_line(
+                "memory", StackedBar(id="job-memory"), " █ now ▓ peak ▒ booked, of its cap"
+            )
+            for name in ("peaks", "cores", "threads"):
+                yield bar_line(
+                    name, ScaledSparkline(id=f"job-{name}"), figures_id=f"job-{name}-figures"
+                )
             yield Label("\n[b]last lines of its output[/b]")
             with VerticalScroll(id="job-output-box"):
                 yield Static("", id="job-output")

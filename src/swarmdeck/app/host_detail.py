@@ -14,10 +14,10 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.widgets import Footer, Label, Static
 
-from swarmdeck.app.bar import ScaledSparkline, StackedBar
+from swarmdeck.app.bar import ScaledSparkline, StackedBar, bar_line
 from swarmdeck.app.detail import DetailScreen
 from swarmdeck.app.gpus import GpuCardView
 from swarmdeck.app.history import HostPoint, RoomHistory
@@ -109,26 +109,22 @@ class HostDetail(DetailScreen):
         with Vertical(classes="detail panel") as box:
             box.border_title = f"Host {self.host_name}"
             yield Static("", id="host-line", classes="host-name")
-            with Horizontal(classes="bar-line"):
-                yield Label("cores", classes="bar-label")
-                yield StackedBar(id="host-cores")
-                yield Label("", id="host-cores-figures", classes="bar-figures")
-            with Horizontal(classes="bar-line"):
-                yield Label("memory", classes="bar-label")
-                yield StackedBar(id="host-memory")
-                yield Label("", id="host-memory-figures", classes="bar-figures")
+            yield bar_line("cores", StackedBar(id="host-cores"), figures_id="host-cores-figures")
+            yield bar_line(
+                "memory", StackedBar(id="host-memory"), figures_id="host-memory-figures"
+            )
             yield Static("", id="host-legend", classes="memory-legend")
             yield Label("", id="host-span")
-            with Horizontal(classes="bar-line"):
-                yield Label("busy cores", classes="part-label")
-                yield ScaledSparkline(id="host-busy")
-                yield Label("", id="host-busy-figures", classes="part-figures")
+            yield bar_line(
+                "busy cores", ScaledSparkline(id="host-busy"), figures_id="host-busy-figures",
+                part=True,
+            )
             for index, (style, glyph) in enumerate(MEMORY_LOOKS):
-                with Horizontal(classes="bar-line"):
-                    yield Label(Text(glyph, style=style), id=f"host-part-name-{index}",
-                                classes="part-label")
-                    yield ScaledSparkline(id=f"host-part-{index}")
-                    yield Label("", id=f"host-part-figures-{index}", classes="part-figures")
+                yield bar_line(
+                    Text(glyph, style=style), ScaledSparkline(id=f"host-part-{index}"),
+                    label_id=f"host-part-name-{index}", figures_id=f"host-part-figures-{index}",
+                    part=True,
+                )
             yield Label("", id="host-gpus-title")
             yield Vertical(id="host-gpus")
         yield Footer()
