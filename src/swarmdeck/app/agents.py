@@ -95,7 +95,8 @@ class AgentsPanel(Vertical, can_focus=True):
         tree.sync(sessions, now)
         live = sum(1 for s in sessions if s.live)
         running = sum(s.health.running for s in sessions)
-        show_subtitle(self, f"{live} live, {running} subagents running" if sessions else "")
+        subagents = "subagent" if running == 1 else "subagents"
+        show_subtitle(self, f"{live} live, {running} {subagents} running" if sessions else "")
         self._draw_waiting(sessions, now)
         self._draw_sparkline(now)
 
