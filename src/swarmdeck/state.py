@@ -286,6 +286,25 @@ def _sql_statements(script: str) -> Iterator[str]:
         raise ValueError(f"incomplete SQL statement in migration: {pending.strip()[:60]!r}")
 
 
+def _doubling_pauses() -> Iterator[float]:
+    """BEGIN_PAUSE_MIN, twice that, … up to BEGIN_PAUSE_MAX: a freed lock is taken within ms."""
+    pause = BEGIN_PAUSE_MIN
+    while True:
+        yield pause
+        pause = min(pause * 2, BEGIN_PAUSE_MAX)
+
+
+def _jittered_pauses() -> Iterator[float]:
+    """20 ms, 40 ms, … up to 0.5 s, each shortened by up to half at random, so processes
+    opening one file at once do not retry in step."""
+    import random  # here, not at the top: only a contended open needs it
+
+    attempt = 0
+    while True:
+        attempt += 1
+        yield min(0.5, 0.01 * 2**attempt) * random.uniform(0.5, 1.0)
+
+
 def _error_code(error: sqlite3.Error) -> int:
     return (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF
 
@@ -713,21 +732,7 @@ class StateStore:
         """
         conn.execute("PRAGMA busy_timeout = 0")
         try:
-            deadline = time.monotonic() + self.lock_timeout
-            pause = BEGIN_PAUSE_MIN
-            while True:
-                try:
-                    conn.execute("BEGIN IMMEDIATE")
-                    return
-                except sqlite3.OperationalError as error:
-                    if _is_corruption(error):
-                        raise _corrupt(self.path, str(error)) from error
-                    if _error_code(error) not in _BUSY_CODES:
-                        raise
-                    if time.monotonic() >= deadline:
-                        raise self._locked_too_long() from error
-                time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
-                pause = min(pause * 2, BEGIN_PAUSE_MAX)
+            self._while_busy(lambda: conn.execute("BEGIN IMMEDIATE"), _doubling_pauses())
         finally:
             conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
 
@@ -738,11 +743,17 @@ class StateStore:
         where SQLite answers "locked" without waiting: switching a new file to WAL while
         another process does the same, or WAL recovery by another connection.
         """
+        return self._while_busy(lambda: conn.execute(sql), _jittered_pauses())
+
+    def _while_busy(
+        self, attempt: Callable[[], sqlite3.Cursor], pauses: Iterator[float]
+    ) -> sqlite3.Cursor:
+        """`attempt()` again after each of `pauses` while another process holds the lock, up
+        to `lock_timeout`; damage and any other error are raised at once."""
         deadline = time.monotonic() + self.lock_timeout
-        attempt = 0
         while True:
             try:
-                return conn.execute(sql)
+                return attempt()
             except sqlite3.OperationalError as error:
                 if _is_corruption(error):
                     raise _corrupt(self.path, str(error)) from error
@@ -750,11 +761,7 @@ class StateStore:
                     raise
                 if time.monotonic() >= deadline:
                     raise self._locked_too_long() from error
-            attempt += 1
-            import random  # here, not at the top: only a contended open needs it
-
-            pause = min(0.5, 0.01 * 2**attempt) * random.uniform(0.5, 1.0)
-            time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
+            time.sleep(max(0.0, min(next(pauses), deadline - time.monotonic())))
 
     @contextmanager
     def _savepoint(self, current: _ThreadConnection) -> Iterator[None]:
