@@ -401,6 +401,14 @@ class SshHost(Host):
     def follow(self, handle: Handle, out: Callable[[bytes], None]) -> Ended:
         redactor = Redactor(handle.extra.get("hostname", ""), f"<{self.name}>")
         received = 0
+
+        def passed_on(data: bytes) -> None:
+            # Counted as it is passed on: a stream that breaks after some output has passed
+            # that output on, and the next one must start after it.
+            nonlocal received
+            received += len(data)
+            out(redactor.feed(data))
+
         output = shlex.quote(f"{handle.run_dir}/{OUTPUT}")
         rc = shlex.quote(f"{handle.run_dir}/{EXIT_CODE}")
         # tail follows the file until the exit-code file appears or the shell is gone (a
@@ -413,13 +421,10 @@ class SshHost(Host):
         deadline: float | None = None
         while True:
             try:
-                received += self._call(self._stream(
-                    f"tail -c +{received + 1} -f -- {output} & t=$!; {until_ended}",
-                    lambda data: out(redactor.feed(data)),
+                self._call(self._stream(
+                    f"tail -c +{received + 1} -f -- {output} & t=$!; {until_ended}", passed_on
                 ))
-                received += self._call(self._stream(
-                    f"tail -c +{received + 1} -- {output}", lambda data: out(redactor.feed(data))
-                ))
+                self._call(self._stream(f"tail -c +{received + 1} -- {output}", passed_on))
                 ended = self._ended(handle)
             except HostError:
                 deadline = deadline or time.monotonic() + self.config.reconnect_for
@@ -437,20 +442,17 @@ class SshHost(Host):
                 self._settle(handle.job_id)
                 return ended
 
-    async def _stream(self, command: str, out: Callable[[bytes], None]) -> int:
-        """Run `command`, passing its stdout on as it comes; returns the bytes passed on."""
+    async def _stream(self, command: str, out: Callable[[bytes], None]) -> None:
+        """Run `command`, passing its stdout on as it comes."""
         try:
             conn = await self._connection()
             process = await conn.create_process(command, encoding=None)
-            passed = 0
             while True:
                 data = await process.stdout.read(CHUNK)
                 if not data:
                     break
-                passed += len(data)
                 out(data)
             await process.wait()
-            return passed
         except (asyncssh.Error, OSError) as error:
             self._conn = None
             raise HostError(f"peer {self.name}: {reason_of(error, self.config.timeout)}") from None
