@@ -257,6 +257,11 @@ MIGRATIONS: list[Migration] = [
         " events of the day without reading every tool call's row",
         "CREATE INDEX hook_events_by_event ON hook_events (event, received_at);",
     ),
+    Migration(
+        8,
+        "alerts: who acknowledged an alert (acknowledged_at says when)",
+        "ALTER TABLE alerts ADD COLUMN acknowledged_by TEXT;",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 

@@ -62,7 +62,8 @@ def raise_alert(store: StateStore, key: str, host: str, message: str) -> None:
             "INSERT INTO alerts (key, level, source, host, message, created_at, last_seen_at)"
             " VALUES (?, 'info', ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET"
             " count = count + 1, last_seen_at = excluded.last_seen_at,"
-            " message = excluded.message, resolved_at = NULL",
+            " message = excluded.message, resolved_at = NULL, acknowledged_at = NULL,"
+            " acknowledged_by = NULL",
             (key, ALERT_SOURCE, host, message, at, at),
         )
 

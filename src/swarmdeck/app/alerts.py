@@ -1,23 +1,61 @@
-"""The Alerts panel: what needs a person's eyes, newest first, until acknowledged."""
+"""The Alerts panel: what needs a person's eyes, newest first, until acknowledged (`a`) or
+until what it says is no longer true (the watchdog's pass resolves it)."""
 
 from __future__ import annotations
 
+import getpass
+import time
+from dataclasses import replace
+
+from textual.binding import Binding
+
+from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.panel import Rows, TablePanel
+from swarmdeck.probes.records import Alert, open_alerts
 from swarmdeck.snapshot import Snapshot
+from swarmdeck.state import StateStore
 from swarmdeck.views.cells import in_order
 from swarmdeck.views.records import ALERT_COLUMNS, alert_cells
+from swarmdeck.watchdog.alerts import acknowledge_alert
 
 
 class AlertsPanel(TablePanel):
-    """Open alerts, one row per alert key."""
+    """Open alerts, one row per alert key.
+
+    Its key changes the store, so it is given the store (and whether the app is read-only)
+    rather than reaching for the app's."""
 
     TITLE = "Alerts"
     COLUMNS = ALERT_COLUMNS
     EMPTY = "no open alerts in the state file"
+    BINDINGS = [
+        Binding("a", "acknowledge", "Acknowledge"),
+    ]
 
-    def __init__(self) -> None:
+    def __init__(self, store: StateStore, *, readonly: bool = False) -> None:
         super().__init__(id="alerts")
+        self.store = store
+        self.readonly = readonly
 
     def rows(self, snapshot: Snapshot, now: float) -> Rows:
         newest = sorted(snapshot.alerts, key=lambda alert: -alert.last_seen_at)
         return {str(alert.id): in_order(alert_cells(alert, now), ALERT_COLUMNS) for alert in newest}
+
+    def selected_alert(self) -> Alert | None:
+        table = self.query_one(KeyedTable)
+        if self.snapshot is None or not table.display or not table.row_count:
+            return None
+        chosen = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return next((a for a in self.snapshot.alerts if str(a.id) == chosen), None)
+
+    def action_acknowledge(self) -> None:
+        """The alert under the cursor has been read: it leaves the panel."""
+        alert = self.selected_alert()
+        if alert is None:
+            return
+        if self.readonly:
+            self.notify("read-only: nothing is changed", severity="warning")
+            return
+        acknowledge_alert(self.store, alert.id, getpass.getuser(), time.time())
+        if self.snapshot is not None:
+            self.snapshot = replace(self.snapshot, alerts=open_alerts(self.store))

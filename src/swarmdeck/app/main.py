@@ -195,7 +195,7 @@ class SwarmdeckApp(App[int]):
             yield GpusPanel().data_bind(bound)
             yield LocksPanel().data_bind(bound)
         yield WatchdogPanel(self.store, readonly=self.readonly).data_bind(bound)
-        yield AlertsPanel().data_bind(bound)
+        yield AlertsPanel(self.store, readonly=self.readonly).data_bind(bound)
         yield Footer()
 
     def on_mount(self) -> None:

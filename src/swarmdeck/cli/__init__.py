@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "kills": "kills",
     "approve": "kills",
     "deny": "kills",
+    "alerts": "alerts",
     "hook": "hooks",
     "hooks": "hooks",
     "demo": "demo",

@@ -25,6 +25,7 @@ class Alert:
     last_seen_at: float
     count: int
     acknowledged_at: float | None
+    acknowledged_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,11 @@ def _read(store: StateStore, kind: type[Row], table: str, where: str, order: str
 
 
 def open_alerts(store: StateStore) -> list[Alert]:
-    """Alerts not yet resolved, newest first."""
-    return _read(store, Alert, "alerts", "resolved_at IS NULL", "last_seen_at DESC")
+    """Alerts neither resolved nor acknowledged, newest first."""
+    return _read(
+        store, Alert, "alerts", "resolved_at IS NULL AND acknowledged_at IS NULL",
+        "last_seen_at DESC",
+    )
 
 
 def open_findings(store: StateStore) -> list[Finding]:

@@ -1,8 +1,21 @@
-"""Raising an alert: one row per key, a repeat raises its count (what the Alerts panel shows)."""
+"""Alerts: raising one (one row per key, a repeat raises its count), a person acknowledging
+one, and the watchdog's pass resolving those whose condition no longer holds. An alert open,
+not acknowledged and not resolved is what the Alerts panel shows."""
 
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
+
+from swarmdeck.probes.ledger import QUEUED
+
+if TYPE_CHECKING:
+    from swarmdeck.snapshot import Snapshot
+    from swarmdeck.state import StateStore
+
+PEER_FITS = "peer-fits:"
+"""The key prefix of a runner's "queues here for memory; PEER fits it now" alert, followed by
+the peer's name and the workload's fingerprint (actions/peer_hint.py)."""
 
 
 def raise_alert(
@@ -16,12 +29,45 @@ def raise_alert(
 ) -> None:
     """Inside a write transaction: open the alert `key`, or count it once more if it is open.
 
-    A resolved alert raised again opens again, in the same row, with its count kept."""
+    A resolved or acknowledged alert raised again opens again, in the same row, with its count
+    kept."""
     conn.execute(
         "INSERT INTO alerts (key, level, source, host, message, created_at, last_seen_at, count)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT (key) DO UPDATE SET"
         " level = excluded.level, message = excluded.message,"
         " last_seen_at = excluded.last_seen_at, count = alerts.count + 1, resolved_at = NULL,"
-        " acknowledged_at = NULL",
+        " acknowledged_at = NULL, acknowledged_by = NULL",
         (key, level, source, host, message, now, now),
     )
+
+
+def acknowledge_alert(store: StateStore, alert_id: int, by: str, now: float) -> bool:
+    """A person has read the open alert `alert_id`: it leaves the Alerts panel. False when no
+    such alert is open (acknowledged or resolved already, or never there)."""
+    with store.transaction() as conn:
+        cursor = conn.execute(
+            "UPDATE alerts SET acknowledged_at = ?, acknowledged_by = ? WHERE id = ?"
+            " AND acknowledged_at IS NULL AND resolved_at IS NULL",
+            (now, by, alert_id),
+        )
+    return cursor.rowcount == 1
+
+
+def resolve_untrue(conn: sqlite3.Connection, snapshot: Snapshot, now: float) -> int:
+    """Inside a write transaction: resolve each open peer-fits alert whose workload no longer
+    queues on this host (it was admitted, moved or given up); how many were resolved.
+
+    Alerts about a decision (a kill approved, the policy acting) stay until acknowledged."""
+    queued = {job.fingerprint for job in snapshot.jobs if job.state == QUEUED}
+    rows = conn.execute(
+        "SELECT id, key FROM alerts WHERE resolved_at IS NULL AND key LIKE ?", (f"{PEER_FITS}%",)
+    ).fetchall()
+    untrue = [(now, row["id"]) for row in rows if _workload(row["key"]) not in queued]
+    conn.executemany("UPDATE alerts SET resolved_at = ? WHERE id = ?", untrue)
+    return len(untrue)
+
+
+def _workload(key: str) -> str:
+    """The workload fingerprint a peer-fits key ends with (a host name holds no colon)."""
+    return key.rsplit(":", 1)[-1]
+

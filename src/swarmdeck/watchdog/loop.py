@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from swarmdeck.probes.records import Finding, open_alerts, open_findings, pending_kill_requests
-from swarmdeck.watchdog.alerts import raise_alert
+from swarmdeck.watchdog.alerts import raise_alert, resolve_untrue
 from swarmdeck.watchdog.escalation import escalates
 from swarmdeck.watchdog.findings import (
     CRITICAL,
@@ -64,6 +64,8 @@ class Watchdog:
         report = PassReport(outcome.writer, len(drafts), outcome)
         if outcome.writer:
             report.escalated = self._escalate(outcome.seen, now)
+            with self.store.transaction() as conn:
+                resolve_untrue(conn, snapshot, now)
         return report
 
     def observe(self, snapshot: Snapshot) -> Snapshot:

@@ -1,0 +1,68 @@
+"""Alerts leave the room once a person acknowledged them or once what they say stops being
+true: the watchdog pass resolves a "peer fits it now" alert when that job no longer queues."""
+
+from __future__ import annotations
+
+import getpass
+import time
+
+from scene_kit import write_watchdog_config
+
+from ledger_rows import add_job
+from swarmdeck.probes.records import open_alerts
+from swarmdeck.snapshot import take_snapshot
+from swarmdeck.watchdog.alerts import acknowledge_alert, raise_alert
+from swarmdeck.watchdog.loop import Watchdog
+
+WORKLOAD = "f00dfeed"
+
+
+def _raise(store, key: str) -> int:
+    with store.transaction() as conn:
+        raise_alert(conn, key, "info", "runner", "box2", f"{key} happened", time.time())
+    [alert] = [a for a in open_alerts(store) if a.key == key]
+    return alert.id
+
+
+def test_an_acknowledged_alert_records_when_and_who_and_is_no_longer_open(store):
+    alert_id = _raise(store, "slice-full")
+    assert acknowledge_alert(store, alert_id, "ana", 1234.5)
+    assert open_alerts(store) == []
+    with store.read() as conn:
+        row = conn.execute("SELECT acknowledged_at, acknowledged_by, resolved_at FROM alerts"
+                           " WHERE id = ?", (alert_id,)).fetchone()
+    assert (row["acknowledged_at"], row["acknowledged_by"], row["resolved_at"]) == (
+        1234.5, "ana", None)
+    assert not acknowledge_alert(store, alert_id, "ana", 1300.0), "only once"
+    assert not acknowledge_alert(store, 999, "ana", 1300.0), "no such alert"
+
+
+def test_an_acknowledged_alert_raised_again_is_open_again(store):
+    alert_id = _raise(store, "slice-full")
+    acknowledge_alert(store, alert_id, getpass.getuser(), time.time())
+    _raise(store, "slice-full")
+    [alert] = open_alerts(store)
+    assert alert.count == 2 and alert.acknowledged_at is None
+
+
+def test_the_pass_resolves_a_peer_fits_alert_once_its_job_no_longer_queues(
+    isolated_home, store
+):
+    config = write_watchdog_config(isolated_home, interval=0.1, min_duration=0)
+    job = add_job(store, state="queued", fingerprint=WORKLOAD, label="integration suite")
+    _raise(store, f"peer-fits:box2:{WORKLOAD}")
+    _raise(store, "kill:1")
+    engine = Watchdog(config, store)
+    try:
+        engine.run_pass(take_snapshot(config, store))
+        assert {a.key for a in open_alerts(store)} == {f"peer-fits:box2:{WORKLOAD}", "kill:1"}
+        with store.transaction() as conn:
+            conn.execute("UPDATE jobs SET state = 'running' WHERE id = ?", (job,))
+        engine.run_pass(take_snapshot(config, store))
+        assert {a.key for a in open_alerts(store)} == {"kill:1"}, "a decision stays until read"
+        with store.read() as conn:
+            [resolved] = conn.execute(
+                "SELECT resolved_at FROM alerts WHERE key LIKE 'peer-fits:%'").fetchone()
+        assert resolved is not None
+    finally:
+        engine.close()
