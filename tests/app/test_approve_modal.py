@@ -3,7 +3,9 @@ wraps under itself, not back at the left edge."""
 
 from __future__ import annotations
 
+from rendered import plain
 from textual.app import App
+from textual.widgets import Static
 
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.probes.records import KillRequest
@@ -23,7 +25,7 @@ async def shown(members: list[TreeMember]) -> tuple[str, list[str]]:
         await app.push_screen(ApproveScreen(request(), members))
         await pilot.pause()
         modal = app.screen
-        tree = str(modal.query_one("#approve-tree").render())
+        tree = plain(modal.query_one("#approve-tree", Static).content)
         facts = modal.query_one("#approve-facts")
         strips = app.screen._compositor.render_strips()
         region = facts.content_region

@@ -4,6 +4,8 @@ panel, from the same bindings and column lists the panels use."""
 from __future__ import annotations
 
 from pilot_waits import probed
+from rendered import plain
+from textual.widgets import Static
 
 from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.main import SwarmdeckApp
@@ -29,7 +31,7 @@ async def test_help_lists_every_binding_and_explains_every_panel_column() -> Non
         bindings = [b for b in (*app.BINDINGS, *WatchdogPanel.BINDINGS)]
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        keys = str(app.screen.query_one("#help-keys").render())
+        keys = plain(app.screen.query_one("#help-keys", Static).content)
         meaning = str(app.screen.query_one("#help-columns").render())
     for binding in bindings:
         assert f"{binding.key_display or binding.key}  {binding.description}" in keys, binding

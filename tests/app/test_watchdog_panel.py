@@ -14,7 +14,8 @@ import time
 from functools import partial
 from pathlib import Path
 
-from textual.widgets import Button
+from rendered import plain
+from textual.widgets import Button, Static
 
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
@@ -113,7 +114,7 @@ async def test_finding_to_approved_kill_stops_the_tree_and_records_an_alert(isol
             shown = modal.query_one("#approve-facts")
             facts = "\n".join(strip.text for strip in shown.render_lines(shown.size.region))
             assert f"pid:     {proc.pid}" in facts and "python" in facts and "user:" in facts
-            tree = str(modal.query_one("#approve-tree").render())
+            tree = plain(modal.query_one("#approve-tree", Static).content)
             assert str(proc.pid) in tree and str(child) in tree
             await pilot.click("#approve")
             await _until(pilot, lambda: proc.poll() is not None and not child_ident.is_alive())

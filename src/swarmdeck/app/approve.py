@@ -7,11 +7,12 @@ pressed twice by mistake must not stop anything); Escape, Cancel and `n` leave i
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
@@ -19,6 +20,22 @@ from swarmdeck.probes.records import KillRequest
 from swarmdeck.watchdog.kills import TreeMember
 
 SHOWN = 12
+
+
+def tree_lines(members: list[TreeMember]) -> Table:
+    """The processes a stop would signal, one per line: pid, name, command; a long command
+    wraps under itself, never back to the box's edge."""
+    grid = Table.grid(padding=(0, 1), pad_edge=True)
+    grid.add_column(justify="right", no_wrap=True, min_width=8)
+    grid.add_column(no_wrap=True, min_width=15)
+    grid.add_column(overflow="fold")
+    if not members:
+        grid.add_row("", "", Text("(no process with that pid and start ticks is running now)"))
+    for member in members[:SHOWN]:
+        grid.add_row(str(member.pid), Text(member.comm), Text(member.command[:200]))
+    if len(members) > SHOWN:
+        grid.add_row("", "", Text(f"… and {len(members) - SHOWN} more"))
+    return grid
 
 
 def facts(request: KillRequest) -> Table:
@@ -49,6 +66,8 @@ class ApproveScreen(ModalScreen[bool]):
     }
     #approve-box {
         width: 90;
+        max-width: 100%;
+        max-height: 100%;
         height: auto;
         border: thick $error;
         background: $surface;
@@ -74,19 +93,14 @@ class ApproveScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         r = self.request
-        members = [f"  {m.pid:>7}  {m.comm:<15} {m.command[:60]}" for m in self.members[:SHOWN]]
-        if len(self.members) > SHOWN:
-            members.append(f"  … and {len(self.members) - SHOWN} more")
-        if not members:
-            members = ["  (no process with that pid and start ticks is running now)"]
-        with Vertical(id="approve-box"):
+        with VerticalScroll(id="approve-box"):
             yield Label(f"Stop kill request {r.id}'s process tree?", id="approve-title")
             yield Static(facts(r), id="approve-facts")
             count = len(self.members)
             these = f"this {count} process" if count == 1 else f"these {count} processes"
             yield Static(
-                f"{these} will be stopped:\n" + "\n".join(members), id="approve-tree",
-                markup=False,
+                Group(Text(f"{these} will be stopped:"), tree_lines(self.members)),
+                id="approve-tree",
             )
             with Horizontal(id="approve-buttons"):
                 yield Button("Cancel", id="cancel", variant="primary")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -110,6 +112,9 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     )),
 )
 
+KEY_WIDTH = 15
+"""The key column's width: the longest key ("tab / shift+tab") fits."""
+
 NAVIGATION: tuple[tuple[str, str], ...] = (
     ("enter", "Open the detail view of the selected job, session, subagent or host"),
     ("esc", "Close a detail view, a modal or this help"),
@@ -131,6 +136,16 @@ def key_list(
         keys.extend((b.key_display or b.key, f"{b.description} (in {title})") for b in bindings
                     if isinstance(b, Binding))
     return [*keys, *NAVIGATION]
+
+
+def keys_table(keys: list[tuple[str, str]]) -> Table:
+    """One key a line, right-aligned in its column; what it does wraps under itself."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(justify="right", no_wrap=True, min_width=KEY_WIDTH, style="bold")
+    grid.add_column(overflow="fold")
+    for key, what in keys:
+        grid.add_row(Text(key), Text(what))
+    return grid
 
 
 def glossary_text() -> str:
@@ -161,8 +176,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             yield Label("[b]swarmdeck — keys[/b]")
-            lines = [f"[b]{key:>15}[/b]  {what}" for key, what in self._keys]
-            yield Static("\n".join(lines), id="help-keys")
+            yield Static(keys_table(self._keys), id="help-keys")
             yield Label("\n[b]what the columns mean[/b]")
             yield Static(glossary_text(), id="help-columns")
             yield Label("[dim]Escape closes this help[/dim]")

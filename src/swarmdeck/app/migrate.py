@@ -32,6 +32,7 @@ class MigrateScreen(ModalScreen[str | None]):
     }
     #migrate-box {
         width: 100;
+        max-width: 100%;
         height: auto;
         max-height: 90%;
         border: thick $accent;
