@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rendered import plain
 from textual.app import App
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.probes.records import KillRequest
@@ -45,3 +45,16 @@ async def test_a_long_command_wraps_under_itself() -> None:
     at = next(n for n, line in enumerate(lines) if line.startswith("command:"))
     indent = lines[at].index("bash")
     assert lines[at + 1][:indent].strip() == "" and lines[at + 1][indent:].startswith("step"), lines
+
+
+async def test_a_request_whose_process_is_gone_offers_to_dismiss_it_not_to_stop_it() -> None:
+    app: App[None] = App()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await app.push_screen(ApproveScreen(request(), []))
+        await pilot.pause()
+        modal = app.screen
+        tree = plain(modal.query_one("#approve-tree", Static).content)
+        buttons = {str(button.label) for button in modal.query(Button)}
+    assert "pid 4242 has already ended: there is nothing left to stop" in tree, tree
+    assert "0 processes" not in tree
+    assert "Approve: stop them" not in buttons and "Dismiss the request" in buttons

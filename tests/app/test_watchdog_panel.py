@@ -1,6 +1,6 @@
 """The approve flow under Pilot, end to end: a real stalled job's finding → `k` kill request →
 `y` modal (Cancel focused, the tree shown) → Approve → the tree is gone → an alert says so;
-`d` leaves it running; a request whose pid was reused is refused; Alerts shows merged counts."""
+`d` leaves it running; a request whose process ended (or whose pid was reused) is dismissed, not approved, and nothing is signalled; Alerts shows merged counts."""
 
 from __future__ import annotations
 
@@ -148,6 +148,28 @@ async def test_cancel_and_deny_leave_the_tree_running(isolated_home):
         _stop(proc)
 
 
+async def test_a_request_whose_process_ended_is_dismissed_not_approved(isolated_home):
+    store = StateStore.open_default()
+    config = _config(isolated_home)
+    proc = _stalled_job(isolated_home, store)
+    app = _app(config, store)
+    try:
+        async with app.run_test(size=(160, 60)) as pilot:
+            await _request_kill(app, pilot)
+            _stop(proc)
+            await pilot.press("y")
+            await _until(pilot, lambda: isinstance(app.screen, ApproveScreen))
+            assert not app.screen.query("#approve")
+            await pilot.click("#dismiss")
+            kills = app.query_one("#kills-table", KeyedTable)
+            await _until(pilot, lambda: kills.row_count == 0)
+        with store.read() as conn:
+            [result] = conn.execute("SELECT result FROM kill_requests").fetchone()
+        assert result.startswith("already gone"), result
+    finally:
+        _stop(proc)
+
+
 async def test_a_request_whose_pid_was_reused_is_refused(isolated_home):
     store = StateStore.open_default()
     config = _config(isolated_home)
@@ -159,7 +181,7 @@ async def test_a_request_whose_pid_was_reused_is_refused(isolated_home):
             await _request_kill(app, pilot)
             await pilot.press("y")
             await _until(pilot, lambda: isinstance(app.screen, ApproveScreen))
-            await pilot.click("#approve")
+            await pilot.click("#dismiss")  # the process it named is gone: nothing to stop
             await _until(pilot, lambda: any(
                 "pid reused" in a.message or "another process" in a.message
                 for a in open_alerts(store)

@@ -3,6 +3,8 @@
 It shows the host, pid, user, command and reason of the kill request and the processes the stop
 would signal, as they are now. Only the Approve button approves (a second `y` does not: a key
 pressed twice by mistake must not stop anything); Escape, Cancel and `n` leave it all running.
+When the request's process has ended already there is nothing to stop: the modal says so and
+offers to dismiss the request instead (recorded as "already gone"; nothing is signalled).
 """
 
 from __future__ import annotations
@@ -29,8 +31,6 @@ def tree_lines(members: list[TreeMember]) -> Table:
     grid.add_column(justify="right", no_wrap=True, min_width=8)
     grid.add_column(no_wrap=True, min_width=15)
     grid.add_column(overflow="fold")
-    if not members:
-        grid.add_row("", "", Text("(no process with that pid and start ticks is running now)"))
     for member in members[:SHOWN]:
         grid.add_row(str(member.pid), Text(member.comm), Text(member.command[:200]))
     if len(members) > SHOWN:
@@ -55,7 +55,8 @@ def facts(request: KillRequest) -> Table:
 
 
 class ApproveScreen(ModalScreen[bool]):
-    """Dismissed with True only when the person approved."""
+    """Dismissed with True only when the person approved (or dismissed a request whose
+    process is gone, which approving records as already gone)."""
 
     BINDINGS = [
         Binding("escape,n", "cancel", "Cancel"),
@@ -93,24 +94,37 @@ class ApproveScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         r = self.request
+        gone = self.gone
         with VerticalScroll(id="approve-box"):
-            yield Label(f"Stop kill request {r.id}'s process tree?", id="approve-title")
+            title = "already ended" if gone else "process tree"
+            yield Label(f"Stop kill request {r.id}'s {title}?", id="approve-title")
             yield Static(facts(r), id="approve-facts")
             count = len(self.members)
             these = f"this {count} process" if count == 1 else f"these {count} processes"
             yield Static(
+                Text(f"pid {r.pid} has already ended: there is nothing left to stop; dismiss"
+                     " the request to close it (nothing is signalled)") if gone else
                 Group(Text(f"{these} will be stopped:"), tree_lines(self.members)),
                 id="approve-tree",
             )
             with Horizontal(id="approve-buttons"):
                 yield Button("Cancel", id="cancel", variant="primary")
-                yield Button("Approve: stop them", id="approve", variant="error")
+                if gone:
+                    yield Button("Dismiss the request", id="dismiss")
+                else:
+                    yield Button("Approve: stop them", id="approve", variant="error")
+
+    @property
+    def gone(self) -> bool:
+        """The request's process ended: no tree on this host (a cluster job's processes run
+        out of sight, so an empty tree says nothing about it)."""
+        return not self.members and self.request.slurm_job_id is None
 
     def on_mount(self) -> None:
         self.query_one("#cancel", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "approve")
+        self.dismiss(event.button.id in ("approve", "dismiss"))
 
     def action_cancel(self) -> None:
         self.dismiss(False)
