@@ -1,6 +1,7 @@
 """The approve flow under Pilot, end to end: a real stalled job's finding → `k` kill request →
 `y` modal (Cancel focused, the tree shown) → Approve → the tree is gone → an alert says so;
-`d` leaves it running; a request whose process ended (or whose pid was reused) is dismissed, not approved, and nothing is signalled; Alerts shows merged counts."""
+`d` leaves it running; a request whose process ended (or whose pid was reused) is dismissed,
+not approved, and nothing is signalled; Alerts shows merged counts."""
 
 from __future__ import annotations
 
