@@ -139,7 +139,37 @@ async def test_readonly_refuses_every_action_from_its_key_and_the_palette(held) 
         assert not any(title.endswith(f"({key})") for title in titles for key in "akyd")
         assert stale.exists()
         notes = [n.message for n in app._notifications]
-        assert sum("read-only" in note for note in notes) == len(ACTIONS)
+        assert sum("read-only" in note for note in notes) == 2 * len(ACTIONS), notes
+
+
+def _notes(app: SwarmdeckApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [["n"], ["2", "r"], ["5", "l"], ["2", "m"], ["6", "a"], ["6", "k"], ["6", "y"], ["6", "d"],
+     ["7", "a"]],
+    ids=lambda keys: "-".join(keys),
+)
+async def test_under_readonly_every_action_key_says_read_only(keys: list[str]) -> None:
+    app = SwarmdeckApp(load_config(), StateStore.open_default(), readonly=True)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press(*keys)
+        await pilot.pause()
+        notes = _notes(app)
+        assert len(notes) == 1 and notes[0].startswith("read-only"), notes
+
+
+@pytest.mark.parametrize("key", ["y", "d"])
+async def test_approve_or_deny_with_no_pending_request_says_so(key: str) -> None:
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("6", key)
+        await pilot.pause()
+        assert _notes(app) == ["no kill request is pending: `k` on a finding asks for one"]
 
 
 async def test_every_action_is_in_the_palette_with_its_key() -> None:

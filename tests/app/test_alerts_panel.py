@@ -9,6 +9,8 @@ from functools import partial
 from pathlib import Path
 
 from pilot_waits import until
+from rendered import plain
+from textual.widgets import Static
 
 from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.keyed_table import KeyedTable
@@ -51,5 +53,5 @@ async def test_the_help_lists_the_acknowledge_key_of_the_alerts_panel(isolated_h
     async with app.run_test(size=(160, 60)) as pilot:
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
-        keys = str(app.screen.query_one("#help-keys").render())
+        keys = plain(app.screen.query_one("#help-keys", Static).content)
         assert "Acknowledge (in Alerts)" in keys

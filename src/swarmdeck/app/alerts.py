@@ -50,11 +50,13 @@ class AlertsPanel(TablePanel):
 
     def action_acknowledge(self) -> None:
         """The alert under the cursor has been read: it leaves the panel."""
+        if self.readonly:
+            self.notify("read-only: nothing is changed (started with --readonly)",
+                        severity="warning")
+            return
         alert = self.selected_alert()
         if alert is None:
-            return
-        if self.readonly:
-            self.notify("read-only: nothing is changed", severity="warning")
+            self.notify("no alert selected: the Alerts panel (7) lists them", severity="warning")
             return
         acknowledge_alert(self.store, alert.id, getpass.getuser(), time.time())
         if self.snapshot is not None:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -371,6 +371,15 @@ class SwarmdeckApp(App[int]):
                         f"the {binding.key} key in the {panel.border_title} panel",
                         getattr(panel, f"action_{binding.action}"),
                     )
+
+    def on_key(self, event: events.Key) -> None:
+        """Under `--readonly` an action's key is not bound (the footer does not offer it); it
+        still says why nothing happens rather than nothing at all."""
+        if not self.readonly or self.screen is not self.screen_stack[0]:
+            return
+        action = next((a.action for a in commands.ACTIONS if a.key == event.key), None)
+        if action is not None:
+            self.refused(action)
 
     def refused(self, action: str) -> bool:
         """True (and says so) when read-only mode forbids `action`, however it was invoked."""

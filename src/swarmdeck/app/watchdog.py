@@ -131,20 +131,35 @@ class WatchdogPanel(SnapshotPanel):
 
     def _writable(self) -> bool:
         if self.readonly:
-            self.notify("read-only: nothing is changed", severity="warning")
+            self.notify("read-only: nothing is changed (started with --readonly)",
+                        severity="warning")
             return False
         return True
 
-    def action_acknowledge(self) -> None:
+    def _finding(self) -> Finding | None:
+        """The selected finding, or None after saying why there is none."""
         finding = self.selected_finding()
-        if finding is None or not self._writable():
+        if finding is None:
+            self.notify("no finding selected: the Watchdog panel (6) lists them",
+                        severity="warning")
+        return finding
+
+    def _request(self) -> KillRequest | None:
+        """The kill request to decide, or None after saying that none is pending."""
+        request = self.selected_request()
+        if request is None:
+            self.notify("no kill request is pending: `k` on a finding asks for one",
+                        severity="warning")
+        return request
+
+    def action_acknowledge(self) -> None:
+        if not self._writable() or (finding := self._finding()) is None:
             return
         acknowledge(self.store, finding.id, time.time())
         self.reload()
 
     def action_request_kill(self) -> None:
-        finding = self.selected_finding()
-        if finding is None or not self._writable():
+        if not self._writable() or (finding := self._finding()) is None:
             return
         try:
             made = request_kill(self.store, finding, getpass.getuser(), time.time())
@@ -155,8 +170,7 @@ class WatchdogPanel(SnapshotPanel):
         self.reload()
 
     def action_approve(self) -> None:
-        request = self.selected_request()
-        if request is None or not self._writable():
+        if not self._writable() or (request := self._request()) is None:
             return
 
         def decided(approved: bool | None) -> None:
@@ -181,8 +195,7 @@ class WatchdogPanel(SnapshotPanel):
         self.app.call_from_thread(self.reload)
 
     def action_deny(self) -> None:
-        request = self.selected_request()
-        if request is None or not self._writable():
+        if not self._writable() or (request := self._request()) is None:
             return
         try:
             deny(self.store, request.id, getpass.getuser(), time.time())
