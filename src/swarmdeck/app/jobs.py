@@ -19,6 +19,9 @@ class JobsPanel(TablePanel):
 
     TITLE = "Jobs"
     COLUMNS = PANEL_COLUMNS
+    YIELDING = ("label", "state")
+    KEPT = "peak"
+    """A long label (then state) is cut before the memory figures after it give way."""
     EMPTY = "no caged jobs — start one: swarmdeck run -- CMD"
 
     def __init__(self) -> None:

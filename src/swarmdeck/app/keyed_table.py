@@ -36,10 +36,28 @@ def fitted(cell: Cell) -> Text:
     return text
 
 
-def fitted_widths(widths: Sequence[int], room: int, narrowest: int) -> list[int]:
-    """How wide each column is drawn (padding included) for all to fit in `room` cells: the leading
-    columns (what a person reads first) whole, then one cut to what is left (its cells end in
+YIELDING_FLOOR = 12
+"""A yielding column (a label, a state) is cut to no narrower than this before others go."""
+
+
+def fitted_widths(
+    widths: Sequence[int], room: int, narrowest: int, yielding: Mapping[int, int] | None = None,
+    kept: int = -1,
+) -> list[int]:
+    """How wide each column is drawn (padding included) for all to fit in `room` cells.
+
+    First the yielding columns (index → the narrowest it may be cut to), in their order, are
+    cut as far as the columns through index `kept` need to fit whole; then the leading columns
+    (what a person reads first) are drawn whole, then one cut to what is left (its cells end in
     `…`), then none (0: that column gives way, the detail view shows it)."""
+    widths = list(widths)
+    excess = sum(widths[:kept + 1]) - room
+    for index, floor in (yielding or {}).items():
+        if excess <= 0:
+            break
+        cut = min(excess, max(0, widths[index] - floor))
+        widths[index] -= cut
+        excess -= cut
     drawn: list[int] = []
     for width in widths:
         left = room - sum(drawn)
@@ -74,16 +92,21 @@ class KeyedTable(DataTable[Cell]):
 
     def __init__(
         self, columns: Sequence[tuple[str, str]], *, id: str | None = None,
-        classes: str | None = None
+        classes: str | None = None, yielding: Sequence[str] = (), kept: str | None = None,
     ) -> None:
         """Args:
             columns: (key, label) pairs, in display order.
             id: The widget id.
             classes: CSS classes.
+            yielding: Keys of the columns of long free text cut first (down to
+                YIELDING_FLOOR), in that order, so that the columns through `kept` fit.
+            kept: The last column that yielding ones make room for.
         """
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self._column_keys = [key for key, _ in columns]
         self._column_labels = [label for _, label in columns]
+        self._yielding = [self._column_keys.index(key) for key in yielding]
+        self._kept = self._column_keys.index(kept) if kept is not None else -1
 
     def on_mount(self) -> None:
         for key, label in zip(self._column_keys, self._column_labels, strict=True):
@@ -103,6 +126,8 @@ class KeyedTable(DataTable[Cell]):
             [column.content_width + 2 * self.cell_padding for column in columns],
             self.scrollable_content_region.width,
             NARROWEST + 2 * self.cell_padding,
+            {index: YIELDING_FLOOR + 2 * self.cell_padding for index in self._yielding},
+            self._kept,
         )
         changed = False
         for column, drawn in zip(columns, widths, strict=True):

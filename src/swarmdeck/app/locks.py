@@ -6,7 +6,7 @@ from __future__ import annotations
 from swarmdeck.app.panel import Rows, TablePanel
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import in_order
-from swarmdeck.views.locks import COLUMNS, lock_table_rows
+from swarmdeck.views.locks import COLUMNS, KEPT, YIELDING, lock_table_rows
 
 
 class LocksPanel(TablePanel):
@@ -14,6 +14,8 @@ class LocksPanel(TablePanel):
 
     TITLE = "Locks"
     COLUMNS = COLUMNS
+    YIELDING = YIELDING
+    KEPT = KEPT
     EMPTY = "no locks — swarmdeck lock acquire PATH takes one"
 
     def __init__(self) -> None:

@@ -95,6 +95,9 @@ class TablePanel(SnapshotPanel):
     COLUMNS: ClassVar[Columns] = ()
     EMPTY: ClassVar[str] = ""
     """What the panel says when it has no rows; it names where it looked."""
+    YIELDING: ClassVar[tuple[str, ...]] = ()
+    """Columns of free text cut first so the columns through KEPT fit (KeyedTable's)."""
+    KEPT: ClassVar[str | None] = None
 
     _drawn: tuple[Rows, str] | None = None
     """The rows and subtitle drawn last: the same again touches no widget."""
@@ -102,7 +105,9 @@ class TablePanel(SnapshotPanel):
     def compose(self) -> ComposeResult:
         yield from self.compose_above()
         yield Label(self.empty_text(), classes="empty")
-        yield KeyedTable(self.COLUMNS, id=f"{self.id}-table")
+        yield KeyedTable(
+            self.COLUMNS, id=f"{self.id}-table", yielding=self.YIELDING, kept=self.KEPT
+        )
 
     def compose_above(self) -> ComposeResult:
         """Widgets shown above the table (the GPU cards); none by default."""

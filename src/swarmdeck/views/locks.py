@@ -13,11 +13,14 @@ COLUMNS = (
     ("state", "state"),
     ("since", "since"),
     ("session", "session"),
+    ("path", "path"),
     ("pid", "pid"),
     ("what", "command / purpose"),
-    ("path", "path"),
 )
-"""Paths are long: they come last, so state and age stay on screen in a narrow pane."""
+"""What is locked (the path) comes right after who holds it and since when; a long state
+yields room to it in a narrow pane (YIELDING), and the holder's pid and command come last."""
+YIELDING = ("state",)
+KEPT = "path"
 
 STATE_STYLES = {HELD: "green", "stale": "bold red", "in use": "yellow", "no owner": "dim"}
 

@@ -1,0 +1,38 @@
+"""At 120×35 the table panels spend their width on what matters: the Locks panel shows the
+path (what is locked), and in the Jobs panel a long label or state is cut before the memory
+figures (current, peak) give way."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from fixed_room import fixed_app
+from pilot_waits import probed
+from test_fit import drawn_lines, screen_lines
+
+LONG_LABEL = "integration suite for the whole monorepo with coverage and the slow markers"
+
+
+async def test_the_locks_panel_at_120_shows_what_is_locked(isolated_home: Path) -> None:
+    app = fixed_app(isolated_home)
+    [held] = app.prober().locks
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        shown = drawn_lines(screen_lines(app), app.query_one("#locks-table"))
+    assert "path" in shown[0].split(), shown
+    assert any(str(held.path) in line for line in shown[1:]), shown
+
+
+async def test_a_long_label_is_cut_before_current_and_peak_give_way(isolated_home: Path) -> None:
+    app = fixed_app(isolated_home)
+    room = app.prober()
+    first = dataclasses.replace(room.jobs[0], label=LONG_LABEL)
+    app.prober = lambda: dataclasses.replace(room, jobs=[first, *room.jobs[1:]])
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        shown = drawn_lines(screen_lines(app), app.query_one("#jobs-table"))
+    header = shown[0].split()
+    assert {"current", "peak"} <= set(header), shown
+    assert any(line.strip().startswith("integration suite") and "…" in line
+               for line in shown[1:]), shown
