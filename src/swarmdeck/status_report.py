@@ -86,8 +86,9 @@ def gpus_section(snapshot: Snapshot) -> RenderableType:
 
 
 def sections(snapshot: Snapshot, now: float) -> list[RenderableType]:
-    """Everything below the hosts, in the order the control room lays it out."""
-    job_rows = [jobs.job_cells(job, now) for job in snapshot.jobs]
+    """Everything below the hosts, in the order the control room lays it out; the jobs in its
+    Jobs panel's order."""
+    job_rows = [jobs.job_cells(job, now) for job in jobs.panel_order(snapshot.jobs)]
     if snapshot.cluster is not None:
         job_rows += [slurm.cluster_job_cells(job, now) for job in snapshot.cluster.jobs]
     session_rows = [sessions.session_cells(session, now) for session in snapshot.sessions]
