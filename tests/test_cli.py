@@ -172,3 +172,10 @@ def test_a_stray_word_is_named_with_the_help_of_the_command_it_was_given_to() ->
         result = swarmdeck(*argv)
         assert result.returncode == 251
         assert result.stderr.count("\n") == 1 and f"(see '{where}')" in result.stderr, argv
+
+
+def test_demo_seconds_without_no_ui_is_refused_in_one_line_before_any_scene() -> None:
+    result = swarmdeck("demo", "--seconds", "5")
+    assert result.returncode == 251, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "--no-ui" in result.stderr, result.stderr
