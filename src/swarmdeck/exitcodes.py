@@ -12,6 +12,9 @@ class ExitCode(IntEnum):
     """The command was found but cannot be run, as a shell says it."""
     NOT_FOUND = 127
     """The command was not found, as a shell says it."""
+    READER_GONE = 141
+    """The reader of swarmdeck's output went away (`| head`): 128 + SIGPIPE, as a shell shows a
+    command that SIGPIPE ended (`git log | head -1`)."""
     NEVER_FITS_ANY_HOST = 241
     LONG_JOB_SINGLE_HOST = 244
     GPU_OUT_OF_MEMORY = 245

@@ -27,6 +27,16 @@ if TYPE_CHECKING:
     from swarmdeck.snapshot import Snapshot
 
 
+class ReportConsole(Console):
+    """A Console that leaves a closed stdout pipe to the command line, which ends quietly with
+    141 (cli.main); Rich's own answer ends the process with 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        # Called while Rich handles the BrokenPipeError: this raises it again, to the caller.
+        raise
+
+
 def hosts_table(snapshot: Snapshot) -> Table:
     table = Table(title="Hosts", title_justify="left")
     table.add_column("host")
@@ -117,8 +127,8 @@ Rich table is only as wide as its content, so nothing is padded out to it either
 def status_console() -> Console:
     """A terminal's own width; piped, `COLUMNS` when set, else as wide as the content."""
     if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip():
-        return Console()
-    return Console(width=PIPED_WIDTH)
+        return ReportConsole()
+    return ReportConsole(width=PIPED_WIDTH)
 
 
 def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
@@ -159,7 +169,7 @@ def print_config(config: Config, console: Console | None = None) -> None:
     from swarmdeck.config import describe_config
     from swarmdeck.paths import config_path
 
-    console = console or Console(soft_wrap=True)
+    console = console or ReportConsole(soft_wrap=True)
     if config.path:
         source = str(config.path)
     else:

@@ -41,6 +41,12 @@ def _argument_parser() -> type[argparse.ArgumentParser]:
         def error(self, message: str) -> NoReturn:
             raise UsageError(f"{message} (see '{self.prog} --help')")
 
+        def _print_message(self, message: str, file=None) -> None:
+            # argparse drops a failed write of help or a version; a closed pipe must reach
+            # cli.main, which ends quietly with 141 instead of 0 for output nobody read.
+            if message:
+                (file or sys.stderr).write(message)
+
         def _get_formatter(self) -> argparse.HelpFormatter:
             # argparse makes a formatter for every argument it adds (to check its metavar), and
             # each one imports shutil and asks the terminal for its width: once is enough.
