@@ -179,3 +179,15 @@ def test_demo_seconds_without_no_ui_is_refused_in_one_line_before_any_scene() ->
     assert result.returncode == 251, result.stderr
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1 and "--no-ui" in result.stderr, result.stderr
+
+
+def test_dispatch_of_a_long_job_says_its_expected_runtime_apart_from_the_limit(
+    tmp_path: Path,
+) -> None:
+    result = subprocess.run(
+        [SWARMDECK, "dispatch", "--estimate-wall", "10000", "--", "touch", str(tmp_path / "ran")],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )
+    assert result.returncode == 244, result.stderr
+    assert "expected to run 2h46m, over the 2h limit" in result.stderr, result.stderr
+    assert not (tmp_path / "ran").exists()
