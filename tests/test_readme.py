@@ -322,3 +322,13 @@ def test_the_heavy_command_reminder_reads_as_the_readme_shows_it() -> None:
     assert done.returncode == 0, done.stderr
     said = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"].splitlines()
     assert [_shape(line) for line in shown] == [_shape(line) for line in said]
+
+
+def test_every_exit_code_has_its_words_and_the_run_table_lists_those_a_job_can_end_with() -> None:
+    from swarmdeck.exitcodes import MEANING
+
+    assert set(MEANING) == set(ExitCode) - {ExitCode.OK}
+    listed = {int(row[0]) for row in table("code") if row[0].isdigit()}
+    # 141 is a printing command's (told beside the commands), 255 a ledger row's (told below).
+    assert listed == {int(code) for code in MEANING} - {ExitCode.READER_GONE, ExitCode.LOST}
+    assert "exit code 255" in README and "with 141" in README
