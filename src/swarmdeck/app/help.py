@@ -116,7 +116,8 @@ KEY_WIDTH = 15
 """The key column's width: the longest key ("tab / shift+tab") fits."""
 
 NAVIGATION: tuple[tuple[str, str], ...] = (
-    ("enter", "Open the detail view of the selected job, session, subagent or host"),
+    ("enter", "Open the detail view of the selected job, session, subagent, host, finding or "
+     "alert"),
     ("esc", "Close a detail view, a modal or this help"),
     ("tab / shift+tab", "Focus the next / previous panel"),
     ("↑ ↓ pgup pgdn", "Move the cursor in the focused table or tree"),

@@ -49,6 +49,7 @@ from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.migrate import MigrateScreen
+from swarmdeck.app.record_detail import AlertDetail, FindingDetail
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import Config
@@ -292,9 +293,17 @@ class SwarmdeckApp(App[int]):
             self.exit(0)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """`enter` on a job opens its detail view."""
-        if event.data_table.id == "jobs-table" and event.row_key.value is not None:
-            self.push_screen(JobDetail(int(event.row_key.value), self.store, self.history))
+        """`enter` on a job, a finding or an alert opens its detail view."""
+        key = event.row_key.value
+        if key is None:
+            return
+        table = event.data_table.id
+        if table == "jobs-table":
+            self.push_screen(JobDetail(int(key), self.store, self.history))
+        elif table == "findings-table":
+            self.push_screen(FindingDetail(int(key)))
+        elif table == "alerts-table":
+            self.push_screen(AlertDetail(int(key)))
 
     def on_hosts_panel_opened(self, event: HostsPanel.Opened) -> None:
         """`enter` on a host card opens its detail view."""

@@ -71,3 +71,11 @@ def _workload(key: str) -> str:
     """The workload fingerprint a peer-fits key ends with (a host name holds no colon)."""
     return key.rsplit(":", 1)[-1]
 
+
+
+def alert_command(key: str, message: str) -> str | None:
+    """The ready-made command an alert's message ends with: a peer-fits alert's
+    `swarmdeck peer run …` line; None for others."""
+    if not key.startswith(PEER_FITS):
+        return None
+    return message.rpartition(" fits it now: ")[2] or None

@@ -1,0 +1,121 @@
+"""Detail views of a watchdog finding and of an alert (`enter` on their rows): the whole
+message and the ready-made command, which the panels' one-line rows cut, wrapped to the width.
+
+Both follow the app's snapshots: a finding acknowledged or resolved, an alert acknowledged or
+resolved, says so instead of vanishing.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Static
+
+from swarmdeck.app.detail import DetailScreen, fact_lines
+from swarmdeck.app.quiet import show_text
+from swarmdeck.durations import NONE, age_text
+from swarmdeck.probes.records import Alert, Finding
+from swarmdeck.snapshot import Snapshot
+from swarmdeck.watchdog.alerts import alert_command
+
+NAME_WIDTH = 12
+_QUOTED = re.compile(r"`([^`]+)`")
+
+
+def _ago(now: float, at: float | None) -> str:
+    return NONE if at is None else f"{age_text(now - at)} ago"
+
+
+def finding_facts(finding: Finding, now: float, width: int) -> Text:
+    """Everything a finding says, one fact a line; its advice's command on a line of its own."""
+    advice = finding.advice or NONE
+    commands = _QUOTED.findall(advice)
+    facts = [
+        ("rule", finding.rule),
+        ("level", finding.severity),
+        ("subject", finding.subject),
+        ("message", finding.message),
+        ("advice", advice),
+        *(("command", command) for command in commands),
+        ("seen", f"{finding.count} times"),
+        ("fired", _ago(now, finding.fired_at)),
+        ("first seen", _ago(now, finding.first_seen_at)),
+        ("host", finding.host or NONE),
+        ("session", finding.session_id or NONE),
+        ("job", NONE if finding.job_id is None else f"#{finding.job_id}"),
+        ("process", NONE if finding.pid is None else f"pid {finding.pid}"),
+        ("acknowledged", _ago(now, finding.acknowledged_at)),
+    ]
+    return fact_lines(facts, NAME_WIDTH, width)
+
+
+def alert_facts(alert: Alert, now: float, width: int) -> Text:
+    """Everything an alert says, one fact a line; its ready-made command on a line of its own."""
+    command = alert_command(alert.key, alert.message)
+    facts = [
+        ("level", alert.level),
+        ("host", alert.host or NONE),
+        ("message", alert.message),
+        *((("command", command),) if command else ()),
+        ("raised", f"{alert.count} times"),
+        ("first", _ago(now, alert.created_at)),
+        ("last", _ago(now, alert.last_seen_at)),
+        ("from", alert.source),
+        ("key", alert.key),
+    ]
+    return fact_lines(facts, NAME_WIDTH, width)
+
+
+class RecordDetail(DetailScreen):
+    """One finding or alert by id, drawn again from each snapshot."""
+
+    TITLE_TEXT = ""
+
+    def __init__(self, record_id: int) -> None:
+        """Args:
+        record_id: The finding's or alert's id in the state file.
+        """
+        super().__init__()
+        self.record_id = record_id
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="detail panel") as box:
+            box.border_title = f"{self.TITLE_TEXT} {self.record_id}"
+            yield Static("", id="record-facts")
+        yield Footer()
+
+    def follow(self, value: Any) -> None:
+        show_text(self.query_one("#record-facts", Static), self.facts(value, time.time()))
+
+    def facts(self, snapshot: Snapshot, now: float) -> Text:
+        """What to show for this snapshot; each view says how (the base: nothing)."""
+        return Text()
+
+
+class FindingDetail(RecordDetail):
+    """One open watchdog finding."""
+
+    TITLE_TEXT = "Finding"
+
+    def facts(self, snapshot: Snapshot, now: float) -> Text:
+        finding = next((f for f in snapshot.findings if f.id == self.record_id), None)
+        if finding is None:
+            return Text(f"finding {self.record_id} is no longer open (it resolved)")
+        return finding_facts(finding, now, self.text_width)
+
+
+class AlertDetail(RecordDetail):
+    """One open alert."""
+
+    TITLE_TEXT = "Alert"
+
+    def facts(self, snapshot: Snapshot, now: float) -> Text:
+        alert = next((a for a in snapshot.alerts if a.id == self.record_id), None)
+        if alert is None:
+            return Text(f"alert {self.record_id} is no longer open (acknowledged or resolved)")
+        return alert_facts(alert, now, self.text_width)

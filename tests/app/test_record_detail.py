@@ -1,0 +1,56 @@
+"""`enter` on a Watchdog finding or an Alerts row opens its detail view: the whole message and
+the ready-made command, however long, wrapped to the width, never cut."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from fixed_room import fixed_app
+from pilot_waits import probed, until
+from rendered import plain
+from textual.widgets import Static
+
+from swarmdeck.app.record_detail import AlertDetail, FindingDetail
+from swarmdeck.probes.records import Alert
+
+COMMAND = ("swarmdeck peer run loopback --cap 4G --label 'integration suite (queued)' -- "
+           "pytest -x tests/integration --maxfail 3 --durations 20")
+MESSAGE = f"'integration suite (queued)' queues here for memory; loopback fits it now: {COMMAND}"
+
+
+def squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+async def test_enter_on_a_finding_shows_its_whole_message_and_advice(isolated_home: Path) -> None:
+    app = fixed_app(isolated_home, watched=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await probed(pilot)
+        finding = app.snapshot.findings[0]
+        await pilot.press("6", "enter")
+        await until(pilot, lambda: isinstance(app.screen, FindingDetail), "the finding's detail")
+        await pilot.pause()
+        shown = plain(app.screen.query_one("#record-facts", Static).content)
+        assert squeezed(finding.message) in squeezed(shown)
+        assert squeezed(finding.advice or "") in squeezed(shown)
+        assert finding.rule in shown and finding.subject in shown
+        await pilot.press("escape")
+        assert not isinstance(app.screen, FindingDetail)
+
+
+async def test_enter_on_an_alert_shows_its_whole_message_and_command(isolated_home: Path) -> None:
+    app = fixed_app(isolated_home, watched=True)
+    room = app.prober()
+    alert = Alert(9, "peer-fits:loopback:f00d", "info", "runner", "loopback", MESSAGE,
+                  room.taken_at - 60, room.taken_at - 30, 2, None)
+    app.prober = lambda: dataclasses.replace(room, alerts=[alert])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await probed(pilot)
+        await pilot.press("7", "enter")
+        await until(pilot, lambda: isinstance(app.screen, AlertDetail), "the alert's detail")
+        await pilot.pause()
+        shown = plain(app.screen.query_one("#record-facts", Static).content, width=80)
+        assert squeezed(MESSAGE) in squeezed(shown)
+        [command_line] = [line for line in shown.splitlines() if "command" in line.split()[:1]]
+        assert COMMAND.startswith(command_line.split("command", 1)[1].strip())
