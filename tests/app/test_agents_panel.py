@@ -124,3 +124,40 @@ async def test_a_hook_only_subagent_never_leaves_the_tree_while_transcripts_are_
             await until(pilot, lambda g=generation: probe.generation > g, "the write read")
             await probed(pilot)
         assert all(drawn[first:]), drawn
+
+
+def _many_finished(home: Path, finished: int) -> None:
+    tree = ClaudeTree(home / "claude")
+    main = Lines(SID)
+    main.prompt("fan out", 0)
+    for n in range(finished):
+        main.agent(f"toolu_{n}", f"Finished task {n}", "Go.", 1 + n)
+        main.foreground_done(f"toolu_{n}", f"a{n}", 2 + n)
+    main.agent("toolu_run", "Still running", "Go.", 100)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), SID)
+
+
+async def test_completed_subagents_beyond_the_newest_few_fold_into_one_line(
+    isolated_home: Path,
+) -> None:
+    _many_finished(isolated_home, 8)
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(180, 50)) as pilot:
+        tree = app.query_one(SessionTree)
+        await until(pilot, lambda: any("Still running" in t for _, t in _labels(tree)), "tree")
+        shown = [text for _, text in _labels(tree)]
+        visible = [str(line.node.label) for line in tree._tree_lines]
+        finished = [t for t in visible if "Finished task" in t]
+        assert [t.split(" (")[0] for t in finished] == [
+            "✓ Finished task 5", "✓ Finished task 6", "✓ Finished task 7"]
+        assert any("Still running" in t for t in visible)
+        [fold] = [t for t in visible if "finished" in t and "task" not in t]
+        assert fold.strip().endswith("5 finished"), fold
+        assert visible.index(fold) == 1, "the session's first line"
+        assert sum("Finished task" in t for t in shown) == 8, "folded, not dropped"
+        [node] = [line.node for line in tree._tree_lines if str(line.node.label) == fold]
+        node.expand()
+        await pilot.pause()
+        visible = [str(line.node.label) for line in tree._tree_lines]
+        assert sum("Finished task" in t for t in visible) == 8

@@ -3,6 +3,10 @@
 Nodes are keyed (session id, then subagent id) and ordered by when they started, so a refresh
 changes labels in place and adds newcomers at the end; folded nodes stay folded and the cursor
 stays on its line. A subagent is placed under its parent subagent when there is one.
+
+A session's completed subagents beyond the newest SHOWN_FINISHED go under one folded "N
+finished" line (expandable), so a swarm that ran for hours does not push the sessions waiting
+for the person below the fold.
 """
 
 from __future__ import annotations
@@ -28,6 +32,19 @@ STATUS_STYLES = {
     "interrupted": "yellow",
 }
 STATUS_MARKS = {"running": "▶", "completed": "✓", "failed": "✗", "interrupted": "■"}
+SHOWN_FINISHED = 3
+"""A session's newest completed subagents shown on lines of their own; older ones fold."""
+FOLD = "f"
+"""The key kind of a session's "N finished" line (sessions are `s`, subagents `a`)."""
+
+
+def folded_ids(subagents: Sequence[SubagentInfo]) -> set[str]:
+    """The ids of a session's completed subagents (of its main thread) beyond the newest
+    SHOWN_FINISHED, by when they ended."""
+    by_id = {sub.id for sub in subagents}
+    done = [sub for sub in subagents if sub.status == "completed" and sub.parent_id not in by_id]
+    done.sort(key=lambda sub: (sub.ended_at or sub.started_at or 0.0, sub.id))
+    return {sub.id for sub in done[:-SHOWN_FINISHED]} if len(done) > SHOWN_FINISHED else set()
 
 
 def _tool_text(call: ToolCall | None, now: float, tool_call_max: float) -> Text:
@@ -153,9 +170,18 @@ class SessionTree(Tree[str]):
                 session.subagents,
                 key=lambda sub: (_depth(sub, by_id), sub.started_at or 0.0, sub.id),
             )
+            folded = folded_ids(session.subagents)
+            fold_key = f"{FOLD}:{session.session_id}"
+            if folded:
+                wanted[fold_key] = (
+                    session_key, Text(f"✓ {len(folded)} finished", style="dim")
+                )
             for sub in ordered:
                 parent = sub.parent_id
-                parent_key = f"a:{session.session_id}:{parent}" if parent in by_id else session_key
+                parent_key = (
+                    f"a:{session.session_id}:{parent}" if parent in by_id
+                    else fold_key if sub.id in folded else session_key
+                )
                 label = subagent_label(
                     sub, now, session.live, tool_call_max=self.tool_call_max
                 )
@@ -178,7 +204,11 @@ class SessionTree(Tree[str]):
             node = self._by_key.get(key)
             if node is None:
                 parent = self._by_key.get(parent_key, self.root) if parent_key else self.root
-                self._by_key[key] = parent.add(label, data=key, expand=parent_key is None)
+                # A session's "N finished" line is its first, wherever it appears from.
+                first = 0 if key.startswith(f"{FOLD}:") and parent.children else None
+                self._by_key[key] = parent.add(
+                    label, data=key, expand=parent_key is None, before=first
+                )
                 self._parent_keys[key] = parent_key
             elif node.label != label:
                 node.set_label(label)

@@ -53,6 +53,8 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Agents", (
         ("● / ○", "a live Claude Code process / a session that has ended"),
         ("▶ ✓ ✗ ■", "subagent running / completed / failed / interrupted"),
+        ("✓ N finished", "a session's completed subagents older than its newest 3, folded "
+         "into one line; enter opens it"),
         ("running / dispatched", "subagents running now / started in this session"),
         ("peak N at once", "the most subagents this session ran at the same moment"),
         ("eff", "effective parallelism: subagents at once on average while any ran"),

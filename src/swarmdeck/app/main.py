@@ -312,7 +312,7 @@ class SwarmdeckApp(App[int]):
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         """`enter` on a session or subagent opens its detail view."""
         key = event.node.data
-        if key is None or key.startswith("h:"):
+        if key is None or key.startswith(("h:", "f:")):
             return
         kind, session_id, *agent = key.split(":", 2)
         self.push_screen(AgentDetail(session_id, agent[0] if kind == "a" else None))
