@@ -78,6 +78,17 @@ def test_a_silent_session_with_a_running_subagent_is_found(
     tree.write_main(lines)
     found = drafts(rules.idle_with_work_in_flight, config, store, BASE + 120)
     assert [d.key for d in found] == [f"idle_with_work_in_flight:{SID}"]
+    assert found[0].message.endswith(" with 2 things in flight (a subagent, a tool call)"), (
+        found[0].message)
+
+
+def test_idle_with_one_thing_in_flight_says_one_thing(isolated_home, store, tree, live_session):
+    config = write_watchdog_config(isolated_home, idle_max=30)
+    lines = main_lines()
+    lines.tool_use("toolu_1", "Bash", {"command": "make -j8 all"}, 2)
+    tree.write_main(lines)
+    [found] = drafts(rules.idle_with_work_in_flight, config, store, BASE + 120)
+    assert found.message.endswith(" with 1 thing in flight (a tool call)"), found.message
 
 
 def test_a_silent_session_with_nothing_in_flight_is_not_found(

@@ -52,7 +52,8 @@ class MigrationOption:
         room = format_size(max(0, self.room)) if self.room is not None else "?"
         cores = str(self.cores_free) if self.cores_free is not None else "?"
         state = "fits now" if self.fits else f"does not fit: {self.reason}"
-        return f"{self.host}: room {room}, {cores} threads free, GPUs {self.gpus} — {state}"
+        gpus = "" if self.gpus == "—" else ", no GPU" if self.gpus == "0" else f", GPUs {self.gpus}"
+        return f"{self.host}: room {room}, {cores} threads free{gpus} — {state}"
 
 
 def peer_run_argv(host: str, job: LedgerJob) -> tuple[str, ...]:

@@ -99,6 +99,11 @@ def long_tool_call(
     return out
 
 
+def _counted(count: int, noun: str, one_as: int | str = "a") -> str:
+    """`a tool call`, `2 subagents`: a count and its noun, plural past one."""
+    return f"{one_as} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def idle_with_work_in_flight(
     scene: Scene, history: History, config: Config, now: float
 ) -> list[FindingDraft]:
@@ -114,20 +119,22 @@ def idle_with_work_in_flight(
         if not session.live or session.last_activity_at is None:
             continue
         quiet = now - session.last_activity_at
-        work = (
-            len(session.running_subagents())
-            + len(session.hook_agents)
-            + (session.tool_in_flight is not None)
-            + jobs_of.get(session.session_id, 0)
+        kinds = (
+            (len(session.running_subagents()) + len(session.hook_agents), "subagent"),
+            (int(session.tool_in_flight is not None), "tool call"),
+            (jobs_of.get(session.session_id, 0), "caged job"),
         )
+        work = sum(count for count, _ in kinds)
         if quiet <= limit or work == 0:
             continue
+        what = ", ".join(_counted(count, noun) for count, noun in kinds if count)
         out.append(FindingDraft(
             key=f"idle_with_work_in_flight:{session.session_id}",
             rule="idle_with_work_in_flight",
             subject=f"session {_short(session.session_id)} ({session.cwd or '?'})",
             severity=WARNING,
-            message=f"no activity for {runtime_text(quiet)} with {work} things in flight",
+            message=f"no activity for {runtime_text(quiet)} with {_counted(work, 'thing', 1)}"
+            f" in flight ({what})",
             advice="look at the session: it may wait for a person or for a stalled call",
             session_id=session.session_id,
         ))
