@@ -25,7 +25,6 @@ class Alert:
     last_seen_at: float
     count: int
     acknowledged_at: float | None
-    acknowledged_by: str | None = None
 
 
 @dataclass(frozen=True)
