@@ -54,3 +54,14 @@ async def test_enter_on_an_alert_shows_its_whole_message_and_command(isolated_ho
         assert squeezed(MESSAGE) in squeezed(shown)
         [command_line] = [line for line in shown.splitlines() if "command" in line.split()[:1]]
         assert COMMAND.startswith(command_line.split("command", 1)[1].strip())
+
+
+def test_advice_that_is_only_a_command_is_shown_once_as_the_command() -> None:
+    from swarmdeck.app.record_detail import finding_facts
+    from swarmdeck.probes.records import Finding
+
+    finding = Finding(1, "k", "queued_while_peer_fits", "job #5", "info", "queued here", 0.0,
+                      0.0, 3, None, advice=f"`{COMMAND}`")
+    shown = finding_facts(finding, 10.0, 200).plain
+    assert "advice" not in shown and squeezed(COMMAND) in squeezed(shown)
+    assert shown.count("swarmdeck peer run") == 1

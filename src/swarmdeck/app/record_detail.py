@@ -35,12 +35,13 @@ def finding_facts(finding: Finding, now: float, width: int) -> Text:
     """Everything a finding says, one fact a line; its advice's command on a line of its own."""
     advice = finding.advice or NONE
     commands = _QUOTED.findall(advice)
+    only_a_command = len(commands) == 1 and advice.strip() == f"`{commands[0]}`"
     facts = [
         ("rule", finding.rule),
         ("level", finding.severity),
         ("subject", finding.subject),
         ("message", finding.message),
-        ("advice", advice),
+        *(() if only_a_command else (("advice", advice),)),
         *(("command", command) for command in commands),
         ("seen", f"{finding.count} times"),
         ("fired", _ago(now, finding.fired_at)),
