@@ -4,7 +4,7 @@ admission decides when many runners submit at once.
 Measured as ratios and rates within one run on this machine (never as timed tests):
   1. start-up overhead: median wall time of N runs of `swarmdeck run -- true` over the median
      of N runs of `true` itself, and how much of it is the interpreter importing the runner's
-     modules alone;
+     modules alone; beside it the floor, a caged run with nothing checked (floor_run.py);
   2. admission throughput, end to end: 100 `swarmdeck run` processes started at once against a
      slice with room for all; admissions per second from the first admitted_at to the last;
   3. admission throughput, decisions only: 100 threads each making one admission decision (one
@@ -48,6 +48,7 @@ STATE_MB = 16
 """The state file the start-up is measured on: what a week of hook events grows it to."""
 SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
 RESULTS = Path(__file__).resolve().parent / "results" / "runner.md"
+FLOOR_RUN = Path(__file__).resolve().parent / "floor_run.py"
 
 
 @dataclass(frozen=True)
@@ -75,16 +76,19 @@ RUN_PATH_IMPORTS = (
 """What `swarmdeck run` imports before it does anything, as it imports it (collector off)."""
 
 
-def startup_overhead(runs: int, env: dict[str, str]) -> tuple[Timed, Timed, Timed, Timed]:
-    """Medians of `true`, of the interpreter alone, of `swarmdeck run -- true` and of the
-    interpreter importing what the runner imports, interleaved."""
-    samples: list[list[Timed]] = [[], [], [], []]
+def startup_overhead(
+    runs: int, env: dict[str, str], folder: Path, slice_path: Path
+) -> tuple[Timed, Timed, Timed, Timed, Timed]:
+    """Medians of `true`, of the interpreter alone, of `swarmdeck run -- true`, of the
+    interpreter importing what the runner imports and of the floor run, interleaved."""
+    samples: list[list[Timed]] = [[], [], [], [], []]
     timed([SWARMDECK, "run", "--", "true"], env)
     cases = (
         ["true"],
         [sys.executable, "-c", "pass"],
         [SWARMDECK, "run", "--", "true"],
         [sys.executable, "-c", RUN_PATH_IMPORTS],
+        [sys.executable, str(FLOOR_RUN), str(folder / "floor.db"), str(slice_path), "true"],
     )
     for _ in range(runs):
         for case, argv in zip(samples, cases, strict=True):
@@ -204,7 +208,9 @@ def main() -> int:
             (folder / "state").mkdir()
             grown_store(folder / "state" / "state.db", STATE_MB)
             state_mb = (folder / "state" / "state.db").stat().st_size / MIB
-            bare, python, caged, imports = startup_overhead(args.runs, env)
+            bare, python, caged, imports, floor = startup_overhead(
+                args.runs, env, folder, slice_path
+            )
             fresh = verification_cost(folder / "fresh", 0)
             grown = verification_cost(folder / "grown", 16)
             rate, elapsed = end_to_end_throughput(
@@ -235,6 +241,12 @@ def main() -> int:
         f"| of which importing the runner's modules (the same imports in `python -c`) beyond"
         f" the interpreter's start: wall / CPU | {ms(imports.wall - python.wall)} /"
         f" {ms(imports.cpu - python.cpu)} |",
+        f"| floor: a caged `true` with nothing checked (floor_run.py: sqlite3 and os only),"
+        f" overhead over `true`: wall / CPU | {ms(floor.wall - bare.wall)} /"
+        f" {ms(floor.cpu - bare.cpu)} |",
+        f"| `swarmdeck run -- true` overhead / the floor's: wall / CPU |"
+        f" {(caged.wall - bare.wall) / (floor.wall - bare.wall):.2f}× /"
+        f" {(caged.cpu - bare.cpu) / (floor.cpu - bare.cpu):.2f}× |",
         f"| `swarmdeck run -- true` / `python -c pass`: wall / CPU |"
         f" {caged.wall / python.wall:.2f}× / {caged.cpu / python.cpu:.2f}× |",
         f"| {args.submissions} concurrent `swarmdeck run` processes: admissions/s,"

@@ -164,6 +164,10 @@ def test_a_stray_word_is_named_with_the_help_of_the_command_it_was_given_to() ->
         (["status", "--bogus"], "swarmdeck status --help"),
         (["config", "show", "extra"], "swarmdeck config show --help"),
         (["--bogus"], "swarmdeck --help"),
+        (["run", "--bogus", "--", "true"], "swarmdeck run --help"),
+        (["dispatch", "--bogus", "--", "true"], "swarmdeck dispatch --help"),
+        (["gpu-run", "--bogus", "--", "true"], "swarmdeck gpu-run --help"),
+        (["peer", "check", "--bogus", "box2"], "swarmdeck peer check --help"),
     ):
         result = swarmdeck(*argv)
         assert result.returncode == 251

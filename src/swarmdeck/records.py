@@ -171,23 +171,31 @@ def _arguments(
             f" but {len(args) + 1} were given"
         )
     values = list(args)
+    used = 0
     for item in items[len(args):]:
-        if item.name in kwargs:
-            values.append(kwargs.pop(item.name))
+        value = kwargs.get(item.name, MISSING)
+        if value is not MISSING:
+            used += 1
         elif item.default is not MISSING:
-            values.append(item.default)
+            value = item.default
         elif item.default_factory is not MISSING:
-            values.append(item.default_factory())
+            value = item.default_factory()
         else:
             raise TypeError(
                 f"{cls.__qualname__}.__init__() missing 1 required argument: {item.name!r}"
             )
-    for name in kwargs:
-        if any(item.name == name for item in items):
-            raise TypeError(f"{cls.__qualname__}.__init__() got multiple values for {name!r}")
-        raise TypeError(
-            f"{cls.__qualname__}.__init__() got an unexpected keyword argument {name!r}"
-        )
+        values.append(value)
+    if used != len(kwargs):
+        positional = {item.name for item in items[:len(args)]}
+        for name in kwargs:
+            if name in positional:
+                raise TypeError(
+                    f"{cls.__qualname__}.__init__() got multiple values for {name!r}"
+                )
+            if all(item.name != name for item in items):
+                raise TypeError(
+                    f"{cls.__qualname__}.__init__() got an unexpected keyword argument {name!r}"
+                )
     return tuple(values)
 
 

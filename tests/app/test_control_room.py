@@ -161,6 +161,27 @@ async def test_enter_on_a_job_shows_its_detail_and_output_and_escape_goes_back(
         assert not isinstance(app.screen, JobDetail)
 
 
+async def test_a_number_key_on_a_detail_view_goes_back_to_that_panel_and_over_help_does_nothing(
+    isolated_home: Path,
+) -> None:
+    store = StateStore.open_default()
+    add_job(store, label="compile", state="done", argv=["make"], cwd="/work/proj", exit_code=0,
+            outcome="ok", started_at=1.0, ended_at=2.0)
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("2", "enter")
+        assert isinstance(app.screen, JobDetail)
+        await pilot.press("5")
+        assert app.screen is app.screen_stack[0]
+        assert focused_panel(app) == PANELS[4]
+        await pilot.press("question_mark")
+        help_screen = app.screen
+        assert help_screen is not app.screen_stack[0]
+        await pilot.press("2")
+        assert app.screen is help_screen and app.is_running
+
+
 async def test_enter_on_a_session_shows_its_detail(isolated_home: Path) -> None:
     tree = ClaudeTree(isolated_home / "claude")
     main = Lines(SID, branch="feat/x")

@@ -35,6 +35,26 @@ def test_comm_with_spaces_and_parentheses_is_parsed_from_the_last_parenthesis() 
     )
 
 
+def test_start_ticks_is_field_22_whatever_the_command_name_holds(tmp_path: Path) -> None:
+    fields = " ".join(["S", "1"] + ["0"] * 17 + ["31337", "0", "42"])
+    root = tmp_path / "proc"
+    for pid, comm in ((10, b"a) (b) 9 9"), (11, b"\xff\xfe) x"), (12, b"")):
+        (root / str(pid)).mkdir(parents=True)
+        (root / str(pid) / "stat").write_bytes(b"%d (%s) %s\n" % (pid, comm, fields.encode()))
+    (root / "13").mkdir()
+    (root / "13" / "stat").write_bytes(b"13 (cut")
+    procs.use_proc_root(root)
+    try:
+        assert [procs.start_ticks(pid) for pid in (10, 11, 12, 13, 14)] == [
+            31337, 31337, 31337, None, None
+        ]
+        assert [procs.read_stat(pid).start_ticks for pid in (10, 11, 12)] == [31337] * 3
+        assert procs.read_stat(11).comm == "\ufffd\ufffd) x"
+        assert procs.read_stat(13) is None
+    finally:
+        procs.use_proc_root("/proc")
+
+
 def test_identity_is_pid_and_start_ticks_and_fails_on_another_start() -> None:
     me = identity(os.getpid())
     assert me is not None and me.start_ticks == start_ticks(os.getpid())

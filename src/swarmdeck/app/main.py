@@ -39,7 +39,7 @@ from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.app import commands
 from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
-from swarmdeck.app.detail import AgentDetail, JobDetail
+from swarmdeck.app.detail import AgentDetail, DetailScreen, JobDetail
 from swarmdeck.app.driver import QuietInputDriver
 from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen, key_list
@@ -310,7 +310,15 @@ class SwarmdeckApp(App[int]):
         self.push_screen(AgentDetail(session_id, agent[0] if kind == "a" else None))
 
     def action_focus_panel(self, panel_id: str) -> None:
-        """Focus a panel: its table or tree when it shows one, else the panel itself."""
+        """Focus a panel: its table or tree when it shows one, else the panel itself.
+
+        From a detail view the key goes back to the main screen first; over a modal (a form,
+        a confirmation, help) it does nothing, so a digit never dismisses a decision.
+        """
+        while isinstance(self.screen, DetailScreen):
+            self.pop_screen()
+        if self.screen is not self.screen_stack[0]:
+            return
         panel = self.screen.query_one(f"#{panel_id}")
         target = next(
             (w for w in panel.query("KeyedTable, SessionTree") if w.display and w.can_focus),
@@ -497,4 +505,6 @@ def run_app(config: Config, store: StateStore, *, readonly: bool = False) -> int
     """Run the control room until the person quits; returns the exit status."""
     app = SwarmdeckApp(config, store, readonly=readonly, terminal=controlling_tty())
     result = app.run()
-    return result or 0
+    # An app that ended on an error it could not handle has shown the traceback: its status
+    # says so (Textual's return code is 1 then), never 0.
+    return result or app.return_code or 0

@@ -87,10 +87,14 @@ def _parse(args_list: list[str]):
     if extra:
         from swarmdeck.errors import UsageError
 
-        words = [getattr(args, "command", None)]
+        # The command's name from the line itself: `run`, `dispatch` and `gpu-run` keep the
+        # words of the job under the same attribute name, `command`.
+        words = [args_list[0]] if args_list[0] in COMMANDS else []
         for name in ("config_command", "lock_command", "hooks_command", "peer_command"):
-            words.append(getattr(args, name, None))
-        where = " ".join(["swarmdeck", *(word for word in words if word)])
+            word = getattr(args, name, None)
+            if isinstance(word, str):
+                words.append(word)
+        where = " ".join(["swarmdeck", *words])
         raise UsageError(f"unrecognized arguments: {' '.join(extra)} (see '{where} --help')")
     return args
 

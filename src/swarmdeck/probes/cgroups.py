@@ -370,7 +370,7 @@ def read_keyed(path: Path) -> dict[str, int]:
         return {}
 
 
-def read_memory(cgroup: Path) -> MemoryReading | None:
+def read_memory(cgroup: Path | str) -> MemoryReading | None:
     """What a v1 or v2 memory cgroup holds now; None when the cgroup does not exist.
 
     Read on every refresh for every running job, so the files are opened by name without an

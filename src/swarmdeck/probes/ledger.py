@@ -247,7 +247,7 @@ def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> L
             runner_alive = ProcessIdentity(
                 row["runner_pid"], row["runner_start_ticks"]
             ).is_alive()
-        reading = read_memory(Path(row["cgroup"])) if row["cgroup"] else None
+        reading = read_memory(row["cgroup"]) if row["cgroup"] else None
         current = reading.working_set if reading else 0
         peak_now = reading.peak if reading else None
     return LedgerJob(
@@ -279,6 +279,8 @@ def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> L
         start_ticks=row["start_ticks"],
         threads=row["threads"],
         serial_marker_path=row["serial_marker_path"],
+        usage=None,
+        serial_reason=None,
         session_id=row["session_id"] if "session_id" in keys else None,
         agent_id=row["agent_id"] if "agent_id" in keys else None,
         fingerprint=row["fingerprint"] if "fingerprint" in keys else None,
