@@ -39,6 +39,13 @@ class NotingProgram:
     def wait_for(self, line: str, timeout: float = START) -> bool:
         return wait_until(lambda: line in self.lines(), timeout)
 
+    def wait_ready(self) -> bool:
+        """Drawn at the terminal's size, with its input thread noted."""
+        def ready() -> bool:
+            return "size 100x30" in self.lines() and bool(self.input_threads())
+
+        return wait_until(ready, START)
+
     def input_threads(self) -> list[int]:
         return [int(line.split()[1]) for line in self.lines() if line.startswith("thread ")]
 
@@ -47,7 +54,7 @@ class NotingProgram:
 def noting(tmp_path: Path) -> Iterator[NotingProgram]:
     program = NotingProgram(tmp_path / "notes")
     try:
-        assert program.wait_for("size 100x30"), program.program.output[-2000:]
+        assert program.wait_ready(), program.program.output[-2000:]
         yield program
     finally:
         program.program.close()
@@ -74,7 +81,7 @@ def test_textuals_own_input_thread_wakes_ten_times_a_second(tmp_path: Path) -> N
     """What the driver is for: the same app on Textual's driver wakes on a 0.1 s timer."""
     program = NotingProgram(tmp_path / "notes", driver="textual")
     try:
-        assert program.wait_for("size 100x30")
+        assert program.wait_ready()
         assert _wakes_in_a_second(program) >= 5
     finally:
         program.program.close()
