@@ -446,7 +446,7 @@ class CageMembers:
     """Every thread of them, from `tasks` or `cgroup.threads`."""
 
 
-def cage_members(cgroup: Path) -> CageMembers | None:
+def cage_members(cgroup: Path | str) -> CageMembers | None:
     """The processes and threads in a cage and every cgroup under it; None once it is gone."""
     top = os.fspath(cgroup)
     pids: list[int] = []

@@ -383,7 +383,7 @@ def with_usage(jobs: list[LedgerJob], tracker: UsageTracker) -> list[LedgerJob]:
     from swarmdeck.probes.usage import Supervised, serial_reason
 
     followed = {
-        job.id: Supervised(root, Path(job.cgroup) if job.cgroup else None)
+        job.id: Supervised(root, job.cgroup or None)
         for job in jobs
         if (root := job.process) is not None
     }
