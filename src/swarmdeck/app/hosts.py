@@ -28,7 +28,7 @@ from swarmdeck.app.quiet import show_text
 from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
-from swarmdeck.sizes import format_size
+from swarmdeck.sizes import MIB, format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.hosts import figures_of, host_line
 from swarmdeck.views.slurm import cluster_text
@@ -45,8 +45,11 @@ HELD_BUSY = 0.1
 """Busy cores shown on a card (its bar and figure) stay until the reading moves by this many
 cores: other work's jitter of a tenth would otherwise redraw them at every refresh."""
 HELD_MEMORY = 1 / 200
-"""A memory figure shown on a card stays until the reading moves by this share of the host's
-memory (120 MiB of 24 GiB: less than a cell of its bar)."""
+"""A memory figure shown on a card stays at most until the reading moves by this share of the
+host's memory (120 MiB of 24 GiB: less than a cell of its bar)."""
+HELD_SHARE = 1 / 25
+"""...and a smaller figure until it moves by this share of itself (or by 1 MiB): "44.3M" of a
+small slice moves by what its digits say, not by what would move a 24 GiB bar."""
 
 
 def held(shown: float | None, reading: float | None, step: float) -> float | None:
@@ -138,7 +141,9 @@ class HostCard(Vertical):
         return shown
 
     def _held_size(self, name: str, reading: int, total: int) -> int:
-        return int(self._held(name, reading, total * HELD_MEMORY) or 0)
+        shown = self._shown.get(name) or 0
+        step = min(total * HELD_MEMORY, max(MIB, HELD_SHARE * max(shown, reading)))
+        return int(self._held(name, reading, step) or 0)
 
     def compose(self) -> ComposeResult:
         yield self._title
