@@ -66,8 +66,14 @@ def parse_cap(text: str | None, total: int) -> int | None:
 
 
 def check_request(request: RunRequest) -> None:
+    """Refuse, as a usage error (251), a request that cannot be run as written."""
     if not request.argv or not request.argv[0]:
         raise UsageError("run: no command given: put it after --, like: swarmdeck run -- make test")
+    if request.unbounded and request.cap is not None:
+        raise UsageError(
+            f"--unbounded and --cap {request.cap} contradict each other: --unbounded lets the job "
+            "grow to the whole slice; give one of them"
+        )
     if request.threads is not None and not 1 <= request.threads <= MAX_THREADS:
         raise UsageError(f"--threads {request.threads}: give a number from 1 to {MAX_THREADS}")
     # `not x >= 0` rather than `x < 0`: NaN compares false both ways and would wait forever.
