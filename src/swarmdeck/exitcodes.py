@@ -13,6 +13,9 @@ class ExitCode(IntEnum):
     NOT_FOUND = 127
     """The command was not found, as a shell says it."""
     NEVER_FITS_ANY_HOST = 241
+    MOVED = 242
+    """Withdrawn while queued here because it moved to another host and runs there (its row
+    here says where, and its job id there); nothing ran here."""
     LONG_JOB_SINGLE_HOST = 244
     GPU_OUT_OF_MEMORY = 245
     OWN_CAP = 250

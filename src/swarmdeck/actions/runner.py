@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from swarmdeck import paths
-from swarmdeck.actions.admission import Interrupted, JobRow, NotAdmittedError, admit
+from swarmdeck.actions.admission import Interrupted, JobRow, Moved, NotAdmittedError, admit
 from swarmdeck.actions.booking import Booking, decide_booking, hit_ceiling
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
 from swarmdeck.actions.cage.owner import claim_slice
@@ -268,6 +268,9 @@ def _admitted_run(run: RunContext) -> int:
     except Interrupted as error:
         run.note(error.message)
         return 128 + error.signum
+    except Moved as error:
+        run.note(error.message)
+        return int(error.exit_code)
     job_id = admission.job_id
     try:
         output = run.detached.admitted(job_id) if run.detached is not None else None

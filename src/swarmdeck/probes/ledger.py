@@ -37,6 +37,8 @@ RUNNING = "running"
 DONE = "done"
 LOST = "lost"
 REFUSED = "refused"
+MOVED = "moved"
+"""Withdrawn while queued, because it was moved to another host (actions/migration.py)."""
 HOLDS_BOOKING = (ADMITTED, RUNNING)
 """Rows whose booking counts in the book."""
 ACTIVE = (QUEUED, ADMITTED, RUNNING)
