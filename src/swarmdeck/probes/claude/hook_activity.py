@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from swarmdeck.hook_events import ASKING_NOTIFICATIONS
 from swarmdeck.probes.claude._records import is_internal_agent
 from swarmdeck.probes.claude.subagents import predates_process
 
@@ -28,9 +29,8 @@ if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
 RUNNING_TASK = frozenset({"running", "pending", "in_progress"})
-ASKING = frozenset({"permission_prompt", "idle_prompt", "elicitation_dialog", "agent_needs_input"})
-"""Notification types that wait for the person; the others (auth_success, agent_completed)
-only tell something."""
+ASKING = frozenset(ASKING_NOTIFICATIONS)
+"""Notification types that wait for the person (hook_events.py keeps the list)."""
 
 
 @dataclass(frozen=True)
