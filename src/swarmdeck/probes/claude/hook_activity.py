@@ -83,6 +83,18 @@ def hook_waits(store: StateStore, since: float) -> dict[str, HookWait]:
     return waits
 
 
+def last_hook_events(store: StateStore, since: float) -> dict[str, float]:
+    """When each session's latest hook event since `since` came (its subagents' included), by
+    session id: how lately a session whose liveness no pid file tells was active."""
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT session_id, max(received_at) AS at FROM hook_events"
+            " WHERE received_at >= ? AND session_id IS NOT NULL GROUP BY session_id",
+            (since,),
+        ).fetchall()
+    return {row["session_id"]: row["at"] for row in rows}
+
+
 def hook_agents(store: StateStore, since: float) -> list[HookAgent]:
     """Subagents started since `since`, in start order, with their stop time if they stopped."""
     with store.read() as conn:
