@@ -172,3 +172,59 @@ def test_a_stray_word_is_named_with_the_help_of_the_command_it_was_given_to() ->
         result = swarmdeck(*argv)
         assert result.returncode == 251
         assert result.stderr.count("\n") == 1 and f"(see '{where}')" in result.stderr, argv
+
+
+def test_demo_seconds_without_no_ui_is_refused_in_one_line_before_any_scene() -> None:
+    result = swarmdeck("demo", "--seconds", "5")
+    assert result.returncode == 251, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "--no-ui" in result.stderr, result.stderr
+
+
+def test_dispatch_of_a_long_job_says_its_expected_runtime_apart_from_the_limit(
+    tmp_path: Path,
+) -> None:
+    result = subprocess.run(
+        [SWARMDECK, "dispatch", "--estimate-wall", "10000", "--", "touch", str(tmp_path / "ran")],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )
+    assert result.returncode == 244, result.stderr
+    assert "expected to run 2h46m, over the 2h limit" in result.stderr, result.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_subcommands_mistake_names_it_as_it_is_typed() -> None:
+    for argv, where in [
+        (["peer", "check"], "swarmdeck peer check"),
+        (["peer", "attach", "big2"], "swarmdeck peer attach"),
+        (["peer", "cleanup"], "swarmdeck peer cleanup"),
+        (["lock", "acquire"], "swarmdeck lock acquire"),
+    ]:
+        result = swarmdeck(*argv)
+        assert result.returncode == 251, result.stderr
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert f"(see '{where} --help')" in result.stderr, result.stderr
+
+
+def test_a_group_without_its_subcommand_is_told_which_there_are() -> None:
+    for command, actions in [
+        ("config", "show"),
+        ("lock", "acquire, release, show, claim, cleanup"),
+        ("hooks", "install"),
+        ("peer", "check, run, attach, cleanup"),
+    ]:
+        result = swarmdeck(command)
+        assert result.returncode == 251, result.stderr
+        assert result.stderr == (
+            f"swarmdeck: swarmdeck {command} needs a subcommand: choose one of {actions}"
+            f" (see 'swarmdeck {command} --help')\n"
+        )
+
+
+def test_an_unknown_subcommand_is_told_the_ones_a_person_may_use() -> None:
+    for command in ("config", "lock", "hooks", "peer"):
+        result = swarmdeck(command, "frob")
+        assert result.returncode == 251, result.stderr
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert "_command" not in result.stderr and "remote-" not in result.stderr
+        assert "invalid choice: 'frob'" in result.stderr

@@ -41,3 +41,67 @@ def test_every_command_help_shows_an_example_of_itself(command: str) -> None:
 def test_a_help_without_an_example_block_is_caught() -> None:
     assert examples("usage: swarmdeck x\n\noptions:\n  -h, --help\n") == []
     assert examples("usage: x\n\nexample:\n  swarmdeck x --y\nmore\n") == ["swarmdeck x --y"]
+
+
+def actions_of(command: str) -> list[str]:
+    """The subcommands `swarmdeck COMMAND --help` lists (`lock acquire`, `peer check`, …)."""
+    import argparse
+
+    from swarmdeck.cli import build_parser
+
+    parser = build_parser(command)
+    [group] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    inner = [a for a in group.choices[command]._actions
+             if isinstance(a, argparse._SubParsersAction)]
+    return [choice.dest for action in inner for choice in action._get_subactions()]
+
+
+GROUPED = [(command, action) for command in COMMANDS for action in actions_of(command)]
+
+
+def test_the_command_groups_are_found() -> None:
+    for command, action in [("config", "show"), ("lock", "acquire"), ("lock", "cleanup"),
+                            ("hooks", "install"), ("peer", "check"), ("peer", "attach")]:
+        assert (command, action) in GROUPED
+
+
+@pytest.mark.parametrize(("command", "action"), GROUPED, ids=[f"{c} {a}" for c, a in GROUPED])
+def test_every_subcommand_help_shows_an_example_of_itself(command: str, action: str) -> None:
+    shown = examples(_help([command, action, "--help"]))
+    assert any(f"swarmdeck {command} {action}" in line for line in shown), shown
+
+
+@pytest.mark.parametrize(("command", "action"), GROUPED, ids=[f"{c} {a}" for c, a in GROUPED])
+def test_every_subcommand_usage_names_it_as_it_is_typed(command: str, action: str) -> None:
+    usage = _help([command, action, "--help"]).splitlines()[0]
+    assert usage.startswith(f"usage: swarmdeck {command} {action} "), usage
+
+
+def test_peer_help_leaves_out_the_commands_only_a_driving_host_runs() -> None:
+    text = _help(["peer", "--help"])
+    assert "remote-start" not in text and "remote-stop" not in text
+    assert actions_of("peer") == ["check", "run", "attach", "cleanup"]
+    assert _help(["peer", "remote-stop", "--help"]).startswith("usage: swarmdeck peer remote-stop")
+
+
+@pytest.mark.parametrize("argv", [["peer", "run", "--help"], ["peer", "run", "big2", "--help"]])
+def test_peer_run_help_describes_each_option(argv: list[str]) -> None:
+    text = _help(argv)
+    for option, says in [
+        ("--cap SIZE", "memory cap"), ("--label L", "Jobs panel"), ("--threads N", "threads"),
+        ("--fetch PATH", "bring back"), ("--detach", "driver follows"),
+        ("--untracked", "untracked"), ("--accept-toolchain", "toolchains"),
+    ]:
+        [line] = [line for line in text.splitlines() if line.strip().startswith(option)]
+        assert says in line, (option, line)
+    assert "rest" not in text
+
+
+def test_run_help_lists_every_exit_code_the_readme_gives_run() -> None:
+    from test_readme import table
+
+    text = " ".join(_help(["run", "--help"]).split("exit codes:", 1)[1].split())
+    for code, meaning in table("code"):
+        if code.isdigit() and "`dispatch`" not in meaning:
+            assert f"{code} " in text, code
+    assert "241" not in text and "244" not in text

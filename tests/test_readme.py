@@ -287,3 +287,48 @@ def test_the_panels_table_names_every_panel() -> None:
             if issubclass(cls, SnapshotPanel) and cls.TITLE:
                 titles.add(cls.TITLE)
     assert {row[0] for row in table("panel")} == titles
+
+
+def _shape(line: str) -> str:
+    """A line of a hook's reminder with what differs between machines taken out: the host's
+    name, every figure, the GPU cell and the path the command was started by."""
+    line = re.sub(r"^- \S+ \(here\):", "- HOST (here):", line)
+    line = re.sub(r"(no GPU|GPU free .*)$", "GPU", line)
+    line = re.sub(r"\S*/swarmdeck run", "swarmdeck run", line)
+    return re.sub(r"\d+(?:\.\d+)?", "N", line)
+
+
+def test_shape_hides_what_differs_between_machines() -> None:
+    assert _shape("- vm (here): 2 cores · load 0.65 · memory room 21.6G · no GPU") == (
+        "- HOST (here): N cores · load N · memory room NG · GPU"
+    )
+    assert _shape("Run it as: /x/bin/swarmdeck run -- a") == "Run it as: swarmdeck run -- a"
+
+
+def test_the_heavy_command_reminder_reads_as_the_readme_shows_it() -> None:
+    [shown] = [block for block in blocks() if any("is a heavy command" in b for b in block)]
+    command = re.search(r"`([^`]+)` is a heavy command", shown[0])
+    assert command is not None
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command.group(1)},
+    }
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        [SWARMDECK, "hook", "pre-tool-use"], input=json.dumps(payload), env=env,
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"].splitlines()
+    assert [_shape(line) for line in shown] == [_shape(line) for line in said]
+
+
+def test_every_exit_code_has_its_words_and_the_run_table_lists_those_a_job_can_end_with() -> None:
+    from swarmdeck.exitcodes import MEANING
+
+    assert set(MEANING) == set(ExitCode) - {ExitCode.OK}
+    listed = {int(row[0]) for row in table("code") if row[0].isdigit()}
+    # 141 is a printing command's (told beside the commands), 255 a ledger row's (told below).
+    assert listed == {int(code) for code in MEANING} - {ExitCode.READER_GONE, ExitCode.LOST}
+    assert "exit code 255" in README and "with 141" in README

@@ -183,3 +183,20 @@ def test_a_job_run_on_a_peer_shows_that_host_in_status(isolated_home: Path) -> N
     assert "host" in jobs
     [row] = [line for line in jobs.splitlines() if "moved there" in line]
     assert "box2" in row
+
+
+def test_status_lists_jobs_in_the_control_rooms_order_newest_first(isolated_home: Path) -> None:
+    store = StateStore.open_default()
+    now = time.time()
+    add_job(store, label="first-done", state="done", exit_code=0, ended_at=now - 50)
+    with busy_job(1) as job:
+        add_job(
+            store, label="second-running", state="running", pid=job.pid,
+            start_ticks=start_ticks(job.pid), started_at=now - 40,
+        )
+        add_job(store, label="third-done", state="done", exit_code=0, ended_at=now - 10)
+        jobs = section(status_text(), "Jobs")
+    store.close()
+    shown = [label for line in jobs.splitlines() for label in
+             ("first-done", "second-running", "third-done") if label in line]
+    assert shown == ["third-done", "second-running", "first-done"], jobs

@@ -12,6 +12,9 @@ class ExitCode(IntEnum):
     """The command was found but cannot be run, as a shell says it."""
     NOT_FOUND = 127
     """The command was not found, as a shell says it."""
+    READER_GONE = 141
+    """The reader of swarmdeck's output went away (`| head`): 128 + SIGPIPE, as a shell shows a
+    command that SIGPIPE ended (`git log | head -1`)."""
     NEVER_FITS_ANY_HOST = 241
     MOVED = 242
     """Withdrawn while queued here because it moved to another host and runs there (its row
@@ -25,3 +28,27 @@ class ExitCode(IntEnum):
     SLICE_FULL = 254
     LOST = 255
     """The job's runner vanished (SIGKILL, a crash) before it could record how the job ended."""
+
+
+MEANING: dict[ExitCode, str] = {
+    ExitCode.REFUSED: "refused before running (nothing ran)",
+    ExitCode.CANNOT_EXECUTE: "the command cannot be run",
+    ExitCode.NOT_FOUND: "the command was not found",
+    ExitCode.READER_GONE: "the reader of the output went away",
+    ExitCode.NEVER_FITS_ANY_HOST: "no host can ever fit it",
+    ExitCode.LONG_JOB_SINGLE_HOST: "a job over 2h would occupy a single host",
+    ExitCode.GPU_OUT_OF_MEMORY: "not enough GPU memory",
+    ExitCode.OWN_CAP: "hit its own cap",
+    ExitCode.USAGE: "usage or no cage",
+    ExitCode.NOT_ADMITTED: "not admitted",
+    ExitCode.TIMED_OUT: "timed out",
+    ExitCode.SLICE_FULL: "the shared slice was full (rerun)",
+    ExitCode.LOST: "the job's runner vanished (in the ledger)",
+}
+"""Each code but 0 in a few words, for the help of the commands that exit with it (README.md's
+tables say more)."""
+
+
+def codes_text(codes: tuple[ExitCode, ...]) -> str:
+    """`codes` and their meanings on one line: "250 hit its own cap, 251 usage or no cage"."""
+    return ", ".join(f"{int(code)} {MEANING[code]}" for code in codes)

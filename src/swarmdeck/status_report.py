@@ -27,6 +27,16 @@ if TYPE_CHECKING:
     from swarmdeck.snapshot import Snapshot
 
 
+class ReportConsole(Console):
+    """A Console that leaves a closed stdout pipe to the command line, which ends quietly with
+    141 (cli.main); Rich's own answer ends the process with 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        # Called while Rich handles the BrokenPipeError: this raises it again, to the caller.
+        raise
+
+
 def hosts_table(snapshot: Snapshot) -> Table:
     table = Table(title="Hosts", title_justify="left")
     table.add_column("host")
@@ -86,8 +96,9 @@ def gpus_section(snapshot: Snapshot) -> RenderableType:
 
 
 def sections(snapshot: Snapshot, now: float) -> list[RenderableType]:
-    """Everything below the hosts, in the order the control room lays it out."""
-    job_rows = [jobs.job_cells(job, now) for job in snapshot.jobs]
+    """Everything below the hosts, in the order the control room lays it out; the jobs in its
+    Jobs panel's order."""
+    job_rows = [jobs.job_cells(job, now) for job in jobs.panel_order(snapshot.jobs)]
     if snapshot.cluster is not None:
         job_rows += [slurm.cluster_job_cells(job, now) for job in snapshot.cluster.jobs]
     session_rows = [sessions.session_cells(session, now) for session in snapshot.sessions]
@@ -116,8 +127,8 @@ Rich table is only as wide as its content, so nothing is padded out to it either
 def status_console() -> Console:
     """A terminal's own width; piped, `COLUMNS` when set, else as wide as the content."""
     if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip():
-        return Console()
-    return Console(width=PIPED_WIDTH)
+        return ReportConsole()
+    return ReportConsole(width=PIPED_WIDTH)
 
 
 def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
@@ -158,7 +169,7 @@ def print_config(config: Config, console: Console | None = None) -> None:
     from swarmdeck.config import describe_config
     from swarmdeck.paths import config_path
 
-    console = console or Console(soft_wrap=True)
+    console = console or ReportConsole(soft_wrap=True)
     if config.path:
         source = str(config.path)
     else:

@@ -226,7 +226,7 @@ class Jittering(Scripted):
 async def test_figures_moving_by_less_than_a_reading_redraw_no_host_card(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Only the busy-cores history moves: it grows by a column each refresh until full."""
+    """Only the busy-cores history moves: it grows by a column each run of readings."""
     store = StateStore.open_default()
     app = SwarmdeckApp(load_config(), store, prober=Jittering(store))
     async with app.run_test(size=(160, 45)) as pilot:

@@ -23,7 +23,7 @@ from swarmdeck.actions.booking import decide_booking
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.hosts.base import Fit, Host, HostError, JobSpec
 from swarmdeck.actions.jobrecord import past_runs
-from swarmdeck.durations import age_text
+from swarmdeck.durations import age_text, runtime_text
 from swarmdeck.errors import SwarmdeckError, UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.machine import local_host_name, mem_total
@@ -226,9 +226,9 @@ def _wait_for_host(
             return int(ExitCode.NEVER_FITS_ANY_HOST)
         first = next(host for host in hosts if fits[host.name].ever)
         if (job.estimate_wall or 0) > LONG_JOB and first.kind in SINGLE_HOST_KINDS:
-            say(f"this job is expected to run {age_text(job.estimate_wall or 0)}, over "
-                f"{age_text(LONG_JOB)}, and would occupy {first.name} alone (exit 244): give "
-                "it to the cluster (swarmdeck run --on slurm) or split it")
+            say(f"this job is expected to run {runtime_text(job.estimate_wall or 0)}, over "
+                f"the {age_text(LONG_JOB)} limit, and would occupy {first.name} alone (exit 244): "
+                "give it to the cluster (swarmdeck run --on slurm) or split it")
             return int(ExitCode.LONG_JOB_SINGLE_HOST)
         choice = choose(store, hosts, fits, job)
         if choice is not None:

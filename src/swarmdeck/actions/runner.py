@@ -304,6 +304,11 @@ def _not_started(request: RunRequest, error: OSError) -> tuple[str, int]:
     if isinstance(error, FileNotFoundError):
         return f"{request.argv[0]}: command not found", ExitCode.NOT_FOUND
     if isinstance(error, PermissionError):
+        if "/" in request.argv[0] and os.path.isdir(os.path.join(request.cwd, request.argv[0])):
+            import errno
+
+            # exec refuses a folder with EACCES; a shell says what it is instead.
+            return f"{request.argv[0]}: {os.strerror(errno.EISDIR)}", ExitCode.CANNOT_EXECUTE
         return f"{request.argv[0]}: permission denied", ExitCode.CANNOT_EXECUTE
     return f"{request.argv[0]}: cannot execute: {error.strerror}", ExitCode.CANNOT_EXECUTE
 

@@ -126,6 +126,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if handler is None:
             handler = build_parser("ui").parse_args(["ui"]).handler
         code = int(handler(args))
+        sys.stdout.flush()
+    except SystemExit as ended:
+        # --help and --version end here; what they printed may still be in the buffer.
+        if ended.code in (0, None) and not _flushed():
+            return _reader_gone()
+        raise
+    except BrokenPipeError:
+        return _reader_gone()
     except SwarmdeckError as error:
         print(f"swarmdeck: {error.message}", file=sys.stderr)
         return int(error.exit_code)
@@ -138,6 +146,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ends_process:
         _end_process(code)
     return code
+
+
+def _flushed() -> bool:
+    """Whether what is buffered for stdout reached it: false when its reader went away."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return False
+    return True
+
+
+def _reader_gone() -> int:
+    """The reader of stdout went away (`swarmdeck status | head -1`): end quietly with 141, as
+    a command that SIGPIPE ended; stdout points at /dev/null, so the interpreter's last flush of
+    what is still buffered finds nowhere to fail."""
+    from swarmdeck.exitcodes import ExitCode
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return int(ExitCode.READER_GONE)
 
 
 def _end_process(code: int) -> NoReturn:

@@ -41,6 +41,22 @@ def _argument_parser() -> type[argparse.ArgumentParser]:
         def error(self, message: str) -> NoReturn:
             raise UsageError(f"{message} (see '{self.prog} --help')")
 
+        def _check_value(self, action: argparse.Action, value: object) -> None:
+            # An unknown subcommand is told the ones its help lists, not the internal ones
+            # left out of it (`peer remote-start`).
+            if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
+                shown = ", ".join(repr(name) for name in listed_subcommands(action))
+                raise argparse.ArgumentError(
+                    action, f"invalid choice: {value!r} (choose from {shown})"
+                )
+            super()._check_value(action, value)
+
+        def _print_message(self, message: str, file=None) -> None:
+            # argparse drops a failed write of help or a version; a closed pipe must reach
+            # cli.main, which ends quietly with 141 instead of 0 for output nobody read.
+            if message:
+                (file or sys.stderr).write(message)
+
         def _get_formatter(self) -> argparse.HelpFormatter:
             # argparse makes a formatter for every argument it adds (to check its metavar), and
             # each one imports shutil and asks the terminal for its width: once is enough.
@@ -48,6 +64,43 @@ def _argument_parser() -> type[argparse.ArgumentParser]:
 
     ArgumentParser.__module__ = __name__
     return ArgumentParser
+
+
+def example(*lines: str) -> dict[str, object]:
+    """The `add_parser` arguments that end a command's help with its example lines."""
+    import argparse
+
+    return {
+        "epilog": "example:\n" + "".join(f"  {line}\n" for line in lines),
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+
+
+def add_subcommands(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:
+    """The subcommands of a command group (`lock acquire`, `peer check`): each one's usage and
+    mistakes name it as it is typed (`swarmdeck peer check`), whatever usage the group shows,
+    and the group given alone says which there are. One added without `help` is left out of
+    the group's help and of what a mistake lists (a command only swarmdeck itself runs)."""
+    inner = parser.add_subparsers(
+        dest=dest, prog=parser.prog, parser_class=_argument_parser(), metavar="SUBCOMMAND"
+    )
+    parser.set_defaults(handler=functools.partial(_no_subcommand, parser.prog, inner))
+    return inner
+
+
+def listed_subcommands(inner: argparse._SubParsersAction) -> list[str]:
+    """The subcommands a group's help lists, in its order."""
+    # argparse's own list of them: one entry per subcommand added with a `help`.
+    return [choice.dest for choice in inner._get_subactions()]
+
+
+def _no_subcommand(prog: str, inner: argparse._SubParsersAction, args: object) -> int:
+    from swarmdeck.errors import UsageError
+
+    raise UsageError(
+        f"{prog} needs a subcommand: choose one of {', '.join(listed_subcommands(inner))}"
+        f" (see '{prog} --help')"
+    )
 
 
 @functools.cache

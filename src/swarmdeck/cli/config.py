@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import ArgumentParser
+from swarmdeck.cli.common import add_subcommands, example
 from swarmdeck.exitcodes import ExitCode
 
 
@@ -17,8 +17,12 @@ def _add_config(sub) -> None:
         "  SWARMDECK_CONFIG=./try.toml swarmdeck config show  # check a file before using it\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    inner = p.add_subparsers(dest="config_command", required=True, parser_class=ArgumentParser)
-    show = inner.add_parser("show", help="every key, its value and where the value came from")
+    inner = add_subcommands(p, "config_command")
+    show = inner.add_parser(
+        "show",
+        help="every key, its value and where the value came from",
+        **example("swarmdeck config show", "swarmdeck config show | grep '^watchdog\\.'"),
+    )
     show.set_defaults(handler=_config_show)
 
 

@@ -68,6 +68,8 @@ def _demo(args: argparse.Namespace) -> int:
     from swarmdeck.demo.scene import Scene, SceneSettings, sweep_abandoned
     from swarmdeck.errors import UsageError
 
+    if args.seconds is not None and not args.no_ui:
+        raise UsageError("--seconds needs --no-ui: the control room runs until q quits it")
     if args.seconds is not None and not args.seconds > 0:
         raise UsageError(f"--seconds {args.seconds:g}: give more than 0 seconds")
     if not args.step > 0:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 from swarmdeck.cli.common import context
+from swarmdeck.exitcodes import ExitCode, codes_text
 
 
 def _add_dispatch(sub) -> None:
@@ -16,7 +18,13 @@ def _add_dispatch(sub) -> None:
         "  swarmdeck dispatch --label tests -- pytest -n 8\n"
         "  swarmdeck dispatch --gpu --estimate-wall 3600 -- python train.py\n"
         "\n"
-        "241: no host can ever fit it; 244: a job over 2 h would occupy a single host.\n",
+        + textwrap.fill(
+            "exit codes: those of swarmdeck run, or "
+            + codes_text((ExitCode.NEVER_FITS_ANY_HOST, ExitCode.LONG_JOB_SINGLE_HOST))
+            + ".",
+            width=84,
+        )
+        + "\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--gpu", action="store_true", help="the job needs a GPU")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import ArgumentParser
+from swarmdeck.cli.common import add_subcommands
 from swarmdeck.exitcodes import ExitCode
 
 
@@ -44,7 +44,7 @@ def _add_hooks(sub) -> None:
         "  swarmdeck hooks install --uninstall\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    inner = p.add_subparsers(dest="hooks_command", required=True, parser_class=ArgumentParser)
+    inner = add_subcommands(p, "hooks_command")
     install = inner.add_parser(
         "install",
         help="merge swarmdeck's hook entries into settings.json (idempotent, with a backup)",

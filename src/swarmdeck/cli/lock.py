@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import ArgumentParser
+from swarmdeck.cli.common import add_subcommands, example
 from swarmdeck.errors import UsageError
 from swarmdeck.exitcodes import ExitCode
 
@@ -20,9 +20,16 @@ def _add_lock(sub) -> None:
         "  swarmdeck lock cleanup --root /work/scratch\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    inner = p.add_subparsers(dest="lock_command", required=True, parser_class=ArgumentParser)
+    inner = add_subcommands(p, "lock_command")
     session_help = "who holds it (default: $SWARMDECK_SESSION, else the holder's pid)"
-    acquire = inner.add_parser("acquire", help="take the lock of PATH, queueing while it is held")
+    acquire = inner.add_parser(
+        "acquire",
+        help="take the lock of PATH, queueing while it is held",
+        **example(
+            "swarmdeck lock acquire . --timeout 600 && make release; swarmdeck lock release .",
+            "swarmdeck lock acquire /work/repo --no-wait || echo held",
+        ),
+    )
     acquire.add_argument("path", metavar="PATH")
     acquire.add_argument("--session", help=session_help)
     acquire.add_argument(
@@ -35,21 +42,33 @@ def _add_lock(sub) -> None:
     acquire.add_argument("--no-wait", action="store_true", help="refuse (exit 78) if held")
     acquire.add_argument("--timeout", type=float, metavar="S", help="stop queueing after S s")
     acquire.set_defaults(handler=_lock_acquire)
-    release = inner.add_parser("release", help="give back the lock of PATH")
+    release = inner.add_parser(
+        "release", help="give back the lock of PATH", **example("swarmdeck lock release .")
+    )
     release.add_argument("path", metavar="PATH")
     release.add_argument("--session", help=session_help)
     release.add_argument("--pid", type=int, help="the holder (default: as for acquire)")
     release.set_defaults(handler=_lock_release)
-    show = inner.add_parser("show", help="who holds the lock of PATH (every lock without PATH)")
+    show = inner.add_parser(
+        "show",
+        help="who holds the lock of PATH (every lock without PATH)",
+        **example("swarmdeck lock show", "swarmdeck lock show /work/repo"),
+    )
     show.add_argument("path", metavar="PATH", nargs="?")
     show.set_defaults(handler=_lock_show)
-    claim = inner.add_parser("claim", help="create DIR under the work root, owned by a session")
+    claim = inner.add_parser(
+        "claim",
+        help="create DIR under the work root, owned by a session",
+        **example("swarmdeck lock claim /work/scratch/bisect --purpose 'bisect the flaky test'"),
+    )
     claim.add_argument("path", metavar="DIR")
     claim.add_argument("--session", help=session_help)
     claim.add_argument("--purpose", default="", help="what the directory is for")
     claim.set_defaults(handler=_lock_claim)
     cleanup = inner.add_parser(
-        "cleanup", help="remove this session's directories no process uses; list the others"
+        "cleanup",
+        help="remove this session's directories no process uses; list the others",
+        **example("swarmdeck lock cleanup --root /work/scratch"),
     )
     cleanup.add_argument("--root", help="the work root (default: config locks.work_root)")
     cleanup.add_argument("--session", help=session_help)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from swarmdeck.cli.common import ArgumentParser, context
+from swarmdeck.cli.common import ArgumentParser, add_subcommands, context, example
 
 
 def _command(args: argparse.Namespace) -> list[str]:
     command = list(args.command)
     return command[1:] if command[:1] == ["--"] else command
+
+
+HOST_HELP = "a host of the config's [[hosts]], by its name"
 
 
 def _add_peer(sub) -> None:
@@ -26,27 +29,40 @@ def _add_peer(sub) -> None:
         "  swarmdeck peer attach big2 17\n"
         "  swarmdeck peer cleanup big2\n"
     )
-    peer = p.add_subparsers(dest="peer_command", parser_class=ArgumentParser, metavar="ACTION")
-    peer.required = True
+    peer = add_subcommands(p, "peer_command")
 
-    check = peer.add_parser("check", help="is HOST usable for peer runs (exit 0), or why not (78)")
-    check.add_argument("host", metavar="HOST")
+    check = peer.add_parser(
+        "check",
+        help="is HOST usable for peer runs (exit 0), or why not (78)",
+        **example(
+            "swarmdeck peer check big2",
+            "swarmdeck peer check big2 && swarmdeck peer run big2 -- make test",
+        ),
+    )
+    check.add_argument("host", metavar="HOST", help=HOST_HELP)
     check.set_defaults(handler=_check)
 
     run = peer.add_parser(
         "run",
         help="copy this checkout to HOST, run CMD there caged, fetch results, leave nothing",
         usage=RUN_USAGE,
-        epilog="example:\n"
-        "  swarmdeck peer run big2 --cap 8G --label tests --fetch report.xml -- pytest -n 16\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(RUN_EXAMPLE),
     )
-    run.add_argument("host", metavar="HOST")
-    run.add_argument("rest", nargs=argparse.REMAINDER, help="options, then -- CMD...")
+    run.add_argument("host", metavar="HOST", help=HOST_HELP)
+    _add_run_options(run)
+    # What follows HOST is read again by `_run_options`: a positional before a command taken as
+    # it is swallows the options after it.
+    run.add_argument(
+        "rest", nargs=argparse.REMAINDER, metavar="-- CMD...", help="the command, after --"
+    )
     run.set_defaults(handler=_run, ends_process=True)
 
-    attach = peer.add_parser("attach", help="follow again a run on HOST whose driver died")
-    attach.add_argument("host", metavar="HOST")
+    attach = peer.add_parser(
+        "attach",
+        help="follow again a run on HOST whose driver died",
+        **example("swarmdeck peer attach big2 17", "swarmdeck peer attach big2 17 --fetch out/"),
+    )
+    attach.add_argument("host", metavar="HOST", help=HOST_HELP)
     attach.add_argument("job", type=int, metavar="JOB", help="its job id in the ledger here")
     attach.add_argument(
         "--fetch", action="append", default=[], metavar="PATH",
@@ -54,16 +70,21 @@ def _add_peer(sub) -> None:
     )
     attach.set_defaults(handler=_attach, ends_process=True)
 
-    cleanup = peer.add_parser("cleanup", help="stop and remove runs on HOST whose driver died")
-    cleanup.add_argument("host", metavar="HOST")
+    cleanup = peer.add_parser(
+        "cleanup",
+        help="stop and remove runs on HOST whose driver died",
+        **example("swarmdeck peer cleanup big2"),
+    )
+    cleanup.add_argument("host", metavar="HOST", help=HOST_HELP)
     cleanup.set_defaults(handler=_cleanup)
 
-    start = peer.add_parser("remote-start", help="(on a peer) start a driven job detached")
+    # Run by the driving host over ssh, never by a person: no `help`, so no line in the help.
+    start = peer.add_parser("remote-start", description="(on a peer) start a driven job detached")
     start.add_argument("run_dir", metavar="DIR")
     start.add_argument("command", nargs=argparse.REMAINDER)
     start.set_defaults(handler=_remote_start)
 
-    stop = peer.add_parser("remote-stop", help="(on a peer) stop a driven job's tree")
+    stop = peer.add_parser("remote-stop", description="(on a peer) stop a driven job's tree")
     stop.add_argument("pid", type=int)
     stop.add_argument("start_ticks", type=int)
     stop.add_argument("signal", type=int)
@@ -76,10 +97,20 @@ RUN_USAGE = (
 )
 
 
+RUN_EXAMPLE = "swarmdeck peer run big2 --cap 8G --label tests --fetch report.xml -- pytest -n 16"
+
+
 def _run_options() -> ArgumentParser:
     """What follows HOST in `peer run`: parsed apart, since a positional before a command
     taken as it is would swallow the options."""
-    run = ArgumentParser(prog="swarmdeck peer run", usage=RUN_USAGE)
+    run = ArgumentParser(prog="swarmdeck peer run", usage=RUN_USAGE, **example(RUN_EXAMPLE))
+    _add_run_options(run)
+    run.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
+    return run
+
+
+def _add_run_options(run: argparse.ArgumentParser) -> None:
+    """`peer run`'s options, given before HOST or after it."""
     run.add_argument("--cap", metavar="SIZE", help="hard memory cap there (512M, 8G, 70%%)")
     run.add_argument("--label", metavar="L", help="name shown in the Jobs panel")
     run.add_argument("--threads", type=int, metavar="N", help="threads the job will use")
@@ -96,8 +127,6 @@ def _run_options() -> ArgumentParser:
     run.add_argument(
         "--accept-toolchain", action="store_true", help="run even where toolchains differ"
     )
-    run.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
-    return run
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -121,7 +150,8 @@ def _run(args: argparse.Namespace) -> int:
 
     from swarmdeck.actions.peer_run import PeerRunRequest, peer_run
 
-    args = _run_options().parse_args(args.rest, argparse.Namespace(host=args.host))
+    # Options given before HOST are in `args` already; those after it are added to them.
+    args = _run_options().parse_args(args.rest, args)
     request = PeerRunRequest(
         host=args.host,
         argv=_command(args),

@@ -73,6 +73,16 @@ def plain_run_words(words: list[str]) -> SimpleNamespace | None:
 
 def _add_run(sub) -> None:
     import argparse
+    import textwrap
+
+    from swarmdeck.exitcodes import ExitCode, codes_text
+
+    codes = (
+        ExitCode.REFUSED, ExitCode.CANNOT_EXECUTE, ExitCode.NOT_FOUND,
+        ExitCode.GPU_OUT_OF_MEMORY, ExitCode.OWN_CAP, ExitCode.USAGE, ExitCode.NOT_ADMITTED,
+        ExitCode.TIMED_OUT, ExitCode.SLICE_FULL,
+    )
+    exits = textwrap.fill(f"exit codes: the command's own, or {codes_text(codes)}.", width=84)
 
     p = sub.add_parser(
         "run",
@@ -82,10 +92,7 @@ def _add_run(sub) -> None:
         epilog="example:\n"
         "  swarmdeck run --cap 8G --label tests --threads 16 -- pytest -n 16\n"
         "  swarmdeck run --cap 4G --timeout 1800 --detach -- make -j8 check\n"
-        "\n"
-        "exit codes: the command's own, or 250 hit its own cap, 251 usage or no cage,\n"
-        "252 not admitted, 253 timed out, 254 the shared slice was full (rerun).\n"
-        "\n"
+        "\n" + exits + "\n\n"
         "The job finds in $SWARMDECK_SERIAL_FILE a file of its own (in the state folder,\n"
         "recorded in its ledger row): while it is serial on purpose (linking, one last test)\n"
         "it may write 'serial right now: REASON' into it, and remove it or write anything\n"
