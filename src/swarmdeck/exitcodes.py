@@ -36,6 +36,7 @@ MEANING: dict[ExitCode, str] = {
     ExitCode.NOT_FOUND: "the command was not found",
     ExitCode.READER_GONE: "the reader of the output went away",
     ExitCode.NEVER_FITS_ANY_HOST: "no host can ever fit it",
+    ExitCode.MOVED: "moved to another host while queued (it runs there)",
     ExitCode.LONG_JOB_SINGLE_HOST: "a job over 2h would occupy a single host",
     ExitCode.GPU_OUT_OF_MEMORY: "not enough GPU memory",
     ExitCode.OWN_CAP: "hit its own cap",
