@@ -180,6 +180,16 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+def kernel_name(cgroup: Path, hier: Hierarchies | None = None) -> str | None:
+    """The cgroup as the kernel log names it ("/swarmdeck/job-1"): its path below the mount of
+    its hierarchy (cgroup v1 memory, or the unified one); None when it is under neither."""
+    hier = hier or read_hierarchies()
+    for root in (hier.v1_memory, hier.v2):
+        if root is not None and _inside(cgroup, root):
+            return "/" + str(cgroup.relative_to(root)).strip(".")
+    return None
+
+
 def configured_path(setting: str, root: Path) -> Path:
     """The slice the config names: a full path inside the hierarchy, or a path relative to it."""
     candidate = Path(setting)
