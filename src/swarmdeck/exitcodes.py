@@ -16,6 +16,9 @@ class ExitCode(IntEnum):
     """The reader of swarmdeck's output went away (`| head`): 128 + SIGPIPE, as a shell shows a
     command that SIGPIPE ended (`git log | head -1`)."""
     NEVER_FITS_ANY_HOST = 241
+    MOVED = 242
+    """Withdrawn while queued here because it moved to another host and runs there (its row
+    here says where, and its job id there); nothing ran here."""
     LONG_JOB_SINGLE_HOST = 244
     GPU_OUT_OF_MEMORY = 245
     OWN_CAP = 250
@@ -33,6 +36,7 @@ MEANING: dict[ExitCode, str] = {
     ExitCode.NOT_FOUND: "the command was not found",
     ExitCode.READER_GONE: "the reader of the output went away",
     ExitCode.NEVER_FITS_ANY_HOST: "no host can ever fit it",
+    ExitCode.MOVED: "moved to another host while queued (it runs there)",
     ExitCode.LONG_JOB_SINGLE_HOST: "a job over 2h would occupy a single host",
     ExitCode.GPU_OUT_OF_MEMORY: "not enough GPU memory",
     ExitCode.OWN_CAP: "hit its own cap",

@@ -51,6 +51,11 @@ FOLDING_PREFIX = "hook-spool.folding."
 """A spool taken by a fold: `FOLDING_PREFIX` + the time it was taken (ns) + `.` + the pid."""
 SPOOLED_EVENT = "PreToolUse"
 """The one event spooled: the light Bash call."""
+ASKING_NOTIFICATIONS = ("agent_needs_input", "elicitation_dialog", "idle_prompt",
+                        "permission_prompt")
+"""Notification types that wait for the person (a session waiting for them, as the Agents panel
+shows it), and the ones `hooks install` asks Claude Code for; the others (auth_success,
+agent_completed) only tell something."""
 MAX_SPOOLED_INPUT = 64 * 1024
 """A larger input is recorded through the database, trimmed there."""
 MAX_SPOOL = 8 * 1024 * 1024

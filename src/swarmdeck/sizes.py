@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 UNITS = "KMGT"
 """The unit letters, in order: K = 1024, M = 1024², G = 1024³, T = 1024⁴."""
+MIB = 1 << 20
+"""One M: a mebibyte."""
 
 _EXAMPLES = "like 512M, 8G, 1.5G or 70%"
 _NUMBER = r"(?P<number>[0-9]+(?:\.[0-9]+)?|\.[0-9]+)"

@@ -152,7 +152,7 @@ def test_a_gpu_job_fits_a_peer_only_when_its_cached_reading_has_a_free_card(
     finally:
         peer.close()
     assert (fit.now, fit.ever, fit.gpus_free) == (fits_now, True, int(fits_now))
-    assert fit.reason == ("" if fits_now else "no GPU there without a foreign process")
+    assert fit.reason == ("" if fits_now else "every GPU there has a foreign process on it")
     assert plain.now
 
 
@@ -173,3 +173,78 @@ def test_a_gpu_job_does_not_fit_a_peer_that_gave_no_gpu_figures(tmp_path: Path) 
     finally:
         peer.close()
     assert (fit.now, fit.gpus_free, fit.reason) == (False, None, "no GPU figures from it")
+
+
+def test_a_gpu_job_never_fits_a_peer_whose_reading_says_it_has_no_gpu(tmp_path: Path) -> None:
+    from peer_figures import peer_host_object
+    from swarmdeck.actions.hosts.ssh import SshHost
+    from swarmdeck.probes.gpu import GpuSnapshot
+    from swarmdeck.probes.peer_cache import reading_of, write_reading
+
+    (tmp_path / "config.toml").write_text(
+        '[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\nport = 1\n')
+    figures = peer_host_object(room=400 * MIB, machine_room=400 * MIB, slice_cap=512 * MIB)
+    no_gpu = [row.to_json() for row in GpuSnapshot("no GPU", "NVML sees no device").as_rows()]
+    write_reading(reading_of("box2", figures, time.time(), no_gpu))
+    host_config = load_config().host("box2")
+    assert host_config is not None
+    peer = SshHost(host_config)
+    try:
+        fit = peer.fits(JobSpec(("t",), tmp_path, "t", booking=64 * MIB, cap=96 * MIB, gpu=True))
+    finally:
+        peer.close()
+    assert (fit.now, fit.ever) == (False, False)
+    assert fit.reason == "no GPU card there (NVML sees no device)"
+
+
+@pytest.fixture
+def scripted_gpus(monkeypatch: pytest.MonkeyPatch):
+    """This host's NVML, scripted: these machines have no GPU (tests/nvml_standin.py)."""
+    from nvml_standin import ScriptedNvml
+    from swarmdeck.probes import nvml as nvml_module
+
+    def use(standin: ScriptedNvml) -> None:
+        monkeypatch.setattr(nvml_module, "_shared", nvml_module.Nvml(standin))
+
+    return use
+
+
+def test_a_gpu_job_exits_241_at_once_when_no_host_has_a_gpu(
+    tmp_path: Path, local_slice: Path, monkeypatch, capfd, scripted_gpus
+) -> None:
+    import pynvml
+
+    from nvml_standin import ScriptedNvml
+
+    scripted_gpus(ScriptedNvml(init_error=pynvml.NVML_ERROR_LIBRARY_NOT_FOUND))
+    (tmp_path / "config.toml").write_text(this_host(local_slice, 512, "1M"))
+    monkeypatch.chdir(tmp_path)
+    ran = tmp_path / "ran"
+    assert main(["dispatch", "--gpu", "--wait", "5", "--", "touch", str(ran)]) == 241
+    err = capfd.readouterr().err
+    assert "no host can ever fit this job (1M booked and a GPU)" in err
+    assert ": no GPU card here (" in err and "(exit 241)" in err
+    assert err.count("\n") == 1
+    assert not ran.exists() and rows("jobs") == [] and rows("dispatches") == []
+
+
+def test_a_gpu_job_waits_while_every_card_here_is_held_by_a_foreign_process(
+    tmp_path: Path, local_slice: Path, monkeypatch, capfd, scripted_gpus
+) -> None:
+    import subprocess
+
+    from nvml_standin import GIB, ScriptedCard, ScriptedNvml
+
+    holder = subprocess.Popen(["sleep", "60"])
+    try:
+        scripted_gpus(ScriptedNvml([ScriptedCard(processes=[(holder.pid, GIB)])]))
+        (tmp_path / "config.toml").write_text(this_host(local_slice, 512, "1M"))
+        monkeypatch.chdir(tmp_path)
+        ran = tmp_path / "ran"
+        assert main(["dispatch", "--gpu", "--wait", "0", "--", "touch", str(ran)]) == 252
+    finally:
+        holder.kill()
+        holder.wait()
+    err = capfd.readouterr().err
+    assert ": every GPU here has a foreign process on it (exit 252)" in err
+    assert not ran.exists() and rows("jobs") == []

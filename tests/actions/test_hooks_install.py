@@ -55,7 +55,7 @@ def test_install_round_trips_an_existing_settings_file(
         if key != "hooks":
             assert installed[key] == value
     assert installed["hooks"]["PreToolUse"][:2] == EXISTING["hooks"]["PreToolUse"]
-    assert installed["hooks"]["Notification"] == EXISTING["hooks"]["Notification"]
+    assert installed["hooks"]["Notification"][:1] == EXISTING["hooks"]["Notification"]
     assert len(_ours(installed)) == len(ENTRIES)
     assert path.read_text().startswith('{\n    "model"')  # the file's own indentation
     backups = list(path.parent.glob("settings.json.swarmdeck-backup-*"))
@@ -154,11 +154,38 @@ def test_each_entry_is_a_command_handler_claude_code_reads() -> None:
         expected.setdefault(entry.event, []).append(group)
     assert installed["hooks"] == expected
     assert {g.get("matcher") for g in installed["hooks"]["PreToolUse"]} == {"Bash", "Agent|Task"}
-    assert installed["hooks"]["PostToolUse"][0]["matcher"] == "Agent|Task"
     assert installed["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact|fork"
-    for event in ("SubagentStart", "SubagentStop", "Stop"):
+    for event in ("PostToolUse", "SubagentStart", "SubagentStop", "Stop"):
         assert "matcher" not in installed["hooks"][event][0]
     timeouts = [h["timeout"] for gs in installed["hooks"].values() for g in gs for h in g["hooks"]]
     assert all(isinstance(t, int) and 1 <= t <= 60 for t in timeouts)
     assert installed["hooks"]["SessionStart"][0]["hooks"][0]["timeout"] == 20
     assert merged(installed, "/opt/sd/bin/swarmdeck") == installed
+
+
+def test_post_tool_use_is_installed_for_every_tool_so_a_finding_follows_a_bash_call() -> None:
+    """A finding that appears during a Bash call is said right after it (findings_note.py)."""
+    [group] = merged({}, "/opt/sd/bin/swarmdeck")["hooks"]["PostToolUse"]
+    assert "matcher" not in group
+    assert group["hooks"][0]["command"] == "/opt/sd/bin/swarmdeck hook post-tool-use"
+
+
+def test_notification_is_installed_for_the_prompts_that_wait_for_the_person() -> None:
+    """The Agents panel's "waiting for you" comes from these (hook_activity.hook_waits); a
+    notification that only tells something must not end a wait, so it is not asked for."""
+    from swarmdeck.probes.claude.hook_activity import ASKING
+
+    [group] = merged({}, "/opt/sd/bin/swarmdeck")["hooks"]["Notification"]
+    assert set(group["matcher"].split("|")) == ASKING
+    assert group["hooks"][0]["command"] == "/opt/sd/bin/swarmdeck hook notification"
+    assert merged({}, "/x/swarmdeck") == merged({}, "/x/swarmdeck")
+
+
+def test_an_install_over_an_older_one_moves_post_tool_use_to_every_tool() -> None:
+    older = {"hooks": {"PostToolUse": [{"matcher": "Agent|Task", "hooks": [
+        {"type": "command", "command": "/x/swarmdeck hook post-tool-use", "timeout": 10}]}]}}
+    again = merged(older, "/x/swarmdeck")
+    assert again["hooks"]["PostToolUse"] == [{"hooks": [
+        {"type": "command", "command": "/x/swarmdeck hook post-tool-use", "timeout": 10}]}]
+    assert len(_ours(again)) == len(ENTRIES)
+    assert without_ours(again) == {}

@@ -1,5 +1,6 @@
-"""Migrating a queued job withdraws it here: its own runner, named by pid and start ticks in
-its row, is stopped and the row ends as given up; no other process is ever signalled."""
+"""Migrating a queued job withdraws it here: its row ends as moved, naming where it runs now,
+and its own runner, named by pid and start ticks in the row, is stopped and says so; no other
+process is ever signalled, and a runner whose row moved never starts the job here."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ import sys
 import time
 from pathlib import Path
 
-from cagekit import MIB, write_config
+from cagekit import MIB, mem_total, new_slice, remove_tree, write_config
 
 from ledger_rows import add_job
+from ssh_server import servers as servers
 from swarmdeck.actions.migration import is_runner, withdraw_queued
+from swarmdeck.exitcodes import ExitCode
+from swarmdeck.probes.ledger import ledger_jobs
 from swarmdeck.state import StateStore
+from swarmdeck.views.jobs import state_cell
 from waiting import wait_for
 
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
@@ -37,7 +42,7 @@ def _row(store: StateStore) -> dict | None:
     return dict(row) if row is not None else None
 
 
-def test_a_queued_job_is_withdrawn_by_stopping_its_own_runner(
+def test_a_queued_job_that_moved_is_withdrawn_and_its_row_says_where_it_runs(
     tmp_path: Path, v1_slice: Path
 ) -> None:
     runner = _queued_runner(tmp_path, v1_slice)
@@ -45,9 +50,51 @@ def test_a_queued_job_is_withdrawn_by_stopping_its_own_runner(
     try:
         wait_for(lambda: (_row(store) or {}).get("state") == "queued", timeout=60)
         job_id = _row(store)["id"]
-        assert withdraw_queued(store, job_id) == f"job {job_id} withdrawn here"
-        assert runner.wait(timeout=30) == 143
-        assert _row(store)["state"] != "queued"
+        assert withdraw_queued(store, job_id, "box2", 6) == (
+            f"job {job_id} withdrawn here: moved to box2 (job 6)"
+        )
+        assert runner.wait(timeout=30) == ExitCode.MOVED == 242
+        row = _row(store)
+        assert (row["state"], row["exit_code"], row["outcome"]) == (
+            "moved", 242, "moved to box2 (job 6)"
+        )
+        assert row["ended_at"] is not None
+        assert runner.stderr.read().strip().splitlines()[-1] == (
+            f"swarmdeck: job {job_id} moved to box2 (job 6): it runs there; nothing ran here"
+        )
+        [job] = [job for job in ledger_jobs(store) if job.id == job_id]
+        assert state_cell(job).plain == "moved to box2 (job 6)"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        store.close()
+
+
+def test_a_runner_whose_row_moved_never_starts_the_job_here_when_room_frees(
+    tmp_path: Path, v1_slice: Path
+) -> None:
+    marker = tmp_path / "ran here"
+    write_config(tmp_path / "config.toml", v1_slice, 256 * MIB, default_prediction="64M")
+    store = StateStore.open_default()
+    holder = add_job(store, label="holds the slice", booked=256 * MIB, cap=256 * MIB)
+    runner = subprocess.Popen(
+        [SWARMDECK, "run", "--wait", "600", "--", "touch", str(marker)], env=os.environ.copy(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_for(lambda: (_row(store) or {}).get("state") == "queued", timeout=60)
+        job_id = _row(store)["id"]
+        # The row moves as withdraw_queued moves it, and the room frees before the runner is
+        # told: its next look at the book must not admit it.
+        with store.transaction() as conn:
+            conn.execute(
+                "UPDATE jobs SET state = 'moved', exit_code = 242, outcome = ?, ended_at = 1"
+                " WHERE id = ?", ("moved to box2 (job 6)", job_id),
+            )
+            conn.execute("UPDATE jobs SET state = 'done', exit_code = 0 WHERE id = ?", (holder,))
+        assert runner.wait(timeout=60) == 242
+        assert not marker.exists()
+        assert _row(store)["state"] == "moved"
     finally:
         if runner.poll() is None:
             runner.kill()
@@ -67,7 +114,7 @@ def test_a_runner_whose_start_ticks_changed_is_never_signalled(
                 "UPDATE jobs SET runner_start_ticks = runner_start_ticks + 1 WHERE id = ?",
                 (job_id,),
             )
-        assert "gone: nothing withdrawn" in withdraw_queued(store, job_id)
+        assert "gone: nothing withdrawn" in withdraw_queued(store, job_id, "box2", 6)
         time.sleep(0.5)
         assert runner.poll() is None
     finally:
@@ -87,6 +134,58 @@ def test_a_row_naming_another_process_as_its_runner_is_not_signalled(tmp_path: P
     store = StateStore.open_default()
     try:
         job_id = add_job(store, label="claims this test as its runner", state="queued")
-        assert "not a swarmdeck run" in withdraw_queued(store, job_id)
+        assert "not a swarmdeck run" in withdraw_queued(store, job_id, "box2", 6)
+        assert _row(store)["state"] == "queued"
     finally:
         store.close()
+
+
+def test_a_queued_job_migrated_to_a_peer_runs_there_and_its_row_here_says_moved(
+    tmp_path: Path, servers, v1_slice: Path
+) -> None:
+    """The whole move as the migrate pane makes it: a real queued runner here, the peer on
+    asyncssh's server on 127.0.0.1 running this swarmdeck, the detached launch, the withdrawal."""
+    from peerkit import start_peer
+
+    from swarmdeck.actions.migration import launch, migration_options
+    from swarmdeck.config import load_config
+    from swarmdeck.probes.peer import PeerProber
+
+    local = new_slice()
+    try:
+        peer = start_peer(tmp_path, servers, v1_slice, extra=(
+            f'[memory]\nslice = "{local}"\nreserve = "{mem_total() - 64 * MIB}"\n'
+            'default_prediction = "32M"\nmargin = "1M"\nsample_interval = 0.05\n\n'))
+        store = StateStore.open_default()
+        add_job(store, label="holds the slice", booked=64 * MIB, cap=64 * MIB)
+        runner = subprocess.Popen(
+            [SWARMDECK, "run", "--wait", "600", "--label", "build", "--", "sh", "job.sh"],
+            cwd=peer.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            wait_for(lambda: (_row(store) or {}).get("state") == "queued", timeout=60)
+            [job] = [job for job in ledger_jobs(store) if job.label == "build"]
+            config = load_config()
+            prober = PeerProber()
+            prober.read_all(config)
+            prober.close()
+            [option] = migration_options(config, job)
+            launched = launch(option)
+            assert launched.code == 0, launched.line
+            with store.read() as conn:
+                there = conn.execute("SELECT id FROM jobs WHERE host = 'box2'").fetchone()
+            assert launched.job_id == there["id"]
+            said = withdraw_queued(store, job.id, option.host, launched.job_id)
+            assert said == f"job {job.id} withdrawn here: moved to box2 (job {there['id']})"
+            assert runner.wait(timeout=60) == 242
+            with store.read() as conn:
+                row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job.id,)).fetchone()
+            assert (row["state"], row["exit_code"], row["outcome"]) == (
+                "moved", 242, f"moved to box2 (job {there['id']})")
+            wait_for(lambda: ledger_jobs(store, "box2")[0].state == "done", timeout=60)
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+            store.close()
+    finally:
+        remove_tree(local)

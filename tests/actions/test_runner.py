@@ -467,6 +467,19 @@ def test_bad_input_is_one_line_and_exit_251(
     assert not (isolated_home / "state" / "state.db").exists() or rows(isolated_home) == []
 
 
+def test_a_cap_beside_unbounded_is_a_usage_error_and_nothing_runs(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    """--unbounded caps the job at the whole slice; a --cap beside it would be thrown away."""
+    marker = tmp_path / "ran"
+    result = swarmdeck_run("--unbounded", "--cap", "20M", "--", "touch", str(marker))
+    assert result.returncode == 251
+    assert "--unbounded" in result.stderr and "--cap 20M" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not marker.exists()
+    assert not (isolated_home / "state" / "state.db").exists() or rows(isolated_home) == []
+
+
 def test_with_no_usable_cage_nothing_runs(isolated_home: Path, tmp_path: Path) -> None:
     write_config(isolated_home / "config.toml", tmp_path / "not-a-cgroup" / "slice", SLICE_CAP)
     marker = tmp_path / "ran"

@@ -103,3 +103,55 @@ def test_a_runner_of_the_owner_goes_by_a_held_record_lock_when_nothing_changes(
     assert changing.returncode == 251
     assert "is locked by another process" in changing.stderr
     assert _limit(v1_slice) == 100 * MIB
+
+
+def _swarmdeck(home: Path, state: str, config: Path, *args: str, stdin: str = ""
+               ) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, SWARMDECK_STATE_DIR=str(home / state), SWARMDECK_CONFIG=str(config))
+    return subprocess.run([SWARMDECK, *args], input=stdin, capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+
+
+def test_status_probe_and_the_hook_say_what_the_runner_says_of_a_slice_another_ledger_owns(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    import json
+
+    from claude_lines import bash_payload
+
+    first = write_config(isolated_home / "a.toml", v1_slice, 100 * MIB)
+    second = write_config(isolated_home / "b.toml", v1_slice, 100 * MIB)
+    assert _run(isolated_home, "state-a", first).returncode == 0
+    refused = _run(isolated_home, "state-b", second)
+    assert refused.returncode == 251
+    said = refused.stderr.strip().removeprefix("swarmdeck: ")
+    assert f"(config {first})" in said
+    for command in (["status", "--json"], ["probe", "--json"]):
+        done = _swarmdeck(isolated_home, "state-b", second, *command)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["hosts"][0]["slice_problem"] == said
+    owner = _swarmdeck(isolated_home, "state-a", first, "probe", "--json")
+    assert json.loads(owner.stdout)["hosts"][0]["slice_problem"] == ""
+    payload = json.dumps(bash_payload("pytest -q tests", cwd=str(isolated_home)))
+    hook = _swarmdeck(isolated_home, "state-b", second, "hook", "pre-tool-use", stdin=payload)
+    context = json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert f"Conclusion: cannot run here: {said}." in context
+    assert "can run here" not in context
+
+
+def test_the_refusal_names_the_owners_config_or_its_defaults(
+    isolated_home: Path, v1_slice: Path, tmp_path: Path
+) -> None:
+    from swarmdeck.actions.cage.owner import claim_slice
+    from swarmdeck.probes.slice_owner import slice_problem
+
+    owner_ledger, other = tmp_path / "a.db", tmp_path / "b.db"
+    owner_ledger.touch()
+    claim_slice(v1_slice, owner_ledger, None, 100 * MIB)
+    assert slice_problem(v1_slice, owner_ledger) == ""
+    assert slice_problem(v1_slice, other) == (
+        f"slice {v1_slice} belongs to the ledger {owner_ledger} (config defaults), not to this"
+        f" one ({other}): give this state folder its own memory.slice, or use that state folder"
+    )
+    owner_ledger.unlink()
+    assert slice_problem(v1_slice, other) == ""

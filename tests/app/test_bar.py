@@ -3,11 +3,19 @@ a figure by less than a cell draws nothing."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from textual.app import App, ComposeResult
 from textual.widget import Widget
 
-from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar
+from swarmdeck.app.bar import (
+    BarSegment,
+    ScaledSparkline,
+    StackedBar,
+    fixed_column_bars,
+    scaled_bars,
+)
 
 
 class Pictures(App[None]):
@@ -65,3 +73,28 @@ async def test_a_sparkline_repaints_only_when_its_bars_change(
         await pilot.pause()
         assert asked
         assert spark.render().plain == "▁█"
+
+
+def test_fixed_columns_each_hold_a_run_of_readings_counted_from_the_first() -> None:
+    """300 readings over 100 columns: three a column, the newest column still filling."""
+    data = [0.0] * 7 + [8.0]
+    assert fixed_column_bars(data, top=8, width=100, span=300, seen=8) == "▁▁█"
+    assert fixed_column_bars(data[:7], top=8, width=100, span=300, seen=7) == "▁▁▁"
+
+
+def test_a_reading_that_does_not_start_a_column_leaves_the_line_as_it_was() -> None:
+    """The kept readings shift at every reading; the columns move only at a run's start
+    (here each run's readings are alike, so a filling column keeps its height)."""
+    history = [float(n // 3 % 5) for n in range(400)]
+    lines = [
+        fixed_column_bars(history[seen - 300:seen], top=8, width=100, span=300, seen=seen)
+        for seen in range(301, 400)
+    ]
+    changes = sum(1 for before, after in itertools.pairwise(lines) if before != after)
+    assert all(len(line) == 100 for line in lines)
+    assert changes <= len(lines) / 3 + 1
+
+
+def test_fewer_readings_kept_than_columns_take_a_column_each() -> None:
+    data = [0.0, 4.0, 8.0]
+    assert fixed_column_bars(data, top=8, width=50, span=20, seen=3) == scaled_bars(data, 8, 50)

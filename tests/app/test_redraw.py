@@ -226,7 +226,7 @@ class Jittering(Scripted):
 async def test_figures_moving_by_less_than_a_reading_redraw_no_host_card(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Only the busy-cores history moves: it grows by a column each refresh until full."""
+    """Only the busy-cores history moves: it grows by a column each run of readings."""
     store = StateStore.open_default()
     app = SwarmdeckApp(load_config(), store, prober=Jittering(store))
     async with app.run_test(size=(160, 45)) as pilot:
@@ -235,3 +235,33 @@ async def test_figures_moving_by_less_than_a_reading_redraw_no_host_card(
         await probed(pilot, rounds=4)
         del asked["ScaledSparkline"]
         assert asked == Counter(), asked
+
+
+class Draining(Scripted):
+    """The room of `Scripted` on a small slice whose use falls from 44 MiB to 6 MiB, then jitters
+    by 100 KiB: a figure of a few MiB moves by what its digits say."""
+
+    rounds = 0
+
+    def __call__(self) -> Snapshot:
+        self.rounds += 1
+        book = self.first.books[0]
+        used = 44 * MIB if self.rounds <= 3 else 6 * MIB + (self.rounds % 2) * 100 * 1024
+        small = dataclasses.replace(
+            book, slice_cap=768 * MIB, unreclaimable=used, jobs=(), not_yet_grown=0,
+        )
+        return dataclasses.replace(self.first, taken_at=time.time(), books=[small])
+
+
+async def test_a_small_slice_figure_moves_when_its_digits_do_and_holds_through_jitter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = StateStore.open_default()
+    app = SwarmdeckApp(load_config(), store, prober=Draining(store))
+    async with app.run_test(size=(160, 45)) as pilot:
+        legend = app.query_one(".memory-legend")
+        await until(pilot, lambda: "slice used 44M " in str(legend.render()), "the first figure")
+        await until(pilot, lambda: "slice used 6M " in str(legend.render()), "the drained figure")
+        asked = counting_refreshes(monkeypatch, app)
+        await probed(pilot, rounds=4)
+        assert asked["Static"] == 0, asked

@@ -112,11 +112,13 @@ def test_without_pid_files_only_recent_agents_of_other_sessions_count(
     run_hook, isolated_home: Path
 ) -> None:
     """Claude Code versions that write no `sessions/` folder: another session's hook agent
-    counts while it is recent, and a stale one (its stop never recorded) does not."""
+    counts while its session is recent, and a stale one (its stop never recorded, its session
+    silent since) does not."""
     _limit(isolated_home, 2)
     now = time.time()
-    other = "eeee5555-0000-4000-8000-000000000013"
-    _started(other, {"arecent": now - 60, "astale": now - 3 * 3600})
+    other, silent = "eeee5555-0000-4000-8000-000000000013", "eeee5555-0000-4000-8000-000000000017"
+    _started(other, {"arecent": now - 60})
+    _started(silent, {"astale": now - 3 * 3600})
     answer = _dispatch(run_hook, _transcript(isolated_home, running=1))
     assert not (isolated_home / "claude" / "sessions").exists()
     reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
@@ -138,3 +140,39 @@ def test_agents_older_than_their_sessions_live_process_do_not_count(
     reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
     assert "afresh (Explore) in session ffff6666" in reason
     assert "aghost" not in reason
+
+
+def test_one_running_subagent_is_said_in_the_singular(run_hook, isolated_home: Path) -> None:
+    _limit(isolated_home, 1)
+    answer = _dispatch(run_hook, _transcript(isolated_home, running=1))
+    reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "1 subagent is already running, the limit" in reason
+    assert "1 subagents" not in reason
+
+
+def _event(session: str, at: float, event: str = "PostToolUse", **fields) -> None:
+    payload = hook_payload(event, session_id=session, **fields)
+    record_event(HookInput(event, payload), now=at)
+
+
+def test_without_pid_files_a_quiet_sessions_subagent_stops_counting_after_30_minutes(
+    run_hook, isolated_home: Path
+) -> None:
+    """Where Claude Code writes no pid files, another session may be running while it was
+    active lately, as the Agents panel judges it: a hook event in the last 30 minutes. A
+    subagent whose stop was never recorded, in a session silent since, no longer counts."""
+    _limit(isolated_home, 2)
+    now = time.time()
+    quiet, busy = "abab7777-0000-4000-8000-000000000015", "cdcd8888-0000-4000-8000-000000000016"
+    _started(quiet, {"aquiet": now - 45 * 60})
+    _started(busy, {"abusy": now - 45 * 60})
+    _event(busy, now - 5 * 60, tool_name="Bash", agent_id="abusy",
+           tool_input={"command": "make"}, tool_use_id="toolu_b1")
+    answer = _dispatch(run_hook, _transcript(isolated_home, running=1))
+    reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "abusy (Explore) in session cdcd8888" in reason
+    assert "aquiet" not in reason
+    assert "2 subagents are already running" in reason
+    assert ("Another session's subagent counts while that session is live: its Claude Code "
+            "process runs, or, where Claude Code writes no pid files, it had a hook event in "
+            "the last 30 min.") in reason

@@ -123,17 +123,57 @@ def test_missing_cwd_and_transcript_fields_still_answer(run_hook) -> None:
     assert done.returncode == 0
 
 
-def _kill(scope: str, process: str) -> OomKill:
+def _kill(scope: str, process: str, memcg: str = "/swarmdeck/job-1") -> OomKill:
     return OomKill(at=1.0, since_boot=1.0, pid=42, process=process, uid=0, scope=scope,
                    constraint="CONSTRAINT_MEMCG" if scope == "cgroup" else "CONSTRAINT_NONE",
-                   oom_memcg="/swarmdeck/job-1", task_memcg="/swarmdeck/job-1", anon_rss=1024)
+                   oom_memcg=memcg, task_memcg=memcg, anon_rss=1024)
 
 
 def test_oom_summary_counts_machine_and_cage_kills_apart() -> None:
     log = KernelLog(state="read", source="/dev/kmsg",
                     oom_kills=[_kill("machine", "cc1plus"), _kill("cgroup", "pytest"),
                                _kill("cgroup", "pytest")])
-    text = oom_summary(log)
-    assert text == ("OOM kills in the last 12 h: 1 whole-machine, 2 inside cages"
+    text = oom_summary(log, "/swarmdeck")
+    assert text == ("OOM kills in the last 12 h: 1 whole-machine, 2 inside this ledger's cages"
                     " (killed: cc1plus, pytest)")
-    assert oom_summary(KernelLog(state="read", source="/dev/kmsg")) is None
+
+
+def test_oom_summary_counts_only_the_cages_of_this_ledgers_slice() -> None:
+    """Other users' slices (one whose name merely starts like ours too) are not this ledger's."""
+    log = KernelLog(state="read", source="/dev/kmsg", oom_kills=[
+        _kill("cgroup", "pytest"),
+        _kill("cgroup", "cc1plus", "/swarmdeck-ann/job-3"),
+        _kill("cgroup", "node", "/user.slice/user-1001.slice/session-4.scope"),
+    ])
+    assert oom_summary(log, "/swarmdeck") == (
+        "OOM kills in the last 12 h: 0 whole-machine, 1 inside this ledger's cages"
+        " (killed: pytest)")
+    assert oom_summary(log, None) is None
+    assert oom_summary(KernelLog(state="read", source="/dev/kmsg"), "/swarmdeck") is None
+
+
+def test_session_start_counts_the_kills_in_the_slice_of_its_own_ledger(
+    isolated_home: Path, tmp_path: Path, v1_cgroups
+) -> None:
+    """A real slice of this test's own, named in the config; the kernel log is one of the
+    test's own (tests/kernel_log.py), in the kernel's words, with a kill in another slice too."""
+    from kernel_log import FakeKernelLog
+    from swarmdeck.hooks.session_start import oom_line
+
+    mine, theirs = v1_cgroups(), v1_cgroups()
+    (isolated_home / "config.toml").write_text(f'[memory]\nslice = "{mine}"\n')
+    log = FakeKernelLog(tmp_path)
+    for cage, task, pid in ((mine, "pytest", 4242), (theirs, "cc1plus", 4343)):
+        log.log_kmsg(
+            "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+            f"oom_memcg=/{cage.name}/job-1,task_memcg=/{cage.name}/job-1,task={task},"
+            f"pid={pid},uid=0")
+        log.log_kmsg(f"Memory cgroup out of memory: Killed process {pid} ({task})"
+                     " total-vm:1000kB, anon-rss:900kB, file-rss:0kB, shmem-rss:0kB, UID:0")
+    store = StateStore.open_default()
+    try:
+        line = oom_line(time.time(), store, kmsg=log.kmsg, use_dmesg=False)
+    finally:
+        store.close()
+    assert line == ("OOM kills in the last 12 h: 0 whole-machine, 1 inside this ledger's cages"
+                    " (killed: pytest)")

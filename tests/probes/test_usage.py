@@ -7,6 +7,7 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -143,6 +144,24 @@ def test_serial_marker_names_the_reason(tmp_path: Path) -> None:
     marker.write_text("parallel again\n")
     assert usage.serial_reason(marker) is None
     assert usage.serial_reason(None) is None
+
+
+def test_a_serial_marker_that_is_no_regular_file_gives_no_reason_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "serial"
+    os.mkfifo(fifo)
+    done = threading.Event()
+    reasons: list[str | None] = []
+
+    def read() -> None:
+        reasons.append(usage.serial_reason(fifo))
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    assert done.wait(5), "reading a FIFO marker blocked the refresh"
+    assert reasons == [None]
+    os.unlink(fifo)
+    (tmp_path / "serial").write_bytes(b"serial right now: " + b"x" * 8192)
+    assert usage.serial_reason(tmp_path / "serial") is None
 
 
 def test_tracker_gives_use_since_the_previous_snapshot(four_thread_job) -> None:

@@ -41,6 +41,15 @@ def test_fits_says_now_ever_or_never_from_the_nodes(slurm_config):
     assert "largest usable node" in huge.reason
 
 
+def test_a_gpu_job_never_fits_the_cluster_that_is_asked_for_no_gpu(slurm_config):
+    """sbatch is given --mem and --cpus-per-task, never a GPU: a GPU job sent there would run
+    without one."""
+    host = SlurmHost(load_config(), StateStore.open_default())
+    fit = host.fits(JobSpec(("train",), Path.cwd(), "train", booking=MIB, cap=MIB, gpu=True))
+    assert (fit.now, fit.ever) == (False, False)
+    assert fit.reason == "asks the cluster for no GPU: a GPU job goes to a host with a card"
+
+
 @pytest.fixture
 def tiny_local_slice() -> Iterator[Path]:
     """A cgroup of this test's own as this host's slice, so the job can never fit here."""

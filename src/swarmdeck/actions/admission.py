@@ -23,7 +23,15 @@ from swarmdeck.actions.booking import Booking, Decision, decide_admission
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.ledger import ADMITTED, QUEUED, REFUSED, MemoryBook, SliceFacts, read_book
+from swarmdeck.probes.ledger import (
+    ADMITTED,
+    MOVED,
+    QUEUED,
+    REFUSED,
+    MemoryBook,
+    SliceFacts,
+    read_book,
+)
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.records import dataclass
 from swarmdeck.sizes import format_size
@@ -58,6 +66,20 @@ class Interrupted(SwarmdeckError):
     def __init__(self, message: str, signum: int) -> None:
         super().__init__(message)
         self.signum = signum
+
+
+class Moved(SwarmdeckError):
+    """The queued row was moved to another host (actions/migration.py): exit 242, nothing ran
+    here; the message says where it runs."""
+
+    exit_code = ExitCode.MOVED
+
+
+def _moved(conn: sqlite3.Connection, job_id: int) -> None:
+    """Raise Moved when the job's row says it moved to another host."""
+    row = conn.execute("SELECT state, outcome FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    if row is not None and row["state"] == MOVED:
+        raise Moved(f"job {job_id} {row['outcome'] or 'moved'}: it runs there; nothing ran here")
 
 
 @dataclass(frozen=True)
@@ -179,12 +201,17 @@ def attempt(
     wakeup_fd: int | None = None,
     stop_signal: Callable[[], int | None] = _no_signal,
 ) -> tuple[Decision, int, MemoryBook, list[LostJob]]:
-    """One admission attempt in one write transaction; writes or updates the job's row.
+    """One admission attempt in one write transaction; writes or updates the job's row, or
+    raises Moved when the queued row was moved to another host meanwhile.
 
     An admitted row names its cage at once, so a runner dying before the cage is even made
     still leaves a row that says where to clean up.
     """
     with admission_turn(store.path, wakeup_fd, stop_signal), store.transaction() as conn:
+        if job_id is not None:
+            # A queued row may have been moved to another host meanwhile: it must not start
+            # here too.
+            _moved(conn, job_id)
         lost = mark_lost_jobs(conn, job.host)
         book = read_book(conn, facts, job.host, runners=False)
         decision = decide(job.booking.booked, book, queued_ahead(conn, job.host, job_id))
@@ -236,13 +263,16 @@ def never_line(job_id: int, booked: int, book: MemoryBook) -> str:
 
 
 def give_up(store: StateStore, job_id: int, outcome: str, exit_code: int) -> None:
-    """Close a queued row that will never run."""
+    """Close a queued row that will never run; Moved when it was moved to another host (its
+    row then already says so)."""
     with store.transaction() as conn:
-        conn.execute(
+        closed = conn.execute(
             "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ?"
             " WHERE id = ? AND state = ?",
             (REFUSED, outcome, exit_code, now(), job_id, QUEUED),
-        )
+        ).rowcount
+        if not closed:
+            _moved(conn, job_id)
 
 
 def admit(
@@ -256,7 +286,8 @@ def admit(
     stop_signal: Callable[[], int | None] = lambda: None,
 ) -> Admission:
     """Admit the job or raise: NotAdmittedError (252) when it never fits or the wait ran out,
-    Interrupted when a signal arrived while queued. `say` gets the queued lines."""
+    Interrupted when a signal arrived while queued, Moved (242) when its queued row was moved
+    to another host. `say` gets the queued lines."""
     decision, job_id, book, lost = attempt(
         store, job, facts, None, cage_path, wakeup_fd, stop_signal
     )

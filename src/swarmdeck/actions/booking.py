@@ -101,7 +101,8 @@ def decide_booking(
     `history` holds the workload's recorded runs, newest first. With history the booking is the
     prediction, raised to the cap of any recent run that hit its ceiling, and never above the
     declared cap. Without history it is the declared cap (so a cap larger than the machine can
-    never fit), else the default prediction.
+    never fit), else the default prediction. An unbounded job's cap is the whole slice: it
+    declares no cap of its own (the runner refuses --cap beside --unbounded).
     """
     recent = list(history[:HISTORY_WINDOW])
     if not recent:
@@ -120,7 +121,7 @@ def decide_booking(
             booked, via = declared_cap, Via.CAP if via is Via.HISTORY else via
     cap = declared_cap if declared_cap is not None else _mib_ceil(booked * cap_factor)
     if unbounded:
-        cap = max(cap, slice_cap)
+        cap = slice_cap
         adj = OOM_ADJ_UNBOUNDED
     elif booked >= cap:
         adj = OOM_ADJ_ON_CAP

@@ -220,7 +220,8 @@ def _wait_for_host(
     while True:
         fits = read_fits(config, hosts, job, prober)
         if not any(fit.ever for fit in fits.values()):
-            say(f"no host can ever fit this job ({format_size(job.booking)} booked): "
+            needs = f"{format_size(job.booking)} booked{' and a GPU' if job.gpu else ''}"
+            say(f"no host can ever fit this job ({needs}): "
                 f"{fit_lines(fits)} (exit 241)")
             return int(ExitCode.NEVER_FITS_ANY_HOST)
         first = next(host for host in hosts if fits[host.name].ever)

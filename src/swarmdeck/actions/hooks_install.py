@@ -25,6 +25,7 @@ from typing import Any
 
 from swarmdeck import paths
 from swarmdeck.errors import UsageError
+from swarmdeck.hook_events import ASKING_NOTIFICATIONS
 
 SESSION_SOURCES = "startup|resume|clear|compact|fork"
 
@@ -44,11 +45,16 @@ class HookEntry:
 ENTRIES = (
     HookEntry("PreToolUse", "Bash", "pre-tool-use", 10),
     HookEntry("PreToolUse", "Agent|Task", "pre-tool-use", 10),
-    HookEntry("PostToolUse", "Agent|Task", "post-tool-use", 10),
+    # Every tool: a finding that appeared during any tool call (a Bash one above all) is said
+    # right after it (hooks/findings_note.py), and the watchdog reads the Bash calls' ends.
+    HookEntry("PostToolUse", None, "post-tool-use", 10),
     HookEntry("SessionStart", SESSION_SOURCES, "session-start", 20),
     HookEntry("SubagentStart", None, "subagent-start", 10),
     HookEntry("SubagentStop", None, "subagent-stop", 10),
     HookEntry("Stop", None, "stop", 10),
+    # Only the prompts that wait for the person: the Agents panel's "waiting for you"
+    # (probes/claude/hook_activity.py); one that only tells something would end a wait.
+    HookEntry("Notification", "|".join(ASKING_NOTIFICATIONS), "notification", 10),
 )
 
 

@@ -8,6 +8,7 @@ talk to the peer, so the app calls them from a worker thread.
 
 from __future__ import annotations
 
+import re
 import shlex
 import signal
 import subprocess
@@ -15,15 +16,19 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from swarmdeck.probes.ledger import ADMITTED, QUEUED, RUNNING
+from swarmdeck.exitcodes import ExitCode
+from swarmdeck.probes.ledger import ADMITTED, MOVED, QUEUED, RUNNING
 from swarmdeck.probes.peer_cache import READ, current_reading
 from swarmdeck.sizes import exact_size, format_size
+from swarmdeck.state import now
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config, HostConfig
     from swarmdeck.probes.ledger import LedgerJob
     from swarmdeck.state import StateStore
 
+ANNOUNCED = re.compile(r"(?:swarmdeck: )?job (\d+) runs ")
+"""The line a started run announces its job id with (actions/detach.py, actions/peer_run.py)."""
 LAUNCH_TIMEOUT = 600.0
 """Seconds the detached launch may take: copying the tree and starting the job there."""
 
@@ -64,8 +69,8 @@ def peer_run_argv(host: str, job: LedgerJob) -> tuple[str, ...]:
 
 
 def refusal(job: LedgerJob) -> str | None:
-    """Why `job` cannot be migrated now, or None: a queued job moves there (it is withdrawn
-    here once it started there), a finished one runs there again; a running one would run twice,
+    """Why `job` cannot be migrated now, or None: a queued job moves there (its row here ends
+    as moved once it started there), a finished one runs there again; a running one would run twice,
     so it is stopped first."""
     if job.state in (RUNNING, ADMITTED):
         return (f"job {job.id} is running here: migrating would run it twice; stop it first "
@@ -84,10 +89,13 @@ def is_runner(argv: list[str]) -> bool:
     return False
 
 
-def withdraw_queued(store: StateStore, job_id: int) -> str:
-    """Stop the runner of a job still queued here, now that it runs on a peer: its row then
-    ends as given up (exit 143). Only the runner recorded for that very row, by pid and start
-    ticks, is ever signalled. Returns the line to show."""
+def withdraw_queued(store: StateStore, job_id: int, host: str, moved_id: int | None) -> str:
+    """Withdraw a job still queued here, now that it runs on `host` (as job `moved_id` of this
+    ledger): its row ends as moved there (exit 242), in one transaction that finds it still
+    queued, so its runner can never start it here as well; then the runner is woken with
+    SIGTERM, sees the row moved and exits 242 saying where the job runs. Only the runner
+    recorded for that very row, by pid and start ticks, is ever signalled, and a row whose
+    runner is not that swarmdeck run is left as it is. Returns the line to show."""
     from swarmdeck.actions.kill import PinnedProcess
     from swarmdeck.probes.procs import ProcessIdentity, arguments
 
@@ -101,13 +109,29 @@ def withdraw_queued(store: StateStore, job_id: int) -> str:
         return f"job {job_id} here names no runner: nothing withdrawn"
     runner = PinnedProcess(ProcessIdentity(row["runner_pid"], row["runner_start_ticks"]))
     try:
-        if runner.valid and not is_runner(arguments(row["runner_pid"])):
-            return f"job {job_id}'s runner here is not a swarmdeck run: nothing withdrawn"
-        if not runner.send(signal.SIGTERM):
+        if not runner.valid:
             return f"job {job_id}'s runner here is gone: nothing withdrawn"
+        if not is_runner(arguments(row["runner_pid"])):
+            return f"job {job_id}'s runner here is not a swarmdeck run: nothing withdrawn"
+        where = moved_outcome(host, moved_id)
+        with store.transaction() as conn:
+            moved = conn.execute(
+                "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ?"
+                " WHERE id = ? AND state = ?",
+                (MOVED, where, int(ExitCode.MOVED), now(), job_id, QUEUED),
+            ).rowcount
+        if not moved:
+            return (f"job {job_id} here started before it could be withdrawn: it runs here and"
+                    f" on {host}; stop one of them")
+        runner.send(signal.SIGTERM)
     finally:
         runner.close()
-    return f"job {job_id} withdrawn here"
+    return f"job {job_id} withdrawn here: {where}"
+
+
+def moved_outcome(host: str, moved_id: int | None) -> str:
+    """The outcome of a row withdrawn because it moved: "moved to box2 (job 6)"."""
+    return f"moved to {host}" + (f" (job {moved_id})" if moved_id is not None else "")
 
 
 def _gpus(figures: dict[str, object]) -> str:
@@ -174,6 +198,9 @@ class Launched:
 
     code: int
     line: str
+    job_id: int | None = None
+    """The job's row in this ledger for its run on the peer, as the launch announced it
+    ("job N runs …"); None when it named none."""
 
 
 def launch(option: MigrationOption) -> Launched:
@@ -187,4 +214,6 @@ def launch(option: MigrationOption) -> Launched:
     except (OSError, subprocess.TimeoutExpired) as error:
         return Launched(255, f"could not launch: {error}")
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-    return Launched(done.returncode, lines[-1] if lines else f"exit {done.returncode}")
+    announced = [int(found[1]) for line in lines if (found := ANNOUNCED.match(line))]
+    return Launched(done.returncode, lines[-1] if lines else f"exit {done.returncode}",
+                    announced[-1] if announced else None)

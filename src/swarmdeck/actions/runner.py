@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from swarmdeck import paths
-from swarmdeck.actions.admission import Interrupted, JobRow, NotAdmittedError, admit
+from swarmdeck.actions.admission import Interrupted, JobRow, Moved, NotAdmittedError, admit
 from swarmdeck.actions.booking import Booking, decide_booking, hit_ceiling
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
 from swarmdeck.actions.cage.owner import claim_slice
@@ -66,8 +66,14 @@ def parse_cap(text: str | None, total: int) -> int | None:
 
 
 def check_request(request: RunRequest) -> None:
+    """Refuse, as a usage error (251), a request that cannot be run as written."""
     if not request.argv or not request.argv[0]:
         raise UsageError("run: no command given: put it after --, like: swarmdeck run -- make test")
+    if request.unbounded and request.cap is not None:
+        raise UsageError(
+            f"--unbounded and --cap {request.cap} contradict each other: --unbounded lets the job "
+            "grow to the whole slice; give one of them"
+        )
     if request.threads is not None and not 1 <= request.threads <= MAX_THREADS:
         raise UsageError(f"--threads {request.threads}: give a number from 1 to {MAX_THREADS}")
     # `not x >= 0` rather than `x < 0`: NaN compares false both ways and would wait forever.
@@ -262,6 +268,9 @@ def _admitted_run(run: RunContext) -> int:
     except Interrupted as error:
         run.note(error.message)
         return 128 + error.signum
+    except Moved as error:
+        run.note(error.message)
+        return int(error.exit_code)
     job_id = admission.job_id
     try:
         output = run.detached.admitted(job_id) if run.detached is not None else None

@@ -113,6 +113,28 @@ def scaled_bars(data: Sequence[float], top: float, width: int) -> str:
     return "".join(bars)
 
 
+def fixed_column_bars(
+    data: Sequence[float], top: float, width: int, span: int, seen: int
+) -> str:
+    """`data`, the latest of `seen` readings, as columns that each hold a fixed run of readings
+    counted from the first ever, so that the `span` readings a full history keeps fill the
+    `width`: a column changes only while its run fills (the newest, at the right), and the line
+    moves one column at a time, not at every reading."""
+    if not data or width <= 0 or top <= 0:
+        return ""
+    per = max(1, -(-span // width))
+    first = max(0, seen - len(data))
+    columns: dict[int, float] = {}
+    for index, value in enumerate(data, start=first):
+        column = index // per
+        columns[column] = max(value, columns.get(column, value))
+    bars = []
+    for column in sorted(columns)[-width:]:
+        share = min(1.0, max(0.0, columns[column] / top))
+        bars.append(BARS[round(share * (len(BARS) - 1))])
+    return "".join(bars)
+
+
 class ScaledSparkline(Picture):
     """A sparkline whose full height is a fixed `top`, not the largest point it holds."""
 
@@ -130,6 +152,12 @@ class ScaledSparkline(Picture):
     """What a full bar stands for (the host's cores)."""
     bar_style: reactive[str] = reactive("", repaint=False)
     """A Rich style for the bars (a memory part's colour); empty: the widget's CSS colour."""
+    span: reactive[int] = reactive(0, repaint=False)
+    """How many readings a full history keeps; with `seen`, columns of fixed runs of readings
+    (`fixed_column_bars`) instead of `data` divided among the columns as it is."""
+    seen: reactive[int] = reactive(0, repaint=False)
+    """How many readings there have been in all, `data` the latest of them; set before
+    `data`, whose change repaints."""
 
     def watch_data(self) -> None:
         self.redraw()
@@ -141,7 +169,13 @@ class ScaledSparkline(Picture):
         self.redraw()
 
     def picture(self) -> Text:
-        return Text(scaled_bars(self.data, self.top, self.size.width), style=self.bar_style)
+        width = self.size.width
+        bars = (
+            fixed_column_bars(self.data, self.top, width, self.span, self.seen)
+            if self.span and self.seen
+            else scaled_bars(self.data, self.top, width)
+        )
+        return Text(bars, style=self.bar_style)
 
 
 def bar_line(

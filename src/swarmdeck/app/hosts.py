@@ -28,7 +28,7 @@ from swarmdeck.app.quiet import show_text
 from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
-from swarmdeck.sizes import format_size
+from swarmdeck.sizes import MIB, format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.hosts import figures_of, host_line
 from swarmdeck.views.slurm import cluster_text
@@ -41,9 +41,15 @@ REST = "·"
 REST_NAME = "not bookable"
 HELD_LOAD = 0.1
 """A load average shown on a card stays until the reading moves by this much."""
+HELD_BUSY = 0.1
+"""Busy cores shown on a card (its bar and figure) stay until the reading moves by this many
+cores: other work's jitter of a tenth would otherwise redraw them at every refresh."""
 HELD_MEMORY = 1 / 200
-"""A memory figure shown on a card stays until the reading moves by this share of the host's
-memory (120 MiB of 24 GiB: less than a cell of its bar)."""
+"""A memory figure shown on a card stays at most until the reading moves by this share of the
+host's memory (120 MiB of 24 GiB: less than a cell of its bar)."""
+HELD_SHARE = 1 / 25
+"""...and a smaller figure until it moves by this share of itself (or by 1 MiB): "44.3M" of a
+small slice moves by what its digits say, not by what would move a 24 GiB bar."""
 
 
 def held(shown: float | None, reading: float | None, step: float) -> float | None:
@@ -125,6 +131,9 @@ class HostCard(Vertical):
         self._memory_figures = Label("", classes="bar-figures memory-figures")
         self._legend = Static("", classes="memory-legend")
         self._sparkline = ScaledSparkline(classes="busy-history")
+        self._sparkline.span = history_points
+        self._readings = 0
+        """Busy-cores readings since the card was made, for the sparkline's fixed columns."""
 
     def _held(self, name: str, reading: float | None, step: float) -> float | None:
         """`reading`, or the figure `name` shown last when the reading is within `step` of it."""
@@ -132,7 +141,9 @@ class HostCard(Vertical):
         return shown
 
     def _held_size(self, name: str, reading: int, total: int) -> int:
-        return int(self._held(name, reading, total * HELD_MEMORY) or 0)
+        shown = self._shown.get(name) or 0
+        step = min(total * HELD_MEMORY, max(MIB, HELD_SHARE * max(shown, reading)))
+        return int(self._held(name, reading, step) or 0)
 
     def compose(self) -> ComposeResult:
         yield self._title
@@ -159,9 +170,11 @@ class HostCard(Vertical):
         busy = cores.busy_cores
         if busy is not None:
             self._history.append(busy)
+            self._readings += 1
+        shown = self._held("busy", busy, HELD_BUSY)
         self._cores_bar.total = cores.count
-        self._cores_bar.segments = cores_segments(busy)
-        show_text(self._cores_figures, cores_figures(busy, cores.count))
+        self._cores_bar.segments = cores_segments(shown)
+        show_text(self._cores_figures, cores_figures(shown, cores.count))
         if self.book is None:
             used = self._held_size("used", memory.used, memory.total)
             self._show_memory(
@@ -182,6 +195,7 @@ class HostCard(Vertical):
         title.append("   " + host_line(figures, room=self.book is None), style="not bold")
         show_text(self._title, title)
         self._sparkline.top = cores.count
+        self._sparkline.seen = self._readings
         self._sparkline.data = tuple(self._history)
 
     def watch_book(self, book: MemoryBook | None) -> None:

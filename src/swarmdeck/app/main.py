@@ -40,6 +40,7 @@ from swarmdeck.app import commands
 from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
 from swarmdeck.app.detail import AgentDetail, DetailScreen, JobDetail
+from swarmdeck.app.driver import QuietInputDriver
 from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen, key_list
 from swarmdeck.app.history import RoomHistory
@@ -140,7 +141,7 @@ class SwarmdeckApp(App[int]):
             launch_cwd: The folder the launch form (`n`) starts in; by default the folder
                 the app was started from.
         """
-        super().__init__()
+        super().__init__(driver_class=QuietInputDriver)
         self.config = config
         self.store = store
         self.readonly = readonly

@@ -13,6 +13,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from swarmdeck.actions.migration import (
+    Launched,
     MigrationOption,
     launch,
     migration_options,
@@ -122,12 +123,14 @@ class MigrateScreen(ModalScreen[str | None]):
     def start(self, option: MigrationOption) -> None:
         """Launch detached off the UI loop: it copies the tree before it returns."""
         launched = launch(option)
-        self.app.call_from_thread(self._launched, option, launched.code, launched.line)
+        self.app.call_from_thread(self._launched, option, launched)
 
-    def _launched(self, option: MigrationOption, code: int, line: str) -> None:
+    def _launched(self, option: MigrationOption, launched: Launched) -> None:
+        code, line = launched.code, launched.line
         if code == 0:
             if self.job.state == QUEUED:
-                line = f"{line}; {withdraw_queued(self.app.store, self.job.id)}"
+                moved = withdraw_queued(self.app.store, self.job.id, option.host, launched.job_id)
+                line = f"{line}; {moved}"
             self.dismiss(line)
         else:
             self.notify(f"{option.host}: {line} (exit {code})", severity="error", timeout=10)

@@ -78,7 +78,7 @@ def _add_run(sub) -> None:
     from swarmdeck.exitcodes import ExitCode, codes_text
 
     codes = (
-        ExitCode.REFUSED, ExitCode.CANNOT_EXECUTE, ExitCode.NOT_FOUND,
+        ExitCode.REFUSED, ExitCode.CANNOT_EXECUTE, ExitCode.NOT_FOUND, ExitCode.MOVED,
         ExitCode.GPU_OUT_OF_MEMORY, ExitCode.OWN_CAP, ExitCode.USAGE, ExitCode.NOT_ADMITTED,
         ExitCode.TIMED_OUT, ExitCode.SLICE_FULL,
     )

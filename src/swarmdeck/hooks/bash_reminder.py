@@ -211,21 +211,33 @@ def decide(
     label: str,
     already_caged: bool,
 ) -> Verdict:
-    """Here if the book has room, else the first peer with room, else by how much it is short."""
+    """Here if the book has room, else the first peer with room, else why not: this host's
+    cage problem (the runner would refuse), or by how much it is short."""
     local, peers = hosts[0], hosts[1:]
     need = booking.booked
-    if local.readable and local.memory_room is not None and need <= local.memory_room:
+    if local.can_cage and local.memory_room is not None and need <= local.memory_room:
         if already_caged:
             return Verdict("can run here", "It already runs under swarmdeck; run it as it is.")
         return Verdict("can run here", "Run it as: " + run_line(argv, label, booking))
     for peer in peers:
-        if peer.readable and peer.memory_room is not None and need <= peer.memory_room:
+        if peer.can_cage and peer.memory_room is not None and need <= peer.memory_room:
+            if local.cage_problem:
+                return Verdict(
+                    f"can run on {peer.name}",
+                    f"Not here ({local.cage_problem}). Run it in a checkout on {peer.name} as: "
+                    + run_line(argv, label, booking, "swarmdeck") + ".",
+                )
             return Verdict(
                 f"can run on {peer.name}",
                 f"No room here now. Run it in a checkout on {peer.name} as: "
                 + run_line(argv, label, booking, "swarmdeck")
                 + "; or queue it here with the same line (it waits for room).",
             )
+    if local.cage_problem:
+        return Verdict(
+            f"cannot run here: {local.cage_problem}",
+            "swarmdeck run refuses it here (exit 251) until that is fixed.",
+        )
     rooms = [h.memory_room for h in hosts if h.readable and h.memory_room is not None]
     short = need - max(rooms, default=0)
     caps = [h.slice_cap for h in hosts if h.readable and h.slice_cap is not None]

@@ -3,7 +3,10 @@
 `hooks.max_running_subagents` (0 = off) counts subagents across sessions. This session's are
 read from its transcripts (the call being decided is not counted: its own tool_use may already
 be written); other sessions' from their SubagentStart/SubagentStop hook events, for sessions
-still live. The reason names the limit and what runs, so the agent can wait for one to finish.
+that may still run, judged as the Agents panel judges them (probes/claude/sessions.py): a
+session whose Claude Code process runs (its pid file); where Claude Code writes no pid files,
+one with a hook event in the last STALE_AFTER. The reason names the limit, what runs and that
+rule, so the agent can wait for one to finish.
 """
 
 from __future__ import annotations
@@ -11,31 +14,40 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from swarmdeck.durations import age_text
 from swarmdeck.hooks.contract import deny
 from swarmdeck.hooks.payload import HookInput
 
 HOOK_AGENT_WINDOW = 24 * 3600.0
-QUIET_SESSION = 2 * 3600.0
-"""Without pid files to tell live sessions, hook agents older than this are not counted."""
+SHOWN = 8
+"""Running subagents named in the reason; the rest are an ellipsis."""
 
 
 def guard_answer(hook: HookInput, limit: int, now: float | None = None) -> dict[str, Any] | None:
+    from swarmdeck.probes.claude.sessions import STALE_AFTER
+
     now = time.time() if now is None else now
     running = running_subagents(hook, now)
     if len(running) < limit:
         return None
-    shown = "; ".join(running[:8]) + (", …" if len(running) > 8 else "")
+    count = len(running)
+    shown = "; ".join(running[:SHOWN]) + (", …" if count > SHOWN else "")
+    are = f"{count} subagent is" if count == 1 else f"{count} subagents are"
+    which = "it" if count == 1 else "one of them"
     return deny(
-        f"swarmdeck: {len(running)} subagents are already running, the limit set by "
-        f"hooks.max_running_subagents is {limit}. Wait for one of them to finish before "
-        f"dispatching another. Running: {shown}"
+        f"swarmdeck: {are} already running, the limit set by hooks.max_running_subagents is "
+        f"{limit}. Wait for {which} to finish before dispatching another. Running: {shown}. "
+        "Another session's subagent counts while that session is live: its Claude Code "
+        "process runs, or, where Claude Code writes no pid files, it had a hook event in the "
+        f"last {age_text(STALE_AFTER).removesuffix('m')} min."
     )
 
 
 def running_subagents(hook: HookInput, now: float) -> list[str]:
     """One short description per subagent running now, this session's first."""
     from swarmdeck import paths
-    from swarmdeck.probes.claude.hook_activity import running_hook_agents
+    from swarmdeck.hook_events import fold
+    from swarmdeck.probes.claude.hook_activity import last_hook_events, running_hook_agents
     from swarmdeck.probes.claude.live_sessions import pid_files
     from swarmdeck.probes.claude.sessions import session_subagents
     from swarmdeck.state import StateStore
@@ -50,7 +62,11 @@ def running_subagents(hook: HookInput, now: float) -> list[str]:
     files = pid_files(paths.claude_dir())
     store = StateStore.open_default(verify=False)
     try:
-        by_session = running_hook_agents(store, now - HOOK_AGENT_WINDOW, files.process_starts())
+        # The light Bash calls wait in the spool: folded in, they are activity too.
+        fold(store)
+        since = now - HOOK_AGENT_WINDOW
+        by_session = running_hook_agents(store, since, files.process_starts())
+        active = last_hook_events(store, since) if not files.folder_exists else {}
     finally:
         store.close()
     for session_id, agents in by_session.items():
@@ -58,7 +74,7 @@ def running_subagents(hook: HookInput, now: float) -> list[str]:
             if agent.agent_id in seen:
                 continue
             other = session_id != hook.session_id
-            if other and not _counts(session_id, agent.started_at, files, now):
+            if other and not _counts(session_id, files, active, now):
                 continue
             seen.add(agent.agent_id)
             where = "" if session_id == hook.session_id else f" in session {session_id[:8]}"
@@ -66,10 +82,13 @@ def running_subagents(hook: HookInput, now: float) -> list[str]:
     return described
 
 
-def _counts(session_id: str, started_at: float, files: Any, now: float) -> bool:
-    """Whether another session's hook agent still counts: its session must be live."""
+def _counts(session_id: str, files: Any, active: dict[str, float], now: float) -> bool:
+    """Whether another session's hook agent still counts: its session must be live, or, where
+    no pid files tell, active within STALE_AFTER (the Agents panel's rule)."""
+    from swarmdeck.probes.claude.sessions import STALE_AFTER
+
     if session_id in files.live:
         return True
     if files.folder_exists:
         return False
-    return now - started_at <= QUIET_SESSION
+    return now - active.get(session_id, 0.0) < STALE_AFTER

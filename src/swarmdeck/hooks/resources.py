@@ -35,6 +35,8 @@ class HostFacts:
     """Cores, load, threads and memory room (views/hosts.py formats them)."""
     gpu: str | None = None
     """Free memory per card ("12.0G, 40.1G"), "no GPU", or "not read"; None for a peer."""
+    cage_problem: str = ""
+    """Why no job can be caged there (the memory book's slice problem); "" when one can."""
 
     @property
     def memory_room(self) -> int | None:
@@ -48,6 +50,11 @@ class HostFacts:
     @property
     def readable(self) -> bool:
         return self.state == "read" and self.memory_room is not None
+
+    @property
+    def can_cage(self) -> bool:
+        """Read, and a job can be caged there."""
+        return self.readable and not self.cage_problem
 
     def row(self) -> str:
         if self.state != "read":
@@ -76,7 +83,10 @@ def local_facts(config: Config, store: StateStore) -> HostFacts:
         book = memory_book(config, store, name)
     except Exception:  # the book is one cell; the rest of the row still shows
         book = None
-    return HostFacts(name, True, "read", figures=figures_of(host, book), gpu=gpu_free(config))
+    return HostFacts(
+        name, True, "read", figures=figures_of(host, book), gpu=gpu_free(config),
+        cage_problem=book.problem if book is not None else "",
+    )
 
 
 def gpu_free(config: Config) -> str:
@@ -116,4 +126,8 @@ def remote_facts(reading: PeerReading) -> HostFacts:
     """A peer's row from its parsed reading; without a book its room is "not read"."""
     if reading.state != "read" or reading.host is None:
         return HostFacts(reading.name, False, NOT_READ, reason=reading.reason)
-    return HostFacts(reading.name, False, "read", figures=figures_of(reading.host, reading.book))
+    book = reading.book
+    return HostFacts(
+        reading.name, False, "read", figures=figures_of(reading.host, book),
+        cage_problem=book.problem if book is not None else "",
+    )

@@ -17,7 +17,7 @@ from swarmdeck.hooks.contract import added_context
 from swarmdeck.hooks.payload import HookInput
 
 if TYPE_CHECKING:
-    from swarmdeck.probes.kernel import KernelLog
+    from swarmdeck.probes.kernel import KernelLog, OomKill
     from swarmdeck.state import StateStore
 
 OOM_WINDOW = 12 * 3600.0
@@ -40,7 +40,7 @@ def session_start_text(hook: HookInput, now: float | None = None) -> str:
             _guarded("subagents", lambda: running_subagents_line(hook, store, now)),
             _guarded("caged jobs", lambda: running_jobs_line(store, hook.cwd, now)),
             _guarded("uncommitted changes", lambda: changes_line(hook.cwd)),
-            _guarded("OOM kills", lambda: oom_line(now)),
+            _guarded("OOM kills", lambda: oom_line(now, store)),
             _guarded("alerts", lambda: alerts_line(store)),
             _guarded("findings", lambda: findings_line(store, hook.session_id)),
         ]
@@ -134,27 +134,53 @@ def changes_line(cwd: str | None) -> str | None:
     return f"Uncommitted changes in {cwd}: {count} file{'s' if count != 1 else ''} ({shown}{more})"
 
 
-def oom_line(now: float) -> str | None:
-    """OOM kills in the last 12 hours, from the kernel log."""
+def oom_line(now: float, store: StateStore, **source: Any) -> str | None:
+    """OOM kills in the last 12 hours, from the kernel log: the whole machine's, and those in
+    the cages of this ledger's slice (`source`: the log to read, as probes/kernel.py takes)."""
     from swarmdeck.probes.kernel import kernel_log
 
-    log = kernel_log(since=now - OOM_WINDOW, until=now)
-    return oom_summary(log) if log.read else None
+    log = kernel_log(since=now - OOM_WINDOW, until=now, **source)
+    return oom_summary(log, ledger_slice(store)) if log.read else None
 
 
-def oom_summary(log: KernelLog) -> str | None:
-    """Whole-machine kills and kills inside cages counted apart; None when there were none."""
-    if not log.oom_kills and not log.gpu_out_of_memory:
+def ledger_slice(store: StateStore) -> str | None:
+    """This ledger's slice as the kernel log names it; None when it has none (no cage can be
+    set up, or another ledger owns the slice)."""
+    from swarmdeck.config import load_config
+    from swarmdeck.probes.cgroups import kernel_name
+    from swarmdeck.probes.ledger import for_ledger, slice_facts
+    from swarmdeck.probes.machine import mem_total
+
+    facts = for_ledger(slice_facts(load_config(), mem_total()), store.path)
+    if facts.problem or facts.slice_path is None:
         return None
-    inside = sum(1 for kill in log.oom_kills if kill.inside_a_cap)
-    machine = sum(1 for kill in log.oom_kills if kill.scope == "machine")
-    other = len(log.oom_kills) - inside - machine
-    parts = [f"{machine} whole-machine", f"{inside} inside cages"]
+    return kernel_name(facts.slice_path)
+
+
+def in_slice(kill: OomKill, slice_name: str | None) -> bool:
+    """A kill at a cage's cap whose victim lived in the slice (or below it)."""
+    memcg = kill.task_memcg or kill.oom_memcg
+    return (
+        kill.inside_a_cap and slice_name is not None
+        and (memcg == slice_name or memcg.startswith(slice_name.rstrip("/") + "/"))
+    )
+
+
+def oom_summary(log: KernelLog, slice_name: str | None) -> str | None:
+    """Whole-machine kills and kills inside this ledger's cages counted apart (another slice's
+    kills, other users' included, are not this ledger's); None when there were none."""
+    machine = [kill for kill in log.oom_kills if kill.scope == "machine"]
+    inside = [kill for kill in log.oom_kills if in_slice(kill, slice_name)]
+    other = [kill for kill in log.oom_kills if kill.scope not in ("machine", "cgroup")]
+    counted = machine + inside + other
+    if not counted and not log.gpu_out_of_memory:
+        return None
+    parts = [f"{len(machine)} whole-machine", f"{len(inside)} inside this ledger's cages"]
     if other:
-        parts.append(f"{other} other")
+        parts.append(f"{len(other)} other")
     if log.gpu_out_of_memory:
         parts.append(f"{len(log.gpu_out_of_memory)} GPU out-of-memory errors")
-    victims = ", ".join(sorted({kill.process for kill in log.oom_kills}))[:200]
+    victims = ", ".join(sorted({kill.process for kill in counted}))[:200]
     killed = f" (killed: {victims})" if victims else ""
     return "OOM kills in the last 12 h: " + ", ".join(parts) + killed
 

@@ -8,7 +8,11 @@ which cgroup is "the slice".
 from __future__ import annotations
 
 import os
+import select
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, TextIO, TypeVar
 
 from swarmdeck.probes.kernel_files import read_bytes
 from swarmdeck.probes.procs import own_file
@@ -17,6 +21,8 @@ from swarmdeck.records import dataclass
 SYSTEMD_BOOTED = Path("/run/systemd/system")
 DEFAULT_SLICE_NAME = "swarmdeck"
 DEFAULT_SCOPE_SLICE = "swarmdeck.slice"
+
+T = TypeVar("T")
 
 V2 = "cgroup-v2"
 V1 = "cgroup-v1"
@@ -113,8 +119,57 @@ def parse_proc_cgroup(text: str) -> OwnCgroups:
     return OwnCgroups(v1_memory=v1_memory, v2=v2)
 
 
+class MountWatch(Generic[T]):
+    """This process's mountinfo, parsed once and again only after a mount or an unmount.
+
+    The kernel marks an open mountinfo file with a priority event (POLLPRI) when the mount
+    table changes, so a look costs one poll instead of a read and a parse (a third of a
+    millisecond, on every refresh and every `swarmdeck run`). A forked child, whose open file
+    is its parent's, opens its own; so does a changed /proc root.
+    """
+
+    def __init__(self, parse: Callable[[str], T]) -> None:
+        self._parse = parse
+        self._lock = threading.Lock()
+        self._file: TextIO | None = None
+        self._key: tuple[int, str] | None = None
+        self._poller = select.poll()
+        self._parsed: T | None = None
+
+    def read(self) -> T:
+        """What `parse` makes of the mount table as it is now."""
+        with self._lock:
+            path = own_file("mountinfo")
+            key = (os.getpid(), str(path))
+            if self._file is None or self._key != key:
+                self._parsed = self._open(path, key)
+            elif self._changed() or self._parsed is None:
+                self._parsed = self._reparse(self._file)
+            return self._parsed
+
+    def _open(self, path: Path, key: tuple[int, str]) -> T:
+        if self._file is not None:
+            self._poller.unregister(self._file)
+            self._file.close()
+            self._file = None
+        file = path.open()
+        self._poller.register(file, select.POLLPRI)
+        self._key, self._file = key, file
+        return self._reparse(file)
+
+    def _changed(self) -> bool:
+        return any(flags & (select.POLLPRI | select.POLLERR) for _, flags in self._poller.poll(0))
+
+    def _reparse(self, file: TextIO) -> T:
+        file.seek(0)
+        return self._parse(file.read())
+
+
+_mounts = MountWatch(parse_mountinfo)
+
+
 def read_hierarchies() -> Hierarchies:
-    return parse_mountinfo(own_file("mountinfo").read_text())
+    return _mounts.read()
 
 
 def read_own_cgroups() -> OwnCgroups:
@@ -123,6 +178,16 @@ def read_own_cgroups() -> OwnCgroups:
 
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
+
+
+def kernel_name(cgroup: Path, hier: Hierarchies | None = None) -> str | None:
+    """The cgroup as the kernel log names it ("/swarmdeck/job-1"): its path below the mount of
+    its hierarchy (cgroup v1 memory, or the unified one); None when it is under neither."""
+    hier = hier or read_hierarchies()
+    for root in (hier.v1_memory, hier.v2):
+        if root is not None and _inside(cgroup, root):
+            return "/" + str(cgroup.relative_to(root)).strip(".")
+    return None
 
 
 def configured_path(setting: str, root: Path) -> Path:
@@ -391,7 +456,7 @@ class CageMembers:
     """Every thread of them, from `tasks` or `cgroup.threads`."""
 
 
-def cage_members(cgroup: Path) -> CageMembers | None:
+def cage_members(cgroup: Path | str) -> CageMembers | None:
     """The processes and threads in a cage and every cgroup under it; None once it is gone."""
     top = os.fspath(cgroup)
     pids: list[int] = []

@@ -18,6 +18,7 @@ from pathlib import Path
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.probes.slice_owner import slice_problem
 from swarmdeck.records import asdict, dataclass, replace
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
@@ -36,6 +37,8 @@ RUNNING = "running"
 DONE = "done"
 LOST = "lost"
 REFUSED = "refused"
+MOVED = "moved"
+"""Withdrawn while queued, because it was moved to another host (actions/migration.py)."""
 HOLDS_BOOKING = (ADMITTED, RUNNING)
 """Rows whose booking counts in the book."""
 ACTIVE = (QUEUED, ADMITTED, RUNNING)
@@ -322,6 +325,15 @@ def slice_facts(config: Config, mem_total: int) -> SliceFacts:
     )
 
 
+def for_ledger(facts: SliceFacts, ledger: Path) -> SliceFacts:
+    """The facts as this ledger may use them: a slice another ledger owns is no cage for it,
+    with the line the runner refuses on (probes/slice_owner.py) as the problem."""
+    if facts.problem or facts.slice_path is None:
+        return facts
+    problem = slice_problem(facts.slice_path, ledger)
+    return replace(facts, backend="", problem=problem) if problem else facts
+
+
 def read_book(
     conn: sqlite3.Connection, facts: SliceFacts, host: str, runners: bool = True
 ) -> MemoryBook:
@@ -362,12 +374,13 @@ def memory_book(
     host: str | None = None,
     jobs: list[LedgerJob] | None = None,
 ) -> MemoryBook:
-    """This host's memory book as the app, `status` and the hooks show it.
+    """This host's memory book as the app, `status` and the hooks show it; a slice another
+    ledger owns is no cage for this store's ledger (`for_ledger`), as the runner finds.
 
     `jobs` are this host's jobs as `ledger_jobs` has just read them (the snapshot's): the book
     is then made from those same readings instead of reading every cage a second time.
     """
-    facts = slice_facts(config, read_meminfo()["MemTotal"])
+    facts = for_ledger(slice_facts(config, read_meminfo()["MemTotal"]), store.path)
     host = host or local_host_name()
     if jobs is not None:
         return book_of(facts, host, [job for job in jobs if job.state in HOLDS_BOOKING])
@@ -383,7 +396,7 @@ def with_usage(jobs: list[LedgerJob], tracker: UsageTracker) -> list[LedgerJob]:
     from swarmdeck.probes.usage import Supervised, serial_reason
 
     followed = {
-        job.id: Supervised(root, Path(job.cgroup) if job.cgroup else None)
+        job.id: Supervised(root, job.cgroup or None)
         for job in jobs
         if (root := job.process) is not None
     }

@@ -58,6 +58,17 @@ class PeerReading:
             return None
         return sum(1 for card in cards if _card_free(card))
 
+    @property
+    def no_gpu(self) -> str | None:
+        """Why the peer has no GPU card at all, when its reading says so (its one `gpus` row
+        is in the "no GPU" state); None when it has cards, or its figures do not say."""
+        from swarmdeck.probes.nvml import NO_GPU
+
+        for row in self.gpus:
+            if isinstance(row, dict) and row.get("index") is None and row.get("state") == NO_GPU:
+                return str(row.get("reason") or "")
+        return None
+
     def to_json(self) -> dict[str, Any]:
         """The peer as a host object of the snapshot JSON: its figures, `local: false`, a state."""
         out = dict(self.figures)

@@ -1,12 +1,15 @@
 """Reading which ledger owns a slice and who set its cap (the record actions/cage/owner.py writes).
 
 The record lives in the machine's run folder, keyed by the slice's path, so runners of every
-state folder find the same one; `status` shows it beside the slice.
+state folder find the same one; `status` shows it beside the slice. `slice_problem` is the one
+test of whether a ledger may use the slice: the runner refuses on it, and the memory book
+(status, probe, the hooks, dispatch) shows the same line as the slice's problem.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from swarmdeck import paths
@@ -43,3 +46,17 @@ def read_owner(slice_path: Path | str) -> SliceOwner | None:
         return SliceOwner(**{item.name: data[item.name] for item in fields(SliceOwner)})
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def slice_problem(slice_path: Path | str, ledger: Path | str) -> str:
+    """Why the ledger (a state database) may not use the slice: another ledger owns it and that
+    ledger's state database still exists. "" when it may (no owner, this one, or one gone)."""
+    owner = read_owner(slice_path)
+    mine = os.path.realpath(ledger)
+    if owner is None or owner.ledger == mine or not os.path.exists(owner.ledger):
+        return ""
+    config = f"config {owner.config}" if owner.config else "config defaults"
+    return (
+        f"slice {slice_path} belongs to the ledger {owner.ledger} ({config}), not to this one"
+        f" ({mine}): give this state folder its own memory.slice, or use that state folder"
+    )

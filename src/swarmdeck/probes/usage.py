@@ -22,8 +22,11 @@ from pathlib import Path
 from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cage_members
 from swarmdeck.probes.procs import ProcessIdentity
+from swarmdeck.regular_files import read_regular
 
 SERIAL_PREFIX = "serial right now:"
+SERIAL_MARKER_MAX = 4096
+"""Bytes of a serial marker read at most: one line names the reason."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ class Supervised:
     """
 
     root: ProcessIdentity
-    cage: Path | None = None
+    cage: Path | str | None = None
 
 
 def process_tree(root: ProcessIdentity) -> list[int]:
@@ -135,7 +138,7 @@ def sample_threads(tids: list[int] | tuple[int, ...]) -> TreeSample:
     return TreeSample(time.monotonic(), cpu, nanosecond)
 
 
-def cage_threads(cage: Path) -> list[int] | None:
+def cage_threads(cage: Path | str) -> list[int] | None:
     """The threads a cage lists now; None when the cage is gone."""
     members = cage_members(cage)
     return None if members is None else list(members.tids)
@@ -230,12 +233,15 @@ def serial_reason(marker: Path | str | None) -> str | None:
     """The reason a job gave for an intentionally serial phase, or None.
 
     A job marks such a phase by writing "serial right now: REASON" into the file named in its
-    ledger row (and removing it, or writing anything else, when the phase ends).
+    ledger row (and removing it, or writing anything else, when the phase ends). The file is
+    the job's to write, so it is read only as a regular file of at most SERIAL_MARKER_MAX
+    bytes, without blocking: a FIFO or a device put in its place gives no reason, never a
+    refresh that waits.
     """
     if not marker:
         return None
     try:
-        text = Path(marker).read_text(errors="replace")
+        text = read_regular(marker, SERIAL_MARKER_MAX).decode(errors="replace")
     except OSError:
         return None
     first = text.strip().splitlines()[0] if text.strip() else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from swarmdeck.durations import NONE, runtime_text
-from swarmdeck.probes.ledger import DONE, LOST, REFUSED, RUNNING, LedgerJob
+from swarmdeck.probes.ledger import DONE, LOST, MOVED, REFUSED, RUNNING, LedgerJob
 from swarmdeck.probes.usage import cores_text
 from swarmdeck.views.cells import Cell, pick, size_cell
 
@@ -45,6 +45,7 @@ STATE_STYLES = {
     "queued": "yellow",
     LOST: "bold red",
     "refused": "red",
+    MOVED: "cyan",
     "done": "",
 }
 EXIT_STYLES = {250: "bold red", 254: "bold magenta", 253: "yellow", 252: "red"}
@@ -52,9 +53,11 @@ EXIT_STYLES = {250: "bold red", 254: "bold magenta", 253: "yellow", 252: "red"}
 
 def state_cell(job: LedgerJob) -> Text:
     """The state while a job is active; once over, how it ended: `ok`, `exit 7`,
-    `own cap 250`, `timed out 253`, `refused 252`, `lost`."""
+    `own cap 250`, `timed out 253`, `refused 252`, `lost`, `moved to box2 (job 6)`."""
     if job.stale:
         return Text(f"{job.state}, runner gone", style="bold red")
+    if job.state == MOVED:
+        return Text(job.outcome or MOVED, style=STATE_STYLES[MOVED])
     if job.state in (DONE, REFUSED) and job.exit_code is not None:
         return Text(outcome_text(job), style=exit_style(job.exit_code))
     return Text(job.state, style=STATE_STYLES.get(job.state, ""))

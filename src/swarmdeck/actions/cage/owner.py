@@ -20,7 +20,7 @@ from pathlib import Path
 
 from swarmdeck import paths
 from swarmdeck.actions.cage.base import CageError
-from swarmdeck.probes.slice_owner import SliceOwner, read_owner, record_path
+from swarmdeck.probes.slice_owner import SliceOwner, read_owner, record_path, slice_problem
 from swarmdeck.records import asdict
 from swarmdeck.regular_files import replace_private
 
@@ -43,13 +43,10 @@ def claim_slice(slice_path: Path | str, ledger: Path, config: Path | None, cap: 
         # instead of queueing on a lock its holder keeps while it waits for a CPU.
         return owner
     with _record_lock(record):
+        problem = slice_problem(slice_path, mine)
+        if problem:
+            raise CageError(problem)
         owner = read_owner(slice_path)
-        if owner is not None and owner.ledger != mine and os.path.exists(owner.ledger):
-            raise CageError(
-                f"slice {slice_path} belongs to the ledger {owner.ledger} (config {owner.config}),"
-                f" not to this one ({mine}): give this state folder its own memory.slice, or use"
-                " that state folder"
-            )
         if owner is not None and owner.ledger == mine and owner.cap == cap:
             return owner
         claimed = SliceOwner(str(slice_path), mine, str(config or ""), cap, time.time())

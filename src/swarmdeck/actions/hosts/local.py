@@ -27,6 +27,7 @@ from swarmdeck.sizes import format_size
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
+    from swarmdeck.probes.gpu import GpuSnapshot
     from swarmdeck.state import StateStore
 
 POLL = 0.1
@@ -57,10 +58,19 @@ class LocalHost(Host):
             f"{format_size(book.slice_cap)}",
         }[decision]
         if job.gpu:
-            free = free_gpus(self.config)
+            from swarmdeck.probes.gpu import gpu_snapshot
+            from swarmdeck.probes.nvml import NO_GPU, READY
+
+            gpus = gpu_snapshot(self.config.gpu.allowlist)
+            if gpus.state == NO_GPU:
+                return Fit(self.name, False, False, usable, threads, 0,
+                           f"no GPU card here ({gpus.reason})")
+            free = free_cards(gpus)
             if not free:
+                busy = ("every GPU here has a foreign process on it" if gpus.state == READY
+                        else f"GPUs {gpus.state} ({gpus.reason})")
                 return Fit(self.name, False, decision is not Decision.NEVER, usable, threads, 0,
-                           "no GPU here without a foreign process")
+                           busy)
             return Fit(self.name, decision is Decision.ADMIT, decision is not Decision.NEVER,
                        usable, threads, free, reason)
         return Fit(
@@ -132,11 +142,6 @@ class LocalHost(Host):
 
 
 
-def free_gpus(config: Config) -> int:
-    """Cards here with no compute process that is not expected (none when NVML is absent)."""
-    from swarmdeck.probes.gpu import gpu_snapshot
-
-    snapshot = gpu_snapshot(config.gpu.allowlist)
-    return sum(
-        1 for card in snapshot.cards if not any(p.foreign for p in card.process_list)
-    )
+def free_cards(snapshot: GpuSnapshot) -> int:
+    """Cards with no compute process that is not expected (none when there is no card)."""
+    return sum(1 for card in snapshot.cards if not any(p.foreign for p in card.process_list))

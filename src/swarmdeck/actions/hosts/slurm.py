@@ -150,6 +150,11 @@ class SlurmHost(Host):
     def fits(self, job: JobSpec) -> Fit:
         if not self.slurm.enabled:
             return Fit(self.name, False, False, reason="[slurm] is not enabled")
+        if job.gpu:
+            # sbatch_argv asks for memory and cores only: a GPU job sent there would run
+            # without a card.
+            return Fit(self.name, False, False,
+                       reason="asks the cluster for no GPU: a GPU job goes to a host with a card")
         try:
             nodes = read_nodes(self.slurm)
         except SlurmUnavailable as error:

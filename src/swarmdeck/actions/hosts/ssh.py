@@ -229,6 +229,10 @@ class SshHost(Host):
         usable, slice_cap = book.usable, book.slice_cap
         threads = host.cores.threads_free
         gpus_free = reading.gpus_free if job.gpu else None
+        no_gpu = reading.no_gpu if job.gpu else None
+        if no_gpu is not None:
+            return Fit(self.name, False, False, room=usable, cores_free=threads, gpus_free=0,
+                       reason=f"no GPU card there ({no_gpu})")
         ever = job.booking <= slice_cap and (job_cap is None or job.cap <= job_cap)
         now = ever and job.booking <= usable and (not job.gpu or bool(gpus_free))
         if not ever:
@@ -237,7 +241,7 @@ class SshHost(Host):
         elif job.gpu and gpus_free is None:
             reason = "no GPU figures from it"
         elif job.gpu and not gpus_free:
-            reason = "no GPU there without a foreign process"
+            reason = "every GPU there has a foreign process on it"
         elif not now:
             reason = f"needs {format_size(job.booking)}, room {format_size(max(0, usable))}"
         else:

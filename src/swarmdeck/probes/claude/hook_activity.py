@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from swarmdeck.hook_events import ASKING_NOTIFICATIONS
 from swarmdeck.probes.claude._records import is_internal_agent
 from swarmdeck.probes.claude.subagents import predates_process
 
@@ -28,9 +29,8 @@ if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
 RUNNING_TASK = frozenset({"running", "pending", "in_progress"})
-ASKING = frozenset({"permission_prompt", "idle_prompt", "elicitation_dialog", "agent_needs_input"})
-"""Notification types that wait for the person; the others (auth_success, agent_completed)
-only tell something."""
+ASKING = frozenset(ASKING_NOTIFICATIONS)
+"""Notification types that wait for the person (hook_events.py keeps the list)."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,18 @@ def hook_waits(store: StateStore, since: float) -> dict[str, HookWait]:
         what = message if isinstance(message, str) and message.strip() else kind
         waits[row["session_id"]] = HookWait(row["session_id"], what.strip(), row["received_at"])
     return waits
+
+
+def last_hook_events(store: StateStore, since: float) -> dict[str, float]:
+    """When each session's latest hook event since `since` came (its subagents' included), by
+    session id: how lately a session whose liveness no pid file tells was active."""
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT session_id, max(received_at) AS at FROM hook_events"
+            " WHERE received_at >= ? AND session_id IS NOT NULL GROUP BY session_id",
+            (since,),
+        ).fetchall()
+    return {row["session_id"]: row["at"] for row in rows}
 
 
 def hook_agents(store: StateStore, since: float) -> list[HookAgent]:
