@@ -118,7 +118,9 @@ def test_a_stop_signal_during_the_set_up_ends_the_child_before_the_command(
 
 
 def test_the_job_starts_with_the_runner_s_signal_mask(tmp_path: Path) -> None:
-    child = spawn(["sh", "-c", "grep SigBlk /proc/$$/status > blocked"], str(tmp_path),
+    # The job's own mask, read by the job itself: a shell waiting for a child blocks every
+    # signal for a moment, so a child reading the shell's mask can see it full.
+    child = spawn(["sh", "-c", "exec grep SigBlk /proc/self/status > blocked"], str(tmp_path),
                   os.environ, nothing)
     assert child.wait() == 0
     assert int((tmp_path / "blocked").read_text().split()[1], 16) == 0
