@@ -216,7 +216,7 @@ def test_a_group_without_its_subcommand_is_told_which_there_are() -> None:
         result = swarmdeck(command)
         assert result.returncode == 251, result.stderr
         assert result.stderr == (
-            f"swarmdeck: swarmdeck {command} needs a subcommand: choose one of {actions}"
+            f"swarmdeck: {command} needs a subcommand: choose one of {actions}"
             f" (see 'swarmdeck {command} --help')\n"
         )
 

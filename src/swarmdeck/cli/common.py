@@ -98,7 +98,9 @@ def _no_subcommand(prog: str, inner: argparse._SubParsersAction, args: object) -
     from swarmdeck.errors import UsageError
 
     raise UsageError(
-        f"{prog} needs a subcommand: choose one of {', '.join(listed_subcommands(inner))}"
+        # Said after "swarmdeck: ", so the group is named without the program again.
+        f"{prog.removeprefix('swarmdeck ')} needs a subcommand: choose one of"
+        f" {', '.join(listed_subcommands(inner))}"
         f" (see '{prog} --help')"
     )
 
