@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import textwrap
 import time
 
 from swarmdeck.cli.common import context
@@ -75,8 +76,10 @@ def _kills(args: argparse.Namespace) -> int:
     if not requests:
         print("no kill requests")
     for request, result in requests:
+        command = textwrap.shorten(request.command, 60, placeholder=" …")
+        reason = textwrap.shorten(request.reason, 80, placeholder=" …")
         print(f"{request.id:>4} {request.state:<8} {request.host} pid {request.pid}"
-              f" {request.user or '?'}  {request.command[:60]}  — {request.reason[:60]}"
+              f" {request.user or '?'}  {command}  — {reason}"
               + (f"  → {result}" if result else ""))
     return ExitCode.OK
 

@@ -319,7 +319,7 @@ def _decide(
         conn.execute(
             "UPDATE kill_requests SET state = ?, decided_at = ?, decided_by = ?, result = ?"
             " WHERE id = ?",
-            (state, now, decided_by, f"{result}: {detail}" if result != detail else result,
+            (state, now, decided_by, detail if detail.startswith(result) else f"{result}: {detail}",
              request.id),
         )
         level = "critical" if decided_by == "escalation" else "info"
