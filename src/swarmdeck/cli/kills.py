@@ -38,7 +38,7 @@ def _add_approve(sub) -> None:
         epilog="example:\n  swarmdeck kills\n  swarmdeck approve 3\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
+    p.add_argument("id", type=int, metavar="ID", help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_approve)
 
 
@@ -49,7 +49,7 @@ def _add_deny(sub) -> None:
         epilog="example:\n  swarmdeck deny 3\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
+    p.add_argument("id", type=int, metavar="ID", help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_deny)
 
 
