@@ -166,6 +166,9 @@ def test_a_mistyped_option_is_named_rather_than_the_arguments_it_left_missing() 
         assert result.stderr.startswith("swarmdeck: unrecognized arguments: --bogus (see"), argv
     missing = swarmdeck("lock", "acquire")
     assert "the following arguments are required: PATH" in missing.stderr
+    dashed = swarmdeck("run", "--cap", "-5M", "--", "true")
+    assert dashed.returncode == 251
+    assert "(-5M reads as an option: write --cap=-5M)" in dashed.stderr
 
 
 def test_a_stray_word_is_named_with_the_help_of_the_command_it_was_given_to() -> None:

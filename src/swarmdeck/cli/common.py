@@ -48,7 +48,19 @@ def _argument_parser() -> type[argparse.ArgumentParser]:
             unknown = self._unknown_options() if message.startswith("the following") else []
             if unknown:
                 message = f"unrecognized arguments: {' '.join(unknown)}"
+            elif message.endswith(": expected one argument"):
+                message += self._dash_value_hint(message)
             raise UsageError(f"{message} (see '{self.prog} --help')")
+
+        def _dash_value_hint(self, message: str) -> str:
+            """For `--cap -5M`: a value starting with '-' was read as an option."""
+            option = message.removeprefix("argument ").split(":", 1)[0].split("/")[-1]
+            words = getattr(self, "_words", [])
+            if option in words and words.index(option) + 1 < len(words):
+                value = words[words.index(option) + 1]
+                if value.startswith("-") and value != "--":
+                    return f" ({value} reads as an option: write {option}={value})"
+            return ""
 
         def _unknown_options(self) -> list[str]:
             """The words before `--` that look like options this parser does not know."""
