@@ -159,6 +159,15 @@ def test_config_show_prints_each_heavy_pattern_on_its_own_line() -> None:
     assert len(lines[start]) < 200
 
 
+def test_a_mistyped_option_is_named_rather_than_the_arguments_it_left_missing() -> None:
+    for argv in (["peer", "run", "--bogus"], ["lock", "acquire", "--bogus"], ["probe", "--bogus"]):
+        result = swarmdeck(*argv)
+        assert result.returncode == 251, argv
+        assert result.stderr.startswith("swarmdeck: unrecognized arguments: --bogus (see"), argv
+    missing = swarmdeck("lock", "acquire")
+    assert "the following arguments are required: PATH" in missing.stderr
+
+
 def test_a_stray_word_is_named_with_the_help_of_the_command_it_was_given_to() -> None:
     for argv, where in (
         (["status", "--bogus"], "swarmdeck status --help"),
@@ -216,7 +225,7 @@ def test_a_group_without_its_subcommand_is_told_which_there_are() -> None:
         result = swarmdeck(command)
         assert result.returncode == 251, result.stderr
         assert result.stderr == (
-            f"swarmdeck: swarmdeck {command} needs a subcommand: choose one of {actions}"
+            f"swarmdeck: {command} needs a subcommand: choose one of {actions}"
             f" (see 'swarmdeck {command} --help')\n"
         )
 

@@ -38,6 +38,11 @@ def test_every_command_help_shows_an_example_of_itself(command: str) -> None:
     assert any(f"swarmdeck {command}" in line for line in shown), (command, shown)
 
 
+def test_the_top_level_help_shows_examples_of_the_first_commands() -> None:
+    shown = examples(_help(["--help"]))
+    assert "swarmdeck demo" in " ".join(shown) and any("swarmdeck run" in line for line in shown)
+
+
 def test_a_help_without_an_example_block_is_caught() -> None:
     assert examples("usage: swarmdeck x\n\noptions:\n  -h, --help\n") == []
     assert examples("usage: x\n\nexample:\n  swarmdeck x --y\nmore\n") == ["swarmdeck x --y"]

@@ -1,9 +1,12 @@
 """A migrate pane's line for one peer reads as a person writes: its GPUs as a count, "no GPU"
-when it has none, and nothing about GPUs when its reading does not say."""
+when it has none, and nothing about GPUs when its reading does not say; a running job is
+refused naming the host it runs on."""
 
 from __future__ import annotations
 
-from swarmdeck.actions.migration import MigrationOption
+from swarmdeck.actions.migration import MigrationOption, refusal
+from swarmdeck.probes.ledger import LedgerJob
+from swarmdeck.probes.machine import local_host_name
 
 
 def _option(gpus: str) -> MigrationOption:
@@ -14,3 +17,22 @@ def test_a_peer_without_gpus_says_no_gpu_and_an_unknown_count_says_nothing() -> 
     assert _option("0").summary() == "loopback: room 2G, 2 threads free, no GPU — fits now"
     assert _option("—").summary() == "loopback: room 2G, 2 threads free — fits now"
     assert _option("2").summary() == "loopback: room 2G, 2 threads free, GPUs 2 — fits now"
+
+
+def _job(host: str, state: str) -> LedgerJob:
+    return LedgerJob(
+        id=6, label="suite", host=host, state=state, argv=["pytest"], cwd="/", booked=1, cap=1,
+        current=None, peak=None, kernel_peak=None, admitted_via="cap", oom_score_adj=None,
+        created_at=0.0, admitted_at=0.0, started_at=0.0, ended_at=None, exit_code=None,
+        outcome=None, hit_ceiling=False, cgroup=None, output_path=None, detached=True,
+        runner_alive=True,
+    )
+
+
+def test_a_running_job_is_refused_naming_where_it_runs() -> None:
+    here = local_host_name()
+    assert refusal(_job(here, "running")).startswith("job 6 is running here:")
+    elsewhere = refusal(_job("loopback", "running"))
+    assert elsewhere.startswith("job 6 is running on loopback:")
+    assert "k on its finding" not in elsewhere
+    assert refusal(_job(here, "queued")) is None

@@ -124,6 +124,29 @@ async def test_r_reruns_a_finished_job_in_its_cage_and_the_new_row_completes(
         assert app.query_one("#jobs-table").row_count == 2
 
 
+async def test_r_on_a_job_that_hit_its_own_cap_opens_the_form_with_twice_the_cap(
+    isolated_home: Path,
+) -> None:
+    store = StateStore.open_default()
+    first = add_job(store, label="grows", state="done", argv=["python3", "grow.py"],
+                    cwd=str(isolated_home), exit_code=250, outcome="own cap", cap=160 * MIB,
+                    hit_ceiling=1, started_at=time.time() - 5, ended_at=time.time() - 4)
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await select_row(pilot, app, "2", "jobs-table", str(first))
+        await pilot.press("r")
+        assert isinstance(app.screen, LaunchScreen)
+        values = app.screen.values()
+        assert values["command"] == "python3 grow.py" and values["cap"] == "320M"
+        assert values["cwd"] == str(isolated_home) and values["label"] == "grows"
+        title = str(app.screen.query_one("Label").render())
+        assert "hit its own cap of 160M" in title
+        await pilot.press("escape")
+        assert not isinstance(app.screen, LaunchScreen)
+        assert [job.id for job in ledger_jobs(store)] == [first]
+
+
 async def test_readonly_refuses_every_action_from_its_key_and_the_palette(held) -> None:
     _live, stale = held
     app = SwarmdeckApp(load_config(), StateStore.open_default(), readonly=True)

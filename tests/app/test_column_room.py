@@ -1,6 +1,7 @@
 """At 120×35 the table panels spend their width on what matters: the Locks panel shows the
 path (what is locked), and in the Jobs panel a long label or state is cut before the memory
-figures (current, peak) give way."""
+figures (current, peak) give way, and in the Alerts panel a long message is cut before its
+count and age."""
 
 from __future__ import annotations
 
@@ -36,3 +37,15 @@ async def test_a_long_label_is_cut_before_current_and_peak_give_way(isolated_hom
     assert {"current", "peak"} <= set(header), shown
     assert any(line.strip().startswith("integration suite") and "…" in line
                for line in shown[1:]), shown
+
+
+async def test_a_long_alert_message_is_cut_before_its_count_and_age(isolated_home: Path) -> None:
+    app = fixed_app(isolated_home)
+    room = app.prober()
+    long = dataclasses.replace(room.alerts[0], message=LONG_LABEL + ": " + LONG_LABEL)
+    app.prober = lambda: dataclasses.replace(room, alerts=[long])
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        shown = drawn_lines(screen_lines(app), app.query_one("#alerts-table"))
+    assert {"×", "age"} <= set(shown[0].split()), shown
+    assert any("integration suite" in line and "…" in line for line in shown[1:]), shown

@@ -201,7 +201,7 @@ MIB = 1024 * 1024
 
 class Jittering(Scripted):
     """The room of `Scripted`, its host's figures moving each round by less than a person
-    reads: load by 0.02, busy cores within a tenth, available memory by 20 MiB."""
+    reads: load by 0.02, busy cores within a tenth, available memory by 2 MiB."""
 
     rounds = 0
 
@@ -214,12 +214,12 @@ class Jittering(Scripted):
             busy_fraction=(0.31 + 0.02 * hair) / host.cores.count,
             loadavg=tuple(value + 0.02 * hair for value in host.cores.loadavg),
         )
-        memory = dataclasses.replace(host.memory, available=host.memory.available - 20 * MIB * hair)
+        memory = dataclasses.replace(host.memory, available=host.memory.available - 2 * MIB * hair)
         return dataclasses.replace(
             self.first,
             taken_at=time.time(),
             hosts=[dataclasses.replace(host, cores=cores, memory=memory)],
-            books=[dataclasses.replace(book, mem_available=book.mem_available - 20 * MIB * hair)],
+            books=[dataclasses.replace(book, mem_available=book.mem_available - 2 * MIB * hair)],
         )
 
 

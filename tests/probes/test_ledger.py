@@ -132,6 +132,20 @@ def test_the_book_counts_what_caged_jobs_hold_and_what_they_may_still_grow(
     assert book.to_json()["room"] == book.room
 
 
+def test_a_running_job_with_no_cage_here_has_no_current_use_not_zero(
+    slice_dir: Path, isolated_home: Path
+) -> None:
+    """A job on a peer (its cage is there) or one whose cage is not made yet."""
+    store = StateStore.open_default()
+    me = own_identity()
+    add_job(store, "running", 60 * MIB, None, me.pid, me.start_ticks)
+    add_job(store, "running", 60 * MIB, slice_dir / "never-made", me.pid, me.start_ticks)
+    jobs = ledger_jobs(store)
+    assert [job.current for job in jobs] == [None, None]
+    book = memory_book(load_config(), store)
+    assert book.not_yet_grown == 2 * 60 * MIB
+
+
 def test_what_jobs_were_read_to_hold_counts_even_when_the_slice_reads_less(
     slice_dir: Path, isolated_home: Path
 ) -> None:

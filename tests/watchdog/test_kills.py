@@ -23,6 +23,7 @@ from swarmdeck.watchdog.kills import (
     STOPPED,
     approve,
     deny,
+    recent_kill_requests,
     request_kill,
     stop_preview,
 )
@@ -82,6 +83,8 @@ def test_approval_stops_the_whole_supervised_tree_and_raises_an_alert(store, pro
     assert child_ident is not None and gone(child_ident)
     [alert] = open_alerts(store)
     assert f"kill request {request.id}" in alert.message and "approved by tester" in alert.message
+    [(_, result)] = recent_kill_requests(store)
+    assert result == f"stopped pid {proc.pid} and 1 more process"
 
 
 def test_denial_signals_nothing(store, processes):

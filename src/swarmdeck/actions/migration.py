@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import ADMITTED, MOVED, QUEUED, RUNNING
+from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.peer_cache import READ, current_reading
 from swarmdeck.sizes import exact_size, format_size
 from swarmdeck.state import now
@@ -72,10 +73,13 @@ def refusal(job: LedgerJob) -> str | None:
     """Why `job` cannot be migrated now, or None: a queued job moves there (its row here ends
     as moved once it started there), a finished one runs there again; a running one would run twice,
     so it is stopped first."""
-    if job.state in (RUNNING, ADMITTED):
-        return (f"job {job.id} is running here: migrating would run it twice; stop it first "
-                "(k on its finding) or wait until it ends")
-    return None
+    if job.state not in (RUNNING, ADMITTED):
+        return None
+    if job.host and job.host != local_host_name():
+        return (f"job {job.id} is running on {job.host}: migrating would run it twice; "
+                f"wait until it ends there")
+    return (f"job {job.id} is running here: migrating would run it twice; stop it first "
+            "(k on its finding) or wait until it ends")
 
 
 def is_runner(argv: list[str]) -> bool:

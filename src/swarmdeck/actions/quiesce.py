@@ -216,7 +216,9 @@ def gpu_run(
     registers, so a waiting wrapper never looks to others as if it held the cards quiesced.
     """
     if not argv:
-        raise UsageError("gpu-run needs a command after --")
+        raise UsageError(
+            "gpu-run: no command given: put it after --, like: swarmdeck gpu-run -- python train.py"
+        )
     folder = folder or quiesce_dir()
     me = own_identity()
 

@@ -27,6 +27,8 @@ class AlertsPanel(TablePanel):
 
     TITLE = "Alerts"
     COLUMNS = ALERT_COLUMNS
+    YIELDING = ("message",)
+    KEPT = "age"
     EMPTY = "no open alerts in the state file"
     BINDINGS = [
         Binding("a", "acknowledge", "Acknowledge"),

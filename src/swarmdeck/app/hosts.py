@@ -47,9 +47,10 @@ cores: other work's jitter of a tenth would otherwise redraw them at every refre
 HELD_MEMORY = 1 / 200
 """A memory figure shown on a card stays at most until the reading moves by this share of the
 host's memory (120 MiB of 24 GiB: less than a cell of its bar)."""
-HELD_SHARE = 1 / 25
+HELD_SHARE = 1 / 100
 """...and a smaller figure until it moves by this share of itself (or by 1 MiB): "44.3M" of a
-small slice moves by what its digits say, not by what would move a 24 GiB bar."""
+small slice, or "684M" of room, moves by what its digits say (as `probe --json` and the host
+detail say it), not by what would move a 24 GiB bar."""
 
 
 def held(shown: float | None, reading: float | None, step: float) -> float | None:

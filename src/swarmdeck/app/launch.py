@@ -117,29 +117,38 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(
-        self, config: Config, store: StateStore, book: MemoryBook | None, cwd: Path
+        self,
+        config: Config,
+        store: StateStore,
+        book: MemoryBook | None,
+        cwd: Path,
+        filled: dict[str, str] | None = None,
+        title: str = "Launch a caged job",
     ) -> None:
         """Args:
         config: The effective configuration (booking defaults).
         store: The state file (the workload's recorded peaks).
         book: This host's memory book now, for whether it fits.
         cwd: The folder the form starts with, and a blank folder means.
+        filled: Fields given a value to start with, by key (a rerun's command and cap).
+        title: The form's title.
         """
         super().__init__(classes="confirm")
         self._config = config
         self._store = store
         self._book = book
         self._cwd = cwd
+        self._filled = {"cwd": str(cwd), **(filled or {})}
+        self._title = title
         self._request: RunRequest | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
-            yield Label("[b]Launch a caged job[/b]")
+            yield Label(f"[b]{self._title}[/b]")
             for key, name, hint in FIELDS:
                 with Horizontal(classes="form-line"):
                     yield Label(f"{name:>8} ", classes="form-label")
-                    value = str(self._cwd) if key == "cwd" else ""
-                    yield Input(value, placeholder=hint, id=f"launch-{key}")
+                    yield Input(self._filled.get(key, ""), placeholder=hint, id=f"launch-{key}")
             yield Static("", id="launch-preview", markup=False)
             with Horizontal(id="confirm-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")

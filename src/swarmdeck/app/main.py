@@ -55,6 +55,7 @@ from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import Config
 from swarmdeck.errors import SwarmdeckError
+from swarmdeck.exitcodes import ExitCode
 from swarmdeck.paths import claude_dir
 from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, waiting_for_person
@@ -63,6 +64,7 @@ from swarmdeck.probes.ledger import LedgerJob
 from swarmdeck.probes.locks import LockState
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
+from swarmdeck.sizes import exact_size, format_size
 from swarmdeck.snapshot import Snapshot, reconciled_snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.views.sessions import waiting_text
@@ -444,6 +446,9 @@ class SwarmdeckApp(App[int]):
         if why:
             self.notify(f"not rerun: {why}", severity="error")
             return
+        if job.exit_code == ExitCode.OWN_CAP and job.cap:
+            self._rerun_with_more_room(job)
+            return
         request = commands.rerun_request(job)
         lines = [f"job {job.id}: {job.label}", "", commands.command_line(request), "",
                  "booked from its history of peaks, as any run; it runs detached"]
@@ -453,6 +458,25 @@ class SwarmdeckApp(App[int]):
                 self._launch(request, f"rerun of job {job.id}")
 
         self.push_screen(commands.ConfirmScreen("Rerun this job?", lines, "Rerun"), answered)
+
+    def _rerun_with_more_room(self, job: LedgerJob) -> None:
+        """A job that ended at its own cap would end there again with the same cap: the launch
+        form opens filled in with its command and twice the cap, for the person to set."""
+        assert job.cap is not None
+        snapshot = self.snapshot
+        book = snapshot.book_of(job.host) if snapshot else None
+        filled = {"command": shlex.join(job.argv), "cwd": job.cwd,
+                  "cap": exact_size(2 * job.cap), "label": job.label,
+                  "threads": str(job.threads) if job.threads else ""}
+
+        def answered(request: RunRequest | None) -> None:
+            if request is not None:
+                self._launch(request, f"rerun of job {job.id}")
+
+        title = f"Rerun job {job.id}: it hit its own cap of {format_size(job.cap)}"
+        self.push_screen(
+            LaunchScreen(self.config, self.store, book, Path(job.cwd), filled, title), answered
+        )
 
     @work(thread=True, group="launch", exit_on_error=False)
     def _launch(self, request: RunRequest, what: str) -> None:

@@ -22,6 +22,7 @@ from swarmdeck.durations import NONE, age_text
 from swarmdeck.probes.records import Alert, Finding
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.watchdog.alerts import alert_command
+from swarmdeck.words import counted
 
 NAME_WIDTH = 12
 _QUOTED = re.compile(r"`([^`]+)`")
@@ -43,7 +44,7 @@ def finding_facts(finding: Finding, now: float, width: int) -> Text:
         ("message", finding.message),
         *(() if only_a_command else (("advice", advice),)),
         *(("command", command) for command in commands),
-        ("seen", f"{finding.count} times"),
+        ("seen", counted(finding.count, "time")),
         ("fired", _ago(now, finding.fired_at)),
         ("first seen", _ago(now, finding.first_seen_at)),
         ("host", finding.host or NONE),
@@ -63,7 +64,7 @@ def alert_facts(alert: Alert, now: float, width: int) -> Text:
         ("host", alert.host or NONE),
         ("message", alert.message),
         *((("command", command),) if command else ()),
-        ("raised", f"{alert.count} times"),
+        ("raised", counted(alert.count, "time")),
         ("first", _ago(now, alert.created_at)),
         ("last", _ago(now, alert.last_seen_at)),
         ("from", alert.source),

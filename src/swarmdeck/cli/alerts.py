@@ -35,13 +35,18 @@ def _alerts(args: argparse.Namespace) -> int:
     from swarmdeck.durations import age_text
     from swarmdeck.errors import UsageError
     from swarmdeck.probes.records import open_alerts
-    from swarmdeck.watchdog.alerts import acknowledge_alert
+    from swarmdeck.watchdog.alerts import acknowledge_alert, why_not_open
 
     _, store = context()
     if args.ack is not None:
-        if not acknowledge_alert(store, args.ack, getpass.getuser(), time.time()):
-            raise UsageError(f"no open alert {args.ack}: `swarmdeck alerts` lists them")
-        print(f"alert {args.ack} acknowledged")
+        if acknowledge_alert(store, args.ack, getpass.getuser(), time.time()):
+            print(f"alert {args.ack} acknowledged")
+            return ExitCode.OK
+        why = why_not_open(store, args.ack)
+        if why is None:
+            raise UsageError(f"no alert {args.ack}: `swarmdeck alerts` lists the open ones")
+        # Acknowledging twice is what the person meant already: said, and not an error.
+        print(f"alert {args.ack} was {why}")
         return ExitCode.OK
     alerts = open_alerts(store)
     if args.json:

@@ -38,8 +38,28 @@ def _argument_parser() -> type[argparse.ArgumentParser]:
     class ArgumentParser(argparse.ArgumentParser):
         """argparse that reports a usage mistake as one line and exit 251, as every error here."""
 
+        def _parse_known_args(self, arg_strings, namespace):  # type: ignore[no-untyped-def]
+            self._words = list(arg_strings)
+            return super()._parse_known_args(arg_strings, namespace)
+
         def error(self, message: str) -> NoReturn:
+            # A mistyped option also leaves what it was meant to come before missing: the
+            # option is the mistake to name, not the arguments argparse then finds absent.
+            unknown = self._unknown_options() if message.startswith("the following") else []
+            if unknown:
+                message = f"unrecognized arguments: {' '.join(unknown)}"
             raise UsageError(f"{message} (see '{self.prog} --help')")
+
+        def _unknown_options(self) -> list[str]:
+            """The words before `--` that look like options this parser does not know."""
+            words = getattr(self, "_words", [])
+            before = words[: words.index("--")] if "--" in words else words
+            known = self._option_string_actions
+            return [
+                word for word in before
+                if word.startswith("-") and len(word) > 1 and word.split("=", 1)[0] not in known
+                and not word[1:].replace(".", "", 1).isdigit()
+            ]
 
         def _check_value(self, action: argparse.Action, value: object) -> None:
             # An unknown subcommand is told the ones its help lists, not the internal ones
@@ -98,7 +118,9 @@ def _no_subcommand(prog: str, inner: argparse._SubParsersAction, args: object) -
     from swarmdeck.errors import UsageError
 
     raise UsageError(
-        f"{prog} needs a subcommand: choose one of {', '.join(listed_subcommands(inner))}"
+        # Said after "swarmdeck: ", so the group is named without the program again.
+        f"{prog.removeprefix('swarmdeck ')} needs a subcommand: choose one of"
+        f" {', '.join(listed_subcommands(inner))}"
         f" (see '{prog} --help')"
     )
 

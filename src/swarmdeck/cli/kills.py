@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import textwrap
 import time
 
 from swarmdeck.cli.common import context
@@ -37,7 +38,7 @@ def _add_approve(sub) -> None:
         epilog="example:\n  swarmdeck kills\n  swarmdeck approve 3\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
+    p.add_argument("id", type=int, metavar="ID", help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_approve)
 
 
@@ -48,7 +49,7 @@ def _add_deny(sub) -> None:
         epilog="example:\n  swarmdeck deny 3\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("id", type=int, help="the kill request's id (`swarmdeck kills`)")
+    p.add_argument("id", type=int, metavar="ID", help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_deny)
 
 
@@ -75,8 +76,10 @@ def _kills(args: argparse.Namespace) -> int:
     if not requests:
         print("no kill requests")
     for request, result in requests:
+        command = textwrap.shorten(request.command, 60, placeholder=" …")
+        reason = textwrap.shorten(request.reason, 80, placeholder=" …")
         print(f"{request.id:>4} {request.state:<8} {request.host} pid {request.pid}"
-              f" {request.user or '?'}  {request.command[:60]}  — {request.reason[:60]}"
+              f" {request.user or '?'}  {command}  — {reason}"
               + (f"  → {result}" if result else ""))
     return ExitCode.OK
 

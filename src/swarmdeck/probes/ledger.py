@@ -60,7 +60,8 @@ class LedgerJob:
     booked: int | None
     cap: int | None
     current: int | None
-    """Working set now (usage minus inactive page cache); None once the job is over."""
+    """Working set now (usage minus inactive page cache); None once the job is over, and
+    while no cage of it can be read here (a job running on a peer has its cage there)."""
     peak: int | None
     """Working-set peak once recorded; while running, the kernel's high-water mark so far."""
     kernel_peak: int | None
@@ -250,8 +251,10 @@ def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> L
             runner_alive = ProcessIdentity(
                 row["runner_pid"], row["runner_start_ticks"]
             ).is_alive()
+        # No cage to read (a job on a peer, whose cage is there; one not made yet or just
+        # removed): its use is unknown here, never a false 0B.
         reading = read_memory(row["cgroup"]) if row["cgroup"] else None
-        current = reading.working_set if reading else 0
+        current = reading.working_set if reading else None
         peak_now = reading.peak if reading else None
     return LedgerJob(
         id=row["id"],

@@ -5,6 +5,7 @@ not acknowledged and not resolved is what the Alerts panel shows."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from typing import TYPE_CHECKING
 
 from swarmdeck.probes.ledger import QUEUED
@@ -51,6 +52,27 @@ def acknowledge_alert(store: StateStore, alert_id: int, by: str, now: float) -> 
             (now, by, alert_id),
         )
     return cursor.rowcount == 1
+
+
+def why_not_open(store: StateStore, alert_id: int) -> str | None:
+    """Why the alert `alert_id` is not open, as a line ("acknowledged by ann 5m ago", "resolved
+    5m ago"), or None when there is no such alert at all."""
+    from swarmdeck.durations import age_text
+
+    with store.read() as conn:
+        row = conn.execute(
+            "SELECT acknowledged_at, acknowledged_by, resolved_at FROM alerts WHERE id = ?",
+            (alert_id,),
+        ).fetchone()
+    if row is None:
+        return None
+    now = time.time()
+    if row["acknowledged_at"] is not None:
+        by = f" by {row['acknowledged_by']}" if row["acknowledged_by"] else ""
+        return f"acknowledged{by} {age_text(now - row['acknowledged_at'])} ago"
+    if row["resolved_at"] is not None:
+        return f"resolved {age_text(now - row['resolved_at'])} ago"
+    return "open"
 
 
 def resolve_untrue(conn: sqlite3.Connection, snapshot: Snapshot, now: float) -> int:

@@ -25,6 +25,7 @@ from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.procs import ProcessIdentity, read_stat, start_ticks
 from swarmdeck.probes.records import Finding, KillRequest
 from swarmdeck.watchdog.alerts import raise_alert
+from swarmdeck.words import counted
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
@@ -244,7 +245,11 @@ def approve(
         else:
             if report.signalled:
                 result = STOPPED
-                detail = f"stopped pid {request.pid} and {len(report.signalled) - 1} more"
+                others = len(report.signalled) - 1
+                detail = f"stopped pid {request.pid}" + (
+                    f" and {counted(others, 'more process', plural='more processes')}"
+                    if others else ""
+                )
                 if report.survivors:
                     detail += f"; {len(report.survivors)} did not die"
             else:
@@ -314,7 +319,7 @@ def _decide(
         conn.execute(
             "UPDATE kill_requests SET state = ?, decided_at = ?, decided_by = ?, result = ?"
             " WHERE id = ?",
-            (state, now, decided_by, f"{result}: {detail}" if result != detail else result,
+            (state, now, decided_by, detail if detail.startswith(result) else f"{result}: {detail}",
              request.id),
         )
         level = "critical" if decided_by == "escalation" else "info"

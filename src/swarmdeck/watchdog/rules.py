@@ -19,6 +19,7 @@ from swarmdeck.durations import runtime_text
 from swarmdeck.probes.ledger import QUEUED
 from swarmdeck.sizes import format_size
 from swarmdeck.watchdog.findings import CRITICAL, INFO, WARNING, FindingDraft
+from swarmdeck.words import counted
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
@@ -99,11 +100,6 @@ def long_tool_call(
     return out
 
 
-def _counted(count: int, noun: str, one_as: int | str = "a") -> str:
-    """`a tool call`, `2 subagents`: a count and its noun, plural past one."""
-    return f"{one_as} {noun}" if count == 1 else f"{count} {noun}s"
-
-
 def idle_with_work_in_flight(
     scene: Scene, history: History, config: Config, now: float
 ) -> list[FindingDraft]:
@@ -127,13 +123,13 @@ def idle_with_work_in_flight(
         work = sum(count for count, _ in kinds)
         if quiet <= limit or work == 0:
             continue
-        what = ", ".join(_counted(count, noun) for count, noun in kinds if count)
+        what = ", ".join(counted(count, noun, "a") for count, noun in kinds if count)
         out.append(FindingDraft(
             key=f"idle_with_work_in_flight:{session.session_id}",
             rule="idle_with_work_in_flight",
             subject=f"session {_short(session.session_id)} ({session.cwd or '?'})",
             severity=WARNING,
-            message=f"no activity for {runtime_text(quiet)} with {_counted(work, 'thing', 1)}"
+            message=f"no activity for {runtime_text(quiet)} with {counted(work, 'thing')}"
             f" in flight ({what})",
             advice="look at the session: it may wait for a person or for a stalled call",
             session_id=session.session_id,
