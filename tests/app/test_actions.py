@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 from pilot_waits import probed, until
+from textual.command import CommandList, CommandPalette
 from textual.widgets import Button, Input
 
 from actions.cagekit import new_slice, remove_tree, write_config
 from ledger_rows import add_job
 from swarmdeck.actions import lock
 from swarmdeck.app.commands import ACTIONS, ConfirmScreen
+from swarmdeck.app.help import NAVIGATION, HelpScreen
 from swarmdeck.app.launch import LaunchScreen, request_from
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
@@ -261,3 +263,37 @@ async def test_n_shows_the_booking_and_the_command_line_then_launches(
         await until(pilot, finished, "the launched job finished")
         [job] = list(ledger_jobs(store))
         assert job.exit_code == 5 and job.cap == 64 * MIB and job.threads == 1
+
+
+async def test_every_key_the_help_lists_is_in_the_palette_by_name() -> None:
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        keys = [(key, what) for key, what in app.screen._keys if (key, what) not in NAVIGATION]
+        await pilot.press("escape")
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+    for key, what in keys:
+        name = what.split(" (in ")[0]
+        assert any(title == name or (title.startswith(name) and title.endswith(f"({key})"))
+                   for title in titles), (key, what)
+
+
+async def test_typing_focus_in_the_palette_offers_each_panel_and_focuses_it() -> None:
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+        await pilot.press(*"focus gpus")
+        results = app.screen.query_one(CommandList)
+        await until(pilot, lambda: results.option_count > 0, "a match")
+        assert "Focus GPUs (4)" in str(results.get_option_at_index(0).prompt)
+        await pilot.press("enter")
+        await until(
+            pilot,
+            lambda: app.focused is not None
+            and any(node.id == "gpus" for node in app.focused.ancestors_with_self),
+            "the GPUs panel focused",
+        )

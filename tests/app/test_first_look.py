@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from pilot_waits import probed, until
+from rendered import plain
+from textual.widgets import Static
 
 from swarmdeck.actions import lock
 from swarmdeck.app.help import HelpScreen
@@ -122,7 +124,7 @@ async def test_every_word_and_glyph_is_labelled(size: tuple[int, int]) -> None:
             assert f"{segment.glyph} {segment.name}" in legend
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        meaning = str(app.screen.query_one("#help-columns").render())
+        meaning = plain(app.screen.query_one("#help-columns", Static).content)
         assert "what the columns mean" in str(app.screen.query("Label")[1].render())
         for term in ("ceiling", "peak N at once", "eff", "threads free", "history"):
             assert term in meaning, term

@@ -3,11 +3,12 @@ panel, from the same bindings and column lists the panels use."""
 
 from __future__ import annotations
 
+import pytest
 from pilot_waits import probed
 from rendered import plain
 from textual.widgets import Static
 
-from swarmdeck.app.help import HelpScreen
+from swarmdeck.app.help import GLOSSARY, HelpScreen
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.app.panel import TablePanel
 from swarmdeck.app.watchdog import FINDING_COLUMNS, WatchdogPanel
@@ -32,7 +33,7 @@ async def test_help_lists_every_binding_and_explains_every_panel_column() -> Non
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         keys = plain(app.screen.query_one("#help-keys", Static).content)
-        meaning = str(app.screen.query_one("#help-columns").render())
+        meaning = plain(app.screen.query_one("#help-columns", Static).content)
     for binding in bindings:
         assert f"{binding.key_display or binding.key}  {binding.description}" in keys, binding
     for key in ("enter", "esc", "tab / shift+tab", "ctrl+p"):
@@ -43,3 +44,31 @@ async def test_help_lists_every_binding_and_explains_every_panel_column() -> Non
     for label in sorted(columns):
         assert f"  {label}  " in meaning, label
     assert "⚑" in meaning
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35)], ids=["80x24", "120x35"])
+async def test_a_glossary_meaning_wraps_under_itself_not_to_the_margin(
+    size: tuple[int, int],
+) -> None:
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=size) as pilot:
+        await probed(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.pause()
+        columns = app.screen.query_one("#help-columns", Static)
+        drawn = plain(columns.content, width=columns.content_region.width).splitlines()
+    terms = {f"  {term}  " for _panel, entries in GLOSSARY for term, _ in entries}
+    panels = {panel for panel, _ in GLOSSARY}
+    meaning_at = None
+    wrapped = 0
+    for line in drawn:
+        if line.rstrip() in panels:
+            meaning_at = None
+        elif term := next((t for t in terms if line.startswith(t)), None):
+            meaning_at = len(line) - len(line[len(term):].lstrip())
+        else:
+            assert meaning_at is not None, f"a line outside any term: {line!r}"
+            assert not line[:meaning_at].strip(), f"wrapped back to the margin: {line!r}"
+            wrapped += 1
+    assert wrapped, "no meaning wrapped: the test saw nothing"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.cells import cell_len
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -151,13 +153,24 @@ def keys_table(keys: list[tuple[str, str]]) -> Table:
     return grid
 
 
-def glossary_text() -> str:
-    """The "what the columns mean" section as console markup."""
-    lines: list[str] = []
+TERM_WIDTH = 2 + max(cell_len(term) for _panel, terms in GLOSSARY for term, _ in terms)
+"""The term column's width, indented 2 under its panel's name: the longest term fits, so every
+panel's meanings start in the same column."""
+
+
+def glossary() -> Group:
+    """The "what the columns mean" section: each panel's name, then one term a line with its
+    meaning beside it, wrapping under itself."""
+    parts: list[Text | Table] = []
     for panel, terms in GLOSSARY:
-        lines.append(f"[b]{panel}[/b]")
-        lines.extend(f"  [b]{term}[/b]  {meaning}" for term, meaning in terms)
-    return "\n".join(lines)
+        parts.append(Text(panel, style="bold"))
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(no_wrap=True, min_width=TERM_WIDTH, style="bold")
+        grid.add_column(overflow="fold")
+        for term, meaning in terms:
+            grid.add_row(Text(f"  {term}"), Text(meaning))
+        parts.append(grid)
+    return Group(*parts)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -181,7 +194,7 @@ class HelpScreen(ModalScreen[None]):
             yield Label("[b]swarmdeck — keys[/b]")
             yield Static(keys_table(self._keys), id="help-keys")
             yield Label("\n[b]what the columns mean[/b]")
-            yield Static(glossary_text(), id="help-columns")
+            yield Static(glossary(), id="help-columns")
             yield Label("[dim]Escape closes this help[/dim]")
 
     def action_close(self) -> None:

@@ -304,6 +304,8 @@ class HostsPanel(SnapshotPanel):
     def watch_chosen(self, chosen: int) -> None:
         for index, card in enumerate(self._cards()):
             card.set_class(index == chosen, "-chosen")
+            if index == chosen:
+                self.scroll_to_widget(card, animate=False)
 
     def action_open_host(self) -> None:
         if self._names:

@@ -366,7 +366,21 @@ class SwarmdeckApp(App[int]):
         return not (self.readonly and action in commands.MUTATING)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        """Every key the help lists, by name: Textual's own, the app's bindings (help, the
+        panels by number) and, unless read-only, each action and each panel's keys."""
+        offered = list(super().get_system_commands(screen))
+        yield from offered
+        titles = {command.title for command in offered}
+        actions = {action.action for action in commands.ACTIONS}
+        for binding in self.BINDINGS:
+            if (isinstance(binding, Binding) and binding.action not in actions
+                    and binding.description not in titles):
+                key = binding.key_display or binding.key
+                yield SystemCommand(
+                    f"{binding.description} ({key})",
+                    f"the {key} key",
+                    partial(self.run_action, binding.action),
+                )
         if self.readonly:
             return
         for action in commands.ACTIONS:
@@ -377,11 +391,11 @@ class SwarmdeckApp(App[int]):
             )
         for panel in self.screen_stack[0].query(".panel"):
             for binding in type(panel).BINDINGS:
-                if isinstance(binding, Binding) and binding.show:
+                if isinstance(binding, Binding):
                     yield SystemCommand(
                         f"{binding.description} ({binding.key})",
                         f"the {binding.key} key in the {panel.border_title} panel",
-                        getattr(panel, f"action_{binding.action}"),
+                        partial(panel.run_action, binding.action),
                     )
 
     def on_key(self, event: events.Key) -> None:
