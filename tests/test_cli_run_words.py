@@ -94,6 +94,25 @@ def test_a_plain_run_imports_no_argparse(isolated_home: Path) -> None:
     assert done.stdout.split() == ["251", "False", "False"], done.stderr
 
 
+HEAVY_FOR_A_RUN = ("argparse", "typing", "threading", "dataclasses", "subprocess", "asyncio",
+                   "decimal", "fractions", "psutil", "textual", "rich")
+"""Modules a caged run's start would pay milliseconds for and has no use for."""
+
+
+def test_the_run_path_imports_none_of_the_heavy_modules() -> None:
+    probe = (
+        "import sys; import swarmdeck.cli, swarmdeck.cli.run, swarmdeck.actions.runner,"
+        " swarmdeck.actions.cage.v1, swarmdeck.actions.spawn, swarmdeck.config_cache,"
+        " swarmdeck.config; print(' '.join(m for m in sys.argv[1:] if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *HEAVY_FOR_A_RUN], capture_output=True, text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [], done.stdout
+
+
 def test_run_help_and_errors_are_argparse_s() -> None:
     shown = subprocess.run([SWARMDECK, "run", "--help"], capture_output=True, text=True,
                            timeout=60)

@@ -7,12 +7,11 @@ which cgroup is "the slice".
 
 from __future__ import annotations
 
+import _thread
 import os
 import select
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Generic, TextIO, TypeVar
 
 from swarmdeck.probes.kernel_files import read_bytes
 from swarmdeck.probes.procs import own_file
@@ -22,7 +21,11 @@ SYSTEMD_BOOTED = Path("/run/systemd/system")
 DEFAULT_SLICE_NAME = "swarmdeck"
 DEFAULT_SCOPE_SLICE = "swarmdeck.slice"
 
-T = TypeVar("T")
+# typing and threading cost every `swarmdeck run` 4 ms to import: the watch below needs neither
+# at run time (a bare lock is _thread's, and its annotations are never evaluated).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 V2 = "cgroup-v2"
 V1 = "cgroup-v1"
@@ -119,7 +122,7 @@ def parse_proc_cgroup(text: str) -> OwnCgroups:
     return OwnCgroups(v1_memory=v1_memory, v2=v2)
 
 
-class MountWatch(Generic[T]):
+class MountWatch:
     """This process's mountinfo, parsed once and again only after a mount or an unmount.
 
     The kernel marks an open mountinfo file with a priority event (POLLPRI) when the mount
@@ -128,15 +131,15 @@ class MountWatch(Generic[T]):
     is its parent's, opens its own; so does a changed /proc root.
     """
 
-    def __init__(self, parse: Callable[[str], T]) -> None:
+    def __init__(self, parse: Callable[[str], Hierarchies]) -> None:
         self._parse = parse
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self._file: TextIO | None = None
         self._key: tuple[int, str] | None = None
         self._poller = select.poll()
-        self._parsed: T | None = None
+        self._parsed: Hierarchies | None = None
 
-    def read(self) -> T:
+    def read(self) -> Hierarchies:
         """What `parse` makes of the mount table as it is now."""
         with self._lock:
             path = own_file("mountinfo")
@@ -147,7 +150,7 @@ class MountWatch(Generic[T]):
                 self._parsed = self._reparse(self._file)
             return self._parsed
 
-    def _open(self, path: Path, key: tuple[int, str]) -> T:
+    def _open(self, path: Path, key: tuple[int, str]) -> Hierarchies:
         if self._file is not None:
             self._poller.unregister(self._file)
             self._file.close()
@@ -160,7 +163,7 @@ class MountWatch(Generic[T]):
     def _changed(self) -> bool:
         return any(flags & (select.POLLPRI | select.POLLERR) for _, flags in self._poller.poll(0))
 
-    def _reparse(self, file: TextIO) -> T:
+    def _reparse(self, file: TextIO) -> Hierarchies:
         file.seek(0)
         return self._parse(file.read())
 
