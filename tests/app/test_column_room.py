@@ -49,3 +49,23 @@ async def test_a_long_alert_message_is_cut_before_its_count_and_age(isolated_hom
         shown = drawn_lines(screen_lines(app), app.query_one("#alerts-table"))
     assert {"×", "age"} <= set(shown[0].split()), shown
     assert any("integration suite" in line and "…" in line for line in shown[1:]), shown
+
+
+async def test_a_column_that_grows_after_the_table_was_fitted_still_fits(
+    isolated_home: Path,
+) -> None:
+    """Cutting a column must not make the table believe its cells are that narrow: a peak that
+    reaches its ceiling later is drawn whole, the labels cut further for it."""
+    app = fixed_app(isolated_home)
+    room = app.prober()
+    labelled = [dataclasses.replace(job, label=LONG_LABEL, peak=None) for job in room.jobs]
+    grown = [dataclasses.replace(job, peak=160 << 20, hit_ceiling=True) for job in labelled]
+    rounds = iter(range(1_000_000))
+    app.prober = lambda: dataclasses.replace(
+        room, jobs=labelled if next(rounds) < 3 else grown
+    )
+    async with app.run_test(size=(112, 30)) as pilot:
+        await probed(pilot, rounds=6)
+        shown = drawn_lines(screen_lines(app), app.query_one("#jobs-table"))
+    assert {"current", "peak"} <= set(shown[0].split()), shown
+    assert any("160M ceiling" in line for line in shown[1:]), shown

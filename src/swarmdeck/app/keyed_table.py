@@ -123,7 +123,7 @@ class KeyedTable(DataTable[Cell]):
         if not columns:
             return
         widths = fitted_widths(
-            [column.content_width + 2 * self.cell_padding for column in columns],
+            [width + 2 * self.cell_padding for width in self._natural_widths()],
             self.scrollable_content_region.width,
             NARROWEST + 2 * self.cell_padding,
             {index: YIELDING_FLOOR + 2 * self.cell_padding for index in self._yielding},
@@ -132,13 +132,27 @@ class KeyedTable(DataTable[Cell]):
         changed = False
         for column, drawn in zip(columns, widths, strict=True):
             width = max(0, drawn - 2 * self.cell_padding)
-            auto = width == column.content_width
-            if column.auto_width != auto or (not auto and column.width != width):
-                column.auto_width, column.width = auto, width
+            if column.auto_width or column.width != width:
+                column.auto_width, column.width = False, width
                 changed = True
         if changed:
             self._require_update_dimensions = True
             self.refresh()
+
+    def _natural_widths(self) -> list[int]:
+        """Each column's width whole: its label's or its widest cell's.
+
+        Measured from the cells themselves, not DataTable's content widths, which it measures
+        from cells as drawn: a column once cut would be believed that narrow ever after, and a
+        cell that grows in it (a peak reaching its ceiling) would stay cut.
+        """
+        widths = [column.label.cell_len for column in self.ordered_columns]
+        for cells in self._data.values():
+            for index, column in enumerate(self.ordered_columns):
+                cell = cells.get(column.key)
+                if cell is not None:
+                    widths[index] = max(widths[index], cell.cell_len)
+        return widths
 
     def sync(self, rows: Mapping[str, Sequence[Cell]]) -> None:
         """Make the table show exactly `rows` (key → cells in column order), in their order."""
