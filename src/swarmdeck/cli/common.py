@@ -38,9 +38,10 @@ def _argument_parser() -> type[argparse.ArgumentParser]:
     class ArgumentParser(argparse.ArgumentParser):
         """argparse that reports a usage mistake as one line and exit 251, as every error here."""
 
-        def _parse_known_args(self, arg_strings, namespace):  # type: ignore[no-untyped-def]
-            self._words = list(arg_strings)
-            return super()._parse_known_args(arg_strings, namespace)
+        def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+            # Kept for error(): the words this parser (a subcommand's too) was given.
+            self._words = list(sys.argv[1:] if args is None else args)
+            return super().parse_known_args(args, namespace)
 
         def error(self, message: str) -> NoReturn:
             # A mistyped option also leaves what it was meant to come before missing: the

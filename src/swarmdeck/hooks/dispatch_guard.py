@@ -62,11 +62,14 @@ def running_subagents(hook: HookInput, now: float) -> list[str]:
     files = pid_files(paths.claude_dir())
     store = StateStore.open_default(verify=False)
     try:
-        # The light Bash calls wait in the spool: folded in, they are activity too.
-        fold(store)
         since = now - HOOK_AGENT_WINDOW
         by_session = running_hook_agents(store, since, files.process_starts())
-        active = last_hook_events(store, since) if not files.folder_exists else {}
+        active: dict[str, float] = {}
+        if not files.folder_exists:
+            # Without pid files a session is live by its hook events, and the light Bash calls
+            # wait in the spool: folded in first, they are activity too.
+            fold(store)
+            active = last_hook_events(store, since)
     finally:
         store.close()
     for session_id, agents in by_session.items():

@@ -140,7 +140,11 @@ def oom_line(now: float, store: StateStore, **source: Any) -> str | None:
     from swarmdeck.probes.kernel import kernel_log
 
     log = kernel_log(since=now - OOM_WINDOW, until=now, **source)
-    return oom_summary(log, ledger_slice(store)) if log.read else None
+    if not log.read:
+        return None
+    # The slice is found (config, owner record, mount table) only when a cage's kill needs it.
+    caged = any(kill.inside_a_cap for kill in log.oom_kills)
+    return oom_summary(log, ledger_slice(store) if caged else None)
 
 
 def ledger_slice(store: StateStore) -> str | None:
