@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -148,21 +149,24 @@ def test_a_refresh_reads_no_kernel_file_twice(
                     started_at=time.time(), cgroup=str(cage))
         reconciled_snapshot(config, store, usage=tracker)
         read: Counter[str] = Counter()
-        stat, read_bytes = procs.read_stat, cgroups.read_bytes
+        proc_bytes, cage_bytes = procs.read_bytes, cgroups.read_bytes
 
-        def counted_stat(pid: int) -> object:
-            read[f"/proc/{pid}/stat"] += 1
-            return stat(pid)
+        def counted_proc(path: str) -> bytes | None:
+            # A process's stat line, however it is read (whole, or its start ticks alone).
+            if re.fullmatch(r".*/\d+/stat", path):
+                read[path] += 1
+            return proc_bytes(path)
 
-        def counted_bytes(path: str) -> bytes | None:
+        def counted_cage(path: str) -> bytes | None:
             read[path] += 1
-            return read_bytes(path)
+            return cage_bytes(path)
 
-        monkeypatch.setattr(procs, "read_stat", counted_stat)
-        monkeypatch.setattr(cgroups, "read_bytes", counted_bytes)
+        monkeypatch.setattr(procs, "read_bytes", counted_proc)
+        monkeypatch.setattr(cgroups, "read_bytes", counted_cage)
         snapshot = reconciled_snapshot(config, store, usage=tracker)
     assert [job.state for job in snapshot.jobs] == ["running", "running"]
     assert any(str(cages[0]) in path for path in read), read
+    assert any(path.endswith(f"/{first.pid}/stat") for path in read), read
     assert [path for path, times in read.items() if times > 1] == []
 
 

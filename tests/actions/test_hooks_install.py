@@ -178,7 +178,8 @@ def test_notification_is_installed_for_the_prompts_that_wait_for_the_person() ->
     [group] = merged({}, "/opt/sd/bin/swarmdeck")["hooks"]["Notification"]
     assert set(group["matcher"].split("|")) == ASKING
     assert group["hooks"][0]["command"] == "/opt/sd/bin/swarmdeck hook notification"
-    assert merged({}, "/x/swarmdeck") == merged({}, "/x/swarmdeck")
+    once = merged({}, "/x/swarmdeck")
+    assert merged(once, "/x/swarmdeck") == once
 
 
 def test_an_install_over_an_older_one_moves_post_tool_use_to_every_tool() -> None:
