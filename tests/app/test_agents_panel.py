@@ -161,3 +161,15 @@ async def test_completed_subagents_beyond_the_newest_few_fold_into_one_line(
         await pilot.pause()
         visible = [str(line.node.label) for line in tree._tree_lines]
         assert sum("Finished task" in t for t in visible) == 8
+
+
+async def test_one_finished_subagent_beyond_the_few_keeps_its_own_line(isolated_home: Path) -> None:
+    """Folding it would give the line it takes to '✓ 1 finished'."""
+    _many_finished(isolated_home, 4)
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(180, 50)) as pilot:
+        tree = app.query_one(SessionTree)
+        await until(pilot, lambda: any("Still running" in t for _, t in _labels(tree)), "tree")
+        visible = [str(line.node.label) for line in tree._tree_lines]
+    assert sum("Finished task" in t for t in visible) == 4, visible
+    assert not any(t.strip().endswith(" finished") for t in visible), visible

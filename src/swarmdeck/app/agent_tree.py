@@ -40,11 +40,12 @@ FOLD = "f"
 
 def folded_ids(subagents: Sequence[SubagentInfo]) -> set[str]:
     """The ids of a session's completed subagents (of its main thread) beyond the newest
-    SHOWN_FINISHED, by when they ended."""
+    SHOWN_FINISHED, by when they ended; none while only one is beyond them, whose own line
+    takes no more room than the fold's."""
     by_id = {sub.id for sub in subagents}
     done = [sub for sub in subagents if sub.status == "completed" and sub.parent_id not in by_id]
     done.sort(key=lambda sub: (sub.ended_at or sub.started_at or 0.0, sub.id))
-    return {sub.id for sub in done[:-SHOWN_FINISHED]} if len(done) > SHOWN_FINISHED else set()
+    return {sub.id for sub in done[:-SHOWN_FINISHED]} if len(done) > SHOWN_FINISHED + 1 else set()
 
 
 def _tool_text(call: ToolCall | None, now: float, tool_call_max: float) -> Text:

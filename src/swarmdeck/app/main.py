@@ -37,6 +37,7 @@ from swarmdeck.actions.lock import release_stale
 from swarmdeck.actions.migration import refusal
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.app import commands
+from swarmdeck.app.agent_tree import FOLD
 from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
 from swarmdeck.app.detail import AgentDetail, DetailScreen, JobDetail
@@ -315,7 +316,7 @@ class SwarmdeckApp(App[int]):
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         """`enter` on a session or subagent opens its detail view."""
         key = event.node.data
-        if key is None or key.startswith(("h:", "f:")):
+        if key is None or key.startswith(("h:", f"{FOLD}:")):
             return
         kind, session_id, *agent = key.split(":", 2)
         self.push_screen(AgentDetail(session_id, agent[0] if kind == "a" else None))
