@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.records import dataclass
+from swarmdeck.sizes import MIB
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ HISTORY_WINDOW = 5
 """How many recent runs of a workload the prediction looks at."""
 HEADROOM_TENTHS = 11
 """A prediction books a tenth more than the largest recent peak: 11 tenths of it, exactly."""
-MIB = 1 << 20
 
 OOM_ADJ_UNBOUNDED = 1000
 OOM_ADJ_PREDICTED = 500

@@ -466,9 +466,9 @@ class SwarmdeckApp(App[int]):
         assert job.cap is not None
         snapshot = self.snapshot
         book = snapshot.book_of(job.host) if snapshot else None
-        filled = {"command": shlex.join(job.argv), "cwd": job.cwd,
-                  "cap": exact_size(2 * job.cap), "label": job.label,
-                  "threads": str(job.threads) if job.threads else ""}
+        same = commands.rerun_request(job)
+        filled = {"command": shlex.join(same.argv), "cap": exact_size(2 * job.cap),
+                  "label": same.label or "", "threads": str(same.threads or "")}
 
         def answered(request: RunRequest | None) -> None:
             if request is not None:

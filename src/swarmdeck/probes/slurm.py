@@ -20,11 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from swarmdeck.sizes import MIB
+
 if TYPE_CHECKING:
     from swarmdeck.config import SlurmConfig
     from swarmdeck.state import StateStore
 
-MIB = 1 << 20
 KIND_NODE = "slurm-node"
 KIND_CLUSTER = "slurm-cluster"
 KIND_JOB = "slurm-job"

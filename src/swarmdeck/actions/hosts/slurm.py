@@ -38,14 +38,13 @@ from swarmdeck.probes.slurm import (
     read_nodes,
     run_client,
 )
-from swarmdeck.sizes import format_size
+from swarmdeck.sizes import MIB, format_size
 from swarmdeck.state import now
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config, SlurmConfig
     from swarmdeck.state import StateStore
 
-MIB = 1 << 20
 OWN_CAP_STATES = frozenset({"OUT_OF_MEMORY"})
 TIMEOUT_STATES = frozenset({"TIMEOUT", "DEADLINE"})
 NOT_ITS_FAULT_STATES = frozenset({"NODE_FAIL", "PREEMPTED", "BOOT_FAIL"})
