@@ -157,8 +157,12 @@ class KeyedTable(DataTable[Cell]):
     def sync(self, rows: Mapping[str, Sequence[Cell]]) -> None:
         """Make the table show exactly `rows` (key → cells in column order), in their order."""
         with self.app.batch_update():
+            # Widths change only with a row come or gone or a cell of another width: only
+            # then are the columns fitted again.
+            resized = False
             for stale in [key.value for key in self.rows if key.value not in rows]:
                 self.remove_row(stale)
+                resized = True
             alone: list[tuple[str, str]] = []
             for key, cells in rows.items():
                 shown = [fitted(cell) for cell in cells]
@@ -166,6 +170,7 @@ class KeyedTable(DataTable[Cell]):
                     current = self.get_row(key)
                 except RowDoesNotExist:
                     self.add_row(*shown, key=key)
+                    resized = True
                     continue
                 for column, old, new in zip(self._column_keys, current, shown, strict=True):
                     if old == new:
@@ -175,10 +180,12 @@ class KeyedTable(DataTable[Cell]):
                         alone.append((key, column))
                     else:
                         self.update_cell(key, column, new, update_width=True)
+                        resized = True
             self._repaint_cells(alone)
             if self._keys_in_order() != list(rows):
                 self._reorder(rows)
-            self.fit()
+            if resized:
+                self.fit()
 
     def _repaint_cells(self, cells: list[tuple[str, str]]) -> None:
         """Repaint only these (row key, column key) cells, whose content was just replaced."""
