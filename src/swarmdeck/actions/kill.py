@@ -23,6 +23,9 @@ MAX_FREEZE_ROUNDS = 20
 """Re-listing stops when a round finds no newborn; a fork bomb cannot keep it going forever."""
 KILL_CONFIRM = 2.0
 """How long to wait for SIGKILLed processes to be gone before reporting survivors."""
+STOP_CONFIRM = 1.0
+"""How long a freeze round waits for its SIGSTOPs to take hold (a process in the kernel's
+uninterruptible sleep stops only when it leaves it)."""
 
 
 class NotSupervisedError(RefusedError):
@@ -179,6 +182,27 @@ def _wait_all_exited(pinned: Iterable[PinnedProcess], timeout: float) -> list[Pi
     return living
 
 
+def _wait_stopped(handles: Iterable[PinnedProcess], timeout: float) -> None:
+    """Wait until every handle's process is stopped or gone.
+
+    SIGSTOP takes hold only when its process next leaves the kernel, so a process still running
+    on another core can fork after the signal was sent. Once it is stopped it forks no more, and
+    the next listing holds every child it will ever have.
+    """
+    deadline = time.monotonic() + timeout
+    waiting = list(handles)
+    while waiting:
+        waiting = [handle for handle in waiting if not _stopped(handle)]
+        if not waiting or time.monotonic() >= deadline:
+            return
+        time.sleep(0.001)
+
+
+def _stopped(handle: PinnedProcess) -> bool:
+    stat = read_stat(handle.ident.pid)
+    return stat is None or stat.start_ticks != handle.ident.start_ticks or stat.state in "TtZX"
+
+
 def stop_tree(
     target: ProcessIdentity | None,
     supervised: Collection[ProcessIdentity],
@@ -233,11 +257,14 @@ def _freeze_and_stop(
         newborn = [ident for ident in tree_of(roots, table) if ident.pid not in pinned]
         if not newborn:
             break
+        frozen: list[PinnedProcess] = []
         for ident in newborn:
             handle = PinnedProcess(ident)
             pinned[ident.pid] = handle
             if handle.send(signal.SIGSTOP):
-                order.append(handle)
+                frozen.append(handle)
+        order.extend(frozen)
+        _wait_stopped(frozen, STOP_CONFIRM)
         table = process_table()
     report = StopReport(signalled=[handle.ident for handle in order])
     for handle in reversed(order):
