@@ -9,7 +9,6 @@ after the attempt that found it, whatever this job's own answer. Waiting re-chec
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import select
@@ -23,6 +22,7 @@ from swarmdeck.actions.booking import Booking, Decision, decide_admission
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
+from swarmdeck.file_lock import take_within
 from swarmdeck.probes.ledger import (
     ADMITTED,
     MOVED,
@@ -158,27 +158,20 @@ def admission_turn(
 def _take_turn(
     fd: int, name: str, wakeup_fd: int | None, stop_signal: Callable[[], int | None]
 ) -> None:
-    deadline = time.monotonic() + TURN_WAIT
-    pause = TURN_POLL_MIN
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pass
+    def pause(seconds: float) -> None:
         signum = stop_signal()
         if signum is not None:
             raise Interrupted("stopped while waiting for its turn at admission", signum)
-        if time.monotonic() >= deadline:
-            raise NotAdmittedError(
-                f"the admission lock {name} was held by another process for over"
-                f" {TURN_WAIT:g} s; nothing ran: find who holds it with `fuser {name}`"
-            )
         if wakeup_fd is not None:
-            select.select([wakeup_fd], [], [], pause)
+            select.select([wakeup_fd], [], [], seconds)
         else:
-            time.sleep(pause)
-        pause = min(pause * 2, TURN_POLL_MAX)
+            time.sleep(seconds)
+
+    if not take_within(fd, TURN_WAIT, pause, TURN_POLL_MIN, TURN_POLL_MAX):
+        raise NotAdmittedError(
+            f"the admission lock {name} was held by another process for over"
+            f" {TURN_WAIT:g} s; nothing ran: find who holds it with `fuser {name}`"
+        )
 
 
 def queued_ahead(conn: sqlite3.Connection, host: str, job_id: int | None) -> int:

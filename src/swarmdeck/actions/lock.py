@@ -16,7 +16,6 @@ line as the lock's label.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from swarmdeck import paths
 from swarmdeck.errors import RefusedError, StateError, SwarmdeckError, UsageError
 from swarmdeck.exitcodes import ExitCode
+from swarmdeck.file_lock import take_within
 from swarmdeck.probes import locks
 from swarmdeck.probes.locks import FREE, HELD, LockHolder, LockState
 from swarmdeck.probes.procs import ProcessIdentity, command_line, identity, lasting_ancestor
@@ -117,15 +117,8 @@ def _guard(lock_file: Path, wait: float = GUARD_WAIT) -> Iterator[None]:
         guard = lock_file.with_suffix(".guard")
         raise StateError(f"{guard}: cannot open it ({error.strerror})") from None
     try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise GuardBusy(str(lock_file.with_suffix(".guard"))) from None
-                time.sleep(GUARD_POLL)
+        if not take_within(fd, wait, first=GUARD_POLL, most=GUARD_POLL):
+            raise GuardBusy(str(lock_file.with_suffix(".guard")))
         yield
     finally:
         os.close(fd)

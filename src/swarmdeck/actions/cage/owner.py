@@ -12,7 +12,6 @@ says who set it and when, for `status`.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from swarmdeck import paths
 from swarmdeck.actions.cage.base import CageError
+from swarmdeck.file_lock import take_within
 from swarmdeck.probes.slice_owner import SliceOwner, read_owner, record_path, slice_problem
 from swarmdeck.records import asdict
 from swarmdeck.regular_files import replace_private
@@ -63,17 +63,8 @@ def _record_lock(record: Path):
         0o600,
     )
     try:
-        deadline = time.monotonic() + RECORD_WAIT
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise CageError(
-                        f"the slice owner record {record} is locked by another process"
-                    ) from None
-                time.sleep(0.01)
+        if not take_within(fd, RECORD_WAIT):
+            raise CageError(f"the slice owner record {record} is locked by another process")
         yield
     finally:
         os.close(fd)
