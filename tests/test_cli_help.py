@@ -110,3 +110,22 @@ def test_run_help_lists_every_exit_code_the_readme_gives_run() -> None:
         if code.isdigit() and "`dispatch`" not in meaning:
             assert f"{code} " in text, code
     assert "241" not in text and "244" not in text
+
+
+def test_every_example_block_is_written_by_the_one_function_that_lays_it_out() -> None:
+    from pathlib import Path
+
+    import swarmdeck.cli
+
+    folder = Path(swarmdeck.cli.__file__).parent
+    by_hand = [
+        path.name for path in sorted(folder.glob("*.py"))
+        if path.name != "common.py" and "example:" in path.read_text()
+    ]
+    assert by_hand == []
+
+
+def test_dispatch_help_lists_its_own_exit_codes_after_runs() -> None:
+    text = " ".join(_help(["dispatch", "--help"]).split("exit codes:", 1)[1].split())
+    assert text.startswith("those of swarmdeck run, or 241 ")
+    assert "244 " in text

@@ -180,3 +180,42 @@ def test_a_snapshot_reads_the_state_file_in_one_read(isolated_home: Path) -> Non
     take_snapshot(load_config(), store)
     store.connect().set_trace_callback(None)
     assert [s for s in statements if s.startswith("BEGIN")] == ["BEGIN DEFERRED"], statements
+
+
+class MeminfoCountingProc:
+    """The real /proc root, counting each time a reader opens its meminfo (every reader goes
+    through procs.PROC / "meminfo": procs.read_meminfo is the one reader of it)."""
+
+    def __init__(self) -> None:
+        self.meminfo_reads = 0
+
+    def __truediv__(self, name: str) -> Path:
+        if name == "meminfo":
+            self.meminfo_reads += 1
+        return Path("/proc") / name
+
+    def __str__(self) -> str:
+        return "/proc"
+
+    def __fspath__(self) -> str:
+        return "/proc"
+
+    def iterdir(self) -> Iterator[Path]:
+        return Path("/proc").iterdir()
+
+
+@pytest.mark.parametrize("take", [take_snapshot, reconciled_snapshot])
+def test_a_snapshot_reads_meminfo_once(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, take
+) -> None:
+    """The host's memory, the slice's cap and the memory book are figures of one reading."""
+    store = StateStore.open_default()
+    config = load_config()
+    with busy_job(1) as job:
+        add_running_job(store, job.pid, 1, isolated_home / "job.serial")
+        counting = MeminfoCountingProc()
+        monkeypatch.setattr(procs, "PROC", counting)
+        snapshot = take(config, store)
+    assert counting.meminfo_reads == 1
+    [book] = snapshot.books
+    assert book.mem_total == snapshot.hosts[0].memory.total

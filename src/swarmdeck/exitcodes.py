@@ -50,6 +50,17 @@ MEANING: dict[ExitCode, str] = {
 tables say more)."""
 
 
+RUN_CODES: tuple[ExitCode, ...] = (
+    ExitCode.REFUSED, ExitCode.CANNOT_EXECUTE, ExitCode.NOT_FOUND, ExitCode.MOVED,
+    ExitCode.GPU_OUT_OF_MEMORY, ExitCode.OWN_CAP, ExitCode.USAGE, ExitCode.NOT_ADMITTED,
+    ExitCode.TIMED_OUT, ExitCode.SLICE_FULL,
+)
+"""The codes `swarmdeck run` itself exits with, besides the command's own status."""
+
+DISPATCH_CODES: tuple[ExitCode, ...] = (ExitCode.NEVER_FITS_ANY_HOST, ExitCode.LONG_JOB_SINGLE_HOST)
+"""The codes `swarmdeck dispatch` exits with besides those of `swarmdeck run`."""
+
+
 def codes_text(codes: tuple[ExitCode, ...]) -> str:
     """`codes` and their meanings on one line: "250 hit its own cap, 251 usage or no cage"."""
     return ", ".join(f"{int(code)} {MEANING[code]}" for code in codes)

@@ -21,6 +21,7 @@ from swarmdeck.probes.ledger import (
     memory_book,
 )
 from swarmdeck.probes.locks import LockState, OwnedDirectory, lock_rows
+from swarmdeck.probes.machine import read_meminfo
 from swarmdeck.probes.nvml import NOT_READ
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.probes.records import (
@@ -144,7 +145,11 @@ def take_snapshot(
     # One read for every part the state file gives: a consistent view, and one transaction's
     # statements instead of one set per part.
     with store.read():
-        host = host_snapshot(config, store, sampler)
+        # One reading of the kernel's meminfo for the host's memory, the slice's cap and the
+        # book, so their figures agree; read before the jobs' cages, a job that ends between
+        # the two readings leaves the book short of room, never showing room twice.
+        meminfo = read_meminfo()
+        host = host_snapshot(config, store, sampler, meminfo)
         finished = None if all_jobs else RECENT_FINISHED
         jobs = list(ledger_jobs(store, host.name, usage, finished, runners=runners))
         snapshot = Snapshot(
@@ -152,7 +157,7 @@ def take_snapshot(
             hosts=[host],
             jobs_truncated=not all_jobs and finished_count(store, host.name) > RECENT_FINISHED,
             jobs=jobs + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
-            books=[memory_book(config, store, host.name, jobs)],
+            books=[memory_book(config, store, host.name, jobs, meminfo)],
             gpus=gpu_snapshot(config.gpu.allowlist),
             sessions=sessions_with_hooks(sessions or SessionsProbe(), store),
             locks=lock_rows(config.locks.work_root),

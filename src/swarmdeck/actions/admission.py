@@ -255,16 +255,24 @@ def never_line(job_id: int, booked: int, book: MemoryBook) -> str:
     )
 
 
+def end_queued(
+    conn: sqlite3.Connection, job_id: int, state: str, outcome: str, exit_code: int
+) -> bool:
+    """End the job's row as `state` (refused here, or moved to another host) with `outcome` and
+    `exit_code`, only if it is still queued; whether it was. Run inside the caller's write
+    transaction, so what it then does about a row no longer queued sees the same row."""
+    return bool(conn.execute(
+        "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ?"
+        " WHERE id = ? AND state = ?",
+        (state, outcome, int(exit_code), now(), job_id, QUEUED),
+    ).rowcount)
+
+
 def give_up(store: StateStore, job_id: int, outcome: str, exit_code: int) -> None:
     """Close a queued row that will never run; Moved when it was moved to another host (its
     row then already says so)."""
     with store.transaction() as conn:
-        closed = conn.execute(
-            "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ?"
-            " WHERE id = ? AND state = ?",
-            (REFUSED, outcome, exit_code, now(), job_id, QUEUED),
-        ).rowcount
-        if not closed:
+        if not end_queued(conn, job_id, REFUSED, outcome, exit_code):
             _moved(conn, job_id)
 
 

@@ -16,12 +16,12 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from swarmdeck.actions.admission import end_queued
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import ADMITTED, MOVED, QUEUED, RUNNING
 from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.peer_cache import READ, current_reading
 from swarmdeck.sizes import exact_size, format_size
-from swarmdeck.state import now
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config, HostConfig
@@ -119,11 +119,7 @@ def withdraw_queued(store: StateStore, job_id: int, host: str, moved_id: int | N
             return f"job {job_id}'s runner here is not a swarmdeck run: nothing withdrawn"
         where = moved_outcome(host, moved_id)
         with store.transaction() as conn:
-            moved = conn.execute(
-                "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ?"
-                " WHERE id = ? AND state = ?",
-                (MOVED, where, int(ExitCode.MOVED), now(), job_id, QUEUED),
-            ).rowcount
+            moved = end_queued(conn, job_id, MOVED, where, ExitCode.MOVED)
         if not moved:
             return (f"job {job_id} here started before it could be withdrawn: it runs here and"
                     f" on {host}; stop one of them")

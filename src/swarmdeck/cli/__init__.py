@@ -58,22 +58,18 @@ def build_parser(command: str | None = None) -> ArgumentParser:
     gets the whole parser, so help and "invalid choice" still list every command. argparse is
     imported here, not with this module: a hook, which skips the parser, never pays for it.
     """
-    import argparse
-
-    from swarmdeck.cli.common import ArgumentParser
+    from swarmdeck.cli.common import ArgumentParser, example
 
     parser = ArgumentParser(
         prog="swarmdeck",
         description="A terminal control room for machines that run swarms of coding agents.",
-        epilog=(
-            "example:\n"
-            "  swarmdeck                        the control room (same as: swarmdeck ui)\n"
-            "  swarmdeck demo                   the control room on a scene of its own\n"
-            "  swarmdeck run --cap 8G -- make   a job in a memory cage\n"
-            "  swarmdeck status                 what the control room shows, as text\n"
-            "  swarmdeck COMMAND --help         one command's options and examples"
+        **example(
+            "swarmdeck                        the control room (same as: swarmdeck ui)",
+            "swarmdeck demo                   the control room on a scene of its own",
+            "swarmdeck run --cap 8G -- make   a job in a memory cage",
+            "swarmdeck status                 what the control room shows, as text",
+            "swarmdeck COMMAND --help         one command's options and examples",
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"swarmdeck {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=ArgumentParser, metavar="COMMAND")

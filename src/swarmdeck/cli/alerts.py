@@ -10,7 +10,7 @@ import getpass
 import json
 import time
 
-from swarmdeck.cli.common import context
+from swarmdeck.cli.common import context, example
 from swarmdeck.exitcodes import ExitCode
 
 
@@ -18,8 +18,7 @@ def _add_alerts(sub) -> None:
     p = sub.add_parser(
         "alerts",
         help="the open alerts; --ack ID once you have read one",
-        epilog="example:\n  swarmdeck alerts\n  swarmdeck alerts --ack 4\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example("swarmdeck alerts", "swarmdeck alerts --ack 4"),
     )
     p.add_argument("--json", action="store_true", help="print them as JSON")
     p.add_argument(

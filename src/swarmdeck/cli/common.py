@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import NoReturn
 
+    from swarmdeck.exitcodes import ExitCode
+
     Handler = Callable[[argparse.Namespace], int]
 
 
@@ -99,14 +101,28 @@ def _argument_parser() -> type[argparse.ArgumentParser]:
     return ArgumentParser
 
 
-def example(*lines: str) -> dict[str, object]:
-    """The `add_parser` arguments that end a command's help with its example lines."""
+def example(*lines: str, before: str = "", after: str = "") -> dict[str, object]:
+    """The parser arguments that end a command's help with its example lines, as they are
+    written: `before` is a paragraph shown above them (the events `hook` answers), `after` one
+    below them (the exit codes, a note)."""
     import argparse
 
+    block = "example:\n" + "\n".join(f"  {line}" for line in lines)
+    paragraphs = (part.rstrip("\n") for part in (before, block, after) if part)
     return {
-        "epilog": "example:\n" + "".join(f"  {line}\n" for line in lines),
+        "epilog": "\n\n".join(paragraphs) + "\n",
         "formatter_class": argparse.RawDescriptionHelpFormatter,
     }
+
+
+def exit_codes(own: str, codes: tuple[ExitCode, ...]) -> str:
+    """The help's paragraph of what a command exits with: `own` (the codes it passes on, in
+    words), or swarmdeck's own `codes`, each with its meaning."""
+    import textwrap
+
+    from swarmdeck.exitcodes import codes_text
+
+    return textwrap.fill(f"exit codes: {own}, or {codes_text(codes)}.", width=84)
 
 
 def add_subcommands(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:

@@ -12,10 +12,10 @@ def _add_config(sub) -> None:
     p = sub.add_parser(
         "config",
         help="the effective configuration",
-        epilog="example:\n"
-        "  swarmdeck config show\n"
-        "  SWARMDECK_CONFIG=./try.toml swarmdeck config show  # check a file before using it\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(
+            "swarmdeck config show",
+            "SWARMDECK_CONFIG=./try.toml swarmdeck config show  # check a file before using it",
+        ),
     )
     inner = add_subcommands(p, "config_command")
     show = inner.add_parser(

@@ -6,13 +6,10 @@ import argparse
 import signal
 import sys
 
+from swarmdeck.cli.common import example
 from swarmdeck.exitcodes import ExitCode
 
-EPILOG = """\
-example:
-  swarmdeck demo                    # the control room on the scene; q quits and cleans up
-  swarmdeck demo --no-ui --seconds 60
-
+NOTE = """\
 The scene lives in one temporary folder (its own state, config and Claude Code folder), caps
 its jobs in a small slice of its own and reaches a second host over SSH on 127.0.0.1. Quitting
 stops every process it started and removes its cgroups and its folder; what a demo killed
@@ -24,8 +21,12 @@ def _add_demo(sub) -> None:
     p = sub.add_parser(
         "demo",
         help="a self-contained scene: sample sessions, caged jobs, a loopback peer",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(
+            "swarmdeck demo                    "
+            "# the control room on the scene; q quits and cleans up",
+            "swarmdeck demo --no-ui --seconds 60",
+            after=NOTE,
+        ),
     )
     p.add_argument(
         "--no-ui", action="store_true", help="run the scene without the control room"

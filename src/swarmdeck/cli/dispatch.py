@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import textwrap
 
-from swarmdeck.cli.common import context
-from swarmdeck.exitcodes import ExitCode, codes_text
+from swarmdeck.cli.common import context, example, exit_codes
+from swarmdeck.exitcodes import DISPATCH_CODES
 
 
 def _add_dispatch(sub) -> None:
@@ -14,18 +13,11 @@ def _add_dispatch(sub) -> None:
         "dispatch",
         help="run a command on the first host it fits on (this one, then the peers)",
         usage="swarmdeck dispatch [--gpu] [--estimate-wall S] [--label L] [--wait S] -- CMD...",
-        epilog="example:\n"
-        "  swarmdeck dispatch --label tests -- pytest -n 8\n"
-        "  swarmdeck dispatch --gpu --estimate-wall 3600 -- python train.py\n"
-        "\n"
-        + textwrap.fill(
-            "exit codes: those of swarmdeck run, or "
-            + codes_text((ExitCode.NEVER_FITS_ANY_HOST, ExitCode.LONG_JOB_SINGLE_HOST))
-            + ".",
-            width=84,
-        )
-        + "\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(
+            "swarmdeck dispatch --label tests -- pytest -n 8",
+            "swarmdeck dispatch --gpu --estimate-wall 3600 -- python train.py",
+            after=exit_codes("those of swarmdeck run", DISPATCH_CODES),
+        ),
     )
     p.add_argument("--gpu", action="store_true", help="the job needs a GPU")
     p.add_argument(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import add_subcommands
+from swarmdeck.cli.common import add_subcommands, example
 from swarmdeck.exitcodes import ExitCode
 
 
@@ -15,14 +15,13 @@ def _add_hook(sub) -> None:
     p = sub.add_parser(
         "hook",
         help="answer a Claude Code hook (stdin JSON -> stdout JSON); always exits 0",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="events (any other Claude Code event is recorded too):\n"
-        + "\n".join(f"  {name:<{width}}  {claude}" for name, claude in EVENTS.items())
-        + "\n\nexample:\n"
-        "  echo '{\"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Bash\",\n"
-        "        \"tool_input\": {\"command\": \"pytest -q\"}}' | swarmdeck hook pre-tool-use\n"
-        "\n"
-        "Claude Code runs it from the entries 'swarmdeck hooks install' writes.\n",
+        **example(
+            "echo '{\"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Bash\",",
+            "      \"tool_input\": {\"command\": \"pytest -q\"}}' | swarmdeck hook pre-tool-use",
+            before="events (any other Claude Code event is recorded too):\n"
+            + "\n".join(f"  {name:<{width}}  {claude}" for name, claude in EVENTS.items()),
+            after="Claude Code runs it from the entries 'swarmdeck hooks install' writes.",
+        ),
     )
     p.add_argument("event", nargs="?", default="", help="the event, as listed below")
     p.set_defaults(handler=_hook)
@@ -38,19 +37,18 @@ def _add_hooks(sub) -> None:
     p = sub.add_parser(
         "hooks",
         help="the Claude Code hook entries in settings.json",
-        epilog="example:\n"
-        "  swarmdeck hooks install              # $CLAUDE_CONFIG_DIR/settings.json or ~/.claude\n"
-        "  swarmdeck hooks install --project .  # ./.claude/settings.json\n"
-        "  swarmdeck hooks install --uninstall\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(
+            "swarmdeck hooks install              # $CLAUDE_CONFIG_DIR/settings.json or ~/.claude",
+            "swarmdeck hooks install --project .  # ./.claude/settings.json",
+            "swarmdeck hooks install --uninstall",
+        ),
     )
     inner = add_subcommands(p, "hooks_command")
     install = inner.add_parser(
         "install",
         help="merge swarmdeck's hook entries into settings.json (idempotent, with a backup)",
         usage="swarmdeck hooks install [--user | --project DIR] [--uninstall]",
-        epilog="example:\n  swarmdeck hooks install --project .\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example("swarmdeck hooks install --project ."),
     )
     where = install.add_mutually_exclusive_group()
     where.add_argument(

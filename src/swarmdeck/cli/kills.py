@@ -12,7 +12,7 @@ import json
 import textwrap
 import time
 
-from swarmdeck.cli.common import context
+from swarmdeck.cli.common import context, example
 from swarmdeck.exitcodes import ExitCode
 
 
@@ -20,8 +20,7 @@ def _add_kills(sub) -> None:
     p = sub.add_parser(
         "kills",
         help="kill requests waiting for a decision, and recent ones",
-        epilog="example:\n  swarmdeck kills\n  swarmdeck kills --request 12\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example("swarmdeck kills", "swarmdeck kills --request 12"),
     )
     p.add_argument("--json", action="store_true", help="print them as JSON")
     p.add_argument(
@@ -35,8 +34,7 @@ def _add_approve(sub) -> None:
     p = sub.add_parser(
         "approve",
         help="approve a kill request: stop its process tree",
-        epilog="example:\n  swarmdeck kills\n  swarmdeck approve 3\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example("swarmdeck kills", "swarmdeck approve 3"),
     )
     p.add_argument("id", type=int, metavar="ID", help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_approve)
@@ -46,8 +44,7 @@ def _add_deny(sub) -> None:
     p = sub.add_parser(
         "deny",
         help="deny a kill request: nothing is signalled",
-        epilog="example:\n  swarmdeck deny 3\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example("swarmdeck deny 3"),
     )
     p.add_argument("id", type=int, metavar="ID", help="the kill request's id (`swarmdeck kills`)")
     p.set_defaults(handler=_deny)

@@ -13,12 +13,12 @@ def _add_lock(sub) -> None:
     p = sub.add_parser(
         "lock",
         help="workspace locks and work-directory owners",
-        epilog="example:\n"
-        "  swarmdeck lock acquire . --timeout 600 && make release; swarmdeck lock release .\n"
-        "  swarmdeck lock show\n"
-        "  swarmdeck lock claim /work/scratch/bisect --purpose 'bisect the flaky test'\n"
-        "  swarmdeck lock cleanup --root /work/scratch\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(
+            "swarmdeck lock acquire . --timeout 600 && make release; swarmdeck lock release .",
+            "swarmdeck lock show",
+            "swarmdeck lock claim /work/scratch/bisect --purpose 'bisect the flaky test'",
+            "swarmdeck lock cleanup --root /work/scratch",
+        ),
     )
     inner = add_subcommands(p, "lock_command")
     session_help = "who holds it (default: $SWARMDECK_SESSION, else the holder's pid)"

@@ -22,12 +22,12 @@ def _add_peer(sub) -> None:
         "peer",
         help="run a job on a second host, check one, clean up after one",
         usage="swarmdeck peer {check,run,attach,cleanup} HOST ...",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n"
-        "  swarmdeck peer check big2\n"
-        "  swarmdeck peer run big2 --cap 8G --label tests --fetch report.xml -- pytest -q\n"
-        "  swarmdeck peer attach big2 17\n"
-        "  swarmdeck peer cleanup big2\n"
+        **example(
+            "swarmdeck peer check big2",
+            "swarmdeck peer run big2 --cap 8G --label tests --fetch report.xml -- pytest -q",
+            "swarmdeck peer attach big2 17",
+            "swarmdeck peer cleanup big2",
+        ),
     )
     peer = add_subcommands(p, "peer_command")
 

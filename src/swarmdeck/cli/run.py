@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from swarmdeck.cli.common import context
+from swarmdeck.cli.common import context, example, exit_codes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,32 +73,24 @@ def plain_run_words(words: list[str]) -> SimpleNamespace | None:
 
 def _add_run(sub) -> None:
     import argparse
-    import textwrap
 
-    from swarmdeck.exitcodes import ExitCode, codes_text
-
-    codes = (
-        ExitCode.REFUSED, ExitCode.CANNOT_EXECUTE, ExitCode.NOT_FOUND, ExitCode.MOVED,
-        ExitCode.GPU_OUT_OF_MEMORY, ExitCode.OWN_CAP, ExitCode.USAGE, ExitCode.NOT_ADMITTED,
-        ExitCode.TIMED_OUT, ExitCode.SLICE_FULL,
-    )
-    exits = textwrap.fill(f"exit codes: the command's own, or {codes_text(codes)}.", width=84)
+    from swarmdeck.exitcodes import RUN_CODES
 
     p = sub.add_parser(
         "run",
         help="run a command in a memory cage after booking its memory",
         usage="swarmdeck run [--cap SIZE] [--label L] [--threads N] [--unbounded] [--wait S] "
         "[--timeout S] [--detach] [--on slurm] -- CMD...",
-        epilog="example:\n"
-        "  swarmdeck run --cap 8G --label tests --threads 16 -- pytest -n 16\n"
-        "  swarmdeck run --cap 4G --timeout 1800 --detach -- make -j8 check\n"
-        "\n" + exits + "\n\n"
-        "The job finds in $SWARMDECK_SERIAL_FILE a file of its own (in the state folder,\n"
-        "recorded in its ledger row): while it is serial on purpose (linking, one last test)\n"
-        "it may write 'serial right now: REASON' into it, and remove it or write anything\n"
-        "else when the phase ends. The Jobs panel shows the reason beside the job's cores\n"
-        "figures, so a low thread count is read as intended, not as waste.\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(
+            "swarmdeck run --cap 8G --label tests --threads 16 -- pytest -n 16",
+            "swarmdeck run --cap 4G --timeout 1800 --detach -- make -j8 check",
+            after=exit_codes("the command's own", RUN_CODES) + "\n\n"
+            "The job finds in $SWARMDECK_SERIAL_FILE a file of its own (in the state folder,\n"
+            "recorded in its ledger row): while it is serial on purpose (linking, one last test)\n"
+            "it may write 'serial right now: REASON' into it, and remove it or write anything\n"
+            "else when the phase ends. The Jobs panel shows the reason beside the job's cores\n"
+            "figures, so a low thread count is read as intended, not as waste.",
+        ),
     )
     p.add_argument("--cap", metavar="SIZE", help="hard memory cap (512M, 8G, 70%%)")
     p.add_argument("--label", metavar="L", help="name shown in the Jobs panel")
@@ -183,10 +175,10 @@ def _add_gpu_run(sub) -> None:
         "gpu-run",
         help="free the GPUs (stop allowlisted services), then run a command",
         usage="swarmdeck gpu-run [--wait] [--wait-limit S] -- CMD...",
-        epilog="example:\n"
-        "  swarmdeck gpu-run -- python train.py\n"
-        "  swarmdeck gpu-run --wait --wait-limit 900 -- python eval.py\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(
+            "swarmdeck gpu-run -- python train.py",
+            "swarmdeck gpu-run --wait --wait-limit 900 -- python eval.py",
+        ),
     )
     p.add_argument(
         "--wait",

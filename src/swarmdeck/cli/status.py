@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from swarmdeck.cli.common import context
+from swarmdeck.cli.common import context, example
 from swarmdeck.exitcodes import ExitCode
 
 
@@ -13,10 +13,9 @@ def _add_status(sub) -> None:
     p = sub.add_parser(
         "status",
         help="one snapshot of everything the control room shows",
-        epilog="example:\n"
-        "  swarmdeck status\n"
-        "  swarmdeck status --json | jq '.jobs[] | {label, state, exit_code}'\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(
+            "swarmdeck status", "swarmdeck status --json | jq '.jobs[] | {label, state, exit_code}'"
+        ),
     )
     p.add_argument("--json", action="store_true", help="print the snapshot JSON")
     p.add_argument(
@@ -60,10 +59,10 @@ def _add_probe(sub) -> None:
     p = sub.add_parser(
         "probe",
         help="this host's snapshot (what a peer runs over ssh)",
-        epilog="example:\n"
-        "  swarmdeck probe --json              # one line of JSON\n"
-        "  ssh big2 swarmdeck probe --json     # what the control room reads from a peer\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(
+            "swarmdeck probe --json              # one line of JSON",
+            "ssh big2 swarmdeck probe --json     # what the control room reads from a peer",
+        ),
     )
     p.add_argument("--json", action="store_true", required=True, help="print the snapshot JSON")
     p.set_defaults(handler=_probe)

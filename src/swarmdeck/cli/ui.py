@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import context
+from swarmdeck.cli.common import context, example
 
 
 def _add_ui(sub) -> None:
     p = sub.add_parser(
         "ui",
         help="the control room (the default)",
-        epilog="example:\n"
-        "  swarmdeck ui             # the same as plain 'swarmdeck'; ? lists the keys, q quits\n"
-        "  swarmdeck ui --readonly  # watch only: every action refuses\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(
+            "swarmdeck ui             # the same as plain 'swarmdeck'; ? lists the keys, q quits",
+            "swarmdeck ui --readonly  # watch only: every action refuses",
+        ),
     )
     p.add_argument(
         "--readonly", action="store_true", help="hide every action that changes anything"

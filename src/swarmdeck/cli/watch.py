@@ -12,7 +12,7 @@ import json
 import os
 import time
 
-from swarmdeck.cli.common import context
+from swarmdeck.cli.common import context, example
 from swarmdeck.exitcodes import ExitCode
 
 SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
@@ -22,11 +22,11 @@ def _add_watch(sub) -> None:
     p = sub.add_parser(
         "watch",
         help="the headless watchdog (or: wait for a finding with --wake)",
-        epilog="example:\n"
-        "  swarmdeck watch --once\n"
-        "  swarmdeck watch --json | jq -c '.fired[]'\n"
-        "  swarmdeck watch --wake    # as a background Bash task of a main agent\n",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **example(
+            "swarmdeck watch --once",
+            "swarmdeck watch --json | jq -c '.fired[]'",
+            "swarmdeck watch --wake    # as a background Bash task of a main agent",
+        ),
     )
     p.add_argument("--once", action="store_true", help="one pass, then exit")
     p.add_argument("--json", action="store_true", help="one JSON object per pass")

@@ -201,11 +201,16 @@ def threads_declared(store: StateStore | None, host: str) -> int:
 
 
 def host_snapshot(
-    config: Config, store: StateStore | None = None, sampler: CpuSampler | None = None
+    config: Config,
+    store: StateStore | None = None,
+    sampler: CpuSampler | None = None,
+    meminfo: Mapping[str, int] | None = None,
 ) -> HostSnapshot:
-    """This host's cores and memory; busy time is measured since the sampler's last call."""
+    """This host's cores and memory; busy time is measured since the sampler's last call.
+    `meminfo` is the kernel's as the caller has just read it (a snapshot reads it once for
+    every part); without it it is read now."""
     name = local_host_name()
-    meminfo = read_meminfo()
+    meminfo = read_meminfo() if meminfo is None else meminfo
     total = meminfo["MemTotal"]
     count = os.cpu_count() or 1
     heavy = config.cores.heavy_threads or count

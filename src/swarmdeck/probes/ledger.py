@@ -338,19 +338,30 @@ def for_ledger(facts: SliceFacts, ledger: Path) -> SliceFacts:
 
 
 def read_book(
-    conn: sqlite3.Connection, facts: SliceFacts, host: str, runners: bool = True
+    conn: sqlite3.Connection,
+    facts: SliceFacts,
+    host: str,
+    runners: bool = True,
+    meminfo: Mapping[str, int] | None = None,
 ) -> MemoryBook:
     """The book from the ledger rows visible to `conn` and the slice's cgroup as it is now.
 
     Called inside admission's write transaction, so the rows cannot change while it decides.
     """
     jobs = [job_from_row(row, runners=runners) for row in booked_rows(conn, host)]
-    return book_of(facts, host, jobs)
+    return book_of(facts, host, jobs, meminfo)
 
 
-def book_of(facts: SliceFacts, host: str, jobs: list[LedgerJob]) -> MemoryBook:
-    """The book from the jobs holding a booking, read just now, and the slice read after them."""
-    meminfo = read_meminfo()
+def book_of(
+    facts: SliceFacts,
+    host: str,
+    jobs: list[LedgerJob],
+    meminfo: Mapping[str, int] | None = None,
+) -> MemoryBook:
+    """The book from the jobs holding a booking, read just now, and the slice read after them.
+    `meminfo` is the kernel's as the caller read it before the jobs (a snapshot's one reading);
+    without it it is read now."""
+    meminfo = read_meminfo() if meminfo is None else meminfo
     reading = read_memory(facts.slice_path) if facts.slice_path else None
     # The cages are read one after another and the slice after them: a job that exits in
     # between must not make room in the book that its still-open row has not given back.
@@ -376,19 +387,24 @@ def memory_book(
     store: StateStore,
     host: str | None = None,
     jobs: list[LedgerJob] | None = None,
+    meminfo: Mapping[str, int] | None = None,
 ) -> MemoryBook:
     """This host's memory book as the app, `status` and the hooks show it; a slice another
     ledger owns is no cage for this store's ledger (`for_ledger`), as the runner finds.
 
     `jobs` are this host's jobs as `ledger_jobs` has just read them (the snapshot's): the book
-    is then made from those same readings instead of reading every cage a second time.
+    is then made from those same readings instead of reading every cage a second time. So is
+    `meminfo`, the kernel's as the snapshot read it; without it it is read now.
     """
-    facts = for_ledger(slice_facts(config, read_meminfo()["MemTotal"]), store.path)
+    meminfo = read_meminfo() if meminfo is None else meminfo
+    facts = for_ledger(slice_facts(config, meminfo["MemTotal"]), store.path)
     host = host or local_host_name()
     if jobs is not None:
-        return book_of(facts, host, [job for job in jobs if job.state in HOLDS_BOOKING])
+        return book_of(
+            facts, host, [job for job in jobs if job.state in HOLDS_BOOKING], meminfo
+        )
     with store.read() as conn:
-        return read_book(conn, facts, host)
+        return read_book(conn, facts, host, meminfo=meminfo)
 
 
 def with_usage(jobs: list[LedgerJob], tracker: UsageTracker) -> list[LedgerJob]:
