@@ -58,6 +58,17 @@ def now() -> float:
     return time.time()
 
 
+def insert(conn: sqlite3.Connection, table: str, values: dict[str, object]) -> int:
+    """Insert one row of `values` (column: value) into `table`; its new id."""
+    columns = ", ".join(values)
+    marks = ", ".join("?" * len(values))
+    cursor = conn.execute(
+        f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values())
+    )
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
 @dataclass(frozen=True)
 class Migration:
     """One forward step of the schema.

@@ -35,7 +35,7 @@ from swarmdeck.probes.ledger import (
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.records import dataclass
 from swarmdeck.sizes import format_size
-from swarmdeck.state import now
+from swarmdeck.state import insert, now
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
@@ -112,23 +112,19 @@ def room_line(booked: int, book: MemoryBook) -> str:
 
 def _insert(conn: sqlite3.Connection, job: JobRow, state: str, at: float) -> int:
     booking = job.booking
-    cursor = conn.execute(
-        "INSERT INTO jobs (label, host, fingerprint, argv, cwd, state, runner_pid,"
-        " runner_start_ticks, booked, cap, admitted_via, oom_score_adj, threads, detached,"
-        " timeout, created_at, admitted_at, exit_code, outcome, ended_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            job.label, job.host, job.fingerprint, json.dumps(job.argv), str(job.cwd), state,
-            job.runner.pid, job.runner.start_ticks, booking.booked, booking.cap,
-            booking.via.value, booking.oom_score_adj, job.threads, int(job.detached),
-            job.timeout, at, at if state == ADMITTED else None,
-            ExitCode.NOT_ADMITTED if state == REFUSED else None,
-            "never fits" if state == REFUSED else None,
-            at if state == REFUSED else None,
-        ),
-    )
-    assert cursor.lastrowid is not None
-    return cursor.lastrowid
+    refused = state == REFUSED
+    return insert(conn, "jobs", {
+        "label": job.label, "host": job.host, "fingerprint": job.fingerprint,
+        "argv": json.dumps(job.argv), "cwd": str(job.cwd), "state": state,
+        "runner_pid": job.runner.pid, "runner_start_ticks": job.runner.start_ticks,
+        "booked": booking.booked, "cap": booking.cap, "admitted_via": booking.via.value,
+        "oom_score_adj": booking.oom_score_adj, "threads": job.threads,
+        "detached": int(job.detached), "timeout": job.timeout, "created_at": at,
+        "admitted_at": at if state == ADMITTED else None,
+        "exit_code": ExitCode.NOT_ADMITTED if refused else None,
+        "outcome": "never fits" if refused else None,
+        "ended_at": at if refused else None,
+    })
 
 
 def _no_signal() -> int | None:

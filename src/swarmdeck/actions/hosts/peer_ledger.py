@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.probes.ledger import ACTIVE, ADMITTED, DONE, LOST, RUNNING
 from swarmdeck.probes.procs import ProcessIdentity, own_identity
-from swarmdeck.state import now
+from swarmdeck.state import insert, now
 
 if TYPE_CHECKING:
     from swarmdeck.actions.hosts.base import JobSpec
@@ -52,18 +52,13 @@ def insert_peer_job(store: StateStore, host: str, job: JobSpec) -> int:
     """The row of a peer job about to be copied and started; its driver is this process."""
     driver = own_identity()
     with store.transaction() as conn:
-        cursor = conn.execute(
-            "INSERT INTO jobs (label, host, fingerprint, argv, cwd, state, runner_pid,"
-            " runner_start_ticks, booked, cap, admitted_via, threads, detached, created_at,"
-            " admitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                job.label, host, job.fingerprint, json.dumps(list(job.argv)), str(job.cwd),
-                ADMITTED, driver.pid, driver.start_ticks, job.booking, job.cap, "peer",
-                job.threads, 0, now(), now(),
-            ),
-        )
-    assert cursor.lastrowid is not None
-    return cursor.lastrowid
+        return insert(conn, "jobs", {
+            "label": job.label, "host": host, "fingerprint": job.fingerprint,
+            "argv": json.dumps(list(job.argv)), "cwd": str(job.cwd), "state": ADMITTED,
+            "runner_pid": driver.pid, "runner_start_ticks": driver.start_ticks,
+            "booked": job.booking, "cap": job.cap, "admitted_via": "peer",
+            "threads": job.threads, "detached": 0, "created_at": now(), "admitted_at": now(),
+        })
 
 
 def mark_peer_started(

@@ -39,7 +39,7 @@ from swarmdeck.probes.slurm import (
     run_client,
 )
 from swarmdeck.sizes import MIB, format_size
-from swarmdeck.state import now
+from swarmdeck.state import insert, now
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config, SlurmConfig
@@ -415,18 +415,14 @@ def insert_cluster_job(store: StateStore, host: str, job: JobSpec, booking: Book
     """The row of a job about to be submitted; its runner is this process."""
     runner = own_identity()
     with store.transaction() as conn:
-        cursor = conn.execute(
-            "INSERT INTO jobs (label, host, fingerprint, argv, cwd, state, runner_pid,"
-            " runner_start_ticks, booked, cap, admitted_via, oom_score_adj, threads, detached,"
-            " created_at, admitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                job.label, host, job.fingerprint, json.dumps(list(job.argv)), str(job.cwd),
-                QUEUED, runner.pid, runner.start_ticks, booking.booked, booking.cap,
-                booking.via.value, booking.oom_score_adj, job.threads, 0, now(), now(),
-            ),
-        )
-    assert cursor.lastrowid is not None
-    return cursor.lastrowid
+        return insert(conn, "jobs", {
+            "label": job.label, "host": host, "fingerprint": job.fingerprint,
+            "argv": json.dumps(list(job.argv)), "cwd": str(job.cwd), "state": QUEUED,
+            "runner_pid": runner.pid, "runner_start_ticks": runner.start_ticks,
+            "booked": booking.booked, "cap": booking.cap, "admitted_via": booking.via.value,
+            "oom_score_adj": booking.oom_score_adj, "threads": job.threads, "detached": 0,
+            "created_at": now(), "admitted_at": now(),
+        })
 
 
 def mark_submitted(store: StateStore, job_id: int, slurm_job_id: int, output: Path) -> None:
