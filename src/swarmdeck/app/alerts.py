@@ -44,10 +44,9 @@ class AlertsPanel(TablePanel):
         return {str(alert.id): in_order(alert_cells(alert, now), ALERT_COLUMNS) for alert in newest}
 
     def selected_alert(self) -> Alert | None:
-        table = self.query_one(KeyedTable)
-        if self.snapshot is None or not table.display or not table.row_count:
+        chosen = self.query_one(KeyedTable).cursor_key()
+        if self.snapshot is None or chosen is None:
             return None
-        chosen = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         return next((a for a in self.snapshot.alerts if str(a.id) == chosen), None)
 
     def action_acknowledge(self) -> None:

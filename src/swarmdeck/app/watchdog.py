@@ -16,7 +16,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Label
-from textual.widgets.data_table import CellDoesNotExist
 
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
@@ -113,7 +112,7 @@ class WatchdogPanel(SnapshotPanel):
         kill_table.sync(kills)
 
     def selected_finding(self) -> Finding | None:
-        chosen = _cursor_key(self.query_one("#findings-table", KeyedTable))
+        chosen = self.query_one("#findings-table", KeyedTable).cursor_key()
         found = self.snapshot.findings if self.snapshot else []
         return next((f for f in found if str(f.id) == chosen), None)
 
@@ -121,7 +120,7 @@ class WatchdogPanel(SnapshotPanel):
         """The kill request under the cursor, else the one for the selected finding, else the
         oldest pending."""
         pending = self.snapshot.kill_requests if self.snapshot else []
-        chosen = _cursor_key(self.query_one("#kills-table", KeyedTable))
+        chosen = self.query_one("#kills-table", KeyedTable).cursor_key()
         finding = self.selected_finding()
         return (
             next((r for r in pending if str(r.id) == chosen), None)
@@ -216,11 +215,3 @@ class WatchdogPanel(SnapshotPanel):
             alerts=open_alerts(self.store),
         )
 
-
-def _cursor_key(table: KeyedTable) -> str | None:
-    if not table.row_count:
-        return None
-    try:
-        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-    except CellDoesNotExist:
-        return None
