@@ -7,8 +7,8 @@ messages, a timer to re-arm it).
 
 Panels receive the app's `snapshot` (and the Agents panel its `sessions`) by data binding in
 `compose`; they never reach for the app or a probe. Where to add more:
-- a panel: `compose`, with `.data_bind(SwarmdeckApp.snapshot)` (it subclasses SnapshotPanel or
-  TablePanel from app/panel.py) and its id in PANELS for the number keys;
+- a panel: `compose`, with `.data_bind(SwarmdeckApp.snapshot)` (it subclasses SnapshotPanel,
+  DrawnPanel or TablePanel from app/panel.py) and its id in PANELS for the number keys;
 - an action that changes something: an `Action` in app/commands.py ACTIONS (key, palette and
   the read-only guard come from there) and an `action_…` method here that starts with
   `if self.refused(...)` and asks in a modal screen before it acts.
