@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 from pilot_waits import probed, until
+from test_fit import drawn_lines, screen_lines
 
 from claude_lines import ClaudeTree, Lines, append
-from swarmdeck.app.agent_tree import SessionTree
+from swarmdeck.app.agent_tree import STATUS_MARKS, SessionTree
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.hooks.payload import HookInput
@@ -161,6 +162,21 @@ async def test_completed_subagents_beyond_the_newest_few_fold_into_one_line(
         await pilot.pause()
         visible = [str(line.node.label) for line in tree._tree_lines]
         assert sum("Finished task" in t for t in visible) == 8
+
+
+async def test_the_fold_line_shows_no_glyph_of_a_subagent_state(isolated_home: Path) -> None:
+    """`▶` says a subagent runs: the line the finished ones fold into must not read as one."""
+    _many_finished(isolated_home, 8)
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(180, 50)) as pilot:
+        tree = app.query_one(SessionTree)
+        await until(pilot, lambda: any("Still running" in t for _, t in _labels(tree)), "tree")
+        await pilot.pause()
+        [fold] = [line for line in drawn_lines(screen_lines(app), tree) if "5 finished" in line]
+    before = fold[:fold.index("5 finished")]
+    glyphs = set(before) - set(" ─│├└")
+    assert glyphs - {STATUS_MARKS["completed"]}, fold
+    assert not glyphs & (set(STATUS_MARKS.values()) - {STATUS_MARKS["completed"]}), fold
 
 
 async def test_one_finished_subagent_beyond_the_few_keeps_its_own_line(isolated_home: Path) -> None:

@@ -75,6 +75,22 @@ async def test_a_sparkline_repaints_only_when_its_bars_change(
         assert spark.render().plain == "▁█"
 
 
+async def test_a_redraw_builds_its_line_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The line built to compare with the last is the one drawn, not built again to draw."""
+    app = Pictures()
+    async with app.run_test(size=(50, 4)) as pilot:
+        bar = app.query_one(StackedBar)
+        bar.total = 64
+        await pilot.pause()
+        built: list[object] = []
+        picture = bar.picture
+        monkeypatch.setattr(bar, "picture", lambda: built.append(1) or picture())
+        bar.segments = (BarSegment(32, "green", "busy"),)
+        await pilot.pause()
+        assert app.screen._compositor.render_strips()[0].text.count("█") == 25
+        assert len(built) == 1
+
+
 def test_fixed_columns_each_hold_a_run_of_readings_counted_from_the_first() -> None:
     """300 readings over 100 columns: three a column, the newest column still filling."""
     data = [0.0] * 7 + [8.0]

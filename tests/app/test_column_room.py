@@ -1,6 +1,6 @@
 """At 120×35 the table panels spend their width on what matters: the Locks panel shows the
-path (what is locked), and in the Jobs panel a long label or state is cut before the memory
-figures (current, peak) give way, and in the Alerts panel a long message is cut before its
+path (what is locked), and in the Jobs panel a long label is cut before the state or the
+memory figures (current, peak) give way, and in the Alerts panel a long message is cut before its
 count and age."""
 
 from __future__ import annotations
@@ -37,6 +37,23 @@ async def test_a_long_label_is_cut_before_current_and_peak_give_way(isolated_hom
     assert {"current", "peak"} <= set(header), shown
     assert any(line.strip().startswith("integration suite") and "…" in line
                for line in shown[1:]), shown
+
+
+async def test_a_long_state_is_drawn_whole_beside_long_labels(isolated_home: Path) -> None:
+    """How a job stands is what its row is for: the labels yield to it, it is never cut."""
+    app = fixed_app(isolated_home)
+    room = app.prober()
+    states = {7: {"runner_alive": False},
+              4: {"state": "moved", "outcome": "moved to gpu-box-2 (job 17)"}}
+    jobs = [dataclasses.replace(job, label=LONG_LABEL, **states.get(job.id, {}))
+            for job in room.jobs]
+    app.prober = lambda: dataclasses.replace(room, jobs=jobs)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        shown = drawn_lines(screen_lines(app), app.query_one("#jobs-table"))
+    assert any("running, runner gone" in line for line in shown[1:]), shown
+    assert any("moved to gpu-box-2 (job 17)" in line for line in shown[1:]), shown
+    assert all(line.split()[0].endswith("…") for line in shown[1:] if line), shown
 
 
 async def test_a_long_alert_message_is_cut_before_its_count_and_age(isolated_home: Path) -> None:

@@ -8,6 +8,7 @@ from pilot_waits import probed
 from rendered import plain
 from textual.widgets import Static
 
+from swarmdeck.app.agent_tree import FOLDED, STATUS_MARKS
 from swarmdeck.app.help import GLOSSARY, HelpScreen
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.app.panel import TablePanel
@@ -44,6 +45,8 @@ async def test_help_lists_every_binding_and_explains_every_panel_column() -> Non
     for label in sorted(columns):
         assert f"  {label}  " in meaning, label
     assert "⚑" in meaning
+    for glyph in (*STATUS_MARKS.values(), FOLDED):
+        assert glyph in meaning, glyph
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 35)], ids=["80x24", "120x35"])

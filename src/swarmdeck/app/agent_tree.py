@@ -36,6 +36,9 @@ SHOWN_FINISHED = 3
 """A session's newest completed subagents shown on lines of their own; older ones fold."""
 FOLD = "f"
 """The key kind of a session's "N finished" line (sessions are `s`, subagents `a`)."""
+FOLDED = "+"
+"""What a line with lines folded under it (a session's "N finished" line) shows first, in place
+of Textual's `▶`, which here would read as a running subagent."""
 
 
 def folded_ids(subagents: Sequence[SubagentInfo]) -> set[str]:
@@ -127,6 +130,8 @@ def _depth(sub: SubagentInfo, by_id: dict[str, SubagentInfo]) -> int:
 
 class SessionTree(Tree[str]):
     """Sessions → subagents (→ nested subagents); node data is the node's key."""
+
+    ICON_NODE = f"{FOLDED} "
 
     def __init__(self, *, tool_call_max: float, id: str | None = None) -> None:
         """Args:

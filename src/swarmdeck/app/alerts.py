@@ -10,7 +10,7 @@ from dataclasses import replace
 from textual.binding import Binding
 
 from swarmdeck.app.keyed_table import KeyedTable
-from swarmdeck.app.panel import Rows, TablePanel
+from swarmdeck.app.panel import Rows, StorePanel, TablePanel
 from swarmdeck.probes.records import Alert, open_alerts
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
@@ -19,11 +19,8 @@ from swarmdeck.views.records import ALERT_COLUMNS, alert_cells
 from swarmdeck.watchdog.alerts import acknowledge_alert
 
 
-class AlertsPanel(TablePanel):
-    """Open alerts, one row per alert key.
-
-    Its key changes the store, so it is given the store (and whether the app is read-only)
-    rather than reaching for the app's."""
+class AlertsPanel(StorePanel, TablePanel):
+    """Open alerts, one row per alert key."""
 
     TITLE = "Alerts"
     COLUMNS = ALERT_COLUMNS
@@ -35,26 +32,21 @@ class AlertsPanel(TablePanel):
     ]
 
     def __init__(self, store: StateStore, *, readonly: bool = False) -> None:
-        super().__init__(id="alerts")
-        self.store = store
-        self.readonly = readonly
+        super().__init__(store, readonly=readonly, id="alerts")
 
     def rows(self, snapshot: Snapshot, now: float) -> Rows:
         newest = sorted(snapshot.alerts, key=lambda alert: -alert.last_seen_at)
         return {str(alert.id): in_order(alert_cells(alert, now), ALERT_COLUMNS) for alert in newest}
 
     def selected_alert(self) -> Alert | None:
-        table = self.query_one(KeyedTable)
-        if self.snapshot is None or not table.display or not table.row_count:
+        chosen = self.query_one(KeyedTable).cursor_key()
+        if self.snapshot is None or chosen is None:
             return None
-        chosen = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         return next((a for a in self.snapshot.alerts if str(a.id) == chosen), None)
 
     def action_acknowledge(self) -> None:
         """The alert under the cursor has been read: it leaves the panel."""
-        if self.readonly:
-            self.notify("read-only: nothing is changed (started with --readonly)",
-                        severity="warning")
+        if not self.writable():
             return
         alert = self.selected_alert()
         if alert is None:

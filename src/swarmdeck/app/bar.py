@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual.containers import Horizontal
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Label
@@ -39,18 +40,23 @@ class Picture(Widget):
         """
         super().__init__(id=id, classes=classes)
         self._drawn: Text | None = None
+        self._built: tuple[Size, Text] | None = None
+        """The line `redraw` built and asked to be drawn, with the size it was built for."""
 
     def picture(self) -> Text:
         """The line this widget draws now; each picture says what (the base draws nothing)."""
         return Text()
 
     def render(self) -> Text:
-        self._drawn = self.picture()
+        built, self._built = self._built, None
+        self._drawn = built[1] if built is not None and built[0] == self.size else self.picture()
         return self._drawn
 
     def redraw(self) -> None:
-        """Repaint if the line differs from the one drawn last."""
-        if self._drawn is None or self.picture() != self._drawn:
+        """Repaint if the line differs from the one drawn last; that line is the one drawn."""
+        line = self.picture()
+        if line != self._drawn:
+            self._built = (self.size, line)
             self.refresh()
 
 

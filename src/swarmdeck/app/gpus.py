@@ -11,9 +11,9 @@ from textual.reactive import var
 from textual.widgets import Label, Static
 
 from swarmdeck.app.bar import BarSegment, StackedBar
-from swarmdeck.app.panel import Rows, TablePanel
+from swarmdeck.app.panel import Rows, TableDrawing, TablePanel
 from swarmdeck.app.quiet import show_text
-from swarmdeck.probes.gpu import GpuCard, GpuSnapshot
+from swarmdeck.probes.gpu import GpuCard
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.cells import in_order
@@ -101,17 +101,14 @@ class GpusPanel(TablePanel):
             for key, cells in process_rows(snapshot.gpus.cards).items()
         }
 
-    _drawn_gpus: GpuSnapshot | None = None
-    """The reading drawn last, its time left out: the same again touches no widget."""
-
-    def show(self, snapshot: Snapshot) -> None:
+    def drawing(self, snapshot: Snapshot) -> TableDrawing:
         # Every reading has a new `taken_at`, which the panel does not show.
-        drawn = dataclasses.replace(snapshot.gpus, taken_at=0.0)
-        if drawn == self._drawn_gpus:
-            return
-        self._drawn_gpus = drawn
+        reading = dataclasses.replace(snapshot.gpus, taken_at=0.0)
+        return dataclasses.replace(super().drawing(snapshot), above=reading)
+
+    def draw(self, snapshot: Snapshot, drawing: TableDrawing) -> None:
+        super().draw(snapshot, drawing)
         cards = snapshot.gpus.cards
-        super().show(snapshot)
         self.set_class(not cards, "-empty")
         empty = self.query_one(".empty", Label)
         empty.display = not cards

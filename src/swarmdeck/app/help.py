@@ -16,6 +16,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from swarmdeck.app.agent_tree import FOLDED, SHOWN_FINISHED, STATUS_MARKS, SessionTree
 from swarmdeck.app.hosts import MEMORY_LOOKS, REST, REST_NAME
 
 GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
@@ -54,9 +55,11 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     )),
     ("Agents", (
         ("● / ○", "a live Claude Code process / a session that has ended"),
-        ("▶ ✓ ✗ ■", "subagent running / completed / failed / interrupted"),
-        ("✓ N finished", "a session's completed subagents older than its newest 3, folded "
-         "into one line; enter opens it"),
+        (" ".join(STATUS_MARKS.values()), "subagent " + " / ".join(STATUS_MARKS)),
+        (f"{FOLDED} / {SessionTree.ICON_NODE_EXPANDED.strip()}",
+         "lines folded under this one / shown under it; enter folds and unfolds"),
+        (f"{FOLDED} ✓ N finished", "a session's completed subagents older than its newest "
+         f"{SHOWN_FINISHED}, folded into one line; enter opens it"),
         ("running / dispatched", "subagents running now / started in this session"),
         ("peak N at once", "the most subagents this session ran at the same moment"),
         ("eff", "effective parallelism: subagents at once on average while any ran"),

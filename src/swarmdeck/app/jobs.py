@@ -19,9 +19,10 @@ class JobsPanel(TablePanel):
 
     TITLE = "Jobs"
     COLUMNS = PANEL_COLUMNS
-    YIELDING = ("label", "state")
+    YIELDING = ("label",)
     KEPT = "peak"
-    """A long label (then state) is cut before the memory figures after it give way."""
+    """A long label is cut before the state (never cut: how a job stands is what its row is
+    for) or the memory figures after it give way."""
     EMPTY = "no caged jobs — start one: swarmdeck run -- CMD"
 
     def __init__(self) -> None:

@@ -20,7 +20,13 @@ from rich.text import Text
 from textual import events
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
-from textual.widgets.data_table import Column, ColumnKey, RowDoesNotExist, RowKey
+from textual.widgets.data_table import (
+    CellDoesNotExist,
+    Column,
+    ColumnKey,
+    RowDoesNotExist,
+    RowKey,
+)
 
 from swarmdeck.views.cells import Cell
 
@@ -215,7 +221,7 @@ class KeyedTable(DataTable[Cell]):
         Only a newcomer that does not belong at the end (a new job above the finished ones)
         moves rows, so this is rare; a table rebuilt this way keeps its scroll position too.
         """
-        cursor_key = self._cursor_key()
+        cursor_key = self.cursor_key()
         scroll = self.scroll_offset
         self.clear()
         for key, cells in rows.items():
@@ -224,11 +230,12 @@ class KeyedTable(DataTable[Cell]):
             self.move_cursor(row=self.get_row_index(cursor_key), scroll=False)
         self.scroll_to(scroll.x, scroll.y, animate=False)
 
-    def _cursor_key(self) -> str | None:
+    def cursor_key(self) -> str | None:
+        """The key of the row under the cursor; None while the table has no row there."""
         if not self.row_count:
             return None
         try:
             key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
-        except (RowDoesNotExist, LookupError):
+        except CellDoesNotExist:
             return None
         return None if key.value is None else str(key.value)

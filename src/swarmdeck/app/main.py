@@ -7,8 +7,8 @@ messages, a timer to re-arm it).
 
 Panels receive the app's `snapshot` (and the Agents panel its `sessions`) by data binding in
 `compose`; they never reach for the app or a probe. Where to add more:
-- a panel: `compose`, with `.data_bind(SwarmdeckApp.snapshot)` (it subclasses SnapshotPanel or
-  TablePanel from app/panel.py) and its id in PANELS for the number keys;
+- a panel: `compose`, with `.data_bind(SwarmdeckApp.snapshot)` (it subclasses SnapshotPanel,
+  DrawnPanel or TablePanel from app/panel.py) and its id in PANELS for the number keys;
 - an action that changes something: an `Action` in app/commands.py ACTIONS (key, palette and
   the read-only guard come from there) and an `action_…` method here that starts with
   `if self.refused(...)` and asks in a modal screen before it acts.
@@ -48,6 +48,7 @@ from swarmdeck.app.history import RoomHistory
 from swarmdeck.app.host_detail import HostDetail
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
+from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.migrate import MigrateScreen
@@ -417,11 +418,7 @@ class SwarmdeckApp(App[int]):
 
     def _selected(self, table_id: str) -> str | None:
         """The key of the row under the cursor of a panel's table, if it shows rows."""
-        table = self.screen_stack[0].query_one(f"#{table_id}", DataTable)
-        if not table.display or not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return None if key is None else str(key)
+        return self.screen_stack[0].query_one(f"#{table_id}", KeyedTable).cursor_key()
 
     def action_launch(self) -> None:
         if self.refused("launch"):
@@ -547,10 +544,9 @@ class SwarmdeckApp(App[int]):
         self.push_screen(MigrateScreen(self.config, job), self._migrated)
 
     def _selected_job(self) -> LedgerJob | None:
-        table = self.query_one("#jobs-table", DataTable)
-        if self.snapshot is None or table.row_count == 0:
+        key = self._selected("jobs-table")
+        if self.snapshot is None or key is None:
             return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         return next((job for job in self.snapshot.jobs if str(job.id) == key), None)
 
     def _migrated(self, line: str | None) -> None:

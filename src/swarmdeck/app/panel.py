@@ -3,17 +3,20 @@
 `SnapshotPanel` holds the `snapshot` reactive that the app binds (`data_bind`) in compose, so
 a panel never reaches for the app. A panel that is not visible (another screen covers it, it
 is scrolled away) is not redrawn: it keeps the latest snapshot and draws that when it shows
-again. `TablePanel` adds what the table panels (Jobs, Alerts, Locks, GPUs) repeat: one keyed
-table, one line saying where it looked when there is nothing to show, and rows made from the
-snapshot. An empty panel carries the `-empty` class, and the stylesheet shrinks it to that
-line so the panels with something to say keep the room. A panel given what it drew last
-touches no widget: finding one walks the DOM, and most refreshes change most panels not at all.
+again. `DrawnPanel` says what a snapshot would draw as a value and draws only when that differs
+from what it drew last: finding a widget walks the DOM, and most refreshes change most panels
+not at all. `TablePanel` adds what the table panels (Jobs, Alerts, Locks, GPUs) repeat: one
+keyed table, one line saying where it looked when there is nothing to show, and rows made from
+the snapshot. An empty panel carries the `-empty` class, and the stylesheet shrinks it to that
+line so the panels with something to say keep the room. `StorePanel` is for a panel whose keys
+change the state store.
 """
 
 from __future__ import annotations
 
 import time
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, Generic, TypeVar
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -24,6 +27,7 @@ from textual.widgets import Label
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.quiet import show_subtitle
 from swarmdeck.snapshot import Snapshot
+from swarmdeck.state import StateStore
 from swarmdeck.views.cells import Cell, Columns
 
 Rows = dict[str, tuple[Cell, ...]]
@@ -89,7 +93,43 @@ class SnapshotPanel(Vertical, can_focus=True):
         the base draws nothing."""
 
 
-class TablePanel(SnapshotPanel):
+Drawing = TypeVar("Drawing")
+"""What a panel draws from one snapshot, as a value: compared with what it drew last."""
+
+
+class DrawnPanel(SnapshotPanel, Generic[Drawing]):
+    """A panel that draws a snapshot only when what it would draw differs from what it drew
+    last: the same again touches no widget."""
+
+    _drawn: Drawing | None = None
+    """What was drawn last."""
+
+    def drawing(self, snapshot: Snapshot) -> Drawing:
+        """What this snapshot would draw, as a value; each panel says what."""
+        raise NotImplementedError
+
+    def draw(self, snapshot: Snapshot, drawing: Drawing) -> None:
+        """Draw `drawing`, made from `snapshot`; each panel says how."""
+
+    def show(self, snapshot: Snapshot) -> None:
+        drawing = self.drawing(snapshot)
+        if drawing == self._drawn:
+            return
+        self._drawn = drawing
+        self.draw(snapshot, drawing)
+
+
+@dataclass(frozen=True)
+class TableDrawing:
+    """What a table panel draws from one snapshot."""
+
+    rows: Rows
+    subtitle: str
+    above: object = None
+    """What the widgets above the table show (the GPU cards' reading); None without them."""
+
+
+class TablePanel(DrawnPanel[TableDrawing]):
     """A panel of one keyed table; subclasses say its columns, its empty line and its rows."""
 
     COLUMNS: ClassVar[Columns] = ()
@@ -98,9 +138,6 @@ class TablePanel(SnapshotPanel):
     YIELDING: ClassVar[tuple[str, ...]] = ()
     """Columns of free text cut first so the columns through KEPT fit (KeyedTable's)."""
     KEPT: ClassVar[str | None] = None
-
-    _drawn: tuple[Rows, str] | None = None
-    """The rows and subtitle drawn last: the same again touches no widget."""
 
     def compose(self) -> ComposeResult:
         yield from self.compose_above()
@@ -125,15 +162,38 @@ class TablePanel(SnapshotPanel):
         """The figures in the bottom border; none by default."""
         return ""
 
-    def show(self, snapshot: Snapshot) -> None:
+    def drawing(self, snapshot: Snapshot) -> TableDrawing:
         rows = self.rows(snapshot, time.time())
-        drawn = (rows, self.subtitle(snapshot, rows))
-        if drawn == self._drawn:
-            return
-        self._drawn = drawn
+        return TableDrawing(rows, self.subtitle(snapshot, rows))
+
+    def draw(self, snapshot: Snapshot, drawing: TableDrawing) -> None:
+        rows = drawing.rows
         self.set_class(not rows, "-empty")
         self.query_one(".empty", Label).display = not rows
         table = self.query_one(KeyedTable)
         table.display = bool(rows)
         table.sync(rows)
-        show_subtitle(self, drawn[1])
+        show_subtitle(self, drawing.subtitle)
+
+
+class StorePanel(SnapshotPanel):
+    """A panel whose keys change the state store: it is given the store (and whether the app
+    is read-only) rather than reaching for the app's."""
+
+    def __init__(self, store: StateStore, *, readonly: bool, id: str) -> None:
+        """Args:
+        store: The state store its keys change.
+        readonly: Whether the app was started with --readonly: every such key is refused.
+        id: The widget id.
+        """
+        super().__init__(id=id)
+        self.store = store
+        self.readonly = readonly
+
+    def writable(self) -> bool:
+        """False, after saying so, when the app is read-only."""
+        if self.readonly:
+            self.notify("read-only: nothing is changed (started with --readonly)",
+                        severity="warning")
+            return False
+        return True

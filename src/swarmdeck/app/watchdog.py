@@ -16,11 +16,10 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Label
-from textual.widgets.data_table import CellDoesNotExist
 
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
-from swarmdeck.app.panel import Rows, SnapshotPanel
+from swarmdeck.app.panel import DrawnPanel, Rows, StorePanel
 from swarmdeck.durations import age_text
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes.records import (
@@ -63,11 +62,8 @@ def finding_row(finding: Finding, now: float) -> dict[str, object]:
     }
 
 
-class WatchdogPanel(SnapshotPanel):
-    """Findings keyed by id, then the pending kill requests keyed by id.
-
-    Its keys change the store, so it is given the store (and whether the app is read-only)
-    rather than reaching for the app's."""
+class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
+    """Findings keyed by id, then the pending kill requests keyed by id."""
 
     TITLE = "Watchdog"
     BINDINGS = [
@@ -78,11 +74,7 @@ class WatchdogPanel(SnapshotPanel):
     ]
 
     def __init__(self, store: StateStore, *, readonly: bool = False) -> None:
-        super().__init__(id="watchdog")
-        self.store = store
-        self.readonly = readonly
-        self._drawn: tuple[Rows, Rows] | None = None
-        """The findings and kill requests drawn last: the same again touches no widget."""
+        super().__init__(store, readonly=readonly, id="watchdog")
         self.tree_lister: TreeLister = stop_preview
         """What lists the processes a request's approval would stop, for the approve modal:
         this host's process table as it is now (pictures on fixed data give a fixed tree)."""
@@ -92,7 +84,8 @@ class WatchdogPanel(SnapshotPanel):
         yield KeyedTable(FINDING_COLUMNS, id="findings-table")
         yield KeyedTable(KILL_COLUMNS, id="kills-table")
 
-    def show(self, snapshot: Snapshot) -> None:
+    def drawing(self, snapshot: Snapshot) -> tuple[Rows, Rows]:
+        """The findings' rows and the kill requests'."""
         now = time.time()
         findings = {
             str(f.id): in_order(finding_row(f, now), FINDING_COLUMNS) for f in snapshot.findings
@@ -100,9 +93,10 @@ class WatchdogPanel(SnapshotPanel):
         kills = {
             str(r.id): in_order(kill_cells(r, now), KILL_COLUMNS) for r in snapshot.kill_requests
         }
-        if (findings, kills) == self._drawn:
-            return
-        self._drawn = (findings, kills)
+        return findings, kills
+
+    def draw(self, snapshot: Snapshot, drawing: tuple[Rows, Rows]) -> None:
+        findings, kills = drawing
         self.set_class(not findings and not kills, "-empty")
         self.query_one(".empty", Label).display = not findings
         table = self.query_one("#findings-table", KeyedTable)
@@ -113,7 +107,7 @@ class WatchdogPanel(SnapshotPanel):
         kill_table.sync(kills)
 
     def selected_finding(self) -> Finding | None:
-        chosen = _cursor_key(self.query_one("#findings-table", KeyedTable))
+        chosen = self.query_one("#findings-table", KeyedTable).cursor_key()
         found = self.snapshot.findings if self.snapshot else []
         return next((f for f in found if str(f.id) == chosen), None)
 
@@ -121,20 +115,13 @@ class WatchdogPanel(SnapshotPanel):
         """The kill request under the cursor, else the one for the selected finding, else the
         oldest pending."""
         pending = self.snapshot.kill_requests if self.snapshot else []
-        chosen = _cursor_key(self.query_one("#kills-table", KeyedTable))
+        chosen = self.query_one("#kills-table", KeyedTable).cursor_key()
         finding = self.selected_finding()
         return (
             next((r for r in pending if str(r.id) == chosen), None)
             or next((r for r in pending if finding and r.finding_key == finding.key), None)
             or (pending[0] if pending else None)
         )
-
-    def _writable(self) -> bool:
-        if self.readonly:
-            self.notify("read-only: nothing is changed (started with --readonly)",
-                        severity="warning")
-            return False
-        return True
 
     def _finding(self) -> Finding | None:
         """The selected finding, or None after saying why there is none."""
@@ -153,13 +140,13 @@ class WatchdogPanel(SnapshotPanel):
         return request
 
     def action_acknowledge(self) -> None:
-        if not self._writable() or (finding := self._finding()) is None:
+        if not self.writable() or (finding := self._finding()) is None:
             return
         acknowledge(self.store, finding.id, time.time())
         self.reload()
 
     def action_request_kill(self) -> None:
-        if not self._writable() or (finding := self._finding()) is None:
+        if not self.writable() or (finding := self._finding()) is None:
             return
         try:
             made = request_kill(self.store, finding, getpass.getuser(), time.time())
@@ -170,7 +157,7 @@ class WatchdogPanel(SnapshotPanel):
         self.reload()
 
     def action_approve(self) -> None:
-        if not self._writable() or (request := self._request()) is None:
+        if not self.writable() or (request := self._request()) is None:
             return
 
         def decided(approved: bool | None) -> None:
@@ -195,7 +182,7 @@ class WatchdogPanel(SnapshotPanel):
         self.app.call_from_thread(self.reload)
 
     def action_deny(self) -> None:
-        if not self._writable() or (request := self._request()) is None:
+        if not self.writable() or (request := self._request()) is None:
             return
         try:
             deny(self.store, request.id, getpass.getuser(), time.time())
@@ -216,11 +203,3 @@ class WatchdogPanel(SnapshotPanel):
             alerts=open_alerts(self.store),
         )
 
-
-def _cursor_key(table: KeyedTable) -> str | None:
-    if not table.row_count:
-        return None
-    try:
-        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-    except CellDoesNotExist:
-        return None
