@@ -12,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.probes.records import Finding, open_alerts, open_findings, pending_kill_requests
-from swarmdeck.watchdog.alerts import raise_alert, resolve_untrue
+from swarmdeck.watchdog.alerts import resolve_untrue
 from swarmdeck.watchdog.escalation import escalates
 from swarmdeck.watchdog.findings import (
     CRITICAL,
