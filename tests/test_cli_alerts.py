@@ -7,11 +7,11 @@ import time
 
 import pytest
 
+from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.cli import main
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.records import open_alerts
 from swarmdeck.state import StateStore
-from swarmdeck.watchdog.alerts import raise_alert
 
 
 def test_alerts_lists_then_acknowledges_one(

@@ -54,6 +54,25 @@ def test_a_queued_job_names_the_peer_that_fits_it_once_and_raises_an_alert(
     assert (alert["host"], alert["source"]) == ("box2", "runner") and line[24:] in alert["message"]
 
 
+def test_a_job_queuing_again_counts_its_alert_up_and_opens_it_again(
+    tmp_path: Path, v1_slice: Path
+) -> None:
+    queued_here(tmp_path, v1_slice)
+    cache_peer(300 * MIB)
+    assert main(["run", "--wait", "0.5", "--label", "suite", "--", "true"]) == 252
+    store = StateStore.open_default()
+    try:
+        with store.transaction() as conn:
+            conn.execute("UPDATE alerts SET resolved_at = 1.0, acknowledged_at = 1.0")
+    finally:
+        store.close()
+    assert main(["run", "--wait", "0.5", "--label", "suite", "--", "true"]) == 252
+    [alert] = alerts()
+    assert (alert["count"], alert["level"], alert["resolved_at"], alert["acknowledged_at"]) == (
+        2, "info", None, None)
+    assert alert["key"].startswith("peer-fits:box2:")
+
+
 def test_no_hint_when_the_peer_has_no_room_or_is_disabled(
     tmp_path: Path, v1_slice: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:

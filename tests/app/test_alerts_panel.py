@@ -12,13 +12,13 @@ from pilot_waits import until
 from rendered import plain
 from textual.widgets import Static
 
+from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.state import StateStore
-from swarmdeck.watchdog.alerts import raise_alert
 
 
 def _room(home: Path, **options) -> tuple[SwarmdeckApp, StateStore]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from rendered import plain
 from textual.widgets import Button, Static
 
+from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
@@ -27,7 +28,6 @@ from swarmdeck.probes.procs import identity, own_identity
 from swarmdeck.probes.records import open_alerts
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.state import StateStore
-from swarmdeck.watchdog.alerts import raise_alert
 from swarmdeck.watchdog.loop import Watchdog
 
 TREE = (

@@ -9,9 +9,10 @@ import time
 from scene_kit import write_watchdog_config
 
 from ledger_rows import add_job
+from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.probes.records import open_alerts
 from swarmdeck.snapshot import take_snapshot
-from swarmdeck.watchdog.alerts import acknowledge_alert, raise_alert
+from swarmdeck.watchdog.alerts import acknowledge_alert
 from swarmdeck.watchdog.loop import Watchdog
 
 WORKLOAD = "f00dfeed"
@@ -66,3 +67,41 @@ def test_the_pass_resolves_a_peer_fits_alert_once_its_job_no_longer_queues(
         assert resolved is not None
     finally:
         engine.close()
+
+
+def test_the_pass_resolves_an_untrue_alert_in_the_transaction_that_records_its_findings(
+    isolated_home, store
+):
+    config = write_watchdog_config(isolated_home, interval=0.1, min_duration=0)
+    job = add_job(store, state="queued", fingerprint=WORKLOAD, label="integration suite")
+    _raise(store, f"peer-fits:box2:{WORKLOAD}")
+    engine = Watchdog(config, store)
+    try:
+        engine.run_pass(take_snapshot(config, store))
+        with store.transaction() as conn:
+            conn.execute("UPDATE jobs SET state = 'running' WHERE id = ?", (job,))
+        snapshot = take_snapshot(config, store)
+        begun: list[str] = []
+        store.connect().set_trace_callback(
+            lambda sql: begun.append(sql) if sql.startswith("BEGIN IMMEDIATE") else None)
+        try:
+            engine.run_pass(snapshot)
+        finally:
+            store.connect().set_trace_callback(None)
+        assert open_alerts(store) == []
+        assert len(begun) == 1, "one write transaction for the whole pass"
+    finally:
+        engine.close()
+
+
+def test_a_pass_without_the_writer_s_lease_resolves_no_alert(isolated_home, store):
+    config = write_watchdog_config(isolated_home, interval=60, min_duration=0)
+    writer, reader = Watchdog(config, store), Watchdog(config, store)
+    try:
+        assert writer.run_pass(take_snapshot(config, store)).writer
+        _raise(store, f"peer-fits:box2:{WORKLOAD}")
+        assert not reader.run_pass(take_snapshot(config, store)).writer
+        assert {a.key for a in open_alerts(store)} == {f"peer-fits:box2:{WORKLOAD}"}
+    finally:
+        reader.close()
+        writer.close()

@@ -28,6 +28,12 @@ def draft(key: str = "rule:subject") -> FindingDraft:
                         message="m", advice="a", session_id=SID)
 
 
+def record(store, drafts, config, holder, now):
+    """One pass's drafts recorded in a transaction of their own."""
+    with store.transaction() as conn:
+        return record_pass(conn, drafts, config, holder, now)
+
+
 def rows(store):
     with store.read() as conn:
         return [dict(r) for r in conn.execute("SELECT * FROM findings ORDER BY id")]
@@ -37,7 +43,7 @@ def test_a_finding_seen_again_raises_its_count_in_the_same_row(isolated_home, st
     config = write_watchdog_config(isolated_home, min_duration=0).watchdog
     me = new_holder()
     for n in range(3):
-        record_pass(store, [draft()], config, me, 1000.0 + n)
+        record(store, [draft()], config, me, 1000.0 + n)
     [row] = rows(store)
     assert row["count"] == 3
     assert row["first_seen_at"] == 1000.0 and row["last_seen_at"] == 1002.0
@@ -46,14 +52,14 @@ def test_a_finding_seen_again_raises_its_count_in_the_same_row(isolated_home, st
 def test_a_finding_shows_only_once_it_held_its_minimum_duration(isolated_home, store):
     config = write_watchdog_config(isolated_home, min_duration=10).watchdog
     me = new_holder()
-    first = record_pass(store, [draft()], config, me, 1000.0)
+    first = record(store, [draft()], config, me, 1000.0)
     assert first.fired == [] and open_findings(store) == []
-    record_pass(store, [draft()], config, me, 1005.0)
+    record(store, [draft()], config, me, 1005.0)
     assert open_findings(store) == []
-    fired = record_pass(store, [draft()], config, me, 1010.0)
+    fired = record(store, [draft()], config, me, 1010.0)
     assert [f.key for f in fired.fired] == ["rule:subject"]
     assert [f.key for f in open_findings(store)] == ["rule:subject"]
-    again = record_pass(store, [draft()], config, me, 1015.0)
+    again = record(store, [draft()], config, me, 1015.0)
     assert again.fired == [], "a finding fires once, not on every pass"
 
 
@@ -62,13 +68,13 @@ def test_a_short_gap_is_merged_and_a_long_one_closes_then_the_same_row_reopens(
 ):
     config = write_watchdog_config(isolated_home, min_duration=0, merge_interval=60).watchdog
     me = new_holder()
-    record_pass(store, [draft()], config, me, 1000.0)
-    record_pass(store, [], config, me, 1030.0)
+    record(store, [draft()], config, me, 1000.0)
+    record(store, [], config, me, 1030.0)
     assert rows(store)[0]["resolved_at"] is None, "gone for less than merge_interval: still open"
-    record_pass(store, [draft()], config, me, 1040.0)
-    record_pass(store, [], config, me, 1101.0)
+    record(store, [draft()], config, me, 1040.0)
+    record(store, [], config, me, 1101.0)
     assert rows(store)[0]["resolved_at"] == 1101.0
-    record_pass(store, [draft()], config, me, 1200.0)
+    record(store, [draft()], config, me, 1200.0)
     [row] = rows(store)
     assert row["resolved_at"] is None and row["count"] == 3
 
@@ -76,11 +82,11 @@ def test_a_short_gap_is_merged_and_a_long_one_closes_then_the_same_row_reopens(
 def test_a_second_writer_only_reads_while_the_lease_is_held(isolated_home, store):
     config = write_watchdog_config(isolated_home, min_duration=0).watchdog
     app, watcher = new_holder(), new_holder()
-    assert record_pass(store, [draft()], config, app, 1000.0).writer
-    assert not record_pass(store, [draft()], config, watcher, 1000.5).writer
+    assert record(store, [draft()], config, app, 1000.0).writer
+    assert not record(store, [draft()], config, watcher, 1000.5).writer
     assert rows(store)[0]["count"] == 1
     release_lease(store, app)
-    assert record_pass(store, [draft()], config, watcher, 1001.0).writer
+    assert record(store, [draft()], config, watcher, 1001.0).writer
     assert lease_holder(store) == watcher
 
 

@@ -78,8 +78,64 @@ def test_a_silent_session_with_a_running_subagent_is_found(
     tree.write_main(lines)
     found = drafts(rules.idle_with_work_in_flight, config, store, BASE + 120)
     assert [d.key for d in found] == [f"idle_with_work_in_flight:{SID}"]
-    assert found[0].message.endswith(" with 2 things in flight (a subagent, a tool call)"), (
-        found[0].message)
+    assert found[0].message.endswith(" with 1 thing in flight (a subagent)"), found[0].message
+
+
+def test_a_subagent_known_from_its_file_and_its_hook_events_is_one_thing(
+    isolated_home, store, tree, live_session
+):
+    config = write_watchdog_config(isolated_home, idle_max=30)
+    lines = main_lines()
+    lines.agent("toolu_a", "search", "find it", 1)
+    tree.write_main(lines)
+    agent = Lines(SID, sidechain=True, agent_id="a1")
+    agent.prompt("find it", 2)
+    agent.tool_use("toolu_in", "Grep", {"pattern": "needle"}, 3)
+    tree.write_agent(agent, meta={"agentType": "general-purpose", "toolUseId": "toolu_a"})
+    insert_hook_event(store, "SubagentStart", time.time(), agent_id="a1",
+                      agent_type="general-purpose")
+    [found] = drafts(rules.idle_with_work_in_flight, config, store, BASE + 120)
+    assert found.message.endswith(" with 1 thing in flight (a subagent)"), found.message
+
+
+def test_a_subagent_whose_own_file_is_not_written_yet_is_one_thing(
+    isolated_home, store, tree, live_session
+):
+    config = write_watchdog_config(isolated_home, idle_max=30)
+    lines = main_lines()
+    lines.agent("toolu_a", "search", "find it", 1)
+    tree.write_main(lines)
+    insert_hook_event(store, "SubagentStart", time.time(), agent_id="a1",
+                      agent_type="general-purpose")
+    [found] = drafts(rules.idle_with_work_in_flight, config, store, BASE + 120)
+    assert found.message.endswith(" with 1 thing in flight (a subagent)"), found.message
+
+
+def test_a_subagent_the_transcripts_do_not_show_yet_is_counted_from_its_hook_events(
+    isolated_home, store, tree, live_session
+):
+    config = write_watchdog_config(isolated_home, idle_max=30)
+    lines = main_lines()
+    lines.agent("toolu_a", "search", "find it", 1)
+    tree.write_main(lines)
+    for agent_id in ("a1", "a2"):
+        insert_hook_event(store, "SubagentStart", time.time(), agent_id=agent_id,
+                          agent_type="general-purpose")
+    [found] = drafts(rules.idle_with_work_in_flight, config, store, BASE + 120)
+    assert found.message.endswith(" with 2 things in flight (2 subagents)"), found.message
+
+
+def test_a_bash_call_beside_a_running_subagent_is_a_second_thing(
+    isolated_home, store, tree, live_session
+):
+    config = write_watchdog_config(isolated_home, idle_max=30)
+    lines = main_lines()
+    lines.agent("toolu_a", "search", "find it", 1)
+    lines.tool_use("toolu_b", "Bash", {"command": "make -j8 all"}, 2)
+    tree.write_main(lines)
+    [found] = drafts(rules.idle_with_work_in_flight, config, store, BASE + 120)
+    assert found.message.endswith(" with 2 things in flight (a subagent, a tool call)"), (
+        found.message)
 
 
 def test_idle_with_one_thing_in_flight_says_one_thing(isolated_home, store, tree, live_session):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.sizes import format_size
 from swarmdeck.state import now
 
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
 ALERT_SOURCE = "runner"
+PEER_FITS = "peer-fits:"
+"""The key prefix of the alert, followed by the peer's name and the workload's fingerprint;
+the watchdog's pass resolves the alert once that workload no longer queues here."""
 
 
 def peer_room(host: HostConfig, booked: int, cap: int, refresh_interval: float) -> int | None:
@@ -52,20 +56,6 @@ def peer_run_line(host: str, request: RunRequest, label: str) -> str:
         args += ["--cap", request.cap]
     args += ["--label", label, "--", *request.argv]
     return shlex.join(args)
-
-
-def raise_alert(store: StateStore, key: str, host: str, message: str) -> None:
-    """One alert per key: a repeat counts up and reopens it."""
-    at = now()
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO alerts (key, level, source, host, message, created_at, last_seen_at)"
-            " VALUES (?, 'info', ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET"
-            " count = count + 1, last_seen_at = excluded.last_seen_at,"
-            " message = excluded.message, resolved_at = NULL, acknowledged_at = NULL,"
-            " acknowledged_by = NULL",
-            (key, ALERT_SOURCE, host, message, at, at),
-        )
 
 
 class PeerHint:
@@ -107,8 +97,10 @@ class PeerHint:
             command = peer_run_line(host.name, self._request, self._label)
             self._note(f"{host.name} has room for it now ({format_size(room)}); to run it there "
                        f"instead: {command}")
-            raise_alert(
-                self._store, f"peer-fits:{host.name}:{self._workload}", host.name,
-                f"{self._label!r} queues here for memory; {host.name} fits it now: {command}",
-            )
+            message = f"{self._label!r} queues here for memory; {host.name} fits it now: {command}"
+            with self._store.transaction() as conn:
+                raise_alert(
+                    conn, f"{PEER_FITS}{host.name}:{self._workload}", "info", ALERT_SOURCE,
+                    host.name, message, now(),
+                )
             return

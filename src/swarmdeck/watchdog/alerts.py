@@ -1,5 +1,5 @@
-"""Alerts: raising one (one row per key, a repeat raises its count), a person acknowledging
-one, and the watchdog's pass resolving those whose condition no longer holds. An alert open,
+"""Alerts: a person acknowledging one, and the watchdog's pass resolving those whose condition
+no longer holds (raising one is actions/alerts.py, which a caged run uses too). An alert open,
 not acknowledged and not resolved is what the Alerts panel shows."""
 
 from __future__ import annotations
@@ -8,38 +8,12 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 
+from swarmdeck.actions.peer_hint import PEER_FITS
 from swarmdeck.probes.ledger import QUEUED
 
 if TYPE_CHECKING:
     from swarmdeck.snapshot import Snapshot
     from swarmdeck.state import StateStore
-
-PEER_FITS = "peer-fits:"
-"""The key prefix of a runner's "queues here for memory; PEER fits it now" alert, followed by
-the peer's name and the workload's fingerprint (actions/peer_hint.py)."""
-
-
-def raise_alert(
-    conn: sqlite3.Connection,
-    key: str,
-    level: str,
-    source: str,
-    host: str | None,
-    message: str,
-    now: float,
-) -> None:
-    """Inside a write transaction: open the alert `key`, or count it once more if it is open.
-
-    A resolved or acknowledged alert raised again opens again, in the same row, with its count
-    kept."""
-    conn.execute(
-        "INSERT INTO alerts (key, level, source, host, message, created_at, last_seen_at, count)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, 1) ON CONFLICT (key) DO UPDATE SET"
-        " level = excluded.level, message = excluded.message,"
-        " last_seen_at = excluded.last_seen_at, count = alerts.count + 1, resolved_at = NULL,"
-        " acknowledged_at = NULL, acknowledged_by = NULL",
-        (key, level, source, host, message, now, now),
-    )
 
 
 def acknowledge_alert(store: StateStore, alert_id: int, by: str, now: float) -> bool:

@@ -1,4 +1,4 @@
-"""Findings in the state store: one row per key, upserted by each pass in one transaction.
+"""Findings in the state store: one row per key, upserted by each pass inside its transaction.
 
 A finding seen again raises its count and last-seen time, never a new row. It shows (`fired_at`)
 only once its condition has held `min_duration` seconds; once it is no longer seen it stays open
@@ -120,33 +120,33 @@ _COLUMNS = ", ".join(Finding.__dataclass_fields__)
 
 
 def record_pass(
-    store: StateStore,
+    conn: sqlite3.Connection,
     drafts: list[FindingDraft],
     config: WatchdogConfig,
     holder: str,
     now: float,
 ) -> PassOutcome:
-    """Upsert this pass's drafts and close what cleared, if `holder` holds (or takes) the lease."""
-    with store.transaction() as conn:
-        if not take_lease(conn, holder, now, lease_ttl(config)):
-            return PassOutcome(writer=False)
-        outcome = PassOutcome(writer=True)
-        keys = set()
-        for draft in drafts:
-            if draft.key in keys:
-                continue
-            keys.add(draft.key)
-            fired = _upsert(conn, draft, config, now)
-            row = conn.execute(
-                f"SELECT {_COLUMNS} FROM findings WHERE key = ?", (draft.key,)
-            ).fetchone()
-            finding = Finding(**dict(row))
-            if finding.fired_at is not None:
-                outcome.seen.append(finding)
-            if fired:
-                outcome.fired.append(finding)
-        outcome.closed = _close_cleared(conn, keys, config, now)
-        return outcome
+    """Inside a write transaction: upsert this pass's drafts and close what cleared, if
+    `holder` holds (or takes) the lease."""
+    if not take_lease(conn, holder, now, lease_ttl(config)):
+        return PassOutcome(writer=False)
+    outcome = PassOutcome(writer=True)
+    keys = set()
+    for draft in drafts:
+        if draft.key in keys:
+            continue
+        keys.add(draft.key)
+        fired = _upsert(conn, draft, config, now)
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM findings WHERE key = ?", (draft.key,)
+        ).fetchone()
+        finding = Finding(**dict(row))
+        if finding.fired_at is not None:
+            outcome.seen.append(finding)
+        if fired:
+            outcome.fired.append(finding)
+    outcome.closed = _close_cleared(conn, keys, config, now)
+    return outcome
 
 
 def _upsert(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmdeck import paths
+from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.actions.kill import NotSupervisedError, process_table, stop_tree, tree_of
 from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.probes import procs
@@ -24,7 +25,6 @@ from swarmdeck.probes.ledger import RUNNING
 from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.procs import ProcessIdentity, read_stat, start_ticks
 from swarmdeck.probes.records import Finding, KillRequest
-from swarmdeck.watchdog.alerts import raise_alert
 from swarmdeck.words import counted
 
 if TYPE_CHECKING:

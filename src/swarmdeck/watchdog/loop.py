@@ -1,8 +1,9 @@
 """The watchdog engine, the same in the app's probe worker and in `swarmdeck watch`.
 
 One pass: read the scene beside a snapshot, keep it in the history, run every rule, and upsert
-the drafts (only while holding the writer's lease; otherwise the pass only reads). The writer
-then applies the escalation policy. `watch_loop` is the headless loop at `watchdog.interval`.
+the drafts (only while holding the writer's lease; otherwise the pass only reads). In the same
+transaction the writer resolves the alerts no longer true; then it applies the escalation
+policy. `watch_loop` is the headless loop at `watchdog.interval`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.probes.records import Finding, open_alerts, open_findings, pending_kill_requests
-from swarmdeck.watchdog.alerts import raise_alert, resolve_untrue
+from swarmdeck.watchdog.alerts import resolve_untrue
 from swarmdeck.watchdog.escalation import escalates
 from swarmdeck.watchdog.findings import (
     CRITICAL,
@@ -60,12 +62,13 @@ class Watchdog:
         scene = self.reader.read(snapshot, self.store, now)
         drafts = evaluate(scene, self.history, self.config, now)
         self.history.add(scene)
-        outcome = record_pass(self.store, drafts, self.config.watchdog, self.holder, now)
+        with self.store.transaction() as conn:
+            outcome = record_pass(conn, drafts, self.config.watchdog, self.holder, now)
+            if outcome.writer:
+                resolve_untrue(conn, snapshot, now)
         report = PassReport(outcome.writer, len(drafts), outcome)
         if outcome.writer:
             report.escalated = self._escalate(outcome.seen, now)
-            with self.store.transaction() as conn:
-                resolve_untrue(conn, snapshot, now)
         return report
 
     def observe(self, snapshot: Snapshot) -> Snapshot:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from swarmdeck.config import Config
     from swarmdeck.probes.claude._fold import ToolCall
     from swarmdeck.probes.claude.sessions import SessionInfo
+    from swarmdeck.probes.claude.subagents import SubagentInfo
     from swarmdeck.probes.ledger import LedgerJob
     from swarmdeck.watchdog.history import History
     from swarmdeck.watchdog.scene import Scene
@@ -54,6 +55,13 @@ def _calls(session: SessionInfo) -> Iterator[tuple[str | None, ToolCall]]:
     for sub in session.subagents:
         if sub.status == "running" and sub.tool_in_flight is not None:
             yield sub.id, sub.tool_in_flight
+
+
+def _own_call_in_flight(session: SessionInfo, running: list[SubagentInfo]) -> bool:
+    """Whether the main thread waits on a call of its own: not the Agent/Task call of a
+    foreground subagent that runs, which is that subagent's work, counted as the subagent."""
+    call = session.tool_in_flight
+    return call is not None and call.tool_use_id not in {s.tool_use_id for s in running}
 
 
 def _who(session: SessionInfo, agent_id: str | None) -> str:
@@ -115,9 +123,10 @@ def idle_with_work_in_flight(
         if not session.live or session.last_activity_at is None:
             continue
         quiet = now - session.last_activity_at
+        running = session.running_subagents()
         kinds = (
-            (len(session.running_subagents()) + len(session.hook_agents), "subagent"),
-            (int(session.tool_in_flight is not None), "tool call"),
+            (len(running) + session.hook_agents_unseen(), "subagent"),
+            (int(_own_call_in_flight(session, running)), "tool call"),
             (jobs_of.get(session.session_id, 0), "caged job"),
         )
         work = sum(count for count, _ in kinds)

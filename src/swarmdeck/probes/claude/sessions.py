@@ -109,6 +109,16 @@ class SessionInfo:
     def running_subagents(self) -> list[SubagentInfo]:
         return [s for s in self.subagents if s.status == "running"]
 
+    def hook_agents_unseen(self) -> int:
+        """How many of the hook-event subagents no transcript shows, not even by its dispatch.
+
+        `hook_agents` leaves out those whose id a transcript names; a running dispatch whose
+        agent's id is not linked yet stands for one of the rest (the SubagentStart hook comes
+        before the agent's own file), so each such dispatch takes one off.
+        """
+        unlinked = sum(1 for s in self.running_subagents() if not s.agent_known)
+        return max(0, len(self.hook_agents) - unlinked)
+
     def to_json(self) -> dict[str, Any]:
         """The flat object of the snapshot JSON, subagents nested as DESIGN.md asks."""
         out: dict[str, Any] = {

@@ -89,6 +89,12 @@ class SubagentInfo:
         return self.tool_use_id is not None
 
     @property
+    def agent_known(self) -> bool:
+        """False while only its dispatch tells of it: its id is then the dispatch's tool_use_id,
+        its agent's own id not linked yet."""
+        return self.id != self.tool_use_id
+
+    @property
     def context_bytes(self) -> int:
         return self.prompt_bytes + self.result_bytes
 
