@@ -187,6 +187,17 @@ def test_job_over_its_own_cap_exits_250_and_the_row_says_it_hit_its_ceiling(
     assert again.returncode == 0, again.stderr
 
 
+def test_a_rerun_with_a_larger_cap_after_its_ceiling_books_the_new_cap(
+    slice_config: Path, isolated_home
+) -> None:
+    assert swarmdeck_run("--cap", "20M", "--", *hog(40)).returncode == 250
+    again = swarmdeck_run("--cap", "60M", "--", *hog(40))
+    second = rows(isolated_home)[1]
+    assert (second["booked"], second["cap"]) == (60 * MIB, 60 * MIB)
+    assert second["admitted_via"] == "ceiling" and second["oom_score_adj"] == 0
+    assert again.returncode == 0, again.stderr
+
+
 def test_when_the_kernel_kills_one_process_the_rest_of_the_tree_is_stopped(
     slice_config: Path, isolated_home, start_run: Start
 ) -> None:
