@@ -424,6 +424,14 @@ def test_a_directory_given_as_the_command_exits_126_saying_it_is_a_directory(
     assert (row["state"], row["exit_code"]) == ("done", 126)
 
 
+def test_a_directory_given_as_the_command_from_inside_it_is_still_the_command_at_fault(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    result = swarmdeck_run("--", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 126
+    assert result.stderr == f"swarmdeck: {tmp_path}: Is a directory\n"
+
+
 def test_a_run_from_a_removed_folder_is_refused_in_one_line(
     slice_config: Path, isolated_home, tmp_path: Path
 ) -> None:

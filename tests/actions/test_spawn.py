@@ -4,6 +4,7 @@ signal actions)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmdeck.actions.spawn import SetupFailed, spawn
+from swarmdeck.actions.spawn import CannotEnter, SetupFailed, spawn
 
 
 def nothing() -> None:
@@ -41,10 +42,19 @@ def test_a_file_that_cannot_be_executed_is_permission_denied(tmp_path: Path) -> 
         spawn([str(script)], str(tmp_path), os.environ, nothing)
 
 
-def test_a_missing_folder_is_file_not_found_naming_it(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError) as caught:
+def test_a_missing_folder_cannot_be_entered_and_is_named(tmp_path: Path) -> None:
+    with pytest.raises(CannotEnter) as caught:
         spawn(["true"], str(tmp_path / "gone"), os.environ, nothing)
+    assert caught.value.errno == errno.ENOENT
     assert caught.value.filename == str(tmp_path / "gone")
+
+
+def test_a_folder_run_as_the_command_from_inside_it_is_the_command_refused(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(PermissionError) as caught:
+        spawn([str(tmp_path)], str(tmp_path), os.environ, nothing)
+    assert not isinstance(caught.value, CannotEnter)
 
 
 def test_a_failing_set_up_runs_nothing_and_says_why(tmp_path: Path) -> None:

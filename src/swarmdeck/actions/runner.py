@@ -27,7 +27,7 @@ from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Wat
 from swarmdeck.actions.oom import OomVerdict, classify_oom
 from swarmdeck.actions.peer_hint import PeerHint
 from swarmdeck.actions.run_request import RunRequest
-from swarmdeck.actions.spawn import SetupFailed, spawn
+from swarmdeck.actions.spawn import CannotEnter, SetupFailed, spawn
 from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts
@@ -298,7 +298,7 @@ def _never_ran(run: RunContext, job_id: int, message: str, code: int) -> int:
 
 def _not_started(request: RunRequest, error: OSError) -> tuple[str, int]:
     """Why exec or the change into the job's folder failed, and the exit code a shell gives."""
-    if error.filename == str(request.cwd):
+    if isinstance(error, CannotEnter):
         why = f"cannot start in {request.cwd}: {error.strerror}; nothing was run"
         return why, ExitCode.CANNOT_EXECUTE
     if isinstance(error, FileNotFoundError):

@@ -31,6 +31,12 @@ class SetupFailed(Exception):
     """The set-up step raised in the child: nothing was run. The message names the error."""
 
 
+class CannotEnter(OSError):
+    """The child could not change into the job's folder (named as the filename): nothing was
+    run. A class of its own because the folder and the command may be the same path (`cd /tmp
+    && swarmdeck run -- /tmp`), so the filename alone cannot tell whose fault it was."""
+
+
 class Child:
     """A started process: its pid, and once waited for, its status as Popen gives it (the exit
     code, or minus the signal that ended it)."""
@@ -52,8 +58,8 @@ def spawn(
 ) -> Child:
     """Start `argv` in `cwd` with `env`, after `setup` ran in the child.
 
-    Raises what exec or chdir raised (FileNotFoundError, PermissionError, …, naming the
-    program or the folder), or SetupFailed; the child is then already reaped. A fork that
+    Raises what exec raised (FileNotFoundError, PermissionError, …, naming the program),
+    CannotEnter (naming the folder), or SetupFailed; the child is then already reaped. A fork that
     fails raises its OSError and leaves no descriptor open.
     """
     report_read, report_write = os.pipe()
@@ -84,7 +90,9 @@ def spawn(
     if kind == b"setup":
         raise SetupFailed(detail.decode(errors="replace"))
     number = int(detail)
-    raise OSError(number, os.strerror(number), cwd if kind == b"chdir" else argv[0])
+    if kind == b"chdir":
+        raise CannotEnter(number, os.strerror(number), cwd)
+    raise OSError(number, os.strerror(number), argv[0])
 
 
 def _child(
