@@ -531,6 +531,25 @@ def test_a_detached_job_outlives_its_launcher_and_its_exit_code_is_recorded(
     assert output.read_text() == "from-job\n"
 
 
+@pytest.mark.parametrize(
+    ("command", "code", "says"),
+    [("no-such-command-here", 127, "command not found"), ("/", 126, "Is a directory")],
+)
+def test_a_detached_command_that_cannot_start_says_so_at_once_with_its_exit_code(
+    slice_config: Path, isolated_home, start_run: Start, command: str, code: int, says: str
+) -> None:
+    """What a foreground run would say, said by the launcher, and no output file left."""
+    launcher = start_run("--detach", "--", command)
+    out, err = launcher.communicate(timeout=DEADLINE)
+    assert launcher.returncode == code
+    assert out == ""
+    assert err == f"swarmdeck: {command}: {says}\n"
+    (row,) = rows(isolated_home)
+    assert (row["state"], row["exit_code"]) == ("done", code)
+    assert row["output_path"] is None
+    assert not list((isolated_home / "state" / "jobs").glob("job-*.out"))
+
+
 def test_the_next_run_books_its_learned_peak(slice_config: Path, isolated_home) -> None:
     first = swarmdeck_run("--", *hog(12, hold=0.3))
     assert first.returncode == 0, first.stderr

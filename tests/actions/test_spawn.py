@@ -28,6 +28,21 @@ def test_a_started_command_gives_its_exit_code_or_minus_its_signal(tmp_path: Pat
     assert killed.wait() == -15
 
 
+def test_a_command_given_streams_reads_and_writes_those(tmp_path: Path) -> None:
+    source, sink = tmp_path / "in", tmp_path / "out"
+    source.write_text("from the file\n")
+    read = os.open(source, os.O_RDONLY)
+    write = os.open(sink, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        done = spawn(["sh", "-c", "cat; echo to-err >&2"], str(tmp_path), os.environ, nothing,
+                     streams=(read, write, write))
+    finally:
+        os.close(read)
+        os.close(write)
+    assert done.wait() == 0
+    assert sink.read_text() == "from the file\nto-err\n"
+
+
 def test_a_missing_command_is_file_not_found_naming_it(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError) as caught:
         spawn(["no-such-command-here"], str(tmp_path), os.environ, nothing)

@@ -39,7 +39,7 @@ from swarmdeck.sizes import SizeSpec, format_size
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from swarmdeck.actions.detach import Detached
+    from swarmdeck.actions.detach import Detached, JobOutput
     from swarmdeck.config import Config
     from swarmdeck.state import StateStore
 
@@ -273,11 +273,19 @@ def _admitted_run(run: RunContext) -> int:
         return int(error.exit_code)
     job_id = admission.job_id
     try:
-        output = run.detached.admitted(job_id) if run.detached is not None else None
+        output = run.detached.output(job_id) if run.detached is not None else None
     except StateError as error:
         return _never_ran(run, job_id, error.message, int(error.exit_code))
     try:
-        cage = prepared.backend.create_cage(job_id, booking.cap)
+        return _caged_run(run, job_id, output)
+    finally:
+        if output is not None and not output.handed_over:
+            output.discard()
+
+
+def _caged_run(run: RunContext, job_id: int, output: JobOutput | None) -> int:
+    try:
+        cage = run.prepared.backend.create_cage(job_id, run.prepared.booking.cap)
     except CageError as error:
         return _never_ran(run, job_id, error.message, int(error.exit_code))
     try:
@@ -313,7 +321,9 @@ def _not_started(request: RunRequest, error: OSError) -> tuple[str, int]:
     return f"{request.argv[0]}: cannot execute: {error.strerror}", ExitCode.CANNOT_EXECUTE
 
 
-def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -> int:
+def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | None) -> int:
+    """Start the job in its cage and see it to its end. A detached job's launcher is told only
+    once the job started, so a command that cannot start is reported at the terminal."""
     config, store, request, prepared = run.config, run.store, run.request, run.prepared
     booking = prepared.booking
     marker = serial_marker(job_id)
@@ -324,6 +334,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -
             cwd=str(request.cwd),
             env={**os.environ, SERIAL_FILE_ENV: str(marker)},
             setup=ChildSetup(cage, booking.oom_score_adj),
+            streams=output.streams if output is not None else None,
         )
     except OSError as error:
         return _never_ran(run, job_id, *_not_started(request, error))
@@ -333,12 +344,14 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -
             f"could not put the job into its cage {cage.path} ({error}); nothing was run",
             int(ExitCode.USAGE),
         )
+    if run.detached is not None and output is not None:
+        run.detached.started(job_id, output)
     ticks = start_ticks(proc.pid)
     assert ticks is not None, "an unreaped child always has a stat line"
     job = ProcessIdentity(proc.pid, ticks)
     cage.after_start()
     try:
-        mark_running(store, job_id, job, output, marker)
+        mark_running(store, job_id, job, str(output.path) if output else None, marker)
     except StateError as error:
         # The job runs on in its cage (the admitted row names it); only its pid is unrecorded.
         run.note(f"job {job_id}: not marked running: {error.message}")
