@@ -30,7 +30,7 @@ from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.actions.spawn import CannotEnter, SetupFailed, spawn
 from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.ledger import SliceFacts
+from swarmdeck.probes.ledger import SliceFacts, reserve_problem, slice_cap_of
 from swarmdeck.probes.machine import local_host_name, mem_total
 from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
 from swarmdeck.records import dataclass
@@ -176,11 +176,12 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
     check_request(request)
     total = mem_total()
     declared = parse_cap(request.cap, total)
+    no_slice = reserve_problem(config, total)
+    if no_slice:
+        raise CageError(no_slice)
     backend = open_backend(config.memory.slice)
-    reserve = min(total, config.memory.reserve.resolve(total))
-    slice_cap = total - reserve
-    claim_slice(backend.slice_path, store.path, config.path, slice_cap)
-    backend.prepare_slice(slice_cap)
+    slice_cap = slice_cap_of(config, total)
+    claim_slice(backend, store.path, config.path, slice_cap)
     facts = SliceFacts(
         slice_cap=slice_cap,
         margin=config.memory.margin.resolve(total),
