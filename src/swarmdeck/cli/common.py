@@ -115,14 +115,18 @@ def example(*lines: str, before: str = "", after: str = "") -> dict[str, object]
     }
 
 
-def exit_codes(own: str, codes: tuple[ExitCode, ...]) -> str:
+def exit_codes(
+    own: str, codes: tuple[ExitCode, ...], meanings: dict[ExitCode, str] | None = None
+) -> str:
     """The help's paragraph of what a command exits with: `own` (the codes it passes on, in
-    words), or swarmdeck's own `codes`, each with its meaning."""
+    words), or swarmdeck's own `codes`, each with its meaning (`meanings` when the command
+    says them in its own words)."""
     import textwrap
 
-    from swarmdeck.exitcodes import codes_text
+    from swarmdeck.exitcodes import MEANING, codes_text
 
-    return textwrap.fill(f"exit codes: {own}, or {codes_text(codes)}.", width=84)
+    text = codes_text(codes, meanings or MEANING)
+    return textwrap.fill(f"exit codes: {own}, or {text}.", width=84)
 
 
 def add_subcommands(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:
