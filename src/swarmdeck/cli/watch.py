@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 
 from swarmdeck.cli.common import context, example
@@ -58,6 +59,11 @@ def _watch(args: argparse.Namespace) -> int:
     session = args.session or (os.environ.get(SESSION_ENV) if args.wake else None) or None
     started = time.time()
     woke: list[str] = []
+    if args.wake:
+        # Said once, on stderr: stdout is the finding alone, for the agent that waits for it.
+        whom = f"session {session}" if session else "any session"
+        print(f"swarmdeck: waiting for a finding to wake {whom}; Ctrl+C stops", file=sys.stderr,
+              flush=True)
 
     def on_pass(report) -> bool:
         if args.wake:
