@@ -174,6 +174,26 @@ def help_width() -> int:
     return (columns or 80) - 2
 
 
+def need_terminal() -> None:
+    """UsageError unless stdin and stdout are a terminal: the control room draws on one and
+    reads its keys, and without one (an agent's Bash tool, a pipe, cron) it would write escape
+    sequences into the pipe and wait for keys that never come."""
+    from swarmdeck.errors import UsageError
+
+    if not all(_is_terminal(stream) for stream in (sys.stdin, sys.stdout)):
+        raise UsageError(
+            "the control room needs a terminal; `swarmdeck status` prints the same facts"
+        )
+
+
+def _is_terminal(stream: object) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())  # type: ignore[attr-defined]
+    except ValueError:
+        # A stream closed already is no terminal.
+        return False
+
+
 _OPENED: list = []
 """State stores `context` opened, closed by `close_opened` unless the process ends first."""
 
