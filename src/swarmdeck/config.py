@@ -306,7 +306,7 @@ class HooksConfig:
         default=HEAVY_PATTERNS,
         metadata=about(
             "regexes (re.search) marking a shell command as heavy, so it must run under swarmdeck;"
-            " a command over 16 KiB is heavy when one matches its first 16 KiB",
+            " a command over 8 KiB is heavy when one matches its first 8 KiB",
             check=_regexes,
         ),
     )
