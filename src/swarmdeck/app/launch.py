@@ -3,7 +3,8 @@ that fits now, and the `swarmdeck run` line that does the same.
 
 The form is checked as it is typed, with the runner's own rules (`check_request`, `parse_cap`)
 and its own booking (`decide_booking` over the workload's recorded peaks); the preview reads
-the state file, so it is worked out in a thread. Launch stays disabled while anything is wrong.
+the state file, so it is worked out in a thread. Launch stays disabled while anything is wrong,
+and while this host has no memory cage (its book's slice problem, as `status` says it).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from swarmdeck.actions.jobrecord import past_runs
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.actions.runner import check_request, parse_cap
 from swarmdeck.app.commands import command_line
+from swarmdeck.app.hosts import NO_CAGE
 from swarmdeck.config import Config
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes.ledger import MemoryBook
@@ -84,6 +86,8 @@ def preview(config: Config, store: StateStore, book: MemoryBook | None,
         if book is None:
             not_read = "this host's memory book is not read yet"
             return Preview(request, (command_line(request),), not_read)
+        if book.problem:
+            return Preview(request, (command_line(request),), f"{NO_CAGE} here: {book.problem}")
         total = book.mem_total
         booking = decide_booking(
             past_runs(store, fingerprint(request.argv, request.cwd)),

@@ -32,7 +32,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Tree
 
-from swarmdeck.actions.detach import launch_detached
+from swarmdeck.actions.detach import launch_detached_said
 from swarmdeck.actions.lock import release_stale
 from swarmdeck.actions.migration import refusal
 from swarmdeck.actions.run_request import RunRequest
@@ -479,12 +479,14 @@ class SwarmdeckApp(App[int]):
     @work(thread=True, group="launch", exit_on_error=False)
     def _launch(self, request: RunRequest, what: str) -> None:
         """Start a detached runner; returns once it is admitted (or refused)."""
-        code = launch_detached(request)
-        if code == 0:
+        started = launch_detached_said(request)
+        if started.code == 0:
             self.call_from_thread(self.notify, f"{what}: admitted, runs detached")
         else:
+            why = f": {started.said}" if started.said else ""
             self.call_from_thread(
-                self.notify, f"{what}: not started (exit {code})", severity="error"
+                self.notify, f"{what}: not started (exit {started.code}){why}", severity="error",
+                timeout=15,
             )
         self.probe()
 
