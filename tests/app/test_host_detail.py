@@ -14,7 +14,8 @@ from ssh_server import servers as servers
 from ssh_server import write_peer_config
 from swarmdeck.app.bar import ScaledSparkline, StackedBar
 from swarmdeck.app.gpus import GpuCardView
-from swarmdeck.app.host_detail import HostDetail
+from swarmdeck.app.history import HostPoint
+from swarmdeck.app.host_detail import HostDetail, span_text
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
@@ -113,3 +114,9 @@ async def test_a_peer_that_was_not_read_draws_no_bar_never_room(isolated_home: P
             drawn = str(screen.query_one(f"#host-{bar}", StackedBar).render())
             assert "░" not in drawn and drawn.strip() == "", (bar, drawn)
             assert str(screen.query_one(f"#host-{bar}-figures").render()) == " not read"
+
+
+def test_the_span_counts_its_readings_as_a_person_writes_them() -> None:
+    point = HostPoint(0.0, 2, None, 1 << 30, None)
+    assert span_text([]) == "over time: 0 readings since the app started, one per refresh"
+    assert span_text([point]) == "over time: 1 reading since the app started, one per refresh"

@@ -44,6 +44,7 @@ from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.hosts import host_line
+from swarmdeck.words import counted
 
 UNREAD = " "
 """What the bars of a host that was not read are filled with: nothing, never the glyph of room."""
@@ -63,7 +64,8 @@ def part_top(point: HostPoint, index: int) -> int:
 def span_text(points: list[HostPoint]) -> str:
     """How much time the readings cover, and that they start with the app."""
     if len(points) < 2:
-        return f"over time: {len(points)} reading since the app started, one per refresh"
+        return (f"over time: {counted(len(points), 'reading')} since the app started,"
+                " one per refresh")
     span = age_text(points[-1].taken_at - points[0].taken_at)
     return f"over time: the last {span}, {len(points)} readings (kept since the app started)"
 

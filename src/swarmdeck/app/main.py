@@ -426,12 +426,20 @@ class SwarmdeckApp(App[int]):
         snapshot = self.snapshot
         host = snapshot.hosts[0].name if snapshot and snapshot.hosts else None
         book = snapshot.book_of(host) if snapshot and host else None
+        cores = self._local_cores()
 
         def answered(request: RunRequest | None) -> None:
             if request is not None:
                 self._launch(request, f"job {request.label or shlex.join(request.argv)}")
 
-        self.push_screen(LaunchScreen(self.config, self.store, book, self.launch_cwd), answered)
+        self.push_screen(
+            LaunchScreen(self.config, self.store, book, self.launch_cwd, cores=cores), answered
+        )
+
+    def _local_cores(self) -> int | None:
+        """This host's cores as last read, for the launch form's threads range."""
+        snapshot = self.snapshot
+        return snapshot.hosts[0].cores.count if snapshot and snapshot.hosts else None
 
     def action_rerun(self) -> None:
         if self.refused("rerun"):
@@ -473,7 +481,9 @@ class SwarmdeckApp(App[int]):
 
         title = f"Rerun job {job.id}: it hit its own cap of {format_size(job.cap)}"
         self.push_screen(
-            LaunchScreen(self.config, self.store, book, Path(job.cwd), filled, title), answered
+            LaunchScreen(self.config, self.store, book, Path(job.cwd), filled, title,
+                         cores=self._local_cores()),
+            answered,
         )
 
     @work(thread=True, group="launch", exit_on_error=False)
