@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "actions"))
 
 from cagekit import MIB, new_slice, remove_tree, write_config
+from fixed_room import peer_reading
 from pilot_waits import probed, until
 from textual.widgets import Button, Input
 
@@ -21,10 +22,11 @@ from ledger_rows import add_job
 from swarmdeck.actions.cage.owner import claim_slice
 from swarmdeck.app.bar import StackedBar
 from swarmdeck.app.host_detail import HostDetail
-from swarmdeck.app.hosts import HostCard
+from swarmdeck.app.hosts import HostCard, peer_text
 from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
+from swarmdeck.probes.peer_cache import reading_of
 from swarmdeck.probes.slice_owner import slice_problem
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.state import StateStore
@@ -114,3 +116,14 @@ async def test_a_rerun_the_runner_refuses_shows_the_runners_reason(
         await until(pilot, lambda: said in [str(n.message) for n in app._notifications],
                     "the runner's reason")
     app.store.close()
+
+
+def test_a_peers_card_without_a_cage_says_so_and_offers_no_slice_or_room() -> None:
+    fine = peer_reading(0.0)
+    problem = "slice /sys/fs/cgroup/memory/swarmdeck belongs to the ledger /a/state.db"
+    broken = reading_of(fine.name, {**fine.figures, "slice_backend": "", "slice_problem": problem},
+                        0.0)
+    text = peer_text(broken).plain
+    assert text.endswith(f" · ✗ no memory cage: {problem}")
+    assert "slice cap –" in text and "memory room –" in text
+    assert "slice cap 240G" in peer_text(fine).plain

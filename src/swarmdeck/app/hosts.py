@@ -271,8 +271,10 @@ def peer_text(peer: PeerReading) -> Text:
         why = f": {peer.reason}" if peer.reason else ""
         text.append(f"   {peer.state}{why}", style="not bold yellow")
         return text
-    if peer.host is not None:
-        text.append("   " + host_line(figures_of(peer.host, peer.book)), style="not bold")
+    text.append("   " + host_line(shown_figures(peer.host, peer.book)), style="not bold")
+    if problem := cage_problem(peer.book):
+        text.append(" · ")
+        text.append_text(no_cage_text(problem))
     return text
 
 
