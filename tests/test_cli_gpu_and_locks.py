@@ -41,6 +41,15 @@ def test_lock_acquire_show_refuse_release(
     assert capsys.readouterr().out == "no workspace locks\n"
 
 
+def test_lock_acquire_of_a_path_in_no_folder_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nonexistent" / "dir"
+    assert main(["lock", "acquire", str(missing), "--session", "A"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"its folder {missing.parent} does not exist" in err
+
+
 def test_lock_claim_and_cleanup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "work"
     assert main(["lock", "claim", str(root / "scratch"), "--session", "A"]) == 0

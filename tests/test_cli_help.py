@@ -129,3 +129,10 @@ def test_dispatch_help_lists_its_own_exit_codes_after_runs() -> None:
     text = " ".join(_help(["dispatch", "--help"]).split("exit codes:", 1)[1].split())
     assert text.startswith("those of swarmdeck run, or 241 ")
     assert "244 " in text
+
+
+def test_lock_acquire_help_lists_the_codes_it_exits_with() -> None:
+    text = " ".join(_help(["lock", "acquire", "--help"]).split("exit codes:", 1)[1].split())
+    assert text.startswith("0 once it holds the lock, or 78 ")
+    for code, says in [("78", "--no-wait"), ("251", "folder"), ("253", "--timeout")]:
+        assert f"{code} " in text and says in text.split(f"{code} ", 1)[1].split(",")[0], code

@@ -332,3 +332,12 @@ def test_every_exit_code_has_its_words_and_the_run_table_lists_those_a_job_can_e
     # 141 is a printing command's (told beside the commands), 255 a ledger row's (told below).
     assert listed == {int(code) for code in MEANING} - {ExitCode.READER_GONE, ExitCode.LOST}
     assert "exit code 255" in README and "with 141" in README
+
+
+def test_the_readme_tells_what_output_that_cannot_be_written_exits_with() -> None:
+    from swarmdeck.cli.output import UNWRITABLE_EXIT
+
+    told = " ".join(README.split("A command whose output cannot", 1)[1].split(".", 1)[0].split())
+    assert told.endswith(f"exits {int(UNWRITABLE_EXIT)}; where stderr cannot be written either, "
+                         "nothing is said, and a caged run still exits with its command's own "
+                         "status")

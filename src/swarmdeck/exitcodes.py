@@ -61,6 +61,15 @@ DISPATCH_CODES: tuple[ExitCode, ...] = (ExitCode.NEVER_FITS_ANY_HOST, ExitCode.L
 """The codes `swarmdeck dispatch` exits with besides those of `swarmdeck run`."""
 
 
-def codes_text(codes: tuple[ExitCode, ...]) -> str:
-    """`codes` and their meanings on one line: "250 hit its own cap, 251 usage or no cage"."""
-    return ", ".join(f"{int(code)} {MEANING[code]}" for code in codes)
+LOCK_ACQUIRE_CODES: dict[ExitCode, str] = {
+    ExitCode.REFUSED: "held by another and --no-wait given",
+    ExitCode.USAGE: "usage (the path's folder does not exist, no holder process)",
+    ExitCode.TIMED_OUT: "still held after --timeout",
+}
+"""The codes `swarmdeck lock acquire` exits with besides 0, each in its own words."""
+
+
+def codes_text(codes: tuple[ExitCode, ...], meanings: dict[ExitCode, str] = MEANING) -> str:
+    """`codes` and their meanings (MEANING's, or a command's own words) on one line: "250 hit
+    its own cap, 251 usage or no cage"."""
+    return ", ".join(f"{int(code)} {meanings[code]}" for code in codes)

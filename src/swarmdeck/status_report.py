@@ -16,6 +16,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from swarmdeck.printable import printable, printable_text
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.probes.slice_owner import read_owner
 from swarmdeck.sizes import format_size
@@ -90,7 +91,7 @@ def gpus_section(snapshot: Snapshot) -> RenderableType:
             "GPU processes", gpus.PROCESS_COLUMNS, gpus.process_rows(cards).values(),
             "no compute processes",
         ),
-        gpus.holder_line(snapshot.gpus.holders),
+        printable_text(gpus.holder_line(snapshot.gpus.holders)),
     ]
     return Group(*parts)
 
@@ -155,7 +156,7 @@ def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
             console.print(f"no memory cage on {book.host}: {book.problem}", markup=False)
     for peer in snapshot.peers:
         if peer.state != "read":
-            why = f": {peer.reason}" if peer.reason else ""
+            why = f": {printable(peer.reason)}" if peer.reason else ""
             console.print(f"peer {peer.name} {peer.state}{why}", markup=False)
     if snapshot.cluster is not None:
         console.print(slurm.cluster_text(snapshot.cluster))

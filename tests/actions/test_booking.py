@@ -83,6 +83,24 @@ def test_a_ceiling_with_the_same_declared_cap_books_the_cap_at_adj_0() -> None:
     assert (result.booked, result.cap, result.oom_score_adj) == (512 * MIB, 512 * MIB, 0)
 
 
+def test_a_ceiling_with_a_larger_declared_cap_books_that_cap() -> None:
+    result = booking([PastRun(64 * MIB, 64 * MIB, True)], cap=128 * MIB)
+    assert (result.booked, result.cap, result.via) == (128 * MIB, 128 * MIB, Via.CEILING)
+    assert result.oom_score_adj == OOM_ADJ_ON_CAP
+
+
+def test_a_ceiling_in_the_window_books_the_declared_cap_over_the_prediction() -> None:
+    # It needed more than the cap it hit; the prediction from the run that fitted is no bound.
+    runs = [PastRun(64 * MIB, 64 * MIB, True), PastRun(100 * MIB, 512 * MIB, False)]
+    result = booking(runs, cap=GIB)
+    assert (result.booked, result.cap, result.via) == (GIB, GIB, Via.CEILING)
+
+
+def test_a_ceiling_with_a_smaller_declared_cap_books_that_cap() -> None:
+    result = booking([PastRun(512 * MIB, 512 * MIB, True)], cap=256 * MIB)
+    assert (result.booked, result.cap, result.via) == (256 * MIB, 256 * MIB, Via.CEILING)
+
+
 def test_unbounded_may_grow_to_the_slice_and_is_killed_first() -> None:
     result = booking(unbounded=True)
     assert result.cap == SLICE and result.oom_score_adj == OOM_ADJ_UNBOUNDED

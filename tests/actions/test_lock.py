@@ -20,6 +20,7 @@ import pytest
 import swarmdeck
 from racers import race, start_racer
 from swarmdeck.actions import lock
+from swarmdeck.errors import UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes import locks
 from swarmdeck.probes.procs import ProcessIdentity, identity, own_identity, read_stat
@@ -67,6 +68,23 @@ def test_lock_is_keyed_by_resolved_path(workspace: Path, tmp_path: Path) -> None
     (tmp_path / "link").symlink_to(workspace)
     assert locks.lock_file_for(tmp_path / "link") == locks.lock_file_for(workspace)
     assert locks.lock_file_for(workspace / ".." / workspace.name) == locks.lock_file_for(workspace)
+
+
+def test_a_path_not_there_yet_may_be_locked_while_its_folder_exists(tmp_path: Path) -> None:
+    got = lock.acquire(tmp_path / "build", session="s1", command="make", holder=own_identity())
+    assert got.holder.path == str(tmp_path / "build")
+
+
+def test_a_path_whose_folder_does_not_exist_is_refused_with_251(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder" / "checkout"
+    with pytest.raises(UsageError) as refused:
+        lock.acquire(missing, session="s1", command="make", holder=own_identity())
+    assert refused.value.exit_code == ExitCode.USAGE
+    assert refused.value.message == (
+        f"cannot lock {missing}: its folder {missing.parent} does not exist"
+        " (a lock is on a workspace path: check the path)"
+    )
+    assert locks.all_locks() == []
 
 
 def test_live_holder_refuses_another_session_with_exit_78(workspace: Path, holder) -> None:
@@ -354,6 +372,7 @@ def test_all_locks_lists_held_and_stale_ones(tmp_path: Path, holder) -> None:
 
 TAKER = """
 from swarmdeck.actions import lock
+from swarmdeck.errors import UsageError
 from swarmdeck.probes.procs import own_identity
 """
 TAKE = """

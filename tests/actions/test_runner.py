@@ -187,6 +187,17 @@ def test_job_over_its_own_cap_exits_250_and_the_row_says_it_hit_its_ceiling(
     assert again.returncode == 0, again.stderr
 
 
+def test_a_rerun_with_a_larger_cap_after_its_ceiling_books_the_new_cap(
+    slice_config: Path, isolated_home
+) -> None:
+    assert swarmdeck_run("--cap", "20M", "--", *hog(40)).returncode == 250
+    again = swarmdeck_run("--cap", "60M", "--", *hog(40))
+    second = rows(isolated_home)[1]
+    assert (second["booked"], second["cap"]) == (60 * MIB, 60 * MIB)
+    assert second["admitted_via"] == "ceiling" and second["oom_score_adj"] == 0
+    assert again.returncode == 0, again.stderr
+
+
 def test_when_the_kernel_kills_one_process_the_rest_of_the_tree_is_stopped(
     slice_config: Path, isolated_home, start_run: Start
 ) -> None:
@@ -413,6 +424,14 @@ def test_a_directory_given_as_the_command_exits_126_saying_it_is_a_directory(
     assert (row["state"], row["exit_code"]) == ("done", 126)
 
 
+def test_a_directory_given_as_the_command_from_inside_it_is_still_the_command_at_fault(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    result = swarmdeck_run("--", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 126
+    assert result.stderr == f"swarmdeck: {tmp_path}: Is a directory\n"
+
+
 def test_a_run_from_a_removed_folder_is_refused_in_one_line(
     slice_config: Path, isolated_home, tmp_path: Path
 ) -> None:
@@ -510,6 +529,25 @@ def test_a_detached_job_outlives_its_launcher_and_its_exit_code_is_recorded(
     assert row["exit_code"] == 3 and row["detached"] == 1
     assert row["output_path"] == str(output)
     assert output.read_text() == "from-job\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "code", "says"),
+    [("no-such-command-here", 127, "command not found"), ("/", 126, "Is a directory")],
+)
+def test_a_detached_command_that_cannot_start_says_so_at_once_with_its_exit_code(
+    slice_config: Path, isolated_home, start_run: Start, command: str, code: int, says: str
+) -> None:
+    """What a foreground run would say, said by the launcher, and no output file left."""
+    launcher = start_run("--detach", "--", command)
+    out, err = launcher.communicate(timeout=DEADLINE)
+    assert launcher.returncode == code
+    assert out == ""
+    assert err == f"swarmdeck: {command}: {says}\n"
+    (row,) = rows(isolated_home)
+    assert (row["state"], row["exit_code"]) == ("done", code)
+    assert row["output_path"] is None
+    assert not list((isolated_home / "state" / "jobs").glob("job-*.out"))
 
 
 def test_the_next_run_books_its_learned_peak(slice_config: Path, isolated_home) -> None:

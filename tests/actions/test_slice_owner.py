@@ -3,13 +3,16 @@ line naming both, and only the owner's config changes the cap."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
-from cagekit import SWARMDECK, write_config
+import pytest
+from cagekit import SWARMDECK, hog, mem_total, write_config
 
 from swarmdeck.probes.slice_owner import read_owner
+from swarmdeck.sizes import format_size
 
 MIB = 1 << 20
 
@@ -142,12 +145,13 @@ def test_status_probe_and_the_hook_say_what_the_runner_says_of_a_slice_another_l
 def test_the_refusal_names_the_owners_config_or_its_defaults(
     isolated_home: Path, v1_slice: Path, tmp_path: Path
 ) -> None:
+    from swarmdeck.actions.cage import open_backend
     from swarmdeck.actions.cage.owner import claim_slice
     from swarmdeck.probes.slice_owner import slice_problem
 
     owner_ledger, other = tmp_path / "a.db", tmp_path / "b.db"
     owner_ledger.touch()
-    claim_slice(v1_slice, owner_ledger, None, 100 * MIB)
+    claim_slice(open_backend(str(v1_slice)), owner_ledger, None, 100 * MIB)
     assert slice_problem(v1_slice, owner_ledger) == ""
     assert slice_problem(v1_slice, other) == (
         f"slice {v1_slice} belongs to the ledger {owner_ledger} (config defaults), not to this"
@@ -156,3 +160,46 @@ def test_the_refusal_names_the_owners_config_or_its_defaults(
     )
     owner_ledger.unlink()
     assert slice_problem(v1_slice, other) == ""
+
+
+@pytest.mark.parametrize("reserve", ["100%", f"{mem_total() // (1 << 30) + 2}G"])
+def test_a_reserve_that_leaves_no_slice_is_refused_in_one_line_before_anything_is_written(
+    isolated_home: Path, v1_slice: Path, reserve: str
+) -> None:
+    config = write_config(isolated_home / "a.toml", v1_slice, 0, reserve=reserve)
+    before = _limit(v1_slice)
+    refused = _run(isolated_home, "state", config)
+    assert refused.returncode == 251
+    said = refused.stderr.removeprefix("swarmdeck: ")
+    assert said.count("\n") == 1
+    assert f"memory.reserve = {reserve} ({config}:3)" in said
+    assert f"MemTotal {format_size(mem_total())}" in said and "give a reserve below" in said
+    assert _limit(v1_slice) == before
+    assert read_owner(v1_slice) is None
+    status = _swarmdeck(isolated_home, "state", config, "status", "--json")
+    (host,) = json.loads(status.stdout)["hosts"]
+    assert host["slice_problem"] == said.strip()
+
+
+def test_a_cap_the_kernel_refuses_is_not_recorded_as_set(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    config = write_config(isolated_home / "a.toml", v1_slice, 100 * MIB)
+    assert _run(isolated_home, "state", config).returncode == 0
+    grow = isolated_home / "grow"
+    holder = subprocess.Popen(hog(30, hold=60, after=grow), stdout=subprocess.PIPE, text=True)
+    try:
+        (v1_slice / "cgroup.procs").write_text(str(holder.pid))
+        grow.touch()
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        # The slice holds 30M that cannot be reclaimed (no swap, or memsw capped with it).
+        write_config(config, v1_slice, 10 * MIB)
+        refused = _run(isolated_home, "state", config)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert refused.returncode == 251
+    assert "cannot write" in refused.stderr
+    owner = read_owner(v1_slice)
+    assert owner is not None and owner.cap == 100 * MIB
+    assert _limit(v1_slice) == 100 * MIB

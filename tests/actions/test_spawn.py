@@ -4,6 +4,7 @@ signal actions)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmdeck.actions.spawn import SetupFailed, spawn
+from swarmdeck.actions.spawn import CannotEnter, SetupFailed, spawn
 
 
 def nothing() -> None:
@@ -25,6 +26,21 @@ def test_a_started_command_gives_its_exit_code_or_minus_its_signal(tmp_path: Pat
     assert done.wait() == 3
     killed = spawn(["sh", "-c", "kill -TERM $$"], str(tmp_path), os.environ, nothing)
     assert killed.wait() == -15
+
+
+def test_a_command_given_streams_reads_and_writes_those(tmp_path: Path) -> None:
+    source, sink = tmp_path / "in", tmp_path / "out"
+    source.write_text("from the file\n")
+    read = os.open(source, os.O_RDONLY)
+    write = os.open(sink, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        done = spawn(["sh", "-c", "cat; echo to-err >&2"], str(tmp_path), os.environ, nothing,
+                     streams=(read, write, write))
+    finally:
+        os.close(read)
+        os.close(write)
+    assert done.wait() == 0
+    assert sink.read_text() == "from the file\nto-err\n"
 
 
 def test_a_missing_command_is_file_not_found_naming_it(tmp_path: Path) -> None:
@@ -41,10 +57,19 @@ def test_a_file_that_cannot_be_executed_is_permission_denied(tmp_path: Path) -> 
         spawn([str(script)], str(tmp_path), os.environ, nothing)
 
 
-def test_a_missing_folder_is_file_not_found_naming_it(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError) as caught:
+def test_a_missing_folder_cannot_be_entered_and_is_named(tmp_path: Path) -> None:
+    with pytest.raises(CannotEnter) as caught:
         spawn(["true"], str(tmp_path / "gone"), os.environ, nothing)
+    assert caught.value.errno == errno.ENOENT
     assert caught.value.filename == str(tmp_path / "gone")
+
+
+def test_a_folder_run_as_the_command_from_inside_it_is_the_command_refused(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(PermissionError) as caught:
+        spawn([str(tmp_path)], str(tmp_path), os.environ, nothing)
+    assert not isinstance(caught.value, CannotEnter)
 
 
 def test_a_failing_set_up_runs_nothing_and_says_why(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import time
 
@@ -92,3 +93,30 @@ def test_once_prints_open_findings_for_a_person(isolated_home, store):
                           timeout=DEADLINE)
     assert done.returncode == 0, done.stderr
     assert "heavy_without_run" in done.stdout and "×1" in done.stdout
+
+
+def _first_stderr_line(argv: list[str], env: dict[str, str]) -> str:
+    """The first line `swarmdeck ARGV` writes on stderr, read while it still waits."""
+    waker = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env)
+    try:
+        assert waker.stderr is not None
+        ready, _, _ = select.select([waker.stderr], [], [], DEADLINE)
+        assert ready, "nothing said on stderr"
+        return waker.stderr.readline()
+    finally:
+        waker.kill()
+        waker.wait()
+
+
+def test_wake_for_any_session_says_what_it_waits_for_on_stderr(isolated_home):
+    write_watchdog_config(isolated_home, interval=0.2, min_duration=0)
+    env = {key: value for key, value in os.environ.items() if key != "CLAUDE_CODE_SESSION_ID"}
+    line = _first_stderr_line([SWARMDECK, "watch", "--wake"], env)
+    assert line == "swarmdeck: waiting for a finding to wake any session; Ctrl+C stops\n"
+
+
+def test_wake_for_one_session_names_it_on_stderr(isolated_home):
+    write_watchdog_config(isolated_home, interval=0.2, min_duration=0)
+    line = _first_stderr_line([SWARMDECK, "watch", "--wake", "--session", SID], dict(os.environ))
+    assert line == f"swarmdeck: waiting for a finding to wake session {SID}; Ctrl+C stops\n"

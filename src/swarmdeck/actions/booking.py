@@ -99,10 +99,12 @@ def decide_booking(
     """The booking, cap and oom_score_adj of a job.
 
     `history` holds the workload's recorded runs, newest first. With history the booking is the
-    prediction, raised to the cap of any recent run that hit its ceiling, and never above the
-    declared cap. Without history it is the declared cap (so a cap larger than the machine can
-    never fit), else the default prediction. An unbounded job's cap is the whole slice: it
-    declares no cap of its own (the runner refuses --cap beside --unbounded).
+    prediction, never above the declared cap; once a recent run hit its ceiling, it is this
+    run's cap: the declared cap when one is given (the job needed all of the cap it hit, and
+    more), else the largest cap hit, or the prediction where that is larger. Without history
+    it is the declared cap (so a cap larger than the machine can never fit), else the default
+    prediction. An unbounded job's cap is the whole slice: it declares no cap of its own (the
+    runner refuses --cap beside --unbounded).
     """
     recent = list(history[:HISTORY_WINDOW])
     if not recent:
@@ -112,11 +114,17 @@ def decide_booking(
             booked, via = default_prediction, Via.DEFAULT
     else:
         # A run that hit its ceiling peaked at its cap, not at what it needed: it raises the
-        # booking to that cap instead of feeding the prediction.
+        # booking to this run's cap instead of feeding the prediction.
         grown = [run for run in recent if not run.hit_ceiling]
         predicted = predicted_peak(grown) if grown else 0
-        ceiling = max((run.cap for run in recent if run.hit_ceiling), default=0)
-        booked, via = (ceiling, Via.CEILING) if ceiling >= predicted else (predicted, Via.HISTORY)
+        hit = [run.cap for run in recent if run.hit_ceiling]
+        ceiling = max(hit, default=0)
+        if hit and declared_cap is not None:
+            booked, via = declared_cap, Via.CEILING
+        elif ceiling >= predicted:
+            booked, via = ceiling, Via.CEILING
+        else:
+            booked, via = predicted, Via.HISTORY
         if declared_cap is not None and booked >= declared_cap:
             booked, via = declared_cap, Via.CAP if via is Via.HISTORY else via
     cap = declared_cap if declared_cap is not None else _mib_ceil(booked * cap_factor)

@@ -1,14 +1,17 @@
 """`swarmdeck run --detach`: a runner that outlives the terminal that launched it.
 
 The launcher starts the runner again as a fresh process in its own session, with a pipe on
-which the new runner says "admitted"; until then its queued lines still reach the terminal,
-afterwards its output goes to a file in the state folder and its exit code to the ledger. A
-fresh process rather than a fork, because a forked child must never touch SQLite state it
-inherited from its parent.
+which the new runner says "admitted" once its job is admitted and started; until then its
+lines (queued, or why the command could not start) still reach the terminal, and a job that
+could not start ends the launcher with the exit code a foreground run gives. Afterwards the
+job's output goes to a file in the state folder and its exit code to the ledger. A fresh
+process rather than a fork, because a forked child must never touch SQLite state it inherited
+from its parent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -30,31 +33,71 @@ DETACH_FD_ENV = "SWARMDECK_DETACH_FD"
 """Set only in a detached runner: the pipe on which it tells its launcher it was admitted."""
 
 
+@dataclass
+class JobOutput:
+    """A detached job's output file, open, and the standard streams its process starts with."""
+
+    path: Path
+    fd: int
+    null: int
+    """/dev/null, open for reading: the job's standard input."""
+    handed_over: bool = False
+    """Whether the runner's own streams went to the file (the launcher was told)."""
+
+    @property
+    def streams(self) -> tuple[int, int, int]:
+        """Standard input, output and error for the job's process."""
+        return self.null, self.fd, self.fd
+
+    def close(self) -> None:
+        os.close(self.fd)
+        os.close(self.null)
+
+    def discard(self) -> None:
+        """For a job that never started: close, and remove the file nothing was written to."""
+        self.close()
+        with contextlib.suppress(OSError):
+            # Only ever an empty file of this job's; one left behind misleads no one.
+            self.path.unlink()
+
+
 class Detached:
     """The detached runner's line back to the terminal that launched it."""
 
     def __init__(self, write_fd: int) -> None:
         self.write_fd = write_fd
 
-    def admitted(self, job_id: int) -> str:
-        """Tell the launcher the job is admitted, then let go of its terminal.
+    def output(self, job_id: int) -> JobOutput:
+        """The admitted job's output file, opened before its process starts.
 
-        The output file is new and private: created exclusively, never through a link (a file
-        or link planted in its place is refused, StateError, before the job starts).
+        The file is new and private: created exclusively, never through a link (a file or link
+        planted in its place is refused, StateError, before the job starts).
         """
-        output = paths.private_state_dir() / "jobs" / f"job-{job_id}.out"
-        fd = open_job_output(output)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.write(self.write_fd, f"admitted {job_id} {output}\n".encode())
+        path = paths.private_state_dir() / "jobs" / f"job-{job_id}.out"
+        fd = open_job_output(path)
+        return JobOutput(path, fd, os.open(os.devnull, os.O_RDONLY))
+
+    def started(self, job_id: int, output: JobOutput) -> None:
+        """Tell the launcher the job runs, then let go of its terminal: the runner's own lines
+        go to the job's output file from now on."""
+        # A launcher gone (killed while it waited) is no reason to stop: the job runs on,
+        # detached as asked.
+        with contextlib.suppress(BrokenPipeError):
+            os.write(self.write_fd, f"admitted {job_id} {output.path}\n".encode())
         os.close(self.write_fd)
         sys.stdout.flush()
         sys.stderr.flush()
-        os.dup2(null, 0)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-        os.close(null)
-        return str(output)
+        for target, fd in enumerate(output.streams):
+            os.dup2(fd, target)
+        output.close()
+        output.handed_over = True
+
+    def admitted(self, job_id: int) -> str:
+        """For a runner whose job is started elsewhere: open its output file, tell the launcher,
+        and let go of the terminal at once; the file's path."""
+        output = self.output(job_id)
+        self.started(job_id, output)
+        return str(output.path)
 
 
 def open_job_output(output: Path) -> int:
@@ -90,7 +133,8 @@ def relaunch_argv(request: RunRequest) -> list[str]:
 
 
 def launch_detached(request: RunRequest) -> int:
-    """Start the runner again in its own session; wait only until it is admitted."""
+    """Start the runner again in its own session; wait only until its job is admitted and
+    started (or could not start)."""
     return launch_and_wait_admitted(relaunch_argv(request), request.cwd, "")
 
 
@@ -122,9 +166,9 @@ def launch_and_wait_admitted(
     argv: list[str], cwd: Path | str, where: str, lines: IO[bytes] | None = None
 ) -> int:
     """Start `argv` in its own session with the detach channel, and return once it says its
-    job was admitted (printing the job and its output file, `where` after "runs detached"), or
-    with its exit status when it ended without. Its output until then goes to `lines` when
-    given, else to this process's own."""
+    job was admitted and started (printing the job and its output file, `where` after "runs
+    detached"), or with its exit status when it ended without. Its output until then goes to
+    `lines` when given, else to this process's own."""
     read_fd, write_fd = os.pipe()
     env = dict(os.environ, **{DETACH_FD_ENV: str(write_fd)})
     child = subprocess.Popen(

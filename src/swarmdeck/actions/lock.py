@@ -8,6 +8,10 @@ held for one decision, so waiting for it is bounded: a guard held longer (anothe
 sitting on it) reads as "busy", never as a hang. The lock folder is private to its user and
 its files are 0600; a full disk leaves no file behind.
 
+A lock is on a workspace path, keyed by the path resolved: the path need not exist yet (a
+build folder locked before it is made), but its folder must, or the lock guards nothing any
+process could ever work in: a path in no folder is a mistyped one, refused (251).
+
 Who holds a lock is decided here too (the holder policy): the process that outlives the
 command (past per-command shells and wrappers) unless a pid is named, the session named
 explicitly, else by `$SWARMDECK_SESSION`, else after that process, and the holder's command
@@ -193,13 +197,19 @@ def acquire(
     Free: take it. Held by a live process: queue, saying "held by session S, process P" every
     `say_every` seconds (or refuse with exit 78 when `wait` is false; exit 253 past
     `timeout`). Stale (holder gone, its pid reused, or the file garbage): take it over and
-    say so.
+    say so. A path whose folder does not exist is refused (251).
     """
+    resolved = str(Path(path).resolve())
+    folder = os.path.dirname(resolved)
+    if not os.path.isdir(folder):
+        raise UsageError(
+            f"cannot lock {resolved}: its folder {folder} does not exist"
+            " (a lock is on a workspace path: check the path)"
+        )
     if not session:
         raise UsageError("a lock needs a session name (--session or $SWARMDECK_SESSION)")
     if not holder.is_alive():
         raise UsageError(f"process {holder.pid} cannot hold a lock: it is not running")
-    resolved = str(Path(path).resolve())
     lock_file = locks.lock_file_for(resolved, directory)
     new = LockHolder(resolved, holder.pid, holder.start_ticks, session, command, time.time())
     started = time.monotonic()

@@ -27,10 +27,10 @@ from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Wat
 from swarmdeck.actions.oom import OomVerdict, classify_oom
 from swarmdeck.actions.peer_hint import PeerHint
 from swarmdeck.actions.run_request import RunRequest
-from swarmdeck.actions.spawn import SetupFailed, spawn
+from swarmdeck.actions.spawn import CannotEnter, SetupFailed, spawn
 from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.ledger import SliceFacts
+from swarmdeck.probes.ledger import SliceFacts, reserve_problem, slice_cap_of
 from swarmdeck.probes.machine import local_host_name, mem_total
 from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
 from swarmdeck.records import dataclass
@@ -39,7 +39,7 @@ from swarmdeck.sizes import SizeSpec, format_size
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from swarmdeck.actions.detach import Detached
+    from swarmdeck.actions.detach import Detached, JobOutput
     from swarmdeck.config import Config
     from swarmdeck.state import StateStore
 
@@ -176,11 +176,12 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
     check_request(request)
     total = mem_total()
     declared = parse_cap(request.cap, total)
+    no_slice = reserve_problem(config, total)
+    if no_slice:
+        raise CageError(no_slice)
     backend = open_backend(config.memory.slice)
-    reserve = min(total, config.memory.reserve.resolve(total))
-    slice_cap = total - reserve
-    claim_slice(backend.slice_path, store.path, config.path, slice_cap)
-    backend.prepare_slice(slice_cap)
+    slice_cap = slice_cap_of(config, total)
+    claim_slice(backend, store.path, config.path, slice_cap)
     facts = SliceFacts(
         slice_cap=slice_cap,
         margin=config.memory.margin.resolve(total),
@@ -273,11 +274,19 @@ def _admitted_run(run: RunContext) -> int:
         return int(error.exit_code)
     job_id = admission.job_id
     try:
-        output = run.detached.admitted(job_id) if run.detached is not None else None
+        output = run.detached.output(job_id) if run.detached is not None else None
     except StateError as error:
         return _never_ran(run, job_id, error.message, int(error.exit_code))
     try:
-        cage = prepared.backend.create_cage(job_id, booking.cap)
+        return _caged_run(run, job_id, output)
+    finally:
+        if output is not None and not output.handed_over:
+            output.discard()
+
+
+def _caged_run(run: RunContext, job_id: int, output: JobOutput | None) -> int:
+    try:
+        cage = run.prepared.backend.create_cage(job_id, run.prepared.booking.cap)
     except CageError as error:
         return _never_ran(run, job_id, error.message, int(error.exit_code))
     try:
@@ -298,7 +307,7 @@ def _never_ran(run: RunContext, job_id: int, message: str, code: int) -> int:
 
 def _not_started(request: RunRequest, error: OSError) -> tuple[str, int]:
     """Why exec or the change into the job's folder failed, and the exit code a shell gives."""
-    if error.filename == str(request.cwd):
+    if isinstance(error, CannotEnter):
         why = f"cannot start in {request.cwd}: {error.strerror}; nothing was run"
         return why, ExitCode.CANNOT_EXECUTE
     if isinstance(error, FileNotFoundError):
@@ -313,7 +322,9 @@ def _not_started(request: RunRequest, error: OSError) -> tuple[str, int]:
     return f"{request.argv[0]}: cannot execute: {error.strerror}", ExitCode.CANNOT_EXECUTE
 
 
-def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -> int:
+def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | None) -> int:
+    """Start the job in its cage and see it to its end. A detached job's launcher is told only
+    once the job started, so a command that cannot start is reported at the terminal."""
     config, store, request, prepared = run.config, run.store, run.request, run.prepared
     booking = prepared.booking
     marker = serial_marker(job_id)
@@ -324,6 +335,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -
             cwd=str(request.cwd),
             env={**os.environ, SERIAL_FILE_ENV: str(marker)},
             setup=ChildSetup(cage, booking.oom_score_adj),
+            streams=output.streams if output is not None else None,
         )
     except OSError as error:
         return _never_ran(run, job_id, *_not_started(request, error))
@@ -333,12 +345,14 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: str | None) -
             f"could not put the job into its cage {cage.path} ({error}); nothing was run",
             int(ExitCode.USAGE),
         )
+    if run.detached is not None and output is not None:
+        run.detached.started(job_id, output)
     ticks = start_ticks(proc.pid)
     assert ticks is not None, "an unreaped child always has a stat line"
     job = ProcessIdentity(proc.pid, ticks)
     cage.after_start()
     try:
-        mark_running(store, job_id, job, output, marker)
+        mark_running(store, job_id, job, str(output.path) if output else None, marker)
     except StateError as error:
         # The job runs on in its cage (the admitted row names it); only its pid is unrecorded.
         run.note(f"job {job_id}: not marked running: {error.message}")

@@ -1,14 +1,14 @@
 """Starting a job: fork, run its set-up in the child, exec, and know at once whether exec failed.
 
-`subprocess.Popen` does all this and more, but importing subprocess (and locale, which it
-pulls) costs every caged run some 2.5 ms, and the runner starts processes one way only: with
-its own standard streams, a folder, an environment and a set-up step between fork and exec
-(joining the cage). The child does what Popen's does for that case, and one thing more: the
-stop signals the runner catches (INT, TERM, HUP) act on the child as on the job from the
+`subprocess.Popen` does all this and more, but importing subprocess (and locale, which it pulls)
+costs every caged run some 2.5 ms, and the runner starts processes one way only: with its own
+standard streams (or three it names), a folder, an environment and a set-up step between fork
+and exec (joining the cage). The child does what Popen's does for that case, and one thing more:
+the stop signals the runner catches (INT, TERM, HUP) act on the child as on the job from the
 fork on, so one sent into the cage while it is being joined is not lost. It runs the set-up,
-puts back the default action of the signals Python ignores (SIGPIPE, SIGXFSZ), closes every
-descriptor but the standard three, and execs; a failure on the way comes back through a pipe
-that the exec closes, so the parent knows before `spawn` returns.
+puts back the default action of the signals Python ignores (SIGPIPE, SIGXFSZ), takes the streams
+it was given as its standard three, closes every other descriptor, and execs; a failure on the
+way comes back through a pipe that the exec closes, so the parent knows before `spawn` returns.
 """
 
 from __future__ import annotations
@@ -31,6 +31,12 @@ class SetupFailed(Exception):
     """The set-up step raised in the child: nothing was run. The message names the error."""
 
 
+class CannotEnter(OSError):
+    """The child could not change into the job's folder (named as the filename): nothing was
+    run. A class of its own because the folder and the command may be the same path (`cd /tmp
+    && swarmdeck run -- /tmp`), so the filename alone cannot tell whose fault it was."""
+
+
 class Child:
     """A started process: its pid, and once waited for, its status as Popen gives it (the exit
     code, or minus the signal that ended it)."""
@@ -48,12 +54,17 @@ class Child:
 
 
 def spawn(
-    argv: Sequence[str], cwd: str, env: Mapping[str, str], setup: Callable[[], None]
+    argv: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str],
+    setup: Callable[[], None],
+    streams: tuple[int, int, int] | None = None,
 ) -> Child:
-    """Start `argv` in `cwd` with `env`, after `setup` ran in the child.
+    """Start `argv` in `cwd` with `env`, after `setup` ran in the child; with `streams`, those
+    descriptors are its standard input, output and error instead of the caller's.
 
-    Raises what exec or chdir raised (FileNotFoundError, PermissionError, …, naming the
-    program or the folder), or SetupFailed; the child is then already reaped. A fork that
+    Raises what exec raised (FileNotFoundError, PermissionError, …, naming the program),
+    CannotEnter (naming the folder), or SetupFailed; the child is then already reaped. A fork that
     fails raises its OSError and leaves no descriptor open.
     """
     report_read, report_write = os.pipe()
@@ -64,7 +75,7 @@ def spawn(
     try:
         pid = os.fork()
         if pid == 0:
-            _child(argv, cwd, env, setup, report_write, mask)
+            _child(argv, cwd, env, setup, streams, report_write, mask)
     except OSError:
         os.close(report_read)
         raise
@@ -84,12 +95,14 @@ def spawn(
     if kind == b"setup":
         raise SetupFailed(detail.decode(errors="replace"))
     number = int(detail)
-    raise OSError(number, os.strerror(number), cwd if kind == b"chdir" else argv[0])
+    if kind == b"chdir":
+        raise CannotEnter(number, os.strerror(number), cwd)
+    raise OSError(number, os.strerror(number), argv[0])
 
 
 def _child(
     argv: Sequence[str], cwd: str, env: Mapping[str, str], setup: Callable[[], None],
-    report: int, mask: set[signal.Signals],
+    streams: tuple[int, int, int] | None, report: int, mask: set[signal.Signals],
 ) -> None:
     """In the forked child: never returns."""
     try:
@@ -106,6 +119,8 @@ def _child(
             step = b"exec"
             for signum in (signal.SIGPIPE, signal.SIGXFSZ):
                 signal.signal(signum, signal.SIG_DFL)
+            for target, fd in enumerate(streams or ()):
+                os.dup2(fd, target)
             os.closerange(3, report)
             os.closerange(report + 1, os.sysconf("SC_OPEN_MAX"))
             os.execvpe(argv[0], list(argv), dict(env))

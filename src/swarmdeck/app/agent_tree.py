@@ -21,6 +21,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from swarmdeck.durations import runtime_text
+from swarmdeck.printable import printable_text
 from swarmdeck.probes.claude.sessions import SessionInfo, ToolCall
 from swarmdeck.probes.claude.subagents import SubagentInfo
 from swarmdeck.views.sessions import session_name
@@ -147,8 +148,9 @@ class SessionTree(Tree[str]):
 
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
         """The label cut to the width left after its guides, ending in `…` when cut: the tree
-        never scrolls sideways, so a line is never cut at the panel's edge mid-word."""
-        label = super().render_label(node, base_style, style)
+        never scrolls sideways, so a line is never cut at the panel's edge mid-word. Its
+        texts come from transcripts: their control characters are shown as escapes."""
+        label = printable_text(super().render_label(node, base_style, style))
         depth = 0
         parent = node.parent
         while parent is not None and parent is not self.root:

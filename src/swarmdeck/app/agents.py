@@ -20,6 +20,7 @@ from textual.widgets import Label, Sparkline, Tree
 
 from swarmdeck.app.agent_tree import SessionTree
 from swarmdeck.app.quiet import show_subtitle, show_text
+from swarmdeck.printable import printable
 from swarmdeck.probes.claude.sessions import SessionInfo, waiting_for_person
 from swarmdeck.probes.claude.swarm_health import parallelism_series
 from swarmdeck.views.sessions import home_relative, waiting_text
@@ -124,7 +125,7 @@ class AgentsPanel(Vertical, can_focus=True):
                                     SPARK_BUCKETS)
         spark.data = [float(n) for n in series]
         health = session.health
-        name = session.title or session.session_id[:8]
+        name = printable(session.title or session.session_id[:8])
         show_text(
             label,
             f"subagents at once, last hour — {name[:30]}: peak {health.peak_parallel}, "

@@ -18,6 +18,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from swarmdeck.printable import printable
 from swarmdeck.probes.records import KillRequest
 from swarmdeck.watchdog.kills import TreeMember
 
@@ -32,7 +33,9 @@ def tree_lines(members: list[TreeMember]) -> Table:
     grid.add_column(no_wrap=True, min_width=15)
     grid.add_column(overflow="fold")
     for member in members[:SHOWN]:
-        grid.add_row(str(member.pid), Text(member.comm), Text(member.command[:200]))
+        grid.add_row(
+            str(member.pid), Text(printable(member.comm)), Text(printable(member.command[:200]))
+        )
     if len(members) > SHOWN:
         grid.add_row("", "", Text(f"… and {len(members) - SHOWN} more"))
     return grid
@@ -50,7 +53,7 @@ def facts(request: KillRequest) -> Table:
         ("command:", request.command[:200]),
         ("reason:", request.reason),
     ):
-        grid.add_row(name, Text(value))
+        grid.add_row(name, Text(printable(value)))
     return grid
 
 

@@ -30,6 +30,7 @@ from swarmdeck.app.history import JobPoint, RoomHistory
 from swarmdeck.app.quiet import show_text
 from swarmdeck.durations import NONE, runtime_text
 from swarmdeck.errors import StateError
+from swarmdeck.printable import printable, printable_lines, printable_text
 from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.claude.subagents import SubagentInfo
 from swarmdeck.probes.ledger import LedgerJob
@@ -60,7 +61,7 @@ def last_lines(path: str | None, count: int = OUTPUT_LINES) -> str:
     except OSError as error:
         return f"output not readable: {error.strerror or error}"
     lines = data.decode("utf-8", "replace").splitlines()
-    return "\n".join(lines[-count:]) if lines else "(no output yet)"
+    return printable_lines("\n".join(lines[-count:])) if lines else "(no output yet)"
 
 
 def memory_segments(job: LedgerJob) -> tuple[tuple[BarSegment, ...], int]:
@@ -101,15 +102,18 @@ def wrapped(value: str, width: int) -> list[str]:
 
 def fact_lines(facts: Iterable[tuple[str, str | Text]], name_width: int, width: int) -> Text:
     """One fact a line, its name right-aligned in `name_width` cells; a value longer than the
-    room left in `width` wraps under its own column."""
+    room left in `width` wraps under its own column, and one of several lines (the jobs a
+    session launched) keeps them, each under that column too. Values come from outside: every
+    other control character in them is shown as its escape."""
     text = Text()
     room = max(10, width - name_width - 2)
     for name, value in facts:
         text.append(f"{name:>{name_width}}  ", style="bold")
         if isinstance(value, Text):
-            text.append_text(value)
+            text.append_text(printable_text(value))
         else:
-            text.append(("\n" + " " * (name_width + 2)).join(wrapped(value, room)))
+            lines = wrapped(printable_lines(value), room)
+            text.append(("\n" + " " * (name_width + 2)).join(lines))
         text.append("\n")
     return text
 
@@ -318,7 +322,7 @@ def jobs_text(jobs: list[LedgerJob]) -> str:
     if not jobs:
         return NONE
     return "\n".join(
-        f"#{job.id} {job.label} · {state_cell(job).plain} · {job.host}" for job in jobs
+        f"#{job.id} {printable(job.label)} · {state_cell(job).plain} · {job.host}" for job in jobs
     )
 
 

@@ -13,6 +13,7 @@ from textual.widgets import Label, Static
 from swarmdeck.app.bar import BarSegment, StackedBar
 from swarmdeck.app.panel import Rows, TableDrawing, TablePanel
 from swarmdeck.app.quiet import show_text
+from swarmdeck.printable import printable_text
 from swarmdeck.probes.gpu import GpuCard
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
@@ -118,7 +119,7 @@ class GpusPanel(TablePanel):
         holders = snapshot.gpus.holders
         line = self.query_one("#gpu-holders", Static)
         line.display = bool(cards or holders)
-        show_text(line, holder_line(holders))
+        show_text(line, printable_text(holder_line(holders)))
 
     def _show_cards(self, cards: list[GpuCard]) -> None:
         box = self.query_one("#gpu-cards", Vertical)

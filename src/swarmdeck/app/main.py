@@ -59,6 +59,7 @@ from swarmdeck.config import Config
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.paths import claude_dir
+from swarmdeck.printable import printable
 from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, waiting_for_person
 from swarmdeck.probes.host import CpuSampler
@@ -517,8 +518,8 @@ class SwarmdeckApp(App[int]):
         if why:
             self.notify(f"not released: {why}", severity="error")
             return
-        lines = [lock.path or str(lock.lock_file), f"{lock.state}: {lock.reason}",
-                 "", f"removes {lock.lock_file}"]
+        lines = [printable(lock.path or str(lock.lock_file)),
+                 f"{lock.state}: {printable(lock.reason)}", "", f"removes {lock.lock_file}"]
 
         def answered(yes: bool | None) -> None:
             if not yes:

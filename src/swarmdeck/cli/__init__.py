@@ -124,9 +124,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return hook_main(args_list[1:])
     # Here, past the hook's return: the errors module brings in enum, which a hook never needs.
+    from swarmdeck.cli.output import (
+        OutputFailed,
+        flushed,
+        guard_streams,
+        output_failed,
+        reader_gone,
+        restore_streams,
+    )
     from swarmdeck.errors import SwarmdeckError
 
     ends_process = False
+    streams = guard_streams()
     try:
         args = _plain_run(args_list) or _parse(args_list)
         ends_process = argv is None and getattr(args, "ends_process", False)
@@ -137,11 +146,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
     except SystemExit as ended:
         # --help and --version end here; what they printed may still be in the buffer.
-        if ended.code in (0, None) and not _flushed():
-            return _reader_gone()
+        if ended.code in (0, None):
+            try:
+                if not flushed():
+                    return reader_gone()
+            except OutputFailed as failure:
+                return output_failed(failure)
         raise
     except BrokenPipeError:
-        return _reader_gone()
+        return reader_gone()
+    except OutputFailed as failure:
+        return output_failed(failure)
     except SwarmdeckError as error:
         print(f"swarmdeck: {error.message}", file=sys.stderr)
         return int(error.exit_code)
@@ -151,38 +166,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         common = sys.modules.get("swarmdeck.cli.common")
         if common is not None and not ends_process:
             common.close_opened()
+        if not ends_process:
+            restore_streams(streams)
     if ends_process:
         _end_process(code)
     return code
 
 
-def _flushed() -> bool:
-    """Whether what is buffered for stdout reached it: false when its reader went away."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        return False
-    return True
-
-
-def _reader_gone() -> int:
-    """The reader of stdout went away (`swarmdeck status | head -1`): end quietly with 141, as
-    a command that SIGPIPE ended; stdout points at /dev/null, so the interpreter's last flush of
-    what is still buffered finds nowhere to fail."""
-    from swarmdeck.exitcodes import ExitCode
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
-    return int(ExitCode.READER_GONE)
-
-
 def _end_process(code: int) -> NoReturn:
     """Flush what was printed and end the process at once, skipping the interpreter's teardown."""
+    from swarmdeck.cli.output import OutputFailed
+
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError, OutputFailed):
             # A closed pipe or stream: its reader went away; the exit status still tells.
             continue
     os._exit(code)

@@ -33,6 +33,7 @@ def _alerts(args: argparse.Namespace) -> int:
 
     from swarmdeck.durations import age_text
     from swarmdeck.errors import UsageError
+    from swarmdeck.printable import printable
     from swarmdeck.probes.records import open_alerts
     from swarmdeck.watchdog.alerts import acknowledge_alert, why_not_open
 
@@ -56,7 +57,7 @@ def _alerts(args: argparse.Namespace) -> int:
     now = time.time()
     for alert in alerts:
         print(f"{alert.id:>4} {alert.level:<8} {alert.host or '-'}  ×{alert.count}"
-              f"  {age_text(now - alert.last_seen_at)} ago  {alert.message}")
+              f"  {age_text(now - alert.last_seen_at)} ago  {printable(alert.message)}")
     return ExitCode.OK
 
 

@@ -115,14 +115,18 @@ def example(*lines: str, before: str = "", after: str = "") -> dict[str, object]
     }
 
 
-def exit_codes(own: str, codes: tuple[ExitCode, ...]) -> str:
+def exit_codes(
+    own: str, codes: tuple[ExitCode, ...], meanings: dict[ExitCode, str] | None = None
+) -> str:
     """The help's paragraph of what a command exits with: `own` (the codes it passes on, in
-    words), or swarmdeck's own `codes`, each with its meaning."""
+    words), or swarmdeck's own `codes`, each with its meaning (`meanings` when the command
+    says them in its own words)."""
     import textwrap
 
-    from swarmdeck.exitcodes import codes_text
+    from swarmdeck.exitcodes import MEANING, codes_text
 
-    return textwrap.fill(f"exit codes: {own}, or {codes_text(codes)}.", width=84)
+    text = codes_text(codes, meanings or MEANING)
+    return textwrap.fill(f"exit codes: {own}, or {text}.", width=84)
 
 
 def add_subcommands(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:
@@ -168,6 +172,26 @@ def help_width() -> int:
         except (AttributeError, ValueError, OSError):
             columns = 0
     return (columns or 80) - 2
+
+
+def need_terminal() -> None:
+    """UsageError unless stdin and stdout are a terminal: the control room draws on one and
+    reads its keys, and without one (an agent's Bash tool, a pipe, cron) it would write escape
+    sequences into the pipe and wait for keys that never come."""
+    from swarmdeck.errors import UsageError
+
+    if not all(_is_terminal(stream) for stream in (sys.stdin, sys.stdout)):
+        raise UsageError(
+            "the control room needs a terminal; `swarmdeck status` prints the same facts"
+        )
+
+
+def _is_terminal(stream: object) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())  # type: ignore[attr-defined]
+    except ValueError:
+        # A stream closed already is no terminal.
+        return False
 
 
 _OPENED: list = []

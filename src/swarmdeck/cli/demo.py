@@ -6,7 +6,7 @@ import argparse
 import signal
 import sys
 
-from swarmdeck.cli.common import example
+from swarmdeck.cli.common import example, need_terminal
 from swarmdeck.exitcodes import ExitCode
 
 NOTE = """\
@@ -75,6 +75,8 @@ def _demo(args: argparse.Namespace) -> int:
         raise UsageError(f"--seconds {args.seconds:g}: give more than 0 seconds")
     if not args.step > 0:
         raise UsageError(f"--step {args.step:g}: give more than 0 seconds")
+    if not args.no_ui:
+        need_terminal()
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     settings = SceneSettings(
         step=args.step, slice_name=args.slice, uncaged=args.uncaged, watchdog=args.no_ui

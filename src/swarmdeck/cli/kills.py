@@ -54,6 +54,7 @@ def _kills(args: argparse.Namespace) -> int:
     from dataclasses import asdict as as_json
 
     from swarmdeck.errors import UsageError
+    from swarmdeck.printable import printable
     from swarmdeck.watchdog.findings import finding_by_id
     from swarmdeck.watchdog.kills import recent_kill_requests, request_kill
 
@@ -63,7 +64,7 @@ def _kills(args: argparse.Namespace) -> int:
         if finding is None:
             raise UsageError(f"no finding {args.request}: `swarmdeck watch --once` lists them")
         made = request_kill(store, finding, getpass.getuser(), time.time())
-        print(f"kill request {made.id}: pid {made.pid} ({made.command[:80]});"
+        print(f"kill request {made.id}: pid {made.pid} ({printable(made.command[:80])});"
               f" approve with `swarmdeck approve {made.id}`")
         return ExitCode.OK
     requests = recent_kill_requests(store)
@@ -73,11 +74,11 @@ def _kills(args: argparse.Namespace) -> int:
     if not requests:
         print("no kill requests")
     for request, result in requests:
-        command = textwrap.shorten(request.command, 60, placeholder=" …")
-        reason = textwrap.shorten(request.reason, 80, placeholder=" …")
+        command = textwrap.shorten(printable(request.command), 60, placeholder=" …")
+        reason = textwrap.shorten(printable(request.reason), 80, placeholder=" …")
         print(f"{request.id:>4} {request.state:<8} {request.host} pid {request.pid}"
-              f" {request.user or '?'}  {command}  — {reason}"
-              + (f"  → {result}" if result else ""))
+              f" {printable(request.user or '?')}  {command}  — {reason}"
+              + (f"  → {printable(result)}" if result else ""))
     return ExitCode.OK
 
 

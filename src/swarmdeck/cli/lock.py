@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import add_subcommands, example
+from swarmdeck.cli.common import add_subcommands, example, exit_codes
 from swarmdeck.errors import UsageError
-from swarmdeck.exitcodes import ExitCode
+from swarmdeck.exitcodes import LOCK_ACQUIRE_CODES, ExitCode
 
 
 def _add_lock(sub) -> None:
@@ -28,6 +28,9 @@ def _add_lock(sub) -> None:
         **example(
             "swarmdeck lock acquire . --timeout 600 && make release; swarmdeck lock release .",
             "swarmdeck lock acquire /work/repo --no-wait || echo held",
+            after=exit_codes(
+                "0 once it holds the lock", tuple(LOCK_ACQUIRE_CODES), LOCK_ACQUIRE_CODES
+            ) + "\n\nPATH need not exist yet, but its folder must.",
         ),
     )
     acquire.add_argument("path", metavar="PATH")
@@ -40,7 +43,9 @@ def _add_lock(sub) -> None:
     )
     acquire.add_argument("--command", dest="what", help="what it is for (default: its command)")
     acquire.add_argument("--no-wait", action="store_true", help="refuse (exit 78) if held")
-    acquire.add_argument("--timeout", type=float, metavar="S", help="stop queueing after S s")
+    acquire.add_argument(
+        "--timeout", type=float, metavar="S", help="stop queueing after S s (exit 253)"
+    )
     acquire.set_defaults(handler=_lock_acquire)
     release = inner.add_parser(
         "release", help="give back the lock of PATH", **example("swarmdeck lock release .")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import context, example
+from swarmdeck.cli.common import context, example, need_terminal
 
 
 def _add_ui(sub) -> None:
@@ -23,6 +23,7 @@ def _add_ui(sub) -> None:
 
 
 def _ui(args: argparse.Namespace) -> int:
+    need_terminal()
     from swarmdeck.app.main import run_app
 
     config, store = context()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 
 from swarmdeck.cli.common import context, example
@@ -58,6 +59,11 @@ def _watch(args: argparse.Namespace) -> int:
     session = args.session or (os.environ.get(SESSION_ENV) if args.wake else None) or None
     started = time.time()
     woke: list[str] = []
+    if args.wake:
+        # Said once, on stderr: stdout is the finding alone, for the agent that waits for it.
+        whom = f"session {session}" if session else "any session"
+        print(f"swarmdeck: waiting for a finding to wake {whom}; Ctrl+C stops", file=sys.stderr,
+              flush=True)
 
     def on_pass(report) -> bool:
         if args.wake:
@@ -95,13 +101,14 @@ def _pass_json(report) -> dict[str, object]:
 
 
 def _print_pass(report, store, once: bool) -> None:
+    from swarmdeck.printable import printable
     from swarmdeck.probes.records import open_findings
 
     shown = open_findings(store) if once else report.outcome.fired
     stamp = time.strftime("%H:%M:%S")
     for finding in shown:
-        print(f"{stamp} [{finding.severity}] {finding.rule}: {finding.subject} —"
-              f" {finding.message} (×{finding.count})", flush=True)
+        print(f"{stamp} [{finding.severity}] {finding.rule}: {printable(finding.subject)} —"
+              f" {printable(finding.message)} (×{finding.count})", flush=True)
     for line in report.escalated:
         print(f"{stamp} [critical] {line}", flush=True)
     if once and not shown:
@@ -111,6 +118,7 @@ def _print_pass(report, store, once: bool) -> None:
 
 def _wake_lines(store, started: float, session: str | None) -> list[str]:
     """A few lines per new finding (and, with no session, per new alert)."""
+    from swarmdeck.printable import printable
     from swarmdeck.probes.records import open_alerts
     from swarmdeck.watchdog.findings import findings_fired_since
 
@@ -123,8 +131,8 @@ def _wake_lines(store, started: float, session: str | None) -> list[str]:
         )
         lines += [
             f"swarmdeck watchdog: {finding.rule} [{finding.severity}]",
-            f"  subject: {finding.subject}",
-            f"  what:    {finding.message}",
+            f"  subject: {printable(finding.subject)}",
+            f"  what:    {printable(finding.message)}",
             f"  do:      {finding.advice or 'look at it'}",
             f"  act:     {act}",
         ]
@@ -132,7 +140,7 @@ def _wake_lines(store, started: float, session: str | None) -> list[str]:
         for alert in open_alerts(store):
             if alert.last_seen_at >= started and (session is None or session in alert.message):
                 lines += [
-                    f"swarmdeck alert [{alert.level}]: {alert.message}",
+                    f"swarmdeck alert [{alert.level}]: {printable(alert.message)}",
                     "  act:     swarmdeck status",
                 ]
     return lines

@@ -16,6 +16,7 @@ inside the handlers that need them.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import time
@@ -40,8 +41,12 @@ def main(argv: list[str]) -> int:
     to clean up (the store's connection is closed, nothing is buffered). In-process callers use
     `run`.
     """
-    run(argv, sys.stdin.buffer, sys.stdout, sys.stderr, process_ends=True)
-    for stream in (sys.stdout, sys.stderr):
+    # A stream closed before the start is None: what would go there goes nowhere instead.
+    stdout = sys.stdout or io.StringIO()
+    stderr = sys.stderr or io.StringIO()
+    stdin = sys.stdin.buffer if sys.stdin is not None else io.BytesIO()
+    run(argv, stdin, stdout, stderr, process_ends=True)
+    for stream in (stdout, stderr):
         try:
             stream.flush()
         except (OSError, ValueError):

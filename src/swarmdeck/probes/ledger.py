@@ -313,18 +313,38 @@ class SliceFacts:
     problem: str
 
 
+def slice_cap_of(config: Config, mem_total: int) -> int:
+    """The slice's cap: MemTotal less memory.reserve; 0 when the reserve takes it all."""
+    return max(0, mem_total - config.memory.reserve.resolve(mem_total))
+
+
+def reserve_problem(config: Config, mem_total: int) -> str:
+    """Why memory.reserve leaves no slice to run jobs in; "" when it leaves one. The runner
+    refuses on this line before it writes anything, and the book shows it as its problem."""
+    if slice_cap_of(config, mem_total) > 0:
+        return ""
+    from swarmdeck.sizes import format_size
+
+    where = config.sources.get("memory.reserve", "default")
+    total = format_size(mem_total)
+    return (
+        f"memory.reserve = {config.memory.reserve} ({where}) leaves no memory for the job slice"
+        f" (0B of MemTotal {total}): give a reserve below {total}"
+    )
+
+
 def slice_facts(config: Config, mem_total: int) -> SliceFacts:
     """The slice the configured backends would use, and the cap and margin from the config."""
     sites = slice_sites(config.memory.slice)
     site = chosen_site(sites)
-    reserve = min(mem_total, config.memory.reserve.resolve(mem_total))
+    problem = reserve_problem(config, mem_total) if site else why_no_site(sites)
     return SliceFacts(
-        slice_cap=mem_total - reserve,
+        slice_cap=slice_cap_of(config, mem_total),
         margin=config.memory.margin.resolve(mem_total),
-        backend=site.backend if site else "",
+        backend=site.backend if site and not problem else "",
         slice_path=site.path if site else None,
         placement=site.placement if site else "",
-        problem="" if site else why_no_site(sites),
+        problem=problem,
     )
 
 

@@ -8,6 +8,7 @@ from functools import lru_cache
 from rich.text import Text
 
 from swarmdeck.durations import NONE
+from swarmdeck.printable import printable_cell
 from swarmdeck.sizes import format_size
 
 Cell = str | Text
@@ -27,8 +28,9 @@ def size_cell(value: int | None) -> str:
 
 
 def in_order(cells: Mapping[str, Cell], columns: Columns) -> tuple[Cell, ...]:
-    """A row's cells for the given columns, in their order: a face may show fewer columns."""
-    return tuple(cells[key] for key, _ in columns)
+    """A row's cells for the given columns, in their order: a face may show fewer columns.
+    Every face draws its tables' cells from here, so here their text is made printable."""
+    return tuple(printable_cell(cells[key]) for key, _ in columns)
 
 
 def pick(columns: Columns, keys: Sequence[str]) -> tuple[tuple[str, str], ...]:

@@ -6,7 +6,8 @@ two books over one room, and a cap that flips with whoever ran last. So the firs
 cap a slice records its ledger (the state database) and config beside the slice's name in the
 machine's run folder; a runner of another ledger is refused (251, one line naming both) until
 that ledger's state database is gone; the owner's runners may change the cap, and the record
-says who set it and when, for `status`.
+says who set it and when, for `status`. The record is written only once the cap is set, so it
+never claims a cap the kernel refused.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 
 from swarmdeck import paths
-from swarmdeck.actions.cage.base import CageError
+from swarmdeck.actions.cage.base import Backend, CageError
 from swarmdeck.file_lock import take_within
 from swarmdeck.probes.slice_owner import SliceOwner, read_owner, record_path, slice_problem
 from swarmdeck.records import asdict
@@ -28,11 +29,11 @@ RECORD_WAIT = 5.0
 """Seconds to wait for another runner's update of the record (one write takes milliseconds)."""
 
 
-def claim_slice(slice_path: Path | str, ledger: Path, config: Path | None, cap: int) -> SliceOwner:
-    """Make this ledger the slice's owner, or confirm it is; CageError (251) if another is.
-
-    Call before the cap is written: only the owner's runners may write it.
-    """
+def claim_slice(backend: Backend, ledger: Path, config: Path | None, cap: int) -> SliceOwner:
+    """Make this ledger the owner of the backend's slice and cap the slice at `cap`, or confirm
+    both; CageError (251) if another ledger owns it, or the cap cannot be set (then nothing is
+    recorded: only the owner's runners write the cap, and the record follows the kernel)."""
+    slice_path = backend.slice_path
     mine = str(ledger.resolve())
     record = record_path(slice_path)
     paths.private_dir(str(record.parent))
@@ -41,11 +42,13 @@ def claim_slice(slice_path: Path | str, ledger: Path, config: Path | None, cap: 
         # The record is only ever replaced in one rename, so it is read whole without the lock;
         # only a change needs it, and every runner of the owner at this cap goes by at once
         # instead of queueing on a lock its holder keeps while it waits for a CPU.
+        backend.prepare_slice(cap)
         return owner
     with _record_lock(record):
         problem = slice_problem(slice_path, mine)
         if problem:
             raise CageError(problem)
+        backend.prepare_slice(cap)
         owner = read_owner(slice_path)
         if owner is not None and owner.ledger == mine and owner.cap == cap:
             return owner
