@@ -19,6 +19,7 @@ from pilot_waits import probed, until
 from textual.widgets import Button, Input
 
 from ledger_rows import add_job
+from swarmdeck.actions.cage import open_backend
 from swarmdeck.actions.cage.owner import claim_slice
 from swarmdeck.app.bar import StackedBar
 from swarmdeck.app.host_detail import HostDetail
@@ -41,7 +42,7 @@ def owned_elsewhere(isolated_home: Path) -> Iterator[Path]:
         other = isolated_home / "other-state" / "state.db"
         other.parent.mkdir()
         other.touch()
-        claim_slice(path, other, None, 256 * MIB)
+        claim_slice(open_backend(str(path)), other, None, 256 * MIB)
         yield path
     finally:
         remove_tree(path)
