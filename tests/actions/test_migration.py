@@ -10,11 +10,18 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from cagekit import MIB, mem_total, new_slice, remove_tree, write_config
 
 from ledger_rows import add_job
 from ssh_server import servers as servers
-from swarmdeck.actions.migration import is_runner, withdraw_queued
+from swarmdeck.actions.migration import (
+    MigrationOption,
+    MigrationRefused,
+    is_runner,
+    launch,
+    withdraw_queued,
+)
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import ledger_jobs
 from swarmdeck.state import StateStore
@@ -130,6 +137,23 @@ def test_only_a_swarmdeck_run_counts_as_a_runner() -> None:
     assert not is_runner(["/x/swarmdeck", "status"])
 
 
+def test_the_launch_refuses_a_job_that_ended_after_its_option_was_made(tmp_path: Path) -> None:
+    """The pane's option was made while the job was queued; a kill ended it before Enter: the
+    launch reads the row again and starts nothing on the peer."""
+    store = StateStore.open_default()
+    try:
+        job_id = add_job(store, label="suite", state="queued")
+        option = MigrationOption("box2", True, 1 << 30, 2, "—", "", ("swarmdeck", "status"),
+                                 str(tmp_path), job_id)
+        with store.transaction() as conn:
+            conn.execute("UPDATE jobs SET state = 'done', exit_code = 143,"
+                         " outcome = 'killed by SIGTERM' WHERE id = ?", (job_id,))
+        with pytest.raises(MigrationRefused, match=f"job {job_id} is over .*r reruns it"):
+            launch(option, store)
+    finally:
+        store.close()
+
+
 def test_a_row_naming_another_process_as_its_runner_is_not_signalled(tmp_path: Path) -> None:
     store = StateStore.open_default()
     try:
@@ -170,7 +194,7 @@ def test_a_queued_job_migrated_to_a_peer_runs_there_and_its_row_here_says_moved(
             prober.read_all(config)
             prober.close()
             [option] = migration_options(config, job)
-            launched = launch(option)
+            launched = launch(option, store)
             assert launched.code == 0, launched.line
             with store.read() as conn:
                 there = conn.execute("SELECT id FROM jobs WHERE host = 'box2'").fetchone()

@@ -155,7 +155,8 @@ def test_the_refusal_names_the_owners_config_or_its_defaults(
     assert slice_problem(v1_slice, owner_ledger) == ""
     assert slice_problem(v1_slice, other) == (
         f"slice {v1_slice} belongs to the ledger {owner_ledger} (config defaults), not to this"
-        f" one ({other}): give this state folder its own memory.slice, or use that state folder"
+        f" one ({other}): give this state folder its own slice (`[memory] slice = \"…\"` in"
+        " its config), or use that state folder"
     )
     owner_ledger.unlink()
     assert slice_problem(v1_slice, other) == ""

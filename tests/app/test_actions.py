@@ -221,6 +221,10 @@ async def test_the_launch_form_starts_in_the_apps_launch_folder(isolated_home: P
         screen = app.screen
         assert isinstance(screen, LaunchScreen)
         assert screen.query_one("#launch-cwd", Input).value == str(folder)
+        cores = app.snapshot.hosts[0].cores.count
+        assert screen.query_one("#launch-threads", Input).placeholder == (
+            f"cores it will keep busy, 1–{cores}"
+        )
         preview = screen.query_one("#launch-preview")
         await until(pilot, lambda: "✗ command: type the command to run" in str(preview.render()),
                     "what the empty form lacks, in the form's words")

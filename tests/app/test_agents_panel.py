@@ -11,11 +11,12 @@ from pilot_waits import probed, until
 from test_fit import drawn_lines, screen_lines
 
 from claude_lines import ClaudeTree, Lines, append
-from swarmdeck.app.agent_tree import STATUS_MARKS, SessionTree
+from swarmdeck.app.agent_tree import STATUS_MARKS, SessionTree, subagent_label
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.record import record_event
+from swarmdeck.probes.claude.subagents import SubagentInfo
 from swarmdeck.state import StateStore
 
 SID = "abcd7777-0000-4000-8000-000000000015"
@@ -189,3 +190,14 @@ async def test_one_finished_subagent_beyond_the_few_keeps_its_own_line(isolated_
         visible = [str(line.node.label) for line in tree._tree_lines]
     assert sum("Finished task" in t for t in visible) == 4, visible
     assert not any(t.strip().endswith(" finished") for t in visible), visible
+
+
+@pytest.mark.parametrize(("calls", "said"), [(1, "1 call"), (2, "2 calls")])
+def test_a_subagents_tool_calls_are_counted_as_a_person_writes_them(calls: int, said: str) -> None:
+    sub = SubagentInfo(
+        id="a1", tool_use_id=None, description="map the handlers", type="Explore",
+        status="completed", background=False, started_at=0.0, ended_at=1.0,
+        last_activity_at=1.0, tool_calls=calls, tokens=None, parent_id=None,
+        tool_in_flight=None, transcript_path=None,
+    )
+    assert said in subagent_label(sub, 2.0, tool_call_max=480).plain.split(" · ")

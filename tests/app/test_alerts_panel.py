@@ -55,3 +55,17 @@ async def test_the_help_lists_the_acknowledge_key_of_the_alerts_panel(isolated_h
         await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
         keys = plain(app.screen.query_one("#help-keys", Static).content)
         assert "Acknowledge (in Alerts)" in keys
+
+
+async def test_a_in_an_empty_alerts_panel_says_there_are_no_alerts(isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text("[ui]\nrefresh_interval = 0.2\n")
+    config = load_config()
+    store = StateStore.open_default()
+    app = SwarmdeckApp(config, store, prober=partial(take_snapshot, config, store))
+    async with app.run_test(size=(160, 60)) as pilot:
+        await until(pilot, lambda: app.snapshot is not None, "the first snapshot")
+        await pilot.press("7", "a")
+        await until(pilot, lambda: app._notifications, "a notification")
+        said = [str(n.message) for n in app._notifications]
+    assert said == ["no open alerts: nothing to acknowledge"]
+    store.close()

@@ -19,29 +19,36 @@ def request() -> KillRequest:
                        command=LONG, reason="runaway", state="pending", requested_at=0.0)
 
 
-async def shown(members: list[TreeMember]) -> tuple[str, list[str]]:
+async def shown(members: list[TreeMember]) -> tuple[str, list[str], str, set[str]]:
     app: App[None] = App()
     async with app.run_test(size=(100, 40)) as pilot:
         await app.push_screen(ApproveScreen(request(), members))
         await pilot.pause()
         modal = app.screen
         tree = plain(modal.query_one("#approve-tree", Static).content)
+        title = str(modal.query_one("#approve-title").render())
+        buttons = {str(button.label) for button in modal.query(Button)}
         facts = modal.query_one("#approve-facts")
         strips = app.screen._compositor.render_strips()
         region = facts.content_region
         lines = [strip.text[region.x:region.right] for strip in strips[region.y:region.bottom]]
-    return tree, lines
+    return tree, lines, title, buttons
 
 
 async def test_one_process_is_singular_and_many_plural() -> None:
-    one, _ = await shown([TreeMember(4242, "bash", "bash")])
-    assert one.startswith("this 1 process will be stopped:"), one
-    two, _ = await shown([TreeMember(4242, "bash", "bash"), TreeMember(4243, "sleep", "sleep")])
+    one, _, title, buttons = await shown([TreeMember(4242, "bash", "bash")])
+    assert one.startswith("this process will be stopped:"), one
+    assert "Approve: stop it" in buttons
+    assert title == "Approve kill request 3: stop its process tree?"
+    two, _, _, buttons = await shown(
+        [TreeMember(4242, "bash", "bash"), TreeMember(4243, "sleep", "sleep")]
+    )
     assert two.startswith("these 2 processes will be stopped:"), two
+    assert "Approve: stop them" in buttons
 
 
 async def test_a_long_command_wraps_under_itself() -> None:
-    _, lines = await shown([TreeMember(4242, "bash", LONG)])
+    _, lines, _, _ = await shown([TreeMember(4242, "bash", LONG)])
     at = next(n for n, line in enumerate(lines) if line.startswith("command:"))
     indent = lines[at].index("bash")
     assert lines[at + 1][:indent].strip() == "" and lines[at + 1][indent:].startswith("step"), lines
@@ -54,7 +61,9 @@ async def test_a_request_whose_process_is_gone_offers_to_dismiss_it_not_to_stop_
         await pilot.pause()
         modal = app.screen
         tree = plain(modal.query_one("#approve-tree", Static).content)
+        title = str(modal.query_one("#approve-title").render())
         buttons = {str(button.label) for button in modal.query(Button)}
+    assert title == "Kill request 3: its process has already ended"
     assert "pid 4242 has already ended: there is nothing left to stop" in tree, tree
     assert "0 processes" not in tree
     assert "Approve: stop them" not in buttons and "Dismiss the request" in buttons

@@ -4,20 +4,23 @@ opens the peer's, read over a real SSH server on 127.0.0.1."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-from fixed_room import fixed_app
+from fixed_room import PEER, fixed_app
 from pilot_waits import probed, until
 
 from ssh_server import servers as servers
 from ssh_server import write_peer_config
 from swarmdeck.app.bar import ScaledSparkline, StackedBar
 from swarmdeck.app.gpus import GpuCardView
-from swarmdeck.app.host_detail import HostDetail
+from swarmdeck.app.history import HostPoint
+from swarmdeck.app.host_detail import HostDetail, span_text
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.probes.host import local_host_name
+from swarmdeck.probes.peer_cache import NOT_READ, PeerReading
 from swarmdeck.state import StateStore
 
 
@@ -91,3 +94,29 @@ async def test_this_hosts_gpu_cards_are_drawn_even_when_a_resize_comes_first(
         assert len(cards) == 2
         await until(pilot, lambda: "20G/80G used" in str(
             cards[0].query_one(".gpu-memory-figures").render()), "the first card's memory")
+
+
+async def test_a_peer_that_was_not_read_draws_no_bar_never_room(isolated_home: Path) -> None:
+    """A dead host must not look free: its cores and memory bars hold no `░` (the room glyph)
+    and say "not read"."""
+    app = fixed_app(isolated_home, watched=True)
+    room = app.prober()
+    dead = PeerReading(PEER, NOT_READ, reason="connection refused", read_at=room.taken_at)
+    app.prober = lambda: dataclasses.replace(room, peers=[dead])
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("1", "down", "enter")
+        assert isinstance(app.screen, HostDetail) and app.screen.host_name == PEER
+        await probed(pilot)
+        screen = app.screen
+        assert str(screen.query_one("#host-line").render()) == "not read: connection refused"
+        for bar in ("cores", "memory"):
+            drawn = str(screen.query_one(f"#host-{bar}", StackedBar).render())
+            assert "░" not in drawn and drawn.strip() == "", (bar, drawn)
+            assert str(screen.query_one(f"#host-{bar}-figures").render()) == " not read"
+
+
+def test_the_span_counts_its_readings_as_a_person_writes_them() -> None:
+    point = HostPoint(0.0, 2, None, 1 << 30, None)
+    assert span_text([]) == "over time: 0 readings since the app started, one per refresh"
+    assert span_text([point]) == "over time: 1 reading since the app started, one per refresh"

@@ -65,6 +65,17 @@ async def test_a_job_without_a_fingerprint_says_so() -> None:
         assert figures(app.screen, "peaks") == " no workload fingerprint recorded"
 
 
+async def test_a_jobs_detail_is_titled_with_its_id_and_label() -> None:
+    store = StateStore.open_default()
+    job_id = add_job(store, label="cargo build", state="done", exit_code=0, outcome="ok")
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("2", "enter")
+        await pilot.pause()
+        assert app.screen.query_one(".detail").border_title == f"Job {job_id}: cargo build"
+
+
 async def test_a_running_jobs_cores_and_threads_are_drawn_over_time(isolated_home: Path) -> None:
     (isolated_home / "config.toml").write_text("[ui]\nrefresh_interval = 0.2\n")
     store = StateStore.open_default()

@@ -1,6 +1,7 @@
-"""The migrate pane under Textual's Pilot: `m` on a job row shows each peer's fit now, the exact
-command and the toolchain comparison; Enter launches it on the peer (asyncssh's server on
-127.0.0.1, the same swarmdeck) detached, and the Jobs panel shows the job there."""
+"""The migrate pane under Textual's Pilot: `m` on a queued job's row shows each peer's fit now,
+the exact command and the toolchain comparison, with Cancel focused; its Migrate button launches
+it on the peer (asyncssh's server on 127.0.0.1, the same swarmdeck) detached, and the Jobs panel
+shows the job there. A running job is refused, and so is one that is over: `r` reruns it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "actions"))
 
 from cagekit import new_slice, remove_tree
+from fixed_room import PEER, fixed_app
 from peerkit import start_peer
+from textual.widgets import Button
 
 from ledger_rows import add_job
 from ssh_server import servers as servers
@@ -46,7 +49,7 @@ async def wait_until(pilot, condition, timeout: float = 60.0) -> None:
         await pilot.pause(0.05)
 
 
-async def test_m_on_a_job_row_migrates_it_to_the_peer_by_enter(
+async def test_m_on_a_queued_job_migrates_it_to_the_peer_by_its_button(
     tmp_path: Path, servers, v1_slice: Path
 ) -> None:
     peer = start_peer(tmp_path, servers, v1_slice)
@@ -74,6 +77,9 @@ async def test_m_on_a_job_row_migrates_it_to_the_peer_by_enter(
         )
         await wait_until(pilot, lambda: "box2" in pane.differences)
         assert pane.differences["box2"] == []
+        assert app.focused is pane.query_one("#cancel", Button)
+        await pilot.press("tab")
+        assert app.focused is pane.query_one("#migrate-do", Button)
         await pilot.press("enter")
         await wait_until(pilot, lambda: not isinstance(app.screen, MigrateScreen))
         with store.read() as conn:
@@ -101,6 +107,48 @@ async def test_m_on_a_running_job_refuses_rather_than_run_it_twice(tmp_path: Pat
         assert not isinstance(app.screen, MigrateScreen)
         assert any("would run it twice" in str(n.message) for n in app._notifications)
     store.close()
+
+
+async def test_m_on_a_job_that_was_killed_says_it_is_over_and_launches_nothing(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "config.toml").write_text('[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\n')
+    config = load_config()
+    store = StateStore.open_default()
+    killed = add_job(store, label="pytest -n 8 (idle)", state="done", exit_code=143,
+                     outcome="killed by SIGTERM", ended_at=time.time())
+    app = SwarmdeckApp(config, store, prober=lambda: take_snapshot(config, store))
+    async with app.run_test(size=(200, 50)) as pilot:
+        table = app.query_one("#jobs-table", KeyedTable)
+        await wait_until(pilot, lambda: table.row_count == 1)
+        table.focus()
+        await pilot.press("m")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, MigrateScreen)
+        said = [str(n.message) for n in app._notifications]
+        assert f"job {killed} is over (killed by SIGTERM): nothing to migrate; r reruns it" in said
+    store.close()
+
+
+async def test_the_migrate_pane_asks_with_cancel_focused_and_enter_alone_moves_nothing(
+    isolated_home: Path,
+) -> None:
+    app = fixed_app(isolated_home, watched=True)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.press("2", "down", "m")
+        await wait_until(pilot, lambda: isinstance(app.screen, MigrateScreen))
+        pane = app.screen
+        assert isinstance(pane, MigrateScreen)
+        assert app.focused is pane.query_one("#cancel", Button)
+        migrate = pane.query_one("#migrate-do", Button)
+        assert str(migrate.label) == f"Migrate to {PEER}" and not migrate.disabled
+        command = pane.query_one("#migrate-command")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, MigrateScreen))
+        await pilot.pause(0.3)
+        assert "launching" not in str(command.render())
+        assert not any(PEER in str(n.message) for n in app._notifications)
+    app.store.close()
 
 
 async def test_m_in_read_only_mode_refuses(tmp_path: Path) -> None:

@@ -65,10 +65,10 @@ def _migrate_the_queued_job(root: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     try:
         job = next(j for j in ledger_jobs(store) if j.id == queued[0]["id"])
         options = migration_options(load_config(), job)
+        assert [option.host for option in options] == ["loopback"]
+        launched = launch(options[0], store)
     finally:
         store.close()
-    assert [option.host for option in options] == ["loopback"]
-    launched = launch(options[0])
     assert launched.code == 0, launched.line
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

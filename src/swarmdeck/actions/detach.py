@@ -23,6 +23,10 @@ from swarmdeck.errors import StateError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.records import dataclass
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO
+
 OUTPUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND | os.O_CLOEXEC
 """A job's output is a new file: never an existing one, never through a link."""
 DETACH_FD_ENV = "SWARMDECK_DETACH_FD"
@@ -134,15 +138,42 @@ def launch_detached(request: RunRequest) -> int:
     return launch_and_wait_admitted(relaunch_argv(request), request.cwd, "")
 
 
-def launch_and_wait_admitted(argv: list[str], cwd: Path | str, where: str) -> int:
+@dataclass(frozen=True)
+class Started:
+    """How a detached launch without a terminal went: the runner's exit status (0 once its
+    job was admitted) and, when it ended without, the last line it said (why)."""
+
+    code: int
+    said: str = ""
+
+
+def launch_detached_said(request: RunRequest) -> Started:
+    """`launch_detached` for a caller without a terminal (the app): the runner's lines until
+    it is admitted go to a private temporary file, not to the caller's screen, and when it
+    ends without being admitted its last line is the reason to show."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as lines:
+        code = launch_and_wait_admitted(relaunch_argv(request), request.cwd, "", lines)
+        if code == ExitCode.OK:
+            return Started(code)
+        lines.seek(0)
+        said = [line for line in lines.read().decode(errors="replace").splitlines() if line]
+    return Started(code, said[-1].removeprefix("swarmdeck: ").strip() if said else "")
+
+
+def launch_and_wait_admitted(
+    argv: list[str], cwd: Path | str, where: str, lines: IO[bytes] | None = None
+) -> int:
     """Start `argv` in its own session with the detach channel, and return once it says its
     job was admitted and started (printing the job and its output file, `where` after "runs
-    detached"), or with its exit status when it ended without."""
+    detached"), or with its exit status when it ended without. Its output until then goes to
+    `lines` when given, else to this process's own."""
     read_fd, write_fd = os.pipe()
     env = dict(os.environ, **{DETACH_FD_ENV: str(write_fd)})
     child = subprocess.Popen(
         argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, pass_fds=(write_fd,),
-        start_new_session=True,
+        start_new_session=True, stdout=lines, stderr=lines,
     )
     os.close(write_fd)
     with os.fdopen(read_fd, "rb") as pipe:

@@ -1,9 +1,12 @@
 """Moving a job to a peer by keypress: for one ledger job, each enabled peer's fit now, the
 exact `swarmdeck peer run` command, its toolchain differences, and the detached launch.
 
-The app's migrate pane shows these and launches on Enter; nothing here runs on its own. The
-fit comes from the peer's cached reading (no SSH); the toolchain comparison and the launch do
-talk to the peer, so the app calls them from a worker thread.
+The app's migrate pane shows these and launches when a person confirms; nothing here runs on
+its own. Only a queued job moves: a running one would run twice, an ended one is over (`r`
+reruns it), and both the options and the launch refuse them, the launch on the row as it is
+then, not as the pane saw it. The fit comes from the peer's cached reading (no SSH); the
+toolchain comparison and the launch do talk to the peer, so the app calls them from a worker
+thread.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from swarmdeck.actions.admission import end_queued
+from swarmdeck.errors import RefusedError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.ledger import ADMITTED, MOVED, QUEUED, RUNNING
+from swarmdeck.probes.ledger import ACTIVE, ADMITTED, MOVED, QUEUED, RUNNING, job_from_row
 from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.peer_cache import READ, current_reading
 from swarmdeck.sizes import exact_size, format_size
@@ -48,6 +52,8 @@ class MigrationOption:
     argv: tuple[str, ...]
     """The `swarmdeck peer run … --detach` command, run from the job's folder."""
     cwd: str
+    job_id: int
+    """The ledger row it moves; `launch` reads it again and refuses once it is no longer queued."""
 
     @property
     def command(self) -> str:
@@ -69,10 +75,16 @@ def peer_run_argv(host: str, job: LedgerJob) -> tuple[str, ...]:
     return (*args, "--", *job.argv)
 
 
+class MigrationRefused(RefusedError):
+    """The job cannot be moved: it runs, or it is over; the message says which and what to do."""
+
+
 def refusal(job: LedgerJob) -> str | None:
     """Why `job` cannot be migrated now, or None: a queued job moves there (its row here ends
-    as moved once it started there), a finished one runs there again; a running one would run twice,
-    so it is stopped first."""
+    as moved once it started there); an ended one is over, and `r` reruns it; a running one would
+    run twice, so it is stopped first."""
+    if job.state not in ACTIVE:
+        return f"job {job.id} is over ({job.outcome or job.state}): nothing to migrate; r reruns it"
     if job.state not in (RUNNING, ADMITTED):
         return None
     if job.host and job.host != local_host_name():
@@ -139,14 +151,14 @@ def _gpus(figures: dict[str, object]) -> str:
     return str(count) if isinstance(count, int) else "—"
 
 
-def option_for(host: HostConfig, job: LedgerJob, refresh_interval: float) -> MigrationOption:
+def _option_for(host: HostConfig, job: LedgerJob, refresh_interval: float) -> MigrationOption:
     booked = job.booked or 0
     reading = current_reading(host.name, refresh_interval)
     argv = peer_run_argv(host.name, job)
     if reading.state != READ or reading.book is None or reading.host is None:
         reason = reading.reason or "no memory book in its reading"
         return MigrationOption(host.name, False, None, None, "—", f"not read: {reason}", argv,
-                               job.cwd)
+                               job.cwd, job.id)
     book = reading.book
     room = book.usable
     cap_limit = host.job_cap.resolve(book.mem_total) if host.job_cap is not None else None
@@ -160,14 +172,18 @@ def option_for(host: HostConfig, job: LedgerJob, refresh_interval: float) -> Mig
         reason = ""
     return MigrationOption(
         host.name, not reason, room, reading.host.cores.threads_free, _gpus(reading.figures),
-        reason, argv, job.cwd,
+        reason, argv, job.cwd, job.id,
     )
 
 
 def migration_options(config: Config, job: LedgerJob) -> list[MigrationOption]:
-    """Each enabled peer, in config order, with its fit for `job` now."""
+    """Each enabled peer, in config order, with its fit for `job` now; MigrationRefused when
+    the job cannot move (`refusal`)."""
+    refused = refusal(job)
+    if refused is not None:
+        raise MigrationRefused(refused)
     return [
-        option_for(host, job, config.ui.refresh_interval)
+        _option_for(host, job, config.ui.refresh_interval)
         for host in config.hosts
         if host.enabled and host.name != job.host
     ]
@@ -203,8 +219,16 @@ class Launched:
     ("job N runs …"); None when it named none."""
 
 
-def launch(option: MigrationOption) -> Launched:
-    """Run the option's command (detached: it returns once the job started there)."""
+def launch(option: MigrationOption, store: StateStore) -> Launched:
+    """Run the option's command (detached: it returns once the job started there), unless its
+    row has ended or started since the option was made (MigrationRefused)."""
+    with store.read() as conn:
+        row = conn.execute("SELECT * FROM jobs WHERE id = ?", (option.job_id,)).fetchone()
+    if row is None:
+        raise MigrationRefused(f"job {option.job_id} is not in the ledger: nothing to migrate")
+    refused = refusal(job_from_row(row, live=False))
+    if refused is not None:
+        raise MigrationRefused(refused)
     argv = [sys.executable, "-m", "swarmdeck.cli", *option.argv[1:]]
     try:
         done = subprocess.run(

@@ -25,6 +25,7 @@ from swarmdeck.printable import printable_text
 from swarmdeck.probes.claude.sessions import SessionInfo, ToolCall
 from swarmdeck.probes.claude.subagents import SubagentInfo
 from swarmdeck.views.sessions import session_name
+from swarmdeck.words import counted
 
 STATUS_STYLES = {
     "running": "bold green",
@@ -107,7 +108,7 @@ def subagent_label(
     label.append(f" ({sub.type}{', bg' if sub.background else ''})", style="dim")
     label.append_text(_tool_text(sub.tool_in_flight, now, tool_call_max))
     if sub.tool_calls:
-        label.append(f" · {sub.tool_calls} calls", style="dim")
+        label.append(f" · {counted(sub.tool_calls, 'call')}", style="dim")
     if sub.tokens:
         tokens = f"{sub.tokens / 1000:.0f}k" if sub.tokens >= 1000 else str(sub.tokens)
         label.append(f" · {tokens} tok", style="dim")

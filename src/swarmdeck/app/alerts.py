@@ -50,7 +50,9 @@ class AlertsPanel(StorePanel, TablePanel):
             return
         alert = self.selected_alert()
         if alert is None:
-            self.notify("no alert selected: the Alerts panel (7) lists them", severity="warning")
+            none_open = self.snapshot is not None and not self.snapshot.alerts
+            self.notify("no open alerts: nothing to acknowledge" if none_open else
+                        "no alert selected: the Alerts panel (7) lists them", severity="warning")
             return
         acknowledge_alert(self.store, alert.id, getpass.getuser(), time.time())
         if self.snapshot is not None:

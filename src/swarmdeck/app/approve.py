@@ -99,11 +99,12 @@ class ApproveScreen(ModalScreen[bool]):
         r = self.request
         gone = self.gone
         with VerticalScroll(id="approve-box"):
-            title = "already ended" if gone else "process tree"
-            yield Label(f"Stop kill request {r.id}'s {title}?", id="approve-title")
+            title = (f"Kill request {r.id}: its process has already ended" if gone else
+                     f"Approve kill request {r.id}: stop its process tree?")
+            yield Label(title, id="approve-title")
             yield Static(facts(r), id="approve-facts")
             count = len(self.members)
-            these = f"this {count} process" if count == 1 else f"these {count} processes"
+            these = "this process" if count == 1 else f"these {count} processes"
             yield Static(
                 Text(f"pid {r.pid} has already ended: there is nothing left to stop; dismiss"
                      " the request to close it (nothing is signalled)") if gone else
@@ -115,7 +116,8 @@ class ApproveScreen(ModalScreen[bool]):
                 if gone:
                     yield Button("Dismiss the request", id="dismiss")
                 else:
-                    yield Button("Approve: stop them", id="approve", variant="error")
+                    them = "it" if len(self.members) == 1 else "them"
+                    yield Button(f"Approve: stop {them}", id="approve", variant="error")
 
     @property
     def gone(self) -> bool:

@@ -118,6 +118,11 @@ def fact_lines(facts: Iterable[tuple[str, str | Text]], name_width: int, width: 
     return text
 
 
+def job_title(job: LedgerJob) -> str:
+    """The detail view's title: the job's id and its label, as the Jobs panel names it."""
+    return f"Job {job.id}: {job.label}" if job.label else f"Job {job.id}"
+
+
 def job_facts(job: LedgerJob, now: float, width: int = 120) -> Text:
     """Everything the ledger knows of a job, one fact a line, to fit `width` cells."""
     facts = (
@@ -251,6 +256,7 @@ class JobDetail(DetailScreen):
         if job is None:
             show_text(facts, Text(f"job {self.job_id} is no longer in the ledger's recent jobs"))
             return
+        self.query_one(".detail").border_title = job_title(job)
         show_text(facts, job_facts(job, time.time(), self.text_width))
         bar = self.query_one("#job-memory", StackedBar)
         bar.segments, bar.total = memory_segments(job)

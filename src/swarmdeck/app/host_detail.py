@@ -23,12 +23,18 @@ from swarmdeck.app.gpus import GpuCardView
 from swarmdeck.app.history import HostPoint, RoomHistory
 from swarmdeck.app.hosts import (
     MEMORY_LOOKS,
+    NO_CAGE,
     REST,
     REST_NAME,
+    cage_problem,
     cores_figures,
     cores_segments,
     legend,
     memory_segments,
+    no_cage_text,
+    shown_figures,
+    used_figures,
+    used_segment,
 )
 from swarmdeck.app.quiet import show_text
 from swarmdeck.durations import age_text
@@ -37,8 +43,13 @@ from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
-from swarmdeck.views.hosts import figures_of, host_line
+from swarmdeck.views.hosts import host_line
+from swarmdeck.words import counted
 
+UNREAD = " "
+"""What the bars of a host that was not read are filled with: nothing, never the glyph of room."""
+FREE = "░"
+"""What the width past a bar's segments is filled with when the host was read (StackedBar's)."""
 PART_SCALES = ("mem_total", "slice_cap", "slice_cap", "slice_cap")
 """What full height stands for in each part's sparkline, in MemoryBook.bar() order: outside the
 slice, slice used, booked not yet grown, room."""
@@ -53,7 +64,8 @@ def part_top(point: HostPoint, index: int) -> int:
 def span_text(points: list[HostPoint]) -> str:
     """How much time the readings cover, and that they start with the app."""
     if len(points) < 2:
-        return f"over time: {len(points)} reading since the app started, one per refresh"
+        return (f"over time: {counted(len(points), 'reading')} since the app started,"
+                " one per refresh")
     span = age_text(points[-1].taken_at - points[0].taken_at)
     return f"over time: the last {span}, {len(points)} readings (kept since the app started)"
 
@@ -94,6 +106,9 @@ class HostDetail(DetailScreen):
     HostDetail #host-gpus {
         height: auto;
     }
+    HostDetail #host-cage {
+        padding-left: 8;
+    }
     """
 
     def __init__(self, name: str, history: RoomHistory) -> None:
@@ -114,6 +129,7 @@ class HostDetail(DetailScreen):
                 "memory", StackedBar(id="host-memory"), figures_id="host-memory-figures"
             )
             yield Static("", id="host-legend", classes="memory-legend")
+            yield Static("", id="host-cage")
             yield Label("", id="host-span")
             yield bar_line(
                 "busy cores", ScaledSparkline(id="host-busy"), figures_id="host-busy-figures",
@@ -135,8 +151,9 @@ class HostDetail(DetailScreen):
         line = self.query_one("#host-line", Static)
         if host is None:
             show_text(line, Text(why, style="yellow"))
+            self._show_unread()
         else:
-            show_text(line, host_line(figures_of(host, book)))
+            show_text(line, host_line(shown_figures(host, book)))
             self._show_now(host, book)
         points = self._history.host(self.host_name)
         show_text(self.query_one("#host-span", Label), "\n" + span_text(points))
@@ -174,19 +191,42 @@ class HostDetail(DetailScreen):
                 return peer.host, peer.book, ""
         return None, None, f"{self.host_name} is not in the latest snapshot"
 
+    def _show_unread(self) -> None:
+        """A host that was not read: its bars draw nothing (an unknown is never room), and
+        their figures say so."""
+        for bar in ("cores", "memory"):
+            drawn = self.query_one(f"#host-{bar}", StackedBar)
+            drawn.segments = ()
+            drawn.rest = UNREAD
+            show_text(self.query_one(f"#host-{bar}-figures", Label), " not read")
+        show_text(self.query_one("#host-legend", Static), "")
+        self._show_cage("")
+
+    def _show_cage(self, problem: str) -> None:
+        """The line under the memory bar that says the host has no cage and why, wrapped."""
+        cage = self.query_one("#host-cage", Static)
+        cage.display = bool(problem)
+        show_text(cage, no_cage_text(problem) if problem else "")
+
     def _show_now(self, host: HostSnapshot, book: MemoryBook | None) -> None:
         cores = self.query_one("#host-cores", StackedBar)
         cores.total = host.cores.count
         cores.segments = cores_segments(host.cores.busy_cores)
+        cores.rest = FREE
         show_text(self.query_one("#host-cores-figures", Label),
                   cores_figures(host.cores.busy_cores, host.cores.count))
         memory = self.query_one("#host-memory", StackedBar)
-        if book is None:
+        problem = cage_problem(book)
+        self._show_cage(problem)
+        if book is None or problem:
             memory.total = host.memory.total
-            memory.segments = ()
+            memory.segments = (used_segment(host.memory.used),)
+            memory.rest = REST if problem else FREE
             show_text(self.query_one("#host-memory-figures", Label),
-                      f" {format_size(host.memory.used)}/{format_size(host.memory.total)} used")
-            show_text(self.query_one("#host-legend", Static), "no memory book read")
+                      f" {NO_CAGE}" if problem else
+                      used_figures(host.memory.used, host.memory.total))
+            show_text(self.query_one("#host-legend", Static),
+                      "" if problem else "no memory book read")
             return
         segments = memory_segments(book)
         memory.total = book.mem_total

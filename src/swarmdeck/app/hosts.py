@@ -30,7 +30,7 @@ from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.sizes import MIB, format_size
 from swarmdeck.snapshot import Snapshot
-from swarmdeck.views.hosts import figures_of, host_line
+from swarmdeck.views.hosts import HostFigures, figures_of, host_line
 from swarmdeck.views.slurm import cluster_text
 
 MEMORY_LOOKS = (("bold yellow", "█"), ("bold cyan", "▓"), ("blue", "▒"), ("green", "░"))
@@ -58,6 +58,40 @@ def held(shown: float | None, reading: float | None, step: float) -> float | Non
     if shown is None or reading is None or abs(reading - shown) >= step:
         return reading
     return shown
+
+
+NO_CAGE = "no memory cage"
+"""What a host's memory line says when its slice cannot cage a job (MemoryBook.problem)."""
+
+
+def cage_problem(book: MemoryBook | None) -> str:
+    """Why the host's book offers no cage ("" when it does, or when there is no book): the
+    problem `status` and the runner give, from the snapshot's slice facts."""
+    return book.problem if book is not None else ""
+
+
+def shown_figures(host: HostSnapshot, book: MemoryBook | None) -> HostFigures:
+    """The host's figures as a card or detail view shows them: a book without a cage has no
+    slice cap and no room to offer, whatever its numbers say."""
+    figures = figures_of(host, book)
+    if cage_problem(book):
+        return dataclasses.replace(figures, slice_cap=None, room=None)
+    return figures
+
+
+def no_cage_text(problem: str) -> Text:
+    """The line under a memory bar whose slice cannot cage a job: that, and why."""
+    return Text(f"✗ {NO_CAGE}: {problem}", style="yellow")
+
+
+def used_segment(used: int) -> BarSegment:
+    """A memory bar's one part when it shows no book: what is in use."""
+    return BarSegment(used, "bold yellow", "used")
+
+
+def used_figures(used: int, total: int) -> str:
+    """The figures beside a memory bar that shows only what is in use."""
+    return f" {format_size(used)}/{format_size(total)} used"
 
 
 def memory_segments(book: MemoryBook) -> tuple[BarSegment, ...]:
@@ -176,14 +210,15 @@ class HostCard(Vertical):
         self._cores_bar.total = cores.count
         self._cores_bar.segments = cores_segments(shown)
         show_text(self._cores_figures, cores_figures(shown, cores.count))
-        if self.book is None:
+        if self.book is None or cage_problem(self.book):
             used = self._held_size("used", memory.used, memory.total)
-            self._show_memory(
-                (BarSegment(used, "bold yellow", "used"),),
-                memory.total,
-                f" {format_size(used)}/{format_size(memory.total)} used",
-            )
-        figures = figures_of(host, self.book)
+            segments = (used_segment(used),)
+            if self.book is None:
+                self._show_memory(segments, memory.total, used_figures(used, memory.total))
+            else:  # nothing of it is room: the rest is drawn as not bookable
+                self._show_memory(segments, memory.total, f" {NO_CAGE}", REST_NAME)
+                show_text(self._legend, no_cage_text(self.book.problem))
+        figures = shown_figures(host, self.book)
         load = tuple(
             self._held(f"load{n}", value, HELD_LOAD) for n, value in enumerate(cores.loadavg)
         )
@@ -200,8 +235,8 @@ class HostCard(Vertical):
         self._sparkline.data = tuple(self._history)
 
     def watch_book(self, book: MemoryBook | None) -> None:
-        if book is None:
-            return
+        if book is None or cage_problem(book):
+            return  # its memory line is drawn with the host's reading, from what is used
         total = book.mem_total
         segments = tuple(
             dataclasses.replace(
@@ -236,8 +271,10 @@ def peer_text(peer: PeerReading) -> Text:
         why = f": {peer.reason}" if peer.reason else ""
         text.append(f"   {peer.state}{why}", style="not bold yellow")
         return text
-    if peer.host is not None:
-        text.append("   " + host_line(figures_of(peer.host, peer.book)), style="not bold")
+    text.append("   " + host_line(shown_figures(peer.host, peer.book)), style="not bold")
+    if problem := cage_problem(peer.book):
+        text.append(" · ")
+        text.append_text(no_cage_text(problem))
     return text
 
 

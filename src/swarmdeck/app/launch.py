@@ -3,7 +3,8 @@ that fits now, and the `swarmdeck run` line that does the same.
 
 The form is checked as it is typed, with the runner's own rules (`check_request`, `parse_cap`)
 and its own booking (`decide_booking` over the workload's recorded peaks); the preview reads
-the state file, so it is worked out in a thread. Launch stays disabled while anything is wrong.
+the state file, so it is worked out in a thread. Launch stays disabled while anything is wrong,
+and while this host has no memory cage (its book's slice problem, as `status` says it).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from swarmdeck.actions.jobrecord import past_runs
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.actions.runner import check_request, parse_cap
 from swarmdeck.app.commands import command_line
+from swarmdeck.app.hosts import NO_CAGE
 from swarmdeck.config import Config
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes.ledger import MemoryBook
@@ -36,8 +38,15 @@ FIELDS = (
     ("cwd", "folder", ""),
     ("cap", "cap", "e.g. 8G (blank: from its history)"),
     ("label", "label", "blank: the command"),
-    ("threads", "threads", "cores it will keep busy, 1–…"),
+    ("threads", "threads", "cores it will keep busy"),
 )
+"""(key, name, placeholder) of each field; the threads' placeholder gets the range of this
+host's cores (`hint`)."""
+
+
+def hint(key: str, placeholder: str, cores: int | None) -> str:
+    """A field's placeholder: the threads' names this host's range, "1–16"."""
+    return f"{placeholder}, 1–{cores}" if key == "threads" and cores else placeholder
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,8 @@ def preview(config: Config, store: StateStore, book: MemoryBook | None,
         if book is None:
             not_read = "this host's memory book is not read yet"
             return Preview(request, (command_line(request),), not_read)
+        if book.problem:
+            return Preview(request, (command_line(request),), f"{NO_CAGE} here: {book.problem}")
         total = book.mem_total
         booking = decide_booking(
             past_runs(store, fingerprint(request.argv, request.cwd)),
@@ -124,6 +135,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         cwd: Path,
         filled: dict[str, str] | None = None,
         title: str = "Launch a caged job",
+        cores: int | None = None,
     ) -> None:
         """Args:
         config: The effective configuration (booking defaults).
@@ -132,6 +144,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         cwd: The folder the form starts with, and a blank folder means.
         filled: Fields given a value to start with, by key (a rerun's command and cap).
         title: The form's title.
+        cores: This host's cores, the range the threads field takes; None when not read.
         """
         super().__init__(classes="confirm")
         self._config = config
@@ -140,15 +153,17 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         self._cwd = cwd
         self._filled = {"cwd": str(cwd), **(filled or {})}
         self._title = title
+        self._cores = cores
         self._request: RunRequest | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
             yield Label(f"[b]{self._title}[/b]")
-            for key, name, hint in FIELDS:
+            for key, name, placeholder in FIELDS:
                 with Horizontal(classes="form-line"):
                     yield Label(f"{name:>8} ", classes="form-label")
-                    yield Input(self._filled.get(key, ""), placeholder=hint, id=f"launch-{key}")
+                    yield Input(self._filled.get(key, ""), id=f"launch-{key}",
+                                placeholder=hint(key, placeholder, self._cores))
             yield Static("", id="launch-preview", markup=False)
             with Horizontal(id="confirm-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")

@@ -32,7 +32,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Tree
 
-from swarmdeck.actions.detach import launch_detached
+from swarmdeck.actions.detach import launch_detached_said
 from swarmdeck.actions.lock import release_stale
 from swarmdeck.actions.migration import refusal
 from swarmdeck.actions.run_request import RunRequest
@@ -427,12 +427,20 @@ class SwarmdeckApp(App[int]):
         snapshot = self.snapshot
         host = snapshot.hosts[0].name if snapshot and snapshot.hosts else None
         book = snapshot.book_of(host) if snapshot and host else None
+        cores = self._local_cores()
 
         def answered(request: RunRequest | None) -> None:
             if request is not None:
                 self._launch(request, f"job {request.label or shlex.join(request.argv)}")
 
-        self.push_screen(LaunchScreen(self.config, self.store, book, self.launch_cwd), answered)
+        self.push_screen(
+            LaunchScreen(self.config, self.store, book, self.launch_cwd, cores=cores), answered
+        )
+
+    def _local_cores(self) -> int | None:
+        """This host's cores as last read, for the launch form's threads range."""
+        snapshot = self.snapshot
+        return snapshot.hosts[0].cores.count if snapshot and snapshot.hosts else None
 
     def action_rerun(self) -> None:
         if self.refused("rerun"):
@@ -474,18 +482,22 @@ class SwarmdeckApp(App[int]):
 
         title = f"Rerun job {job.id}: it hit its own cap of {format_size(job.cap)}"
         self.push_screen(
-            LaunchScreen(self.config, self.store, book, Path(job.cwd), filled, title), answered
+            LaunchScreen(self.config, self.store, book, Path(job.cwd), filled, title,
+                         cores=self._local_cores()),
+            answered,
         )
 
     @work(thread=True, group="launch", exit_on_error=False)
     def _launch(self, request: RunRequest, what: str) -> None:
         """Start a detached runner; returns once it is admitted (or refused)."""
-        code = launch_detached(request)
-        if code == 0:
+        started = launch_detached_said(request)
+        if started.code == 0:
             self.call_from_thread(self.notify, f"{what}: admitted, runs detached")
         else:
+            why = f": {started.said}" if started.said else ""
             self.call_from_thread(
-                self.notify, f"{what}: not started (exit {code})", severity="error"
+                self.notify, f"{what}: not started (exit {started.code}){why}", severity="error",
+                timeout=15,
             )
         self.probe()
 

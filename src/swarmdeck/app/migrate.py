@@ -1,20 +1,22 @@
-"""The migrate pane (`m` on a job row): each peer's fit for the job now, the exact command,
-the toolchain differences; Enter launches it there detached and the Jobs panel follows it. A
-queued job is withdrawn here once it started there, so it never runs twice."""
+"""The migrate pane (`m` on a queued job's row): each peer's fit for the job now, the exact
+command, the toolchain differences. Cancel is focused, so `enter` alone does nothing; the
+Migrate button launches it on the chosen peer detached and the Jobs panel follows it. The job
+is withdrawn here once it started there, so it never runs twice."""
 
 from __future__ import annotations
 
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList, Static
+from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from swarmdeck.actions.migration import (
     Launched,
     MigrationOption,
+    MigrationRefused,
     launch,
     migration_options,
     toolchain_differences,
@@ -44,6 +46,13 @@ class MigrateScreen(ModalScreen[str | None]):
         height: auto;
         max-height: 10;
     }
+    #migrate-buttons {
+        height: auto;
+        align-horizontal: right;
+    }
+    #migrate-buttons Button {
+        margin-left: 2;
+    }
     """
 
     BINDINGS = [Binding("escape", "close", "Close")]
@@ -68,9 +77,13 @@ class MigrateScreen(ModalScreen[str | None]):
             )
             yield Static("", id="migrate-command", markup=False)
             yield Static("", id="migrate-toolchains", markup=False)
-            yield Label("[dim]Enter launches it there detached · Escape closes[/dim]")
+            yield Label("[dim]Tab to the peers to choose one · Escape closes[/dim]")
+            with Horizontal(id="migrate-buttons"):
+                yield Button("Cancel", id="cancel", variant="primary")
+                yield Button("Migrate", id="migrate-do", variant="warning", disabled=True)
 
     def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
         if self.options:
             self.query_one(OptionList).highlighted = 0
             self._show(self.options[0])
@@ -82,6 +95,9 @@ class MigrateScreen(ModalScreen[str | None]):
         return self.options[index] if index is not None and index < len(self.options) else None
 
     def _show(self, option: MigrationOption) -> None:
+        button = self.query_one("#migrate-do", Button)
+        button.label = f"Migrate to {option.host}"
+        button.disabled = not option.fits
         self.query_one("#migrate-command", Static).update(f"command: {option.command}")
         differences = self.differences.get(option.host)
         if differences is None:
@@ -110,19 +126,31 @@ class MigrateScreen(ModalScreen[str | None]):
             self._show(option)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Choosing a peer moves to its Migrate button; it does not launch."""
         option = self._selected()
         if option is None:
             return
         if not option.fits:
             self.notify(f"{option.host} does not fit it now: {option.reason}", severity="warning")
             return
+        self.query_one("#migrate-do", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        option = self._selected()
+        if event.button.id != "migrate-do" or option is None or not option.fits:
+            self.dismiss(None)
+            return
+        event.button.disabled = True
         self.query_one("#migrate-command", Static).update(f"launching: {option.command}")
         self.start(option)
 
     @work(thread=True, exclusive=True, group="migrate-launch")
     def start(self, option: MigrationOption) -> None:
         """Launch detached off the UI loop: it copies the tree before it returns."""
-        launched = launch(option)
+        try:
+            launched = launch(option, self.app.store)
+        except MigrationRefused as error:
+            launched = Launched(int(error.exit_code), error.message)
         self.app.call_from_thread(self._launched, option, launched)
 
     def _launched(self, option: MigrationOption, launched: Launched) -> None:
@@ -134,6 +162,7 @@ class MigrateScreen(ModalScreen[str | None]):
             self.dismiss(line)
         else:
             self.notify(f"{option.host}: {line} (exit {code})", severity="error", timeout=10)
+            self._show(option)
 
     def action_close(self) -> None:
         self.dismiss(None)

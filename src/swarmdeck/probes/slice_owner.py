@@ -58,5 +58,6 @@ def slice_problem(slice_path: Path | str, ledger: Path | str) -> str:
     config = f"config {owner.config}" if owner.config else "config defaults"
     return (
         f"slice {slice_path} belongs to the ledger {owner.ledger} ({config}), not to this one"
-        f" ({mine}): give this state folder its own memory.slice, or use that state folder"
+        f" ({mine}): give this state folder its own slice (`[memory] slice = \"…\"` in its"
+        " config), or use that state folder"
     )

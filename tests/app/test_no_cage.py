@@ -1,0 +1,130 @@
+"""A slice another ledger owns is no cage for this one (a real v1 slice, its owner record naming
+another state database): the Hosts card, the host detail and the launch form say that there is
+no memory cage and why, in the words `status` and the runner use, never a slice cap or room;
+and a launch the runner refuses shows the runner's own reason, not only its exit code."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "actions"))
+
+from cagekit import MIB, new_slice, remove_tree, write_config
+from fixed_room import peer_reading
+from pilot_waits import probed, until
+from textual.widgets import Button, Input
+
+from ledger_rows import add_job
+from swarmdeck.actions.cage import open_backend
+from swarmdeck.actions.cage.owner import claim_slice
+from swarmdeck.app.bar import StackedBar
+from swarmdeck.app.host_detail import HostDetail
+from swarmdeck.app.hosts import HostCard, peer_text
+from swarmdeck.app.launch import LaunchScreen
+from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.config import load_config
+from swarmdeck.probes.peer_cache import reading_of
+from swarmdeck.probes.slice_owner import slice_problem
+from swarmdeck.snapshot import take_snapshot
+from swarmdeck.state import StateStore
+
+
+@pytest.fixture
+def owned_elsewhere(isolated_home: Path) -> Iterator[Path]:
+    """This home's configured slice, owned by another (existing) ledger."""
+    path = new_slice()
+    try:
+        write_config(isolated_home / "config.toml", path, 256 * MIB)
+        other = isolated_home / "other-state" / "state.db"
+        other.parent.mkdir()
+        other.touch()
+        claim_slice(open_backend(str(path)), other, None, 256 * MIB)
+        yield path
+    finally:
+        remove_tree(path)
+
+
+def _app() -> tuple[SwarmdeckApp, str]:
+    """The room on this home's state, and the problem the runner refuses its slice with."""
+    config = load_config()
+    store = StateStore.open_default()
+    problem = slice_problem(config.memory.slice, store.path)
+    assert problem.startswith(f"slice {config.memory.slice} belongs to the ledger ")
+    return SwarmdeckApp(config, store, prober=lambda: take_snapshot(config, store)), problem
+
+
+def _text(widget) -> str:
+    return str(widget.render())
+
+
+async def test_the_hosts_card_and_host_detail_say_there_is_no_cage_and_why(
+    owned_elsewhere: Path,
+) -> None:
+    app, problem = _app()
+    async with app.run_test(size=(400, 40)) as pilot:
+        await probed(pilot, 2)
+        card = app.query_one(HostCard)
+        assert _text(card.query_one(".memory-legend")) == f"✗ no memory cage: {problem}"
+        assert _text(card.query_one(".memory-figures")) == " no memory cage"
+        assert card.query_one(".memory-bar", StackedBar).rest == "·"
+        title = _text(card.query_one(".host-name"))
+        assert "slice cap –" in title and "256M" not in title
+        await pilot.press("1", "enter")
+        assert isinstance(app.screen, HostDetail)
+        await probed(pilot)
+        detail = app.screen
+        assert _text(detail.query_one("#host-cage")) == f"✗ no memory cage: {problem}"
+        assert _text(detail.query_one("#host-memory-figures")) == " no memory cage"
+        line = _text(detail.query_one("#host-line"))
+        assert "slice cap –" in line and "memory room –" in line and "256M" not in line
+    app.store.close()
+
+
+async def test_the_launch_form_says_there_is_no_cage_and_keeps_launch_disabled(
+    owned_elsewhere: Path,
+) -> None:
+    app, problem = _app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probed(pilot)
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, LaunchScreen), "the launch form")
+        form = app.screen
+        form.query_one("#launch-command", Input).value = "sleep 30"
+        preview = form.query_one("#launch-preview")
+        await until(pilot, lambda: "no memory cage" in _text(preview), "the cage's problem")
+        assert _text(preview).startswith(f"✗ no memory cage here: {problem}")
+        assert "fits now" not in _text(preview)
+        assert form.query_one("#do", Button).disabled
+    app.store.close()
+
+
+async def test_a_rerun_the_runner_refuses_shows_the_runners_reason(
+    owned_elsewhere: Path, tmp_path: Path
+) -> None:
+    app, problem = _app()
+    add_job(app.store, label="true", state="done", exit_code=0, outcome="ok", argv=["true"],
+            cwd=str(tmp_path), cap=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probed(pilot)
+        await pilot.press("2", "r")
+        await until(pilot, lambda: app.screen.query("#cancel"), "the rerun modal")
+        await pilot.press("tab", "enter")
+        said = f"rerun of job 1: not started (exit 251): {problem}"
+        await until(pilot, lambda: said in [str(n.message) for n in app._notifications],
+                    "the runner's reason")
+    app.store.close()
+
+
+def test_a_peers_card_without_a_cage_says_so_and_offers_no_slice_or_room() -> None:
+    fine = peer_reading(0.0)
+    problem = "slice /sys/fs/cgroup/memory/swarmdeck belongs to the ledger /a/state.db"
+    broken = reading_of(fine.name, {**fine.figures, "slice_backend": "", "slice_problem": problem},
+                        0.0)
+    text = peer_text(broken).plain
+    assert text.endswith(f" · ✗ no memory cage: {problem}")
+    assert "slice cap –" in text and "memory room –" in text
+    assert "slice cap 240G" in peer_text(fine).plain
