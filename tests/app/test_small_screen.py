@@ -84,6 +84,19 @@ async def test_at_80x24_the_folded_panels_keep_their_title_line(isolated_home: P
             assert str(panel.border_title) in drawn(app, panel), panel_id
 
 
+async def test_at_80x24_a_folded_panel_says_how_many_items_it_holds(isolated_home: Path) -> None:
+    app = fixed_app(isolated_home, watched=True)
+    async with app.run_test(size=SMALL) as pilot:
+        await probed(pilot)
+        await pilot.pause()
+        lines = screen_lines(app)
+        assert any("Watchdog · 2 open, 1 kill request" in line for line in lines), lines
+        assert any("Alerts · 1" in line for line in lines), lines
+        await pilot.press("7")
+        await pilot.pause()
+        assert app.query_one("#alerts").border_title == "Alerts"
+
+
 @pytest.mark.parametrize(("key", "table"), [("2", "jobs-table"), ("6", "findings-table")])
 async def test_at_80x24_a_focused_table_shows_every_row_the_fixed_room_has(
     isolated_home: Path, key: str, table: str,

@@ -55,6 +55,7 @@ from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.migrate import MigrateScreen
+from swarmdeck.app.panel import SnapshotPanel
 from swarmdeck.app.record_detail import AlertDetail, FindingDetail
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.app.watchdog import WatchdogPanel
@@ -345,8 +346,8 @@ class SwarmdeckApp(App[int]):
             None,
         )
         folded = folded_panels(rows, open_row, holder)
-        for panel in screen.query(".panel"):
-            panel.set_class(panel.id in folded, "-folded")
+        for panel in screen.query(SnapshotPanel):
+            panel.folded = panel.id in folded
 
     def action_focus_panel(self, panel_id: str) -> None:
         """Focus a panel: its table or tree when it shows one, else the panel itself.
@@ -422,7 +423,7 @@ class SwarmdeckApp(App[int]):
                 if isinstance(binding, Binding):
                     yield SystemCommand(
                         f"{binding.description} ({binding.key})",
-                        f"the {binding.key} key in the {panel.border_title} panel",
+                        f"the {binding.key} key in the {type(panel).TITLE} panel",
                         partial(panel.run_action, binding.action),
                     )
 
