@@ -329,9 +329,12 @@ class SwarmdeckApp(App[int]):
         kind, session_id, *agent = key.split(":", 2)
         self.push_screen(AgentDetail(session_id, agent[0] if kind == "a" else None))
 
+    def on_resize(self, event: events.Resize) -> None:
+        self._fold(self.screen_stack[0].focused)
+
     def _fold(self, focused: Widget | None) -> None:
-        """Mark the panels a short screen folds: all but the Jobs and Agents row and the row
-        of the panel that holds the focus (the stylesheet folds them only when short)."""
+        """On a short screen, fold all panels but the Jobs and Agents row and the row of the
+        panel that holds the focus; on a taller one, none."""
         screen = self.screen_stack[0]
         rows: list[tuple[str, ...]] = []
         open_row = 0
@@ -345,7 +348,8 @@ class SwarmdeckApp(App[int]):
             (w.id for w in (focused.ancestors_with_self if focused else []) if w.id in PANELS),
             None,
         )
-        folded = folded_panels(rows, open_row, holder)
+        short = self.size.height < SHORT_HEIGHT
+        folded = folded_panels(rows, open_row, holder) if short else frozenset()
         for panel in screen.query(SnapshotPanel):
             panel.folded = panel.id in folded
 
