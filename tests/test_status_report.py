@@ -25,7 +25,7 @@ from swarmdeck.probes.procs import identity, start_ticks
 from swarmdeck.probes.records import open_findings, pending_kill_requests
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
-from swarmdeck.status_report import print_status
+from swarmdeck.status_report import ColumnWidths, column_widths, print_status, shared_widths
 
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
 MIB = 1 << 20
@@ -93,14 +93,15 @@ def test_status_shows_chosen_columns_with_sizes_ages_and_cores(isolated_home: Pa
         text = status_text()
     jobs = section(text, "Jobs")
     for label in ("id", "label", "state", "booked", "current", "peak", "cap", "cores",
-                  "runtime", "exit"):
+                  "runtime"):
         assert label in jobs.splitlines()[2], label
     running = next(line for line in jobs.splitlines() if "hashing" in line)
     assert "running" in running and "40M" in running and "80M" in running
     assert re.search(r"\d\.\d cores · \d\.\d/2 thr", running), running
     assert re.search(r"1m1\ds", running), running
     done = next(line for line in jobs.splitlines() if "build" in line)
-    assert "80M ceiling" in done and "250 own cap" in done and "3m1" in done
+    assert "80M ceiling" in done and "own cap 250" in done and "3m1" in done
+    assert "250 own cap" not in done, "the outcome is said once, in the state"
 
     alerts = section(text, "Alerts")
     alert = next(line for line in alerts.splitlines() if "queued on memory" in line)
@@ -200,3 +201,11 @@ def test_status_lists_jobs_in_the_control_rooms_order_newest_first(isolated_home
     shown = [label for line in jobs.splitlines() for label in
              ("first-done", "second-running", "third-done") if label in line]
     assert shown == ["third-done", "second-running", "first-done"], jobs
+
+
+def test_columns_share_a_narrow_width_none_below_its_longest_word() -> None:
+    state = column_widths(["state", "cannot start in /work: Permission denied"])
+    assert state == ColumnWidths(len("Permission"), len("cannot start in /work: Permission denied"))
+    widths = shared_widths([ColumnWidths(2, 2), state, ColumnWidths(7, 7)], 30)
+    assert widths is not None and sum(widths) == 30 and widths[1] >= len("Permission")
+    assert shared_widths([ColumnWidths(2, 2), ColumnWidths(7, 7)], 30) is None

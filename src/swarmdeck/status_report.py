@@ -2,6 +2,8 @@
 
 Each section shows the columns its app panel chose, its cells made by the same functions
 (swarmdeck.views), so the command line and the control room say the same thing the same way.
+On a narrow terminal a table leaves out whole columns, those a person reads last first, rather
+than cut its words ("availab…", "runt…"): `FittedTable`.
 """
 
 from __future__ import annotations
@@ -9,10 +11,12 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rich.console import Console, Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -38,17 +42,100 @@ class ReportConsole(Console):
         raise
 
 
-def hosts_table(snapshot: Snapshot) -> Table:
-    table = Table(title="Hosts", title_justify="left")
-    table.add_column("host")
-    for _, label in hosts.COLUMNS:
-        table.add_column(label, justify="right")
+PADDING = 2
+"""Cells a Rich table pads each column with (one each side)."""
+
+
+@dataclass(frozen=True)
+class ColumnWidths:
+    """A column's narrowest width with every word whole, and its width with no line wrapped."""
+
+    narrowest: int
+    widest: int
+
+
+def column_widths(texts: Iterable[str]) -> ColumnWidths:
+    """The widths of a column holding these texts (its label among them)."""
+    words = [cell_len(word) for text in texts for word in text.split()]
+    lines = [cell_len(line) for text in texts for line in text.splitlines()]
+    return ColumnWidths(max(words, default=1), max(lines, default=1))
+
+
+def shared_widths(columns: Sequence[ColumnWidths], room: int) -> list[int] | None:
+    """Widths for the columns in `room` cells (padding and rules taken off already): each at
+    least its narrowest, the cells left over given one at a time to the column wanting most;
+    None when every column fits whole (the table lays itself out)."""
+    if sum(column.widest for column in columns) <= room:
+        return None
+    widths = [column.narrowest for column in columns]
+    for _ in range(max(0, room - sum(widths))):
+        wants = [column.widest - width for column, width in zip(columns, widths, strict=True)]
+        most = max(range(len(wants)), key=wants.__getitem__)
+        if wants[most] <= 0:
+            break
+        widths[most] += 1
+    return widths
+
+
+@dataclass(frozen=True)
+class FittedTable:
+    """A titled table of rows by column key that fits the width it is printed in with every
+    word whole: while its narrowest layout is wider, the columns of `giving_way` are left out
+    in that order (a column the rows all say the same of, in `alike`, goes first), and the
+    columns left share the width, none narrower than its longest word."""
+
+    title: str
+    columns: Columns
+    rows: Sequence[Mapping[str, Cell]]
+    giving_way: Sequence[str] = ()
+    right: frozenset[str] = frozenset()
+    """Keys of the columns of figures, aligned right."""
+    alike: frozenset[str] = frozenset()
+    """Keys of the columns left out first when every row holds the same in them."""
+
+    def widths_of(self, key: str, label: str) -> ColumnWidths:
+        return column_widths([label, *(as_text(cells[key]).plain for cells in self.rows)])
+
+    def order_of_giving_way(self) -> list[str]:
+        same = [key for key in self.alike
+                if len({str(cells[key]) for cells in self.rows}) <= 1]
+        return same + [key for key in self.giving_way if key not in same]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Table]:
+        columns = list(self.columns)
+
+        def room() -> int:
+            return options.max_width - (PADDING + 1) * len(columns) - 1
+
+        for key in self.order_of_giving_way():
+            if sum(self.widths_of(*column).narrowest for column in columns) <= room():
+                break
+            columns = [column for column in columns if column[0] != key]
+        widths = shared_widths([self.widths_of(*column) for column in columns], room())
+        table = Table(title=self.title, title_justify="left")
+        for index, (key, label) in enumerate(columns):
+            table.add_column(label, justify="right" if key in self.right else "left",
+                             width=None if widths is None else widths[index])
+        for cells in self.rows:
+            table.add_row(*(as_text(cell) for cell in in_order(cells, columns)))
+        yield table
+
+
+HOST_GIVING_WAY = ("slice_cap", "memory", "load")
+"""The hosts table's columns left out on a narrow terminal, first to last: what the memory
+room and the available memory say already, then the load the busy cores say too."""
+
+
+def hosts_table(snapshot: Snapshot) -> FittedTable:
+    rows = []
     for host in snapshot.hosts:
         cells = hosts.host_cells(hosts.figures_of(host, snapshot.book_of(host.name)))
-        table.add_row(host.name, *in_order(cells, hosts.COLUMNS))
+        rows.append({"host": host.name, **cells})
+    columns = (("host", "host"), *hosts.COLUMNS)
     for peer in snapshot.peers:
-        table.add_row(*peer_cells(peer))
-    return table
+        rows.append(dict(zip([key for key, _ in columns], peer_cells(peer), strict=True)))
+    return FittedTable("Hosts", columns, rows, HOST_GIVING_WAY,
+                       right=frozenset(key for key, _ in hosts.COLUMNS))
 
 
 def peer_cells(peer: PeerReading) -> tuple[str, ...]:
@@ -65,19 +152,16 @@ def as_text(cell: Cell) -> Text:
 
 
 def cells_table(
-    title: str, columns: Columns, rows: Iterable[Mapping[str, Cell]], empty: str
+    title: str, columns: Columns, rows: Iterable[Mapping[str, Cell]], empty: str,
+    giving_way: Sequence[str] = (), alike: frozenset[str] = frozenset(),
 ) -> RenderableType:
     """A section's table: the chosen columns, one row per item; plain text is never markup.
-    An empty section is one line saying so."""
+    On a narrow terminal the `giving_way` columns (and first the `alike` ones the rows all
+    say the same of) are left out. An empty section is one line saying so."""
     items = list(rows)
     if not items:
         return Text.assemble((title, "italic"), "  ", (empty, "dim"))
-    table = Table(title=title, title_justify="left")
-    for _, label in columns:
-        table.add_column(label)
-    for cells in items:
-        table.add_row(*(as_text(cell) for cell in in_order(cells, columns)))
-    return table
+    return FittedTable(title, columns, items, giving_way, alike=alike)
 
 
 def gpus_section(snapshot: Snapshot) -> RenderableType:
@@ -107,7 +191,8 @@ def sections(snapshot: Snapshot, now: float) -> list[RenderableType]:
     finding_rows = [records.finding_cells(finding, now) for finding in snapshot.findings]
     kill_rows = [records.kill_cells(request, now) for request in snapshot.kill_requests]
     return [
-        cells_table("Jobs", jobs.STATUS_COLUMNS, job_rows, "no caged jobs"),
+        cells_table("Jobs", jobs.STATUS_COLUMNS, job_rows, "no caged jobs",
+                    jobs.STATUS_GIVING_WAY, alike=frozenset({"host"})),
         gpus_section(snapshot),
         cells_table("Agents", sessions.COLUMNS, session_rows, "no Claude Code sessions"),
         cells_table("Alerts", records.ALERT_COLUMNS, alert_rows, "no open alerts"),

@@ -35,7 +35,7 @@ async def test_hosts_panel_shows_this_host_once_probed() -> None:
         card = app.query_one(HostCard)
         assert card.host is not None
         assert card.host.name == local_host_name()
-        assert "slice cap" in str(card.query_one(".host-name").render())
+        assert "slice cap" in str(card.query_one(".host-name").content)
 
 
 async def test_question_mark_opens_help_and_escape_closes_it() -> None:

@@ -113,13 +113,13 @@ async def test_every_word_and_glyph_is_labelled(size: tuple[int, int]) -> None:
         await pilot.pause()
         card = app.query_one(HostCard)
         assert "busy cores, last" in str(card.query_one(".history-label").render())
-        title = str(card.query_one(".host-name").render())
+        title = str(card.query_one(".host-name").content)
         assert "threads free" in title
         assert "cores busy" in str(card.query_one(".cores-figures").render())
         segments = card.query_one(".memory-bar").segments
         glyphs = [segment.glyph for segment in segments]
         assert len(set(glyphs)) == len(glyphs) == 4
-        legend = str(card.query_one(".memory-legend").render())
+        legend = str(card.query_one(".memory-legend").content)
         for segment in segments:
             assert f"{segment.glyph} {segment.name}" in legend
         await pilot.press("question_mark")

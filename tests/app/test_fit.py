@@ -12,6 +12,7 @@ from pilot_waits import probed
 from textual.widgets import Static, Tree
 
 from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.app.whole_parts import WholeParts
 
 
 def screen_lines(app) -> list[str]:
@@ -61,7 +62,7 @@ async def test_no_visible_line_is_cut_mid_word(isolated_home: Path, size: tuple[
         for text in app.screen.query(Static):
             if not text.display or text.region.width == 0:
                 continue
-            full = str(text.render())
+            full = str(text.content if isinstance(text.content, WholeParts) else text.render())
             for shown in drawn_lines(lines, text):
                 for full_line in full.splitlines():
                     assert not cut_mid_word(shown, full_line), (shown, full_line)

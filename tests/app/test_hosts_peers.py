@@ -15,7 +15,7 @@ from waiting import pilot_wait_for
 
 
 def _card_text(app: SwarmdeckApp) -> str:
-    return str(app.query_one(PeerCard).render())
+    return str(app.query_one(PeerCard).content)
 
 
 async def test_peer_that_never_answers_shows_not_read_and_this_host_is_not_held_up(

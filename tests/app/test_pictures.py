@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from fixed_room import fix_trees, fixed_app
 from pilot_waits import probed
+from textual.widgets import Input
 from textual.worker import WorkerCancelled
 
 
@@ -28,6 +29,8 @@ async def drawn(pilot, keys: list[str] | None = None) -> None:
         await pilot.press(*keys)
     with suppress(WorkerCancelled):
         await pilot.app.workers.wait_for_complete()
+    for field in pilot.app.screen.query(Input):
+        field.cursor_blink = False  # the cursor drawn, not caught mid-blink
     await pilot.pause()
 
 

@@ -260,8 +260,8 @@ async def test_a_small_slice_figure_moves_when_its_digits_do_and_holds_through_j
     app = SwarmdeckApp(load_config(), store, prober=Draining(store))
     async with app.run_test(size=(160, 45)) as pilot:
         legend = app.query_one(".memory-legend")
-        await until(pilot, lambda: "slice used 44M " in str(legend.render()), "the first figure")
-        await until(pilot, lambda: "slice used 6M " in str(legend.render()), "the drained figure")
+        await until(pilot, lambda: "slice used 44M " in str(legend.content), "the first figure")
+        await until(pilot, lambda: "slice used 6M " in str(legend.content), "the drained figure")
         asked = counting_refreshes(monkeypatch, app)
         await probed(pilot, rounds=4)
         assert asked["Static"] == 0, asked

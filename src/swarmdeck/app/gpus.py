@@ -92,6 +92,10 @@ class GpusPanel(TablePanel):
     def __init__(self) -> None:
         super().__init__(id="gpus")
 
+    def tally(self) -> str:
+        """Its rows are the cards' processes, not what the panel is about: no count."""
+        return ""
+
     def compose_above(self) -> ComposeResult:
         yield Vertical(id="gpu-cards")
         yield Static("", id="gpu-holders")

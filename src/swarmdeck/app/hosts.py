@@ -25,12 +25,13 @@ from textual.widgets import Label, Static
 from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar
 from swarmdeck.app.panel import SnapshotPanel
 from swarmdeck.app.quiet import show_text
+from swarmdeck.app.whole_parts import WholeParts
 from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.sizes import MIB, format_size
 from swarmdeck.snapshot import Snapshot
-from swarmdeck.views.hosts import HostFigures, figures_of, host_line
+from swarmdeck.views.hosts import HOST_SEPARATOR, HostFigures, figures_of, host_parts
 from swarmdeck.views.slurm import cluster_text
 
 MEMORY_LOOKS = (("bold yellow", "█"), ("bold cyan", "▓"), ("blue", "▒"), ("green", "░"))
@@ -119,18 +120,27 @@ def cores_figures(busy: float | None, count: int) -> str:
     return f" {'–' if shown is None else f'{shown:.1f}'} of {count} cores busy"
 
 
-def legend(segments: tuple[BarSegment, ...], rest: str | None = None) -> Text:
+def legend(segments: tuple[BarSegment, ...], rest: str | None = None) -> WholeParts:
     """One swatch and figure per bar segment, in the bar's glyphs and colours; `rest` names
-    what the bar's filler stands for."""
-    text = Text()
-    for segment in segments:
-        if text:
-            text.append("  ")
-        text.append(segment.glyph, style=segment.style)
-        text.append(f" {segment.name} {format_size(int(segment.value))}")
+    what the bar's filler stands for. A narrow card wraps it by whole entries."""
+    entries = [
+        Text.assemble(
+            (segment.glyph, segment.style), f" {segment.name} {format_size(int(segment.value))}"
+        )
+        for segment in segments
+    ]
     if rest:
-        text.append(f"  {REST} {rest}", style="dim")
-    return text
+        entries.append(Text(f"{REST} {rest}", style="dim"))
+    return WholeParts(tuple(entries))
+
+
+def titled_line(name: str, parts: list[str], style: str = "not bold") -> WholeParts:
+    """A host's name in bold, then its figures: those that do not fit are left out whole."""
+    head = Text(name, style="bold")
+    if parts:
+        head.append(f"   {parts[0]}", style=style)
+    rest = tuple(Text(part, style=style) for part in parts[1:])
+    return WholeParts((head, *rest), HOST_SEPARATOR, wrap=False, style=style)
 
 
 def card_id(name: str) -> str:
@@ -227,9 +237,7 @@ class HostCard(Vertical):
             load=load,  # type: ignore[arg-type]
             available=self._held_size("available", memory.available, memory.total),
         )
-        title = Text(host.name, style="bold")
-        title.append("   " + host_line(figures, room=self.book is None), style="not bold")
-        show_text(self._title, title)
+        show_text(self._title, titled_line(host.name, host_parts(figures, room=self.book is None)))
         self._sparkline.top = cores.count
         self._sparkline.seen = self._readings
         self._sparkline.data = tuple(self._history)
@@ -264,18 +272,17 @@ class HostCard(Vertical):
         show_text(self._legend, legend(segments, rest))
 
 
-def peer_text(peer: PeerReading) -> Text:
+def peer_text(peer: PeerReading) -> WholeParts:
     """A peer's card: its figures as it reported them, or "not read: REASON"."""
-    text = Text(peer.name, style="bold")
     if peer.state != "read" or peer.host is None:
         why = f": {peer.reason}" if peer.reason else ""
-        text.append(f"   {peer.state}{why}", style="not bold yellow")
-        return text
-    text.append("   " + host_line(shown_figures(peer.host, peer.book)), style="not bold")
+        return titled_line(peer.name, [f"{peer.state}{why}"], style="not bold yellow")
+    line = titled_line(peer.name, host_parts(shown_figures(peer.host, peer.book)))
     if problem := cage_problem(peer.book):
-        text.append(" · ")
-        text.append_text(no_cage_text(problem))
-    return text
+        # Right after the name: of all the line, this is the last part to leave out.
+        head, *rest = line.parts
+        return dataclasses.replace(line, parts=(head, no_cage_text(problem), *rest))
+    return line
 
 
 class PeerCard(Static):

@@ -1,9 +1,13 @@
 """The Jobs panel: the memory ledger's jobs, one row each, keyed by job id, newest first.
 
 A running job's runtime is shown to the minute (`running_runtime_text`): to the second, every
-running row would change, and be drawn again, at every refresh."""
+running row would change, and be drawn again, at every refresh. A job run on a peer (its row in
+this host's ledger under the peer's name) says where in its state, the column never cut, so it
+never reads as one of this host's; while it runs, its memory is read on the peer, not here."""
 
 from __future__ import annotations
+
+from rich.text import Text
 
 from swarmdeck.app.panel import Rows, TablePanel
 from swarmdeck.durations import running_runtime_text
@@ -29,8 +33,9 @@ class JobsPanel(TablePanel):
         super().__init__(id="jobs")
 
     def rows(self, snapshot: Snapshot, now: float) -> Rows:
+        here = snapshot.hosts[0].name if snapshot.hosts else None
         rows = {
-            str(job.id): in_order(panel_cells(job, now), PANEL_COLUMNS)
+            str(job.id): in_order(panel_cells(job, now, here), PANEL_COLUMNS)
             for job in panel_order(snapshot.jobs)
         }
         cluster_jobs = snapshot.cluster.jobs if snapshot.cluster is not None else []
@@ -49,9 +54,24 @@ class JobsPanel(TablePanel):
         return f"{states.count('running')} running, {states.count('queued')} queued"
 
 
-def panel_cells(job: LedgerJob, now: float) -> dict[str, Cell]:
-    """A job's cells as the panel shows them: a running job's runtime to the minute."""
+ON_PEER = "on peer"
+"""A running peer job's memory figure that this host does not read."""
+
+
+def panel_cells(job: LedgerJob, now: float, here: str | None) -> dict[str, Cell]:
+    """A job's cells as the panel shows them: a running job's runtime to the minute; a job on
+    another host than `here` (this host) says which in its state."""
     cells = job_cells(job, now)
     if job.state == RUNNING:
         cells["runtime"] = running_runtime_text(job.runtime(now))
+    if here is None or job.host == here:
+        return cells
+    state = cells["state"]
+    cells["state"] = (state.copy() if isinstance(state, Text) else Text(state)).append(
+        f" on {job.host}", style="not bold"
+    )
+    if job.state == RUNNING:
+        for key in ("current", "peak"):
+            if getattr(job, key) is None:
+                cells[key] = Text(ON_PEER, style="dim")
     return cells

@@ -30,7 +30,8 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Tree
+from textual.widget import Widget
+from textual.widgets import DataTable, Header, Tree
 
 from swarmdeck.actions.detach import launch_detached_said
 from swarmdeck.actions.lock import release_stale
@@ -42,6 +43,8 @@ from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
 from swarmdeck.app.detail import AgentDetail, DetailScreen, JobDetail
 from swarmdeck.app.driver import QuietInputDriver
+from swarmdeck.app.fold import SHORT_HEIGHT, folded_panels
+from swarmdeck.app.footer import FittedFooter
 from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen, key_list
 from swarmdeck.app.history import RoomHistory
@@ -52,6 +55,7 @@ from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.migrate import MigrateScreen
+from swarmdeck.app.panel import SnapshotPanel
 from swarmdeck.app.record_detail import AlertDetail, FindingDetail
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.app.watchdog import WatchdogPanel
@@ -92,6 +96,8 @@ class SwarmdeckApp(App[int]):
 
     CSS_PATH = str(STYLES / "app.tcss")
     TITLE = "swarmdeck"
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_HEIGHT, "-tall")]
+    """A short screen folds the panels out of focus to their title line (app/fold.py)."""
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),
@@ -203,9 +209,10 @@ class SwarmdeckApp(App[int]):
             yield LocksPanel().data_bind(bound)
         yield WatchdogPanel(self.store, readonly=self.readonly).data_bind(bound)
         yield AlertsPanel(self.store, readonly=self.readonly).data_bind(bound)
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
+        self.watch(self.screen_stack[0], "focused", self._fold, init=True)
         self._probe_thread.start()
         if self.sessions_probe is not None:
             self.watch_transcripts()
@@ -323,6 +330,30 @@ class SwarmdeckApp(App[int]):
         kind, session_id, *agent = key.split(":", 2)
         self.push_screen(AgentDetail(session_id, agent[0] if kind == "a" else None))
 
+    def on_resize(self, event: events.Resize) -> None:
+        self._fold(self.screen_stack[0].focused)
+
+    def _fold(self, focused: Widget | None) -> None:
+        """On a short screen, fold all panels but the Jobs and Agents row and the row of the
+        panel that holds the focus; on a taller one, none."""
+        screen = self.screen_stack[0]
+        rows: list[tuple[str, ...]] = []
+        open_row = 0
+        for child in screen.children:
+            if child.id == "middle":
+                open_row = len(rows)
+            panels = [child] if child.has_class("panel") else list(child.query_children(".panel"))
+            if panels:
+                rows.append(tuple(str(panel.id) for panel in panels))
+        holder = next(
+            (w.id for w in (focused.ancestors_with_self if focused else []) if w.id in PANELS),
+            None,
+        )
+        short = self.size.height < SHORT_HEIGHT
+        folded = folded_panels(rows, open_row, holder) if short else frozenset()
+        for panel in screen.query(SnapshotPanel):
+            panel.folded = panel.id in folded
+
     def action_focus_panel(self, panel_id: str) -> None:
         """Focus a panel: its table or tree when it shows one, else the panel itself.
 
@@ -397,7 +428,7 @@ class SwarmdeckApp(App[int]):
                 if isinstance(binding, Binding):
                     yield SystemCommand(
                         f"{binding.description} ({binding.key})",
-                        f"the {binding.key} key in the {panel.border_title} panel",
+                        f"the {binding.key} key in the {type(panel).TITLE} panel",
                         partial(panel.run_action, binding.action),
                     )
 

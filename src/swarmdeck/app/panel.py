@@ -42,6 +42,9 @@ class SnapshotPanel(Vertical, can_focus=True):
 
     snapshot: var[Snapshot | None] = var(None)
     """The latest snapshot of the whole room, bound to the app's."""
+    folded: var[bool] = var(False)
+    """Drawn as its title line alone (a short screen: app/fold.py); the title then says how
+    many items the panel holds, which its folded lines do not show."""
 
     def __init__(self, *, id: str) -> None:
         """Args:
@@ -55,6 +58,22 @@ class SnapshotPanel(Vertical, can_focus=True):
 
     def on_mount(self) -> None:
         self.app.screen_change_signal.subscribe(self, self._screen_changed)
+
+    def watch_folded(self, folded: bool) -> None:
+        self.set_class(folded, "-folded")
+        self.show_title()
+
+    def tally(self) -> str:
+        """What the folded title adds after the panel's name (how many items it holds); the
+        base adds nothing."""
+        return ""
+
+    def show_title(self) -> None:
+        """The name in the top border, and while folded the tally after it."""
+        tally = self.tally() if self.folded else ""
+        title = f"{self.TITLE} · {tally}" if tally else self.TITLE
+        if self.border_title != title:
+            self.border_title = title
 
     def watch_snapshot(self, snapshot: Snapshot | None) -> None:
         if snapshot is None:
@@ -174,6 +193,11 @@ class TablePanel(DrawnPanel[TableDrawing]):
         table.display = bool(rows)
         table.sync(rows)
         show_subtitle(self, drawing.subtitle)
+        self.show_title()
+
+    def tally(self) -> str:
+        count = len(self._drawn.rows) if self._drawn is not None else 0
+        return str(count) if count else ""
 
 
 class StorePanel(SnapshotPanel):

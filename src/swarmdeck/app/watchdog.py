@@ -105,6 +105,14 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         kill_table = self.query_one("#kills-table", KeyedTable)
         kill_table.display = bool(kills)
         kill_table.sync(kills)
+        self.show_title()
+
+    def tally(self) -> str:
+        findings, kills = self._drawn or ({}, {})
+        parts = [f"{len(findings)} open"] if findings else []
+        if kills:
+            parts.append(f"{len(kills)} kill {'request' if len(kills) == 1 else 'requests'}")
+        return ", ".join(parts)
 
     def selected_finding(self) -> Finding | None:
         chosen = self.query_one("#findings-table", KeyedTable).cursor_key()

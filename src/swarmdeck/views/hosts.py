@@ -96,10 +96,10 @@ COLUMNS = (
 """(key, label) of the figures `status` shows per host after the host's name."""
 
 
-def host_line(
+def host_parts(
     figures: HostFigures, gpu: str | None = None, missing: str = DASH, *, room: bool = True
-) -> str:
-    """The host on one line: "16 cores · load 2.50 1.00 0.50 · threads free 12/16 · …";
+) -> list[str]:
+    """The host's figures as the parts of its line: "16 cores", "load 2.50 1.00 0.50", …;
     without the memory room when `room` is false (a card whose memory bar says it)."""
     cells = host_cells(figures, missing)
     parts = [
@@ -113,4 +113,14 @@ def host_line(
         parts.append(f"memory room {cells['room']}")
     if gpu is not None:
         parts.append(gpu if gpu == "no GPU" else f"GPU free {gpu}")
-    return " · ".join(parts)
+    return parts
+
+
+HOST_SEPARATOR = " · "
+
+
+def host_line(
+    figures: HostFigures, gpu: str | None = None, missing: str = DASH, *, room: bool = True
+) -> str:
+    """The host on one line: "16 cores · load 2.50 1.00 0.50 · threads free 12/16 · …"."""
+    return HOST_SEPARATOR.join(host_parts(figures, gpu, missing, room=room))

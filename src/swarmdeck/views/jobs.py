@@ -34,10 +34,13 @@ state, runtime, memory) comes first, the admission details last. Its state says 
 ended, so the exit column is left out too."""
 STATUS_COLUMNS = pick(
     COLUMNS, ("id", "label", "state", "host", "booked", "current", "peak", "cap", "cores",
-              "runtime", "exit"),
+              "runtime"),
 )
 """`swarmdeck status` shows the jobs of this host's ledger (its peer runs and cluster jobs too,
-hence the host), without the admission details."""
+hence the host), without the admission details; how a job ended is its state, said once."""
+STATUS_GIVING_WAY = ("cap", "booked", "cores", "host", "current", "runtime")
+"""The status table's job columns left out on a narrow terminal, first to last (its host
+before any when every job is on one host)."""
 
 STATE_STYLES = {
     "running": "bold green",
