@@ -28,6 +28,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
@@ -194,6 +195,23 @@ class SwarmdeckApp(App[int]):
         """How many readings span `ui.history_minutes` at the refresh interval."""
         interval = max(0.25, self.config.ui.refresh_interval)
         return max(10, int(self.config.ui.history_minutes * 60 / interval))
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification, a widget's too, as plain text: it carries paths, commands and
+        reasons from outside, whose brackets are no markup (a `[tmp]` or `[/]` in a path would
+        vanish) and whose control characters are shown as escapes."""
+        super().notify(
+            printable(message), title=printable(title), severity=severity, timeout=timeout,
+            markup=False,
+        )
 
     def compose(self) -> ComposeResult:
         points = self.history_points
