@@ -23,7 +23,7 @@ from ledger_rows import add_job
 from ssh_server import servers as servers
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
-from swarmdeck.app.migrate import MigrateScreen
+from swarmdeck.app.migrate import MigrateScreen, pane_title
 from swarmdeck.config import load_config
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.snapshot import take_snapshot
@@ -163,3 +163,9 @@ async def test_m_in_read_only_mode_refuses(tmp_path: Path) -> None:
         await pilot.pause(0.2)
         assert not isinstance(app.screen, MigrateScreen)
     store.close()
+
+
+def test_the_panes_title_shows_the_label_as_written() -> None:
+    """A label is an agent's words: brackets in it are no markup, its controls are escapes."""
+    title = pane_title(4, "[/]tests/[a-z]\x1b[31m")
+    assert title.plain == "Migrate job 4 ([/]tests/[a-z]\\x1b[31m)"

@@ -5,6 +5,7 @@ is withdrawn here once it started there, so it never runs twice."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -23,7 +24,13 @@ from swarmdeck.actions.migration import (
     withdraw_queued,
 )
 from swarmdeck.config import Config
+from swarmdeck.printable import printable
 from swarmdeck.probes.ledger import QUEUED, LedgerJob
+
+
+def pane_title(job_id: int, label: str) -> Text:
+    """The pane's title: the job, and its label (an agent's words) as text, never as markup."""
+    return Text.assemble((f"Migrate job {job_id}", "bold"), f" ({printable(label)})")
 
 
 class MigrateScreen(ModalScreen[str | None]):
@@ -70,7 +77,7 @@ class MigrateScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="migrate-box"):
-            yield Label(f"[b]Migrate job {self.job.id}[/b] ({self.job.label})", markup=True)
+            yield Label(pane_title(self.job.id, self.job.label))
             yield OptionList(
                 *(Option(option.summary(), id=option.host) for option in self.options),
                 id="migrate-peers",
