@@ -79,7 +79,10 @@ class MigrateScreen(ModalScreen[str | None]):
         with Vertical(id="migrate-box"):
             yield Label(pane_title(self.job.id, self.job.label))
             yield OptionList(
-                *(Option(option.summary(), id=option.host) for option in self.options),
+                *(
+                    Option(Text(printable(option.summary())), id=option.host)
+                    for option in self.options
+                ),
                 id="migrate-peers",
             )
             yield Static("", id="migrate-command", markup=False)
