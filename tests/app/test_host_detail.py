@@ -16,7 +16,7 @@ from swarmdeck.app.bar import ScaledSparkline, StackedBar
 from swarmdeck.app.gpus import GpuCardView
 from swarmdeck.app.history import HostPoint
 from swarmdeck.app.host_detail import HostDetail, span_text
-from swarmdeck.app.hosts import HostsPanel
+from swarmdeck.app.hosts import HostsPanel, card_id
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.probes.host import local_host_name
@@ -120,3 +120,22 @@ def test_the_span_counts_its_readings_as_a_person_writes_them() -> None:
     point = HostPoint(0.0, 2, None, 1 << 30, None)
     assert span_text([]) == "over time: 0 readings since the app started, one per refresh"
     assert span_text([point]) == "over time: 1 reading since the app started, one per refresh"
+
+
+async def test_a_peers_reason_is_shown_as_written(isolated_home: Path) -> None:
+    """Why a peer was not read comes from outside (an SSH error, the peer's own words): its
+    brackets are no markup and its control characters are escapes, on the card and in detail."""
+    app = fixed_app(isolated_home, watched=True)
+    room = app.prober()
+    reason = "[Errno 111] [/]refused\x1b[2J"
+    dead = PeerReading(PEER, NOT_READ, reason=reason, read_at=room.taken_at)
+    app.prober = lambda: dataclasses.replace(room, peers=[dead])
+    async with app.run_test(size=(160, 40)) as pilot:
+        await probed(pilot)
+        shown = "not read: [Errno 111] [/]refused\\x1b[2J"
+        card = app.query_one(f"#{card_id(PEER)}")
+        assert shown in str(card.content)
+        await pilot.press("1", "down", "enter")
+        assert isinstance(app.screen, HostDetail) and app.screen.host_name == PEER
+        await probed(pilot)
+        assert str(app.screen.query_one("#host-line").render()) == shown

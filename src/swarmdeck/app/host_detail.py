@@ -38,6 +38,7 @@ from swarmdeck.app.hosts import (
 )
 from swarmdeck.app.quiet import show_text
 from swarmdeck.durations import age_text
+from swarmdeck.printable import printable
 from swarmdeck.probes.gpu import GpuCard
 from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import MemoryBook
@@ -186,7 +187,7 @@ class HostDetail(DetailScreen):
         for peer in snapshot.peers:
             if peer.name == self.host_name:
                 if peer.host is None:
-                    reason = f": {peer.reason}" if peer.reason else ""
+                    reason = f": {printable(peer.reason)}" if peer.reason else ""
                     return None, None, f"{peer.state}{reason}"
                 return peer.host, peer.book, ""
         return None, None, f"{self.host_name} is not in the latest snapshot"

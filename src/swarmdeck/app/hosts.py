@@ -26,6 +26,7 @@ from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar
 from swarmdeck.app.panel import SnapshotPanel
 from swarmdeck.app.quiet import show_text
 from swarmdeck.app.whole_parts import WholeParts
+from swarmdeck.printable import printable
 from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
@@ -275,7 +276,7 @@ class HostCard(Vertical):
 def peer_text(peer: PeerReading) -> WholeParts:
     """A peer's card: its figures as it reported them, or "not read: REASON"."""
     if peer.state != "read" or peer.host is None:
-        why = f": {peer.reason}" if peer.reason else ""
+        why = f": {printable(peer.reason)}" if peer.reason else ""
         return titled_line(peer.name, [f"{peer.state}{why}"], style="not bold yellow")
     line = titled_line(peer.name, host_parts(shown_figures(peer.host, peer.book)))
     if problem := cage_problem(peer.book):
