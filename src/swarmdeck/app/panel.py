@@ -15,6 +15,7 @@ change the state store.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
@@ -122,10 +123,8 @@ class DrawnPanel(SnapshotPanel, Generic[Drawing]):
 
     _drawn: Drawing | None = None
     """What was drawn last."""
-
-    def drawing(self, snapshot: Snapshot) -> Drawing:
-        """What this snapshot would draw, as a value; each panel says what."""
-        raise NotImplementedError
+    drawing: Callable[[Snapshot], Drawing]
+    """What this snapshot would draw, as a value: each panel's own method."""
 
     def draw(self, snapshot: Snapshot, drawing: Drawing) -> None:
         """Draw `drawing`, made from `snapshot`; each panel says how."""
