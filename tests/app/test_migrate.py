@@ -92,31 +92,13 @@ async def test_m_on_a_queued_job_migrates_it_to_the_peer_by_its_button(
     store.close()
 
 
-async def test_m_on_a_running_job_refuses_rather_than_run_it_twice(tmp_path: Path) -> None:
+async def m_on_the_only_job(tmp_path: Path, **job: object) -> tuple[int, list[str]]:
+    """`m` on the one job of a ledger with one peer configured: the job's id and what the app
+    said; the migrate pane must not have opened."""
     (tmp_path / "config.toml").write_text('[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\n')
     config = load_config()
     store = StateStore.open_default()
-    add_job(store, label="x", state="running")
-    app = SwarmdeckApp(config, store, prober=lambda: take_snapshot(config, store))
-    async with app.run_test(size=(200, 50)) as pilot:
-        table = app.query_one("#jobs-table", KeyedTable)
-        await wait_until(pilot, lambda: table.row_count == 1)
-        table.focus()
-        await pilot.press("m")
-        await pilot.pause(0.2)
-        assert not isinstance(app.screen, MigrateScreen)
-        assert any("would run it twice" in str(n.message) for n in app._notifications)
-    store.close()
-
-
-async def test_m_on_a_job_that_was_killed_says_it_is_over_and_launches_nothing(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / "config.toml").write_text('[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\n')
-    config = load_config()
-    store = StateStore.open_default()
-    killed = add_job(store, label="pytest -n 8 (idle)", state="done", exit_code=143,
-                     outcome="killed by SIGTERM", ended_at=time.time())
+    job_id = add_job(store, **job)
     app = SwarmdeckApp(config, store, prober=lambda: take_snapshot(config, store))
     async with app.run_test(size=(200, 50)) as pilot:
         table = app.query_one("#jobs-table", KeyedTable)
@@ -126,8 +108,23 @@ async def test_m_on_a_job_that_was_killed_says_it_is_over_and_launches_nothing(
         await pilot.pause(0.2)
         assert not isinstance(app.screen, MigrateScreen)
         said = [str(n.message) for n in app._notifications]
-        assert f"job {killed} is over (killed by SIGTERM): nothing to migrate; r reruns it" in said
     store.close()
+    return job_id, said
+
+
+async def test_m_on_a_running_job_refuses_rather_than_run_it_twice(tmp_path: Path) -> None:
+    _, said = await m_on_the_only_job(tmp_path, label="x", state="running")
+    assert any("would run it twice" in line for line in said)
+
+
+async def test_m_on_a_job_that_was_killed_says_it_is_over_and_launches_nothing(
+    tmp_path: Path,
+) -> None:
+    killed, said = await m_on_the_only_job(
+        tmp_path, label="pytest -n 8 (idle)", state="done", exit_code=143,
+        outcome="killed by SIGTERM", ended_at=time.time(),
+    )
+    assert f"job {killed} is over (killed by SIGTERM): nothing to migrate; r reruns it" in said
 
 
 async def test_the_migrate_pane_asks_with_cancel_focused_and_enter_alone_moves_nothing(

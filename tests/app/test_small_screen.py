@@ -7,12 +7,15 @@ its buttons on screen however much it says."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from fixed_room import fixed_app
 from pilot_waits import probed, until
 from textual import errors
+from textual.app import App
 from textual.geometry import Region
 from textual.widgets import Button, Footer, Tree
 from textual.widgets._footer import FooterKey
@@ -22,6 +25,17 @@ from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.main import PANELS
 
 SMALL = (80, 24)
+
+
+@asynccontextmanager
+async def focused_at_80x24(isolated_home: Path, key: str) -> AsyncIterator[App]:
+    """The watched fixed room at 80x24, probed once, with `key` pressed (a panel focused)."""
+    app = fixed_app(isolated_home, watched=True)
+    async with app.run_test(size=SMALL) as pilot:
+        await probed(pilot)
+        await pilot.press(key)
+        await pilot.pause()
+        yield app
 
 
 def screen_lines(app) -> list[str]:
@@ -53,11 +67,7 @@ def inside(inner, outer) -> bool:
 async def test_at_80x24_every_panel_is_inside_the_screen_whichever_is_focused(
     isolated_home: Path, key: str,
 ) -> None:
-    app = fixed_app(isolated_home, watched=True)
-    async with app.run_test(size=SMALL) as pilot:
-        await probed(pilot)
-        await pilot.press(key)
-        await pilot.pause()
+    async with focused_at_80x24(isolated_home, key) as app:
         screen = app.screen
         assert screen.max_scroll_y == 0 and not screen.show_vertical_scrollbar
         for panel_id in PANELS:
@@ -101,11 +111,7 @@ async def test_at_80x24_a_folded_panel_says_how_many_items_it_holds(isolated_hom
 async def test_at_80x24_a_focused_table_shows_every_row_the_fixed_room_has(
     isolated_home: Path, key: str, table: str,
 ) -> None:
-    app = fixed_app(isolated_home, watched=True)
-    async with app.run_test(size=SMALL) as pilot:
-        await probed(pilot)
-        await pilot.press(key)
-        await pilot.pause()
+    async with focused_at_80x24(isolated_home, key) as app:
         shown = app.screen.query_one(f"#{table}", KeyedTable)
         assert shown.region.height >= shown.row_count + 1, (shown.region, shown.row_count)
 
@@ -154,11 +160,7 @@ async def test_at_80x24_the_host_lines_end_on_a_whole_figure(isolated_home: Path
 async def test_at_80_columns_the_footer_shows_whole_key_labels(
     isolated_home: Path, key: str,
 ) -> None:
-    app = fixed_app(isolated_home, watched=True)
-    async with app.run_test(size=SMALL) as pilot:
-        await probed(pilot)
-        await pilot.press(key)
-        await pilot.pause()
+    async with focused_at_80x24(isolated_home, key) as app:
         footer = app.screen.query_one(Footer)
         shown = [k for k in footer.query(FooterKey) if k.display and k.region.width]
         assert any(k.key == "question_mark" for k in shown)
