@@ -468,6 +468,8 @@ def test_a_stop_signal_ignored_when_the_runner_starts_stays_ignored_for_the_job(
     [
         (["--cap", "0", "--", "true"], "no memory at all"),
         (["--cap", "lots", "--", "true"], "not a number with a unit"),
+        (["--cap", "99999999999999999999999G", "--", "true"], "the most a size may be"),
+        (["--cap", "65T", "--", "true"], "the most a size may be"),
         (["--"], "no command given"),
         ([], "no command given"),
         (["--", ""], "no command given"),
