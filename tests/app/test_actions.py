@@ -269,6 +269,33 @@ async def test_n_shows_the_booking_and_the_command_line_then_launches(
         assert job.exit_code == 5 and job.cap == 64 * MIB and job.threads == 1
 
 
+@pytest.mark.parametrize(
+    ("cap", "says"),
+    [
+        ("1G", "never fits: the slice is 256M (exit 252)"),
+        ("99999999999999999999999G", "the most a size may be"),
+    ],
+)
+async def test_n_refuses_a_cap_the_slice_can_never_hold(
+    caged: Path, isolated_home: Path, cap: str, says: str
+) -> None:
+    """Launch stays disabled, saying why, rather than start a job that can only end in 252 or
+    in a cap the ledger cannot store."""
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probed(pilot)
+        await pilot.press("n")
+        screen = app.screen
+        assert isinstance(screen, LaunchScreen)
+        preview = screen.query_one("#launch-preview")
+        screen.query_one("#launch-cwd", Input).value = str(isolated_home)
+        screen.query_one("#launch-command", Input).value = "true"
+        screen.query_one("#launch-cap", Input).value = cap
+        await until(pilot, lambda: says in str(preview.render()), "the refusal")
+        assert str(preview.render()).startswith("✗ ")
+        assert screen.query_one("#do", Button).disabled
+
+
 async def test_every_key_the_help_lists_is_in_the_palette_by_name() -> None:
     app = SwarmdeckApp(load_config(), StateStore.open_default())
     async with app.run_test(size=(120, 35)) as pilot:

@@ -112,14 +112,14 @@ def preview(config: Config, store: StateStore, book: MemoryBook | None,
         Decision.WAIT: f"waits for room: {format_size(max(0, book.usable))} free now",
         Decision.NEVER: f"never fits: the slice is {format_size(book.slice_cap)} (exit 252)",
     }[decision]
-    lines = (
+    booked = (
         f"booked {format_size(booking.booked)} (via {booking.via.value}),"
-        f" cap {format_size(booking.cap)}, oom adj {booking.oom_score_adj}",
-        fits,
-        "",
-        command_line(request),
+        f" cap {format_size(booking.cap)}, oom adj {booking.oom_score_adj}"
     )
-    return Preview(request, lines)
+    if decision is Decision.NEVER:
+        # Launching would only end in 252: refused here, as an error in the form is.
+        return Preview(request, (booked, "", command_line(request)), fits)
+    return Preview(request, (booked, fits, "", command_line(request)))
 
 
 class LaunchScreen(ModalScreen[RunRequest | None]):
