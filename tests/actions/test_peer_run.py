@@ -105,6 +105,17 @@ def test_a_cap_over_the_hosts_cap_for_one_job_is_refused(
     assert not peer.run_root.exists()
 
 
+def test_a_cap_over_the_most_a_size_may_be_is_a_usage_error_and_nothing_runs(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    monkeypatch.chdir(peer.work)
+    assert main(["peer", "run", "box2", "--cap", "99999999999999999999999G", "--", "true"]) == 251
+    err = capfd.readouterr().err
+    assert "the most a size may be" in err and err.count("\n") == 1
+    assert not peer.run_root.exists() and peer_rows() == []
+
+
 def test_differing_toolchains_refuse_unless_accepted(
     tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
 ) -> None:

@@ -31,6 +31,7 @@ from swarmdeck.actions.hosts.peer_ledger import (
     mark_peer_lost,
     set_driver,
 )
+from swarmdeck.actions.run_request import checked_cap
 from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.procs import own_identity
@@ -279,9 +280,7 @@ def resolve_cap(text: str | None, host: SshHost) -> int:
         raise RefusedError(
             f"--cap {text} is a share of {host.name}'s memory, which was never read: give a size"
         )
-    cap = spec.resolve(total)
-    if cap <= 0:
-        raise UsageError(f"--cap {text} is no memory at all: give a size like 512M or 8G")
+    cap = checked_cap(text, spec.resolve(total))
     limit = host.job_cap()
     if limit is not None and cap > limit:
         raise RefusedError(

@@ -26,9 +26,8 @@ from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import OomVerdict, classify_oom
 from swarmdeck.actions.peer_hint import PeerHint
-from swarmdeck.actions.run_request import RunRequest
+from swarmdeck.actions.run_request import RunRequest, checked_cap
 from swarmdeck.actions.spawn import CannotEnter, SetupFailed, spawn
-from swarmdeck.config import MAX_SIZE
 from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts, reserve_problem, slice_cap_of
@@ -57,18 +56,10 @@ def say(line: str) -> None:
 
 
 def parse_cap(text: str | None, total: int) -> int | None:
-    """--cap as bytes; a percentage is of MemTotal. Zero is refused."""
+    """--cap as bytes; a percentage is of MemTotal."""
     if text is None:
         return None
-    cap = SizeSpec.parse(text).resolve(total)
-    if cap <= 0:
-        raise UsageError(f"--cap {text} is no memory at all: give a size like 512M or 8G")
-    if cap > MAX_SIZE:
-        raise UsageError(
-            f"--cap {text} is over {format_size(MAX_SIZE)}, the most a size may be: "
-            "give a size like 512M or 8G"
-        )
-    return cap
+    return checked_cap(text, SizeSpec.parse(text).resolve(total))
 
 
 def check_request(request: RunRequest) -> None:
