@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from swarmdeck.durations import NONE, age_text, running_runtime_text, runtime_text
+import math
+
+import pytest
+
+from swarmdeck.durations import (
+    MAX_SECONDS,
+    NONE,
+    age_text,
+    running_runtime_text,
+    runtime_text,
+    seconds_above_zero,
+    seconds_or_zero,
+    seconds_problem,
+)
 
 
 def test_runtime_is_given_to_the_second_below_an_hour() -> None:
@@ -21,3 +34,46 @@ def test_a_running_runtime_changes_once_a_minute_not_every_refresh() -> None:
         "<1m", "<1m", "<1m", "1m", "7m", "7m", "1h02m",
     ]
     assert running_runtime_text(None) == NONE
+
+
+def test_no_span_makes_a_text_raise() -> None:
+    for seconds in (math.inf, -math.inf, math.nan, 1e300):
+        for text in (runtime_text, running_runtime_text, age_text):
+            assert isinstance(text(seconds), str)
+    assert runtime_text(math.inf) == NONE
+    assert age_text(math.nan) == NONE
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("1e999", "over a year"),
+        ("inf", "over a year"),
+        ("1e400", "over a year"),
+        (str(MAX_SECONDS + 1), "over a year"),
+        ("nan", "not a number of seconds"),
+        ("", "not a number of seconds"),
+        ("soon", "not a number of seconds"),
+        ("-1", "is below 0: give 0 or more seconds"),
+        ("-inf", "give 0 or more seconds"),
+    ],
+)
+def test_a_span_no_flag_may_give_is_refused_saying_why(text: str, says: str) -> None:
+    with pytest.raises(ValueError, match=says) as caught:
+        seconds_or_zero(text)
+    assert str(caught.value).startswith(text or repr(text))
+    assert "\n" not in str(caught.value)
+
+
+def test_zero_is_a_span_only_where_the_flag_allows_it() -> None:
+    assert seconds_or_zero("0") == 0
+    with pytest.raises(ValueError, match="give more than 0 seconds"):
+        seconds_above_zero("0")
+    assert seconds_above_zero("1.5") == 1.5
+    assert seconds_above_zero(str(MAX_SECONDS)) == MAX_SECONDS
+
+
+def test_the_problem_of_a_span_already_read_is_the_same_as_of_its_text() -> None:
+    assert seconds_problem(math.nan) == "is not a number of seconds: give one like 600"
+    assert seconds_problem(0, zero_ok=False) == "is no time at all: give more than 0 seconds"
+    assert seconds_problem(600) is None
