@@ -23,6 +23,7 @@ from swarmdeck.actions.booking import decide_booking
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.hosts.base import Fit, Host, HostError, JobSpec
 from swarmdeck.actions.jobrecord import past_runs
+from swarmdeck.actions.run_request import checked_seconds
 from swarmdeck.durations import age_text, runtime_text
 from swarmdeck.errors import SwarmdeckError, UsageError
 from swarmdeck.exitcodes import ExitCode
@@ -76,8 +77,8 @@ def job_for(config: Config, store: StateStore, request: DispatchRequest) -> JobS
     if not request.argv or not request.argv[0]:
         raise UsageError("dispatch: no command given: put it after --, like: swarmdeck dispatch "
                          "-- make test")
-    if request.estimate_wall is not None and not request.estimate_wall > 0:
-        raise UsageError(f"--estimate-wall {request.estimate_wall:g}: give seconds above 0")
+    checked_seconds("--estimate-wall", request.estimate_wall, zero_ok=False)
+    checked_seconds("--wait", request.wait, zero_ok=True)
     total = mem_total()
     workload = fingerprint(request.argv, request.cwd)
     booking = decide_booking(

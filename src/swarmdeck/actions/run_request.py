@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from swarmdeck.config import MAX_SIZE
+from swarmdeck.durations import seconds_problem
 from swarmdeck.errors import UsageError
 from swarmdeck.records import dataclass, field
 from swarmdeck.sizes import format_size
@@ -24,6 +25,18 @@ def checked_cap(text: str, cap: int) -> int:
             "give a size like 512M or 8G"
         )
     return cap
+
+
+def checked_seconds(flag: str, seconds: float | None, *, zero_ok: bool) -> float | None:
+    """`seconds`, given to `flag` (--wait, --timeout), if it is a span the flag may give, by
+    the rule of durations.seconds_problem (None: not given); else UsageError (251).
+
+    The command line refuses such a value as it reads the flag; this holds a request made
+    otherwise (the launch form, a host's submit) to the same rule."""
+    problem = None if seconds is None else seconds_problem(seconds, zero_ok=zero_ok)
+    if problem is not None:
+        raise UsageError(f"{flag} {seconds:g} {problem}")
+    return seconds
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import OomVerdict, classify_oom
 from swarmdeck.actions.peer_hint import PeerHint
-from swarmdeck.actions.run_request import RunRequest, checked_cap
+from swarmdeck.actions.run_request import RunRequest, checked_cap, checked_seconds
 from swarmdeck.actions.spawn import CannotEnter, SetupFailed, spawn
 from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
@@ -73,11 +73,8 @@ def check_request(request: RunRequest) -> None:
         )
     if request.threads is not None and not 1 <= request.threads <= MAX_THREADS:
         raise UsageError(f"--threads {request.threads}: give a number from 1 to {MAX_THREADS}")
-    # `not x >= 0` rather than `x < 0`: NaN compares false both ways and would wait forever.
-    if request.wait is not None and not request.wait >= 0:
-        raise UsageError(f"--wait {request.wait:g}: give 0 or more seconds")
-    if request.timeout is not None and not request.timeout > 0:
-        raise UsageError(f"--timeout {request.timeout:g}: give more than 0 seconds")
+    checked_seconds("--wait", request.wait, zero_ok=True)
+    checked_seconds("--timeout", request.timeout, zero_ok=False)
 
 
 def job_label(request: RunRequest) -> str:

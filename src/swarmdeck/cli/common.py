@@ -129,6 +129,23 @@ def exit_codes(
     return textwrap.fill(f"exit codes: {own}, or {text}.", width=84)
 
 
+def flag_type(read: Callable[[str], object]) -> Callable[[str], object]:
+    """`read` (durations.seconds_or_zero, …) as an argparse type: the ValueError it raises
+    already says what is wrong and what to give, where argparse would say only "invalid
+    value", so it becomes argparse's ArgumentTypeError, told after the flag's name."""
+
+    def typed(text: str) -> object:
+        try:
+            return read(text)
+        except ValueError as error:
+            import argparse
+
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    typed.__name__ = read.__name__
+    return typed
+
+
 def add_subcommands(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:
     """The subcommands of a command group (`lock acquire`, `peer check`): each one's usage and
     mistakes name it as it is typed (`swarmdeck peer check`), whatever usage the group shows,

@@ -6,7 +6,8 @@ import argparse
 import signal
 import sys
 
-from swarmdeck.cli.common import example, need_terminal
+from swarmdeck.cli.common import example, flag_type, need_terminal
+from swarmdeck.durations import seconds_above_zero
 from swarmdeck.exitcodes import ExitCode
 
 NOTE = """\
@@ -33,13 +34,13 @@ def _add_demo(sub) -> None:
     )
     p.add_argument(
         "--seconds",
-        type=float,
+        type=flag_type(seconds_above_zero),
         metavar="S",
         help="with --no-ui: stop after S seconds (default: until interrupted)",
     )
     p.add_argument(
         "--step",
-        type=float,
+        type=flag_type(seconds_above_zero),
         default=2.0,
         metavar="S",
         help="seconds between the sessions' transcript steps (default 2)",
@@ -71,10 +72,6 @@ def _demo(args: argparse.Namespace) -> int:
 
     if args.seconds is not None and not args.no_ui:
         raise UsageError("--seconds needs --no-ui: the control room runs until q quits it")
-    if args.seconds is not None and not args.seconds > 0:
-        raise UsageError(f"--seconds {args.seconds:g}: give more than 0 seconds")
-    if not args.step > 0:
-        raise UsageError(f"--step {args.step:g}: give more than 0 seconds")
     if not args.no_ui:
         need_terminal()
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}

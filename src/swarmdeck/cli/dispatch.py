@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import context, example, exit_codes
+from swarmdeck.cli.common import context, example, exit_codes, flag_type
+from swarmdeck.durations import seconds_above_zero, seconds_or_zero
 from swarmdeck.exitcodes import DISPATCH_CODES
 
 
@@ -21,10 +22,18 @@ def _add_dispatch(sub) -> None:
     )
     p.add_argument("--gpu", action="store_true", help="the job needs a GPU")
     p.add_argument(
-        "--estimate-wall", type=float, metavar="S", help="seconds it is expected to run"
+        "--estimate-wall",
+        type=flag_type(seconds_above_zero),
+        metavar="S",
+        help="seconds it is expected to run",
     )
     p.add_argument("--label", metavar="L", help="name shown in the Jobs panel")
-    p.add_argument("--wait", type=float, metavar="S", help="seconds to wait for a host with room")
+    p.add_argument(
+        "--wait",
+        type=flag_type(seconds_or_zero),
+        metavar="S",
+        help="seconds to wait for a host with room",
+    )
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     p.set_defaults(handler=_dispatch, ends_process=True)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import add_subcommands, example, exit_codes
+from swarmdeck.cli.common import add_subcommands, example, exit_codes, flag_type
+from swarmdeck.durations import seconds_or_zero
 from swarmdeck.errors import UsageError
 from swarmdeck.exitcodes import LOCK_ACQUIRE_CODES, ExitCode
 
@@ -44,7 +45,10 @@ def _add_lock(sub) -> None:
     acquire.add_argument("--command", dest="what", help="what it is for (default: its command)")
     acquire.add_argument("--no-wait", action="store_true", help="refuse (exit 78) if held")
     acquire.add_argument(
-        "--timeout", type=float, metavar="S", help="stop queueing after S s (exit 253)"
+        "--timeout",
+        type=flag_type(seconds_or_zero),
+        metavar="S",
+        help="stop queueing after S s (exit 253)",
     )
     acquire.set_defaults(handler=_lock_acquire)
     release = inner.add_parser(

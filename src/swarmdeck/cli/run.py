@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from swarmdeck.cli.common import context, example, exit_codes
+from swarmdeck.cli.common import context, example, exit_codes, flag_type
+from swarmdeck.durations import seconds_above_zero, seconds_or_zero
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,8 +24,8 @@ _RUN_VALUES: dict[str, Callable[[str], object]] = {
     "--cap": str,
     "--label": str,
     "--threads": int,
-    "--wait": float,
-    "--timeout": float,
+    "--wait": seconds_or_zero,
+    "--timeout": seconds_above_zero,
     "--on": str,
 }
 """`swarmdeck run`'s options that take a value, with the type argparse gives it."""
@@ -98,8 +99,15 @@ def _add_run(sub) -> None:
     p.add_argument(
         "--unbounded", action="store_true", help="may grow to the whole slice; killed first"
     )
-    p.add_argument("--wait", type=float, metavar="S", help="seconds to queue for room")
-    p.add_argument("--timeout", type=float, metavar="S", help="stop the job after S seconds")
+    p.add_argument(
+        "--wait", type=flag_type(seconds_or_zero), metavar="S", help="seconds to queue for room"
+    )
+    p.add_argument(
+        "--timeout",
+        type=flag_type(seconds_above_zero),
+        metavar="S",
+        help="stop the job after S seconds",
+    )
     p.add_argument(
         "--detach", action="store_true", help="keep running after this terminal goes away"
     )
@@ -185,7 +193,12 @@ def _add_gpu_run(sub) -> None:
         action="store_true",
         help="wait while a process not on the allowlist holds a GPU (default: refuse, exit 78)",
     )
-    p.add_argument("--wait-limit", type=float, metavar="S", help="give up waiting after S seconds")
+    p.add_argument(
+        "--wait-limit",
+        type=flag_type(seconds_or_zero),
+        metavar="S",
+        help="give up waiting after S seconds",
+    )
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     p.set_defaults(handler=_gpu_run)
 

@@ -1,0 +1,62 @@
+"""Hostile numbers on the command line (1e999, inf, nan, negatives, empty text) are refused
+where the flag is read: one line saying what is wrong and what to give, exit 251, nothing run
+and no traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.exitcodes import ExitCode
+
+SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
+
+SPANS = [
+    (["dispatch", "--estimate-wall", "1e999"], "--estimate-wall: 1e999 is over a year"),
+    (["dispatch", "--estimate-wall", "0"], "--estimate-wall: 0 is no time at all"),
+    (["dispatch", "--wait", "inf"], "--wait: inf is over a year"),
+    (["run", "--timeout", "1e400"], "--timeout: 1e400 is over a year"),
+    (["run", "--timeout", "-5"], "--timeout: -5 is below 0"),
+    (["run", "--timeout", ""], "--timeout: '' is not a number of seconds"),
+    (["run", "--wait", "inf"], "--wait: inf is over a year"),
+    (["run", "--wait=nan"], "--wait: nan is not a number of seconds"),
+    (["run", "--wait", "40000000"], "--wait: 40000000 is over a year"),
+    (["gpu-run", "--wait-limit", "nan"], "--wait-limit: nan is not a number of seconds"),
+    (["gpu-run", "--wait-limit", "-1"], "--wait-limit: -1 is below 0"),
+    (["demo", "--step", "nan"], "--step: nan is not a number of seconds"),
+    (["demo", "--no-ui", "--seconds", "inf"], "--seconds: inf is over a year"),
+]
+
+
+@pytest.mark.parametrize(("argv", "says"), SPANS, ids=[" ".join(argv) for argv, _ in SPANS])
+def test_a_span_no_flag_may_give_is_one_line_and_251_and_nothing_runs(
+    argv: list[str], says: str, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    command = [] if argv[0] == "demo" else ["--", "touch", str(marker)]
+    done = subprocess.run(
+        [SWARMDECK, *argv, *command], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert says in done.stderr and "(see 'swarmdeck " in done.stderr, done.stderr
+    assert done.stdout == ""
+    assert not marker.exists()
+
+
+def test_lock_acquire_refuses_an_endless_timeout_before_taking_the_lock(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [SWARMDECK, "lock", "acquire", str(tmp_path), "--session", "A", "--timeout", "inf"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert done.stderr.count("\n") == 1 and "--timeout: inf is over a year" in done.stderr
+    shown = subprocess.run(
+        [SWARMDECK, "lock", "show", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert shown.stdout.endswith(": free\n"), shown.stdout
