@@ -1,6 +1,7 @@
 """Config: defaults without a file, values with their file:line, one clear line for a bad file."""
 
 import dataclasses
+import json
 import os
 import re
 from pathlib import Path
@@ -377,6 +378,30 @@ def test_unreadable_file_is_an_error(tmp_path: Path) -> None:
     os.waitpid(child, 0)
     assert str(path) in message
     assert "Permission denied" in message
+
+
+@pytest.mark.parametrize(
+    "setting",
+    ["../../x", "..", "swarmdeck/../../x", "/sys/fs/cgroup/memory/../x", "./x", "/", "//", " ",
+     "a b", "x\\n", "jobs;rm", "x" * 256, "$HOME"],
+)
+def test_a_slice_that_is_no_safe_cgroup_name_is_refused_at_load(
+    tmp_path: Path, setting: str
+) -> None:
+    text = f"[memory]\nslice = {json.dumps(setting)}\n"
+    message = config_error(write(tmp_path, text))
+    assert "config.toml:2: memory.slice: " in message, message
+    assert "is not a usable slice" in message and 'like "swarmdeck-jobs"' in message, message
+
+
+@pytest.mark.parametrize(
+    "setting",
+    ["", "swarmdeck", "swarmdeck-cliinput", "jobs.slice", "user.slice/swarmdeck@1000",
+     "/sys/fs/cgroup/memory/swarmdeck-test-1", "team/swarmdeck_2/", "x" * 255],
+)
+def test_a_slice_of_safe_names_loads(tmp_path: Path, setting: str) -> None:
+    text = f"[memory]\nslice = {json.dumps(setting)}\n"
+    assert load_config(write(tmp_path, text)).memory.slice == setting
 
 
 def heavy(command: str) -> bool:

@@ -104,6 +104,34 @@ def _run_root(path: str) -> str | None:
     return f'{path!r} is not a usable run root: give a folder like "swarmdeck-runs" or "/scratch"'
 
 
+_SLICE_PART = re.compile(r"[A-Za-z0-9_@:+-][A-Za-z0-9._@:+-]*")
+MAX_CGROUP_NAME = 255
+"""The longest name one folder of a cgroup hierarchy may have (the kernel's NAME_MAX)."""
+
+
+def slice_problem(setting: str) -> str | None:
+    """Why `setting` (memory.slice, `demo --slice`) names no cgroup swarmdeck may make and cage
+    jobs in, or None when it does: "" (chosen automatically), or folders of the hierarchy, a
+    full path inside it or one relative to it, each named by letters, digits and ._@:+-.
+
+    A slice is made with mkdir and jobs' cgroups beneath it: "..", "." or a name of nothing
+    but slashes would put them outside the hierarchy, at its root or in a cgroup that is not
+    swarmdeck's; a space or a control character would be a name no person can type back."""
+    if setting == "":
+        return None
+    parts = [part for part in setting.split("/") if part]
+    if parts and all(
+        _SLICE_PART.fullmatch(part) and len(part.encode()) <= MAX_CGROUP_NAME for part in parts
+    ):
+        return None
+    shown = repr(setting) if len(setting) <= 80 else repr(setting[:80]) + "…"
+    return (
+        f"{shown} is not a usable slice: give a cgroup name like \"swarmdeck-jobs\" (folders"
+        " joined by '/', each of letters, digits and ._@:+- not starting with '.'), or \"\""
+        " to have one chosen automatically"
+    )
+
+
 # Heavy-command patterns match where a command starts: at the beginning, after ; & | ( ` or a
 # newline, past env assignments and wrappers (env, nice, time, timeout N, uv run, python -m …),
 # with an optional path before the command name; so `grep pytest` or `pip install pytest` is
@@ -178,7 +206,10 @@ class MemoryConfig:
         ),
     )
     slice: str = field(
-        default="", metadata=about('parent cgroup of all caged jobs; "" = chosen automatically')
+        default="",
+        metadata=about(
+            'parent cgroup of all caged jobs; "" = chosen automatically', check=slice_problem
+        ),
     )
     sample_interval: float = field(
         default=0.5,
