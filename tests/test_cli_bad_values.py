@@ -1,6 +1,6 @@
-"""Hostile numbers on the command line (1e999, inf, nan, negatives, empty text) are refused
-where the flag is read: one line saying what is wrong and what to give, exit 251, nothing run
-and no traceback."""
+"""Hostile values on the command line (1e999, inf, nan, negatives, empty text, a slice name
+that climbs out of the hierarchy) are refused where the flag is read: one line saying what is
+wrong and what to give, exit 251, nothing run and no traceback."""
 
 from __future__ import annotations
 
@@ -60,3 +60,14 @@ def test_lock_acquire_refuses_an_endless_timeout_before_taking_the_lock(
         [SWARMDECK, "lock", "show", str(tmp_path)], capture_output=True, text=True, timeout=60
     )
     assert shown.stdout.endswith(": free\n"), shown.stdout
+
+
+def test_a_demo_slice_that_is_no_safe_cgroup_name_is_refused_before_any_scene() -> None:
+    done = subprocess.run(
+        [SWARMDECK, "demo", "--no-ui", "--seconds", "1", "--slice", "../../x"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "--slice: '../../x' is not a usable slice" in done.stderr
+    assert "demo scene" not in done.stderr and done.stdout == ""

@@ -47,6 +47,7 @@ def _add_demo(sub) -> None:
     )
     p.add_argument(
         "--slice",
+        type=flag_type(_slice_name),
         metavar="NAME",
         help="the cgroup the scene's jobs are capped in (default: swarmdeck-demo-PID)",
     )
@@ -56,6 +57,17 @@ def _add_demo(sub) -> None:
         help="run the jobs without memory cages, as where none can be set up",
     )
     p.set_defaults(handler=_demo)
+
+
+def _slice_name(text: str) -> str:
+    """`--slice NAME` if it names a cgroup the scene may make, by the rule memory.slice keeps;
+    else ValueError saying why."""
+    from swarmdeck.config import slice_problem
+
+    problem = slice_problem(text)
+    if problem is not None:
+        raise ValueError(problem)
+    return text
 
 
 class _Stopped(Exception):
