@@ -96,3 +96,45 @@ def test_status_json_lists_gpus_and_locks_with_owners(
     )
     assert (owner["kind"], owner["path"], owner["session"]) == ("owner", str(root / "scratch"), "A")
     assert owner["command"] == "p" and owner["state"] == "owned"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["show"],
+        ["show", "."],
+        ["acquire", ".", "--session", "A"],
+        ["release", ".", "--session", "A"],
+    ],
+    ids=" ".join,
+)
+def test_every_lock_subcommand_refuses_a_state_folder_that_is_a_file(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    state = isolated_home / "state"
+    state.write_text("not a folder\n")
+    assert main(["lock", *argv]) == ExitCode.USAGE
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"swarmdeck: state folder {state} is not a folder\n"
+    assert state.read_text() == "not a folder\n"
+
+
+def test_lock_show_refuses_a_state_folder_others_may_write_to(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = isolated_home / "state"
+    state.mkdir(mode=0o700)
+    state.chmod(0o777)
+    assert main(["lock", "show"]) == ExitCode.USAGE
+    assert "may be written by others" in capsys.readouterr().err
+
+
+def test_lock_show_without_a_state_folder_says_there_are_no_locks_and_makes_none(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["lock", "show"]) == 0
+    assert capsys.readouterr().out == "no workspace locks\n"
+    assert main(["lock", "show", str(isolated_home)]) == 0
+    assert capsys.readouterr().out == f"{isolated_home}: free\n"
+    assert not (isolated_home / "state").exists()

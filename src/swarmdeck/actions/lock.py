@@ -100,6 +100,19 @@ def holder_command(pid: int) -> str:
     return command_line(pid)
 
 
+def check_lock_folders() -> None:
+    """StateError when the state folder, or the locks folder in it, exists but may not hold
+    state (a file, another user's, open to others' writes): `lock show` refuses it as every
+    command that writes there does, rather than read what is there as stale locks. A missing
+    one holds no locks, and reading makes none."""
+    for folder in (paths.state_dir_text(), str(locks.locks_dir())):
+        if not os.path.lexists(folder):
+            return
+        refusal = paths.state_dir_refusal(folder)
+        if refusal is not None:
+            raise StateError(refusal)
+
+
 def _lock_folder(lock_file: Path) -> None:
     """The lock folder, private; in the state folder (the usual place), that one checked too."""
     if lock_file.parent == locks.locks_dir():

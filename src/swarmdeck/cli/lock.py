@@ -113,8 +113,10 @@ def _lock_release(args: argparse.Namespace) -> int:
 
 
 def _lock_show(args: argparse.Namespace) -> int:
+    from swarmdeck.actions.lock import check_lock_folders
     from swarmdeck.probes.locks import all_locks, read_lock
 
+    check_lock_folders()
     states = [read_lock(args.path)] if args.path else all_locks()
     for state in states:
         print(f"{state.path or args.path or state.lock_file}: {state.describe()}")
