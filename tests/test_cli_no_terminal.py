@@ -19,7 +19,7 @@ REFUSAL = (
 )
 
 
-@pytest.mark.parametrize("argv", [[], ["ui"], ["ui", "--readonly"], ["demo"]], ids=" ".join)
+@pytest.mark.parametrize("argv", [[], ["ui"], ["ui", "--readonly"]], ids=" ".join)
 def test_the_control_room_without_a_terminal_refuses_at_once(argv: list[str]) -> None:
     done = subprocess.run(
         [SWARMDECK, *argv], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20
@@ -39,10 +39,13 @@ def test_the_control_room_with_a_terminal_for_input_but_output_piped_refuses() -
     assert (done.returncode, done.stdout, done.stderr) == (ExitCode.USAGE, "", REFUSAL)
 
 
-def test_a_demo_without_a_terminal_starts_no_scene(tmp_path: Path) -> None:
+def test_a_demo_without_a_terminal_starts_no_scene_and_points_to_no_ui(tmp_path: Path) -> None:
     done = subprocess.run(
         [SWARMDECK, "demo"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
         timeout=20,
     )
-    assert done.returncode == ExitCode.USAGE
-    assert "demo scene removed" not in done.stderr
+    assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
+    assert done.stderr == (
+        "swarmdeck: the control room needs a terminal;"
+        " `swarmdeck demo --no-ui` runs the scene without it\n"
+    )

@@ -191,16 +191,15 @@ def help_width() -> int:
     return (columns or 80) - 2
 
 
-def need_terminal() -> None:
+def need_terminal(instead: str = "`swarmdeck status` prints the same facts") -> None:
     """UsageError unless stdin and stdout are a terminal: the control room draws on one and
     reads its keys, and without one (an agent's Bash tool, a pipe, cron) it would write escape
-    sequences into the pipe and wait for keys that never come."""
+    sequences into the pipe and wait for keys that never come. `instead` says what to run
+    without one."""
     from swarmdeck.errors import UsageError
 
     if not all(_is_terminal(stream) for stream in (sys.stdin, sys.stdout)):
-        raise UsageError(
-            "the control room needs a terminal; `swarmdeck status` prints the same facts"
-        )
+        raise UsageError(f"the control room needs a terminal; {instead}")
 
 
 def _is_terminal(stream: object) -> bool:

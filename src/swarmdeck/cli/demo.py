@@ -85,7 +85,7 @@ def _demo(args: argparse.Namespace) -> int:
     if args.seconds is not None and not args.no_ui:
         raise UsageError("--seconds needs --no-ui: the control room runs until q quits it")
     if not args.no_ui:
-        need_terminal()
+        need_terminal("`swarmdeck demo --no-ui` runs the scene without it")
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     settings = SceneSettings(
         step=args.step, slice_name=args.slice, uncaged=args.uncaged, watchdog=args.no_ui
