@@ -41,6 +41,7 @@ MAX_DEPTH = 16
 DAY = 24 * 3600.0
 WEEK = 7 * DAY
 MAX_THREADS = 65536
+"""The most threads a key or a job's --threads may give; the ledger keeps them as integers."""
 MAX_SIZE = 64 * 1024**4
 """The largest absolute size any key takes (64T): more than any machine has, less than overflows."""
 MAX_HOST_NAME = 64

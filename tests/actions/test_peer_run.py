@@ -116,6 +116,15 @@ def test_a_cap_over_the_most_a_size_may_be_is_a_usage_error_and_nothing_runs(
     assert not peer.run_root.exists() and peer_rows() == []
 
 
+@pytest.mark.parametrize("threads", ["0", "-3", "99999999999999999999"])
+def test_threads_no_job_may_declare_are_refused_here_before_any_peer_is_reached(
+    threads: str, capfd
+) -> None:
+    assert main(["peer", "run", "box2", "--threads", threads, "--", "true"]) == 251
+    err = capfd.readouterr().err
+    assert err == f"swarmdeck: --threads {threads}: give a number from 1 to 65536\n"
+
+
 def test_differing_toolchains_refuse_unless_accepted(
     tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
 ) -> None:

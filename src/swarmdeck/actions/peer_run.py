@@ -31,7 +31,7 @@ from swarmdeck.actions.hosts.peer_ledger import (
     mark_peer_lost,
     set_driver,
 )
-from swarmdeck.actions.run_request import checked_cap
+from swarmdeck.actions.run_request import checked_cap, checked_threads
 from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.procs import own_identity
@@ -306,6 +306,7 @@ def peer_run(config: Config, store: StateStore, request: PeerRunRequest) -> int:
         raise UsageError(
             "peer run: no command given: put it after --, like: swarmdeck peer run box2 -- make"
         )
+    checked_threads(request.threads)
     host_config = peer_config(config, request.host)
     from swarmdeck.actions.hosts.ssh import check_fetch_path
 

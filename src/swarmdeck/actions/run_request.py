@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swarmdeck.config import MAX_SIZE
+from swarmdeck.config import MAX_SIZE, MAX_THREADS
 from swarmdeck.durations import seconds_problem
 from swarmdeck.errors import UsageError
 from swarmdeck.records import dataclass, field
@@ -25,6 +25,14 @@ def checked_cap(text: str, cap: int) -> int:
             "give a size like 512M or 8G"
         )
     return cap
+
+
+def checked_threads(threads: int | None) -> int | None:
+    """`--threads`, if it is a count a job may declare: 1 to MAX_THREADS, which the ledger's
+    integers hold (None: not given); else UsageError (251)."""
+    if threads is not None and not 1 <= threads <= MAX_THREADS:
+        raise UsageError(f"--threads {threads}: give a number from 1 to {MAX_THREADS}")
+    return threads
 
 
 def checked_seconds(flag: str, seconds: float | None, *, zero_ok: bool) -> float | None:

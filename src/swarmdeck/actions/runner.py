@@ -26,7 +26,12 @@ from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import OomVerdict, classify_oom
 from swarmdeck.actions.peer_hint import PeerHint
-from swarmdeck.actions.run_request import RunRequest, checked_cap, checked_seconds
+from swarmdeck.actions.run_request import (
+    RunRequest,
+    checked_cap,
+    checked_seconds,
+    checked_threads,
+)
 from swarmdeck.actions.spawn import CannotEnter, SetupFailed, spawn
 from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
@@ -46,8 +51,6 @@ if TYPE_CHECKING:
 PR_SET_PDEATHSIG = 1
 SERIAL_FILE_ENV = "SWARMDECK_SERIAL_FILE"
 """Set for the job: the file to write "serial right now: REASON" into (probes/usage.py reads it)."""
-MAX_THREADS = 1 << 16
-"""The most --threads a job may declare; the ledger stores it as an SQLite integer."""
 
 
 def say(line: str) -> None:
@@ -71,8 +74,7 @@ def check_request(request: RunRequest) -> None:
             f"--unbounded and --cap {request.cap} contradict each other: --unbounded lets the job "
             "grow to the whole slice; give one of them"
         )
-    if request.threads is not None and not 1 <= request.threads <= MAX_THREADS:
-        raise UsageError(f"--threads {request.threads}: give a number from 1 to {MAX_THREADS}")
+    checked_threads(request.threads)
     checked_seconds("--wait", request.wait, zero_ok=True)
     checked_seconds("--timeout", request.timeout, zero_ok=False)
 
