@@ -71,3 +71,20 @@ def test_a_demo_slice_that_is_no_safe_cgroup_name_is_refused_before_any_scene() 
     assert done.stderr.count("\n") == 1, done.stderr
     assert "--slice: '../../x' is not a usable slice" in done.stderr
     assert "demo scene" not in done.stderr and done.stdout == ""
+
+
+IDS = [
+    ["alerts", "--ack", "99999999999999999999"],
+    ["kills", "--request", "99999999999999999999"],
+    ["approve", "99999999999999999999"],
+    ["deny", "0"],
+    ["peer", "attach", "box2", "-7"],
+]
+
+
+@pytest.mark.parametrize("argv", IDS, ids=[" ".join(argv) for argv in IDS])
+def test_an_id_swarmdeck_never_gives_is_one_line_and_251(argv: list[str]) -> None:
+    done = subprocess.run([SWARMDECK, *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"{argv[-1]} is no id swarmdeck gives: ids are whole numbers from 1" in done.stderr

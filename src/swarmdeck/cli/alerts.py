@@ -10,7 +10,7 @@ import getpass
 import json
 import time
 
-from swarmdeck.cli.common import context, example
+from swarmdeck.cli.common import context, example, flag_type, record_id
 from swarmdeck.exitcodes import ExitCode
 
 
@@ -22,7 +22,7 @@ def _add_alerts(sub) -> None:
     )
     p.add_argument("--json", action="store_true", help="print them as JSON")
     p.add_argument(
-        "--ack", type=int, metavar="ID",
+        "--ack", type=flag_type(record_id), metavar="ID",
         help="acknowledge the open alert ID (`swarmdeck alerts` lists the ids)",
     )
     p.set_defaults(handler=_alerts)

@@ -146,6 +146,26 @@ def flag_type(read: Callable[[str], object]) -> Callable[[str], object]:
     return typed
 
 
+MAX_ID = (1 << 63) - 1
+"""The largest id a row of the state store may have (SQLite's largest integer)."""
+
+
+def record_id(text: str) -> int:
+    """The id a flag gives (a job, an alert, a kill request): a whole number from 1 to MAX_ID,
+    the ids the state store hands out; else ValueError saying so, where one over MAX_ID would
+    end in SQLite's OverflowError."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= MAX_ID:
+        raise ValueError(
+            f"{text or repr(text)} is no id swarmdeck gives: ids are whole numbers from 1,"
+            " as its lists show them"
+        )
+    return number
+
+
 def add_subcommands(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:
     """The subcommands of a command group (`lock acquire`, `peer check`): each one's usage and
     mistakes name it as it is typed (`swarmdeck peer check`), whatever usage the group shows,

@@ -12,7 +12,7 @@ import json
 import textwrap
 import time
 
-from swarmdeck.cli.common import context, example
+from swarmdeck.cli.common import context, example, flag_type, record_id
 from swarmdeck.exitcodes import ExitCode
 
 
@@ -24,7 +24,7 @@ def _add_kills(sub) -> None:
     )
     p.add_argument("--json", action="store_true", help="print them as JSON")
     p.add_argument(
-        "--request", type=int, metavar="FINDING_ID",
+        "--request", type=flag_type(record_id), metavar="FINDING_ID",
         help="ask for the finding's process to be stopped (a person approves it)",
     )
     p.set_defaults(handler=_kills)
@@ -36,7 +36,10 @@ def _add_approve(sub) -> None:
         help="approve a kill request: stop its process tree",
         **example("swarmdeck kills", "swarmdeck approve 3"),
     )
-    p.add_argument("id", type=int, metavar="ID", help="the kill request's id (`swarmdeck kills`)")
+    p.add_argument(
+        "id", type=flag_type(record_id), metavar="ID",
+        help="the kill request's id (`swarmdeck kills`)",
+    )
     p.set_defaults(handler=_approve)
 
 
@@ -46,7 +49,10 @@ def _add_deny(sub) -> None:
         help="deny a kill request: nothing is signalled",
         **example("swarmdeck deny 3"),
     )
-    p.add_argument("id", type=int, metavar="ID", help="the kill request's id (`swarmdeck kills`)")
+    p.add_argument(
+        "id", type=flag_type(record_id), metavar="ID",
+        help="the kill request's id (`swarmdeck kills`)",
+    )
     p.set_defaults(handler=_deny)
 
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from swarmdeck.cli.common import ArgumentParser, add_subcommands, context, example
+from swarmdeck.cli.common import (
+    ArgumentParser,
+    add_subcommands,
+    context,
+    example,
+    flag_type,
+    record_id,
+)
 
 
 def _command(args: argparse.Namespace) -> list[str]:
@@ -63,7 +70,9 @@ def _add_peer(sub) -> None:
         **example("swarmdeck peer attach big2 17", "swarmdeck peer attach big2 17 --fetch out/"),
     )
     attach.add_argument("host", metavar="HOST", help=HOST_HELP)
-    attach.add_argument("job", type=int, metavar="JOB", help="its job id in the ledger here")
+    attach.add_argument(
+        "job", type=flag_type(record_id), metavar="JOB", help="its job id in the ledger here"
+    )
     attach.add_argument(
         "--fetch", action="append", default=[], metavar="PATH",
         help="a file or folder of the job's tree to bring back when it ends (repeatable)",
