@@ -76,9 +76,9 @@ class GuardBusy(Exception):
 def lock_holder(pid: int | None) -> ProcessIdentity:
     """The process that holds a lock: `pid` when given, else the nearest caller that outlives
     this command (past per-command shells and wrappers)."""
-    holder = identity(pid) if pid else lasting_ancestor(os.getpid())
+    holder = lasting_ancestor(os.getpid()) if pid is None else identity(pid)
     if holder is None:
-        who = pid or "of the caller"
+        who = "of the caller" if pid is None else pid
         raise UsageError(f"no process {who} to hold the lock; name one with --pid")
     return holder
 
