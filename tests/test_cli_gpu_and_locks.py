@@ -138,3 +138,30 @@ def test_lock_show_without_a_state_folder_says_there_are_no_locks_and_makes_none
     assert main(["lock", "show", str(isolated_home)]) == 0
     assert capsys.readouterr().out == f"{isolated_home}: free\n"
     assert not (isolated_home / "state").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["acquire", "", "--session", "A"], ["release", ""], ["show", ""], ["claim", ""]],
+    ids=" ".join,
+)
+def test_an_empty_path_is_refused_rather_than_read_as_this_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["lock", *argv]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "an empty path names no folder" in err, err
+    assert main(["lock", "show", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == f"{tmp_path}: free\n"
+    assert not (tmp_path / ".swarmdeck-owner").exists()
+
+
+def test_pid_0_names_no_holder_rather_than_the_default_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["lock", "acquire", str(tmp_path), "--session", "A", "--pid", "0"]) == 251
+    assert "no process 0 to hold the lock" in capsys.readouterr().err
+    assert main(["lock", "show", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == f"{tmp_path}: free\n"
