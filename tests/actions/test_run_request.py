@@ -1,5 +1,5 @@
-"""A run request made other than from the command line (the launch form, a host's submit) is
-held to the rules the flags are: a span it may give, refused in one line with 251."""
+"""A run request built in code rather than read from the command line is held to the rules
+the flags are: a span a flag may give, else one line and 251."""
 
 from __future__ import annotations
 

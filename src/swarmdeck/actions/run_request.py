@@ -39,8 +39,8 @@ def checked_seconds(flag: str, seconds: float | None, *, zero_ok: bool) -> float
     """`seconds`, given to `flag` (--wait, --timeout), if it is a span the flag may give, by
     the rule of durations.seconds_problem (None: not given); else UsageError (251).
 
-    The command line refuses such a value as it reads the flag; this holds a request made
-    otherwise (the launch form, a host's submit) to the same rule."""
+    The command line refuses such a value as it reads the flag; this holds a request built in
+    code rather than read from one to the same rule."""
     problem = None if seconds is None else seconds_problem(seconds, zero_ok=zero_ok)
     if problem is not None:
         raise UsageError(f"{flag} {seconds:g} {problem}")

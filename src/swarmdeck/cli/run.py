@@ -28,7 +28,8 @@ _RUN_VALUES: dict[str, Callable[[str], object]] = {
     "--timeout": seconds_above_zero,
     "--on": str,
 }
-"""`swarmdeck run`'s options that take a value, with the type argparse gives it."""
+"""`swarmdeck run`'s options that take a value, with the type argparse gives it: a value it
+refuses (`--wait inf`) leaves the line to argparse, which says why."""
 _RUN_CHOICES = {"--on": ("slurm",)}
 _RUN_FLAGS = ("--unbounded", "--detach")
 
