@@ -1,5 +1,6 @@
 """A widget is touched only when what it shows changes, and the screen is laid out again only
-when the new text can change the widget's size."""
+when the new text changes the widget's size: a width that follows its text, or the lines it
+takes at the width it has."""
 
 from __future__ import annotations
 
@@ -38,9 +39,9 @@ def layouts(monkeypatch: pytest.MonkeyPatch, widget: Static) -> list[bool]:
 
 @pytest.mark.parametrize(
     ("widget_id", "laid_out"),
-    [("one-line", False), ("fixed", False), ("sized", True), ("wrapping", True)],
+    [("one-line", False), ("fixed", False), ("sized", True), ("wrapping", False)],
 )
-async def test_a_longer_figure_lays_the_screen_out_only_when_the_size_can_follow(
+async def test_a_longer_figure_lays_the_screen_out_only_when_the_size_follows(
     monkeypatch: pytest.MonkeyPatch, widget_id: str, laid_out: bool
 ) -> None:
     app = Figures()
@@ -53,3 +54,24 @@ async def test_a_longer_figure_lays_the_screen_out_only_when_the_size_can_follow
         await pilot.pause()
         assert asked and any(asked) is laid_out, asked
         assert str(widget.render()) == "room 10.1G"
+
+
+async def test_a_text_wrapping_onto_another_line_lays_the_screen_out() -> None:
+    app = Figures()
+    async with app.run_test(size=(40, 10)) as pilot:
+        widget = app.query_one("#wrapping", Static)
+        show_text(widget, "room 10.1G · " * 5)
+        await pilot.pause()
+        assert widget.size.height == 2
+        show_text(widget, "room 9.9G")
+        await pilot.pause()
+        assert widget.size.height == 1
+
+
+async def test_a_line_more_in_a_text_that_never_wraps_lays_the_screen_out() -> None:
+    app = Figures()
+    async with app.run_test(size=(80, 10)) as pilot:
+        widget = app.query_one("#one-line", Static)
+        show_text(widget, "room 9.9G\nbooked 1G")
+        await pilot.pause()
+        assert widget.size.height == 2

@@ -15,22 +15,41 @@ from textual.widgets import Static
 
 def show_text(widget: Static, content: str | Text) -> None:
     """Show `content` in `widget`, touching it only when it differs from what it shows; the
-    screen is laid out again only when its length changed and the widget's size follows its
-    text (a figure in a one-line widget of set width repaints that line alone)."""
+    screen is laid out again only when the widget's size changes with it: a widget as wide as
+    its text whose text changed length, or one of `height: auto` whose text now takes another
+    number of lines at its width (a figure in a legend that still fits its lines repaints
+    those lines alone)."""
     old = widget.content
     if type(old) is type(content) and old == content:
         return
-    same_length = isinstance(old, str | Text) and cell_len(str(old)) == cell_len(str(content))
-    widget.update(content, layout=not same_length and sized_by_text(widget))
+    if follows_text_width(widget):
+        same_length = isinstance(old, str | Text) and cell_len(str(old)) == cell_len(str(content))
+        widget.update(content, layout=not same_length)
+        return
+    if not follows_text_height(widget):
+        widget.update(content, layout=False)
+        return
+    width = widget.content_region.width
+    before = lines_taken(widget, width)
+    widget.update(content, layout=False)
+    if lines_taken(widget, width) != before:
+        widget.refresh(layout=True)
 
 
-def sized_by_text(widget: Widget) -> bool:
-    """Whether the widget's size can follow its text: `width: auto`, or text that wraps in a
-    widget of `height: auto`."""
-    styles = widget.styles
-    if styles.width is not None and styles.width.is_auto:
-        return True
-    return styles.text_wrap != "nowrap" and (styles.height is None or styles.height.is_auto)
+def follows_text_width(widget: Widget) -> bool:
+    """Whether the widget is as wide as its text (`width: auto`)."""
+    return widget.styles.width is not None and widget.styles.width.is_auto
+
+
+def follows_text_height(widget: Widget) -> bool:
+    """Whether the widget is as high as its text's lines (`height: auto`)."""
+    return widget.styles.height is None or widget.styles.height.is_auto
+
+
+def lines_taken(widget: Widget, width: int) -> int:
+    """How many lines the widget's content takes at `width` cells (Textual's own measure,
+    which the layout uses)."""
+    return widget.get_content_height(widget.size, widget.app.size, width)
 
 
 def show_subtitle(widget: Widget, text: str) -> None:
