@@ -73,8 +73,6 @@ class MemoryReading:
     inactive_file: int
     peak: int | None
     """The kernel's high-water mark (v1 max_usage_in_bytes, v2 memory.peak)."""
-    limit: int | None
-    """The hard cap; None when unlimited."""
 
     @property
     def working_set(self) -> int:
@@ -387,7 +385,8 @@ def read_memory(cgroup: Path | str) -> MemoryReading | None:
     """What a v1 or v2 memory cgroup holds now; None when the cgroup does not exist.
 
     Read on every refresh for every running job, so the files are opened by name without an
-    existence check first, and of memory.stat only the one line needed is picked out.
+    existence check first, of memory.stat only the one line needed is picked out, and the cap
+    (the ledger row's) is not read again.
     """
     base = os.fspath(cgroup)
     usage = read_bytes(base + "/memory.usage_in_bytes")
@@ -400,7 +399,6 @@ def read_memory(cgroup: Path | str) -> MemoryReading | None:
             usage=_number(usage) or 0,
             inactive_file=inactive or 0,
             peak=_number(read_bytes(base + "/memory.max_usage_in_bytes")),
-            limit=_number(read_bytes(base + "/memory.limit_in_bytes")),
         )
     usage = read_bytes(base + "/memory.current")
     if usage is not None:
@@ -409,7 +407,6 @@ def read_memory(cgroup: Path | str) -> MemoryReading | None:
             usage=_number(usage) or 0,
             inactive_file=_stat_value(stat, b"inactive_file") or 0,
             peak=_number(read_bytes(base + "/memory.peak")),
-            limit=_number(read_bytes(base + "/memory.max")),
         )
     return None
 
@@ -461,25 +458,38 @@ class CageMembers:
 
 def cage_members(cgroup: Path | str) -> CageMembers | None:
     """The processes and threads in a cage and every cgroup under it; None once it is gone."""
-    top = os.fspath(cgroup)
-    pids: list[int] = []
-    tids: list[int] = []
+    pids = _cage_ids(os.fspath(cgroup), ("cgroup.procs",))
+    if pids is None:
+        return None
+    tids = _cage_ids(os.fspath(cgroup), THREAD_FILES)
+    return CageMembers(tuple(pids), tuple(tids or ()))
+
+
+def cage_thread_ids(cgroup: Path | str) -> tuple[int, ...] | None:
+    """The threads in a cage and every cgroup under it, from their thread lists alone (what
+    each refresh samples); None once it is gone."""
+    tids = _cage_ids(os.fspath(cgroup), THREAD_FILES)
+    return None if tids is None else tuple(tids)
+
+
+def _cage_ids(top: str, names: tuple[str, ...]) -> list[int] | None:
+    """The ids the first of `names` that a cgroup has lists, over the cgroup and every one under
+    it, sorted; None when the top one is gone."""
+    ids: set[int] = set()
     todo = [top]
     while todo:
         current = todo.pop()
-        procs = _read_ids(current + "/cgroup.procs")
-        if procs is None:
+        listed = next(
+            (found for name in names if (found := _read_ids(f"{current}/{name}")) is not None),
+            None,
+        )
+        if listed is None:
             if current == top:
                 return None
             continue  # a sub-cgroup removed while we looked holds no one now
-        pids += procs
-        for name in THREAD_FILES:
-            threads = _read_ids(f"{current}/{name}")
-            if threads is not None:
-                tids += threads
-                break
+        ids.update(listed)
         todo += _subdirectories(current)
-    return CageMembers(tuple(sorted(set(pids))), tuple(sorted(set(tids))))
+    return sorted(ids)
 
 
 def _read_ids(path: str) -> list[int] | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarmdeck.probes import procs
-from swarmdeck.probes.cgroups import cage_members
+from swarmdeck.probes.cgroups import cage_thread_ids
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.regular_files import read_regular
 
@@ -140,8 +140,8 @@ def sample_threads(tids: list[int] | tuple[int, ...]) -> TreeSample:
 
 def cage_threads(cage: Path | str) -> list[int] | None:
     """The threads a cage lists now; None when the cage is gone."""
-    members = cage_members(cage)
-    return None if members is None else list(members.tids)
+    tids = cage_thread_ids(cage)
+    return None if tids is None else list(tids)
 
 
 def sample_tree(root: ProcessIdentity) -> TreeSample:
