@@ -152,13 +152,15 @@ class MemoryBook:
 
     @property
     def room(self) -> int:
-        """What a new job may book inside the slice."""
-        return self.slice_cap - self.unreclaimable - self.not_yet_grown
+        """What a new job may book inside the slice; never below 0: a slice holding more than
+        its cap (kernel memory on a cap of 0) has no room, not a debt."""
+        return max(0, self.slice_cap - self.unreclaimable - self.not_yet_grown)
 
     @property
     def machine_room(self) -> int:
-        """What the machine as a whole can still give a new job, keeping the margin."""
-        return self.mem_available - self.not_yet_grown - self.margin
+        """What the machine as a whole can still give a new job, keeping the margin; never
+        below 0."""
+        return max(0, self.mem_available - self.not_yet_grown - self.margin)
 
     @property
     def usable(self) -> int:
@@ -176,7 +178,7 @@ class MemoryBook:
             ("used outside the slice", self.used_outside_slice),
             ("slice used", self.unreclaimable),
             ("booked, not yet grown", self.not_yet_grown),
-            ("room", max(0, self.usable)),
+            ("room", self.usable),
         )
 
     def host_fields(self) -> dict[str, object]:
