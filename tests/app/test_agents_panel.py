@@ -81,6 +81,11 @@ async def test_sessions_and_subagents_show_as_a_tree(isolated_home: Path) -> Non
         )
         spark_label = str(app.query_one("#agents-spark-label").render())
         assert "peak 4" in spark_label
+        await pilot.pause()
+        [spark] = drawn_lines(screen_lines(app), app.query_one("#agents-spark"))
+        # Two running all the last hour, of a peak of 4: half height, on the scale the hosts'
+        # histories use (whose full height is ▇, never the bars' █ of memory in use).
+        assert set(spark) == {"▄"}, spark
 
 
 async def test_empty_room_says_so_and_names_the_folder_it_read(isolated_home: Path) -> None:

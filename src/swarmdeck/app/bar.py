@@ -101,7 +101,9 @@ class StackedBar(Picture):
         return text
 
 
-BARS = "▁▂▃▄▅▆▇█"
+BARS = "▁▂▃▄▅▆▇"
+"""A sparkline's heights, lowest first. Its full height is ▇, never █: █ is the bars' glyph of
+memory in use (app/bar_legend.py), which a sparkline's history must never read as."""
 
 
 def scaled_bars(data: Sequence[float], top: float, width: int) -> str:
