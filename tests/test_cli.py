@@ -240,3 +240,16 @@ def test_an_unknown_subcommand_is_told_the_ones_a_person_may_use() -> None:
         assert result.stderr.count("\n") == 1, result.stderr
         assert "_command" not in result.stderr and "remote-" not in result.stderr
         assert "invalid choice: 'frob'" in result.stderr
+
+
+def test_status_json_never_shows_a_negative_room_on_a_cap_of_0() -> None:
+    """A reserve over the whole machine leaves a slice cap of 0, and a margin over what is
+    available leaves the machine nothing: both rooms read 0."""
+    Path(os.environ["SWARMDECK_CONFIG"]).write_text(
+        '[memory]\nslice = "swarmdeck-test-room"\nreserve = "64T"\nmargin = "64T"\n'
+    )
+    result = swarmdeck("status", "--json")
+    assert result.returncode == 0, result.stderr
+    (host,) = json.loads(result.stdout)["hosts"]
+    assert host["slice_cap"] == 0
+    assert (host["room"], host["machine_room"]) == (0, 0)

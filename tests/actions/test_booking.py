@@ -135,3 +135,26 @@ def test_hit_ceiling_is_a_kill_at_the_cap_or_a_peak_within_5_percent() -> None:
     assert hit_ceiling(10, 100, killed_at_own_cap=True)
     assert hit_ceiling(96, 100, killed_at_own_cap=False)
     assert not hit_ceiling(90, 100, killed_at_own_cap=False)
+
+
+def test_a_book_with_no_room_left_shows_zero_room_never_less() -> None:
+    """A slice of 0 that still holds some kernel memory, on a machine below its margin: the
+    rooms are nothing, not a debt."""
+    empty = MemoryBook(
+        host="h", slice_cap=0, unreclaimable=4 * MIB, not_yet_grown=0,
+        mem_total=32 * GIB, mem_available=128 * MIB, margin=256 * MIB, backend="cgroup-v1",
+        slice_path="/s", placement="configured", problem="",
+    )
+    assert (empty.room, empty.machine_room, empty.usable) == (0, 0, 0)
+    assert empty.to_json()["room"] == 0 and empty.host_fields()["machine_room"] == 0
+    assert dict(empty.bar())["room"] == 0
+
+
+def test_a_booking_of_nothing_is_admitted_into_zero_room() -> None:
+    full = MemoryBook(
+        host="h", slice_cap=0, unreclaimable=4 * MIB, not_yet_grown=0,
+        mem_total=32 * GIB, mem_available=128 * MIB, margin=256 * MIB, backend="cgroup-v1",
+        slice_path="/s", placement="configured", problem="",
+    )
+    assert decide_admission(0, full) is Decision.ADMIT
+    assert decide_admission(1, full) is Decision.NEVER

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
 
 import pytest
+from fixed_room import fixed_app
 from pilot_waits import probed, until
 from test_fit import drawn_lines, screen_lines
 
@@ -81,6 +83,11 @@ async def test_sessions_and_subagents_show_as_a_tree(isolated_home: Path) -> Non
         )
         spark_label = str(app.query_one("#agents-spark-label").render())
         assert "peak 4" in spark_label
+        await pilot.pause()
+        [spark] = drawn_lines(screen_lines(app), app.query_one("#agents-spark"))
+        # Two running all the last hour, of a peak of 4: half height, on the scale the hosts'
+        # histories use (whose full height is ▇, never the bars' █ of memory in use).
+        assert set(spark) == {"▄"}, spark
 
 
 async def test_empty_room_says_so_and_names_the_folder_it_read(isolated_home: Path) -> None:
@@ -201,3 +208,51 @@ def test_a_subagents_tool_calls_are_counted_as_a_person_writes_them(calls: int, 
         tool_in_flight=None, transcript_path=None,
     )
     assert said in subagent_label(sub, 2.0, tool_call_max=480).plain.split(" · ")
+
+
+def _many_running(session, count: int):
+    """The fixed room's session with `count` running subagents of long descriptions: more
+    lines than the Agents panel holds at 100x30, each longer than its width."""
+    subagents = [
+        dataclasses.replace(
+            session.subagents[0], id=f"b{n}", tool_use_id=f"toolu_b{n}", status="running",
+            ended_at=None, description=f"Look over part {n} of the long module list",
+        )
+        for n in range(count)
+    ]
+    return dataclasses.replace(session, subagents=subagents)
+
+
+def _never_sideways(tree: SessionTree) -> None:
+    width = tree.scrollable_content_region.width
+    assert tree.styles.overflow_x == "hidden"  # not even a label that could not be cut
+    assert not tree.show_horizontal_scrollbar
+    assert tree.virtual_size.width <= width, (tree.virtual_size, width)
+    assert tree.scroll_x == 0
+
+
+async def test_the_agents_tree_never_scrolls_sideways_at_100x30(isolated_home: Path) -> None:
+    """At 100x30 the panel is 36 cells wide: with more lines than it holds, the vertical
+    scrollbar takes 2 of them, and the labels are cut again to what is left, so no horizontal
+    scrollbar (whose thumb was drawn inside a tree line) ever appears; once the vertical one
+    goes, the labels are cut again to the whole width."""
+    app = fixed_app(isolated_home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await probed(pilot)
+        tree = app.query_one(SessionTree)
+        [session] = app.snapshot.sessions
+        wide = tree.scrollable_content_region.width
+        tree.sync([_many_running(session, 20)])
+        await until(pilot, lambda: tree.show_vertical_scrollbar, "the vertical scrollbar")
+        await pilot.pause()
+        _never_sideways(tree)
+        narrow = tree.scrollable_content_region.width
+        assert narrow < wide
+        lines = drawn_lines(screen_lines(app), tree)
+        assert lines[0].endswith("…") and len(lines[0]) == narrow, lines[0]
+        tree.root.children[0].collapse()
+        await until(pilot, lambda: not tree.show_vertical_scrollbar, "no vertical scrollbar")
+        await pilot.pause()
+        _never_sideways(tree)
+        [line] = [line for line in drawn_lines(screen_lines(app), tree) if line]
+        assert line.endswith("…") and len(line) == wide, line

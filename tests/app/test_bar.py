@@ -72,7 +72,7 @@ async def test_a_sparkline_repaints_only_when_its_bars_change(
         spark.data = (0.3, 64.0)
         await pilot.pause()
         assert asked
-        assert spark.render().plain == "▁█"
+        assert spark.render().plain == "▁▇"
 
 
 async def test_a_redraw_builds_its_line_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,10 +91,16 @@ async def test_a_redraw_builds_its_line_once(monkeypatch: pytest.MonkeyPatch) ->
         assert len(built) == 1
 
 
+def test_a_sparkline_at_its_top_is_drawn_below_the_bars_used_glyph() -> None:
+    """A full sparkline column is ▇: a bar's █ says memory in use, a sparkline never does."""
+    assert scaled_bars([0.0, 4.0, 8.0], top=8, width=3) == "▁▄▇"
+    assert fixed_column_bars([8.0, 9.0], top=8, width=10, span=10, seen=2) == "▇▇"
+
+
 def test_fixed_columns_each_hold_a_run_of_readings_counted_from_the_first() -> None:
     """300 readings over 100 columns: three a column, the newest column still filling."""
     data = [0.0] * 7 + [8.0]
-    assert fixed_column_bars(data, top=8, width=100, span=300, seen=8) == "▁▁█"
+    assert fixed_column_bars(data, top=8, width=100, span=300, seen=8) == "▁▁▇"
     assert fixed_column_bars(data[:7], top=8, width=100, span=300, seen=7) == "▁▁▁"
 
 

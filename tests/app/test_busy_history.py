@@ -30,7 +30,7 @@ async def drawn_history(busy_fraction: float) -> str:
 
 
 async def test_a_host_always_full_reads_full_and_always_idle_reads_idle() -> None:
-    assert set(await drawn_history(1.0)) == {"█"}
+    assert set(await drawn_history(1.0)) == {"▇"}
     assert set(await drawn_history(0.0)) == {"▁"}
     assert set(await drawn_history(0.5)) <= {"▄", "▅"}
 

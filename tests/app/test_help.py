@@ -8,6 +8,7 @@ from pilot_waits import probed
 from rendered import plain
 from textual.widgets import Static
 
+from swarmdeck.app import bar_legend
 from swarmdeck.app.agent_tree import FOLDED, STATUS_MARKS
 from swarmdeck.app.help import GLOSSARY, HelpScreen
 from swarmdeck.app.main import SwarmdeckApp
@@ -40,11 +41,15 @@ async def test_help_lists_every_binding_and_explains_every_panel_column() -> Non
     for key in ("enter", "esc", "tab / shift+tab", "ctrl+p"):
         assert key in keys, key
     assert "Focus GPUs" in keys and "Focus Gpus" not in keys
-    for panel in ("Hosts", "Jobs", "Agents", "GPUs", "Locks", "Watchdog", "Alerts"):
+    for panel in ("Bars", "Hosts", "Jobs", "Agents", "GPUs", "Locks", "Watchdog", "Alerts"):
         assert f"\n{panel}\n" in f"\n{meaning}\n", panel
     for label in sorted(columns):
         assert f"  {label}  " in meaning, label
     assert "⚑" in meaning
+    bars = f"\n{meaning}".split("\nBars\n", 1)[1].split("\nHosts\n", 1)[0]
+    one_line = " ".join(bars.split())
+    for mark in bar_legend.MARKS:
+        assert f"{mark.glyph} {' '.join(mark.meaning.split())}" in one_line, mark
     for glyph in (*STATUS_MARKS.values(), FOLDED):
         assert glyph in meaning, glyph
 

@@ -139,3 +139,23 @@ async def test_a_peers_reason_is_shown_as_written(isolated_home: Path) -> None:
         assert isinstance(app.screen, HostDetail) and app.screen.host_name == PEER
         await probed(pilot)
         assert str(app.screen.query_one("#host-line").render()) == shown
+
+
+async def test_a_full_room_history_tops_out_below_the_bars_used_glyph(
+    isolated_home: Path,
+) -> None:
+    """A slice of a tenth of the machine with nothing in it: its room is the whole slice at
+    each reading, the sparkline's full height; drawn ▇, never the bars' █ of memory in use."""
+    (isolated_home / "config.toml").write_text(
+        '[memory]\nslice = "swarmdeck-test-full-room"\nreserve = "90%"\n'
+        "[ui]\nrefresh_interval = 0.2\n"
+    )
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot, 2)
+        await pilot.press("1", "enter")
+        await probed(pilot)
+        room = app.screen.query_one("#host-part-3", ScaledSparkline)
+        assert room.data and max(room.data) == room.top
+        drawn = room.render().plain
+        assert "▇" in drawn and "█" not in drawn, drawn

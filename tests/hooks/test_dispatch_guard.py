@@ -86,6 +86,16 @@ def test_the_call_being_decided_is_not_counted(run_hook, isolated_home: Path) ->
     assert _dispatch(run_hook, transcript, tool_use_id="toolu_new") is None
 
 
+def test_a_dispatch_with_no_transcript_yet_and_its_hook_record_count_once(
+    run_hook, isolated_home: Path
+) -> None:
+    _limit(isolated_home, 2)
+    transcript = _transcript(isolated_home, running=1)
+    run_hook("subagent-start", hook_payload("SubagentStart", session_id=SID, agent_id="apart0",
+                                            agent_type="general-purpose"))
+    assert _dispatch(run_hook, transcript) is None
+
+
 def test_guard_is_off_by_default(run_hook, isolated_home: Path) -> None:
     assert _dispatch(run_hook, _transcript(isolated_home, running=6)) is None
 

@@ -88,6 +88,21 @@ def test_hook_events_add_subagents_the_transcript_does_not_show_yet(
     assert "agone" not in done.context
 
 
+def test_a_dispatch_with_no_transcript_yet_and_its_hook_record_are_said_once(
+    run_hook, tmp_path: Path
+) -> None:
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_fg", "Map the API", "Map it.", 1, subagent_type="Explore")
+    transcript = tree.write_main(main)
+    run_hook("subagent-start", hook_payload("SubagentStart", session_id=SID, agent_id="amap",
+                                            agent_type="Explore"))
+    done = _start(run_hook, tmp_path, tmp_path, transcript)
+    assert "Subagents still running (1): \"Map the API\" (Explore" in done.context
+    assert "amap" not in done.context
+
+
 def test_resume_does_not_list_the_previous_process_agents_as_running(
     run_hook, tmp_path: Path
 ) -> None:

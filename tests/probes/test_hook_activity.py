@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.record import record_event
-from swarmdeck.probes.claude.hook_activity import hook_agents, running_hook_agents
+from swarmdeck.probes.claude.hook_activity import (
+    HookAgent,
+    hook_agents,
+    running_hook_agents,
+    unseen_hook_agents,
+)
+from swarmdeck.probes.claude.subagents import SubagentInfo
 from swarmdeck.state import StateStore
 
 
@@ -94,3 +100,43 @@ def test_a_long_background_list_is_kept_whole_or_not_at_all() -> None:
     _event("Stop", 200, session_id="s1", stop_hook_active=False,
            background_tasks=huge[60:])
     assert len(running_hook_agents(store, 0)["s1"]) == 60
+
+
+def _dispatched(tool_use_id: str, kind: str, started_at: float, agent_id: str | None = None,
+                status: str = "running") -> SubagentInfo:
+    """A subagent as the transcripts show it: linked to its agent's id, or only its dispatch."""
+    return SubagentInfo(
+        id=agent_id or tool_use_id, tool_use_id=tool_use_id, description="d", type=kind,
+        status=status, background=False, started_at=started_at, ended_at=None,
+        last_activity_at=started_at, tool_calls=0, tokens=None, parent_id=None,
+        tool_in_flight=None, transcript_path=None,
+    )
+
+
+def _hooked(agent_id: str, kind: str | None, started_at: float) -> HookAgent:
+    return HookAgent("s1", agent_id, kind, started_at, None)
+
+
+def test_a_hook_agent_a_transcript_names_is_not_unseen() -> None:
+    seen = [_dispatched("toolu_1", "Explore", 10, agent_id="a1")]
+    assert unseen_hook_agents(seen, [_hooked("a1", "Explore", 11)]) == []
+
+
+def test_a_running_dispatch_with_no_transcript_yet_stands_for_one_hook_agent_of_its_type() -> None:
+    """The SubagentStart hook comes before the agent's own file: the dispatch and the hook's
+    record are one agent, counted once."""
+    subagents = [_dispatched("toolu_1", "Explore", 10), _dispatched("toolu_2", "Plan", 12)]
+    hooked = [_hooked("a1", "Explore", 11), _hooked("a2", "Plan", 13),
+              _hooked("a3", "Plan", 14), _hooked("a4", "code-reviewer", 15)]
+    assert [a.agent_id for a in unseen_hook_agents(subagents, hooked)] == ["a3", "a4"]
+
+
+def test_a_dispatch_that_ended_or_is_linked_stands_for_no_hook_agent() -> None:
+    subagents = [_dispatched("toolu_1", "Explore", 10, status="completed"),
+                 _dispatched("toolu_2", "Explore", 11, agent_id="a9")]
+    hooked = [_hooked("a1", "Explore", 12)]
+    assert unseen_hook_agents(subagents, hooked) == hooked
+
+
+def test_a_hook_agent_of_unknown_type_may_be_any_dispatch() -> None:
+    assert unseen_hook_agents([_dispatched("toolu_1", "Plan", 10)], [_hooked("a1", None, 11)]) == []

@@ -14,6 +14,7 @@ from swarmdeck.hooks.record import record_event
 from swarmdeck.probes.claude.sessions import SessionsProbe
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.state import StateStore
+from swarmdeck.views.sessions import subagent_counts
 
 SID = "eeee5555-0000-4000-8000-000000000013"
 
@@ -122,3 +123,21 @@ def test_sessions_handed_out_are_never_changed_afterwards(isolated_home: Path) -
     [after] = take_snapshot(load_config(), store, sessions=probe).sessions
     assert before.hook_agents == [] and [a.agent_id for a in after.hook_agents] == ["afresh"]
     assert probe.generation > generation
+
+
+def test_a_dispatch_with_no_transcript_yet_and_its_hook_record_are_one_subagent(
+    isolated_home: Path,
+) -> None:
+    """The Agent call is written, its SubagentStart hook came, its own file is not written
+    yet: the sessions view counts it once, and the tree has no hook-only twin of it."""
+    tree = ClaudeTree(isolated_home / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    main.agent("toolu_new", "Fresh", "Fresh work.", 1, subagent_type="Explore")
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), SID)
+    _started("afresh")
+    [session] = take_snapshot(load_config(), StateStore.open_default()).sessions
+    assert [s.id for s in session.subagents] == ["toolu_new"]
+    assert session.hook_agents == []
+    assert subagent_counts(session) == (1, 1)

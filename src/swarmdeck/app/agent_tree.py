@@ -134,6 +134,12 @@ class SessionTree(Tree[str]):
     """Sessions → subagents (→ nested subagents); node data is the node's key."""
 
     ICON_NODE = f"{FOLDED} "
+    DEFAULT_CSS = """
+    SessionTree {
+        overflow-x: hidden;
+    }
+    """
+    """The tree never scrolls sideways: its labels are cut to its width (`render_label`)."""
 
     def __init__(self, *, tool_call_max: float, id: str | None = None) -> None:
         """Args:
@@ -163,6 +169,11 @@ class SessionTree(Tree[str]):
 
     def on_resize(self, _event: events.Resize) -> None:
         """Labels are cut to the width: lay the lines out again for the new one."""
+        self._invalidate()
+
+    def watch_show_vertical_scrollbar(self, _shown: bool) -> None:
+        """The vertical scrollbar came or went: the width left for the labels changed without
+        the tree's size changing, so they are cut again for it."""
         self._invalidate()
 
     def sync(self, sessions: Sequence[SessionInfo], now: float | None = None) -> None:

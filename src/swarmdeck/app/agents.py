@@ -5,7 +5,8 @@ probe, whose watcher wakes on every transcript write and whose snapshots bring t
 known only from hook events, both read under the probe's lock and never older than what is
 shown. A line above the tree names the sessions waiting for the person, the longest waiting
 first. The sparkline shows how many subagents the highlighted session (else the busiest live
-one) ran at once over the last hour.
+one) ran at once over the last hour, on the scale 0..its peak (app/bar.py's sparkline, as the
+hosts' histories are drawn).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import var
-from textual.widgets import Label, Sparkline, Tree
+from textual.widgets import Label, Tree
 
 from swarmdeck.app.agent_tree import SessionTree
+from swarmdeck.app.bar import ScaledSparkline
 from swarmdeck.app.quiet import show_subtitle, show_text
 from swarmdeck.printable import printable
 from swarmdeck.probes.claude.sessions import SessionInfo, waiting_for_person
@@ -70,7 +72,7 @@ class AgentsPanel(Vertical, can_focus=True):
         yield Label("", id="agents-waiting")
         yield SessionTree(id="agents-tree", tool_call_max=self.app.config.watchdog.tool_call_max)
         yield Label("", id="agents-spark-label")
-        yield Sparkline([], id="agents-spark", summary_function=max)
+        yield ScaledSparkline(id="agents-spark")
 
     def on_mount(self) -> None:
         self.show([])
@@ -116,15 +118,16 @@ class AgentsPanel(Vertical, can_focus=True):
     def _draw_sparkline(self, now: float) -> None:
         session = self._chosen()
         label = self.query_one("#agents-spark-label", Label)
-        spark = self.query_one(Sparkline)
+        spark = self.query_one("#agents-spark", ScaledSparkline)
         if session is None or not session.health.timeline:
             label.display = spark.display = False
             return
         label.display = spark.display = True
         series = parallelism_series(session.health.timeline, now - SPARK_WINDOW, now,
                                     SPARK_BUCKETS)
-        spark.data = [float(n) for n in series]
         health = session.health
+        spark.top = float(max(health.peak_parallel, *series, 1))
+        spark.data = tuple(float(n) for n in series)
         name = printable(session.title or session.session_id[:8])
         show_text(
             label,

@@ -17,6 +17,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Label
 
+from swarmdeck.app.bar_legend import FREE, IN_USE
+
 
 @dataclass(frozen=True)
 class BarSegment:
@@ -25,8 +27,9 @@ class BarSegment:
     value: float
     style: str
     name: str
-    glyph: str = "█"
-    """Free-looking parts (room) use a lighter glyph, so a full bar never reads as a full host."""
+    glyph: str = IN_USE.glyph
+    """Its glyph from the one legend (app/bar_legend.py): what is in use is █, room is ░, so a
+    full bar never reads as a full host."""
 
 
 class Picture(Widget):
@@ -74,8 +77,8 @@ class StackedBar(Picture):
     """What fills the bar, in order from the left."""
     total: reactive[float] = reactive(1.0, repaint=False)
     """What the full width stands for."""
-    rest: reactive[str] = reactive("░", repaint=False)
-    """The glyph of the width past the segments."""
+    rest: reactive[str] = reactive(FREE.glyph, repaint=False)
+    """The glyph of the width past the segments (the legend's free, unless a bar says else)."""
 
     def watch_segments(self) -> None:
         self.redraw()
@@ -101,7 +104,9 @@ class StackedBar(Picture):
         return text
 
 
-BARS = "▁▂▃▄▅▆▇█"
+BARS = "▁▂▃▄▅▆▇"
+"""A sparkline's heights, lowest first. Its full height is ▇, never █: █ is the bars' glyph of
+memory in use (app/bar_legend.py), which a sparkline's history must never read as."""
 
 
 def scaled_bars(data: Sequence[float], top: float, width: int) -> str:
@@ -187,7 +192,7 @@ class ScaledSparkline(Picture):
 def bar_line(
     label: str | Text,
     drawn: Widget,
-    figures: str = "",
+    figures: str | Text = "",
     *,
     label_id: str | None = None,
     figures_id: str | None = None,

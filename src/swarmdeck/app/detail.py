@@ -26,6 +26,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, Static
 
 from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar, bar_line
+from swarmdeck.app.bar_legend import FREE, JOB_MEMORY
 from swarmdeck.app.history import JobPoint, RoomHistory
 from swarmdeck.app.quiet import show_text
 from swarmdeck.durations import NONE, runtime_text
@@ -64,17 +65,32 @@ def last_lines(path: str | None, count: int = OUTPUT_LINES) -> str:
     return printable_lines("\n".join(lines[-count:])) if lines else "(no output yet)"
 
 
+JOB_PARTS = ("now", "peak", "booked")
+"""The names of a job's bar parts, in bar_legend.JOB_MEMORY order."""
+
+
 def memory_segments(job: LedgerJob) -> tuple[tuple[BarSegment, ...], int]:
-    """A job's memory as a bar over its cap: now, the peak beyond now, the booking beyond it."""
+    """A job's memory as a bar over its cap: now, the peak beyond now, the booking beyond it,
+    in the legend's glyphs (app/bar_legend.py)."""
     current = job.current or 0
     peak = max(job.peak or 0, current)
     booked = job.booked or 0
     total = max(job.cap or 0, booked, peak, 1)
-    return (
-        BarSegment(current, "bold green", "now"),
-        BarSegment(peak - current, "yellow", "peak", "▓"),
-        BarSegment(max(0, booked - peak), "blue", "booked", "▒"),
+    values = (current, peak - current, max(0, booked - peak))
+    return tuple(
+        BarSegment(value, mark.style, name, mark.glyph)
+        for value, mark, name in zip(values, JOB_MEMORY, JOB_PARTS, strict=True)
     ), total
+
+
+def memory_legend() -> Text:
+    """The figures beside a job's memory bar: each part's glyph and name, from the legend."""
+    text = Text(" ")
+    for mark, name in zip(JOB_MEMORY, JOB_PARTS, strict=True):
+        text.append(mark.glyph, style=mark.style)
+        text.append(f" {name} ")
+    text.append(f"{FREE.glyph} free of its cap")
+    return text
 
 
 _PIECE = re.compile(r"[^ /-]*[ /-]|[^ /-]+")
@@ -238,7 +254,7 @@ class JobDetail(DetailScreen):
             box.border_title = f"Job {self.job_id}"
             yield Static("", id="job-facts")
             yield bar_line(
-                "memory", StackedBar(id="job-memory"), " █ now ▓ peak ▒ booked, of its cap"
+                "memory", StackedBar(id="job-memory"), memory_legend()
             )
             for name in ("peaks", "cores", "threads"):
                 yield bar_line(

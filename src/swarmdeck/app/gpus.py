@@ -11,6 +11,7 @@ from textual.reactive import var
 from textual.widgets import Label, Static
 
 from swarmdeck.app.bar import BarSegment, StackedBar
+from swarmdeck.app.bar_legend import IN_USE
 from swarmdeck.app.panel import Rows, TableDrawing, TablePanel
 from swarmdeck.app.quiet import show_text
 from swarmdeck.printable import printable_text
@@ -57,7 +58,7 @@ class GpuCardView(Vertical):
         used, total = card.memory_used, card.memory_total
         if isinstance(used, int) and isinstance(total, int) and total > 0:
             bar.total = total
-            bar.segments = (BarSegment(used, "bold magenta", "used"),)
+            bar.segments = (BarSegment(used, "bold magenta", "used", IN_USE.glyph),)
             figures = f" {format_size(used)}/{format_size(total)} used"
         else:
             bar.segments = ()

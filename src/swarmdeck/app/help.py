@@ -1,6 +1,6 @@
 """The help screen: every key the control room answers to, from the bindings themselves (the
 app's, each panel's and the keys Textual's widgets answer to), and what the words and glyphs
-of the panels mean."""
+of the panels mean; the bars' glyphs from their one legend (app/bar_legend.py)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,30 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from swarmdeck.app import bar_legend
 from swarmdeck.app.agent_tree import FOLDED, SHOWN_FINISHED, STATUS_MARKS, SessionTree
-from swarmdeck.app.hosts import MEMORY_LOOKS, REST, REST_NAME
+from swarmdeck.app.detail import JOB_PARTS
+from swarmdeck.app.hosts import REST_NAME
+from swarmdeck.probes.ledger import BAR_PARTS
+
+
+def _in_order(marks: Iterable[bar_legend.Mark], names: Iterable[str]) -> str:
+    """A bar's glyphs left to right, each with the name of its part on that bar."""
+    return "  ".join(f"{mark.glyph} {name}" for mark, name in zip(marks, names, strict=True))
+
+
+BARS: tuple[tuple[str, str], ...] = (
+    *((mark.glyph, mark.meaning) for mark in bar_legend.MARKS),
+    ("host memory", "left to right: " + _in_order(bar_legend.HOST_MEMORY, BAR_PARTS)
+     + f"  {bar_legend.NOT_BOOKABLE.glyph} {REST_NAME}"),
+    ("job memory", "over its cap, left to right: "
+     + _in_order(bar_legend.JOB_MEMORY, JOB_PARTS) + f"  {bar_legend.FREE.glyph} free"),
+    bar_legend.SPARKLINE,
+)
+"""The help's "Bars" section, written from the legend every bar draws with."""
 
 GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    ("Bars", BARS),
     ("Hosts", (
         ("cores busy", "cores computing now, measured over the last refresh"),
         ("threads free", "threads of the heavy-thread budget (cores.heavy_threads) that no "
@@ -27,13 +47,7 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("history", "busy cores over the last minutes, one bar per refresh"),
         ("enter", "the chosen host's detail (up/down choose among several): each part of "
          "the memory book and the busy cores over time, its GPU cards"),
-        ("memory", "the memory book, left to right: "
-         + "  ".join(f"{glyph} {name}" for (_style, glyph), name in zip(
-             MEMORY_LOOKS,
-             ("used outside the slice", "slice used", "booked, not yet grown", "room"),
-             strict=True,
-         ))
-         + f"  {REST} {REST_NAME}"),
+        ("memory", "the memory book as a bar (its glyphs: Bars, above)"),
         ("room", "what a new job can book now"),
     )),
     ("Jobs", (

@@ -18,11 +18,12 @@ from textual.containers import Vertical
 from textual.widgets import Footer, Label, Static
 
 from swarmdeck.app.bar import ScaledSparkline, StackedBar, bar_line
+from swarmdeck.app.bar_legend import FREE as FREE_MARK
+from swarmdeck.app.bar_legend import HOST_MEMORY
 from swarmdeck.app.detail import DetailScreen
 from swarmdeck.app.gpus import GpuCardView
 from swarmdeck.app.history import HostPoint, RoomHistory
 from swarmdeck.app.hosts import (
-    MEMORY_LOOKS,
     NO_CAGE,
     REST,
     REST_NAME,
@@ -49,7 +50,7 @@ from swarmdeck.words import counted
 
 UNREAD = " "
 """What the bars of a host that was not read are filled with: nothing, never the glyph of room."""
-FREE = "░"
+FREE = FREE_MARK.glyph
 """What the width past a bar's segments is filled with when the host was read (StackedBar's)."""
 PART_SCALES = ("mem_total", "slice_cap", "slice_cap", "slice_cap")
 """What full height stands for in each part's sparkline, in MemoryBook.bar() order: outside the
@@ -136,9 +137,9 @@ class HostDetail(DetailScreen):
                 "busy cores", ScaledSparkline(id="host-busy"), figures_id="host-busy-figures",
                 part=True,
             )
-            for index, (style, glyph) in enumerate(MEMORY_LOOKS):
+            for index, mark in enumerate(HOST_MEMORY):
                 yield bar_line(
-                    Text(glyph, style=style), ScaledSparkline(id=f"host-part-{index}"),
+                    Text(mark.glyph, style=mark.style), ScaledSparkline(id=f"host-part-{index}"),
                     label_id=f"host-part-name-{index}", figures_id=f"host-part-figures-{index}",
                     part=True,
                 )
@@ -163,14 +164,14 @@ class HostDetail(DetailScreen):
         busy.data = tuple(p.busy_cores or 0.0 for p in points if p.busy_cores is not None)
         show_text(self.query_one("#host-busy-figures", Label), busy_figures(points))
         named = next((p.book for p in reversed(points) if p.book is not None), None)
-        for index, (style, glyph) in enumerate(MEMORY_LOOKS):
+        for index, mark in enumerate(HOST_MEMORY):
             if named is not None:
                 show_text(self.query_one(f"#host-part-name-{index}", Label),
-                          Text.assemble((glyph, style), f" {named[index][0]}"))
+                          Text.assemble((mark.glyph, mark.style), f" {named[index][0]}"))
             series = part_series(points, index)
             top = part_top(points[-1], index) if points else 1
             spark = self.query_one(f"#host-part-{index}", ScaledSparkline)
-            spark.bar_style = style
+            spark.bar_style = mark.style
             spark.top = float(top)
             spark.data = series
             show_text(self.query_one(f"#host-part-figures-{index}", Label),

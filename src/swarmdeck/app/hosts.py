@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Label, Static
 
 from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar
+from swarmdeck.app.bar_legend import FREE, HOST_MEMORY, IN_USE, NOT_BOOKABLE, OUTSIDE
 from swarmdeck.app.panel import SnapshotPanel
 from swarmdeck.app.quiet import show_text
 from swarmdeck.app.whole_parts import WholeParts
@@ -35,10 +36,7 @@ from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.hosts import HOST_SEPARATOR, HostFigures, figures_of, host_parts
 from swarmdeck.views.slurm import cluster_text
 
-MEMORY_LOOKS = (("bold yellow", "█"), ("bold cyan", "▓"), ("blue", "▒"), ("green", "░"))
-"""Colour and glyph of the memory book's parts, in MemoryBook.bar() order: each part has its
-own glyph, so the bar and its legend read the same without colour."""
-REST = "·"
+REST = NOT_BOOKABLE.glyph
 """What fills the memory bar past its parts: memory the book does not offer to jobs."""
 REST_NAME = "not bookable"
 HELD_LOAD = 0.1
@@ -87,8 +85,9 @@ def no_cage_text(problem: str) -> Text:
 
 
 def used_segment(used: int) -> BarSegment:
-    """A memory bar's one part when it shows no book: what is in use."""
-    return BarSegment(used, "bold yellow", "used")
+    """A memory bar's one part when it shows no book: what is in use, none of it inside a slice
+    the bar can show."""
+    return BarSegment(used, OUTSIDE.style, "used", OUTSIDE.glyph)
 
 
 def used_figures(used: int, total: int) -> str:
@@ -97,10 +96,11 @@ def used_figures(used: int, total: int) -> str:
 
 
 def memory_segments(book: MemoryBook) -> tuple[BarSegment, ...]:
-    """The memory book as a stacked bar: outside the slice, slice used, not yet grown, room."""
+    """The memory book as a stacked bar: outside the slice, slice used, not yet grown, room,
+    each in the legend's glyph (app/bar_legend.py)."""
     return tuple(
-        BarSegment(value, style, name, glyph)
-        for (name, value), (style, glyph) in zip(book.bar(), MEMORY_LOOKS, strict=True)
+        BarSegment(value, mark.style, name, mark.glyph)
+        for (name, value), mark in zip(book.bar(), HOST_MEMORY, strict=True)
     )
 
 
@@ -112,7 +112,7 @@ def shown_busy(busy: float | None) -> float | None:
 
 def cores_segments(busy: float | None) -> tuple[BarSegment, ...]:
     """The cores bar: the busy cores, as their figure reads."""
-    return (BarSegment(shown_busy(busy) or 0.0, "bold green", "busy"),)
+    return (BarSegment(shown_busy(busy) or 0.0, "bold green", "busy", IN_USE.glyph),)
 
 
 def cores_figures(busy: float | None, count: int) -> str:
@@ -268,7 +268,7 @@ class HostCard(Vertical):
         """The memory line: the bar, its figures at the right and the legend under it."""
         self._memory_bar.total = total
         self._memory_bar.segments = segments
-        self._memory_bar.rest = REST if rest else "░"
+        self._memory_bar.rest = REST if rest else FREE.glyph
         show_text(self._memory_figures, figures)
         show_text(self._legend, legend(segments, rest))
 

@@ -47,17 +47,26 @@ def running_subagents(hook: HookInput, now: float) -> list[str]:
     """One short description per subagent running now, this session's first."""
     from swarmdeck import paths
     from swarmdeck.hook_events import fold
-    from swarmdeck.probes.claude.hook_activity import last_hook_events, running_hook_agents
+    from swarmdeck.probes.claude.hook_activity import (
+        last_hook_events,
+        running_hook_agents,
+        unseen_hook_agents,
+    )
     from swarmdeck.probes.claude.live_sessions import pid_files
     from swarmdeck.probes.claude.sessions import session_subagents
     from swarmdeck.state import StateStore
 
-    subagents = session_subagents(hook.transcript_path)
+    # The call being decided is not counted, nor does it stand for a hook agent: its
+    # SubagentStart has not come yet.
+    subagents = [
+        sub for sub in session_subagents(hook.transcript_path)
+        if sub.tool_use_id is None or sub.tool_use_id != hook.tool_use_id
+    ]
     seen = {sub.id for sub in subagents}
     described = [
         f'"{sub.description or sub.id}" ({sub.type})'
         for sub in subagents
-        if sub.status == "running" and sub.tool_use_id != hook.tool_use_id
+        if sub.status == "running"
     ]
     files = pid_files(paths.claude_dir())
     store = StateStore.open_default(verify=False)
@@ -73,11 +82,11 @@ def running_subagents(hook: HookInput, now: float) -> list[str]:
     finally:
         store.close()
     for session_id, agents in by_session.items():
-        for agent in agents:
+        other = session_id != hook.session_id
+        if other and not _counts(session_id, files, active, now):
+            continue
+        for agent in unseen_hook_agents(() if other else subagents, agents):
             if agent.agent_id in seen:
-                continue
-            other = session_id != hook.session_id
-            if other and not _counts(session_id, files, active, now):
                 continue
             seen.add(agent.agent_id)
             where = "" if session_id == hook.session_id else f" in session {session_id[:8]}"

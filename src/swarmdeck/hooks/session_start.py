@@ -66,13 +66,12 @@ def _guarded(what: str, read: Any) -> str | None:
 def running_subagents_line(hook: HookInput, store: StateStore, now: float) -> str | None:
     """Subagents of this session still running, from its transcripts and its hook events."""
     from swarmdeck import paths
-    from swarmdeck.probes.claude.hook_activity import running_hook_agents
+    from swarmdeck.probes.claude.hook_activity import running_hook_agents, unseen_hook_agents
     from swarmdeck.probes.claude.live_sessions import pid_files
     from swarmdeck.probes.claude.sessions import session_subagents
 
     parts: list[str] = []
     subagents = session_subagents(hook.transcript_path)
-    known = {sub.id for sub in subagents}
     for sub in subagents:
         if sub.status != "running":
             continue
@@ -85,9 +84,7 @@ def running_subagents_line(hook: HookInput, store: StateStore, now: float) -> st
         hooked = running_hook_agents(store, now - HOOK_AGENT_WINDOW, starts).get(
             hook.session_id, []
         )
-        for agent in hooked:
-            if agent.agent_id in known:
-                continue
+        for agent in unseen_hook_agents(subagents, hooked):
             age = _age(now - agent.started_at)
             parts.append(f"{agent.agent_id} ({agent.agent_type or 'subagent'}, {age})")
     if not parts:

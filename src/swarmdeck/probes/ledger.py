@@ -126,6 +126,10 @@ class LedgerJob:
         return out
 
 
+BAR_PARTS = ("used outside the slice", "slice used", "booked, not yet grown", "room")
+"""The names of the memory book's parts as a bar shows them, left to right (MemoryBook.bar)."""
+
+
 @dataclass(frozen=True)
 class MemoryBook:
     """One host's memory book at one moment (bytes)."""
@@ -152,13 +156,15 @@ class MemoryBook:
 
     @property
     def room(self) -> int:
-        """What a new job may book inside the slice."""
-        return self.slice_cap - self.unreclaimable - self.not_yet_grown
+        """What a new job may book inside the slice; never below 0: a slice holding more than
+        its cap (kernel memory on a cap of 0) has no room, not a debt."""
+        return max(0, self.slice_cap - self.unreclaimable - self.not_yet_grown)
 
     @property
     def machine_room(self) -> int:
-        """What the machine as a whole can still give a new job, keeping the margin."""
-        return self.mem_available - self.not_yet_grown - self.margin
+        """What the machine as a whole can still give a new job, keeping the margin; never
+        below 0."""
+        return max(0, self.mem_available - self.not_yet_grown - self.margin)
 
     @property
     def usable(self) -> int:
@@ -171,13 +177,9 @@ class MemoryBook:
         return max(0, self.mem_total - self.mem_available - self.unreclaimable)
 
     def bar(self) -> tuple[tuple[str, int], ...]:
-        """The stacked memory bar, left to right, over mem_total."""
-        return (
-            ("used outside the slice", self.used_outside_slice),
-            ("slice used", self.unreclaimable),
-            ("booked, not yet grown", self.not_yet_grown),
-            ("room", max(0, self.usable)),
-        )
+        """The stacked memory bar, left to right, over mem_total, its parts named BAR_PARTS."""
+        values = (self.used_outside_slice, self.unreclaimable, self.not_yet_grown, self.usable)
+        return tuple(zip(BAR_PARTS, values, strict=True))
 
     def host_fields(self) -> dict[str, object]:
         """The book as flat keys of its host's object in the snapshot JSON."""

@@ -47,7 +47,8 @@ def waiting_text(sessions: list[SessionInfo], now: float) -> str:
 
 
 def subagent_counts(session: SessionInfo) -> tuple[int, int]:
-    """(running, all) subagents, counting those known so far only from hook events."""
+    """(running, all) subagents, counting those known so far only from hook events (the
+    session's `hook_agents`: none the transcripts count already)."""
     hook_running = sum(1 for agent in session.hook_agents if agent.running)
     running = len(session.running_subagents()) + hook_running
     return running, len(session.subagents) + len(session.hook_agents)

@@ -125,7 +125,7 @@ def idle_with_work_in_flight(
         quiet = now - session.last_activity_at
         running = session.running_subagents()
         kinds = (
-            (len(running) + session.hook_agents_unseen(), "subagent"),
+            (len(running) + len(session.hook_agents), "subagent"),
             (int(_own_call_in_flight(session, running)), "tool call"),
             (jobs_of.get(session.session_id, 0), "caged job"),
         )

@@ -6,6 +6,11 @@ also lists the session's background tasks still outstanding, which covers subage
 SubagentStart was missed (hooks installed after they started) and ends those whose
 SubagentStop was.
 
+The transcripts and the hook events tell of the same agents: `unseen_hook_agents` is the one
+place that decides which hook-recorded agents the transcripts do not count already, for every
+count there is (the sessions probe and its views, the SessionStart summary, the dispatch guard,
+the watchdog).
+
 Claude Code's own helpers (compaction, prompt suggestions, internal one-turn forks) raise the
 same events; they are no one's subagents and are left out.
 
@@ -17,13 +22,13 @@ writes no status into its pid file says only this way, and what any version says
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck.hook_events import ASKING_NOTIFICATIONS
 from swarmdeck.probes.claude._records import is_internal_agent
-from swarmdeck.probes.claude.subagents import predates_process
+from swarmdeck.probes.claude.subagents import SubagentInfo, predates_process
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
@@ -183,3 +188,31 @@ def running_hook_agents(
         if agent.running and not predates_process(agent.started_at, starts.get(agent.session_id)):
             running.setdefault(agent.session_id, []).append(agent)
     return running
+
+
+def unseen_hook_agents(
+    subagents: Iterable[SubagentInfo], hooked: Iterable[HookAgent]
+) -> list[HookAgent]:
+    """The hook-recorded agents (`hooked`, in their order) that the transcripts' `subagents`
+    do not count already.
+
+    A transcript counts an agent it names by its id. It also counts one it does not name yet:
+    a running dispatch whose agent's own file is not written (its id is still the dispatch's
+    tool_use_id) while the SubagentStart hook has already come. Each such dispatch stands for
+    one hook agent of its type (or of a type the hook did not say), the earliest started at or
+    after the dispatch if there is one, else the earliest.
+    """
+    subagents = list(subagents)
+    known = {sub.id for sub in subagents}
+    left = [agent for agent in hooked if agent.agent_id not in known]
+    unlinked = sorted(
+        (sub for sub in subagents if sub.status == "running" and not sub.agent_known),
+        key=lambda sub: sub.started_at or 0.0,
+    )
+    for dispatch in unlinked:
+        fits = [a for a in left if a.agent_type is None or a.agent_type == dispatch.type]
+        if not fits:
+            continue
+        after = [a for a in fits if a.started_at >= (dispatch.started_at or 0.0)]
+        left.remove(min(after or fits, key=lambda a: a.started_at))
+    return left

@@ -31,6 +31,7 @@ from swarmdeck.probes.claude.hook_activity import (
     HookWait,
     hook_waits,
     running_hook_agents,
+    unseen_hook_agents,
 )
 from swarmdeck.probes.claude.live_sessions import LiveSession, PidFiles, pid_files
 from swarmdeck.probes.claude.subagents import (
@@ -88,7 +89,8 @@ class SessionInfo:
     subagents: list[SubagentInfo]
     health: SwarmHealth
     hook_agents: list[HookAgent] = field(default_factory=list)
-    """Subagents whose SubagentStart hook came and whose transcript is not read yet."""
+    """Subagents whose SubagentStart hook came and that the transcripts do not count yet, not
+    even by a dispatch whose agent's own file is not written (`unseen_hook_agents`)."""
     waiting_for: str | None = None
     """What the live process waits on the person for (its pid file's `waitingFor`), while
     its state is `waiting`."""
@@ -108,16 +110,6 @@ class SessionInfo:
 
     def running_subagents(self) -> list[SubagentInfo]:
         return [s for s in self.subagents if s.status == "running"]
-
-    def hook_agents_unseen(self) -> int:
-        """How many of the hook-event subagents no transcript shows, not even by its dispatch.
-
-        `hook_agents` leaves out those whose id a transcript names; a running dispatch whose
-        agent's id is not linked yet stands for one of the rest (the SubagentStart hook comes
-        before the agent's own file), so each such dispatch takes one off.
-        """
-        unlinked = sum(1 for s in self.running_subagents() if not s.agent_known)
-        return max(0, len(self.hook_agents) - unlinked)
 
     def to_json(self) -> dict[str, Any]:
         """The flat object of the snapshot JSON, subagents nested as DESIGN.md asks."""
@@ -518,12 +510,11 @@ class SessionsProbe:
         return info.live or now - (info.last_activity_at or 0.0) < STALE_AFTER
 
     def _hooked(self, info: SessionInfo, now: float) -> list[HookAgent]:
-        """The hook-event subagents of a session that its transcripts do not show: none once
+        """The hook-event subagents of a session that its transcripts do not count: none once
         the session is over, nor for a quiet session whose liveness is unknown."""
         if not self._may_run(info, now):
             return []
-        known = {sub.id for sub in info.subagents}
-        return [a for a in self._hook_running.get(info.session_id, []) if a.agent_id not in known]
+        return unseen_hook_agents(info.subagents, self._hook_running.get(info.session_id, []))
 
     def _ordered(self) -> list[SessionInfo]:
         return sorted(
