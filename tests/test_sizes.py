@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from swarmdeck.errors import UsageError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.sizes import SizeSpec, format_size, parse_size
+from swarmdeck.sizes import SHORT_SIZE_WIDTH, SizeSpec, format_size, parse_size
 
 K, M, G, T = 1024, 1024**2, 1024**3, 1024**4
 
@@ -180,3 +180,11 @@ def test_percentage_never_resolves_above_its_share(total: int, permille: int) ->
     resolved = spec.resolve(total)
     assert 0 <= resolved <= total
     assert resolved * 1000 <= total * permille
+
+
+def test_no_size_under_1024t_is_longer_than_the_short_size_width() -> None:
+    edges = [
+        k * 1024**unit + step for unit in range(5) for k in range(1025) for step in (-1, 0, 1)
+    ]
+    longest = max(len(format_size(n)) for n in edges if 0 <= n < 1024**5)
+    assert longest == SHORT_SIZE_WIDTH

@@ -125,6 +125,11 @@ def parse_size(text: str, total: int | None = None) -> int:
     return spec.resolve(total if total is not None else 0)
 
 
+SHORT_SIZE_WIDTH = 5
+"""The longest text `format_size` gives for a size under 1024T, which every memory figure on a
+host is ("1000B", "1023M", "1.23G"): the room a figure is laid out as taking."""
+
+
 def format_size(n: int) -> str:
     """Bytes as short text ("1.5G", "512M", "0B"): at most 3 significant digits past the
     integer part, exact whenever the exact value is that short.

@@ -127,7 +127,7 @@ def test_the_book_adds_up() -> None:
     assert b.usable == 13 * GIB
     assert b.used_outside_slice == 7 * GIB
     assert [name for name, _ in b.bar()] == [
-        "used outside the slice", "slice used", "booked, not yet grown", "room",
+        "outside the slice", "slice used", "booked, not yet grown", "room",
     ]
 
 

@@ -42,7 +42,7 @@ def test_each_glyph_of_the_legend_has_one_meaning() -> None:
 
 def test_the_host_bar_draws_the_slices_use_full_and_what_is_outside_it_shaded() -> None:
     assert _glyphs(memory_segments(_book())) == {
-        "used outside the slice": "▓",
+        "outside the slice": "▓",
         "slice used": "█",
         "booked, not yet grown": "▒",
         "room": "░",
@@ -53,7 +53,7 @@ def test_a_jobs_peak_is_marked_apart_not_with_the_hosts_glyph_for_outside_the_sl
     segments, _total = job_segments(job(7, "pytest", "running", time.time(), current=2 * GIB))
     glyphs = _glyphs(segments)
     assert glyphs == {"now": "█", "peak": "▔", "booked": "▒"}
-    outside = _glyphs(memory_segments(_book()))["used outside the slice"]
+    outside = _glyphs(memory_segments(_book()))["outside the slice"]
     assert outside not in glyphs.values()
 
 

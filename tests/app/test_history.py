@@ -35,7 +35,7 @@ def test_each_snapshot_adds_one_reading_of_the_host_and_the_ring_is_bounded() ->
     assert [p.taken_at for p in points] == [1003.0, 1004.0, 1005.0, 1006.0, 1007.0]
     assert [p.busy_cores for p in points] == [64 * n / 10 for n in range(3, 8)]
     assert [name for name, _ in points[-1].book or ()] == [
-        "used outside the slice", "slice used", "booked, not yet grown", "room",
+        "outside the slice", "slice used", "booked, not yet grown", "room",
     ]
     assert dict(points[-1].book or ())["slice used"] == 100 * GIB
 

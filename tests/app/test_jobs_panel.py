@@ -119,7 +119,7 @@ async def test_the_memory_bar_stacks_the_memory_book() -> None:
         card = app.query_one(HostCard)
         bar = card.query_one(".memory-bar", StackedBar)
         assert [segment.name for segment in bar.segments] == [
-            "used outside the slice", "slice used", "booked, not yet grown", "room",
+            "outside the slice", "slice used", "booked, not yet grown", "room",
         ]
         assert card.book is not None and bar.total == card.book.mem_total
         assert "room" in str(card.query_one(".memory-figures").render())

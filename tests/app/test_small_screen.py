@@ -138,7 +138,7 @@ async def test_at_80x24_the_memory_legend_names_every_part_by_whole_words(
         await pilot.pause()
         legend = drawn(app, app.query_one(".memory-legend"))
         words = " ".join(legend.split())
-        for part in ("used outside the slice 62G", "slice used 150G",
+        for part in ("outside the slice 62G", "slice used 150G",
                      "booked, not yet grown 40G", "room 250G", "not bookable"):
             assert part in words, legend
         for line in legend.splitlines():

@@ -31,7 +31,7 @@ from swarmdeck.printable import printable
 from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
-from swarmdeck.sizes import MIB, format_size
+from swarmdeck.sizes import MIB, SHORT_SIZE_WIDTH, format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.hosts import HOST_SEPARATOR, HostFigures, figures_of, host_parts
 from swarmdeck.views.slurm import cluster_text
@@ -123,16 +123,19 @@ def cores_figures(busy: float | None, count: int) -> str:
 
 def legend(segments: tuple[BarSegment, ...], rest: str | None = None) -> WholeParts:
     """One swatch and figure per bar segment, in the bar's glyphs and colours; `rest` names
-    what the bar's filler stands for. A narrow card wraps it by whole entries."""
+    what the bar's filler stands for. A narrow card wraps it by whole entries, each laid out as
+    taking its widest figure, so the entries keep their lines while the figures change."""
     entries = [
         Text.assemble(
             (segment.glyph, segment.style), f" {segment.name} {format_size(int(segment.value))}"
         )
         for segment in segments
     ]
+    room = [len(f"{segment.glyph} {segment.name} ") + SHORT_SIZE_WIDTH for segment in segments]
     if rest:
         entries.append(Text(f"{REST} {rest}", style="dim"))
-    return WholeParts(tuple(entries))
+        room.append(entries[-1].cell_len)
+    return WholeParts(tuple(entries), room=tuple(room))
 
 
 def titled_line(name: str, parts: list[str], style: str = "not bold") -> WholeParts:

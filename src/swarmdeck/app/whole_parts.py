@@ -1,6 +1,10 @@
 """A line of parts (a host's figures, a legend's entries) that a narrow panel never cuts inside a
 part: the parts wrap onto more lines whole, or those past the width are left out whole and an
-ellipsis says so. Terminal text wrap and ellipsis both cut words ("· availabl…")."""
+ellipsis says so. Terminal text wrap and ellipsis both cut words ("· availabl…").
+
+A part may be laid out as taking more room than it does now (`room`): a legend's entry whose
+figure goes from "0B" to "1.23G" then keeps its line, so a refresh that changes figures
+repaints them and never lays the screen out again for a line that came or went."""
 
 from __future__ import annotations
 
@@ -26,6 +30,9 @@ class WholeParts:
     """Wrap onto more lines; otherwise one line of the parts that fit, then MORE."""
     style: str = ""
     """The style of a separator (and of MORE) before a part of no style of its own."""
+    room: tuple[int, ...] = ()
+    """Cells each part is laid out as taking, where it may take more than it does now (its
+    figure's widest text); a part longer than its room takes what it is."""
 
     def __str__(self) -> str:
         return self.separator.join(part.plain for part in self.parts)
@@ -33,20 +40,27 @@ class WholeParts:
     def lines(self, width: int) -> list[Text]:
         """The parts laid out in `width` cells; a part wider than that alone on its line."""
         lines: list[Text] = []
-        line = Text()
+        line, taken = Text(), 0
         for index, part in enumerate(self.parts):
-            joined = line.cell_len + len(self.separator) + part.cell_len if line else part.cell_len
+            size = self._size(index)
+            joined = taken + len(self.separator) + size if line else size
             if line and joined > width:
                 if not self.wrap:
                     line.append(MORE, style=self.style)
                     return [line] if line.cell_len <= width else [self._dropped(index, width)]
                 lines.append(line)
-                line = Text()
+                line, joined = Text(), size
             if line:
                 line.append(self.separator, style=str(part.style) or self.style)
             line.append_text(part)
+            taken = joined
         lines.append(line)
         return lines
+
+    def _size(self, index: int) -> int:
+        """The cells part `index` is laid out as taking: its room, or more if it is longer."""
+        room = self.room[index] if index < len(self.room) else 0
+        return max(self.parts[index].cell_len, room)
 
     def _dropped(self, end: int, width: int) -> Text:
         """The first parts before `end` that fit in `width` with MORE after them."""

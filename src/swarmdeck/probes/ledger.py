@@ -126,7 +126,7 @@ class LedgerJob:
         return out
 
 
-BAR_PARTS = ("used outside the slice", "slice used", "booked, not yet grown", "room")
+BAR_PARTS = ("outside the slice", "slice used", "booked, not yet grown", "room")
 """The names of the memory book's parts as a bar shows them, left to right (MemoryBook.bar)."""
 
 
