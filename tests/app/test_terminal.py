@@ -1,5 +1,5 @@
-"""The control room leaves by itself when its terminal hangs up, instead of spinning on it;
-and a snapshot that reaches it while it ends draws nothing and raises nothing."""
+"""The control room leaves by itself, with 129, when its terminal hangs up, instead of spinning
+on it; and a snapshot that reaches it while it ends draws nothing and raises nothing."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ async def test_the_app_quits_when_its_terminal_hangs_up() -> None:
             assert not app.is_running
     finally:
         os.close(follower)
+    assert app.return_code == ExitCode.TERMINAL_GONE
 
 
 async def test_a_snapshot_that_comes_after_exit_draws_nothing() -> None:
