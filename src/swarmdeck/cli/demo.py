@@ -58,7 +58,12 @@ def _add_demo(sub) -> None:
 
 
 class _Stopped(Exception):
-    """TERM or HUP arrived: end the scene as a quit would."""
+    """TERM or HUP arrived outside the control room (which ends on them by itself): end the
+    scene as a quit would; a HUP (the terminal went away) exits 129."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _stop(signum: int, frame: object) -> None:
@@ -87,7 +92,9 @@ def _demo(args: argparse.Namespace) -> int:
         scene.start()
         print(scene.summary(), flush=True)
         return _headless(args.seconds) if args.no_ui else _control_room(scene)
-    except (_Stopped, KeyboardInterrupt):
+    except _Stopped as stopped:
+        return ExitCode.TERMINAL_GONE if stopped.signum == signal.SIGHUP else ExitCode.OK
+    except KeyboardInterrupt:
         return ExitCode.OK
     finally:
         # A second TERM while cleaning up must not leave the scene half removed.
