@@ -73,6 +73,13 @@ LOCK_ACQUIRE_CODES: dict[ExitCode, str] = {
 """The codes `swarmdeck lock acquire` exits with besides 0, each in its own words."""
 
 
+CONTROL_ROOM_CODES: dict[ExitCode, str] = {
+    ExitCode.USAGE: "usage, or no terminal to draw on (a pipe, an agent's Bash tool)",
+    ExitCode.TERMINAL_GONE: "its terminal went away (tmux session killed, ssh dropped, SIGHUP)",
+}
+"""The codes the control room (`ui`, `demo`) exits with besides 0, each in its own words."""
+
+
 def codes_text(codes: tuple[ExitCode, ...], meanings: dict[ExitCode, str] = MEANING) -> str:
     """`codes` and their meanings (MEANING's, or a command's own words) on one line: "250 hit
     its own cap, 251 usage or no cage"."""

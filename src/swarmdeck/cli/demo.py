@@ -6,8 +6,8 @@ import argparse
 import signal
 import sys
 
-from swarmdeck.cli.common import example, need_terminal
-from swarmdeck.exitcodes import ExitCode
+from swarmdeck.cli.common import example, exit_codes, need_terminal
+from swarmdeck.exitcodes import CONTROL_ROOM_CODES, ExitCode
 
 NOTE = """\
 The scene lives in one temporary folder (its own state, config and Claude Code folder), caps
@@ -25,7 +25,10 @@ def _add_demo(sub) -> None:
             "swarmdeck demo                    "
             "# the control room on the scene; q quits and cleans up",
             "swarmdeck demo --no-ui --seconds 60",
-            after=NOTE,
+            after=NOTE + "\n" + exit_codes(
+                "0 once quit (q, SIGTERM, the end of --seconds)", tuple(CONTROL_ROOM_CODES),
+                CONTROL_ROOM_CODES,
+            ),
         ),
     )
     p.add_argument(
