@@ -136,3 +136,11 @@ def test_lock_acquire_help_lists_the_codes_it_exits_with() -> None:
     assert text.startswith("0 once it holds the lock, or 78 ")
     for code, says in [("78", "--no-wait"), ("251", "folder"), ("253", "--timeout")]:
         assert f"{code} " in text and says in text.split(f"{code} ", 1)[1].split(",")[0], code
+
+
+@pytest.mark.parametrize("command", ["ui", "demo"])
+def test_the_control_rooms_help_lists_the_codes_it_exits_with(command: str) -> None:
+    text = " ".join(_help([command, "--help"]).split("exit codes:", 1)[1].split())
+    assert text.startswith("0 once quit (q, ")
+    for code, says in [("251", "no terminal"), ("129", "terminal went away")]:
+        assert f"{code} " in text and says in text.split(f"{code} ", 1)[1], code

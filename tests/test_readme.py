@@ -329,9 +329,11 @@ def test_every_exit_code_has_its_words_and_the_run_table_lists_those_a_job_can_e
 
     assert set(MEANING) == set(ExitCode) - {ExitCode.OK}
     listed = {int(row[0]) for row in table("code") if row[0].isdigit()}
-    # 141 is a printing command's (told beside the commands), 255 a ledger row's (told below).
-    assert listed == {int(code) for code in MEANING} - {ExitCode.READER_GONE, ExitCode.LOST}
-    assert "exit code 255" in README and "with 141" in README
+    # 141 is a printing command's and 129 the control room's (told beside the commands), 255 a
+    # ledger row's (told below).
+    beside = {ExitCode.READER_GONE, ExitCode.TERMINAL_GONE, ExitCode.LOST}
+    assert listed == {int(code) for code in MEANING} - beside
+    assert "exit code 255" in README and "with 141" in README and "with 129" in README
 
 
 def test_the_readme_tells_what_output_that_cannot_be_written_exits_with() -> None:

@@ -12,6 +12,9 @@ class ExitCode(IntEnum):
     """The command was found but cannot be run, as a shell says it."""
     NOT_FOUND = 127
     """The command was not found, as a shell says it."""
+    TERMINAL_GONE = 129
+    """The control room's terminal went away (a killed tmux session, a dropped ssh, SIGHUP):
+    128 + SIGHUP, as a shell shows a command that its hang-up ended."""
     READER_GONE = 141
     """The reader of swarmdeck's output went away (`| head`): 128 + SIGPIPE, as a shell shows a
     command that SIGPIPE ended (`git log | head -1`)."""
@@ -34,6 +37,7 @@ MEANING: dict[ExitCode, str] = {
     ExitCode.REFUSED: "refused before running (nothing ran)",
     ExitCode.CANNOT_EXECUTE: "the command cannot be run",
     ExitCode.NOT_FOUND: "the command was not found",
+    ExitCode.TERMINAL_GONE: "the control room's terminal went away",
     ExitCode.READER_GONE: "the reader of the output went away",
     ExitCode.NEVER_FITS_ANY_HOST: "no host can ever fit it",
     ExitCode.MOVED: "moved to another host while queued (it runs there)",
@@ -67,6 +71,13 @@ LOCK_ACQUIRE_CODES: dict[ExitCode, str] = {
     ExitCode.TIMED_OUT: "still held after --timeout",
 }
 """The codes `swarmdeck lock acquire` exits with besides 0, each in its own words."""
+
+
+CONTROL_ROOM_CODES: dict[ExitCode, str] = {
+    ExitCode.USAGE: "usage, or no terminal to draw on (a pipe, an agent's Bash tool)",
+    ExitCode.TERMINAL_GONE: "its terminal went away (tmux session killed, ssh dropped, SIGHUP)",
+}
+"""The codes the control room (`ui`, `demo`) exits with besides 0, each in its own words."""
 
 
 def codes_text(codes: tuple[ExitCode, ...], meanings: dict[ExitCode, str] = MEANING) -> str:

@@ -1,5 +1,6 @@
 """A tiny Textual app that notes every input event it gets in a file, one line each, run on a
-pseudo-terminal by test_driver.py: `pty_app.py NOTES [quiet|textual]` picks the driver.
+pseudo-terminal by test_driver.py and test_terminal_gone.py: `pty_app.py NOTES [quiet|textual]`
+picks the driver; it exits with the app's return code.
 
 Lines: `thread TID` (the input thread, at start and after each resume), `key KEY`,
 `paste TEXT`, `mouse X Y`, `size COLUMNSxROWS`, `suspended`, `resumed`."""
@@ -61,4 +62,6 @@ class NotingApp(App[int]):
 
 
 if __name__ == "__main__":
-    sys.exit(NotingApp(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "quiet").run())
+    app = NotingApp(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "quiet")
+    app.run()
+    sys.exit(app.return_code or 0)

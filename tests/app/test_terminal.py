@@ -1,12 +1,19 @@
-"""The control room leaves by itself when its terminal hangs up, instead of spinning on it."""
+"""The control room leaves by itself, with 129, when its terminal hangs up, instead of spinning
+on it; and a snapshot that reaches it while it ends draws nothing and raises nothing."""
 
 from __future__ import annotations
 
 import os
+import threading
 
+from fixed_room import fixed_snapshot
+
+from swarmdeck.app.hosts import HostCard
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.app.terminal import hung_up
 from swarmdeck.config import load_config
+from swarmdeck.exitcodes import ExitCode
+from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 
 
@@ -44,3 +51,28 @@ async def test_the_app_quits_when_its_terminal_hangs_up() -> None:
             assert not app.is_running
     finally:
         os.close(follower)
+    assert app.return_code == ExitCode.TERMINAL_GONE
+
+
+async def test_a_snapshot_that_comes_after_exit_draws_nothing() -> None:
+    """The probe thread's first round can end just after the app was told to exit (its
+    terminal gone, SIGTERM): the Hosts panel, which mounts a card for each new host, must not
+    try to mount into a room that is ending (MountError)."""
+    store = StateStore.open_default()
+    released = threading.Event()
+
+    def first_round_still_running() -> Snapshot:
+        released.wait(30)
+        raise RuntimeError("the test is over")
+
+    app = SwarmdeckApp(load_config(), store, prober=first_round_still_running)
+    try:
+        async with app.run_test() as pilot:
+            await pilot.pause()
+            app.exit(return_code=ExitCode.TERMINAL_GONE)
+            app.snapshot = fixed_snapshot(store)
+            await pilot.pause()
+            assert not app.query(HostCard)
+    finally:
+        released.set()
+    assert app.return_code == ExitCode.TERMINAL_GONE

@@ -83,6 +83,29 @@ async def test_stopping_it_ends_what_its_commands_left_running(
     assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
 
 
+async def test_stopping_it_ends_what_left_its_commands_process_group(
+    server: LoopbackSshServer, tmp_path: Path
+) -> None:
+    """`timeout` (as a peer client runs the probe) moves itself and its command into a process
+    group of their own: they are still the command's session, and go with it."""
+    known = server.known_hosts(tmp_path / "known_hosts")
+    marker = tmp_path / "pid"
+    conn = await _connect(server, known)
+    running = await conn.create_process(f"timeout 600 sh -c 'echo $$ > {marker}; sleep 600'; true")
+    deadline = time.monotonic() + 10
+    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    pid = int(marker.read_text())
+    assert os.getpgid(pid) != os.getpgid(server.children[0].pid)
+    await asyncio.to_thread(server.stop)
+    running.close()
+    conn.close()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
+
+
 def _zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"

@@ -115,3 +115,33 @@ def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(
     if demo_slice is not None:
         assert not Path(read_hierarchies().v1_memory or "/nonexistent", demo_slice).exists()
     assert not root.exists()
+
+
+def test_a_hangup_ends_the_scene_with_129_and_leaves_nothing_behind() -> None:
+    """Without the control room too, SIGHUP (the terminal it was started from went away) ends
+    the scene as a quit would, with the shell's code for it."""
+    demo = subprocess.Popen(
+        [SWARMDECK, "demo", "--no-ui", "--uncaged", "--seconds", "300", "--step", "0.5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert demo.stdout is not None and demo.stderr is not None
+        said = [demo.stdout.readline(), demo.stdout.readline()]
+        match = SUMMARY.search(said[-1])
+        assert match, said
+        root = Path(match.group(1))
+        demo.send_signal(signal.SIGHUP)
+        assert demo.wait(timeout=60) == 129
+        assert "Traceback" not in demo.stderr.read()
+    finally:
+        if demo.poll() is None:
+            os.killpg(demo.pid, signal.SIGKILL)
+            demo.wait()
+        for stream in (demo.stdout, demo.stderr):
+            if stream is not None:
+                stream.close()
+    assert processes_mentioning(str(root)) == []
+    assert not root.exists()

@@ -78,7 +78,7 @@ class AgentsPanel(Vertical, can_focus=True):
         self.show([])
 
     def watch_sessions(self, sessions: list[SessionInfo] | None) -> None:
-        if sessions is not None:
+        if sessions is not None and self.is_attached:  # not attached: the app is ending
             self.show(sessions)
 
     def watch_focus_session(self, _session_id: str | None) -> None:

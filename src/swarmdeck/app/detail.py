@@ -217,7 +217,9 @@ class DetailScreen(Screen[None]):
         self._follow(getattr(self.app, self.FOLLOWS, None))
 
     def _follow(self, value: Any) -> None:
-        if value is not None:
+        # Not attached: the app is ending, and a view that drew now could mount into a screen
+        # that is no longer there (MountError).
+        if value is not None and self.is_attached:
             self.follow(value)
 
     @property

@@ -319,9 +319,9 @@ class SwarmdeckApp(App[int]):
         self._leave_if_hung_up()
 
     def _leave_if_hung_up(self) -> None:
-        """Checked once a probe round: the app quits when its terminal is gone."""
+        """Checked once a probe round: the app ends with 129 when its terminal is gone."""
         if self.terminal is not None and hung_up(self.terminal):
-            self.exit(0)
+            self.exit(return_code=ExitCode.TERMINAL_GONE)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """`enter` on a job, a finding or an alert opens its detail view."""

@@ -77,7 +77,9 @@ class SnapshotPanel(Vertical, can_focus=True):
             self.border_title = title
 
     def watch_snapshot(self, snapshot: Snapshot | None) -> None:
-        if snapshot is None:
+        if snapshot is None or not self.is_attached:
+            # Not attached: the app is ending (told to exit, its screen going), and a panel
+            # that drew now would mount into a room that is no longer there (MountError).
             return
         if not self._can_be_seen():
             self._behind = snapshot
@@ -103,7 +105,7 @@ class SnapshotPanel(Vertical, can_focus=True):
 
     def _catch_up(self) -> None:
         """Draw the snapshot that came while this panel could not be seen."""
-        if self._behind is None or not self._can_be_seen():
+        if self._behind is None or not self.is_attached or not self._can_be_seen():
             return
         behind, self._behind = self._behind, None
         self.show(behind)

@@ -6,9 +6,9 @@ import argparse
 import signal
 import sys
 
-from swarmdeck.cli.common import example, flag_type, need_terminal
+from swarmdeck.cli.common import example, exit_codes, flag_type, need_terminal
 from swarmdeck.durations import seconds_above_zero
-from swarmdeck.exitcodes import ExitCode
+from swarmdeck.exitcodes import CONTROL_ROOM_CODES, ExitCode
 
 NOTE = """\
 The scene lives in one temporary folder (its own state, config and Claude Code folder), caps
@@ -26,7 +26,10 @@ def _add_demo(sub) -> None:
             "swarmdeck demo                    "
             "# the control room on the scene; q quits and cleans up",
             "swarmdeck demo --no-ui --seconds 60",
-            after=NOTE,
+            after=NOTE + "\n" + exit_codes(
+                "0 once quit (q, SIGTERM, the end of --seconds)", tuple(CONTROL_ROOM_CODES),
+                CONTROL_ROOM_CODES,
+            ),
         ),
     )
     p.add_argument(
@@ -71,7 +74,12 @@ def _slice_name(text: str) -> str:
 
 
 class _Stopped(Exception):
-    """TERM or HUP arrived: end the scene as a quit would."""
+    """TERM or HUP arrived outside the control room (which ends on them by itself): end the
+    scene as a quit would; a HUP (the terminal went away) exits 129."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _stop(signum: int, frame: object) -> None:
@@ -96,7 +104,9 @@ def _demo(args: argparse.Namespace) -> int:
         scene.start()
         print(scene.summary(), flush=True)
         return _headless(args.seconds) if args.no_ui else _control_room(scene)
-    except (_Stopped, KeyboardInterrupt):
+    except _Stopped as stopped:
+        return ExitCode.TERMINAL_GONE if stopped.signum == signal.SIGHUP else ExitCode.OK
+    except KeyboardInterrupt:
         return ExitCode.OK
     finally:
         # A second TERM while cleaning up must not leave the scene half removed.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import context, example, need_terminal
+from swarmdeck.cli.common import context, example, exit_codes, need_terminal
+from swarmdeck.exitcodes import CONTROL_ROOM_CODES
 
 
 def _add_ui(sub) -> None:
@@ -14,6 +15,9 @@ def _add_ui(sub) -> None:
         **example(
             "swarmdeck ui             # the same as plain 'swarmdeck'; ? lists the keys, q quits",
             "swarmdeck ui --readonly  # watch only: every action refuses",
+            after=exit_codes(
+                "0 once quit (q, or SIGTERM)", tuple(CONTROL_ROOM_CODES), CONTROL_ROOM_CODES
+            ),
         ),
     )
     p.add_argument(

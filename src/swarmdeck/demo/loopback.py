@@ -22,6 +22,8 @@ from typing import Any
 
 import asyncssh
 
+from swarmdeck.probes.procs import process_table
+
 BIN = str(Path(sys.executable).parent)
 
 
@@ -153,11 +155,15 @@ class LoopbackSshServer:
         )
 
     def _kill_children(self) -> None:
-        """Kill each command's whole session: the shell and whatever it started."""
-        for child in self.children:
-            if child.returncode is None:
+        """Kill each command's whole session: the shell and whatever it started, in its
+        process group or in one of their own (`timeout`, as a peer client runs the probe,
+        makes one). One left alive would hold the command's pipes open, and their transports
+        would be collected after the loop closed, complaining on the screen."""
+        sessions = {child.pid for child in self.children}
+        for pid, stat in process_table().items():
+            if stat.session in sessions:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(child.pid, signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
 
     def stop(self) -> None:
         """Close every connection, kill what its commands left running, stop the thread.
