@@ -88,3 +88,21 @@ def test_an_id_swarmdeck_never_gives_is_one_line_and_251(argv: list[str]) -> Non
     assert done.returncode == ExitCode.USAGE, done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"{argv[-1]} is no id swarmdeck gives: ids are whole numbers from 1" in done.stderr
+
+
+EMPTY = [
+    (["watch", "--wake", "--session", ""], "--session: an empty session id names no session"),
+    (["hooks", "install", "--project", ""], "--project: an empty path names no folder"),
+]
+
+
+@pytest.mark.parametrize(("argv", "says"), EMPTY, ids=[" ".join(argv) for argv, _ in EMPTY])
+def test_an_empty_name_is_refused_rather_than_read_as_any_or_here(
+    argv: list[str], says: str, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [SWARMDECK, *argv], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+    assert not (tmp_path / ".claude").exists()

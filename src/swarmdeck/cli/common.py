@@ -146,6 +146,25 @@ def flag_type(read: Callable[[str], object]) -> Callable[[str], object]:
     return typed
 
 
+def given_path(text: str) -> str:
+    """A PATH or DIR as given, unless it is empty: "" would be read as this folder, which a
+    person who meant one would have written as "."."""
+    if not text:
+        raise ValueError("an empty path names no folder: give one, like . for this folder")
+    return text
+
+
+def session_id(text: str) -> str:
+    """A Claude Code session id as given, unless it is empty: "" would be read as no session
+    chosen, which means any session."""
+    if not text.strip():
+        raise ValueError(
+            "an empty session id names no session: give one, or leave the flag out for"
+            " $CLAUDE_CODE_SESSION_ID"
+        )
+    return text
+
+
 MAX_ID = (1 << 63) - 1
 """The largest id a row of the state store may have (SQLite's largest integer)."""
 

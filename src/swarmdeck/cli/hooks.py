@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import add_subcommands, example
+from swarmdeck.cli.common import add_subcommands, example, flag_type, given_path
 from swarmdeck.exitcodes import ExitCode
 
 
@@ -54,7 +54,9 @@ def _add_hooks(sub) -> None:
     where.add_argument(
         "--user", action="store_true", help="$CLAUDE_CONFIG_DIR/settings.json (the default)"
     )
-    where.add_argument("--project", metavar="DIR", help="DIR/.claude/settings.json")
+    where.add_argument(
+        "--project", type=flag_type(given_path), metavar="DIR", help="DIR/.claude/settings.json"
+    )
     install.add_argument(
         "--uninstall", action="store_true", help="remove swarmdeck's entries, and only those"
     )

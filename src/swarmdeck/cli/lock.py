@@ -4,18 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from swarmdeck.cli.common import add_subcommands, example, exit_codes, flag_type
+from swarmdeck.cli.common import add_subcommands, example, exit_codes, flag_type, given_path
 from swarmdeck.durations import seconds_or_zero
 from swarmdeck.errors import UsageError
 from swarmdeck.exitcodes import LOCK_ACQUIRE_CODES, ExitCode
-
-
-def _path(text: str) -> str:
-    """A PATH or DIR as given, unless it is empty: "" would be read as this folder, which a
-    person who meant one would have written as "."."""
-    if not text:
-        raise ValueError("an empty path names no folder: give one, like . for this folder")
-    return text
 
 
 def _add_lock(sub) -> None:
@@ -42,7 +34,7 @@ def _add_lock(sub) -> None:
             ) + "\n\nPATH need not exist yet, but its folder must.",
         ),
     )
-    acquire.add_argument("path", type=flag_type(_path), metavar="PATH")
+    acquire.add_argument("path", type=flag_type(given_path), metavar="PATH")
     acquire.add_argument("--session", help=session_help)
     acquire.add_argument(
         "--pid",
@@ -62,7 +54,7 @@ def _add_lock(sub) -> None:
     release = inner.add_parser(
         "release", help="give back the lock of PATH", **example("swarmdeck lock release .")
     )
-    release.add_argument("path", type=flag_type(_path), metavar="PATH")
+    release.add_argument("path", type=flag_type(given_path), metavar="PATH")
     release.add_argument("--session", help=session_help)
     release.add_argument("--pid", type=int, help="the holder (default: as for acquire)")
     release.set_defaults(handler=_lock_release)
@@ -71,14 +63,14 @@ def _add_lock(sub) -> None:
         help="who holds the lock of PATH (every lock without PATH)",
         **example("swarmdeck lock show", "swarmdeck lock show /work/repo"),
     )
-    show.add_argument("path", type=flag_type(_path), metavar="PATH", nargs="?")
+    show.add_argument("path", type=flag_type(given_path), metavar="PATH", nargs="?")
     show.set_defaults(handler=_lock_show)
     claim = inner.add_parser(
         "claim",
         help="create DIR under the work root, owned by a session",
         **example("swarmdeck lock claim /work/scratch/bisect --purpose 'bisect the flaky test'"),
     )
-    claim.add_argument("path", type=flag_type(_path), metavar="DIR")
+    claim.add_argument("path", type=flag_type(given_path), metavar="DIR")
     claim.add_argument("--session", help=session_help)
     claim.add_argument("--purpose", default="", help="what the directory is for")
     claim.set_defaults(handler=_lock_claim)

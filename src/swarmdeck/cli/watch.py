@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from swarmdeck.cli.common import context, example
+from swarmdeck.cli.common import context, example, flag_type, session_id
 from swarmdeck.exitcodes import ExitCode
 
 SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
@@ -36,7 +36,7 @@ def _add_watch(sub) -> None:
         help="block until a new finding or alert concerns the session, print it, exit 0",
     )
     p.add_argument(
-        "--session", metavar="SID",
+        "--session", type=flag_type(session_id), metavar="SID",
         help=f"the session --wake waits for (default: ${SESSION_ENV}, else any)",
     )
     p.set_defaults(handler=_watch)
