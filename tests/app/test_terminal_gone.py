@@ -89,24 +89,14 @@ def test_the_ui_whose_terminal_closes_exits_129_promptly(ui: PtyProgram) -> None
     assert ui.wait_exit(PROMPT) == ExitCode.TERMINAL_GONE
 
 
-def test_the_ui_whose_terminal_closes_says_no_traceback(tmp_path: Path) -> None:
-    """Its stderr kept in a file, so what it says after its terminal is gone can be read."""
-    said = tmp_path / "stderr"
-    program = _started(["ui"], stderr=said)
-    try:
-        program.close_terminal()
-        assert program.wait_exit(PROMPT) == ExitCode.TERMINAL_GONE, _said(said)[-2000:]
-    finally:
-        program.close()
-    assert "Traceback" not in _said(said)
-
-
-def test_the_ui_leaves_when_reading_its_terminal_fails_even_with_sighup_ignored(
-    tmp_path: Path,
+@pytest.mark.parametrize("ignore_hangup", [False, True], ids=["hangup", "nohup"])
+def test_the_ui_whose_terminal_closes_leaves_with_129_and_no_traceback(
+    tmp_path: Path, ignore_hangup: bool
 ) -> None:
-    """Under `nohup` no SIGHUP comes: the input thread's failed read alone ends the app."""
+    """Its stderr kept in a file, so what it says after its terminal is gone can be read. Under
+    `nohup` no SIGHUP comes: the input thread's failed read alone ends the app."""
     said = tmp_path / "stderr"
-    program = _started(["ui"], stderr=said, ignore_hangup=True)
+    program = _started(["ui"], stderr=said, ignore_hangup=ignore_hangup)
     try:
         program.close_terminal()
         assert program.wait_exit(PROMPT) == ExitCode.TERMINAL_GONE, _said(said)[-2000:]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 
@@ -20,3 +22,14 @@ def processes_mentioning(text: str) -> list[int]:
         if text.encode() in blob and state != "Z":
             found.append(int(entry.name))
     return found
+
+
+def ended(demo: subprocess.Popen[str]) -> None:
+    """A demo a test started, ended whatever the test left it doing: its whole session killed
+    if it still runs, and its pipes closed."""
+    if demo.poll() is None:
+        os.killpg(demo.pid, signal.SIGKILL)
+        demo.wait()
+    for stream in (demo.stdout, demo.stderr):
+        if stream is not None:
+            stream.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from leftovers import processes_mentioning
+from leftovers import ended, processes_mentioning
 
 from swarmdeck.actions.migration import launch, migration_options
 from swarmdeck.config import load_config
@@ -132,12 +132,7 @@ def test_a_finding_within_a_minute_an_approved_kill_and_a_move_to_the_peer(
         demo.send_signal(signal.SIGTERM)
         assert demo.wait(timeout=60) == 0
     finally:
-        if demo.poll() is None:
-            os.killpg(demo.pid, signal.SIGKILL)
-            demo.wait()
-        for stream in (demo.stdout, demo.stderr):
-            if stream is not None:
-                stream.close()
+        ended(demo)
     assert not _alive(moved)
     assert processes_mentioning(str(root)) == []
     if demo_slice is not None:

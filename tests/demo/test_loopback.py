@@ -63,6 +63,14 @@ async def test_a_wrong_host_key_is_refused(server: LoopbackSshServer, tmp_path: 
         await _connect(server, known)
 
 
+async def _written_pid(marker: Path) -> int:
+    """The pid a command wrote to `marker`, once it has (within 10 s)."""
+    deadline = time.monotonic() + 10
+    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return int(marker.read_text())
+
+
 async def test_stopping_it_ends_what_its_commands_left_running(
     server: LoopbackSshServer, tmp_path: Path
 ) -> None:
@@ -70,17 +78,11 @@ async def test_stopping_it_ends_what_its_commands_left_running(
     marker = tmp_path / "pid"
     conn = await _connect(server, known)
     running = await conn.create_process(f"sleep 600 & echo $! > {marker}; wait")
-    deadline = time.monotonic() + 10
-    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    pid = int(marker.read_text())
+    pid = await _written_pid(marker)
     await asyncio.to_thread(server.stop)
     running.close()
     conn.close()
-    deadline = time.monotonic() + 10
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
+    assert await _gone(pid)
 
 
 async def test_stopping_it_ends_what_left_its_commands_process_group(
@@ -92,18 +94,20 @@ async def test_stopping_it_ends_what_left_its_commands_process_group(
     marker = tmp_path / "pid"
     conn = await _connect(server, known)
     running = await conn.create_process(f"timeout 600 sh -c 'echo $$ > {marker}; sleep 600'; true")
-    deadline = time.monotonic() + 10
-    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    pid = int(marker.read_text())
+    pid = await _written_pid(marker)
     assert os.getpgid(pid) != os.getpgid(server.children[0].pid)
     await asyncio.to_thread(server.stop)
     running.close()
     conn.close()
+    assert await _gone(pid)
+
+
+async def _gone(pid: int) -> bool:
+    """Whether process `pid` is gone (or a zombie) within 10 s."""
     deadline = time.monotonic() + 10
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
+    return not Path(f"/proc/{pid}").exists() or _zombie(pid)
 
 
 def _zombie(pid: int) -> bool:

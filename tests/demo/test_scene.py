@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from leftovers import processes_mentioning
+from leftovers import ended, processes_mentioning
 
 from swarmdeck.probes.cgroups import chosen_site, read_hierarchies, slice_sites
 
@@ -105,12 +105,7 @@ def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(
         demo.send_signal(signal.SIGTERM)
         assert demo.wait(timeout=60) == 0
     finally:
-        if demo.poll() is None:
-            os.killpg(demo.pid, signal.SIGKILL)
-            demo.wait()
-        for stream in (demo.stdout, demo.stderr):
-            if stream is not None:
-                stream.close()
+        ended(demo)
     assert processes_mentioning(str(root)) == []
     if demo_slice is not None:
         assert not Path(read_hierarchies().v1_memory or "/nonexistent", demo_slice).exists()
@@ -137,11 +132,6 @@ def test_a_hangup_ends_the_scene_with_129_and_leaves_nothing_behind() -> None:
         assert demo.wait(timeout=60) == 129
         assert "Traceback" not in demo.stderr.read()
     finally:
-        if demo.poll() is None:
-            os.killpg(demo.pid, signal.SIGKILL)
-            demo.wait()
-        for stream in (demo.stdout, demo.stderr):
-            if stream is not None:
-                stream.close()
+        ended(demo)
     assert processes_mentioning(str(root)) == []
     assert not root.exists()
