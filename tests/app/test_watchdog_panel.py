@@ -120,6 +120,9 @@ async def test_finding_to_approved_kill_stops_the_tree_and_records_an_alert(isol
             await pilot.click("#approve")
             await _until(pilot, lambda: proc.poll() is not None and not child_ident.is_alive())
             await _until(pilot, lambda: any("approved" in a.message for a in open_alerts(store)))
+            await _until(pilot, lambda: any("stopped" in n.message for n in app._notifications))
+            said = [n.message for n in app._notifications if "stopped" in n.message]
+            assert said == [f"kill request 1: stopped pid {proc.pid} and 1 more process"], said
     finally:
         _stop(proc)
 

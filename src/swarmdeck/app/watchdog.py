@@ -184,7 +184,7 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
             return
         severity = "error" if outcome.result.startswith("refused") else "information"
         self.app.call_from_thread(
-            self.notify, f"kill request {request_id}: {outcome.result} ({outcome.detail})",
+            self.notify, f"kill request {request_id}: {outcome.said}",
             severity=severity,
         )
         self.app.call_from_thread(self.reload)
