@@ -233,6 +233,29 @@ async def test_the_launch_form_starts_in_the_apps_launch_folder(isolated_home: P
     assert SwarmdeckApp(load_config(), store).launch_cwd == Path.cwd()
 
 
+async def test_the_launch_form_takes_the_threads_its_hint_names(isolated_home: Path) -> None:
+    """The threads field's placeholder names this host's cores as its range, and the form takes
+    that range: one thread more is the form's problem, Launch disabled, saying the range."""
+    app = SwarmdeckApp(load_config(), StateStore.open_default(), launch_cwd=isolated_home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probed(pilot)
+        await pilot.press("n")
+        screen = app.screen
+        assert isinstance(screen, LaunchScreen)
+        cores = app.snapshot.hosts[0].cores.count
+        threads = screen.query_one("#launch-threads", Input)
+        assert threads.placeholder.endswith(f", 1–{cores}")
+        preview = screen.query_one("#launch-preview")
+        screen.query_one("#launch-command", Input).value = "true"
+        threads.value = str(cores + 1)
+        wanted = f"✗ threads {cores + 1}: give 1–{cores}, this host's cores"
+        await until(pilot, lambda: str(preview.render()).startswith(wanted), "the range refused")
+        assert screen.query_one("#do", Button).disabled
+        threads.value = str(cores)
+        await until(pilot, lambda: not str(preview.render()).startswith("✗ threads"),
+                    "the range's top taken")
+
+
 async def test_n_shows_the_booking_and_the_command_line_then_launches(
     caged: Path, isolated_home: Path
 ) -> None:
