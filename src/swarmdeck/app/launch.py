@@ -98,6 +98,16 @@ def preview(config: Config, store: StateStore, book: MemoryBook | None,
     `cores` is this host's, the threads' range."""
     try:
         request = request_from(values, default_cwd, cores)
+    except SwarmdeckError as error:
+        return Preview(None, (), str(error))
+    return request_preview(config, store, book, request)
+
+
+def request_preview(config: Config, store: StateStore, book: MemoryBook | None,
+                    request: RunRequest) -> Preview:
+    """The booking the runner would give `request` (from its workload's recorded peaks, under
+    its cap), and whether that fits `book` now; the form's preview, and the rerun modal's."""
+    try:
         if book is None:
             not_read = "this host's memory book is not read yet"
             return Preview(request, (command_line(request),), not_read)

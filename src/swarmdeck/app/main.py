@@ -53,7 +53,7 @@ from swarmdeck.app.host_detail import HostDetail
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.keyed_table import KeyedTable
-from swarmdeck.app.launch import LaunchScreen
+from swarmdeck.app.launch import LaunchScreen, Preview, request_preview
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.migrate import MigrateScreen
 from swarmdeck.app.panel import SnapshotPanel
@@ -68,7 +68,7 @@ from swarmdeck.printable import printable
 from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, waiting_for_person
 from swarmdeck.probes.host import CpuSampler
-from swarmdeck.probes.ledger import LedgerJob
+from swarmdeck.probes.ledger import LedgerJob, MemoryBook
 from swarmdeck.probes.locks import LockState
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
@@ -498,16 +498,33 @@ class SwarmdeckApp(App[int]):
         if job is None:
             self.notify("select a finished job in the Jobs panel (2) first", severity="warning")
             return
-        why = commands.why_not_rerun(job)
+        why = commands.why_not_rerun(job, self.snapshot.jobs if self.snapshot else ())
         if why:
             self.notify(f"not rerun: {why}", severity="error")
             return
         if job.exit_code == ExitCode.OWN_CAP and job.cap:
             self._rerun_with_more_room(job)
             return
+        snapshot = self.snapshot
+        book = snapshot.book_of(snapshot.hosts[0].name) if snapshot and snapshot.hosts else None
+        self._offer_rerun(job, book)
+
+    @work(thread=True, exclusive=True, group="rerun-offer", exit_on_error=False)
+    def _offer_rerun(self, job: LedgerJob, book: MemoryBook | None) -> None:
+        """Work out the rerun's booking as the runner will (it reads the recorded peaks: off
+        the UI loop), then ask."""
         request = commands.rerun_request(job)
+        said = request_preview(self.config, self.store, book, request)
+        self.call_from_thread(self._ask_rerun, job, request, said)
+
+    def _ask_rerun(self, job: LedgerJob, request: RunRequest, said: Preview) -> None:
+        """The rerun modal: the command line and how it will be booked, or why it cannot run."""
+        if said.problem:
+            self.notify(f"not rerun: {said.problem}", severity="error")
+            return
+        booking = [line for line in said.lines[:2] if line]
         lines = [f"job {job.id}: {job.label}", "", commands.command_line(request), "",
-                 "booked from its history of peaks, as any run; it runs detached"]
+                 *booking, "it runs detached"]
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -596,7 +613,7 @@ class SwarmdeckApp(App[int]):
         if job is None:
             self.notify("select a job row in the Jobs panel first", severity="warning")
             return
-        refused = refusal(job)
+        refused = refusal(job, self.snapshot.jobs if self.snapshot else ())
         if refused is not None:
             self.notify(refused, severity="warning")
             return
