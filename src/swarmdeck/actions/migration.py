@@ -84,16 +84,26 @@ _MOVED_TO = re.compile(r"moved to (?P<host>\S+)(?: \(job (?P<id>\d+)\))?")
 """A moved row's outcome, as `moved_outcome` writes it."""
 
 
+def moved_to(job: LedgerJob) -> tuple[str, int | None] | None:
+    """Where a job withdrawn here because it moved went: the host, and its copy's id in this
+    ledger when the launch named it; None for a job that did not move."""
+    found = _MOVED_TO.fullmatch(job.outcome or "") if job.state == MOVED else None
+    if found is None:
+        return None
+    return found["host"], int(found["id"]) if found["id"] is not None else None
+
+
 def moved_copy(job: LedgerJob, jobs: Iterable[LedgerJob]) -> LedgerJob | None:
     """The row of `jobs` that runs a job moved from here: the copy its outcome names ("moved to
     box2 (job 8)"), else the one on that host with its command and folder; None for a job that
     did not move, or whose copy is not among `jobs`."""
-    found = _MOVED_TO.fullmatch(job.outcome or "") if job.state == MOVED else None
-    if found is None:
+    where = moved_to(job)
+    if where is None:
         return None
-    others = [other for other in jobs if other.id != job.id and other.host == found["host"]]
-    if found["id"] is not None:
-        return next((other for other in others if other.id == int(found["id"])), None)
+    host, copy_id = where
+    others = [other for other in jobs if other.id != job.id and other.host == host]
+    if copy_id is not None:
+        return next((other for other in others if other.id == copy_id), None)
     return next((other for other in others if other.state in ACTIVE
                  and (other.argv, other.cwd) == (job.argv, job.cwd)), None)
 
