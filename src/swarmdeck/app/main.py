@@ -518,11 +518,11 @@ class SwarmdeckApp(App[int]):
         self.call_from_thread(self._ask_rerun, job, request, said)
 
     def _ask_rerun(self, job: LedgerJob, request: RunRequest, said: Preview) -> None:
-        """The rerun modal: the command line and how it will be booked, or why it cannot run."""
-        if said.problem:
-            self.notify(f"not rerun: {said.problem}", severity="error")
-            return
-        booking = [line for line in said.lines[:2] if line]
+        """The rerun modal: the command line and how it will be booked, or what stands in its
+        way (the runner has the last word, and its refusal comes back as a notification)."""
+        booking = [f"✗ {said.problem}"] if said.problem else [
+            line for line in said.lines[:2] if line
+        ]
         lines = [f"job {job.id}: {job.label}", "", commands.command_line(request), "",
                  *booking, "it runs detached"]
 

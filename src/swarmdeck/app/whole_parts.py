@@ -26,12 +26,26 @@ class WholeParts:
     """Wrap onto more lines; otherwise one line of the parts that fit, then MORE."""
     style: str = ""
     """The style of a separator (and of MORE) before a part of no style of its own."""
+    indent: int = 0
+    """Cells left blank before the parts (a legend under its bar), as long as the parts take no
+    more lines so than from the edge; where they would, they start at the edge instead."""
 
     def __str__(self) -> str:
         return self.separator.join(part.plain for part in self.parts)
 
     def lines(self, width: int) -> list[Text]:
-        """The parts laid out in `width` cells; a part wider than that alone on its line."""
+        """The parts laid out in `width` cells, after the indent where that costs no line; a
+        part wider than that alone on its line."""
+        if self.indent:
+            flush = self._laid_out(width)
+            indented = self._laid_out(width - self.indent)
+            if len(indented) <= len(flush) and width > self.indent:
+                return [Text(" " * self.indent) + line for line in indented]
+            return flush
+        return self._laid_out(width)
+
+    def _laid_out(self, width: int) -> list[Text]:
+        """The parts from the edge of `width` cells."""
         lines: list[Text] = []
         line = Text()
         for index, part in enumerate(self.parts):
@@ -65,4 +79,4 @@ class WholeParts:
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         widest = max((part.cell_len for part in self.parts), default=0)
-        return Measurement(min(widest, options.max_width), cell_len(str(self)))
+        return Measurement(min(widest, options.max_width), cell_len(str(self)) + self.indent)
