@@ -334,6 +334,13 @@ class HostsPanel(SnapshotPanel):
             super().__init__()
             self.name = name
 
+    class Resized(Message):
+        """The panel took another height (a legend wrapped, a peer came): on a short screen
+        what the panels below may open depends on it (app/fold.py)."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.post_message(self.Resized())
+
     def __init__(self, history_points: int, history_minutes: float) -> None:
         """Args:
             history_points: How many readings each host's sparkline keeps.

@@ -44,7 +44,7 @@ from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
 from swarmdeck.app.detail import AgentDetail, DetailScreen, JobDetail
 from swarmdeck.app.driver import QuietInputDriver
-from swarmdeck.app.fold import SHORT_HEIGHT, folded_panels
+from swarmdeck.app.fold import EMPTY_HEIGHT, SHORT_HEIGHT, folded_panels, opened_rows
 from swarmdeck.app.footer import FittedFooter
 from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen, key_list
@@ -308,6 +308,10 @@ class SwarmdeckApp(App[int]):
         self.history.observe(message.snapshot)
         self.snapshot = message.snapshot
         self.snapshots_taken += 1
+        if self.size.height < SHORT_HEIGHT:
+            # What is empty may have changed, and the card's height with it: fold again once
+            # the panels drew this snapshot.
+            self.call_after_refresh(lambda: self._fold(self.screen_stack[0].focused))
         if self.sessions_probe is not None:
             self._take_sessions(*self.sessions_probe.reading())
         else:
@@ -351,26 +355,53 @@ class SwarmdeckApp(App[int]):
     def on_resize(self, event: events.Resize) -> None:
         self._fold(self.screen_stack[0].focused)
 
+    def on_hosts_panel_resized(self, _message: HostsPanel.Resized) -> None:
+        if self.size.height < SHORT_HEIGHT:
+            self._fold(self.screen_stack[0].focused)
+
     def _fold(self, focused: Widget | None) -> None:
         """On a short screen, fold all panels but the Jobs and Agents row and the row of the
-        panel that holds the focus; on a taller one, none."""
+        panel that holds the focus; on a taller one, none. An idle room (no job, no session)
+        opens the empty rows below as far as they fit beside the Jobs and Agents row at its
+        least height (app/fold.py)."""
         screen = self.screen_stack[0]
         rows: list[tuple[str, ...]] = []
+        heights: list[int] = []
         open_row = 0
+        middle = screen.query_one("#middle")
         for child in screen.children:
-            if child.id == "middle":
+            if child is middle:
                 open_row = len(rows)
             panels = [child] if child.has_class("panel") else list(child.query_children(".panel"))
             if panels:
                 rows.append(tuple(str(panel.id) for panel in panels))
+            elif child.display:
+                heights.append(child.outer_size.height)  # the header, the footer
         holder = next(
             (w.id for w in (focused.ancestors_with_self if focused else []) if w.id in PANELS),
             None,
         )
         short = self.size.height < SHORT_HEIGHT
+        empty = frozenset(str(p.id) for p in screen.query(".panel") if p.has_class("-empty"))
+        idle = short and all(str(p.id) in empty for p in middle.query_children(".panel"))
+        least = middle.styles.min_height
         folded = folded_panels(rows, open_row, holder) if short else frozenset()
+        below = {panel for row in rows[open_row + 1:] for panel in row}
+        hosts = screen.query_one(HostsPanel)
+        hosts_open = "hosts" not in folded
+        # A card that opens now has its height only once drawn open: the rows are seen to then.
+        unfolding = hosts_open and hosts.folded
+        if idle and holder not in below and not unfolding and (
+            not hosts_open or hosts.outer_size.height
+        ):
+            taken = sum(heights) + int(least.value if least else EMPTY_HEIGHT) + sum(
+                1 for row in rows if all(panel in folded for panel in row)
+            ) + (hosts.outer_size.height if hosts_open else 0)
+            folded -= opened_rows(rows, folded, empty, self.size.height - taken)
         for panel in screen.query(SnapshotPanel):
             panel.folded = panel.id in folded
+        if idle and unfolding:
+            self.call_after_refresh(lambda: self._fold(self.screen_stack[0].focused))
 
     def action_focus_panel(self, panel_id: str) -> None:
         """Focus a panel: its table or tree when it shows one, else the panel itself.
