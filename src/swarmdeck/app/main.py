@@ -311,7 +311,7 @@ class SwarmdeckApp(App[int]):
         if self.size.height < SHORT_HEIGHT:
             # What is empty may have changed, and the card's height with it: fold again once
             # the panels drew this snapshot.
-            self.call_after_refresh(lambda: self._fold(self.screen_stack[0].focused))
+            self.call_after_refresh(self._refold)
         if self.sessions_probe is not None:
             self._take_sessions(*self.sessions_probe.reading())
         else:
@@ -357,6 +357,11 @@ class SwarmdeckApp(App[int]):
 
     def on_hosts_panel_resized(self, _message: HostsPanel.Resized) -> None:
         if self.size.height < SHORT_HEIGHT:
+            self._refold()
+
+    def _refold(self) -> None:
+        """Fold again for the main screen's focus, unless the app is closing (no screen)."""
+        if self.screen_stack:
             self._fold(self.screen_stack[0].focused)
 
     def _fold(self, focused: Widget | None) -> None:
@@ -401,7 +406,7 @@ class SwarmdeckApp(App[int]):
         for panel in screen.query(SnapshotPanel):
             panel.folded = panel.id in folded
         if idle and unfolding:
-            self.call_after_refresh(lambda: self._fold(self.screen_stack[0].focused))
+            self.call_after_refresh(self._refold)
 
     def action_focus_panel(self, panel_id: str) -> None:
         """Focus a panel: its table or tree when it shows one, else the panel itself.
