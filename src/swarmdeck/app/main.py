@@ -380,8 +380,8 @@ class SwarmdeckApp(App[int]):
             panels = [child] if child.has_class("panel") else list(child.query_children(".panel"))
             if panels:
                 rows.append(tuple(str(panel.id) for panel in panels))
-            elif child.display:
-                heights.append(child.outer_size.height)  # the header, the footer
+            elif isinstance(child, (Header, FittedFooter)) and child.display:
+                heights.append(child.outer_size.height)
         holder = next(
             (w.id for w in (focused.ancestors_with_self if focused else []) if w.id in PANELS),
             None,
