@@ -129,9 +129,9 @@ PINNED: set[tuple[str, tuple[str, ...]]] = {
         'message', 'source',
     )),
     ('.findings[]', (
-        'acknowledged_at', 'advice', 'count', 'fired_at', 'first_seen_at', 'host', 'id', 'job_id',
-        'key', 'last_seen_at', 'message', 'pid', 'rule', 'session_id', 'severity', 'start_ticks',
-        'subject',
+        'acknowledged_at', 'acknowledged_by', 'advice', 'count', 'fired_at', 'first_seen_at',
+        'host', 'id', 'job_id', 'key', 'last_seen_at', 'message', 'pid', 'rule', 'session_id',
+        'severity', 'start_ticks', 'subject',
     )),
     ('.gpus[]', (
         'driver_version', 'index', 'memory_free', 'memory_total', 'memory_used',

@@ -273,6 +273,11 @@ MIGRATIONS: list[Migration] = [
         "alerts: who acknowledged an alert (acknowledged_at says when)",
         "ALTER TABLE alerts ADD COLUMN acknowledged_by TEXT;",
     ),
+    Migration(
+        9,
+        "findings: who acknowledged a finding (acknowledged_at says when)",
+        "ALTER TABLE findings ADD COLUMN acknowledged_by TEXT;",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 

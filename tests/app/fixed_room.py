@@ -267,9 +267,9 @@ def fixed_snapshot(store: StateStore, *, watched: bool = False) -> Snapshot:
     )
 
 
-def fixed_app(home: Path, *, watched: bool = False) -> SwarmdeckApp:
+def fixed_app(home: Path, *, watched: bool = False, readonly: bool = False) -> SwarmdeckApp:
     """The app on the fixed room, refreshing once an hour so the picture holds still; watched,
-    with the findings, the kill request and the peer too."""
+    with the findings, the kill request and the peer too; read-only, as `ui --readonly`."""
     (home / "config.toml").write_text(CONFIG + (PEER_CONFIG if watched else ""))
     store = StateStore.open_default()
     room = fixed_snapshot(store, watched=watched)
@@ -278,6 +278,7 @@ def fixed_app(home: Path, *, watched: bool = False) -> SwarmdeckApp:
         load_config(), store,
         prober=lambda: dataclasses.replace(room, taken_at=room.taken_at),
         launch_cwd=LAUNCH_CWD,
+        readonly=readonly,
     )
     for scene in history_scenes(room.taken_at):
         app.history.observe(scene)

@@ -19,6 +19,7 @@ from textual.widgets import Button, Input
 from actions.cagekit import new_slice, remove_tree, write_config
 from ledger_rows import add_job
 from swarmdeck.actions import lock
+from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.app.commands import ACTIONS, ConfirmScreen
 from swarmdeck.app.help import NAVIGATION, HelpScreen
 from swarmdeck.app.launch import LaunchScreen, request_from
@@ -106,7 +107,7 @@ async def test_r_reruns_a_finished_job_in_its_cage_and_the_new_row_completes(
         await probed(pilot)
         await select_row(pilot, app, "2", "jobs-table", str(first))
         await pilot.press("r")
-        assert isinstance(app.screen, ConfirmScreen)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the rerun modal")
         shown = str(app.screen.query_one("#confirm-lines").render())
         wanted = "swarmdeck run --detach --cap 64M --label 'exits three' -- sh -c 'exit 3'"
         assert wanted in shown
@@ -122,6 +123,70 @@ async def test_r_reruns_a_finished_job_in_its_cage_and_the_new_row_completes(
         assert again.cap == 64 * MIB
         await probed(pilot)
         assert app.query_one("#jobs-table").row_count == 2
+
+
+@pytest.mark.parametrize(("key", "verb"), [("r", "rerunning"), ("m", "migrating")])
+async def test_r_and_m_refuse_a_moved_job_whose_copy_still_runs_on_the_peer(
+    isolated_home: Path, key: str, verb: str
+) -> None:
+    """A job withdrawn here because it moved runs there as another row of this ledger: while
+    that copy runs, rerunning (or moving) it here would run it twice; both keys say so alike."""
+    (isolated_home / "config.toml").write_text('[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\n')
+    store = StateStore.open_default()
+    copy = add_job(store, label="slow build", host="box2", state="running",
+                   argv=["make", "all"], cwd=str(isolated_home), admitted_via="peer",
+                   started_at=time.time() - 60)
+    moved = add_job(store, label="slow build", state="moved", argv=["make", "all"],
+                    cwd=str(isolated_home), exit_code=242, outcome=f"moved to box2 (job {copy})",
+                    admitted_via="cap", ended_at=time.time() - 60)
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await probed(pilot)
+        await select_row(pilot, app, "2", "jobs-table", str(moved))
+        await pilot.press(key)
+        await pilot.pause(0.2)
+        assert app.screen is app.screen_stack[0]
+    why = (f"job {moved} moved to box2 as job {copy}, which is running there: {verb} it would"
+           " run it twice; wait until it ends there")
+    assert any(why in note for note in _notes(app)), _notes(app)
+    with store.read() as conn:
+        assert conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 2, "nothing started"
+
+
+@pytest.mark.parametrize(
+    ("history", "says"),
+    [
+        (False, "booked 64M (via cap), cap 64M"),
+        (True, "booked 11M (via history), cap 64M"),
+    ],
+    ids=["no-history", "history"],
+)
+async def test_the_rerun_modal_says_how_the_rerun_is_booked(
+    caged: Path, isolated_home: Path, history: bool, says: str
+) -> None:
+    """What the modal says of the booking is the runner's own booking of that line: at its
+    --cap with no recorded peaks, from them (under the cap) with some."""
+    store = StateStore.open_default()
+    argv = ["sh", "-c", "exit 3"]
+    first = add_job(store, label="exits three", state="done", argv=argv, cwd=str(isolated_home),
+                    exit_code=3, outcome="exit 3", cap=64 * MIB,
+                    started_at=time.time() - 5, ended_at=time.time() - 4)
+    if history:
+        with store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO peaks (fingerprint, job_id, peak, hit_ceiling, cap, outcome)"
+                " VALUES (?, ?, ?, 0, ?, 'ok')",
+                (fingerprint(argv, isolated_home), first, 10 * MIB, 64 * MIB),
+            )
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await select_row(pilot, app, "2", "jobs-table", str(first))
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the rerun modal")
+        shown = str(app.screen.query_one("#confirm-lines").render())
+    assert says in shown, shown
+    assert "history of peaks" not in shown or history, shown
 
 
 async def test_r_on_a_job_that_hit_its_own_cap_opens_the_form_with_twice_the_cap(
@@ -231,6 +296,29 @@ async def test_the_launch_form_starts_in_the_apps_launch_folder(isolated_home: P
     values = {"command": "true", "cwd": "", "cap": "", "label": "", "threads": ""}
     assert request_from(values, folder).cwd == folder
     assert SwarmdeckApp(load_config(), store).launch_cwd == Path.cwd()
+
+
+async def test_the_launch_form_takes_the_threads_its_hint_names(isolated_home: Path) -> None:
+    """The threads field's placeholder names this host's cores as its range, and the form takes
+    that range: one thread more is the form's problem, Launch disabled, saying the range."""
+    app = SwarmdeckApp(load_config(), StateStore.open_default(), launch_cwd=isolated_home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probed(pilot)
+        await pilot.press("n")
+        screen = app.screen
+        assert isinstance(screen, LaunchScreen)
+        cores = app.snapshot.hosts[0].cores.count
+        threads = screen.query_one("#launch-threads", Input)
+        assert threads.placeholder.endswith(f", 1–{cores}")
+        preview = screen.query_one("#launch-preview")
+        screen.query_one("#launch-command", Input).value = "true"
+        threads.value = str(cores + 1)
+        wanted = f"✗ threads {cores + 1}: give 1–{cores}, this host's cores"
+        await until(pilot, lambda: str(preview.render()).startswith(wanted), "the range refused")
+        assert screen.query_one("#do", Button).disabled
+        threads.value = str(cores)
+        await until(pilot, lambda: not str(preview.render()).startswith("✗ threads"),
+                    "the range's top taken")
 
 
 async def test_n_shows_the_booking_and_the_command_line_then_launches(

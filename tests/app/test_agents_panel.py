@@ -135,13 +135,18 @@ async def test_a_hook_only_subagent_never_leaves_the_tree_while_transcripts_are_
         assert all(drawn[first:]), drawn
 
 
-def _many_finished(home: Path, finished: int) -> None:
+def _many_finished(home: Path, finished: int, failed: int = 0) -> None:
+    """A live session with `finished` completed subagents, then `failed` failed ones (an
+    `is_error` result), then one still running."""
     tree = ClaudeTree(home / "claude")
     main = Lines(SID)
     main.prompt("fan out", 0)
     for n in range(finished):
         main.agent(f"toolu_{n}", f"Finished task {n}", "Go.", 1 + n)
         main.foreground_done(f"toolu_{n}", f"a{n}", 2 + n)
+    for n in range(failed):
+        main.agent(f"toolu_f{n}", f"Failed task {n}", "Go.", 50 + n)
+        main.result(f"toolu_f{n}", "the agent hit an API error", 51 + n, is_error=True)
     main.agent("toolu_run", "Still running", "Go.", 100)
     tree.write_main(main)
     tree.write_pid_file(os.getpid(), SID)
@@ -170,6 +175,38 @@ async def test_completed_subagents_beyond_the_newest_few_fold_into_one_line(
         await pilot.pause()
         visible = [str(line.node.label) for line in tree._tree_lines]
         assert sum("Finished task" in t for t in visible) == 8
+
+
+async def test_failed_subagents_beyond_the_newest_few_fold_by_the_same_rule(
+    isolated_home: Path,
+) -> None:
+    """A failed subagent is over as a finished one is: beyond the newest few ended ones it
+    folds, and the fold line counts the failed apart, so none is hidden unsaid."""
+    _many_finished(isolated_home, 0, failed=8)
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(180, 50)) as pilot:
+        tree = app.query_one(SessionTree)
+        await until(pilot, lambda: any("Still running" in t for _, t in _labels(tree)), "tree")
+        shown = [text for _, text in _labels(tree)]
+        visible = [str(line.node.label) for line in tree._tree_lines]
+    assert sum("Failed task" in t for t in shown) == 8, "folded, not dropped"
+    failed = [t.split(" (")[0] for t in visible if "Failed task" in t]
+    assert failed == ["✗ Failed task 5", "✗ Failed task 6", "✗ Failed task 7"], visible
+    [fold] = [t for t in visible if "failed" in t and "task" not in t]
+    assert fold.strip().endswith("5 failed"), fold
+    assert visible.index(fold) == 1, "the session's first line"
+
+
+async def test_the_fold_line_counts_finished_and_failed_apart(isolated_home: Path) -> None:
+    _many_finished(isolated_home, 4, failed=4)
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(180, 50)) as pilot:
+        tree = app.query_one(SessionTree)
+        await until(pilot, lambda: any("Still running" in t for _, t in _labels(tree)), "tree")
+        visible = [str(line.node.label) for line in tree._tree_lines]
+    assert sum("task" in t for t in visible) == 3, visible
+    [fold] = [t for t in visible if "finished" in t and "task" not in t]
+    assert fold.strip().endswith("4 finished · ✗ 1 failed"), fold
 
 
 async def test_the_fold_line_shows_no_glyph_of_a_subagent_state(isolated_home: Path) -> None:

@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixed_room import fixed_app
+from fixed_room import FIGURES, fixed_app
 from pilot_waits import probed
 from textual.widgets import Static, Tree
 
+from nvml_standin import GIB
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.whole_parts import WholeParts
 
@@ -79,3 +80,21 @@ async def test_the_host_card_title_and_memory_legend_are_one_line_each_at_120(
             widget = app.query_one(part)
             assert widget.region.height == 1, part
             assert not str(widget.render()).endswith("…"), part
+
+
+async def test_the_memory_legend_of_the_widest_figures_is_one_line_at_120(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Figures of five cells each ("12.3G") make the legend longer than the room under the
+    bar at 120 columns: it starts at the card's edge rather than wrap, and stays whole."""
+    for key, gib in (("used_outside_slice", 12.3), ("slice_used", 9.87),
+                     ("not_yet_grown", 1.23), ("room", 62.4), ("machine_room", 62.4)):
+        monkeypatch.setitem(FIGURES, key, int(gib * GIB))
+    app = fixed_app(isolated_home)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.pause()
+        widget = app.query_one(".memory-legend")
+        shown = drawn_lines(screen_lines(app), widget)
+        assert widget.region.height == 1, shown
+    assert "▒ booked, not yet grown 1.23G  ░ room 62.4G  · not bookable" in shown[0], shown

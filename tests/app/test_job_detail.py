@@ -122,3 +122,44 @@ async def test_the_peaks_are_read_again_when_the_job_ends_and_records_its_own(
                          " peak = ? WHERE id = ?", (2 * GIB, job_id))
         await until(pilot, lambda: figures(screen, "peaks") == " 1 run: last 2G, most 2G",
                     "the run it recorded")
+
+
+async def test_a_moved_jobs_detail_says_where_it_went_and_how_its_copy_runs_there(
+    isolated_home: Path,
+) -> None:
+    """A job withdrawn here because it moved was never admitted here and wrote no output here:
+    its detail says where it went and how its copy runs there, not "admitted via cap" nor
+    "ran attached to its terminal"."""
+    (isolated_home / "config.toml").write_text('[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\n')
+    store = StateStore.open_default()
+    copy = add_job(store, label="slow build", host="box2", state="running", argv=["make"],
+                   cwd=str(isolated_home), admitted_via="peer", detached=1)
+    moved = add_job(store, label="slow build", state="moved", argv=["make"],
+                    cwd=str(isolated_home), exit_code=242, outcome=f"moved to box2 (job {copy})",
+                    admitted_via="cap")
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("2")
+        table = app.query_one("#jobs-table")
+        table.move_cursor(row=table.get_row_index(str(moved)))
+        await pilot.press("enter")
+        screen = app.screen
+        assert isinstance(screen, JobDetail) and screen.job_id == moved
+        await pilot.pause()
+        facts = str(screen.query_one("#job-facts").render())
+        output = str(screen.query_one("#job-output").render())
+        await pilot.press("escape")
+        table.move_cursor(row=table.get_row_index(str(copy)))
+        await pilot.press("enter")
+        await pilot.pause()
+        copy_facts = str(app.screen.query_one("#job-facts").render())
+    assert ("admitted via  box2's own runner (a peer run: booked and caged there)"
+            in copy_facts), copy_facts
+    assert "admitted via  cap" not in facts, facts
+    assert "admitted via  not here: it moved while queued" in facts, facts
+    assert (f"moved to  box2, as job {copy}: running there under box2's own swarmdeck run"
+            in facts), facts
+    assert "attached to its terminal" not in output, output
+    assert output == (f"no output here: it moved to box2 before it started; job {copy} is its"
+                      " run there"), output

@@ -1,11 +1,13 @@
 """The approve flow under Pilot, end to end: a real stalled job's finding → `k` kill request →
 `y` modal (Cancel focused, the tree shown) → Approve → the tree is gone → an alert says so;
 `d` leaves it running; a request whose process ended (or whose pid was reused) is dismissed,
-not approved, and nothing is signalled; Alerts shows merged counts."""
+not approved, and nothing is signalled; Alerts shows merged counts; an acknowledgement says
+who made it."""
 
 from __future__ import annotations
 
 import contextlib
+import getpass
 import json
 import os
 import signal
@@ -15,6 +17,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+from fixed_room import record_watchdog
 from rendered import plain
 from textual.widgets import Button, Static
 
@@ -22,6 +25,8 @@ from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.app.record_detail import FindingDetail
+from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import load_config
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.procs import identity, own_identity
@@ -120,6 +125,9 @@ async def test_finding_to_approved_kill_stops_the_tree_and_records_an_alert(isol
             await pilot.click("#approve")
             await _until(pilot, lambda: proc.poll() is not None and not child_ident.is_alive())
             await _until(pilot, lambda: any("approved" in a.message for a in open_alerts(store)))
+            await _until(pilot, lambda: any("stopped" in n.message for n in app._notifications))
+            said = [n.message for n in app._notifications if "stopped" in n.message]
+            assert said == [f"kill request 1: stopped pid {proc.pid} and 1 more process"], said
     finally:
         _stop(proc)
 
@@ -225,3 +233,40 @@ async def test_readonly_refuses_a_kill_request(isolated_home):
             assert conn.execute("SELECT count(*) FROM kill_requests").fetchone()[0] == 0
     finally:
         _stop(proc)
+
+
+async def test_an_acknowledgement_shows_who_made_it(isolated_home):
+    """`a` records the time and the person's user name (the README's promise): the toast says
+    who acknowledged, for a finding and for an alert, and the finding's detail keeps saying it."""
+    store = StateStore.open_default()
+    config = _config(isolated_home)
+    record_watchdog(store, time.time())
+    with store.transaction() as conn:
+        raise_alert(conn, "slice-full", "warning", "runner", "vm", "the slice was full",
+                    time.time())
+    me = getpass.getuser()
+    app = SwarmdeckApp(config, store, prober=partial(take_snapshot, config, store))
+    async with app.run_test(size=(160, 60)) as pilot:
+        findings = app.query_one("#findings-table", KeyedTable)
+        await _until(pilot, lambda: findings.row_count == 2)
+        findings.focus()
+        finding = app.query_one(WatchdogPanel).selected_finding()
+        assert finding is not None
+        await pilot.press("a")
+        await _until(pilot, lambda: _notes(app))
+        assert _notes(app) == [f"finding {finding.id} acknowledged by {me}"]
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.screen, FindingDetail))
+        facts = app.screen.query_one("#record-facts")
+        await _until(pilot, lambda: f"ago by {me}" in str(facts.render()))
+        await pilot.press("escape", "7", "a")
+        await _until(pilot, lambda: len(_notes(app)) == 2)
+        [alert] = open_alerts(store) or [None]
+        assert alert is None, "it left the panel"
+        assert _notes(app)[1].startswith("alert ") and _notes(app)[1].endswith(
+            f" acknowledged by {me}; it leaves the panel"
+        ), _notes(app)
+
+
+def _notes(app) -> list[str]:
+    return [n.message for n in app._notifications]

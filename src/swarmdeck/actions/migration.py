@@ -16,6 +16,7 @@ import shlex
 import signal
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -79,12 +80,53 @@ class MigrationRefused(RefusedError):
     """The job cannot be moved: it runs, or it is over; the message says which and what to do."""
 
 
-def refusal(job: LedgerJob) -> str | None:
+_MOVED_TO = re.compile(r"moved to (?P<host>\S+)(?: \(job (?P<id>\d+)\))?")
+"""A moved row's outcome, as `moved_outcome` writes it."""
+
+
+def moved_to(job: LedgerJob) -> tuple[str, int | None] | None:
+    """Where a job withdrawn here because it moved went: the host, and its copy's id in this
+    ledger when the launch named it; None for a job that did not move."""
+    found = _MOVED_TO.fullmatch(job.outcome or "") if job.state == MOVED else None
+    if found is None:
+        return None
+    return found["host"], int(found["id"]) if found["id"] is not None else None
+
+
+def moved_copy(job: LedgerJob, jobs: Iterable[LedgerJob]) -> LedgerJob | None:
+    """The row of `jobs` that runs a job moved from here: the copy its outcome names ("moved to
+    box2 (job 8)"), else the one on that host with its command and folder; None for a job that
+    did not move, or whose copy is not among `jobs`."""
+    where = moved_to(job)
+    if where is None:
+        return None
+    host, copy_id = where
+    others = [other for other in jobs if other.id != job.id and other.host == host]
+    if copy_id is not None:
+        return next((other for other in others if other.id == copy_id), None)
+    return next((other for other in others if other.state in ACTIVE
+                 and (other.argv, other.cwd) == (job.argv, job.cwd)), None)
+
+
+def copy_running(job: LedgerJob, jobs: Iterable[LedgerJob], doing: str) -> str | None:
+    """Why `doing` ("rerunning", "migrating") a job moved from here would run it twice: its copy
+    on the peer is still active; None when it is not (or the job did not move)."""
+    copy = moved_copy(job, jobs)
+    if copy is None or copy.state not in ACTIVE:
+        return None
+    return (f"job {job.id} moved to {copy.host} as job {copy.id}, which is {copy.state} there: "
+            f"{doing} it would run it twice; wait until it ends there")
+
+
+def refusal(job: LedgerJob, jobs: Iterable[LedgerJob] = ()) -> str | None:
     """Why `job` cannot be migrated now, or None: a queued job moves there (its row here ends
-    as moved once it started there); an ended one is over, and `r` reruns it; a running one would
-    run twice, so it is stopped first."""
+    as moved once it started there); an ended one is over, and `r` reruns it, unless it moved
+    and its copy among `jobs` still runs there (`copy_running`); a running one would run twice,
+    so it is stopped first."""
     if job.state not in ACTIVE:
-        return f"job {job.id} is over ({job.outcome or job.state}): nothing to migrate; r reruns it"
+        return copy_running(job, jobs, "migrating") or (
+            f"job {job.id} is over ({job.outcome or job.state}): nothing to migrate; r reruns it"
+        )
     if job.state not in (RUNNING, ADMITTED):
         return None
     if job.host and job.host != local_host_name():

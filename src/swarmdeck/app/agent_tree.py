@@ -4,9 +4,9 @@ Nodes are keyed (session id, then subagent id) and ordered by when they started,
 changes labels in place and adds newcomers at the end; folded nodes stay folded and the cursor
 stays on its line. A subagent is placed under its parent subagent when there is one.
 
-A session's completed subagents beyond the newest SHOWN_FINISHED go under one folded "N
-finished" line (expandable), so a swarm that ran for hours does not push the sessions waiting
-for the person below the fold.
+A session's ended subagents (completed or failed) beyond the newest SHOWN_FINISHED go under
+one folded "N finished · M failed" line (expandable), so a swarm that ran for hours does not push
+the sessions waiting for the person below the fold; the failed are counted apart, in red.
 """
 
 from __future__ import annotations
@@ -35,7 +35,10 @@ STATUS_STYLES = {
 }
 STATUS_MARKS = {"running": "▶", "completed": "✓", "failed": "✗", "interrupted": "■"}
 SHOWN_FINISHED = 3
-"""A session's newest completed subagents shown on lines of their own; older ones fold."""
+"""A session's newest ended subagents shown on lines of their own; older ones fold."""
+FOLDS = ("completed", "failed")
+"""The statuses of a subagent that is over by itself, and folds once older than the newest few
+(an interrupted one may be resumed: it keeps its line)."""
 FOLD = "f"
 """The key kind of a session's "N finished" line (sessions are `s`, subagents `a`)."""
 FOLDED = "+"
@@ -44,13 +47,26 @@ of Textual's `▶`, which here would read as a running subagent."""
 
 
 def folded_ids(subagents: Sequence[SubagentInfo]) -> set[str]:
-    """The ids of a session's completed subagents (of its main thread) beyond the newest
-    SHOWN_FINISHED, by when they ended; none while only one is beyond them, whose own line
-    takes no more room than the fold's."""
+    """The ids of a session's ended subagents (of its main thread, completed or failed) beyond
+    the newest SHOWN_FINISHED, by when they ended; none while only one is beyond them, whose
+    own line takes no more room than the fold's."""
     by_id = {sub.id for sub in subagents}
-    done = [sub for sub in subagents if sub.status == "completed" and sub.parent_id not in by_id]
+    done = [sub for sub in subagents if sub.status in FOLDS and sub.parent_id not in by_id]
     done.sort(key=lambda sub: (sub.ended_at or sub.started_at or 0.0, sub.id))
     return {sub.id for sub in done[:-SHOWN_FINISHED]} if len(done) > SHOWN_FINISHED + 1 else set()
+
+
+def fold_label(folded: Sequence[SubagentInfo]) -> Text:
+    """The fold line: how many finished and, apart and in red, how many failed."""
+    failed = sum(sub.status == "failed" for sub in folded)
+    parts = []
+    if len(folded) > failed:
+        parts.append(Text(f"{STATUS_MARKS['completed']} {len(folded) - failed} finished",
+                          style=STATUS_STYLES["completed"]))
+    if failed:
+        parts.append(Text(f"{STATUS_MARKS['failed']} {failed} failed",
+                          style=STATUS_STYLES["failed"]))
+    return Text(" · ", style="dim").join(parts)
 
 
 def _tool_text(call: ToolCall | None, now: float, tool_call_max: float) -> Text:
@@ -194,7 +210,7 @@ class SessionTree(Tree[str]):
             fold_key = f"{FOLD}:{session.session_id}"
             if folded:
                 wanted[fold_key] = (
-                    session_key, Text(f"✓ {len(folded)} finished", style="dim")
+                    session_key, fold_label([sub for sub in ordered if sub.id in folded])
                 )
             for sub in ordered:
                 parent = sub.parent_id

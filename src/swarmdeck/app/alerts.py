@@ -54,6 +54,11 @@ class AlertsPanel(StorePanel, TablePanel):
             self.notify("no open alerts: nothing to acknowledge" if none_open else
                         "no alert selected: the Alerts panel (7) lists them", severity="warning")
             return
-        acknowledge_alert(self.store, alert.id, getpass.getuser(), time.time())
+        who = getpass.getuser()
+        if acknowledge_alert(self.store, alert.id, who, time.time()):
+            self.notify(f"alert {alert.id} acknowledged by {who}; it leaves the panel")
+        else:
+            self.notify(f"alert {alert.id} is no longer open: nothing acknowledged",
+                        severity="warning")
         if self.snapshot is not None:
             self.snapshot = replace(self.snapshot, alerts=open_alerts(self.store))

@@ -9,6 +9,7 @@ Cancel focused; results and failures come back as one-line notifications.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from swarmdeck.actions.migration import copy_running
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.probes.ledger import ACTIVE, LedgerJob
 from swarmdeck.probes.locks import HELD, LockState
@@ -104,10 +106,14 @@ def command_line(request: RunRequest) -> str:
     return f"cd {shlex.quote(str(request.cwd))} && " + shlex.join([*args, "--", *request.argv])
 
 
-def why_not_rerun(job: LedgerJob) -> str | None:
-    """Why this job cannot be rerun now, or None."""
+def why_not_rerun(job: LedgerJob, jobs: Iterable[LedgerJob] = ()) -> str | None:
+    """Why this job cannot be rerun now, or None; `jobs` are the ledger's others, where the
+    copy of a job moved to a peer is (`m` refuses it for the same reason)."""
     if job.state in ACTIVE:
         return f"job {job.id} is {job.state}: only a finished job is rerun"
+    running_there = copy_running(job, jobs, "rerunning")
+    if running_there:
+        return running_there
     if not job.argv:
         return f"job {job.id} has no recorded command"
     if not Path(job.cwd).is_dir():

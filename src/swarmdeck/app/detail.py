@@ -25,6 +25,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Label, Static
 
+from swarmdeck.actions.hosts.peer_ledger import VIA_PEER
+from swarmdeck.actions.migration import moved_copy, moved_to
 from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar, bar_line
 from swarmdeck.app.bar_legend import FREE, JOB_MEMORY
 from swarmdeck.app.history import JobPoint, RoomHistory
@@ -34,7 +36,7 @@ from swarmdeck.errors import StateError
 from swarmdeck.printable import printable, printable_lines, printable_text
 from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.claude.subagents import SubagentInfo
-from swarmdeck.probes.ledger import LedgerJob
+from swarmdeck.probes.ledger import ACTIVE, LedgerJob
 from swarmdeck.probes.peaks import WorkloadHistory, workload_history
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
@@ -50,8 +52,18 @@ PEAK_RUNS = 60
 """How many of a workload's recorded runs its peak history shows."""
 
 
-def last_lines(path: str | None, count: int = OUTPUT_LINES) -> str:
-    """The last `count` lines of a job's output, or why there are none."""
+def last_lines(job: LedgerJob, count: int = OUTPUT_LINES) -> str:
+    """The last `count` lines of a job's output, or why there are none: a job moved to a peer
+    before it started wrote none here; a peer run followed from a terminal wrote it there."""
+    path = job.output_path
+    where = moved_to(job)
+    if where is not None:
+        host, copy_id = where
+        there = f"; job {copy_id} is its run there" if copy_id is not None else ""
+        return f"no output here: it moved to {host} before it started{there}"
+    if not path and job.admitted_via == VIA_PEER:
+        return (f"no output file recorded: the peer run that started it on {job.host} wrote"
+                " its output to its own terminal")
     if not path:
         return "no output file recorded (the job ran attached to its terminal)"
     try:
@@ -139,20 +151,49 @@ def job_title(job: LedgerJob) -> str:
     return f"Job {job.id}: {job.label}" if job.label else f"Job {job.id}"
 
 
-def job_facts(job: LedgerJob, now: float, width: int = 120) -> Text:
-    """Everything the ledger knows of a job, one fact a line, to fit `width` cells."""
+def admitted_text(job: LedgerJob) -> str:
+    """What the job's booking was based on, in the words that are true of it: a job that moved
+    while queued was never admitted here; a peer run's copy was booked by the peer's runner."""
+    if moved_to(job) is not None:
+        return "not here: it moved while queued"
+    if job.admitted_via == VIA_PEER:
+        return f"{job.host}'s own runner (a peer run: booked and caged there)"
+    return job.admitted_via or NONE
+
+
+def moved_text(job: LedgerJob, copy: LedgerJob | None) -> str:
+    """Where a job moved from here went, and how its copy runs there (`copy`, its row here,
+    when the snapshot has it)."""
+    where = moved_to(job)
+    host, copy_id = where if where is not None else (job.host, None)
+    if copy is None:
+        return host + (f", as job {copy_id}" if copy_id is not None else "")
+    if copy.state in ACTIVE:
+        how = f"{copy.state} there under {copy.host}'s own swarmdeck run"
+    else:
+        how = f"{copy.state} there" + (f" ({copy.outcome})" if copy.outcome else "")
+    return f"{copy.host}, as job {copy.id}: {how}"
+
+
+def job_facts(
+    job: LedgerJob, now: float, width: int = 120, copy: LedgerJob | None = None
+) -> Text:
+    """Everything the ledger knows of a job, one fact a line, to fit `width` cells; a job that
+    moved to a peer says where and how its copy (`copy`, its row here) runs there."""
+    moved = (("moved to", moved_text(job, copy)),) if moved_to(job) is not None else ()
     facts = (
         ("state", state_cell(job)),
         ("command", shlex.join(job.argv) or NONE),
         ("cwd", job.cwd or NONE),
         ("host", job.host),
+        *moved,
         ("cage", job.cgroup or NONE),
         ("runtime", runtime_text(job.runtime(now))),
         ("cores", cores_cell(job)),
         ("memory", f"now {size_cell(job.current)} · peak {size_cell(job.peak)}"
                    f"{' (ceiling: it reached its cap)' if job.hit_ceiling else ''}"
                    f" · booked {size_cell(job.booked)} · cap {size_cell(job.cap)}"),
-        ("admitted via", job.admitted_via or NONE),
+        ("admitted via", admitted_text(job)),
         ("oom adj", NONE if job.oom_score_adj is None else str(job.oom_score_adj)),
         ("output", job.output_path or NONE),
     )
@@ -275,12 +316,13 @@ class JobDetail(DetailScreen):
             show_text(facts, Text(f"job {self.job_id} is no longer in the ledger's recent jobs"))
             return
         self.query_one(".detail").border_title = job_title(job)
-        show_text(facts, job_facts(job, time.time(), self.text_width))
+        copy = moved_copy(job, snapshot.jobs)
+        show_text(facts, job_facts(job, time.time(), self.text_width, copy))
         bar = self.query_one("#job-memory", StackedBar)
         bar.segments, bar.total = memory_segments(job)
         self._show_peaks(job)
         self._show_usage(job, snapshot)
-        show_text(self.query_one("#job-output", Static), Text(last_lines(job.output_path)))
+        show_text(self.query_one("#job-output", Static), Text(last_lines(job)))
 
     def _show_peaks(self, job: LedgerJob) -> None:
         """The workload's recorded peaks, read again in a thread when the job's state changed."""

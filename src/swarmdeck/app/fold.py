@@ -5,6 +5,11 @@ Below SHORT_HEIGHT rows every panel cannot have its room: the Jobs and Agents ro
 is left) stays open, and so does the focused panel's row; every other panel is drawn as its
 title line alone (class `-folded`). With nothing focused, or the Hosts card focused (as the app
 starts), the card stays open above Jobs and Agents: what a person watching reads first.
+
+A room with no job and no session (a first look) has nothing to fill that row with: while no
+panel below it holds the focus, each row below whose panels are all empty opens, top down, as
+far as the screen allows with that row at its least height, saying what it found ("no
+findings") instead of a bare title line (`opened_rows`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,25 @@ SHORT_HEIGHT = 35
 
 Rows = Sequence[Sequence[str]]
 """Panel ids, row by row from the top, as the main screen lays them out."""
+
+
+EMPTY_HEIGHT = 3
+"""The lines an empty panel takes open: its one line of text in its border."""
+
+
+def opened_rows(
+    rows: Rows, folded: frozenset[str], empty: frozenset[str], spare: int
+) -> frozenset[str]:
+    """Of the folded rows whose panels are all empty, those that open, top down, in `spare`
+    lines: each takes EMPTY_HEIGHT lines open instead of its title line."""
+    opened: set[str] = set()
+    for row in rows:
+        if row and all(panel in folded and panel in empty for panel in row):
+            if spare < EMPTY_HEIGHT - 1:
+                break
+            spare -= EMPTY_HEIGHT - 1
+            opened.update(row)
+    return frozenset(opened)
 
 
 def folded_panels(rows: Rows, open_row: int, focused: str | None) -> frozenset[str]:

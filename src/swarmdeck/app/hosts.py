@@ -39,6 +39,10 @@ from swarmdeck.views.slurm import cluster_text
 REST = NOT_BOOKABLE.glyph
 """What fills the memory bar past its parts: memory the book does not offer to jobs."""
 REST_NAME = "not bookable"
+LEGEND_INDENT = 8
+"""The cells a card's memory legend starts after, under its bar (the bar label's width), as
+long as that costs it no line: a legend too long for the room under the bar starts at the
+card's edge instead of wrapping."""
 HELD_LOAD = 0.1
 """A load average shown on a card stays until the reading moves by this much."""
 HELD_BUSY = 0.1
@@ -121,10 +125,13 @@ def cores_figures(busy: float | None, count: int) -> str:
     return f" {'–' if shown is None else f'{shown:.1f}'} of {count} cores busy"
 
 
-def legend(segments: tuple[BarSegment, ...], rest: str | None = None) -> WholeParts:
+def legend(
+    segments: tuple[BarSegment, ...], rest: str | None = None, indent: int = 0
+) -> WholeParts:
     """One swatch and figure per bar segment, in the bar's glyphs and colours; `rest` names
     what the bar's filler stands for. A narrow card wraps it by whole entries, each laid out as
-    taking its widest figure, so the entries keep their lines while the figures change."""
+    taking its widest figure, so the entries keep their lines while the figures change;
+    `indent` is the cells it starts after while that costs no line (WholeParts.indent)."""
     entries = [
         Text.assemble(
             (segment.glyph, segment.style), f" {segment.name} {format_size(int(segment.value))}"
@@ -135,7 +142,7 @@ def legend(segments: tuple[BarSegment, ...], rest: str | None = None) -> WholePa
     if rest:
         entries.append(Text(f"{REST} {rest}", style="dim"))
         room.append(entries[-1].cell_len)
-    return WholeParts(tuple(entries), room=tuple(room))
+    return WholeParts(tuple(entries), room=tuple(room), indent=indent)
 
 
 def titled_line(name: str, parts: list[str], style: str = "not bold") -> WholeParts:
@@ -178,7 +185,7 @@ class HostCard(Vertical):
         self._cores_figures = Label("", classes="bar-figures cores-figures")
         self._memory_bar = StackedBar(classes="memory-bar")
         self._memory_figures = Label("", classes="bar-figures memory-figures")
-        self._legend = Static("", classes="memory-legend")
+        self._legend = Static("", classes="memory-legend card-legend")
         self._sparkline = ScaledSparkline(classes="busy-history")
         self._sparkline.span = history_points
         self._readings = 0
@@ -231,7 +238,8 @@ class HostCard(Vertical):
                 self._show_memory(segments, memory.total, used_figures(used, memory.total))
             else:  # nothing of it is room: the rest is drawn as not bookable
                 self._show_memory(segments, memory.total, f" {NO_CAGE}", REST_NAME)
-                show_text(self._legend, no_cage_text(self.book.problem))
+                show_text(self._legend, WholeParts((no_cage_text(self.book.problem),),
+                                                   indent=LEGEND_INDENT))
         figures = shown_figures(host, self.book)
         load = tuple(
             self._held(f"load{n}", value, HELD_LOAD) for n, value in enumerate(cores.loadavg)
@@ -273,7 +281,7 @@ class HostCard(Vertical):
         self._memory_bar.segments = segments
         self._memory_bar.rest = REST if rest else FREE.glyph
         show_text(self._memory_figures, figures)
-        show_text(self._legend, legend(segments, rest))
+        show_text(self._legend, legend(segments, rest, LEGEND_INDENT))
 
 
 def peer_text(peer: PeerReading) -> WholeParts:
@@ -328,6 +336,13 @@ class HostsPanel(SnapshotPanel):
         def __init__(self, name: str) -> None:
             super().__init__()
             self.name = name
+
+    class Resized(Message):
+        """The panel took another height (a legend wrapped, a peer came): on a short screen
+        what the panels below may open depends on it (app/fold.py)."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.post_message(self.Resized())
 
     def __init__(self, history_points: int, history_minutes: float) -> None:
         """Args:

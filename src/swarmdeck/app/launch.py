@@ -41,11 +41,12 @@ FIELDS = (
     ("threads", "threads", "cores it will keep busy"),
 )
 """(key, name, placeholder) of each field; the threads' placeholder gets the range of this
-host's cores (`hint`)."""
+host's cores (`hint`), the range the form takes."""
 
 
 def hint(key: str, placeholder: str, cores: int | None) -> str:
-    """A field's placeholder: the threads' names this host's range, "1–16"."""
+    """A field's placeholder: the threads' names this host's range, "1–16", which is what the
+    form takes (`request_from`)."""
     return f"{placeholder}, 1–{cores}" if key == "threads" and cores else placeholder
 
 
@@ -58,9 +59,13 @@ class Preview:
     problem: str = ""
 
 
-def request_from(values: dict[str, str], default_cwd: Path) -> RunRequest:
+def request_from(
+    values: dict[str, str], default_cwd: Path, cores: int | None = None
+) -> RunRequest:
     """The form as a RunRequest (a blank folder is `default_cwd`); SwarmdeckError (one line)
-    when a field is wrong."""
+    when a field is wrong. With this host's `cores` read, threads are 1 to that many, the range
+    the field's placeholder names: a job cannot keep more cores busy than the host has (the
+    runner itself takes up to MAX_THREADS)."""
     try:
         argv = shlex.split(values["command"])
     except ValueError as error:
@@ -73,6 +78,8 @@ def request_from(values: dict[str, str], default_cwd: Path) -> RunRequest:
     threads_text = values["threads"].strip()
     if threads_text and not threads_text.isdigit():
         raise SwarmdeckError(f"threads {threads_text!r}: give a whole number")
+    if threads_text and cores and not 1 <= int(threads_text) <= cores:
+        raise SwarmdeckError(f"threads {int(threads_text)}: give 1–{cores}, this host's cores")
     request = RunRequest(
         argv=argv,
         cap=values["cap"].strip() or None,
@@ -86,10 +93,21 @@ def request_from(values: dict[str, str], default_cwd: Path) -> RunRequest:
 
 
 def preview(config: Config, store: StateStore, book: MemoryBook | None,
-            values: dict[str, str], default_cwd: Path) -> Preview:
-    """Check the form and work out the booking the runner would give it, and if it fits."""
+            values: dict[str, str], default_cwd: Path, cores: int | None = None) -> Preview:
+    """Check the form and work out the booking the runner would give it, and if it fits;
+    `cores` is this host's, the threads' range."""
     try:
-        request = request_from(values, default_cwd)
+        request = request_from(values, default_cwd, cores)
+    except SwarmdeckError as error:
+        return Preview(None, (), str(error))
+    return request_preview(config, store, book, request)
+
+
+def request_preview(config: Config, store: StateStore, book: MemoryBook | None,
+                    request: RunRequest) -> Preview:
+    """The booking the runner would give `request` (from its workload's recorded peaks, under
+    its cap), and whether that fits `book` now; the form's preview, and the rerun modal's."""
+    try:
         if book is None:
             not_read = "this host's memory book is not read yet"
             return Preview(request, (command_line(request),), not_read)
@@ -186,7 +204,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
 
     @work(thread=True, exclusive=True, group="launch-preview", exit_on_error=False)
     def _work_out(self, values: dict[str, str]) -> None:
-        result = preview(self._config, self._store, self._book, values, self._cwd)
+        result = preview(self._config, self._store, self._book, values, self._cwd, self._cores)
         self.app.call_from_thread(self._show, values, result)
 
     def _show(self, values: dict[str, str], result: Preview) -> None:

@@ -44,7 +44,7 @@ from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
 from swarmdeck.app.detail import AgentDetail, DetailScreen, JobDetail
 from swarmdeck.app.driver import QuietInputDriver
-from swarmdeck.app.fold import SHORT_HEIGHT, folded_panels
+from swarmdeck.app.fold import EMPTY_HEIGHT, SHORT_HEIGHT, folded_panels, opened_rows
 from swarmdeck.app.footer import FittedFooter
 from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen, key_list
@@ -53,7 +53,7 @@ from swarmdeck.app.host_detail import HostDetail
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.keyed_table import KeyedTable
-from swarmdeck.app.launch import LaunchScreen
+from swarmdeck.app.launch import LaunchScreen, Preview, request_preview
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.migrate import MigrateScreen
 from swarmdeck.app.panel import SnapshotPanel
@@ -68,7 +68,7 @@ from swarmdeck.printable import printable
 from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, waiting_for_person
 from swarmdeck.probes.host import CpuSampler
-from swarmdeck.probes.ledger import LedgerJob
+from swarmdeck.probes.ledger import LedgerJob, MemoryBook
 from swarmdeck.probes.locks import LockState
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
@@ -308,6 +308,10 @@ class SwarmdeckApp(App[int]):
         self.history.observe(message.snapshot)
         self.snapshot = message.snapshot
         self.snapshots_taken += 1
+        if self.size.height < SHORT_HEIGHT:
+            # What is empty may have changed, and the card's height with it: fold again once
+            # the panels drew this snapshot.
+            self.call_after_refresh(self._refold)
         if self.sessions_probe is not None:
             self._take_sessions(*self.sessions_probe.reading())
         else:
@@ -351,26 +355,58 @@ class SwarmdeckApp(App[int]):
     def on_resize(self, event: events.Resize) -> None:
         self._fold(self.screen_stack[0].focused)
 
+    def on_hosts_panel_resized(self, _message: HostsPanel.Resized) -> None:
+        if self.size.height < SHORT_HEIGHT:
+            self._refold()
+
+    def _refold(self) -> None:
+        """Fold again for the main screen's focus, unless the app is closing (no screen)."""
+        if self.screen_stack:
+            self._fold(self.screen_stack[0].focused)
+
     def _fold(self, focused: Widget | None) -> None:
         """On a short screen, fold all panels but the Jobs and Agents row and the row of the
-        panel that holds the focus; on a taller one, none."""
+        panel that holds the focus; on a taller one, none. An idle room (no job, no session)
+        opens the empty rows below as far as they fit beside the Jobs and Agents row at its
+        least height (app/fold.py)."""
         screen = self.screen_stack[0]
         rows: list[tuple[str, ...]] = []
+        heights: list[int] = []
         open_row = 0
+        middle = screen.query_one("#middle")
         for child in screen.children:
-            if child.id == "middle":
+            if child is middle:
                 open_row = len(rows)
             panels = [child] if child.has_class("panel") else list(child.query_children(".panel"))
             if panels:
                 rows.append(tuple(str(panel.id) for panel in panels))
+            elif isinstance(child, (Header, FittedFooter)) and child.display:
+                heights.append(child.outer_size.height)
         holder = next(
             (w.id for w in (focused.ancestors_with_self if focused else []) if w.id in PANELS),
             None,
         )
         short = self.size.height < SHORT_HEIGHT
+        empty = frozenset(str(p.id) for p in screen.query(".panel") if p.has_class("-empty"))
+        idle = short and all(str(p.id) in empty for p in middle.query_children(".panel"))
+        least = middle.styles.min_height
         folded = folded_panels(rows, open_row, holder) if short else frozenset()
+        below = {panel for row in rows[open_row + 1:] for panel in row}
+        hosts = screen.query_one(HostsPanel)
+        hosts_open = "hosts" not in folded
+        # A card that opens now has its height only once drawn open: the rows are seen to then.
+        unfolding = hosts_open and hosts.folded
+        if idle and holder not in below and not unfolding and (
+            not hosts_open or hosts.outer_size.height
+        ):
+            taken = sum(heights) + int(least.value if least else EMPTY_HEIGHT) + sum(
+                1 for row in rows if all(panel in folded for panel in row)
+            ) + (hosts.outer_size.height if hosts_open else 0)
+            folded -= opened_rows(rows, folded, empty, self.size.height - taken)
         for panel in screen.query(SnapshotPanel):
             panel.folded = panel.id in folded
+        if idle and unfolding:
+            self.call_after_refresh(self._refold)
 
     def action_focus_panel(self, panel_id: str) -> None:
         """Focus a panel: its table or tree when it shows one, else the panel itself.
@@ -498,16 +534,33 @@ class SwarmdeckApp(App[int]):
         if job is None:
             self.notify("select a finished job in the Jobs panel (2) first", severity="warning")
             return
-        why = commands.why_not_rerun(job)
+        why = commands.why_not_rerun(job, self.snapshot.jobs if self.snapshot else ())
         if why:
             self.notify(f"not rerun: {why}", severity="error")
             return
         if job.exit_code == ExitCode.OWN_CAP and job.cap:
             self._rerun_with_more_room(job)
             return
+        snapshot = self.snapshot
+        book = snapshot.book_of(snapshot.hosts[0].name) if snapshot and snapshot.hosts else None
+        self._offer_rerun(job, book)
+
+    @work(thread=True, exclusive=True, group="rerun-offer", exit_on_error=False)
+    def _offer_rerun(self, job: LedgerJob, book: MemoryBook | None) -> None:
+        """Work out the rerun's booking as the runner will (it reads the recorded peaks: off
+        the UI loop), then ask."""
         request = commands.rerun_request(job)
+        said = request_preview(self.config, self.store, book, request)
+        self.call_from_thread(self._ask_rerun, job, request, said)
+
+    def _ask_rerun(self, job: LedgerJob, request: RunRequest, said: Preview) -> None:
+        """The rerun modal: the command line and how it will be booked, or what stands in its
+        way (the runner has the last word, and its refusal comes back as a notification)."""
+        booking = [f"✗ {said.problem}"] if said.problem else [
+            line for line in said.lines[:2] if line
+        ]
         lines = [f"job {job.id}: {job.label}", "", commands.command_line(request), "",
-                 "booked from its history of peaks, as any run; it runs detached"]
+                 *booking, "it runs detached"]
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -596,7 +649,7 @@ class SwarmdeckApp(App[int]):
         if job is None:
             self.notify("select a job row in the Jobs panel first", severity="warning")
             return
-        refused = refusal(job)
+        refused = refusal(job, self.snapshot.jobs if self.snapshot else ())
         if refused is not None:
             self.notify(refused, severity="warning")
             return

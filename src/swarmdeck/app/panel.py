@@ -9,7 +9,7 @@ not at all. `TablePanel` adds what the table panels (Jobs, Alerts, Locks, GPUs) 
 keyed table, one line saying where it looked when there is nothing to show, and rows made from
 the snapshot. An empty panel carries the `-empty` class, and the stylesheet shrinks it to that
 line so the panels with something to say keep the room. `StorePanel` is for a panel whose keys
-change the state store.
+change the state store; read-only, those keys are neither offered in the footer nor run.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
+from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import var
 from textual.screen import ModalScreen
@@ -214,6 +216,24 @@ class StorePanel(SnapshotPanel):
         super().__init__(id=id)
         self.store = store
         self.readonly = readonly
+
+    def acts(self, action: str) -> bool:
+        """Whether `action` is one of this panel's keys (each changes the store)."""
+        return any(isinstance(b, Binding) and b.action == action for b in self.BINDINGS)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only, the panel's keys are not offered: the footer leaves them out (each would
+        only refuse); `on_key` still says why such a key does nothing."""
+        return not (self.readonly and self.acts(action))
+
+    def on_key(self, event: events.Key) -> None:
+        """Read-only, a key of this panel's reaches here unbound: it says why nothing happens
+        rather than nothing at all."""
+        if self.readonly and any(
+            isinstance(b, Binding) and event.key in b.key.split(",") for b in self.BINDINGS
+        ):
+            event.stop()
+            self.writable()
 
     def writable(self) -> bool:
         """False, after saying so, when the app is read-only."""

@@ -51,7 +51,10 @@ def finding_facts(finding: Finding, now: float, width: int) -> Text:
         ("session", finding.session_id or NONE),
         ("job", NONE if finding.job_id is None else f"#{finding.job_id}"),
         ("process", NONE if finding.pid is None else f"pid {finding.pid}"),
-        ("acknowledged", _ago(now, finding.acknowledged_at)),
+        ("acknowledged", _ago(now, finding.acknowledged_at) + (
+            f" by {finding.acknowledged_by}"
+            if finding.acknowledged_at is not None and finding.acknowledged_by else ""
+        )),
     ]
     return fact_lines(facts, NAME_WIDTH, width)
 

@@ -150,7 +150,12 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
     def action_acknowledge(self) -> None:
         if not self.writable() or (finding := self._finding()) is None:
             return
-        acknowledge(self.store, finding.id, time.time())
+        who = getpass.getuser()
+        if acknowledge(self.store, finding.id, who, time.time()):
+            self.notify(f"finding {finding.id} acknowledged by {who}")
+        else:
+            self.notify(f"finding {finding.id} is no longer open: nothing acknowledged",
+                        severity="warning")
         self.reload()
 
     def action_request_kill(self) -> None:
@@ -184,7 +189,7 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
             return
         severity = "error" if outcome.result.startswith("refused") else "information"
         self.app.call_from_thread(
-            self.notify, f"kill request {request_id}: {outcome.result} ({outcome.detail})",
+            self.notify, f"kill request {request_id}: {outcome.said}",
             severity=severity,
         )
         self.app.call_from_thread(self.reload)

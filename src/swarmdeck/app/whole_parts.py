@@ -33,12 +33,26 @@ class WholeParts:
     room: tuple[int, ...] = ()
     """Cells each part is laid out as taking, where it may take more than it does now (its
     figure's widest text); a part longer than its room takes what it is."""
+    indent: int = 0
+    """Cells left blank before the parts (a legend under its bar), as long as the parts take no
+    more lines so than from the edge; where they would, they start at the edge instead."""
 
     def __str__(self) -> str:
         return self.separator.join(part.plain for part in self.parts)
 
     def lines(self, width: int) -> list[Text]:
-        """The parts laid out in `width` cells; a part wider than that alone on its line."""
+        """The parts laid out in `width` cells, after the indent where that costs no line; a
+        part wider than that alone on its line."""
+        if self.indent:
+            flush = self._laid_out(width)
+            indented = self._laid_out(width - self.indent)
+            if len(indented) <= len(flush) and width > self.indent:
+                return [Text(" " * self.indent) + line for line in indented]
+            return flush
+        return self._laid_out(width)
+
+    def _laid_out(self, width: int) -> list[Text]:
+        """The parts from the edge of `width` cells."""
         lines: list[Text] = []
         line, taken = Text(), 0
         for index, part in enumerate(self.parts):
@@ -79,4 +93,4 @@ class WholeParts:
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         widest = max((part.cell_len for part in self.parts), default=0)
-        return Measurement(min(widest, options.max_width), cell_len(str(self)))
+        return Measurement(min(widest, options.max_width), cell_len(str(self)) + self.indent)

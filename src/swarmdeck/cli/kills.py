@@ -96,7 +96,7 @@ def _approve(args: argparse.Namespace) -> int:
     outcome = approve(store, args.id, getpass.getuser(), time.time())
     if outcome.result.startswith("refused"):
         raise RefusedError(f"kill request {args.id} {outcome.result}: {outcome.detail}")
-    print(f"kill request {args.id}: {outcome.result} ({outcome.detail})")
+    print(f"kill request {args.id}: {outcome.said}")
     return ExitCode.OK
 
 

@@ -53,6 +53,8 @@ class Finding:
     """What to do about it, in one line."""
     fired_at: float | None = None
     """When its condition had held long enough to show."""
+    acknowledged_by: str | None = None
+    """Who acknowledged it (a user name, or `escalation` when the policy acted)."""
 
 
 @dataclass(frozen=True)

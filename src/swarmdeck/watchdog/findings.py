@@ -175,7 +175,7 @@ def _upsert(
             "UPDATE findings SET rule = ?, subject = ?, severity = ?, message = ?, advice = ?,"
             " session_id = ?, host = ?, job_id = ?, pid = ?, start_ticks = ?,"
             " first_seen_at = ?, last_seen_at = ?, count = count + 1, resolved_at = NULL,"
-            " acknowledged_at = NULL, fired_at = ? WHERE id = ?",
+            " acknowledged_at = NULL, acknowledged_by = NULL, fired_at = ? WHERE id = ?",
             (*facts, now, now, at_once, row["id"]),
         )
         return at_once is not None
@@ -202,12 +202,14 @@ def _close_cleared(
     return len(ids)
 
 
-def acknowledge(store: StateStore, finding_id: int, now: float) -> bool:
-    """Mark a finding acknowledged; False when there is no open finding with that id."""
+def acknowledge(store: StateStore, finding_id: int, by: str, now: float) -> bool:
+    """Mark a finding acknowledged by `by` (a user name) at `now`; False when there is no open
+    finding with that id."""
     with store.transaction() as conn:
         cursor = conn.execute(
-            "UPDATE findings SET acknowledged_at = ? WHERE id = ? AND resolved_at IS NULL",
-            (now, finding_id),
+            "UPDATE findings SET acknowledged_at = ?, acknowledged_by = ?"
+            " WHERE id = ? AND resolved_at IS NULL",
+            (now, by, finding_id),
         )
     return cursor.rowcount > 0
 

@@ -60,6 +60,14 @@ class KillOutcome:
     """stopped, already gone, or refused: …; `denied` for a denial."""
     detail: str
 
+    @property
+    def said(self) -> str:
+        """The result and its detail in one line, the result said once: "stopped pid 7 and 1
+        more process" (the detail starts with it), "refused: pid reused: pid 7 now names…"."""
+        return self.detail if self.detail.startswith(self.result) else (
+            f"{self.result}: {self.detail}"
+        )
+
 
 def command_line(pid: int) -> str:
     """A process's command line as one string (its name in brackets when it has none)."""
@@ -315,12 +323,12 @@ def _decide(
     decided_by: str,
     now: float,
 ) -> KillOutcome:
+    outcome = KillOutcome(request, result, detail)
     with store.transaction() as conn:
         conn.execute(
             "UPDATE kill_requests SET state = ?, decided_at = ?, decided_by = ?, result = ?"
             " WHERE id = ?",
-            (state, now, decided_by, detail if detail.startswith(result) else f"{result}: {detail}",
-             request.id),
+            (state, now, decided_by, outcome.said, request.id),
         )
         level = "critical" if decided_by == "escalation" else "info"
         verb = "denied" if state == DENIED else "approved"
@@ -330,4 +338,4 @@ def _decide(
             f" {detail}",
             now,
         )
-    return KillOutcome(request, result, detail)
+    return outcome

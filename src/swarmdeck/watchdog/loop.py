@@ -99,11 +99,13 @@ class Watchdog:
             decided = approve(self.store, request.id, "escalation", now)
             line = (
                 f"{finding.rule} on {finding.subject} repeated {finding.count} times without"
-                f" acknowledgement: swarmdeck acted by itself ({decided.result}: {decided.detail})"
+                f" acknowledgement: swarmdeck acted by itself ({decided.said})"
             )
             with self.store.transaction() as conn:
                 conn.execute(
-                    "UPDATE findings SET acknowledged_at = ? WHERE id = ?", (now, finding.id)
+                    "UPDATE findings SET acknowledged_at = ?, acknowledged_by = 'escalation'"
+                    " WHERE id = ?",
+                    (now, finding.id),
                 )
                 raise_alert(
                     conn, f"escalated:{finding.key}", CRITICAL, "watchdog", finding.host, line,

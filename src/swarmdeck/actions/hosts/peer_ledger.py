@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from swarmdeck.actions.hosts.base import JobSpec
     from swarmdeck.state import StateStore
 
+VIA_PEER = "peer"
+"""The `admitted_via` of a peer run's row here: the peer's own runner booked and caged it."""
+
 
 @dataclass(frozen=True)
 class PeerRow:
@@ -56,7 +59,7 @@ def insert_peer_job(store: StateStore, host: str, job: JobSpec) -> int:
             "label": job.label, "host": host, "fingerprint": job.fingerprint,
             "argv": json.dumps(list(job.argv)), "cwd": str(job.cwd), "state": ADMITTED,
             "runner_pid": driver.pid, "runner_start_ticks": driver.start_ticks,
-            "booked": job.booking, "cap": job.cap, "admitted_via": "peer",
+            "booked": job.booking, "cap": job.cap, "admitted_via": VIA_PEER,
             "threads": job.threads, "detached": 0, "created_at": now(), "admitted_at": now(),
         })
 
