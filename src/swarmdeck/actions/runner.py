@@ -8,7 +8,6 @@ before the runner exits, and its row in the ledger says how it ended.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import signal
@@ -356,9 +355,11 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
         proc, job, cage, request.timeout, config.memory.sample_interval, run.signals,
         request.grace,
     )
-    with contextlib.suppress(OSError):
-        # Only read while the row says running; a marker that cannot be removed is harmless.
+    try:  # noqa: SIM105 (contextlib stays off the run path: its import costs every run)
         marker.unlink(missing_ok=True)
+    except OSError:
+        # Only read while the row says running; a marker that cannot be removed is harmless.
+        pass
     verdict = classify_oom(cage.evidence()) if watched.ended_by == OOM else OomVerdict.NONE
     code, outcome = exit_and_outcome(watched, verdict)
     reading = cage.reading()
