@@ -105,7 +105,9 @@ def _run_root(path: str) -> str | None:
     return f'{path!r} is not a usable run root: give a folder like "swarmdeck-runs" or "/scratch"'
 
 
-_SLICE_PART = re.compile(r"[A-Za-z0-9_@:+-][A-Za-z0-9._@:+-]*")
+_SLICE_PART = r"[A-Za-z0-9_@:+-][A-Za-z0-9._@:+-]*"
+"""One folder of a slice's name: a pattern compiled when a name is checked (re caches it), not
+when the module loads: a caged run on a cached config checks none and would pay the compile."""
 MAX_CGROUP_NAME = 255
 """The longest name one folder of a cgroup hierarchy may have (the kernel's NAME_MAX)."""
 
@@ -122,7 +124,7 @@ def slice_problem(setting: str) -> str | None:
         return None
     parts = [part for part in setting.split("/") if part]
     if parts and all(
-        _SLICE_PART.fullmatch(part) and len(part.encode()) <= MAX_CGROUP_NAME for part in parts
+        re.fullmatch(_SLICE_PART, part) and len(part.encode()) <= MAX_CGROUP_NAME for part in parts
     ):
         return None
     shown = repr(setting) if len(setting) <= 80 else repr(setting[:80]) + "…"

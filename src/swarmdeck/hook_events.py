@@ -38,7 +38,6 @@ from swarmdeck import paths
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterator
     from typing import Any
 
     from swarmdeck.state import StateStore
@@ -361,25 +360,44 @@ def remove_folded(folded: list[str]) -> None:
             continue  # a later fold found it left over and removed it first
 
 
-def folded_transaction(store: StateStore) -> Iterator[sqlite3.Connection]:
+def folded_transaction(store: StateStore) -> _FoldedTransaction:
     """`store.transaction()`, with the spooled calls in hook_events from its first statement.
 
     Inside another transaction nothing is folded: the file could only be removed at the outer
     commit, which this block does not see.
     """
-    from contextlib import contextmanager
+    return _FoldedTransaction(store)
 
-    @contextmanager
-    def transaction() -> Iterator[sqlite3.Connection]:
-        nested = store.connect().in_transaction
-        folded: list[str] = []
-        with store.transaction() as conn:
-            if not nested:
-                folded = fold_into(conn, str(store.path))
-            yield conn
-        remove_folded(folded)
 
-    return transaction()
+class _FoldedTransaction:
+    """What `folded_transaction` gives: the store's transaction, the spool folded in at its
+    start and the folded files removed once it committed. A context manager of its own, not
+    contextlib's: every caged run ends in one, and that import would cost it."""
+
+    def __init__(self, store: StateStore) -> None:
+        self._store = store
+        self._transaction = store.transaction()
+        self._folded: list[str] = []
+
+    def __enter__(self) -> sqlite3.Connection:
+        nested = self._store.connect().in_transaction
+        conn = self._transaction.__enter__()
+        if not nested:
+            try:
+                self._folded = fold_into(conn, str(self._store.path))
+            except BaseException as error:
+                # As an exception inside the block would: the transaction rolls back.
+                self._transaction.__exit__(type(error), error, error.__traceback__)
+                raise
+        return conn
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: object
+    ) -> bool:
+        self._transaction.__exit__(kind, error, traceback)
+        if error is None:
+            remove_folded(self._folded)
+        return False
 
 
 def has_spooled(db_path: str) -> bool:

@@ -22,6 +22,7 @@ from swarmdeck.actions.oom import OomVerdict
 from swarmdeck.actions.reconcile import reconcile
 from swarmdeck.actions.runner import exit_and_outcome
 from swarmdeck.cli import main
+from swarmdeck.config_cache import SETTLE_NS
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.ledger import ledger_jobs
@@ -141,6 +142,45 @@ def test_a_run_imports_nothing_it_has_no_use_for(slice_config: Path, isolated_ho
     }
     assert "swarmdeck.actions.runner" in imported
     assert not imported & NOT_ON_THE_RUN_PATH
+
+
+OTHER_COMMANDS = {
+    f"swarmdeck.cli.{module}" for module in
+    ("alerts", "config", "demo", "dispatch", "hooks", "kills", "lock", "peer", "status", "ui",
+     "watch")
+}
+"""The command line's other modules: a plain `swarmdeck run` builds no parser, theirs included."""
+ONLY_ON_A_RARE_BRANCH = {
+    "argparse", "gettext", "asyncio", "contextlib", "signal", "tomllib", "typing",
+    "swarmdeck.actions.alerts", "swarmdeck.actions.detach",
+    "swarmdeck.actions.slurm_run", "swarmdeck.probes.peer_cache",
+}
+"""What a job that starts, runs and exits at once never uses: argparse is for lines of another
+shape, an alert for a queued job that a peer fits, detach and Slurm for their flags, TOML
+(and the typing it pulls) for a config not cached yet; the run path's context managers are its
+own, so contextlib is not imported, and signal's C module does without signal.py's enums
+(half a millisecond each); a job that a signal ended is named through them."""
+
+
+def test_a_plain_run_imports_no_parser_and_nothing_only_a_rare_branch_needs(
+    slice_config: Path, isolated_home
+) -> None:
+    # A config cache is believed only once written well after the file's last change
+    # (config_cache.SETTLE_NS): the first run after that pause writes it, the second reads it.
+    time.sleep(SETTLE_NS / 1e9 + 0.1)
+    argv = [sys.executable, "-X", "importtime", SWARMDECK, "run", "--cap", "8M", "--", "true"]
+    assert subprocess.run(argv, capture_output=True, timeout=60).returncode == 0
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert {"swarmdeck.actions.runner", "swarmdeck.actions.jobwatch"} <= imported
+    assert not imported & (OTHER_COMMANDS | ONLY_ON_A_RARE_BRANCH), sorted(
+        imported & (OTHER_COMMANDS | ONLY_ON_A_RARE_BRANCH)
+    )
 
 
 def test_the_row_names_the_jobs_process_threads_and_serial_marker(

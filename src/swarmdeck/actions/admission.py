@@ -14,8 +14,7 @@ import os
 import select
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from swarmdeck.actions.booking import Booking, Decision, decide_admission
@@ -131,10 +130,9 @@ def _no_signal() -> int | None:
     return None
 
 
-@contextmanager
 def admission_turn(
     db: Path, wakeup_fd: int | None = None, stop_signal: Callable[[], int | None] = _no_signal
-) -> Iterator[None]:
+) -> _AdmissionTurn:
     """Runners deciding at once take turns on a file lock beside the state file.
 
     The write transaction alone is what makes a decision safe; this lock only makes waiters
@@ -142,13 +140,34 @@ def admission_turn(
     decision, so the wait for it is bounded (TURN_WAIT, then 252) and a stop signal ends it at
     once (Interrupted): a process sitting on the lock can delay a runner, never freeze it.
     """
-    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-    fd = os.open(f"{db}.admission", flags, 0o600)
-    try:
-        _take_turn(fd, f"{db}.admission", wakeup_fd, stop_signal)
-        yield
-    finally:
-        os.close(fd)
+    return _AdmissionTurn(f"{db}.admission", wakeup_fd, stop_signal)
+
+
+class _AdmissionTurn:
+    """The turn `admission_turn` waits for, held from `with` to its end: a context manager of
+    its own, not contextlib's, whose import would cost every caged run half a millisecond."""
+
+    def __init__(
+        self, name: str, wakeup_fd: int | None, stop_signal: Callable[[], int | None]
+    ) -> None:
+        self._name = name
+        self._wakeup_fd = wakeup_fd
+        self._stop_signal = stop_signal
+        self._fd = -1
+
+    def __enter__(self) -> None:
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = os.open(self._name, flags, 0o600)
+        try:
+            _take_turn(fd, self._name, self._wakeup_fd, self._stop_signal)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def __exit__(self, *_raised: object) -> bool:
+        os.close(self._fd)
+        return False
 
 
 def _take_turn(

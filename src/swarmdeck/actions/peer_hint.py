@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.sizes import format_size
 from swarmdeck.state import now
 
@@ -98,6 +97,9 @@ class PeerHint:
             self._note(f"{host.name} has room for it now ({format_size(room)}); to run it there "
                        f"instead: {command}")
             message = f"{self._label!r} queues here for memory; {host.name} fits it now: {command}"
+            # Here, not at the top: only a queued job that a peer fits raises an alert.
+            from swarmdeck.actions.alerts import raise_alert
+
             with self._store.transaction() as conn:
                 raise_alert(
                     conn, f"{PEER_FITS}{host.name}:{self._workload}", "info", ALERT_SOURCE,

@@ -12,7 +12,6 @@ never claims a cap the kernel refused.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
@@ -44,7 +43,8 @@ def claim_slice(backend: Backend, ledger: Path, config: Path | None, cap: int) -
         # instead of queueing on a lock its holder keeps while it waits for a CPU.
         backend.prepare_slice(cap)
         return owner
-    with _record_lock(record):
+    lock = _record_lock(record)
+    try:
         problem = slice_problem(slice_path, mine)
         if problem:
             raise CageError(problem)
@@ -55,10 +55,13 @@ def claim_slice(backend: Backend, ledger: Path, config: Path | None, cap: int) -
         claimed = SliceOwner(str(slice_path), mine, str(config or ""), cap, time.time())
         _write(record, claimed)
         return claimed
+    finally:
+        os.close(lock)
 
 
-@contextlib.contextmanager
-def _record_lock(record: Path):
+def _record_lock(record: Path) -> int:
+    """The lock on the owner record, taken: the descriptor that holds it, for the caller to
+    close; CageError when another process holds it past RECORD_WAIT."""
     folder = paths.private_dir(str(record.parent))
     fd = os.open(
         os.path.join(folder, record.name + ".lock"),
@@ -68,9 +71,10 @@ def _record_lock(record: Path):
     try:
         if not take_within(fd, RECORD_WAIT):
             raise CageError(f"the slice owner record {record} is locked by another process")
-        yield
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
 
 
 def _write(record: Path, owner: SliceOwner) -> None:

@@ -8,7 +8,6 @@ descendant's (measured on these machines).
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 
@@ -58,8 +57,11 @@ class OomNotifier:
             os.close(control)
 
     def drain(self) -> int:
-        with contextlib.suppress(BlockingIOError):
-            self.count += os.eventfd_read(self.efd)
+        try:
+            arrived = os.eventfd_read(self.efd)
+        except BlockingIOError:
+            arrived = 0  # nothing since the last read
+        self.count += arrived
         return self.count
 
     def close(self) -> None:
