@@ -8,6 +8,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -28,6 +29,21 @@ def json_rows(snapshot: gpu.GpuSnapshot) -> list[dict[str, object]]:
     return [row.to_json() for row in snapshot.as_rows()]
 
 
+def _started(proc: subprocess.Popen[bytes], within: float = 10.0) -> None:
+    """Wait until `proc` runs its own command line: just after fork, and while it execs on a busy
+    machine, /proc shows the parent's or an empty one."""
+    want = "\0".join(proc.args).encode()  # type: ignore[arg-type]
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{proc.pid}/cmdline").read_bytes().rstrip(b"\0") == want:
+                return
+        except OSError:
+            pass
+        time.sleep(0.01)
+    raise AssertionError(f"{proc.args} did not start within {within} s")
+
+
 @pytest.fixture
 def sleepers() -> Iterator[list[subprocess.Popen[bytes]]]:
     """Two real processes to stand as GPU compute processes: `sleep` and a python."""
@@ -36,6 +52,8 @@ def sleepers() -> Iterator[list[subprocess.Popen[bytes]]]:
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]),
     ]
     try:
+        for proc in procs:
+            _started(proc)
         yield procs
     finally:
         for proc in procs:
