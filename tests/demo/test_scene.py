@@ -113,8 +113,9 @@ def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(
 
 
 def test_a_hangup_ends_the_scene_with_129_and_leaves_nothing_behind() -> None:
-    """Without the control room too, SIGHUP (the terminal it was started from went away) ends
-    the scene as a quit would, with the shell's code for it."""
+    """Without the control room, the scene says how to look at it from another shell; SIGHUP
+    (the terminal it was started from went away) ends it as a quit would, with the shell's
+    code for it."""
     demo = subprocess.Popen(
         [SWARMDECK, "demo", "--no-ui", "--uncaged", "--seconds", "300", "--step", "0.5"],
         stdout=subprocess.PIPE,
@@ -128,6 +129,13 @@ def test_a_hangup_ends_the_scene_with_129_and_leaves_nothing_behind() -> None:
         match = SUMMARY.search(said[-1])
         assert match, said
         root = Path(match.group(1))
+        hint = demo.stdout.readline()
+        assert hint.startswith("look at it from another shell: "), hint
+        looked = subprocess.run(
+            hint.split(": ", 1)[1], shell=True, capture_output=True, text=True, timeout=60,
+            env={**os.environ, "PATH": f"{Path(SWARMDECK).parent}:{os.environ['PATH']}"},
+        )
+        assert looked.returncode == 0 and "loopback" in looked.stdout, looked.stderr
         demo.send_signal(signal.SIGHUP)
         assert demo.wait(timeout=60) == 129
         assert "Traceback" not in demo.stderr.read()

@@ -103,6 +103,8 @@ def _demo(args: argparse.Namespace) -> int:
     try:
         scene.start()
         print(scene.summary(), flush=True)
+        if args.no_ui:
+            print(f"look at it from another shell: {_looking(scene)}", flush=True)
         return _headless(args.seconds) if args.no_ui else _control_room(scene)
     except _Stopped as stopped:
         return ExitCode.TERMINAL_GONE if stopped.signum == signal.SIGHUP else ExitCode.OK
@@ -116,6 +118,14 @@ def _demo(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         print("demo scene removed", file=sys.stderr, flush=True)
+
+
+def _looking(scene) -> str:
+    """The command line that shows a headless scene: `status` with the scene's own folders."""
+    import shlex
+
+    folders = scene.environment().items()
+    return " ".join(f"{name}={shlex.quote(value)}" for name, value in folders) + " swarmdeck status"
 
 
 def _headless(seconds: float | None) -> int:
