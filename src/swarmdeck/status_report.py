@@ -226,15 +226,22 @@ def print_status(snapshot: Snapshot, console: Console | None = None) -> None:
         if book.backend:
             console.print(
                 f"memory cage on {book.host}: {book.backend}, slice {book.slice_path}"
-                f" ({book.placement}); room {format_size(book.room)}",
+                f" ({book.placement}); room in the slice {format_size(book.room)}, on the"
+                f" machine {format_size(book.machine_room)} (a job books within the smaller)",
                 markup=False,
             )
             owner = read_owner(book.slice_path) if book.slice_path else None
             if owner is not None:
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(owner.set_at))
+                pending = (
+                    f"; the config now gives {format_size(book.slice_cap)}, which the next run"
+                    " sets"
+                    if owner.cap != book.slice_cap
+                    else ""
+                )
                 console.print(
                     f"slice cap {format_size(owner.cap)} set {when} by the ledger"
-                    f" {owner.ledger} (config {owner.config or 'defaults'})",
+                    f" {owner.ledger} (config {owner.config or 'defaults'}){pending}",
                     markup=False,
                 )
         else:

@@ -203,3 +203,22 @@ def test_a_cap_the_kernel_refuses_is_not_recorded_as_set(
     owner = read_owner(v1_slice)
     assert owner is not None and owner.cap == 100 * MIB
     assert _limit(v1_slice) == 100 * MIB
+
+
+def test_status_says_when_the_config_gives_another_cap_than_the_slice_holds(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    """Changing memory.reserve changes the book at once but the slice's limit only at the next
+    run: status names both caps instead of showing two rooms that disagree without a word."""
+    config = write_config(isolated_home / "a.toml", v1_slice, 100 * MIB)
+    assert _run(isolated_home, "state", config).returncode == 0
+    write_config(config, v1_slice, 80 * MIB)
+    env = dict(os.environ, SWARMDECK_STATE_DIR=str(isolated_home / "state"),
+               SWARMDECK_CONFIG=str(config))
+    status = subprocess.run([SWARMDECK, "status"], capture_output=True, text=True, env=env,
+                            timeout=60, check=False)
+    assert status.returncode == 0, status.stderr
+    said = " ".join(status.stdout.split())
+    assert f"slice cap {format_size(100 * MIB)} set " in said, said
+    assert f"the config now gives {format_size(80 * MIB)}, which the next run sets" in said, said
+    assert "room in the slice " in said and "on the machine " in said, said
