@@ -9,7 +9,6 @@ after the attempt that found it, whatever this job's own answer. Waiting re-chec
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import sqlite3
@@ -17,6 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from swarmdeck import json_text
 from swarmdeck.actions.booking import Booking, Decision, decide_admission
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
 from swarmdeck.errors import SwarmdeckError
@@ -114,7 +114,7 @@ def _insert(conn: sqlite3.Connection, job: JobRow, state: str, at: float) -> int
     refused = state == REFUSED
     return insert(conn, "jobs", {
         "label": job.label, "host": job.host, "fingerprint": job.fingerprint,
-        "argv": json.dumps(job.argv), "cwd": str(job.cwd), "state": state,
+        "argv": json_text.dumps(job.argv), "cwd": str(job.cwd), "state": state,
         "runner_pid": job.runner.pid, "runner_start_ticks": job.runner.start_ticks,
         "booked": booking.booked, "cap": booking.cap, "admitted_via": booking.via.value,
         "oom_score_adj": booking.oom_score_adj, "threads": job.threads,

@@ -12,12 +12,11 @@ per HEAD commit and remembered in the state folder, and HEAD itself is read from
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from swarmdeck import paths
+from swarmdeck import json_text, paths
 from swarmdeck.digest import short_sha256
 from swarmdeck.records import dataclass
 
@@ -216,5 +215,5 @@ def normalise_command(argv: Sequence[str], cwd: Path) -> list[str]:
 def fingerprint(argv: Sequence[str], cwd: Path) -> str:
     """A short stable key for the workload `argv` run in `cwd`."""
     ident = tree_identity(cwd)
-    text = json.dumps([ident.tree, ident.subdir, normalise_command(argv, cwd)])
+    text = json_text.dumps([ident.tree, ident.subdir, normalise_command(argv, cwd)])
     return short_sha256(text)

@@ -6,11 +6,11 @@ closes the job's row, so the next run of the same workload books from it.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from pathlib import Path
 
+from swarmdeck import json_text
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
 from swarmdeck.hook_events import folded_transaction
 from swarmdeck.probes.ledger import DONE, RUNNING
@@ -83,7 +83,7 @@ def started_by_agent(
     import shlex  # only a job started from an agent's session gets here
 
     row = conn.execute("SELECT argv FROM jobs WHERE id = ?", (job_id,)).fetchone()
-    command = shlex.join(json.loads(row["argv"] or "[]")) if row is not None else ""
+    command = shlex.join(json_text.loads(row["argv"] or "[]")) if row is not None else ""
     if not command:
         return None
     found = conn.execute(

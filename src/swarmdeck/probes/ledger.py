@@ -9,12 +9,12 @@ reported (`runner_alive`), and actions/reconcile.py is what marks it lost.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from swarmdeck import json_text
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
@@ -263,7 +263,7 @@ def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> L
         label=row["label"] or "",
         host=row["host"] or "",
         state=state,
-        argv=json.loads(row["argv"] or "[]"),
+        argv=json_text.loads(row["argv"] or "[]"),
         cwd=row["cwd"] or "",
         booked=row["booked"],
         cap=row["cap"],

@@ -8,11 +8,10 @@ test of whether a ledger may use the slice: the runner refuses on it, and the me
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from swarmdeck import paths
+from swarmdeck import json_text, paths
 from swarmdeck.digest import short_sha256
 from swarmdeck.records import dataclass, fields
 from swarmdeck.regular_files import read_regular
@@ -42,7 +41,7 @@ def record_path(slice_path: Path | str) -> Path:
 def read_owner(slice_path: Path | str) -> SliceOwner | None:
     """The recorded owner of the slice, or None when there is no usable record."""
     try:
-        data = json.loads(read_regular(record_path(slice_path), MAX_RECORD))
+        data = json_text.loads(read_regular(record_path(slice_path), MAX_RECORD))
         return SliceOwner(**{item.name: data[item.name] for item in fields(SliceOwner)})
     except (OSError, ValueError, KeyError, TypeError):
         return None

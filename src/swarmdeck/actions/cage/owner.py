@@ -12,12 +12,11 @@ never claims a cap the kernel refused.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
-from swarmdeck import paths
+from swarmdeck import json_text, paths
 from swarmdeck.actions.cage.base import Backend, CageError
 from swarmdeck.file_lock import take_within
 from swarmdeck.probes.slice_owner import SliceOwner, read_owner, record_path, slice_problem
@@ -79,7 +78,7 @@ def _record_lock(record: Path) -> int:
 
 def _write(record: Path, owner: SliceOwner) -> None:
     try:
-        replace_private(record, json.dumps(asdict(owner)).encode())
+        replace_private(record, json_text.dumps(asdict(owner)).encode())
     except OSError as error:
         raise CageError(
             f"cannot record the owner of the slice in {record}: {error.strerror}"
