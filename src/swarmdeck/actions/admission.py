@@ -14,7 +14,6 @@ import select
 import sqlite3
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from swarmdeck import json_text
 from swarmdeck.actions.booking import Booking, Decision, decide_admission
@@ -39,6 +38,8 @@ from swarmdeck.state import insert, now
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from os import PathLike
+
     from swarmdeck.state import StateStore
 
 RECHECK_INTERVAL = 0.2
@@ -89,7 +90,7 @@ class JobRow:
     host: str
     fingerprint: str
     argv: list[str]
-    cwd: Path
+    cwd: str
     runner: ProcessIdentity
     booking: Booking
     threads: int | None
@@ -131,7 +132,9 @@ def _no_signal() -> int | None:
 
 
 def admission_turn(
-    db: Path, wakeup_fd: int | None = None, stop_signal: Callable[[], int | None] = _no_signal
+    db: PathLike[str] | str,
+    wakeup_fd: int | None = None,
+    stop_signal: Callable[[], int | None] = _no_signal,
 ) -> _AdmissionTurn:
     """Runners deciding at once take turns on a file lock beside the state file.
 
@@ -205,7 +208,7 @@ def attempt(
     job: JobRow,
     facts: SliceFacts,
     job_id: int | None,
-    cage_path: Callable[[int], Path],
+    cage_path: Callable[[int], str],
     wakeup_fd: int | None = None,
     stop_signal: Callable[[], int | None] = _no_signal,
 ) -> tuple[Decision, int, MemoryBook, list[LostJob]]:
@@ -295,7 +298,7 @@ def admit(
     store: StateStore,
     job: JobRow,
     facts: SliceFacts,
-    cage_path: Callable[[int], Path],
+    cage_path: Callable[[int], str],
     wait: float,
     say: Callable[[str], None],
     wakeup_fd: int | None = None,

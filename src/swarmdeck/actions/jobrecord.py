@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from pathlib import Path
 
 from swarmdeck import json_text
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
@@ -54,7 +53,7 @@ def mark_running(
     job_id: int,
     job: ProcessIdentity,
     output_path: str | None,
-    serial_marker: Path | None = None,
+    serial_marker: str | None = None,
 ) -> float:
     """The job's process exists: record its identity, when it started, and the file in which
     it may say it is serial on purpose."""
