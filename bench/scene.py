@@ -28,10 +28,10 @@ SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
 
 def make_slice(name: str) -> Path:
     """A fresh v1 memory cgroup at the hierarchy's root, named for this benchmark and its pid."""
-    root = read_hierarchies().v1_memory
-    if root is None or not os.access(root, os.W_OK):
+    mount = read_hierarchies().v1_memory
+    if mount is None or not os.access(mount, os.W_OK):
         sys.exit(f"{name}: needs a writable cgroup v1 memory hierarchy (run as root)")
-    path = root / f"swarmdeck-{name}-{os.getpid()}"
+    path = Path(mount) / f"swarmdeck-{name}-{os.getpid()}"
     # Only a killed earlier run that had this pid can have left one: start from nothing.
     remove_slice(path)
     path.mkdir()

@@ -57,9 +57,10 @@ def v1_cgroups() -> Iterator[Callable[[], Path]]:
     hierarchy's root); whatever they hold is killed and they are removed afterwards."""
     from swarmdeck.probes.cgroups import read_hierarchies
 
-    root = read_hierarchies().v1_memory
-    if root is None or not os.access(root, os.W_OK):
+    mount = read_hierarchies().v1_memory
+    if mount is None or not os.access(mount, os.W_OK):
         pytest.skip("needs a writable cgroup v1 memory hierarchy (root on these machines)")
+    root = Path(mount)
     made: list[Path] = []
 
     def make() -> Path:

@@ -80,7 +80,7 @@ def test_config_path_comes_from_the_environment(
     path = write(tmp_path, '[memory]\nreserve = "3G"\n')
     monkeypatch.setenv("SWARMDECK_CONFIG", str(path))
     config = load_config()
-    assert config.path == path
+    assert config.path == str(path)
     assert config.memory.reserve == SizeSpec.of_bytes(3 * G)
 
 
@@ -123,7 +123,7 @@ def test_values_override_defaults_and_say_where_they_came_from(tmp_path: Path) -
         "max_running_subagents = 3\n",
     )
     config = load_config(path)
-    assert config.path == path
+    assert config.path == str(path)
     assert config.memory.reserve == SizeSpec.of_percent(10)
     assert config.memory.cap_factor == 2.0
     assert isinstance(config.memory.cap_factor, float)

@@ -72,7 +72,7 @@ def test_cached_config_is_the_loaded_config(config_file: Path) -> None:
     second = cached_config()
     assert first == second == load_config(config_file)
     assert second.sources == load_config(config_file).sources
-    assert second.path == config_file
+    assert second.path == str(config_file)
     assert second.memory.reserve == SizeSpec.of_bytes(3 * G)
     assert second.hosts[0].reserve == SizeSpec.of_percent(10)
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -65,16 +65,11 @@ def test_a_running_job_has_cores_figures_from_the_second_snapshot_on(
 
 
 class UnlistableProc:
-    """A /proc root that finds any one process but fails loudly when anything lists it."""
-
-    def __truediv__(self, name: str) -> Path:
-        return Path("/proc") / name
+    """A /proc root that finds any one process (its readers name files as f"{PROC}/…") but fails
+    loudly when anything lists it."""
 
     def __str__(self) -> str:
         return "/proc"
-
-    def iterdir(self) -> Iterator[Path]:
-        raise AssertionError("the refresh listed all of /proc")
 
     def __fspath__(self) -> str:
         raise AssertionError("the refresh listed all of /proc")
@@ -182,26 +177,18 @@ def test_a_snapshot_reads_the_state_file_in_one_read(isolated_home: Path) -> Non
     assert [s for s in statements if s.startswith("BEGIN")] == ["BEGIN DEFERRED"], statements
 
 
-class MeminfoCountingProc:
-    """The real /proc root, counting each time a reader opens its meminfo (every reader goes
-    through procs.PROC / "meminfo": procs.read_meminfo is the one reader of it)."""
+class MeminfoCounting:
+    """The real kernel files, counting each time a reader opens meminfo (every reader goes
+    through procs.proc_text("meminfo"): procs.read_meminfo is the one reader of it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, real: Callable[[str], str]) -> None:
+        self.real = real
         self.meminfo_reads = 0
 
-    def __truediv__(self, name: str) -> Path:
+    def __call__(self, name: str) -> str:
         if name == "meminfo":
             self.meminfo_reads += 1
-        return Path("/proc") / name
-
-    def __str__(self) -> str:
-        return "/proc"
-
-    def __fspath__(self) -> str:
-        return "/proc"
-
-    def iterdir(self) -> Iterator[Path]:
-        return Path("/proc").iterdir()
+        return self.real(name)
 
 
 @pytest.mark.parametrize("take", [take_snapshot, reconciled_snapshot])
@@ -213,8 +200,8 @@ def test_a_snapshot_reads_meminfo_once(
     config = load_config()
     with busy_job(1) as job:
         add_running_job(store, job.pid, 1, isolated_home / "job.serial")
-        counting = MeminfoCountingProc()
-        monkeypatch.setattr(procs, "PROC", counting)
+        counting = MeminfoCounting(procs.proc_text)
+        monkeypatch.setattr(procs, "proc_text", counting)
         snapshot = take(config, store)
     assert counting.meminfo_reads == 1
     [book] = snapshot.books

@@ -16,7 +16,7 @@ import pytest
 from swarmdeck import state
 from swarmdeck.errors import StateError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.state import APPLICATION_ID, Migration, StateStore, latest_version
+from swarmdeck.state import APPLICATION_ID, Migration, StateStore, file_uri, latest_version
 
 # The version-1 contract others code against, column order included.
 SCHEMA_V1 = {
@@ -153,8 +153,8 @@ def test_open_default_uses_the_state_dir_from_the_environment(tmp_path, monkeypa
 
     store = StateStore.open_default()
 
-    assert store.path == tmp_path / "elsewhere" / "state.db"
-    assert store.path.exists()
+    assert store.path == str(tmp_path / "elsewhere" / "state.db")
+    assert os.path.exists(store.path)
 
 
 def test_an_empty_file_becomes_a_fresh_database(tmp_path):
@@ -695,3 +695,12 @@ def test_a_file_replaced_by_a_damaged_copy_of_the_same_size_and_time_is_refused(
 
     with pytest.raises(StateError, match="is corrupt"):
         StateStore(path)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/var/state.db", "/a b/c%d#e?f.db", "/é/ü/state.db", "/x/~_.-+=,;@!$&'()*/y", "//two/s",
+     "/tab\there/\x01.db"],
+)
+def test_the_inspection_uri_spells_a_path_as_pathlib_does(path: str) -> None:
+    assert file_uri(path) == Path(path).as_uri()

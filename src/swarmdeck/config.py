@@ -10,15 +10,14 @@ missing file means the defaults, silently, by design.
 
 import math
 import os
-import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from types import MappingProxyType
 
 from swarmdeck import paths
 from swarmdeck.errors import ConfigError, UsageError
 from swarmdeck.records import MISSING, dataclass, field, fields, is_dataclass
 from swarmdeck.sizes import SizeSpec, format_size
+from swarmdeck.text_paths import tidy
 
 # This module's annotations are evaluated (see _hints), so `Any` must exist at run time; typing
 # costs every caged run 3 ms to import, and there `object` stands in for it.
@@ -74,7 +73,13 @@ def _size(text: str) -> SizeSpec:
     return SizeSpec.parse(text)
 
 
+# re is imported by the checks that use it: a caged run on a cached config makes none of them,
+# and would pay re's 1.6 ms import for nothing; paths are plain strings for pathlib's 4 ms.
+
+
 def _regexes(patterns: tuple[str, ...]) -> str | None:
+    import re
+
     for number, pattern in enumerate(patterns, start=1):
         try:
             re.compile(pattern)
@@ -84,6 +89,8 @@ def _regexes(patterns: tuple[str, ...]) -> str | None:
 
 
 def _host_name(name: str) -> str | None:
+    import re
+
     if len(name) <= MAX_HOST_NAME and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         return None
     shown = repr(name) if len(name) <= MAX_HOST_NAME else repr(name[:MAX_HOST_NAME]) + "…"
@@ -122,6 +129,8 @@ def slice_problem(setting: str) -> str | None:
     swarmdeck's; a space or a control character would be a name no person can type back."""
     if setting == "":
         return None
+    import re
+
     parts = [part for part in setting.split("/") if part]
     if parts and all(
         re.fullmatch(_SLICE_PART, part) and len(part.encode()) <= MAX_CGROUP_NAME for part in parts
@@ -504,7 +513,7 @@ class Config:
     locks: LocksConfig = field(default_factory=LocksConfig)
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
     hosts: tuple[HostConfig, ...] = ()
-    path: Path | None = None
+    path: str | None = None
     """The file the values came from; None when there was none."""
     sources: Mapping[str, str] = field(default_factory=_default_sources)
     """Dotted key ("memory.reserve", "hosts[box2].port") → "default" or "FILE:LINE"."""
@@ -574,16 +583,16 @@ def default_config() -> Config:
     return Config()
 
 
-def load_config(path: Path | None = None) -> Config:
+def load_config(path: os.PathLike[str] | str | None = None) -> Config:
     """The effective config from `path` (default: paths.config_path()); missing → defaults."""
-    path = paths.config_path() if path is None else path
-    text = _read(path)
+    name = tidy(paths.config_path_text() if path is None else os.fspath(path))
+    text = _read(name)
     if text is None:
         return Config()
-    return parse_config(text, path)
+    return parse_config(text, name)
 
 
-def parse_config(text: str, path: Path) -> Config:
+def parse_config(text: str, path: os.PathLike[str] | str) -> Config:
     """Check TOML `text` (read from `path`, named in errors) and build the Config it gives."""
     # Here, not at the top: a start that finds the config cached (config_cache.py) never parses
     # TOML, and tomllib brings typing and string with it.
@@ -591,6 +600,7 @@ def parse_config(text: str, path: Path) -> Config:
 
     from swarmdeck.toml_lines import KeyLines
 
+    path = tidy(os.fspath(path))
     too_deep = f"config {path}: values nested over {MAX_DEPTH} levels deep; the schema needs 3"
     try:
         data = tomllib.loads(text)
@@ -663,7 +673,7 @@ def _value_text(value: Any) -> str:
     return repr(value)
 
 
-def _read(path: Path) -> str | None:
+def _read(path: str) -> str | None:
     """The file's text; None when there is no file (defaults apply); ConfigError when unreadable.
 
     It is opened without blocking and must be a regular file of at most MAX_CONFIG_BYTES: a
@@ -674,7 +684,7 @@ def _read(path: Path) -> str | None:
     try:
         data = read_regular(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
-        if path.is_symlink():
+        if os.path.islink(path):
             raise ConfigError(
                 f"config {path}: cannot read it: "
                 f"it links to {_one_line(os.readlink(path))}, which does not exist"
@@ -722,7 +732,9 @@ def _depth(value: Any, limit: int) -> bool:
     return False
 
 
-def _syntax_message(path: Path, text: str, err: "tomllib.TOMLDecodeError") -> str:
+def _syntax_message(path: str, text: str, err: "tomllib.TOMLDecodeError") -> str:
+    import re
+
     reason = str(err)
     lines = text.splitlines()
     found = re.search(r"at line (\d+)", reason)
@@ -739,7 +751,7 @@ class _Invalid(Exception):
 class _Loader:
     """Turns parsed TOML into a Config, naming file:line and the key for the first problem."""
 
-    def __init__(self, path: Path, lines: "KeyLines") -> None:
+    def __init__(self, path: str, lines: "KeyLines") -> None:
         self.path = path
         self.lines = lines
         self.sources: dict[str, str] = {}

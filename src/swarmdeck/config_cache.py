@@ -46,8 +46,6 @@ _PLAIN = (str, int, float, bool, type(None))
 
 def cached_config() -> Config:
     """The config `config.load_config()` gives, from the cache when the file is unchanged."""
-    from pathlib import Path
-
     from swarmdeck import config as schema
     from swarmdeck import sizes
 
@@ -57,12 +55,12 @@ def cached_config() -> Config:
     if key is None:
         # No file (the defaults, which cost nothing to build), or one that cannot be read:
         # loading it says which, as it always has.
-        return schema.load_config(Path(config_path))
+        return schema.load_config(config_path)
     cache = os.path.join(paths.state_dir_text(), CACHE_NAME)
     config = _read(cache, key)
     if config is not None:
         return config
-    config = schema.load_config(Path(config_path))
+    config = schema.load_config(config_path)
     if _key(config_path, readers) == key:
         # Written only when the file did not change while it was read.
         _write(cache, key, config)
@@ -168,7 +166,6 @@ def _values(section: Any) -> dict[str, Any]:
 
 
 def _decode(stored: dict[str, Any]) -> Config:
-    from pathlib import Path
     from types import MappingProxyType
 
     from swarmdeck.config import SECTIONS, Config, HostConfig
@@ -177,7 +174,7 @@ def _decode(stored: dict[str, Any]) -> Config:
     return Config(
         **sections,
         hosts=tuple(_section(HostConfig, host) for host in stored["hosts"]),
-        path=None if stored["path"] is None else Path(stored["path"]),
+        path=stored["path"],
         sources=MappingProxyType(dict(stored["sources"])),
     )
 

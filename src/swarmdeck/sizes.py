@@ -8,17 +8,17 @@ share of a total the caller supplies (normally MemTotal).
 from __future__ import annotations
 
 import functools
-import re
 
 from swarmdeck.errors import UsageError
 from swarmdeck.records import dataclass
 
-# `decimal` and `fractions` cost a caged run 4 ms to import, and the grammar's regexes 1 ms to
-# compile, yet the sizes it meets on every start (the config's defaults, "8G") are whole numbers
-# with one unit: those are read without either, and the exact arithmetic is imported where a
-# fraction or a percentage really needs it.
+# `decimal` and `fractions` cost a caged run 4 ms to import, re 1.6 ms and the grammar's regexes
+# 1 ms to compile, yet the sizes it meets on every start (the config's defaults, "8G") are whole
+# numbers with one unit: those are read without any of them, and the regexes and the exact
+# arithmetic are imported where a fraction or a percentage really needs them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from fractions import Fraction
 
 UNITS = "KMGT"
@@ -33,6 +33,8 @@ _NUMBER = r"(?P<number>[0-9]+(?:\.[0-9]+)?|\.[0-9]+)"
 @functools.cache
 def _grammar() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """The absolute, percent and not-finite patterns, compiled when a size first needs them."""
+    import re
+
     return (
         re.compile(_NUMBER + r"\s*(?:(?P<unit>[KMGT])(?:I?B)?|B)?", re.IGNORECASE),
         re.compile(_NUMBER + r"\s*%"),

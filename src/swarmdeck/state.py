@@ -19,12 +19,18 @@ import time
 from _thread import _local as thread_local
 from collections.abc import Callable, Iterator
 from itertools import pairwise
-from pathlib import Path
 
 from swarmdeck import paths
 from swarmdeck.errors import StateError
 from swarmdeck.records import dataclass
 from swarmdeck.regular_files import replace_private
+from swarmdeck.text_paths import parent_of, tidy
+
+# Not `from typing import TYPE_CHECKING`; and the state file's path is a plain string, since
+# pathlib would cost every `swarmdeck run` 4 ms to import.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from os import PathLike
 
 APPLICATION_ID = int.from_bytes(b"SWDK", "big")
 """Written to the SQLite header (`PRAGMA application_id`) so the file says whose it is."""
@@ -333,14 +339,14 @@ def _is_corruption(error: sqlite3.Error) -> bool:
     return isinstance(error, sqlite3.DatabaseError) and _error_code(error) in _CORRUPT_CODES
 
 
-def _disk_full(path: Path, error: sqlite3.Error) -> StateError | None:
+def _disk_full(path: str, error: sqlite3.Error) -> StateError | None:
     """A StateError saying the disk is full, when that is why SQLite failed; else None.
 
     SQLite says "database or disk is full" mid-write, but only "disk I/O error" when it cannot
     even create its write-ahead log: the free space on the state folder's disk tells which.
     """
     code = _error_code(error)
-    if code == _FULL_CODE or (code == _IOERR_CODE and _free_bytes(path.parent) < _NEARLY_FULL):
+    if code == _FULL_CODE or (code == _IOERR_CODE and _free_bytes(parent_of(path)) < _NEARLY_FULL):
         return StateError(
             f"state database {path}: its disk is full ({error}); nothing more was written and"
             " nothing recorded was lost: free space there or set SWARMDECK_STATE_DIR elsewhere"
@@ -348,7 +354,7 @@ def _disk_full(path: Path, error: sqlite3.Error) -> StateError | None:
     return None
 
 
-def _free_bytes(folder: Path) -> int:
+def _free_bytes(folder: str) -> int:
     try:
         st = os.statvfs(folder)
     except OSError:
@@ -356,21 +362,21 @@ def _free_bytes(folder: Path) -> int:
     return st.f_bavail * st.f_frsize
 
 
-def _corrupt(path: Path, detail: str) -> StateError:
+def _corrupt(path: str, detail: str) -> StateError:
     return StateError(
         f"state database {path} is corrupt ({detail}); swarmdeck left it untouched: "
         f"{_MOVE_ASIDE}, or try `sqlite3 {path} .recover`"
     )
 
 
-def _newer(path: Path, stored: int) -> StateError:
+def _newer(path: str, stored: int) -> StateError:
     return StateError(
         f"state database {path} was made by a newer swarmdeck "
         f"(schema {stored} > {latest_version()}); upgrade swarmdeck"
     )
 
 
-def _foreign(path: Path, app_id: int, tables: list[str]) -> StateError:
+def _foreign(path: str, app_id: int, tables: list[str]) -> StateError:
     shown = ", ".join(tables[:5]) + (", …" if len(tables) > 5 else "")
     return StateError(
         f"{path} is another program's SQLite database (application_id {app_id:#x}, "
@@ -391,7 +397,7 @@ def _meta(conn: sqlite3.Connection, key: str) -> str | None:
     return None if row is None else row[0]
 
 
-def _stored_version(conn: sqlite3.Connection, path: Path) -> int:
+def _stored_version(conn: sqlite3.Connection, path: str) -> int:
     """The schema version in the file: 0 for a database swarmdeck has not set up yet.
 
     Refuses a file with tables that are not ours, so setup never writes into someone else's.
@@ -412,25 +418,35 @@ def _stored_version(conn: sqlite3.Connection, path: Path) -> int:
     return int(version)
 
 
-def _inspection_uri(path: Path, header: bytes) -> tuple[str, bool]:
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
+"""What a file URI keeps as it is: urllib.parse.quote's unreserved characters and "/"."""
+
+
+def file_uri(path: str) -> str:
+    """`PurePosixPath(path).as_uri()` for an absolute path: "file://" and its bytes quoted."""
+    return "file://" + "".join(
+        chr(byte) if byte in _URI_SAFE else f"%{byte:02X}" for byte in os.fsencode(path)
+    )
+
+
+def _inspection_uri(path: str, header: bytes) -> tuple[str, bool]:
     """How to look inside without leaving a trace; second item: whether WAL content is ignored.
 
     A read-only connection to a WAL-mode file creates -wal and -shm files and leaves them
     behind, so when the file has none we read the main file as immutable. Rollback-journal
     files (header bytes 18-19 == 1) are read plainly read-only: that creates nothing.
     """
-    uri = path.resolve().as_uri() + "?mode=ro"
+    uri = file_uri(os.path.realpath(path)) + "?mode=ro"
     wal_mode = header[18] == 2 or header[19] == 2
     if not wal_mode:
         return uri, False
-    wal = path.with_name(path.name + "-wal")
-    shm = path.with_name(path.name + "-shm")
-    if wal.exists() and shm.exists():
+    wal, shm = path + "-wal", path + "-shm"
+    if os.path.exists(wal) and os.path.exists(shm):
         return uri, False
-    return uri + "&immutable=1", wal.exists() and wal.stat().st_size > 0
+    return uri + "&immutable=1", os.path.exists(wal) and os.stat(wal).st_size > 0
 
 
-def _make_private(path: Path) -> None:
+def _make_private(path: str) -> None:
     """Create the database file 0600 before SQLite does (SQLite gives its -wal and -shm files
     the database's mode), and narrow an existing one of this user's, with its siblings."""
     try:
@@ -443,11 +459,11 @@ def _make_private(path: Path) -> None:
             f"state database {path} cannot be created ({error.strerror}); "
             "set SWARMDECK_STATE_DIR to a writable folder"
         ) from None
-    for item in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+    for item in (path, path + "-wal", path + "-shm"):
         try:
-            st = item.lstat()
+            st = os.lstat(item)
             if st.st_uid == os.geteuid() and st.st_mode & 0o077 and stat.S_ISREG(st.st_mode):
-                item.chmod(0o600)
+                os.chmod(item, 0o600)
         except OSError:
             continue  # a sibling that is not there yet is created with the database's mode
 
@@ -465,7 +481,7 @@ def _file_key(status: os.stat_result) -> str:
     )
 
 
-def _verified_as_is(path: Path, status: os.stat_result) -> bool:
+def _verified_as_is(path: str, status: os.stat_result) -> bool:
     """Whether the file is exactly as it was when it last passed quick_check.
 
     Any write that reaches the main file (a checkpoint, a copy, a restore, damage from outside
@@ -473,15 +489,16 @@ def _verified_as_is(path: Path, status: os.stat_result) -> bool:
     carry checksums of their own, so a torn frame is never read as data.
     """
     try:
-        return (path.parent / (path.name + VERIFIED_SUFFIX)).read_text() == _file_key(status)
+        with open(path + VERIFIED_SUFFIX) as file:
+            return file.read() == _file_key(status)
     except (OSError, UnicodeDecodeError):
         return False
 
 
-def _remember_verified(path: Path, status: os.stat_result) -> None:
+def _remember_verified(path: str, status: os.stat_result) -> None:
     """Record the file as it was before a quick_check that it passed."""
     try:
-        replace_private(path.parent / (path.name + VERIFIED_SUFFIX), _file_key(status).encode())
+        replace_private(path + VERIFIED_SUFFIX, _file_key(status).encode())
     except OSError:
         # Without the stamp the next start verifies again: slower, never less safe.
         return
@@ -491,7 +508,7 @@ def _quick_check(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
 
 
-def _inspect(path: Path, verify: bool, lock_timeout: float) -> None:
+def _inspect(path: str, verify: bool, lock_timeout: float) -> None:
     """Refuse, before SQLite opens it for writing, any file at `path` that is not ours and sound.
 
     Nothing is written here but the verification stamp: a missing or empty file is left for
@@ -592,24 +609,25 @@ class StateStore:
     """
 
     def __init__(
-        self, path: Path | str, verify: bool = True, lock_timeout: float = LOCK_TIMEOUT_S
+        self, path: PathLike[str] | str, verify: bool = True, lock_timeout: float = LOCK_TIMEOUT_S
     ) -> None:
-        self.path = Path(path)
+        self.path = tidy(os.fspath(path))
+        """The state file, spelled as pathlib spells it."""
         self.verify = verify
         self.lock_timeout = lock_timeout
         self._local = thread_local()
-        paths.private_dir(str(self.path.parent))
+        paths.private_dir(parent_of(self.path))
         _inspect(self.path, self.verify, self.lock_timeout)
         _make_private(self.path)
         self._migrate()
 
     def __repr__(self) -> str:
-        return f"StateStore({str(self.path)!r})"
+        return f"StateStore({self.path!r})"
 
     @classmethod
     def open_default(cls, verify: bool = True) -> StateStore:
         """The store at the configured state path (`SWARMDECK_STATE_DIR` aware)."""
-        return cls(paths.state_db_path(), verify=verify)
+        return cls(paths.state_db_path_text(), verify=verify)
 
     def connect(self) -> sqlite3.Connection:
         """This thread's connection (autocommit: transactions are only the ones you open).

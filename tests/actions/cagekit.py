@@ -97,7 +97,7 @@ def v1_root() -> Path:
     root = read_hierarchies().v1_memory
     if root is None or not os.access(root, os.W_OK):
         pytest.skip("needs a writable cgroup v1 memory hierarchy (root on these machines)")
-    return root
+    return Path(root)
 
 
 def remove_tree(path: Path) -> None:

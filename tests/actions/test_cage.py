@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -60,7 +61,7 @@ def run_caged(backend: V1Backend, job_id: int, cap: int, argv: list[str]):
 
 def test_mountinfo_names_the_v1_memory_and_cgroup2_mounts() -> None:
     hier = parse_mountinfo(MOUNTINFO)
-    assert hier == Hierarchies(Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup/unified"))
+    assert hier == Hierarchies("/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified")
 
 
 def test_proc_cgroup_gives_the_memory_and_unified_paths() -> None:
@@ -72,7 +73,7 @@ def test_on_this_machine_v2_is_unavailable_with_a_reason_and_v1_is_chosen() -> N
     assert v2.backend == V2 and not v2.available
     assert "no memory controller" in v2.reason
     assert v1.available and v1.placement == "hierarchy root"
-    assert v1.path is not None and v1.path.name == "swarmdeck"
+    assert v1.path is not None and Path(v1.path).name == "swarmdeck"
     assert not scope.available and "systemd is not PID 1" in scope.reason
     backend = open_backend("")
     assert backend.kind == "cgroup-v1"
@@ -81,8 +82,8 @@ def test_on_this_machine_v2_is_unavailable_with_a_reason_and_v1_is_chosen() -> N
 
 def test_a_configured_slice_is_used_as_given(v1_slice: Path) -> None:
     backend = open_backend(str(v1_slice))
-    assert backend.slice_path == v1_slice
-    assert open_backend(v1_slice.name).slice_path == v1_slice
+    assert backend.slice_path == str(v1_slice)
+    assert open_backend(v1_slice.name).slice_path == str(v1_slice)
 
 
 def test_no_usable_backend_is_one_line_exit_251(tmp_path: Path) -> None:
@@ -138,9 +139,9 @@ def test_v2_no_kill_in_the_job_is_no_verdict_even_when_the_slice_had_one() -> No
 
 
 def test_systemd_slices_nest_by_dash() -> None:
-    root = Path("/sys/fs/cgroup")
-    assert scope_slice_path("swarmdeck.slice", root) == root / "swarmdeck.slice"
-    assert scope_slice_path("a-b.slice", root) == root / "a.slice" / "a-b.slice"
+    root = "/sys/fs/cgroup"
+    assert scope_slice_path("swarmdeck.slice", root) == f"{root}/swarmdeck.slice"
+    assert scope_slice_path("a-b.slice", root) == f"{root}/a.slice/a-b.slice"
 
 
 def test_scope_command_caps_the_scope_and_passes_argv_untouched() -> None:
@@ -168,9 +169,9 @@ def test_a_job_joins_its_cage_before_it_runs(v1_slice: Path, backend: V1Backend)
         check=True,
     )
     memory_line = next(line for line in proc.stdout.splitlines() if ":memory:" in line)
-    assert memory_line.endswith("/" + cage.path.relative_to(v1_slice.parent).as_posix())
+    assert memory_line.endswith("/" + Path(cage.path).relative_to(v1_slice.parent).as_posix())
     cage.remove()
-    assert not cage.path.exists()
+    assert not os.path.exists(cage.path)
 
 
 THREADED_JOIN = """
@@ -197,7 +198,7 @@ def test_a_process_with_more_threads_joins_its_cage_with_all_of_them(
     )
     lines = proc.stdout.splitlines()
     assert len(lines) == 2
-    inside = "/" + cage.path.relative_to(v1_slice.parent).as_posix()
+    inside = "/" + Path(cage.path).relative_to(v1_slice.parent).as_posix()
     assert all(line.endswith(inside) for line in lines), lines
     cage.remove()
 

@@ -136,8 +136,9 @@ def test_a_finding_within_a_minute_an_approved_kill_and_a_move_to_the_peer(
     assert not _alive(moved)
     assert processes_mentioning(str(root)) == []
     if demo_slice is not None:
-        hierarchy = read_hierarchies().v1_memory
-        assert hierarchy is not None
+        mount = read_hierarchies().v1_memory
+        assert mount is not None
+        hierarchy = Path(mount)
         assert not (hierarchy / demo_slice).exists()
         assert not (hierarchy / f"{demo_slice}-peer").exists()
     assert not root.exists()

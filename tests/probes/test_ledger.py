@@ -62,9 +62,10 @@ def slice_dir(isolated_home: Path) -> Iterator[Path]:
     A leftover of the same name (an earlier run with this pid, killed before its clean-up) is
     cleared first.
     """
-    root = read_hierarchies().v1_memory
-    if root is None or not os.access(root, os.W_OK):
+    mount = read_hierarchies().v1_memory
+    if mount is None or not os.access(mount, os.W_OK):
         pytest.skip("needs a writable cgroup v1 memory hierarchy")
+    root = Path(mount)
     path = root / f"swarmdeck-ledger-test-{os.getpid()}-{next(_names)}"
     outside = root / f"{path.name}-outside"
     remove_cgroup_tree(path)

@@ -121,7 +121,7 @@ def test_every_read_follows_the_one_proc_root(fake_root: Path) -> None:
     assert procs.read_meminfo() == {"MemTotal": 2048 * 1024, "MemAvailable": 1024 * 1024}
     assert procs.ticks_since_boot() == int(100.5 * os.sysconf("SC_CLK_TCK"))
     assert procs.mapped_files(4242) == ["/opt/fake/lib.so"]
-    assert procs.own_file("cgroup") == fake_root / "self" / "cgroup"
+    assert procs.own_file("cgroup") == str(fake_root / "self" / "cgroup")
 
 
 def test_the_command_line_is_read_by_psutil_under_the_same_root(fake_root: Path) -> None:

@@ -9,14 +9,13 @@ after the attempt that found it, whatever this job's own answer. Waiting re-chec
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import sqlite3
 import time
 from collections.abc import Callable
-from pathlib import Path
 
+from swarmdeck import json_text
 from swarmdeck.actions.booking import Booking, Decision, decide_admission
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
 from swarmdeck.errors import SwarmdeckError
@@ -39,6 +38,8 @@ from swarmdeck.state import insert, now
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from os import PathLike
+
     from swarmdeck.state import StateStore
 
 RECHECK_INTERVAL = 0.2
@@ -89,7 +90,7 @@ class JobRow:
     host: str
     fingerprint: str
     argv: list[str]
-    cwd: Path
+    cwd: str
     runner: ProcessIdentity
     booking: Booking
     threads: int | None
@@ -114,7 +115,7 @@ def _insert(conn: sqlite3.Connection, job: JobRow, state: str, at: float) -> int
     refused = state == REFUSED
     return insert(conn, "jobs", {
         "label": job.label, "host": job.host, "fingerprint": job.fingerprint,
-        "argv": json.dumps(job.argv), "cwd": str(job.cwd), "state": state,
+        "argv": json_text.dumps(job.argv), "cwd": str(job.cwd), "state": state,
         "runner_pid": job.runner.pid, "runner_start_ticks": job.runner.start_ticks,
         "booked": booking.booked, "cap": booking.cap, "admitted_via": booking.via.value,
         "oom_score_adj": booking.oom_score_adj, "threads": job.threads,
@@ -131,7 +132,9 @@ def _no_signal() -> int | None:
 
 
 def admission_turn(
-    db: Path, wakeup_fd: int | None = None, stop_signal: Callable[[], int | None] = _no_signal
+    db: PathLike[str] | str,
+    wakeup_fd: int | None = None,
+    stop_signal: Callable[[], int | None] = _no_signal,
 ) -> _AdmissionTurn:
     """Runners deciding at once take turns on a file lock beside the state file.
 
@@ -205,7 +208,7 @@ def attempt(
     job: JobRow,
     facts: SliceFacts,
     job_id: int | None,
-    cage_path: Callable[[int], Path],
+    cage_path: Callable[[int], str],
     wakeup_fd: int | None = None,
     stop_signal: Callable[[], int | None] = _no_signal,
 ) -> tuple[Decision, int, MemoryBook, list[LostJob]]:
@@ -295,7 +298,7 @@ def admit(
     store: StateStore,
     job: JobRow,
     facts: SliceFacts,
-    cage_path: Callable[[int], Path],
+    cage_path: Callable[[int], str],
     wait: float,
     say: Callable[[str], None],
     wakeup_fd: int | None = None,

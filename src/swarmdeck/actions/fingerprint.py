@@ -3,7 +3,8 @@
 The tree identity is the project's first commit when the cwd is inside a git repository, so a
 scratch copy or a worktree of the same project shares its history, while another project, or
 another directory within it, is a different workload and shows up as one. Outside git the
-identity is the directory itself.
+identity is the directory itself. Paths are plain strings (os.path): every `swarmdeck run`
+makes this key, and pathlib would cost it 4 ms to import.
 
 Finding the first commit walks the whole history (0.7 s for 100,000 commits), and every
 `swarmdeck run` needs it; but the root of a given commit never changes, so it is walked once
@@ -12,14 +13,17 @@ per HEAD commit and remembered in the state folder, and HEAD itself is read from
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
-from swarmdeck import paths
+from swarmdeck import json_text, paths
 from swarmdeck.digest import short_sha256
 from swarmdeck.records import dataclass
+from swarmdeck.text_paths import below, name_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from os import PathLike
 
 GIT_TIMEOUT = 2.0
 ROOTS_FILE = "git-roots"
@@ -43,21 +47,30 @@ def _is_commit_id(text: str) -> bool:
     return len(text) in (40, 64) and not text.strip("0123456789abcdef")
 
 
-def find_repo_top(cwd: Path) -> Path | None:
-    """The nearest directory at or above cwd holding a .git entry."""
-    for directory in (cwd, *cwd.parents):
-        if (directory / ".git").exists():
+def _read(path: str) -> str:
+    with open(path) as file:
+        return file.read()
+
+
+def find_repo_top(cwd: str) -> str | None:
+    """The nearest directory at or above cwd (an absolute path) holding a .git entry."""
+    directory = cwd
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
             return directory
-    return None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
 
 
-def _git(top: Path, *args: str) -> str | None:
+def _git(top: str, *args: str) -> str | None:
     """What git prints for `args` in `top`; None when it fails."""
     import subprocess  # only a commit seen for the first time starts git
 
     try:
         result = subprocess.run(
-            ["git", "-C", str(top), *args],
+            ["git", "-C", top, *args],
             capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
@@ -66,21 +79,23 @@ def _git(top: Path, *args: str) -> str | None:
     return result.stdout if result.returncode == 0 else None
 
 
-def _git_dirs(top: Path) -> tuple[Path, Path] | None:
+def _git_dirs(top: str) -> tuple[str, str] | None:
     """(this checkout's git directory, the repository's common one): they differ in a linked
     worktree, whose `.git` is a file naming its own directory."""
-    dot_git = top / ".git"
-    if dot_git.is_dir():
+    dot_git = os.path.join(top, ".git")
+    if os.path.isdir(dot_git):
         return dot_git, dot_git
     try:
-        line = dot_git.read_text().strip()
+        line = _read(dot_git).strip()
     except (OSError, UnicodeDecodeError):
         return None
     if not line.startswith("gitdir: "):
         return None
-    git_dir = (top / line.removeprefix("gitdir: ")).resolve()
+    git_dir = os.path.realpath(os.path.join(top, line.removeprefix("gitdir: ")))
     try:
-        common = (git_dir / (git_dir / "commondir").read_text().strip()).resolve()
+        common = os.path.realpath(
+            os.path.join(git_dir, _read(os.path.join(git_dir, "commondir")).strip())
+        )
     except FileNotFoundError:
         common = git_dir
     except (OSError, UnicodeDecodeError):
@@ -88,9 +103,9 @@ def _git_dirs(top: Path) -> tuple[Path, Path] | None:
     return git_dir, common
 
 
-def _packed_ref(common: Path, ref: str) -> str | None:
+def _packed_ref(common: str, ref: str) -> str | None:
     try:
-        text = (common / "packed-refs").read_text()
+        text = _read(os.path.join(common, "packed-refs"))
     except (OSError, UnicodeDecodeError):
         return None
     for line in text.splitlines():
@@ -100,19 +115,19 @@ def _packed_ref(common: Path, ref: str) -> str | None:
     return None
 
 
-def read_head(top: Path) -> str | None:
+def read_head(top: PathLike[str] | str) -> str | None:
     """HEAD's commit read from the files git keeps it in, without starting git; None when they
     do not say plainly (no commit yet, a reftable repository, anything unusual).
 
     A branch's commit is in its loose ref file, else in packed-refs. A ref that names another
     ref, or a packed ref whose line is followed by a peeled tag, is left to git.
     """
-    dirs = _git_dirs(top)
+    dirs = _git_dirs(os.fspath(top))
     if dirs is None:
         return None
     git_dir, common = dirs
     try:
-        head = (git_dir / "HEAD").read_text().strip()
+        head = _read(os.path.join(git_dir, "HEAD")).strip()
     except (OSError, UnicodeDecodeError):
         return None
     if _is_commit_id(head):
@@ -122,7 +137,7 @@ def read_head(top: Path) -> str | None:
         return None
     for folder in (git_dir, common):
         try:
-            loose = (folder / ref).read_text().strip()
+            loose = _read(os.path.join(folder, ref)).strip()
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError):
@@ -131,7 +146,7 @@ def read_head(top: Path) -> str | None:
     return _packed_ref(common, ref)
 
 
-def _root_commit(top: Path) -> str | None:
+def _root_commit(top: str) -> str | None:
     """The first commit of HEAD's history (the lowest id where unrelated histories merged).
 
     HEAD is read from git's files (starting git costs a runner 5 to 10 ms); git itself is asked
@@ -156,7 +171,7 @@ def _root_commit(top: Path) -> str | None:
 def remembered_root(head: str) -> str | None:
     """The root commit found earlier for commit `head`, if the state folder still has it."""
     try:
-        text = (paths.state_dir() / ROOTS_FILE).read_text()
+        text = _read(os.path.join(paths.state_dir_text(), ROOTS_FILE))
     except (OSError, UnicodeDecodeError):
         return None
     at = text.rfind(head + " ")
@@ -168,37 +183,39 @@ def remembered_root(head: str) -> str | None:
 
 def remember_root(head: str, root: str) -> None:
     """Add one line; past ROOTS_KEPT lines, keep the newest half."""
-    path = paths.state_dir() / ROOTS_FILE
+    folder = paths.state_dir_text()
+    path = os.path.join(folder, ROOTS_FILE)
     line = f"{head} {root}\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             # One O_APPEND write: lines of runners writing at once never interleave.
             os.write(fd, line.encode())
         finally:
             os.close(fd)
-        if path.stat().st_size > ROOTS_KEPT * len(line):
-            kept = path.read_text().splitlines(keepends=True)[-ROOTS_KEPT // 2 :]
-            spare = path.with_name(f"{ROOTS_FILE}.{os.getpid()}")
-            spare.write_text("".join(kept))
+        if os.stat(path).st_size > ROOTS_KEPT * len(line):
+            kept = _read(path).splitlines(keepends=True)[-ROOTS_KEPT // 2 :]
+            spare = os.path.join(folder, f"{ROOTS_FILE}.{os.getpid()}")
+            with open(spare, "w") as file:
+                file.write("".join(kept))
             os.replace(spare, path)
     except (OSError, UnicodeDecodeError):
         # The file only saves walking the history again; a run goes on without it.
         pass
 
 
-def tree_identity(cwd: Path) -> TreeIdentity:
-    cwd = cwd.resolve()
-    top = find_repo_top(cwd)
+def tree_identity(cwd: PathLike[str] | str) -> TreeIdentity:
+    folder = os.path.realpath(cwd)
+    top = find_repo_top(folder)
     if top is not None:
         root = _root_commit(top)
         if root is not None:
-            return TreeIdentity(tree=f"git:{root}", subdir=str(cwd.relative_to(top)))
-    return TreeIdentity(tree=f"dir:{cwd}", subdir=".")
+            return TreeIdentity(tree=f"git:{root}", subdir=below(folder, top))
+    return TreeIdentity(tree=f"dir:{folder}", subdir=".")
 
 
-def normalise_command(argv: Sequence[str], cwd: Path) -> list[str]:
+def normalise_command(argv: Sequence[str], cwd: PathLike[str] | str) -> list[str]:
     """The command as a workload: the program by its name, paths under cwd made relative.
 
     `.venv/bin/python -m pytest` and `/usr/bin/python -m pytest` are the same workload;
@@ -206,15 +223,15 @@ def normalise_command(argv: Sequence[str], cwd: Path) -> list[str]:
     """
     if not argv:
         return []
-    prefix = str(cwd.resolve()) + os.sep
-    words = [Path(argv[0]).name]
+    prefix = os.path.realpath(cwd) + os.sep
+    words = [name_of(argv[0])]
     for word in argv[1:]:
         words.append(word[len(prefix):] if word.startswith(prefix) else " ".join(word.split()))
     return words
 
 
-def fingerprint(argv: Sequence[str], cwd: Path) -> str:
+def fingerprint(argv: Sequence[str], cwd: PathLike[str] | str) -> str:
     """A short stable key for the workload `argv` run in `cwd`."""
     ident = tree_identity(cwd)
-    text = json.dumps([ident.tree, ident.subdir, normalise_command(argv, cwd)])
+    text = json_text.dumps([ident.tree, ident.subdir, normalise_command(argv, cwd)])
     return short_sha256(text)

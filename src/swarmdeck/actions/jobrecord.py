@@ -6,11 +6,10 @@ closes the job's row, so the next run of the same workload books from it.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
-from pathlib import Path
 
+from swarmdeck import json_text
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
 from swarmdeck.hook_events import folded_transaction
 from swarmdeck.probes.ledger import DONE, RUNNING
@@ -54,7 +53,7 @@ def mark_running(
     job_id: int,
     job: ProcessIdentity,
     output_path: str | None,
-    serial_marker: Path | None = None,
+    serial_marker: str | None = None,
 ) -> float:
     """The job's process exists: record its identity, when it started, and the file in which
     it may say it is serial on purpose."""
@@ -83,7 +82,7 @@ def started_by_agent(
     import shlex  # only a job started from an agent's session gets here
 
     row = conn.execute("SELECT argv FROM jobs WHERE id = ?", (job_id,)).fetchone()
-    command = shlex.join(json.loads(row["argv"] or "[]")) if row is not None else ""
+    command = shlex.join(json_text.loads(row["argv"] or "[]")) if row is not None else ""
     if not command:
         return None
     found = conn.execute(

@@ -9,8 +9,8 @@ runner's booking is given back exactly when another job needs the room, and the 
 
 from __future__ import annotations
 
+import os
 import sqlite3
-from pathlib import Path
 
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.kill import stop_tree
@@ -36,7 +36,7 @@ class LostJob:
 
     id: int
     job: ProcessIdentity | None
-    cgroup: Path | None
+    cgroup: str | None
 
 
 def runner_alive(row: sqlite3.Row) -> bool:
@@ -69,7 +69,7 @@ def mark_lost_jobs(conn: sqlite3.Connection, host: str) -> list[LostJob]:
             if row["pid"] is not None and row["start_ticks"] is not None
             else None
         )
-        lost.append(LostJob(row["id"], job, Path(row["cgroup"]) if row["cgroup"] else None))
+        lost.append(LostJob(row["id"], job, row["cgroup"] or None))
     return lost
 
 
@@ -77,7 +77,7 @@ def clear_lost(lost: list[LostJob]) -> None:
     """Stop whatever a lost job left running in its cage, then remove the cage."""
     for job in lost:
         cgroup = job.cgroup
-        if cgroup is None or not cgroup.exists():
+        if cgroup is None or not os.path.exists(cgroup):
             continue
         supervised = {job.job} if job.job is not None else set()
         stop_tree(job.job, supervised, grace=CLEAR_GRACE, members=lambda c=cgroup: cgroup_pids(c))

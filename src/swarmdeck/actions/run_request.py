@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from swarmdeck.config import MAX_SIZE, MAX_THREADS
 from swarmdeck.durations import seconds_problem
@@ -60,5 +60,5 @@ class RunRequest:
     """Seconds to queue for room; None: the config's memory.admission_wait."""
     timeout: float | None = None
     detach: bool = False
-    cwd: Path = field(default_factory=Path.cwd)
+    cwd: str = field(default_factory=os.getcwd)
     grace: float = STOP_GRACE

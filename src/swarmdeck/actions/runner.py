@@ -15,7 +15,6 @@ import ctypes
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, Moved, NotAdmittedError, admit
@@ -41,6 +40,7 @@ from swarmdeck.probes.machine import local_host_name, mem_total
 from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
 from swarmdeck.records import dataclass
 from swarmdeck.sizes import SizeSpec, format_size
+from swarmdeck.text_paths import joined, name_of
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
@@ -83,7 +83,7 @@ def check_request(request: RunRequest) -> None:
 def job_label(request: RunRequest) -> str:
     if request.label:
         return request.label
-    return " ".join([Path(request.argv[0]).name, *request.argv[1:]])[:60]
+    return " ".join([name_of(request.argv[0]), *request.argv[1:]])[:60]
 
 
 def signal_name(signum: int) -> str:
@@ -126,14 +126,14 @@ def verdict_line(job_id: int, code: int, cap: int, slice_cap: int) -> str | None
     return None
 
 
-def serial_marker(job_id: int) -> Path:
+def serial_marker(job_id: int) -> str:
     """The file the job may name a serial phase in ($SWARMDECK_SERIAL_FILE), beside its output.
 
     The runner only names it; the job creates it when it has something to say.
     """
-    folder = paths.state_dir() / "jobs"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"job-{job_id}.serial"
+    folder = joined(paths.state_dir_text(), "jobs")
+    os.makedirs(folder, exist_ok=True)
+    return f"{folder}/job-{job_id}.serial"
 
 
 class ChildSetup:
@@ -143,7 +143,7 @@ class ChildSetup:
     def __init__(self, cage: Cage, oom_score_adj: int) -> None:
         self.cage = cage
         self.adj = str(oom_score_adj).encode()
-        self.adj_file = str(own_file("oom_score_adj"))
+        self.adj_file = own_file("oom_score_adj")
         self.runner_pid = os.getpid()
         self.libc = ctypes.CDLL(None, use_errno=True)
 
@@ -365,9 +365,10 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
         request.grace,
     )
     try:  # noqa: SIM105 (contextlib stays off the run path: its import costs every run)
-        marker.unlink(missing_ok=True)
+        os.unlink(marker)
     except OSError:
-        # Only read while the row says running; a marker that cannot be removed is harmless.
+        # None was made (the usual case), or it cannot be removed: only read while the row
+        # says running, so a marker left behind is harmless.
         pass
     verdict = classify_oom(cage.evidence()) if watched.ended_by == OOM else OomVerdict.NONE
     code, outcome = exit_and_outcome(watched, verdict)

@@ -9,6 +9,7 @@ a person reads about it, and the exit code, are argparse's own.
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 
 from swarmdeck.cli.common import context, example, exit_codes, flag_type
@@ -18,7 +19,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
-    from pathlib import Path
 
 _RUN_VALUES: dict[str, Callable[[str], object]] = {
     "--cap": str,
@@ -160,14 +160,12 @@ def _run(args: argparse.Namespace) -> int:
     return run_job(config, store, request)
 
 
-def _working_folder() -> Path:
+def _working_folder() -> str:
     """The folder the job starts in: this one, which must still exist."""
-    from pathlib import Path
-
     from swarmdeck.errors import UsageError
 
     try:
-        return Path.cwd()
+        return os.getcwd()
     except FileNotFoundError:
         raise UsageError(
             "the current folder no longer exists: change to one that does and run again"

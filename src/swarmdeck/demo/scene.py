@@ -131,7 +131,8 @@ class Scene:
 
     @property
     def slice_path(self) -> Path | None:
-        return self.site.path if self.site is not None and self.caged else None
+        caged = self.site is not None and self.caged and self.site.path is not None
+        return Path(self.site.path) if caged else None
 
     def environment(self) -> dict[str, str]:
         return {
@@ -324,9 +325,9 @@ class Scene:
                 stderr=subprocess.DEVNULL,
                 check=False,
             )
-        path = site.path
-        if path is None or not path.exists():
+        if site.path is None or not os.path.exists(site.path):
             return
+        path = Path(site.path)
         inner = sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts))
         for cgroup in [*inner, path]:
             _kill_members(cgroup)

@@ -9,7 +9,7 @@ answering within the event's budget, recording within its own, both inside the t
 
 The light path (a Bash call that matches no heavy pattern) imports nothing a bare interpreter
 does not, beyond the small modules of this package and json's C scanner: the input is read by
-json_read, the answer decided from cached settings by substring tests (classify.py), and the
+json_text.py, the answer decided from cached settings by substring tests (classify.py), and the
 call appended to the spool (hook_events.py) instead of the database. Heavy modules are imported
 inside the handlers that need them.
 """

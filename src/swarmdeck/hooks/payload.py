@@ -7,7 +7,7 @@ None (or an empty dict) rather than failing, and the caller decides what a missi
 from __future__ import annotations
 
 from swarmdeck.hook_events import field_text
-from swarmdeck.hooks.json_read import loads
+from swarmdeck.json_text import loads
 
 # The light path does without typing's import time (see cli.py).
 TYPE_CHECKING = False

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from swarmdeck import __version__, paths
-from swarmdeck.hooks.json_read import loads
+from swarmdeck.json_text import loads
 
 # The light path does without typing's import time (see cli.py).
 TYPE_CHECKING = False

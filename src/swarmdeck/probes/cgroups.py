@@ -11,20 +11,22 @@ import _thread
 import os
 import select
 from collections.abc import Callable
-from pathlib import Path
 
 from swarmdeck.probes.kernel_files import read_bytes
 from swarmdeck.probes.procs import own_file
 from swarmdeck.records import dataclass
+from swarmdeck.text_paths import below, is_within, joined, parent_of, tidy
 
-SYSTEMD_BOOTED = Path("/run/systemd/system")
+SYSTEMD_BOOTED = "/run/systemd/system"
 DEFAULT_SLICE_NAME = "swarmdeck"
 DEFAULT_SCOPE_SLICE = "swarmdeck.slice"
 
 # typing and threading cost every `swarmdeck run` 4 ms to import: the watch below needs neither
-# at run time (a bare lock is _thread's, and its annotations are never evaluated).
+# at run time (a bare lock is _thread's, and its annotations are never evaluated). Paths are
+# plain strings in pathlib's spelling (text_paths.py), pathlib being another 4 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from os import PathLike
     from typing import TextIO
 
 V2 = "cgroup-v2"
@@ -36,8 +38,8 @@ SCOPE = "systemd-scope"
 class Hierarchies:
     """The mount points that matter for memory cages (None where absent)."""
 
-    v1_memory: Path | None
-    v2: Path | None
+    v1_memory: str | None
+    v2: str | None
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class SliceSite:
     backend: str
     available: bool
     reason: str
-    path: Path | None = None
+    path: str | None = None
     placement: str = ""
     unit: str = ""
     """The systemd slice unit (scope backend only)."""
@@ -82,8 +84,8 @@ class MemoryReading:
 
 def parse_mountinfo(text: str) -> Hierarchies:
     """The v1 memory mount and the cgroup2 mount from this process's mountinfo."""
-    v1_memory: Path | None = None
-    v2: Path | None = None
+    v1_memory: str | None = None
+    v2: str | None = None
     for line in text.splitlines():
         left, sep, right = line.partition(" - ")
         if not sep:
@@ -91,7 +93,7 @@ def parse_mountinfo(text: str) -> Hierarchies:
         fields, tail = left.split(), right.split()
         if len(fields) < 5 or len(tail) < 3:
             continue
-        mount_point, fstype, options = Path(_unescape(fields[4])), tail[0], tail[2].split(",")
+        mount_point, fstype, options = tidy(_unescape(fields[4])), tail[0], tail[2].split(",")
         if fstype == "cgroup" and "memory" in options and v1_memory is None:
             v1_memory = mount_point
         elif fstype == "cgroup2" and v2 is None:
@@ -141,19 +143,19 @@ class MountWatch:
         """What `parse` makes of the mount table as it is now."""
         with self._lock:
             path = own_file("mountinfo")
-            key = (os.getpid(), str(path))
+            key = (os.getpid(), path)
             if self._file is None or self._key != key:
                 self._parsed = self._open(path, key)
             elif self._changed() or self._parsed is None:
                 self._parsed = self._reparse(self._file)
             return self._parsed
 
-    def _open(self, path: Path, key: tuple[int, str]) -> Hierarchies:
+    def _open(self, path: str, key: tuple[int, str]) -> Hierarchies:
         if self._file is not None:
             self._poller.unregister(self._file)
             self._file.close()
             self._file = None
-        file = path.open()
+        file = open(path)  # noqa: SIM115 - kept open: the poll watches it
         self._poller.register(file, select.POLLPRI)
         self._key, self._file = key, file
         return self._reparse(file)
@@ -174,29 +176,31 @@ def read_hierarchies() -> Hierarchies:
 
 
 def read_own_cgroups() -> OwnCgroups:
-    return parse_proc_cgroup(own_file("cgroup").read_text())
+    with open(own_file("cgroup")) as file:
+        return parse_proc_cgroup(file.read())
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+def _read_text(path: str) -> str:
+    with open(path) as file:
+        return file.read()
 
 
-def kernel_name(cgroup: Path, hier: Hierarchies | None = None) -> str | None:
+def kernel_name(cgroup: PathLike[str] | str, hier: Hierarchies | None = None) -> str | None:
     """The cgroup as the kernel log names it ("/swarmdeck/job-1"): its path below the mount of
     its hierarchy (cgroup v1 memory, or the unified one); None when it is under neither."""
     hier = hier or read_hierarchies()
+    path = os.fspath(cgroup)
     for root in (hier.v1_memory, hier.v2):
-        if root is not None and _inside(cgroup, root):
-            return "/" + str(cgroup.relative_to(root)).strip(".")
+        if root is not None and is_within(path, root):
+            return "/" + below(path, root).strip(".")
     return None
 
 
-def configured_path(setting: str, root: Path) -> Path:
+def configured_path(setting: str, root: str) -> str:
     """The slice the config names: a full path inside the hierarchy, or a path relative to it."""
-    candidate = Path(setting)
-    if candidate.is_absolute() and _inside(candidate, root):
-        return candidate
-    return root / setting.strip("/")
+    if setting.startswith("/") and is_within(setting, root):
+        return tidy(setting)
+    return joined(root, setting.strip("/"))
 
 
 def v2_parent_verdict(
@@ -217,24 +221,24 @@ def v2_parent_verdict(
     return ""
 
 
-def _words(path: Path) -> set[str]:
+def _words(path: str) -> set[str]:
     try:
-        return set(path.read_text().split())
+        return set(_read_text(path).split())
     except OSError:
         return set()
 
 
-def _has_processes(cgroup: Path) -> bool:
+def _has_processes(cgroup: str) -> bool:
     try:
-        return bool((cgroup / "cgroup.procs").read_text().strip())
+        return bool(_read_text(f"{cgroup}/cgroup.procs").strip())
     except OSError:
         return False
 
 
-def _v2_parent_problem(parent: Path, is_root: bool) -> str:
+def _v2_parent_problem(parent: str, is_root: bool) -> str:
     problem = v2_parent_verdict(
-        controllers=_words(parent / "cgroup.controllers"),
-        subtree_control=_words(parent / "cgroup.subtree_control"),
+        controllers=_words(f"{parent}/cgroup.controllers"),
+        subtree_control=_words(f"{parent}/cgroup.subtree_control"),
         has_processes=not is_root and _has_processes(parent),
         writable=os.access(parent, os.W_OK),
     )
@@ -246,26 +250,26 @@ def v2_site(setting: str, hier: Hierarchies, own: OwnCgroups) -> SliceSite:
     if hier.v2 is None:
         return SliceSite(V2, False, "no cgroup2 hierarchy is mounted")
     root = hier.v2
-    if "memory" not in _words(root / "cgroup.controllers"):
+    if "memory" not in _words(f"{root}/cgroup.controllers"):
         return SliceSite(
             V2, False, f"the cgroup2 hierarchy at {root} has no memory controller"
             " (memory is bound to cgroup v1 here)"
         )
     if setting:
         path = configured_path(setting, root)
-        if path.exists():
+        if os.path.exists(path):
             return _v2_existing(path, "configured")
-        problem = _v2_parent_problem(path.parent, path.parent == root)
+        problem = _v2_parent_problem(parent_of(path), parent_of(path) == root)
         if problem:
             return SliceSite(V2, False, f"configured slice {path}: its parent {problem}")
         return SliceSite(V2, True, "", path, "configured")
     candidates = [(root, "hierarchy root")]
     if own.v2 not in (None, "/"):
-        candidates.append((root / str(own.v2).strip("/"), "under own cgroup"))
+        candidates.append((joined(root, str(own.v2).strip("/")), "under own cgroup"))
     problems = []
     for parent, placement in candidates:
-        path = parent / DEFAULT_SLICE_NAME
-        if path.exists():
+        path = joined(parent, DEFAULT_SLICE_NAME)
+        if os.path.exists(path):
             site = _v2_existing(path, placement)
             if site.available:
                 return site
@@ -278,8 +282,8 @@ def v2_site(setting: str, hier: Hierarchies, own: OwnCgroups) -> SliceSite:
     return SliceSite(V2, False, "; ".join(problems))
 
 
-def _v2_existing(path: Path, placement: str) -> SliceSite:
-    if "memory" not in _words(path / "cgroup.controllers"):
+def _v2_existing(path: str, placement: str) -> SliceSite:
+    if "memory" not in _words(f"{path}/cgroup.controllers"):
         return SliceSite(V2, False, f"slice {path} has no memory controller")
     if not os.access(path, os.W_OK):
         return SliceSite(V2, False, f"slice {path} is not writable by this user")
@@ -293,34 +297,34 @@ def v1_site(setting: str, hier: Hierarchies, own: OwnCgroups) -> SliceSite:
     root = hier.v1_memory
     if setting:
         path = configured_path(setting, root)
-        target = path if path.exists() else path.parent
-        if not target.is_dir():
+        target = path if os.path.exists(path) else parent_of(path)
+        if not os.path.isdir(target):
             return SliceSite(V1, False, f"configured slice {path}: {target} does not exist")
         if not os.access(target, os.W_OK):
             return SliceSite(V1, False, f"configured slice {path}: {target} is not writable")
         return SliceSite(V1, True, "", path, "configured")
     candidates = [(root, "hierarchy root")]
     if own.v1_memory not in (None, "/"):
-        candidates.append((root / str(own.v1_memory).strip("/"), "under own cgroup"))
+        candidates.append((joined(root, str(own.v1_memory).strip("/")), "under own cgroup"))
     for parent, placement in candidates:
-        path = parent / DEFAULT_SLICE_NAME
-        target = path if path.exists() else parent
+        path = joined(parent, DEFAULT_SLICE_NAME)
+        target = path if os.path.exists(path) else parent
         if os.access(target, os.W_OK):
             return SliceSite(V1, True, "", path, placement)
     return SliceSite(V1, False, f"neither {root} nor this process's own memory cgroup is writable")
 
 
-def scope_slice_path(unit: str, root: Path) -> Path:
+def scope_slice_path(unit: str, root: str) -> str:
     """Where systemd puts a slice unit: "a-b.slice" lives at a.slice/a-b.slice."""
     stem = unit.removesuffix(".slice")
     parts = stem.split("-")
     nested = ["-".join(parts[: i + 1]) + ".slice" for i in range(len(parts))]
-    return root.joinpath(*nested)
+    return joined(root, *nested)
 
 
 def scope_site(setting: str, hier: Hierarchies) -> SliceSite:
     """`systemd-run --scope` under a swarmdeck slice, when systemd runs this machine."""
-    if not SYSTEMD_BOOTED.is_dir():
+    if not os.path.isdir(SYSTEMD_BOOTED):
         return SliceSite(SCOPE, False, "systemd is not PID 1 (/run/systemd/system is absent)")
     # Imported here: shutil brings its archive modules (bz2, lzma, zlib), which every
     # `swarmdeck run` would import only to learn that systemd is not PID 1.
@@ -329,7 +333,7 @@ def scope_site(setting: str, hier: Hierarchies) -> SliceSite:
     if shutil.which("systemd-run") is None:
         return SliceSite(SCOPE, False, "systemd-run is not installed")
     unit = setting if setting.endswith(".slice") else DEFAULT_SCOPE_SLICE
-    unified = hier.v2 is not None and "memory" in _words(hier.v2 / "cgroup.controllers")
+    unified = hier.v2 is not None and "memory" in _words(f"{hier.v2}/cgroup.controllers")
     root = hier.v2 if unified else hier.v1_memory
     if root is None:
         return SliceSite(SCOPE, False, "no cgroup hierarchy with memory is mounted")
@@ -362,10 +366,10 @@ def parse_flat_keyed(text: str) -> dict[str, int]:
     return out
 
 
-def read_int(path: Path) -> int | None:
+def read_int(path: PathLike[str] | str) -> int | None:
     """A one-number cgroup file; "max" and v1's near-2^63 "unlimited" read as None."""
     try:
-        text = path.read_text().strip()
+        text = _read_text(os.fspath(path)).strip()
     except OSError:
         return None
     if text == "max" or not text.isdigit():
@@ -374,14 +378,14 @@ def read_int(path: Path) -> int | None:
     return None if value >= 1 << 62 else value
 
 
-def read_keyed(path: Path) -> dict[str, int]:
+def read_keyed(path: PathLike[str] | str) -> dict[str, int]:
     try:
-        return parse_flat_keyed(path.read_text())
+        return parse_flat_keyed(_read_text(os.fspath(path)))
     except OSError:
         return {}
 
 
-def read_memory(cgroup: Path | str) -> MemoryReading | None:
+def read_memory(cgroup: PathLike[str] | str) -> MemoryReading | None:
     """What a v1 or v2 memory cgroup holds now; None when the cgroup does not exist.
 
     Read on every refresh for every running job, so the files are opened by name without an
@@ -433,7 +437,7 @@ def _stat_value(stat: bytes, key: bytes) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def cgroup_pids(cgroup: Path) -> list[int]:
+def cgroup_pids(cgroup: PathLike[str] | str) -> list[int]:
     """The processes in one cgroup (not its children); empty when it is gone."""
     return _read_ids(os.path.join(cgroup, "cgroup.procs")) or []
 
@@ -456,7 +460,7 @@ class CageMembers:
     """Every thread of them, from `tasks` or `cgroup.threads`."""
 
 
-def cage_members(cgroup: Path | str) -> CageMembers | None:
+def cage_members(cgroup: PathLike[str] | str) -> CageMembers | None:
     """The processes and threads in a cage and every cgroup under it; None once it is gone."""
     pids = _cage_ids(os.fspath(cgroup), ("cgroup.procs",))
     if pids is None:
@@ -465,7 +469,7 @@ def cage_members(cgroup: Path | str) -> CageMembers | None:
     return CageMembers(tuple(pids), tuple(tids or ()))
 
 
-def cage_thread_ids(cgroup: Path | str) -> tuple[int, ...] | None:
+def cage_thread_ids(cgroup: PathLike[str] | str) -> tuple[int, ...] | None:
     """The threads in a cage and every cgroup under it, from their thread lists alone (what
     each refresh samples); None once it is gone."""
     tids = _cage_ids(os.fspath(cgroup), THREAD_FILES)

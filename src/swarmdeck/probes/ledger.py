@@ -9,12 +9,11 @@ reported (`runner_alive`), and actions/reconcile.py is what marks it lost.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
+from swarmdeck import json_text
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
@@ -24,6 +23,7 @@ from swarmdeck.records import asdict, dataclass, replace
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from os import PathLike
     from typing import Any
 
     from swarmdeck.config import Config
@@ -263,7 +263,7 @@ def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> L
         label=row["label"] or "",
         host=row["host"] or "",
         state=state,
-        argv=json.loads(row["argv"] or "[]"),
+        argv=json_text.loads(row["argv"] or "[]"),
         cwd=row["cwd"] or "",
         booked=row["booked"],
         cap=row["cap"],
@@ -310,7 +310,7 @@ class SliceFacts:
     slice_cap: int
     margin: int
     backend: str
-    slice_path: Path | None
+    slice_path: str | None
     placement: str
     problem: str
 
@@ -350,7 +350,7 @@ def slice_facts(config: Config, mem_total: int) -> SliceFacts:
     )
 
 
-def for_ledger(facts: SliceFacts, ledger: Path) -> SliceFacts:
+def for_ledger(facts: SliceFacts, ledger: PathLike[str] | str) -> SliceFacts:
     """The facts as this ledger may use them: a slice another ledger owns is no cage for it,
     with the line the runner refuses on (probes/slice_owner.py) as the problem."""
     if facts.problem or facts.slice_path is None:

@@ -24,7 +24,9 @@ hook. What stays a hand read, and why (figures per call on a 2-core VM, psutil 7
   psutil's children() reads the stat line of every process on the host; and the host's fork
   counter (`processes` in stat), which tells a followed tree that nothing new can have come.
 
-Every read goes through PROC; `use_proc_root` points all of them, psutil too, elsewhere.
+Every read goes through PROC; `use_proc_root` points all of them, psutil too, elsewhere. Paths
+are plain strings: pathlib costs every `swarmdeck run` 4 ms to import (urllib.parse, ipaddress,
+fnmatch and re come with it).
 """
 
 from __future__ import annotations
@@ -32,20 +34,23 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 from swarmdeck.probes.kernel_files import read_bytes
 from swarmdeck.records import dataclass
 
-PROC = Path("/proc")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from os import PathLike
+
+PROC = "/proc"
 """The process filesystem every reader here uses."""
 
 
-def use_proc_root(root: Path | str) -> None:
+def use_proc_root(root: PathLike[str] | str) -> None:
     """Read processes and kernel files under `root` from now on (a test's own tree)."""
     global PROC
-    PROC = Path(root)
+    PROC = os.fspath(root).rstrip("/") or "/"
     if "psutil" in sys.modules:
         sys.modules["psutil"].PROCFS_PATH = str(PROC)
 
@@ -226,9 +231,9 @@ def user_of(pid: int) -> str:
 def process_links(pid: int) -> list[str]:
     """Where a process's cwd, root, exe and open descriptors point; PermissionError when they
     cannot be read, another OSError when the process is gone."""
-    entry = PROC / str(pid)
-    links = [entry / "cwd", entry / "root", entry / "exe"]
-    links += [entry / "fd" / name for name in os.listdir(entry / "fd")]
+    entry = f"{PROC}/{pid}"
+    links = [f"{entry}/cwd", f"{entry}/root", f"{entry}/exe"]
+    links += [f"{entry}/fd/{name}" for name in os.listdir(f"{entry}/fd")]
     targets = []
     for link in links:
         try:
@@ -244,7 +249,8 @@ def environment(pid: int) -> bytes:
     """A process's environment as the kernel keeps it (NUL-separated NAME=VALUE); b"" when gone
     or not ours to read."""
     try:
-        return (PROC / str(pid) / "environ").read_bytes()
+        with open(f"{PROC}/{pid}/environ", "rb") as file:
+            return file.read()
     except OSError:
         return b""
 
@@ -252,7 +258,9 @@ def environment(pid: int) -> bytes:
 def mapped_files(pid: int) -> list[str]:
     """The files a process has mapped (the path column of its maps)."""
     paths = set()
-    for line in (PROC / str(pid) / "maps").read_text(errors="replace").splitlines():
+    with open(f"{PROC}/{pid}/maps", errors="replace") as file:
+        text = file.read()
+    for line in text.splitlines():
         parts = line.split(maxsplit=5)
         if len(parts) == 6 and parts[5].startswith("/"):
             paths.add(parts[5])
@@ -274,32 +282,39 @@ def parse_meminfo(text: str) -> dict[str, int]:
 
 def read_meminfo() -> dict[str, int]:
     """The kernel's meminfo now, as bytes per field."""
-    return parse_meminfo((PROC / "meminfo").read_text())
+    return parse_meminfo(proc_text("meminfo"))
 
 
 def cpu_stat_text() -> str:
     """The kernel's stat file (aggregate and per-CPU jiffies)."""
-    return (PROC / "stat").read_text()
+    return proc_text("stat")
 
 
 def ticks_since_boot() -> int | None:
     """Clock ticks since boot (the unit of start ticks); None when uptime cannot be read."""
     try:
-        uptime = float((PROC / "uptime").read_text().split()[0])
+        uptime = float(proc_text("uptime").split()[0])
     except (OSError, ValueError, IndexError):
         return None
     return int(uptime * os.sysconf("SC_CLK_TCK"))
 
 
-def own_file(name: str) -> Path:
+def proc_text(name: str) -> str:
+    """A kernel file at the top of PROC (meminfo, stat, uptime), read whole; the one reader of
+    each of them."""
+    with open(f"{PROC}/{name}") as file:
+        return file.read()
+
+
+def own_file(name: str) -> str:
     """A file of this process's own entry (mountinfo, cgroup, oom_score_adj); in a child
     between fork and exec it names the child's."""
-    return PROC / "self" / name
+    return f"{PROC}/self/{name}"
 
 
 def own_thread_count() -> int:
     """Threads of the calling process; safe between fork and exec."""
-    return len(os.listdir(PROC / "self" / "task"))
+    return len(os.listdir(f"{PROC}/self/task"))
 
 
 def thread_cpu(tid: int) -> tuple[int, int, bool] | None:

@@ -8,14 +8,16 @@ test of whether a ledger may use the slice: the runner refuses on it, and the me
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
-from swarmdeck import paths
+from swarmdeck import json_text, paths
 from swarmdeck.digest import short_sha256
 from swarmdeck.records import dataclass, fields
 from swarmdeck.regular_files import read_regular
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from os import PathLike
 
 MAX_RECORD = 64 * 1024
 
@@ -33,22 +35,22 @@ class SliceOwner:
     set_at: float
 
 
-def record_path(slice_path: Path | str) -> Path:
+def record_path(slice_path: PathLike[str] | str) -> str:
     """The owner record of a slice, in the machine's run folder."""
     digest = short_sha256(str(slice_path))
-    return Path(paths.run_dir_text()) / "slices" / f"{digest}.json"
+    return os.path.join(paths.run_dir_text(), "slices", f"{digest}.json")
 
 
-def read_owner(slice_path: Path | str) -> SliceOwner | None:
+def read_owner(slice_path: PathLike[str] | str) -> SliceOwner | None:
     """The recorded owner of the slice, or None when there is no usable record."""
     try:
-        data = json.loads(read_regular(record_path(slice_path), MAX_RECORD))
+        data = json_text.loads(read_regular(record_path(slice_path), MAX_RECORD))
         return SliceOwner(**{item.name: data[item.name] for item in fields(SliceOwner)})
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def slice_problem(slice_path: Path | str, ledger: Path | str) -> str:
+def slice_problem(slice_path: PathLike[str] | str, ledger: PathLike[str] | str) -> str:
     """Why the ledger (a state database) may not use the slice: another ledger owns it and that
     ledger's state database still exists. "" when it may (no owner, this one, or one gone)."""
     owner = read_owner(slice_path)

@@ -14,7 +14,6 @@ import errno
 import os
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from swarmdeck.actions.oom import OomEvidence
 from swarmdeck.errors import SwarmdeckError
@@ -37,19 +36,20 @@ class CageError(SwarmdeckError):
     exit_code = ExitCode.USAGE
 
 
-def write_value(path: Path, value: int | str) -> None:
+def write_value(path: str, value: int | str) -> None:
     """Write one value to a cgroup file, turning the kernel's refusal into a CageError."""
     try:
-        path.write_text(str(value))
+        with open(path, "w") as file:
+            file.write(str(value))
     except OSError as error:
         raise CageError(f"cannot write {value} to {path}: {error.strerror or error}") from error
 
 
-def remove_cgroup(path: Path) -> None:
+def remove_cgroup(path: str) -> None:
     """rmdir a cgroup, waiting briefly for exiting processes to leave it."""
     for _ in range(RMDIR_TRIES):
         try:
-            path.rmdir()
+            os.rmdir(path)
             return
         except FileNotFoundError:
             return
@@ -72,7 +72,7 @@ def join_cgroup(procs_file: str) -> None:
 class Cage(abc.ABC):
     """One job's cgroup: how to enter it, read it, and what its OOM signals say."""
 
-    def __init__(self, path: Path, cap: int) -> None:
+    def __init__(self, path: str, cap: int) -> None:
         self.path = path
         self.cap = cap
 
@@ -82,7 +82,7 @@ class Cage(abc.ABC):
 
     def join(self) -> None:
         """Run in the child between fork and exec: enter the cage."""
-        join_cgroup(str(self.path / "cgroup.procs"))
+        join_cgroup(f"{self.path}/cgroup.procs")
 
     def before_start(self) -> None:  # noqa: B027 (optional hook, most cages need nothing here)
         """Arm OOM notifications before the job can allocate anything."""
@@ -127,7 +127,7 @@ class Backend(abc.ABC):
     def __init__(self, site: SliceSite) -> None:
         assert site.path is not None
         self.site = site
-        self.slice_path: Path = site.path
+        self.slice_path: str = site.path
 
     @abc.abstractmethod
     def prepare_slice(self, slice_cap: int) -> None:
@@ -140,13 +140,16 @@ class Backend(abc.ABC):
     def make_slice(self) -> None:
         """Create the slice's cgroup unless it is there already."""
         try:
-            self.slice_path.mkdir(exist_ok=True)
+            os.mkdir(self.slice_path)
+        except FileExistsError:
+            if not os.path.isdir(self.slice_path):
+                raise CageError(f"cannot create slice {self.slice_path}: File exists") from None
         except OSError as error:
             raise CageError(
                 f"cannot create slice {self.slice_path}: {error.strerror or error}"
             ) from error
 
-    def new_cage_dir(self, job_id: int, configure: Callable[[Path], None]) -> Path:
+    def new_cage_dir(self, job_id: int, configure: Callable[[str], None]) -> str:
         """Create the job's cgroup and cap it with `configure`; nothing is left if that fails.
 
         A cage of the same name can only be a leftover of a runner with this pid that died: an
@@ -154,10 +157,10 @@ class Backend(abc.ABC):
         """
         path = self.job_path(job_id)
         try:
-            path.mkdir()
+            os.mkdir(path)
         except FileExistsError:
             remove_cgroup(path)
-            path.mkdir()
+            os.mkdir(path)
         except OSError as error:
             raise CageError(f"cannot create cage {path}: {error.strerror or error}") from error
         try:
@@ -167,6 +170,6 @@ class Backend(abc.ABC):
             raise
         return path
 
-    def job_path(self, job_id: int) -> Path:
+    def job_path(self, job_id: int) -> str:
         """The job's cgroup; the runner's pid keeps ledgers of different state folders apart."""
-        return self.slice_path / f"{JOB_PREFIX}{job_id}-{os.getpid()}"
+        return f"{self.slice_path}/{JOB_PREFIX}{job_id}-{os.getpid()}"

@@ -12,30 +12,34 @@ never claims a cap the kernel refused.
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from pathlib import Path
 
-from swarmdeck import paths
+from swarmdeck import json_text, paths
 from swarmdeck.actions.cage.base import Backend, CageError
 from swarmdeck.file_lock import take_within
 from swarmdeck.probes.slice_owner import SliceOwner, read_owner, record_path, slice_problem
 from swarmdeck.records import asdict
 from swarmdeck.regular_files import replace_private
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from os import PathLike
+
 RECORD_WAIT = 5.0
 """Seconds to wait for another runner's update of the record (one write takes milliseconds)."""
 
 
-def claim_slice(backend: Backend, ledger: Path, config: Path | None, cap: int) -> SliceOwner:
+def claim_slice(
+    backend: Backend, ledger: PathLike[str] | str, config: PathLike[str] | str | None, cap: int
+) -> SliceOwner:
     """Make this ledger the owner of the backend's slice and cap the slice at `cap`, or confirm
     both; CageError (251) if another ledger owns it, or the cap cannot be set (then nothing is
     recorded: only the owner's runners write the cap, and the record follows the kernel)."""
     slice_path = backend.slice_path
-    mine = str(ledger.resolve())
+    mine = os.path.realpath(ledger)
     record = record_path(slice_path)
-    paths.private_dir(str(record.parent))
+    paths.private_dir(os.path.dirname(record))
     owner = read_owner(slice_path)
     if owner is not None and owner.ledger == mine and owner.cap == cap:
         # The record is only ever replaced in one rename, so it is read whole without the lock;
@@ -59,12 +63,12 @@ def claim_slice(backend: Backend, ledger: Path, config: Path | None, cap: int) -
         os.close(lock)
 
 
-def _record_lock(record: Path) -> int:
+def _record_lock(record: str) -> int:
     """The lock on the owner record, taken: the descriptor that holds it, for the caller to
     close; CageError when another process holds it past RECORD_WAIT."""
-    folder = paths.private_dir(str(record.parent))
+    folder = paths.private_dir(os.path.dirname(record))
     fd = os.open(
-        os.path.join(folder, record.name + ".lock"),
+        os.path.join(folder, os.path.basename(record) + ".lock"),
         os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
         0o600,
     )
@@ -77,9 +81,9 @@ def _record_lock(record: Path) -> int:
     return fd
 
 
-def _write(record: Path, owner: SliceOwner) -> None:
+def _write(record: str, owner: SliceOwner) -> None:
     try:
-        replace_private(record, json.dumps(asdict(owner)).encode())
+        replace_private(record, json_text.dumps(asdict(owner)).encode())
     except OSError as error:
         raise CageError(
             f"cannot record the owner of the slice in {record}: {error.strerror}"

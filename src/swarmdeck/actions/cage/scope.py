@@ -11,7 +11,6 @@ import os
 import subprocess
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 from swarmdeck.actions.cage.base import Backend, Cage, CageError
 from swarmdeck.actions.cage.v1 import V1Cage
@@ -55,11 +54,11 @@ def _systemctl(*args: str) -> None:
 class ScopeCage(Cage):
     """A job in its own transient scope; reading is delegated to a v1 or v2 cage once it runs."""
 
-    def __init__(self, path: Path, cap: int, slice_path: Path, unit: str, slice_unit: str):
+    def __init__(self, path: str, cap: int, slice_path: str, unit: str, slice_unit: str):
         super().__init__(path, cap)
         self.unit = unit
         self.slice_unit = slice_unit
-        reader_type = V2Cage if (slice_path / "memory.events").exists() else V1Cage
+        reader_type = V2Cage if os.path.exists(f"{slice_path}/memory.events") else V1Cage
         self._reader: Cage = reader_type(path, cap, slice_path)
 
     def command(self, argv: Sequence[str]) -> list[str]:
@@ -70,9 +69,9 @@ class ScopeCage(Cage):
 
     def after_start(self) -> None:
         deadline = time.monotonic() + SCOPE_APPEAR_TIMEOUT
-        while not self.path.exists() and time.monotonic() < deadline:
+        while not os.path.exists(self.path) and time.monotonic() < deadline:
             time.sleep(0.01)
-        if self.path.exists():
+        if os.path.exists(self.path):
             self._reader.before_start()
 
     def wake_fds(self) -> list[int]:
@@ -104,8 +103,8 @@ class ScopeBackend(Backend):
         _systemctl("set-property", "--runtime", unit, f"MemoryMax={slice_cap}",
                    "MemorySwapMax=0")
 
-    def job_path(self, job_id: int) -> Path:
-        return self.slice_path / f"{self._unit(job_id)}.scope"
+    def job_path(self, job_id: int) -> str:
+        return f"{self.slice_path}/{self._unit(job_id)}.scope"
 
     def _unit(self, job_id: int) -> str:
         return f"swarmdeck-job-{job_id}-{os.getpid()}"

@@ -9,7 +9,6 @@ descendant's (measured on these machines).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from swarmdeck.actions.cage.base import Backend, Cage, CageError, remove_cgroup, write_value
 from swarmdeck.actions.oom import OomEvidence, reached, v1_own_cap_ooms
@@ -25,18 +24,18 @@ def swap_exists() -> bool:
         return False
 
 
-def set_limit(cgroup: Path, limit: int) -> None:
+def set_limit(cgroup: str, limit: int) -> None:
     """Cap a v1 cgroup, memsw too where swap exists.
 
     memsw must never be below the memory limit, so it is raised first and lowered last.
     """
-    memsw = cgroup / "memory.memsw.limit_in_bytes"
-    with_memsw = memsw.exists() and swap_exists()
-    current = read_int(cgroup / "memory.limit_in_bytes")
+    memsw = f"{cgroup}/memory.memsw.limit_in_bytes"
+    with_memsw = os.path.exists(memsw) and swap_exists()
+    current = read_int(f"{cgroup}/memory.limit_in_bytes")
     raising = current is None or limit >= current
     if with_memsw and raising:
         write_value(memsw, limit)
-    write_value(cgroup / "memory.limit_in_bytes", limit)
+    write_value(f"{cgroup}/memory.limit_in_bytes", limit)
     if with_memsw and not raising:
         write_value(memsw, limit)
 
@@ -44,12 +43,12 @@ def set_limit(cgroup: Path, limit: int) -> None:
 class OomNotifier:
     """An eventfd registered on one cgroup's memory.oom_control; counts notifications."""
 
-    def __init__(self, cgroup: Path) -> None:
+    def __init__(self, cgroup: str) -> None:
         self.count = 0
         self.efd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
-        control = os.open(cgroup / "memory.oom_control", os.O_RDONLY | os.O_CLOEXEC)
+        control = os.open(f"{cgroup}/memory.oom_control", os.O_RDONLY | os.O_CLOEXEC)
         try:
-            write_value(cgroup / "cgroup.event_control", f"{self.efd} {control}")
+            write_value(f"{cgroup}/cgroup.event_control", f"{self.efd} {control}")
         except CageError:
             os.close(self.efd)
             raise
@@ -72,7 +71,7 @@ class OomNotifier:
 class V1Cage(Cage):
     """One job's v1 memory cgroup under the slice."""
 
-    def __init__(self, path: Path, cap: int, slice_path: Path) -> None:
+    def __init__(self, path: str, cap: int, slice_path: str) -> None:
         super().__init__(path, cap)
         self.slice_path = slice_path
         self._job: OomNotifier | None = None
@@ -83,8 +82,8 @@ class V1Cage(Cage):
     def before_start(self) -> None:
         self._job = OomNotifier(self.path)
         self._slice = OomNotifier(self.slice_path)
-        self._slice_failcnt = read_int(self.slice_path / "memory.failcnt") or 0
-        self._slice_peak = read_int(self.slice_path / "memory.max_usage_in_bytes")
+        self._slice_failcnt = read_int(f"{self.slice_path}/memory.failcnt") or 0
+        self._slice_peak = read_int(f"{self.slice_path}/memory.max_usage_in_bytes")
 
     def join(self) -> None:
         """Enter the cage by moving this one thread, when it is the process's only thread.
@@ -98,7 +97,7 @@ class V1Cage(Cage):
         if own_thread_count() > 1:
             super().join()
             return
-        fd = os.open(self.path / "tasks", os.O_WRONLY)
+        fd = os.open(f"{self.path}/tasks", os.O_WRONLY)
         try:
             os.write(fd, b"0")
         finally:
@@ -113,7 +112,7 @@ class V1Cage(Cage):
                 notifier.drain()
 
     def lost_process(self) -> bool:
-        control = read_keyed(self.path / "memory.oom_control")
+        control = read_keyed(f"{self.path}/memory.oom_control")
         if "oom_kill" in control:
             return control["oom_kill"] > 0
         # Kernels before 5.7 have no counter: an own notification is the best sign left.
@@ -124,19 +123,19 @@ class V1Cage(Cage):
         self.drain()
         job_n = self._job.count if self._job else 0
         slice_n = self._slice.count if self._slice else 0
-        slice_limit = read_int(self.slice_path / "memory.limit_in_bytes")
-        slice_peak = read_int(self.slice_path / "memory.max_usage_in_bytes")
+        slice_limit = read_int(f"{self.slice_path}/memory.limit_in_bytes")
+        slice_peak = read_int(f"{self.slice_path}/memory.max_usage_in_bytes")
         slice_grew_to_cap = (
             slice_peak is not None
             and slice_peak != self._slice_peak
             and reached(slice_peak, slice_limit)
         )
-        failcnt = read_int(self.slice_path / "memory.failcnt") or 0
+        failcnt = read_int(f"{self.slice_path}/memory.failcnt") or 0
         return OomEvidence(
             job_lost_process=self.lost_process(),
             own_cap_ooms=v1_own_cap_ooms(job_n, slice_n),
             slice_ooms=slice_n,
-            job_at_cap=reached(read_int(self.path / "memory.max_usage_in_bytes"), self.cap),
+            job_at_cap=reached(read_int(f"{self.path}/memory.max_usage_in_bytes"), self.cap),
             slice_at_cap=slice_grew_to_cap or failcnt > self._slice_failcnt,
         )
 
@@ -158,7 +157,7 @@ class V1Backend(Backend):
 
     def prepare_slice(self, slice_cap: int) -> None:
         self.make_slice()
-        if read_int(self.slice_path / "memory.limit_in_bytes") != slice_cap:
+        if read_int(f"{self.slice_path}/memory.limit_in_bytes") != slice_cap:
             set_limit(self.slice_path, slice_cap)
 
     def create_cage(self, job_id: int, cap: int) -> Cage:

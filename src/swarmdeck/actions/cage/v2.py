@@ -7,11 +7,12 @@ any notification plumbing. memory.oom.group=1 makes the kernel take the whole jo
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from swarmdeck.actions.cage.base import Backend, Cage, remove_cgroup, write_value
 from swarmdeck.actions.oom import OomEvidence, reached
 from swarmdeck.probes.cgroups import read_int, read_keyed
+from swarmdeck.text_paths import parent_of
 
 
 def v2_evidence(
@@ -40,35 +41,37 @@ def v2_evidence(
     )
 
 
-def enable_memory(cgroup: Path) -> None:
+def enable_memory(cgroup: str) -> None:
     """Pass the memory controller on to a cgroup's children."""
-    control = cgroup / "cgroup.subtree_control"
-    if "memory" not in control.read_text().split():
+    control = f"{cgroup}/cgroup.subtree_control"
+    with open(control) as file:
+        offered = file.read().split()
+    if "memory" not in offered:
         write_value(control, "+memory")
 
 
 class V2Cage(Cage):
     """One job's cgroup under a v2 slice."""
 
-    def __init__(self, path: Path, cap: int, slice_path: Path) -> None:
+    def __init__(self, path: str, cap: int, slice_path: str) -> None:
         super().__init__(path, cap)
         self.slice_path = slice_path
         self._slice_before: dict[str, int] = {}
 
     def before_start(self) -> None:
-        self._slice_before = read_keyed(self.slice_path / "memory.events.local")
+        self._slice_before = read_keyed(f"{self.slice_path}/memory.events.local")
 
     def lost_process(self) -> bool:
-        events = read_keyed(self.path / "memory.events")
+        events = read_keyed(f"{self.path}/memory.events")
         return events.get("oom_kill", 0) + events.get("oom_group_kill", 0) > 0
 
     def evidence(self) -> OomEvidence:
         return v2_evidence(
-            job_events=read_keyed(self.path / "memory.events"),
-            job_events_local=read_keyed(self.path / "memory.events.local"),
+            job_events=read_keyed(f"{self.path}/memory.events"),
+            job_events_local=read_keyed(f"{self.path}/memory.events.local"),
             slice_local_before=self._slice_before,
-            slice_local_after=read_keyed(self.slice_path / "memory.events.local"),
-            job_peak=read_int(self.path / "memory.peak"),
+            slice_local_after=read_keyed(f"{self.slice_path}/memory.events.local"),
+            job_peak=read_int(f"{self.path}/memory.peak"),
             job_cap=self.cap,
         )
 
@@ -76,10 +79,10 @@ class V2Cage(Cage):
         remove_cgroup(self.path)
 
 
-def cap_v2(cgroup: Path, limit: int) -> None:
-    write_value(cgroup / "memory.max", limit)
-    if (cgroup / "memory.swap.max").exists():
-        write_value(cgroup / "memory.swap.max", 0)
+def cap_v2(cgroup: str, limit: int) -> None:
+    write_value(f"{cgroup}/memory.max", limit)
+    if os.path.exists(f"{cgroup}/memory.swap.max"):
+        write_value(f"{cgroup}/memory.swap.max", 0)
 
 
 class V2Backend(Backend):
@@ -89,8 +92,8 @@ class V2Backend(Backend):
 
     def prepare_slice(self, slice_cap: int) -> None:
         self.make_slice()
-        enable_memory(self.slice_path.parent)
-        if read_int(self.slice_path / "memory.max") != slice_cap:
+        enable_memory(parent_of(self.slice_path))
+        if read_int(f"{self.slice_path}/memory.max") != slice_cap:
             cap_v2(self.slice_path, slice_cap)
         enable_memory(self.slice_path)
 
@@ -99,7 +102,7 @@ class V2Backend(Backend):
         return V2Cage(path, cap, self.slice_path)
 
 
-def cap_whole_job(cgroup: Path, cap: int) -> None:
+def cap_whole_job(cgroup: str, cap: int) -> None:
     """Cap a job's cgroup, and have the kernel's OOM killer take the whole job at once."""
     cap_v2(cgroup, cap)
-    write_value(cgroup / "memory.oom.group", 1)
+    write_value(f"{cgroup}/memory.oom.group", 1)

@@ -1,8 +1,11 @@
-"""json_read.loads answers every input exactly as json.loads does: the same value or the same error.
+"""json_text.loads and dumps answer every input exactly as json.loads and json.dumps do: the same
+value or text, or the same error.
 
-The fast path drives json's C scanner itself; anything it does not plainly accept goes to json.
-So the inputs that matter are the ones where the two could part: other encodings, marks, data
-after the value, whitespace json does not skip, constants, nesting past the recursion limit.
+The fast paths drive json's C scanner and encoder themselves; anything they do not plainly accept
+goes to json. So the inputs that matter are the ones where the two could part: other encodings,
+marks, data after the value, whitespace json does not skip, constants, nesting past the recursion
+limit; for writing, floats, non-ASCII and lone surrogates, keys that are not strings, values json
+cannot write, cycles.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swarmdeck.hooks.json_read import REFUSED, loads, scanned
+from swarmdeck.json_text import REFUSED, dumps, loads, scanned
 
 
 def _outcome(function, raw: bytes):
@@ -40,9 +43,20 @@ def _nan_paths(value) -> str:
 
 def _same_as_json(raw: bytes) -> None:
     assert _outcome(loads, raw) == _outcome(json.loads, raw), raw[:200]
+    text = raw.decode("utf-8", "surrogatepass") if _decodes(raw) else None
+    if text is not None:
+        assert _outcome(loads, text) == _outcome(json.loads, text), raw[:200]
     fast = scanned(raw)
     if fast is not REFUSED:
         assert _outcome(lambda _: fast, raw) == _outcome(json.loads, raw), raw[:200]
+
+
+def _decodes(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 EDGES = [
@@ -94,3 +108,45 @@ def test_damaged_json_reads_as_json_reads_it(value, at, junk) -> None:
 def test_a_plain_hook_input_is_read_by_the_scanner_itself() -> None:
     raw = json.dumps({"hook_event_name": "PreToolUse", "tool_input": {"command": "ls é"}})
     assert scanned(raw.encode()) == json.loads(raw)
+
+
+def _written(function, value, ensure_ascii: bool):
+    try:
+        return ("text", function(value, ensure_ascii=ensure_ascii))
+    except RecursionError:
+        return ("error", "RecursionError")
+    except Exception as error:
+        return ("error", type(error).__name__, str(error))
+
+
+def _cycle() -> list:
+    looped: list = []
+    looped.append(looped)
+    return looped
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+WRITE_EDGES = [
+    None, True, 1, -0.0, 1e400, float("nan"), 0.1, 2**70, "é", "\ud800", "\x00\u2028", "",
+    [], {}, {1: "a", None: 2, 1.5: 3, False: 4}, {(1, 2): 3}, {1, 2}, b"x", object(),
+    [["a"] * 3, {"b": [1, 2.5]}], ["ls", "-la", "src/é"], _cycle(),
+    [[[[[[]]]]]], [[]] * 3, _nested(100_000),
+]
+
+
+@pytest.mark.parametrize("value", WRITE_EDGES, ids=range(len(WRITE_EDGES)))
+@pytest.mark.parametrize("ensure_ascii", [True, False])
+def test_edge_values_write_as_json_writes_them(value, ensure_ascii: bool) -> None:
+    assert _written(dumps, value, ensure_ascii) == _written(json.dumps, value, ensure_ascii)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON_VALUES, st.booleans())
+def test_generated_values_write_as_json_writes_them(value, ensure_ascii: bool) -> None:
+    assert _written(dumps, value, ensure_ascii) == _written(json.dumps, value, ensure_ascii)
