@@ -209,3 +209,41 @@ def test_columns_share_a_narrow_width_none_below_its_longest_word() -> None:
     widths = shared_widths([ColumnWidths(2, 2), state, ColumnWidths(7, 7)], 30)
     assert widths is not None and sum(widths) == 30 and widths[1] >= len("Permission")
     assert shared_widths([ColumnWidths(2, 2), ColumnWidths(7, 7)], 30) is None
+
+
+def test_a_findings_age_is_since_it_first_fired_as_in_the_app(isolated_home: Path) -> None:
+    from swarmdeck.app.watchdog import finding_row
+
+    store = StateStore.open_default()
+    now = time.time()
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO findings (key, rule, subject, severity, message, first_seen_at,"
+            " last_seen_at, count, fired_at) VALUES ('idle:a1', 'idle', 'agent a1', 'warning',"
+            " 'no activity', ?, ?, 16, ?)",
+            (now - 540, now - 1, now - 480),
+        )
+    [finding] = open_findings(store)
+    out = StringIO()
+    hosts = [host_snapshot(load_config(), store)]
+    snapshot = Snapshot(taken_at=now, hosts=hosts, findings=[finding])
+    print_status(snapshot, Console(file=out, width=200))
+    line = next(line for line in section(out.getvalue(), "Watchdog").splitlines() if "idle" in line)
+    assert "8m" in line and "1s" not in line
+    assert str(finding_row(finding, now)["age"]) == "8m"
+
+
+def test_status_without_a_watchdog_does_not_show_an_ended_jobs_finding(
+    isolated_home: Path,
+) -> None:
+    store = StateStore.open_default()
+    ended = add_ledger_job(store, state="done", ended_at=time.time() - 300)
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO findings (key, rule, subject, severity, message, first_seen_at,"
+            " last_seen_at, count, fired_at, job_id) VALUES (?, 'output_not_growing', ?,"
+            " 'warning', 'its output has not grown for 21m', ?, ?, 4, ?, ?)",
+            (f"output_not_growing:job{ended}", f"job #{ended} bg1", time.time() - 900,
+             time.time() - 300, time.time() - 900, ended),
+        )
+    assert "output_not_growing" not in section(status_text(), "Watchdog")

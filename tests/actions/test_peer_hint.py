@@ -12,6 +12,7 @@ from cagekit import MIB, write_config
 
 from peer_figures import peer_host_object
 from swarmdeck.cli import main
+from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.peer_cache import reading_of, write_reading
 from swarmdeck.state import StateStore
 
@@ -51,7 +52,9 @@ def test_a_queued_job_names_the_peer_that_fits_it_once_and_raises_an_alert(
             "echo 'a b'")
     assert err.count(line) == 1
     [alert] = alerts()
-    assert (alert["host"], alert["source"]) == ("box2", "runner") and line[24:] in alert["message"]
+    assert (alert["host"], alert["source"]) == (local_host_name(), "runner")
+    assert line[24:] in alert["message"]
+    assert f"queues on {local_host_name()} for memory; box2 fits it now" in alert["message"]
 
 
 def test_a_job_queuing_again_counts_its_alert_up_and_opens_it_again(

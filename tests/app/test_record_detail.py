@@ -16,7 +16,7 @@ from swarmdeck.probes.records import Alert
 
 COMMAND = ("swarmdeck peer run loopback --cap 4G --label 'integration suite (queued)' -- "
            "pytest -x tests/integration --maxfail 3 --durations 20")
-MESSAGE = f"'integration suite (queued)' queues here for memory; loopback fits it now: {COMMAND}"
+MESSAGE = f"'integration suite (queued)' queues on vm for memory; loopback fits it now: {COMMAND}"
 
 
 def squeezed(text: str) -> str:

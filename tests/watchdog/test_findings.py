@@ -125,3 +125,38 @@ def test_two_watchers_at_once_never_double_a_count(isolated_home, store):
     # A pass interrupted after its commit but before its line counts without a line: one each.
     assert writes <= row["count"] <= writes + len(watchers)
     assert lease_holder(store) is None, "each watcher lets go of its lease when it stops"
+
+
+def _job(store, state: str) -> int:
+    from ledger_rows import insert_job
+
+    with store.transaction() as conn:
+        return insert_job(conn, state=state)
+
+
+def test_a_finding_whose_job_has_ended_does_not_read_as_open(isolated_home, store):
+    config = write_watchdog_config(isolated_home, min_duration=0, merge_interval=3600).watchdog
+    me = new_holder()
+    ended, running = _job(store, "done"), _job(store, "running")
+    drafts = [
+        FindingDraft(key=f"rule:job{job}", rule="rule", subject=f"job {job}",
+                     severity="warning", message="m", advice="a", job_id=job)
+        for job in (ended, running)
+    ]
+    record(store, drafts, config, me, time.time())
+    assert [f.job_id for f in open_findings(store)] == [running]
+
+
+def test_the_writer_closes_a_finding_whose_job_has_ended_at_once(isolated_home, store):
+    config = write_watchdog_config(isolated_home, min_duration=0, merge_interval=3600).watchdog
+    me = new_holder()
+    job = _job(store, "running")
+    seen = FindingDraft(key="rule:job", rule="rule", subject="job", severity="warning",
+                        message="m", advice="a", job_id=job)
+    record(store, [seen], config, me, 1000.0)
+    with store.transaction() as conn:
+        conn.execute("UPDATE jobs SET state = 'done' WHERE id = ?", (job,))
+    outcome = record(store, [], config, me, 1001.0)
+    assert outcome.closed == 1
+    [row] = rows(store)
+    assert row["resolved_at"] == 1001.0

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from scene_kit import SWARMDECK, insert_job, write_watchdog_config
 
-from swarmdeck.errors import UsageError
+from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.probes.procs import ProcessIdentity, identity
 from swarmdeck.probes.records import Finding, open_alerts
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.watchdog.escalation import escalates
+from swarmdeck.watchdog.findings import finding_by_id
 from swarmdeck.watchdog.kills import (
     ALREADY_GONE,
     NOT_SUPERVISED,
@@ -96,6 +97,9 @@ def test_denial_signals_nothing(store, processes):
     assert proc.poll() is None
     with pytest.raises(Exception, match="already decided"):
         approve(store, request.id, "tester", time.time())
+    [alert] = open_alerts(store)
+    assert alert.message.endswith("denied by tester: nothing signalled")
+    assert alert.message.count("denied") == 1, alert.message
 
 
 def test_a_pid_whose_start_ticks_changed_is_refused_and_left_running(store, processes):
@@ -130,6 +134,43 @@ def test_a_process_already_gone_is_said_so(store, processes):
 def test_a_finding_without_a_process_cannot_become_a_kill_request(store):
     with pytest.raises(UsageError, match="names no process"):
         request_kill(store, finding_for(None, None), "tester", 1.0)  # type: ignore[arg-type]
+
+
+def _ended_job_finding(store, processes) -> Finding:
+    """A stored finding about a ledger job that has since ended (its process gone too)."""
+    proc, me = start_tree(processes)
+    job_id = insert_job(store, proc.pid, started_at=time.time(), state="done")
+    proc.kill()
+    proc.wait()
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO findings (key, rule, subject, severity, message, first_seen_at,"
+            " last_seen_at, count, fired_at, job_id, pid, start_ticks) VALUES"
+            " (?, 'output_not_growing', ?, 'warning', 'no output for 5m', 1, 1, 1, 1, ?, ?, ?)",
+            (f"output_not_growing:job{job_id}", f"job #{job_id} bg1", job_id, me.pid,
+             me.start_ticks),
+        )
+        [found] = conn.execute("SELECT id FROM findings").fetchall()
+    finding = finding_by_id(store, found["id"])
+    assert finding is not None
+    return finding
+
+
+def test_a_finding_whose_job_has_ended_cannot_become_a_kill_request(store, processes):
+    finding = _ended_job_finding(store, processes)
+    with pytest.raises(RefusedError, match=f"^job {finding.job_id} has ended: nothing to stop$"):
+        request_kill(store, finding, "tester", 1.0)
+    assert recent_kill_requests(store) == []
+
+
+def test_kills_request_for_an_ended_job_exits_78_in_one_line(isolated_home, store, processes):
+    finding = _ended_job_finding(store, processes)
+    done = subprocess.run([SWARMDECK, "kills", "--request", str(finding.id)],
+                          capture_output=True, text=True, timeout=DEADLINE)
+    assert done.returncode == 78
+    [line] = done.stderr.splitlines()
+    assert line.endswith(f"job {finding.job_id} has ended: nothing to stop") and not done.stdout
+    assert recent_kill_requests(store) == []
 
 
 def test_the_approve_command_exits_78_when_refused(isolated_home, store, processes):
@@ -182,8 +223,8 @@ def test_escalation_stops_the_subject_after_n_repeats_and_raises_a_critical_aler
     [line] = engine.run_pass(take_snapshot(config, store)).escalated
     assert "without acknowledgement" in line and "stopped" in line
     proc.wait(timeout=DEADLINE)
-    critical = [a for a in open_alerts(store) if a.level == "critical"]
-    assert any("acted by itself" in a.message for a in critical)
+    [critical] = [a for a in open_alerts(store) if a.level == "critical"]
+    assert "acted by itself" in critical.message, "one alert per escalation"
 
 
 def test_without_the_policy_repeats_never_stop_anything(isolated_home, store, processes):

@@ -374,6 +374,24 @@ def test_a_long_run_idling_on_its_declared_threads_is_found(isolated_home, store
     assert [d.rule for d in found] == ["threads_underused"]
 
 
+def test_a_threads_finding_shows_the_jobs_command_line_as_its_command(
+    isolated_home, store, processes
+):
+    from swarmdeck.app.record_detail import finding_facts
+    from swarmdeck.probes.records import Finding
+
+    config = write_watchdog_config(isolated_home, long_run=1, thread_use_fraction=0.25)
+    job = processes("sleep", "300")
+    [draft] = _usage_looks(config, store, job.pid, threads=8)
+    finding = Finding(1, draft.key, draft.rule, draft.subject, draft.severity, draft.message,
+                      0.0, 0.0, 1, None, advice=draft.advice)
+    lines = [line.strip() for line in finding_facts(finding, 10.0, 200).plain.splitlines()]
+    [command] = [line.split(None, 1)[1] for line in lines if line.startswith("command")]
+    assert command == "sleep 300"
+    [advice] = [line for line in lines if line.startswith("advice")]
+    assert "--threads" in advice
+
+
 def test_a_long_run_busy_on_its_threads_is_not_found(isolated_home, store):
     config = write_watchdog_config(isolated_home, long_run=1, thread_use_fraction=0.25)
     with busy_job(2) as job:

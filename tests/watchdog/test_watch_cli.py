@@ -120,3 +120,48 @@ def test_wake_for_one_session_names_it_on_stderr(isolated_home):
     write_watchdog_config(isolated_home, interval=0.2, min_duration=0)
     line = _first_stderr_line([SWARMDECK, "watch", "--wake", "--session", SID], dict(os.environ))
     assert line == f"swarmdeck: waiting for a finding to wake session {SID}; Ctrl+C stops\n"
+
+
+def _hold_the_lease_elsewhere(store) -> None:
+    """The writer's lease held by this test process, standing for the app's watchdog."""
+    from swarmdeck.watchdog.findings import new_holder, take_lease
+
+    with store.transaction() as conn:
+        assert take_lease(conn, new_holder(), time.time(), 3600.0)
+
+
+def test_once_json_lists_the_open_findings_when_another_watchdog_writes(isolated_home, store):
+    write_watchdog_config(isolated_home, min_duration=0, merge_interval=3600)
+    _heavy_run(store, SID)
+    first = subprocess.run([SWARMDECK, "watch", "--once"], capture_output=True, text=True,
+                           timeout=DEADLINE)
+    assert "heavy_without_run" in first.stdout, first.stderr
+    _hold_the_lease_elsewhere(store)
+    text = subprocess.run([SWARMDECK, "watch", "--once"], capture_output=True, text=True,
+                          timeout=DEADLINE)
+    done = subprocess.run([SWARMDECK, "watch", "--once", "--json"], capture_output=True,
+                          text=True, timeout=DEADLINE)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["writer"] is False
+    assert "heavy_without_run" in text.stdout
+    assert [f["rule"] for f in report["open"]] == ["heavy_without_run"]
+
+
+def test_watch_that_only_reads_shows_what_is_open_and_says_so(isolated_home, store):
+    write_watchdog_config(isolated_home, interval=0.2, min_duration=0, merge_interval=3600)
+    _heavy_run(store, SID)
+    subprocess.run([SWARMDECK, "watch", "--once"], capture_output=True, text=True,
+                   timeout=DEADLINE)
+    _hold_the_lease_elsewhere(store)
+    watcher = subprocess.Popen([SWARMDECK, "watch"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(4.0)  # many passes at 0.2 s
+    finally:
+        watcher.terminate()
+        out, err = watcher.communicate(timeout=DEADLINE)
+    lines = out.splitlines()
+    assert len(lines) == 2, (out, err)
+    assert "another watchdog" in lines[0] and "only reads" in lines[0]
+    assert "heavy_without_run" in lines[1], "an open finding is shown once, not at every pass"

@@ -96,13 +96,18 @@ class PeerHint:
             command = peer_run_line(host.name, self._request, self._label)
             self._note(f"{host.name} has room for it now ({format_size(room)}); to run it there "
                        f"instead: {command}")
-            message = f"{self._label!r} queues here for memory; {host.name} fits it now: {command}"
             # Here, not at the top: only a queued job that a peer fits raises an alert.
             from swarmdeck.actions.alerts import raise_alert
+            from swarmdeck.probes.machine import local_host_name
 
+            # The alert is about this host, where the job queues; the peer is named in it.
+            here = local_host_name()
+            message = (
+                f"{self._label!r} queues on {here} for memory; {host.name} fits it now: {command}"
+            )
             with self._store.transaction() as conn:
                 raise_alert(
                     conn, f"{PEER_FITS}{host.name}:{self._workload}", "info", ALERT_SOURCE,
-                    host.name, message, now(),
+                    here, message, now(),
                 )
             return

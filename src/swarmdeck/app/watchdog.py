@@ -20,7 +20,6 @@ from textual.widgets import Label
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.panel import DrawnPanel, Rows, StorePanel
-from swarmdeck.durations import age_text
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes.records import (
     Finding,
@@ -32,7 +31,7 @@ from swarmdeck.probes.records import (
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.views.cells import in_order
-from swarmdeck.views.records import KILL_COLUMNS, LEVEL_STYLES, kill_cells
+from swarmdeck.views.records import KILL_COLUMNS, LEVEL_STYLES, finding_age, kill_cells
 from swarmdeck.watchdog.findings import acknowledge
 from swarmdeck.watchdog.kills import TreeMember, approve, deny, request_kill, stop_preview
 
@@ -51,10 +50,9 @@ FINDING_COLUMNS = (
 def finding_row(finding: Finding, now: float) -> dict[str, object]:
     from rich.text import Text
 
-    since = finding.fired_at or finding.first_seen_at
     return {
         "level": Text(finding.severity, style=LEVEL_STYLES.get(finding.severity, "")),
-        "age": age_text(now - since),
+        "age": finding_age(finding, now),
         "count": str(finding.count),
         "rule": finding.rule + (" ✓" if finding.acknowledged_at else ""),
         "subject": finding.subject,

@@ -1,7 +1,8 @@
 """`swarmdeck kills`, `approve ID`, `deny ID`: kill requests, decided by a person.
 
 An approval that is refused (the process is not supervised, or its pid now names another
-process) exits 78 with the reason on stderr; nothing was signalled.
+process) exits 78 with the reason on stderr; nothing was signalled. A request for a finding whose
+job has already ended is refused the same way (78), and nothing is recorded.
 """
 
 from __future__ import annotations

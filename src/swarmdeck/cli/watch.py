@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass, field
 
 from swarmdeck.cli.common import context, example, flag_type, session_id
 from swarmdeck.exitcodes import ExitCode
@@ -59,6 +60,7 @@ def _watch(args: argparse.Namespace) -> int:
     session = args.session or (os.environ.get(SESSION_ENV) if args.wake else None) or None
     started = time.time()
     woke: list[str] = []
+    shown = _Shown()
     if args.wake:
         # Said once, on stderr: stdout is the finding alone, for the agent that waits for it.
         whom = f"session {session}" if session else "any session"
@@ -70,9 +72,9 @@ def _watch(args: argparse.Namespace) -> int:
             woke.extend(_wake_lines(store, started, session))
             return not woke
         if args.json:
-            print(json.dumps(_pass_json(report)), flush=True)
+            print(json.dumps(_pass_json(report, store)), flush=True)
         else:
-            _print_pass(report, store, args.once)
+            _print_pass(report, store, args.once, shown)
         return not args.once
 
     try:
@@ -86,32 +88,62 @@ def _watch(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _pass_json(report) -> dict[str, object]:
+def _pass_json(report, store) -> dict[str, object]:
+    """One pass as JSON; `open` is every open finding in the store, as the text shows them,
+    whichever watchdog wrote them."""
     from dataclasses import asdict as as_json
+
+    from swarmdeck.probes.records import open_findings
 
     return {
         "at": time.time(),
         "writer": report.writer,
         "drafts": report.drafts,
         "fired": [as_json(f) for f in report.outcome.fired],
-        "open": [as_json(f) for f in report.outcome.seen],
+        "open": [as_json(f) for f in open_findings(store)],
         "closed": report.outcome.closed,
         "escalated": report.escalated,
     }
 
 
-def _print_pass(report, store, once: bool) -> None:
+READER_NOTE = "another watchdog (the app's) holds the writer's lease: this one only reads"
+
+
+@dataclass
+class _Shown:
+    """What a watch loop has printed so far: whether it said it only reads, and each finding
+    it showed with the moment that finding began to show."""
+
+    said_reader: bool = False
+    fired_at: dict[int, float | None] = field(default_factory=dict)
+
+
+def _print_pass(report, store, once: bool, shown: _Shown) -> None:
+    """One pass for a person. With --once, every open finding; in the loop, what began to show
+    since the last pass. A loop that only reads cannot see what fired in its own pass, so it
+    prints the open findings it has not shown yet (a finding that fires again shows again),
+    after saying once that it only reads."""
     from swarmdeck.printable import printable
     from swarmdeck.probes.records import open_findings
 
-    shown = open_findings(store) if once else report.outcome.fired
+    if once:
+        lines = open_findings(store)
+    elif report.writer:
+        lines = report.outcome.fired
+    else:
+        if not shown.said_reader:
+            print(READER_NOTE, flush=True)
+            shown.said_reader = True
+        lines = [f for f in open_findings(store) if shown.fired_at.get(f.id) != f.fired_at]
+    for finding in lines:
+        shown.fired_at[finding.id] = finding.fired_at
     stamp = time.strftime("%H:%M:%S")
-    for finding in shown:
+    for finding in lines:
         print(f"{stamp} [{finding.severity}] {finding.rule}: {printable(finding.subject)} —"
               f" {printable(finding.message)} (×{finding.count})", flush=True)
     for line in report.escalated:
         print(f"{stamp} [critical] {line}", flush=True)
-    if once and not shown:
+    if once and not lines:
         role = "" if report.writer else " (another watchdog holds the writer's lease)"
         print(f"no open findings{role}")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, TypeVar
 
+from swarmdeck.probes.ledger import ACTIVE
+
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
@@ -95,11 +97,20 @@ def open_alerts(store: StateStore) -> list[Alert]:
     )
 
 
+JOB_ENDED = (
+    "(job_id IS NOT NULL AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = findings.job_id"
+    f" AND jobs.state NOT IN ({', '.join(repr(state) for state in ACTIVE)})))"
+)
+"""SQL, true for a finding about a ledger job that has ended: the watchdog closes it at once."""
+
+
 def open_findings(store: StateStore) -> list[Finding]:
     """Findings that fired and are not resolved, newest first (one still pending its minimum
-    duration is not shown)."""
+    duration is not shown, nor one whose job has ended, even while no watchdog runs to close
+    it)."""
     return _read(
-        store, Finding, "findings", "resolved_at IS NULL AND fired_at IS NOT NULL",
+        store, Finding, "findings",
+        f"resolved_at IS NULL AND fired_at IS NOT NULL AND NOT {JOB_ENDED}",
         "last_seen_at DESC",
     )
 

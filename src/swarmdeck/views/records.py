@@ -45,6 +45,12 @@ def alert_cells(alert: Alert, now: float) -> dict[str, Cell]:
     }
 
 
+def finding_age(finding: Finding, now: float) -> str:
+    """A finding's age, wherever it is shown: the time since it first fired (since it was
+    first seen, for one that has not fired)."""
+    return age_text(now - (finding.fired_at or finding.first_seen_at))
+
+
 def finding_cells(finding: Finding, now: float) -> dict[str, Cell]:
     return {
         "severity": Text(finding.severity, style=LEVEL_STYLES.get(finding.severity, "")),
@@ -52,7 +58,7 @@ def finding_cells(finding: Finding, now: float) -> dict[str, Cell]:
         "subject": finding.subject,
         "message": finding.message,
         "count": str(finding.count),
-        "age": age_text(now - finding.last_seen_at),
+        "age": finding_age(finding, now),
     }
 
 

@@ -3,7 +3,9 @@
 A finding seen again raises its count and last-seen time, never a new row. It shows (`fired_at`)
 only once its condition has held `min_duration` seconds; once it is no longer seen it stays open
 for `merge_interval` seconds, so a condition that flickers is one finding, not many; after that
-it is closed, and should it come back the same row opens again.
+it is closed, and should it come back the same row opens again. A finding about a job whose
+ledger row has ended is closed at once: that job cannot come back, so there is nothing to merge,
+and it is not open for a reader either, writer or no writer (`probes.records.open_findings`).
 
 The app and `swarmdeck watch` may both run passes. Only the holder of the writer's lease (a row
 in `watchdog_lease`) writes; the other only reads, so no count is ever raised twice for one
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from swarmdeck.probes.procs import identity, own_identity
-from swarmdeck.probes.records import Finding
+from swarmdeck.probes.records import JOB_ENDED, Finding
 
 if TYPE_CHECKING:
     from swarmdeck.config import WatchdogConfig
@@ -192,9 +194,11 @@ def _upsert(
 def _close_cleared(
     conn: sqlite3.Connection, seen: set[str], config: WatchdogConfig, now: float
 ) -> int:
-    """Close open findings not seen in this pass for `merge_interval` seconds."""
+    """Close open findings not seen in this pass for `merge_interval` seconds, and at once
+    those whose job has ended."""
     stale = conn.execute(
-        "SELECT id, key FROM findings WHERE resolved_at IS NULL AND last_seen_at <= ?",
+        "SELECT id, key FROM findings WHERE resolved_at IS NULL AND (last_seen_at <= ?"
+        f" OR {JOB_ENDED})",
         (now - config.merge_interval,),
     ).fetchall()
     ids = [(now, row["id"]) for row in stale if row["key"] not in seen]

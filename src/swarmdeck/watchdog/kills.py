@@ -4,7 +4,8 @@ policy) approves, and only if it is still the process the finding named.
 Approval runs the tree stop of actions/kill.py against the supervised set (running caged jobs
 and the processes of live Claude Code sessions), and records what happened: stopped, already
 gone, or refused (not supervised; the pid now names another process; another host's process).
-Every decision also raises an alert, so the Alerts panel says what was done.
+Every decision also raises an alert, so the Alerts panel says what was done; a decision of the
+escalation policy is said by the one critical alert the escalation raises (watchdog/loop.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude.live_sessions import pid_files
-from swarmdeck.probes.ledger import RUNNING
+from swarmdeck.probes.ledger import ACTIVE, RUNNING
 from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.procs import ProcessIdentity, read_stat, start_ticks
 from swarmdeck.probes.records import Finding, KillRequest
@@ -39,6 +40,8 @@ NOT_SUPERVISED = "refused: not supervised"
 PID_REUSED = "refused: pid reused"
 OTHER_HOST = "refused: another host"
 NOT_STOPPED = "not stopped"
+ESCALATION = "escalation"
+"""Who decides when the escalation policy acts."""
 _COLUMNS = ", ".join(KillRequest.__dataclass_fields__)
 
 
@@ -88,7 +91,9 @@ def request_kill(store: StateStore, finding: Finding, requested_by: str, now: fl
     """A pending kill request for the finding's subject process (the same one if one is pending).
 
     A finding about a job on the Slurm cluster asks for that job (its id) instead: approval
-    is then `scancel`. Raises UsageError when the finding names neither."""
+    is then `scancel`. Raises UsageError when the finding names neither, and RefusedError when
+    its job has already ended (a request then could only be recorded for nothing)."""
+    _refuse_ended_job(store, finding)
     cluster_job = _cluster_job(store, finding.job_id)
     if cluster_job is None and (finding.pid is None or finding.start_ticks is None):
         raise UsageError(
@@ -118,6 +123,16 @@ def request_kill(store: StateStore, finding: Finding, requested_by: str, now: fl
             f"SELECT {_COLUMNS} FROM kill_requests WHERE id = ?", (cursor.lastrowid,)
         ).fetchone()
     return KillRequest(**dict(row))
+
+
+def _refuse_ended_job(store: StateStore, finding: Finding) -> None:
+    """Raise RefusedError when the finding is about a ledger job that is no longer active."""
+    if finding.job_id is None:
+        return
+    with store.read() as conn:
+        row = conn.execute("SELECT state FROM jobs WHERE id = ?", (finding.job_id,)).fetchone()
+    if row is not None and row["state"] not in ACTIVE:
+        raise RefusedError(f"job {finding.job_id} has ended: nothing to stop")
 
 
 def _cluster_job(store: StateStore, job_id: int | None) -> tuple[int, str, str] | None:
@@ -284,7 +299,7 @@ def _approve_cluster_job(
 def deny(store: StateStore, request_id: int, decided_by: str, now: float) -> KillOutcome:
     """Close the request without signalling anything."""
     request = _pending(store, request_id)
-    return _decide(store, request, DENIED, DENIED, "denied; nothing signalled", decided_by, now)
+    return _decide(store, request, DENIED, DENIED, "nothing signalled", decided_by, now)
 
 
 def _pending(store: StateStore, request_id: int) -> KillRequest:
@@ -330,12 +345,12 @@ def _decide(
             " WHERE id = ?",
             (state, now, decided_by, outcome.said, request.id),
         )
-        level = "critical" if decided_by == "escalation" else "info"
-        verb = "denied" if state == DENIED else "approved"
-        raise_alert(
-            conn, f"kill:{request.id}", level, "watchdog", request.host,
-            f"kill request {request.id} ({request.command[:80]}) {verb} by {decided_by}:"
-            f" {detail}",
-            now,
-        )
+        if decided_by != ESCALATION:  # the escalation raises the one alert saying what it did
+            verb = "denied" if state == DENIED else "approved"
+            raise_alert(
+                conn, f"kill:{request.id}", "info", "watchdog", request.host,
+                f"kill request {request.id} ({request.command[:80]}) {verb} by {decided_by}:"
+                f" {detail}",
+                now,
+            )
     return outcome

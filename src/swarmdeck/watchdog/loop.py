@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from swarmdeck.actions.alerts import raise_alert
+from swarmdeck.errors import RefusedError
 from swarmdeck.probes.records import Finding, open_alerts, open_findings, pending_kill_requests
 from swarmdeck.watchdog.alerts import resolve_untrue
 from swarmdeck.watchdog.escalation import escalates
@@ -25,7 +26,7 @@ from swarmdeck.watchdog.findings import (
     release_lease,
 )
 from swarmdeck.watchdog.history import History
-from swarmdeck.watchdog.kills import approve, request_kill
+from swarmdeck.watchdog.kills import ESCALATION, approve, request_kill
 from swarmdeck.watchdog.rules import evaluate
 from swarmdeck.watchdog.scene import SceneReader
 
@@ -95,17 +96,20 @@ class Watchdog:
         for finding in seen:
             if not escalates(finding, after):
                 continue
-            request = request_kill(self.store, finding, "escalation", now)
-            decided = approve(self.store, request.id, "escalation", now)
+            try:
+                request = request_kill(self.store, finding, ESCALATION, now)
+            except RefusedError:
+                continue  # its job ended since the snapshot: nothing is left to stop
+            decided = approve(self.store, request.id, ESCALATION, now)
             line = (
                 f"{finding.rule} on {finding.subject} repeated {finding.count} times without"
                 f" acknowledgement: swarmdeck acted by itself ({decided.said})"
             )
             with self.store.transaction() as conn:
                 conn.execute(
-                    "UPDATE findings SET acknowledged_at = ?, acknowledged_by = 'escalation'"
+                    "UPDATE findings SET acknowledged_at = ?, acknowledged_by = ?"
                     " WHERE id = ?",
-                    (now, finding.id),
+                    (now, ESCALATION, finding.id),
                 )
                 raise_alert(
                     conn, f"escalated:{finding.key}", CRITICAL, "watchdog", finding.host, line,

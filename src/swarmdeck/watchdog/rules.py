@@ -352,7 +352,8 @@ def threads_underused(
             severity=INFO,
             message=f"declared {job.threads} threads, uses {use.cores_in_use:.1f} cores,"
             f" {use.threads_at_once:.1f} threads at once",
-            advice="declare fewer `--threads`, or write the reason to $SWARMDECK_SERIAL_FILE",
+            advice=f"rerun it declaring fewer threads (--threads {job.threads} now), or write"
+            f" why it runs serially to $SWARMDECK_SERIAL_FILE; it runs `{shlex.join(job.argv)}`",
             **_about_job(job),
         ))
     return out
