@@ -35,6 +35,15 @@ def checked_threads(threads: int | None) -> int | None:
     return threads
 
 
+def thread_count(text: str) -> int:
+    """`--threads text` as a whole number (its range is checked_threads'); else UsageError
+    (251) in checked_threads' words, not argparse's "invalid int value"."""
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"--threads {text}: give a number from 1 to {MAX_THREADS}") from None
+
+
 def checked_seconds(flag: str, seconds: float | None, *, zero_ok: bool) -> float | None:
     """`seconds`, given to `flag` (--wait, --timeout), if it is a span the flag may give, by
     the rule of durations.seconds_problem (None: not given); else UsageError (251).
