@@ -59,3 +59,14 @@ def test_a_folder_under_a_file_cannot_be_created_and_says_so(tmp_path: Path) -> 
     (tmp_path / "file").write_text("")
     with pytest.raises(StateError, match="cannot create the state folder"):
         paths.private_dir(str(tmp_path / "file" / "state"))
+
+
+def test_a_dangling_link_is_named_with_its_target(tmp_path: Path) -> None:
+    link, gone = tmp_path / "state", str(tmp_path / "gone")
+    link.symlink_to(gone)
+    assert paths.state_dir_refusal(str(link)) == (
+        f"state folder {link} links to {gone!r}, which does not exist"
+    )
+    assert paths.state_dir_refusal(str(tmp_path / "none")) == (
+        f"state folder {tmp_path / 'none'} does not exist"
+    )

@@ -128,9 +128,12 @@ def state_dir_refusal(path: str) -> str | None:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        if os.path.islink(path):
-            return f"state folder {path} links to {os.readlink(path)!r}, which does not exist"
-        return f"state folder {path} does not exist"
+        try:
+            target = os.readlink(path)
+        except OSError:
+            # Not a link (or no longer one): plainly missing.
+            return f"state folder {path} does not exist"
+        return f"state folder {path} links to {target!r}, which does not exist"
     except OSError as error:
         return f"state folder {path} cannot be read ({error.strerror})"
     if not stat.S_ISDIR(st.st_mode):
