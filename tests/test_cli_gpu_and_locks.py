@@ -62,6 +62,32 @@ def test_lock_claim_and_cleanup(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["lock", "cleanup", "--session", "A"]) == ExitCode.USAGE
 
 
+def test_processes_cleanup_could_not_look_into_are_said_in_plain_words() -> None:
+    from swarmdeck.cli.lock import unchecked_line
+
+    assert unchecked_line((1,), removed=True) == (
+        "1 process (pid 1) could not be inspected (another user's, or more privileged than"
+        " you): a directory removed above may have been in use by it"
+    )
+    assert unchecked_line(tuple(range(2, 10)), removed=False) == (
+        "8 processes (pids 2, 3, 4, 5, 6, …) could not be inspected (another user's, or more"
+        " privileged than you): nothing was removed, so none of them lost a directory"
+    )
+
+
+def test_cleanup_never_prints_the_bare_pid_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "work"
+    assert main(["lock", "claim", str(root / "scratch"), "--session", "A"]) == 0
+    capsys.readouterr()
+    assert main(["lock", "cleanup", "--root", str(root), "--session", "A"]) == 0
+    out = capsys.readouterr().out
+    assert "could not check processes" not in out
+    assert all(line.startswith(("removed ", "kept ")) or "could not be inspected" in line
+               for line in out.splitlines()), out
+
+
 def test_gpu_run_without_a_gpu_refuses_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

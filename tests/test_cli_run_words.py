@@ -121,10 +121,12 @@ def test_run_help_and_errors_are_argparse_s() -> None:
     wrong = subprocess.run([SWARMDECK, "run", "--threads", "many", "--", "true"],
                            capture_output=True, text=True, timeout=60)
     assert wrong.returncode == 251
-    assert wrong.stderr == (
-        "swarmdeck: argument --threads: invalid int value: 'many'"
-        " (see 'swarmdeck run --help')\n"
-    )
+    # Not argparse's "invalid int value": the words of the range check, as for --threads 0.
+    assert wrong.stderr == "swarmdeck: --threads many: give a number from 1 to 65536\n"
+    mistyped = subprocess.run([SWARMDECK, "run", "--on", "mpi", "--", "true"],
+                              capture_output=True, text=True, timeout=60)
+    assert mistyped.returncode == 251
+    assert mistyped.stderr.startswith("swarmdeck: argument --on: invalid choice: 'mpi'")
 
 
 def test_the_collector_is_on_again_once_the_run_has_started(isolated_home: Path) -> None:

@@ -272,6 +272,18 @@ def test_bad_file_names_file_key_and_line(
     assert problem in message
 
 
+@pytest.mark.parametrize("spelled", [str.lower, str.upper], ids=["as-is", "upper"])
+def test_a_host_named_as_this_machine_is_refused_with_its_line(tmp_path: Path, spelled) -> None:
+    """The ledger writes this machine's own jobs under its name: a [[hosts]] entry by that name
+    would be read as a second host holding the same jobs, and every one listed twice."""
+    own = spelled(os.uname().nodename)
+    path = write(tmp_path, f'[[hosts]]\nname = "box2"\naddress = "x"\n\n[[hosts]]\nname = "{own}"\n'
+                 'address = "127.0.0.1"\n')
+    message = config_error(path)
+    assert f"{path}:6: hosts[{own}].name: {own!r} is this machine's own name" in message
+    assert "[[hosts]] lists the other machines" in message
+
+
 def test_syntax_error_reuses_tomllib_position(tmp_path: Path) -> None:
     message = config_error(write(tmp_path, '[memory]\ncap_factor = 1.5\nslice = "unterminated\n'))
     assert ":3:" in message

@@ -272,6 +272,16 @@ def test_every_link_to_the_docs_leads_to_a_file_and_heading_that_exist() -> None
                 assert anchor in {_slug(h) for h in headings}, (target, anchor)
 
 
+def test_no_doc_has_two_sections_of_one_name() -> None:
+    """Two sections of one name share one anchor: a link reaches only the first, and the
+    facts of the two drift apart."""
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        slugs = [_slug(h) for h in re.findall(r"^#+ (.+)$", path.read_text(), re.M)]
+        assert len(slugs) == len(set(slugs)), (path.name, sorted(
+            {slug for slug in slugs if slugs.count(slug) > 1}
+        ))
+
+
 def test_the_panels_table_names_every_panel() -> None:
     import importlib
     import inspect

@@ -42,3 +42,32 @@ def test_past_the_limit_the_json_says_so_and_all_gives_every_row(isolated_home: 
     assert len(data["jobs"]) == RECENT_FINISHED and data["jobs_truncated"] is True
     every = _status("--all")
     assert len(every["jobs"]) == RECENT_FINISHED + 5 and every["jobs_truncated"] is False
+
+
+def _status_text(*args: str) -> str:
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    done = subprocess.run([str(SWARMDECK), "status", *args], capture_output=True, text=True,
+                          timeout=60, check=True, env=env)
+    return done.stdout
+
+
+def test_past_the_limit_the_text_says_how_many_are_not_shown(isolated_home: Path) -> None:
+    _finished(RECENT_FINISHED + 6)
+    text = _status_text()
+    assert text.count("done-") == RECENT_FINISHED
+    lines = text.splitlines()
+    said = [n for n, line in enumerate(lines) if "older finished jobs not shown" in line]
+    assert [lines[n] for n in said] == ["6 older finished jobs not shown: status --all"]
+    assert lines[said[0] - 1].startswith("└"), "the line comes right under the Jobs table"
+    every = _status_text("--all")
+    assert every.count("done-") == RECENT_FINISHED + 6 and "not shown" not in every
+
+
+def test_one_left_out_is_said_in_the_singular(isolated_home: Path) -> None:
+    _finished(RECENT_FINISHED + 1)
+    assert "1 older finished job not shown: status --all" in _status_text()
+
+
+def test_up_to_the_limit_the_text_says_nothing_of_older_jobs(isolated_home: Path) -> None:
+    _finished(RECENT_FINISHED)
+    assert "not shown" not in _status_text()

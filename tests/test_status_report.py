@@ -203,6 +203,25 @@ def test_status_lists_jobs_in_the_control_rooms_order_newest_first(isolated_home
     assert shown == ["third-done", "second-running", "first-done"], jobs
 
 
+def test_a_long_label_is_cut_in_a_pipe_so_every_jobs_line_stays_readable(
+    isolated_home: Path,
+) -> None:
+    from swarmdeck.status_report import LABEL_WIDTH
+
+    store = StateStore.open_default()
+    add_job(store, label="x" * 300, state="done", exit_code=0, ended_at=time.time())
+    add_job(store, label="short one", state="done", exit_code=0, ended_at=time.time())
+    store.close()
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    done = subprocess.run([SWARMDECK, "status"], capture_output=True, text=True, timeout=60,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    jobs = section(done.stdout, "Jobs")
+    assert "x" * (LABEL_WIDTH - 1) + "…" in jobs and "x" * LABEL_WIDTH not in jobs
+    assert "short one" in jobs
+    assert max(len(line) for line in jobs.splitlines()) < LABEL_WIDTH + 120, jobs
+
+
 def test_columns_share_a_narrow_width_none_below_its_longest_word() -> None:
     state = column_widths(["state", "cannot start in /work: Permission denied"])
     assert state == ColumnWidths(len("Permission"), len("cannot start in /work: Permission denied"))

@@ -795,6 +795,9 @@ class _Loader:
             raise self.fail(
                 ("hosts",), "hosts", f"expected [[hosts]] tables, got {_describe(tables)}"
             )
+        if tables:
+            # Only for a file with [[hosts]]: the light paths that read no peers skip it.
+            from swarmdeck.probes.machine import local_host_name as own_name
         hosts: list[HostConfig] = []
         first_line: dict[str, int] = {}
         for index, table in enumerate(tables):
@@ -811,6 +814,14 @@ class _Loader:
                     f"first given at line {first_line[host.name]}",
                 )
             first_line[host.name] = line
+            if host.name.lower() == own_name().lower():
+                raise self.fail(
+                    ("hosts", index, "name"),
+                    f"{label}.name",
+                    f"{host.name!r} is this machine's own name, which its own jobs are listed"
+                    " under: [[hosts]] lists the other machines; remove this entry or give the"
+                    " peer's own name",
+                )
             hosts.append(host)
         return tuple(hosts)
 

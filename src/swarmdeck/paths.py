@@ -19,10 +19,47 @@ def _home(*parts: str) -> str:
     return os.path.join(os.path.expanduser("~"), *parts)
 
 
+PLACE_VARIABLES: dict[str, str] = {
+    "SWARMDECK_STATE_DIR": "a folder",
+    "SWARMDECK_CONFIG": "a config file",
+    "CLAUDE_CONFIG_DIR": "Claude Code's folder",
+}
+"""The variables naming a place swarmdeck uses, and what to give instead of an empty one."""
+
+
+def empty_place_refusal() -> str | None:
+    """Why one of `PLACE_VARIABLES` cannot be used, or None when each is unset or names a place.
+
+    A variable set to nothing is a mistake (an unexpanded `$DIR`, a script's empty default),
+    never a wish for the default: read as the default, it would land a test, a demo or a
+    private experiment on this user's real state and Claude Code's real folder.
+    """
+    for name in PLACE_VARIABLES:
+        value = os.environ.get(name)
+        if value is not None and not value.strip():
+            return _empty(name)
+    return None
+
+
+def _empty(name: str) -> str:
+    return f"{name} is set but empty: unset it for the default, or give {PLACE_VARIABLES[name]}"
+
+
+def _explicit(name: str) -> str | None:
+    """The place variable `name` names, or None when unset; set but empty is refused."""
+    value = os.environ.get(name)
+    if value is None or value.strip():
+        return value
+    # Imported only here: the hook's light path does without enum, which errors brings in.
+    from swarmdeck.errors import ConfigError, StateError
+
+    raise (StateError if name == "SWARMDECK_STATE_DIR" else ConfigError)(_empty(name))
+
+
 def config_path_text() -> str:
     """The config file: $SWARMDECK_CONFIG, else $XDG_CONFIG_HOME/swarmdeck/config.toml."""
-    explicit = os.environ.get("SWARMDECK_CONFIG")
-    if explicit:
+    explicit = _explicit("SWARMDECK_CONFIG")
+    if explicit is not None:
         return explicit
     base = os.environ.get("XDG_CONFIG_HOME") or _home(".config")
     return os.path.join(base, "swarmdeck", "config.toml")
@@ -30,8 +67,8 @@ def config_path_text() -> str:
 
 def state_dir_text() -> str:
     """The state folder: $SWARMDECK_STATE_DIR, else $XDG_STATE_HOME/swarmdeck/."""
-    explicit = os.environ.get("SWARMDECK_STATE_DIR")
-    if explicit:
+    explicit = _explicit("SWARMDECK_STATE_DIR")
+    if explicit is not None:
         return explicit
     base = os.environ.get("XDG_STATE_HOME") or _home(".local", "state")
     return os.path.join(base, "swarmdeck")
@@ -44,7 +81,8 @@ def state_db_path_text() -> str:
 
 def claude_dir_text() -> str:
     """Claude Code's folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
-    return os.environ.get("CLAUDE_CONFIG_DIR") or _home(".claude")
+    explicit = _explicit("CLAUDE_CONFIG_DIR")
+    return _home(".claude") if explicit is None else explicit
 
 
 def config_path() -> Path:
@@ -90,9 +128,12 @@ def state_dir_refusal(path: str) -> str | None:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        if os.path.islink(path):
-            return f"state folder {path} links to {os.readlink(path)!r}, which does not exist"
-        return f"state folder {path} does not exist"
+        try:
+            target = os.readlink(path)
+        except OSError:
+            # Not a link (or no longer one): plainly missing.
+            return f"state folder {path} does not exist"
+        return f"state folder {path} links to {target!r}, which does not exist"
     except OSError as error:
         return f"state folder {path} cannot be read ({error.strerror})"
     if not stat.S_ISDIR(st.st_mode):
@@ -127,8 +168,16 @@ def private_dir(path: str) -> str:
     refusal = state_dir_refusal(path)
     if refusal is not None:
         raise StateError(refusal)
-    if os.stat(path).st_mode & 0o077:
-        os.chmod(path, PRIVATE_DIR_MODE)
+    try:
+        if os.stat(path).st_mode & 0o077:
+            os.chmod(path, PRIVATE_DIR_MODE)
+    except OSError as error:
+        # A folder of this user's that the kernel will not narrow (/proc, a read-only mount):
+        # left as it is, others could read every job's argv and output in it.
+        raise StateError(
+            f"cannot make the state folder {path} private ({error.strerror}); "
+            "set SWARMDECK_STATE_DIR to a folder of your own"
+        ) from None
     return path
 
 

@@ -79,12 +79,17 @@ class Snapshot:
     """Each host's memory book; its figures also go into that host's JSON object."""
     peers: list[PeerReading] = field(default_factory=list)
     """Each configured peer's reading; in the JSON they follow this host in `hosts`."""
-    jobs_truncated: bool = False
-    """Finished jobs were left out of `jobs` (only the most recent are listed; `--all` lists
-    every row)."""
+    jobs_left_out: int = 0
+    """How many finished jobs were left out of `jobs` (only the most recent are listed;
+    `--all` lists every row)."""
     cluster: SlurmReading | None = None
     """The Slurm cluster's nodes and jobs when [slurm] is enabled; in the JSON its nodes follow
     the peers in `hosts` (kind "slurm-node") and its jobs follow the ledger's in `jobs`."""
+
+    @property
+    def jobs_truncated(self) -> bool:
+        """Finished jobs were left out of `jobs` (the JSON's `jobs_truncated`)."""
+        return self.jobs_left_out > 0
 
     def book_of(self, host: str) -> MemoryBook | None:
         """The memory book of this snapshot's host `host`, if it was read."""
@@ -155,7 +160,9 @@ def take_snapshot(
         snapshot = Snapshot(
             taken_at=time.time(),
             hosts=[host],
-            jobs_truncated=not all_jobs and finished_count(store, host.name) > RECENT_FINISHED,
+            jobs_left_out=0 if all_jobs else max(
+                0, finished_count(store, host.name) - RECENT_FINISHED
+            ),
             jobs=jobs + [job for peer in config.hosts for job in ledger_jobs(store, peer.name)],
             books=[memory_book(config, store, host.name, jobs, meminfo)],
             gpus=gpu_snapshot(config.gpu.allowlist),

@@ -26,6 +26,7 @@ from swarmdeck.probes.slice_owner import read_owner
 from swarmdeck.sizes import format_size
 from swarmdeck.views import gpus, hosts, jobs, locks, records, sessions, slurm
 from swarmdeck.views.cells import Cell, Columns, in_order
+from swarmdeck.words import counted
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
@@ -180,19 +181,47 @@ def gpus_section(snapshot: Snapshot) -> RenderableType:
     return Group(*parts)
 
 
+LABEL_WIDTH = 60
+"""The most characters of a job's label the Jobs table shows: a label is often a whole command
+line, and piped (no terminal width to share) a 300-character one would make every row as wide;
+`status --json` has it whole."""
+
+
+def cut_label(cell: Cell) -> Cell:
+    """A label cell of at most LABEL_WIDTH characters, its end replaced by "…" when cut."""
+    text = as_text(cell)
+    if cell_len(text.plain) <= LABEL_WIDTH:
+        return cell
+    text = text.copy()
+    text.truncate(LABEL_WIDTH, overflow="ellipsis")
+    return text
+
+
+def left_out_line(snapshot: Snapshot) -> Text | None:
+    """The line under the Jobs table saying how many finished jobs it leaves out, if any."""
+    if not snapshot.jobs_left_out:
+        return None
+    older = counted(snapshot.jobs_left_out, "older finished job")
+    return Text(f"{older} not shown: status --all", style="dim")
+
+
 def sections(snapshot: Snapshot, now: float) -> list[RenderableType]:
     """Everything below the hosts, in the order the control room lays it out; the jobs in its
-    Jobs panel's order."""
+    Jobs panel's order, labels cut to LABEL_WIDTH, and a line saying how many older finished
+    jobs were left out."""
     job_rows = [jobs.job_cells(job, now) for job in jobs.panel_order(snapshot.jobs)]
     if snapshot.cluster is not None:
         job_rows += [slurm.cluster_job_cells(job, now) for job in snapshot.cluster.jobs]
+    job_rows = [{**cells, "label": cut_label(cells["label"])} for cells in job_rows]
+    jobs_table = cells_table("Jobs", jobs.STATUS_COLUMNS, job_rows, "no caged jobs",
+                             jobs.STATUS_GIVING_WAY, alike=frozenset({"host"}))
+    left_out = left_out_line(snapshot)
     session_rows = [sessions.session_cells(session, now) for session in snapshot.sessions]
     alert_rows = [records.alert_cells(alert, now) for alert in snapshot.alerts]
     finding_rows = [records.finding_cells(finding, now) for finding in snapshot.findings]
     kill_rows = [records.kill_cells(request, now) for request in snapshot.kill_requests]
     return [
-        cells_table("Jobs", jobs.STATUS_COLUMNS, job_rows, "no caged jobs",
-                    jobs.STATUS_GIVING_WAY, alike=frozenset({"host"})),
+        jobs_table if left_out is None else Group(jobs_table, left_out),
         gpus_section(snapshot),
         cells_table("Agents", sessions.COLUMNS, session_rows, "no Claude Code sessions"),
         cells_table("Alerts", records.ALERT_COLUMNS, alert_rows, "no open alerts"),

@@ -116,7 +116,18 @@ def test_a_cap_over_the_most_a_size_may_be_is_a_usage_error_and_nothing_runs(
     assert not peer.run_root.exists() and peer_rows() == []
 
 
-@pytest.mark.parametrize("threads", ["0", "-3", "99999999999999999999"])
+def test_a_cap_too_small_to_start_a_job_in_is_a_usage_error_and_nothing_runs(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
+) -> None:
+    peer = start_peer(tmp_path, servers, v1_slice)
+    monkeypatch.chdir(peer.work)
+    assert main(["peer", "run", "box2", "--cap", "0.5K", "--", "true"]) == 251
+    err = capfd.readouterr().err
+    assert "--cap 0.5K is under 4M, the least a job can be given" in err and err.count("\n") == 1
+    assert not peer.run_root.exists() and peer_rows() == []
+
+
+@pytest.mark.parametrize("threads", ["0", "-3", "99999999999999999999", "1.5"])
 def test_threads_no_job_may_declare_are_refused_here_before_any_peer_is_reached(
     threads: str, capfd
 ) -> None:

@@ -521,6 +521,10 @@ def test_a_stop_signal_ignored_when_the_runner_starts_stays_ignored_for_the_job(
         (["--timeout", "nan", "--", "true"], "--timeout: nan is not a number of seconds"),
         (["--timeout", "0", "--", "true"], "more than 0 seconds"),
         (["--threads", "99999999999999999999", "--", "true"], "give a number from 1 to"),
+        (["--threads", "1.5", "--", "true"], "--threads 1.5: give a number from 1 to 65536"),
+        (["--threads=1.5", "--label", "x", "--", "true"], "--threads 1.5: give a number"),
+        (["--cap", "0.5K", "--", "true"], "--cap 0.5K is under 4M, the least a job"),
+        (["--cap", "1M", "--", "true"], "--cap 1M is under 4M, the least a job"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_251(

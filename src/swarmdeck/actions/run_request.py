@@ -14,11 +14,24 @@ STOP_GRACE = 5.0
 """Seconds a job's tree gets between SIGTERM and SIGKILL on timeout or runner stop."""
 
 
+MIN_CAP = 4 * 1024**2
+"""The least cap a job can be given. The cage holds the runner's own child from fork to exec
+and then the program it execs: under about 512K that child is killed before it execs at all,
+under 1M a shell starts but Python does not, and 4M (measured) starts `true`, `sh -c` and
+`python -c` alike. A smaller cap could only end as the job's own OOM, blamed on the job."""
+
+
 def checked_cap(text: str, cap: int) -> int:
     """`cap`, the bytes `--cap text` came to on its host, if it is a cap a job can be given:
-    above 0, and at most MAX_SIZE, which the ledger's integers hold; else UsageError (251)."""
+    at least MIN_CAP, and at most MAX_SIZE, which the ledger's integers hold; else UsageError
+    (251)."""
     if cap <= 0:
         raise UsageError(f"--cap {text} is no memory at all: give a size like 512M or 8G")
+    if cap < MIN_CAP:
+        raise UsageError(
+            f"--cap {text} is under {format_size(MIN_CAP)}, the least a job can be given"
+            " (swarmdeck's own child needs it to start the job): give a size like 512M or 8G"
+        )
     if cap > MAX_SIZE:
         raise UsageError(
             f"--cap {text} is over {format_size(MAX_SIZE)}, the most a size may be: "
@@ -33,6 +46,15 @@ def checked_threads(threads: int | None) -> int | None:
     if threads is not None and not 1 <= threads <= MAX_THREADS:
         raise UsageError(f"--threads {threads}: give a number from 1 to {MAX_THREADS}")
     return threads
+
+
+def thread_count(text: str) -> int:
+    """`--threads text` as a whole number (its range is checked_threads'); else UsageError
+    (251) in checked_threads' words, not argparse's "invalid int value"."""
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"--threads {text}: give a number from 1 to {MAX_THREADS}") from None
 
 
 def checked_seconds(flag: str, seconds: float | None, *, zero_ok: bool) -> float | None:

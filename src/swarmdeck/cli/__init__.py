@@ -138,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     streams = guard_streams()
     try:
         args = _plain_run(args_list) or _parse(args_list)
+        _refuse_empty_places()
         ends_process = argv is None and getattr(args, "ends_process", False)
         handler: Handler | None = getattr(args, "handler", None)
         if handler is None:
@@ -171,6 +172,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ends_process:
         _end_process(code)
     return code
+
+
+def _refuse_empty_places() -> None:
+    """Refuse a place variable set but empty before any command reads it (see paths.py).
+
+    Here, past parsing, so that --help still answers; and for every command alike, so that
+    none of them falls back to the real state while another refuses.
+    """
+    from swarmdeck.paths import empty_place_refusal
+
+    refusal = empty_place_refusal()
+    if refusal is not None:
+        from swarmdeck.errors import UsageError
+
+        raise UsageError(refusal)
 
 
 def _end_process(code: int) -> NoReturn:

@@ -146,6 +146,14 @@ def flag_type(read: Callable[[str], object]) -> Callable[[str], object]:
     return typed
 
 
+def thread_count(text: str) -> int:
+    """--threads as argparse reads it: a whole number, or one line in the words the range
+    check uses (run_request.thread_count), imported only when a parser is built."""
+    from swarmdeck.actions.run_request import thread_count as read
+
+    return read(text)
+
+
 def given_path(text: str) -> str:
     """A PATH or DIR as given, unless it is empty: "" would be read as this folder, which a
     person who meant one would have written as "."."""

@@ -149,8 +149,32 @@ def _lock_cleanup(args: argparse.Namespace) -> int:
     for kept in report.kept:
         print(f"kept {kept.directory}: {kept.reason}")
     if report.unchecked:
-        print(f"could not check processes {', '.join(map(str, report.unchecked))}")
+        print(unchecked_line(report.unchecked, removed=bool(report.removed)))
     return ExitCode.OK
+
+
+SHOWN_PIDS = 5
+"""How many of the processes cleanup could not inspect are named by pid; the rest are counted."""
+
+
+def unchecked_line(pids: tuple[int, ...], *, removed: bool) -> str:
+    """What it means that cleanup could not inspect `pids` (see owners.cleanup): they did not
+    hold any directory back, so one it removed may have been in use by them."""
+    from swarmdeck.words import counted
+
+    named = ", ".join(map(str, pids[:SHOWN_PIDS])) + (", …" if len(pids) > SHOWN_PIDS else "")
+    which = f"{'pid' if len(pids) == 1 else 'pids'} {named}"
+    if removed:
+        them = "it" if len(pids) == 1 else "them"
+        after = f"a directory removed above may have been in use by {them}"
+    elif len(pids) == 1:
+        after = "nothing was removed, so it lost no directory"
+    else:
+        after = "nothing was removed, so none of them lost a directory"
+    return (
+        f"{counted(len(pids), 'process', plural='processes')} ({which}) could not be inspected"
+        f" (another user's, or more privileged than you): {after}"
+    )
 
 
 ADDERS = {

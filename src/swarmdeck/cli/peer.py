@@ -13,6 +13,7 @@ from swarmdeck.cli.common import (
     example,
     flag_type,
     record_id,
+    thread_count,
 )
 
 
@@ -122,7 +123,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     """`peer run`'s options, given before HOST or after it."""
     run.add_argument("--cap", metavar="SIZE", help="hard memory cap there (512M, 8G, 70%%)")
     run.add_argument("--label", metavar="L", help="name shown in the Jobs panel")
-    run.add_argument("--threads", type=int, metavar="N", help="threads the job will use")
+    run.add_argument("--threads", type=thread_count, metavar="N", help="threads the job will use")
     run.add_argument(
         "--fetch", action="append", default=[], metavar="PATH",
         help="a file or folder of the job's tree to bring back here (repeatable)",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
-from swarmdeck.cli.common import context, example, exit_codes, flag_type
+from swarmdeck.cli.common import context, example, exit_codes, flag_type, thread_count
 from swarmdeck.durations import seconds_above_zero, seconds_or_zero
 
 TYPE_CHECKING = False
@@ -96,7 +96,7 @@ def _add_run(sub) -> None:
     )
     p.add_argument("--cap", metavar="SIZE", help="hard memory cap (512M, 8G, 70%%)")
     p.add_argument("--label", metavar="L", help="name shown in the Jobs panel")
-    p.add_argument("--threads", type=int, metavar="N", help="threads the job will use")
+    p.add_argument("--threads", type=thread_count, metavar="N", help="threads the job will use")
     p.add_argument(
         "--unbounded", action="store_true", help="may grow to the whole slice; killed first"
     )

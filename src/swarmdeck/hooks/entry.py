@@ -23,6 +23,7 @@ import time
 
 from swarmdeck.hooks.contract import emit
 from swarmdeck.hooks.payload import HookInput, InputNotRead, event_name, parse_input, read_raw
+from swarmdeck.paths import empty_place_refusal
 
 # The light path does without typing's import time (see cli.py).
 TYPE_CHECKING = False
@@ -76,6 +77,11 @@ def _run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> No
 
     if stdin.isatty():
         note(stderr, "input not read: stdin is a terminal (Claude Code pipes the event JSON)")
+        return
+    refusal = empty_place_refusal()
+    if refusal is not None:
+        # Neither answered nor recorded: the real state is not this call's (see paths.py).
+        note(stderr, f"nothing done: {refusal}")
         return
     argument = argv[0] if argv else ""
     spooled: bytes | None = None
