@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 
-from swarmdeck.exitcodes import ExitCode
+from swarmdeck import exit_numbers as exits
 from swarmdeck.records import dataclass
 
 PEAK_TOLERANCE = 1 << 20
@@ -25,10 +25,10 @@ class OomVerdict(enum.Enum):
     SLICE_FULL = "slice full"
 
     @property
-    def exit_code(self) -> ExitCode | None:
+    def exit_code(self) -> int | None:
         return {
-            OomVerdict.OWN_CAP: ExitCode.OWN_CAP,
-            OomVerdict.SLICE_FULL: ExitCode.SLICE_FULL,
+            OomVerdict.OWN_CAP: exits.OWN_CAP,
+            OomVerdict.SLICE_FULL: exits.SLICE_FULL,
         }.get(self)
 
 
