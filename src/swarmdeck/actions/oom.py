@@ -8,16 +8,15 @@ the notifications are mixed or missing. Pure: the backends gather the evidence, 
 
 from __future__ import annotations
 
-import enum
-
 from swarmdeck import exit_numbers as exits
+from swarmdeck.choices import Choice
 from swarmdeck.records import dataclass
 
 PEAK_TOLERANCE = 1 << 20
 """How close to a limit a high-water mark must come to count as having reached it."""
 
 
-class OomVerdict(enum.Enum):
+class OomVerdict(Choice):
     """What the memory cage did to the job, if anything."""
 
     NONE = "none"
