@@ -154,7 +154,8 @@ ONLY_ON_A_RARE_BRANCH = {
     "argparse", "gettext", "asyncio", "contextlib", "signal", "tomllib", "typing",
     "swarmdeck.actions.alerts", "swarmdeck.actions.detach",
     "swarmdeck.actions.slurm_run", "swarmdeck.probes.peer_cache",
-    "pathlib", "json", "re", "urllib", "urllib.parse", "ipaddress", "fnmatch",
+    "pathlib", "json", "re", "urllib", "urllib.parse", "ipaddress", "fnmatch", "warnings",
+    "enum", "swarmdeck.exitcodes",
 }
 """What a job that starts, runs and exits at once never uses: argparse is for lines of another
 shape, an alert for a queued job that a peer fits, detach and Slurm for their flags, TOML
@@ -163,7 +164,12 @@ own, so contextlib is not imported, and signal's C module does without signal.py
 (half a millisecond each); a job that a signal ended is named through them. Its paths are
 strings under os.path and its rows go through one small JSON reader and writer: pathlib would
 bring urllib.parse, ipaddress and fnmatch, json and re would bring their parsers (about 7 ms
-on Python 3.11)."""
+on Python 3.11). The job's program is looked up on PATH by the runner's own loop: os.execvpe
+imports warnings in the forked child (a millisecond between fork and exec), and the child's
+imports are reported on the same stderr. Its exit codes are the plain numbers of
+swarmdeck.exit_numbers: the IntEnum that names them is for the commands that print them, and
+the run path's own sets of words are swarmdeck.choices, not enums: importing enum and building
+its classes costs every run some 2 ms."""
 
 
 def test_a_plain_run_imports_no_parser_and_nothing_only_a_rare_branch_needs(

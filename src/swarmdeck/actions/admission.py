@@ -15,11 +15,11 @@ import sqlite3
 import time
 from collections.abc import Callable
 
+from swarmdeck import exit_numbers as exits
 from swarmdeck import json_text
 from swarmdeck.actions.booking import Booking, Decision, decide_admission
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
 from swarmdeck.errors import SwarmdeckError
-from swarmdeck.exitcodes import ExitCode
 from swarmdeck.file_lock import take_within
 from swarmdeck.probes.ledger import (
     ADMITTED,
@@ -57,7 +57,7 @@ TURN_POLL_MAX = 0.02
 class NotAdmittedError(SwarmdeckError):
     """The job never fits, or waited past --wait: exit 252, nothing ran."""
 
-    exit_code = ExitCode.NOT_ADMITTED
+    exit_code = exits.NOT_ADMITTED
 
 
 class Interrupted(SwarmdeckError):
@@ -72,7 +72,7 @@ class Moved(SwarmdeckError):
     """The queued row was moved to another host (actions/migration.py): exit 242, nothing ran
     here; the message says where it runs."""
 
-    exit_code = ExitCode.MOVED
+    exit_code = exits.MOVED
 
 
 def _moved(conn: sqlite3.Connection, job_id: int) -> None:
@@ -121,7 +121,7 @@ def _insert(conn: sqlite3.Connection, job: JobRow, state: str, at: float) -> int
         "oom_score_adj": booking.oom_score_adj, "threads": job.threads,
         "detached": int(job.detached), "timeout": job.timeout, "created_at": at,
         "admitted_at": at if state == ADMITTED else None,
-        "exit_code": ExitCode.NOT_ADMITTED if refused else None,
+        "exit_code": exits.NOT_ADMITTED if refused else None,
         "outcome": "never fits" if refused else None,
         "ended_at": at if refused else None,
     })
@@ -322,7 +322,7 @@ def admit(
     while decision is not Decision.ADMIT:
         waited = time.monotonic() - started
         if waited >= wait:
-            give_up(store, job_id, "waited past --wait", ExitCode.NOT_ADMITTED)
+            give_up(store, job_id, "waited past --wait", exits.NOT_ADMITTED)
             raise NotAdmittedError(
                 f"job {job_id} not admitted after {waited:.0f} s: {room_line(booked, book)}"
             )
@@ -348,10 +348,10 @@ def admit(
                     128 + stopped.signum)
             raise
         except NotAdmittedError as error:
-            give_up(store, job_id, "admission lock held too long", ExitCode.NOT_ADMITTED)
+            give_up(store, job_id, "admission lock held too long", exits.NOT_ADMITTED)
             raise error from None
         clear_lost(lost)
         if decision is Decision.NEVER:
-            give_up(store, job_id, "never fits", ExitCode.NOT_ADMITTED)
+            give_up(store, job_id, "never fits", exits.NOT_ADMITTED)
             raise NotAdmittedError(never_line(job_id, booked, book))
     return Admission(job_id=job_id, book=book)

@@ -6,10 +6,10 @@ without a machine and the runner only gathers numbers and acts on the answer.
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Sequence
 
+from swarmdeck.choices import Choice
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.records import dataclass
 from swarmdeck.sizes import MIB
@@ -28,7 +28,7 @@ OOM_ADJ_PREDICTED = 500
 OOM_ADJ_ON_CAP = 0
 
 
-class Via(enum.Enum):
+class Via(Choice):
     """What a booking was based on; shown in the Jobs panel as "admitted via"."""
 
     CAP = "cap"
@@ -56,7 +56,7 @@ class Booking:
     oom_score_adj: int
 
 
-class Decision(enum.Enum):
+class Decision(Choice):
     """The admission answer for one booking against one book."""
 
     ADMIT = "admit"

@@ -8,16 +8,15 @@ the notifications are mixed or missing. Pure: the backends gather the evidence, 
 
 from __future__ import annotations
 
-import enum
-
-from swarmdeck.exitcodes import ExitCode
+from swarmdeck import exit_numbers as exits
+from swarmdeck.choices import Choice
 from swarmdeck.records import dataclass
 
 PEAK_TOLERANCE = 1 << 20
 """How close to a limit a high-water mark must come to count as having reached it."""
 
 
-class OomVerdict(enum.Enum):
+class OomVerdict(Choice):
     """What the memory cage did to the job, if anything."""
 
     NONE = "none"
@@ -25,10 +24,10 @@ class OomVerdict(enum.Enum):
     SLICE_FULL = "slice full"
 
     @property
-    def exit_code(self) -> ExitCode | None:
+    def exit_code(self) -> int | None:
         return {
-            OomVerdict.OWN_CAP: ExitCode.OWN_CAP,
-            OomVerdict.SLICE_FULL: ExitCode.SLICE_FULL,
+            OomVerdict.OWN_CAP: exits.OWN_CAP,
+            OomVerdict.SLICE_FULL: exits.SLICE_FULL,
         }.get(self)
 
 

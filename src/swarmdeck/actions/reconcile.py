@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import sqlite3
 
+from swarmdeck import exit_numbers as exits
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.kill import stop_tree
-from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.ledger import ACTIVE, LOST
 from swarmdeck.probes.procs import ProcessIdentity
@@ -62,7 +62,7 @@ def mark_lost_jobs(conn: sqlite3.Connection, host: str) -> list[LostJob]:
     for row in _dead_runner_rows(conn, host):
         conn.execute(
             "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ? WHERE id = ?",
-            (LOST, LOST_OUTCOME, int(ExitCode.LOST), now(), row["id"]),
+            (LOST, LOST_OUTCOME, int(exits.LOST), now(), row["id"]),
         )
         job = (
             ProcessIdentity(row["pid"], row["start_ticks"])

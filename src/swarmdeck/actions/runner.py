@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from swarmdeck import exit_numbers as exits
 from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, Moved, NotAdmittedError, admit
 from swarmdeck.actions.booking import Booking, decide_booking, hit_ceiling
@@ -34,7 +35,6 @@ from swarmdeck.actions.run_request import (
 )
 from swarmdeck.actions.spawn import CannotEnter, SetupFailed, spawn
 from swarmdeck.errors import StateError, UsageError
-from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts, reserve_problem, slice_cap_of
 from swarmdeck.probes.machine import local_host_name, mem_total
 from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
@@ -100,7 +100,7 @@ def exit_and_outcome(watched: Watched, verdict: OomVerdict) -> tuple[int, str]:
         assert verdict.exit_code is not None
         return int(verdict.exit_code), verdict.value
     if watched.ended_by == TIMEOUT:
-        return int(ExitCode.TIMED_OUT), "timed out"
+        return int(exits.TIMED_OUT), "timed out"
     if watched.ended_by == SIGNALLED and watched.signum is not None:
         return 128 + watched.signum, f"stopped: runner got {signal_name(watched.signum)}"
     code = watched.returncode
@@ -111,17 +111,17 @@ def exit_and_outcome(watched: Watched, verdict: OomVerdict) -> tuple[int, str]:
 
 def verdict_line(job_id: int, code: int, cap: int, slice_cap: int) -> str | None:
     """What the person reads when swarmdeck, not the command, decided the exit code."""
-    if code == ExitCode.OWN_CAP:
+    if code == exits.OWN_CAP:
         return (
             f"job {job_id} hit its own memory cap of {format_size(cap)} (exit 250); "
             "the next run books its cap: rerun with a larger --cap if it needs more"
         )
-    if code == ExitCode.SLICE_FULL:
+    if code == exits.SLICE_FULL:
         return (
             f"job {job_id} was killed because the shared slice ({format_size(slice_cap)}) was "
             "full (exit 254): not its fault, rerun it"
         )
-    if code == ExitCode.TIMED_OUT:
+    if code == exits.TIMED_OUT:
         return f"job {job_id} timed out (exit 253); its whole process tree was stopped"
     return None
 
@@ -313,17 +313,17 @@ def _not_started(request: RunRequest, error: OSError) -> tuple[str, int]:
     """Why exec or the change into the job's folder failed, and the exit code a shell gives."""
     if isinstance(error, CannotEnter):
         why = f"cannot start in {request.cwd}: {error.strerror}; nothing was run"
-        return why, ExitCode.CANNOT_EXECUTE
+        return why, exits.CANNOT_EXECUTE
     if isinstance(error, FileNotFoundError):
-        return f"{request.argv[0]}: command not found", ExitCode.NOT_FOUND
+        return f"{request.argv[0]}: command not found", exits.NOT_FOUND
     if isinstance(error, PermissionError):
         if "/" in request.argv[0] and os.path.isdir(os.path.join(request.cwd, request.argv[0])):
             import errno
 
             # exec refuses a folder with EACCES; a shell says what it is instead.
-            return f"{request.argv[0]}: {os.strerror(errno.EISDIR)}", ExitCode.CANNOT_EXECUTE
-        return f"{request.argv[0]}: permission denied", ExitCode.CANNOT_EXECUTE
-    return f"{request.argv[0]}: cannot execute: {error.strerror}", ExitCode.CANNOT_EXECUTE
+            return f"{request.argv[0]}: {os.strerror(errno.EISDIR)}", exits.CANNOT_EXECUTE
+        return f"{request.argv[0]}: permission denied", exits.CANNOT_EXECUTE
+    return f"{request.argv[0]}: cannot execute: {error.strerror}", exits.CANNOT_EXECUTE
 
 
 def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | None) -> int:
@@ -347,7 +347,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
         return _never_ran(
             run, job_id,
             f"could not put the job into its cage {cage.path} ({error}); nothing was run",
-            int(ExitCode.USAGE),
+            int(exits.USAGE),
         )
     if run.detached is not None and output is not None:
         run.detached.started(job_id, output)

@@ -102,6 +102,29 @@ def spawn(
     raise OSError(number, os.strerror(number), argv[0])
 
 
+def _exec_on_path(argv: list[str], env: dict[str, str]) -> None:
+    """Exec `argv` as os.execvpe does, looking its program up on the job's own PATH, without
+    os.get_exec_path: that imports warnings, a millisecond in the child between fork and exec.
+
+    Raises the error of the first folder that had the program but could not run it, else the
+    last folder's (FileNotFoundError when it is on none).
+    """
+    program = argv[0]
+    if os.path.dirname(program):
+        os.execve(program, argv, env)
+    first: OSError | None = None
+    last: OSError = FileNotFoundError(2, os.strerror(2), program)
+    for folder in env.get("PATH", os.defpath).split(os.pathsep):
+        try:
+            os.execve(os.path.join(folder, program), argv, env)
+        except (FileNotFoundError, NotADirectoryError) as error:
+            last = error
+        except OSError as error:
+            last = error
+            first = first or error
+    raise first or last
+
+
 def _child(
     argv: Sequence[str], cwd: str, env: Mapping[str, str], setup: Callable[[], None],
     streams: tuple[int, int, int] | None, report: int, mask: set[int],
@@ -125,7 +148,7 @@ def _child(
                 os.dup2(fd, target)
             os.closerange(3, report)
             os.closerange(report + 1, os.sysconf("SC_OPEN_MAX"))
-            os.execvpe(argv[0], list(argv), dict(env))
+            _exec_on_path(list(argv), dict(env))
         except OSError as error:
             if step == b"setup":
                 raise

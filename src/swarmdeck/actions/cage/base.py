@@ -15,9 +15,9 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
+from swarmdeck import exit_numbers as exits
 from swarmdeck.actions.oom import OomEvidence
 from swarmdeck.errors import SwarmdeckError
-from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.cgroups import (
     MemoryReading,
     SliceSite,
@@ -33,7 +33,7 @@ RMDIR_PAUSE = 0.02
 class CageError(SwarmdeckError):
     """The cage could not be set up: exit 251, and the command is not run."""
 
-    exit_code = ExitCode.USAGE
+    exit_code = exits.USAGE
 
 
 def write_value(path: str, value: int | str) -> None:
