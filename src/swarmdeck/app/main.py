@@ -352,12 +352,15 @@ class SwarmdeckApp(App[int]):
         kind, session_id, *agent = key.split(":", 2)
         self.push_screen(AgentDetail(session_id, agent[0] if kind == "a" else None))
 
-    def on_resize(self, event: events.Resize) -> None:
-        self._fold(self.screen_stack[0].focused)
+    def on_resize(self, _event: events.Resize) -> None:
+        # This handler runs before App's own, which is where `self.size` takes the new size:
+        # fold once that is done, whichever way the size went (a fold for the old size would
+        # keep a short screen's layout on a tall one, or a tall one's on a short one).
+        self.call_next(self._refold)
 
     def on_hosts_panel_resized(self, _message: HostsPanel.Resized) -> None:
-        if self.size.height < SHORT_HEIGHT:
-            self._refold()
+        # The card's new height changes what the rows below may open: fold again.
+        self._refold()
 
     def _refold(self) -> None:
         """Fold again for the main screen's focus, unless the app is closing (no screen)."""
