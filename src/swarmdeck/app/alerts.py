@@ -30,6 +30,7 @@ class AlertsPanel(StorePanel, TablePanel):
     BINDINGS = [
         Binding("a", "acknowledge", "Acknowledge"),
     ]
+    ELSEWHERE = {"acknowledge": "an alert in the Alerts panel (7)"}
 
     def __init__(self, store: StateStore, *, readonly: bool = False) -> None:
         super().__init__(store, readonly=readonly, id="alerts")
