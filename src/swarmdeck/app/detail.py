@@ -182,7 +182,7 @@ def job_facts(
     moved to a peer says where and how its copy (`copy`, its row here) runs there."""
     moved = (("moved to", moved_text(job, copy)),) if moved_to(job) is not None else ()
     facts = (
-        ("state", state_cell(job)),
+        ("state", state_cell(job, whole=True)),
         ("command", shlex.join(job.argv) or NONE),
         ("cwd", job.cwd or NONE),
         ("host", job.host),
