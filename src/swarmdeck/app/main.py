@@ -594,7 +594,7 @@ class SwarmdeckApp(App[int]):
     def _offer_rerun(self, job: LedgerJob, book: MemoryBook | None) -> None:
         """Work out the rerun's booking as the runner will (it reads the recorded peaks: off
         the UI loop), then ask."""
-        request = commands.rerun_request(job)
+        request = commands.rerun_request(job, self.config.memory.cap_factor)
         said = request_preview(self.config, self.store, book, request)
         self.call_from_thread(self._ask_rerun, job, request, said)
 
@@ -619,7 +619,7 @@ class SwarmdeckApp(App[int]):
         assert job.cap is not None
         snapshot = self.snapshot
         book = snapshot.book_of(job.host) if snapshot else None
-        same = commands.rerun_request(job)
+        same = commands.rerun_request(job, self.config.memory.cap_factor)
         filled = {"command": shlex.join(same.argv), "cap": exact_size(2 * job.cap),
                   "label": same.label or "", "threads": str(same.threads or "")}
 
