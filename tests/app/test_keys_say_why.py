@@ -14,7 +14,7 @@ from pilot_waits import probed, until
 from textual.command import CommandList, CommandPalette
 
 from swarmdeck.app.main import SwarmdeckApp
-from swarmdeck.app.record_detail import FindingDetail
+from swarmdeck.app.record_detail import AlertDetail, FindingDetail
 from swarmdeck.config import load_config
 from swarmdeck.state import StateStore
 
@@ -139,3 +139,18 @@ async def test_the_palettes_kill_acts_on_the_finding_the_key_would(isolated_home
         await palette(pilot, "request kill")
         await until(pilot, lambda: notes(app), "a note")
         assert notes(app)[0].startswith("finding 2 (queued_while_peer_fits)"), notes(app)
+
+
+async def test_an_alerts_detail_acknowledges_it_with_a(isolated_home: Path) -> None:
+    app = fixed_app(isolated_home, watched=True)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("7", "enter")
+        screen = app.screen
+        assert isinstance(screen, AlertDetail)
+        await pilot.press("a")
+        await pilot.pause()
+        said = notes(app)
+        # The fixed room's alert is drawn from its snapshot, not the state file: the key acts
+        # on it, and the store says it is not open there.
+        assert said == [f"alert {screen.record_id} is no longer open: nothing acknowledged"]

@@ -55,6 +55,12 @@ class AlertsPanel(StorePanel, TablePanel):
             self.notify("no open alerts: nothing to acknowledge" if none_open else
                         "no alert selected: the Alerts panel (7) lists them", severity="warning")
             return
+        self.acknowledge(alert)
+
+    def acknowledge(self, alert: Alert) -> None:
+        """Record that the person read `alert` (the panel's key, or its detail view's)."""
+        if not self.writable():
+            return
         who = getpass.getuser()
         if acknowledge_alert(self.store, alert.id, who, time.time()):
             self.notify(f"alert {alert.id} acknowledged by {who}; it leaves the panel")

@@ -17,6 +17,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
+from swarmdeck.app.alerts import AlertsPanel
 from swarmdeck.app.detail import DetailScreen, fact_lines
 from swarmdeck.app.quiet import show_text
 from swarmdeck.app.watchdog import WatchdogPanel
@@ -147,9 +148,30 @@ class FindingDetail(RecordDetail):
 
 
 class AlertDetail(RecordDetail):
-    """One open alert."""
+    """One open alert; `a` acknowledges it, as the Alerts panel's key does its selected one."""
 
     TITLE_TEXT = "Alert"
+    BINDINGS = [Binding("a", "acknowledge", "Acknowledge")]
+
+    def _panel(self) -> AlertsPanel:
+        return self.app.screen_stack[0].query_one(AlertsPanel)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only, the key is not offered (pressed, it says read-only)."""
+        return self._panel().check_action(action, parameters)
+
+    def action_acknowledge(self) -> None:
+        panel = self._panel()
+        if not panel.writable():
+            return
+        snapshot = panel.snapshot
+        alert = next((a for a in snapshot.alerts if a.id == self.record_id), None) \
+            if snapshot else None
+        if alert is None:
+            self.notify(f"alert {self.record_id} is no longer open: nothing done",
+                        severity="warning")
+            return
+        panel.acknowledge(alert)
 
     def facts(self, snapshot: Snapshot, now: float) -> Text:
         alert = next((a for a in snapshot.alerts if a.id == self.record_id), None)
