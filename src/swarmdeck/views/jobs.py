@@ -134,13 +134,15 @@ def owner_text(job: LedgerJob) -> str:
     return f"{short}/{job.agent_id[:8]}" if job.agent_id else short
 
 
-def job_cells(job: LedgerJob, now: float) -> dict[str, Cell]:
-    """One ledger row's cells, keyed by column."""
+def job_cells(job: LedgerJob, now: float, *, brief: bool = False) -> dict[str, Cell]:
+    """One ledger row's cells, keyed by column; `brief`, a job that never ran says so in a few
+    words (BRIEF_OUTCOMES: the Jobs panel, whose detail view has the reason whole), else with
+    the runner's whole reason (`swarmdeck status`, which has no detail view)."""
     return {
         "id": str(job.id),
         "label": job.label,
         "host": job.host,
-        "state": state_cell(job),
+        "state": state_cell(job, whole=not brief),
         "booked": size_cell(job.booked),
         "current": size_cell(job.current),
         "peak": peak_cell(job),
