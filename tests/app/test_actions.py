@@ -416,3 +416,32 @@ async def test_typing_focus_in_the_palette_offers_each_panel_and_focuses_it() ->
             and any(node.id == "gpus" for node in app.focused.ancestors_with_self),
             "the GPUs panel focused",
         )
+
+
+@pytest.mark.parametrize(
+    ("recorded", "line", "not_in_line"),
+    [
+        ({"timeout": 1.0, "booked": 64 * MIB, "cap": 96 * MIB}, "--timeout 1", "--cap"),
+        ({"booked": 8 * MIB, "cap": 64 * MIB}, "--cap 64M", "--timeout"),
+        ({"booked": 64 * MIB, "cap": 1 << 40, "oom_score_adj": 1000}, "--unbounded", "--cap"),
+    ],
+    ids=["timeout-no-cap", "cap-given", "unbounded"],
+)
+async def test_the_rerun_line_is_the_command_the_person_ran(
+    isolated_home: Path, recorded: dict, line: str, not_in_line: str,
+) -> None:
+    """The rerun's `swarmdeck run` line has the limits the job ran under: its --timeout, and
+    --cap only when it was given (a cap the runner made from the booking is no --cap)."""
+    store = StateStore.open_default()
+    first = add_job(store, label="limited", state="done", argv=["sleep", "5"],
+                    cwd=str(isolated_home), exit_code=253, outcome="timed out",
+                    started_at=time.time() - 5, ended_at=time.time() - 4, **recorded)
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await probed(pilot)
+        await select_row(pilot, app, "2", "jobs-table", str(first))
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the rerun modal")
+        shown = str(app.screen.query_one("#confirm-lines").render())
+    command = next(text for text in shown.splitlines() if "swarmdeck run" in text)
+    assert line in command and not_in_line not in command, command

@@ -163,3 +163,34 @@ async def test_a_moved_jobs_detail_says_where_it_went_and_how_its_copy_runs_ther
     assert "attached to its terminal" not in output, output
     assert output == (f"no output here: it moved to box2 before it started; job {copy} is its"
                       " run there"), output
+
+
+def shown_output_lines(screen: JobDetail) -> list[str]:
+    """The output lines the detail view's output box shows in its window, top to bottom."""
+    box = screen.query_one("#job-output-box")
+    lines = str(screen.query_one("#job-output").render()).splitlines()
+    top = round(box.scroll_y)
+    return lines[top:top + box.scrollable_content_region.height]
+
+
+async def test_a_jobs_output_is_followed_at_its_end_as_it_grows(isolated_home: Path) -> None:
+    """Like `tail -f`: while the reader has not scrolled up, the box shows the file's last
+    line after each append, however few lines the box has room for."""
+    output = isolated_home / "out.log"
+    output.write_text("".join(f"line {n}\n" for n in range(1, 31)))
+    store = StateStore.open_default()
+    add_job(store, label="grows", output_path=str(output))
+    app = SwarmdeckApp(load_config(), store)
+    async with app.run_test(size=(100, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("2", "enter")
+        screen = app.screen
+        assert isinstance(screen, JobDetail)
+        await until(pilot, lambda: shown_output_lines(screen)[-1:] == ["line 30"], "line 30")
+        assert screen.query_one("#job-output-box").scrollable_content_region.height < 20
+        for first, last in ((31, 35), (36, 44), (45, 47)):
+            with output.open("a") as handle:
+                handle.write("".join(f"line {n}\n" for n in range(first, last + 1)))
+            await probed(pilot)
+            await until(pilot, lambda last=last: shown_output_lines(screen)[-1:]
+                        == [f"line {last}"], f"line {last} at the bottom")

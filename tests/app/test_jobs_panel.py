@@ -169,3 +169,30 @@ async def test_each_job_shows_the_session_and_subagent_that_launched_it() -> Non
         assert cells(table, by_agent)["owner"] == "abcd1234/a1b2c3d4"
         assert cells(table, by_session)["owner"] == "ffff0000"
         assert cells(table, by_person)["owner"] == "–"
+
+
+async def test_a_job_that_never_ran_says_so_briefly_in_the_panel_and_whole_in_its_detail(
+) -> None:
+    """`command not found` and `permission denied` name the command; in the panel's state they
+    are a few words and the code, so at 100×30 the memory columns still show beside them."""
+    store = StateStore.open_default()
+    reasons = {
+        add_job(store, "nonexist_cmd", "done", exit_code=127,
+                outcome="nonexist_cmd: command not found"): "not found 127",
+        add_job(store, "noexec", "done", exit_code=126,
+                outcome="/tmp/x/noexec: permission denied"): "cannot run 126",
+    }
+    app = make_app(store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, app)
+        table = app.query_one("#jobs-table", KeyedTable)
+        for job_id, brief in reasons.items():
+            assert cells(table, job_id)["state"] == brief
+        shown = {str(column.label).strip() for column in table.ordered_columns
+                 if column.width > 0}
+        assert {"label", "state", "runtime", "current", "peak"} <= shown, shown
+        await pilot.press("2", "enter")
+        await until(pilot, lambda: "nonexist_cmd: command not found" in str(
+            app.screen.query_one("#job-facts").render())
+            or "noexec: permission denied" in str(app.screen.query_one("#job-facts").render()),
+            "the whole reason in the detail")

@@ -79,6 +79,11 @@ def _mib_ceil(n: float) -> int:
     return math.ceil(n / MIB) * MIB
 
 
+def made_cap(booked: int, cap_factor: float) -> int:
+    """The cap the runner gives a job run without --cap: its booking times cap_factor."""
+    return _mib_ceil(booked * cap_factor)
+
+
 def predicted_peak(history: Sequence[PastRun]) -> int:
     """The largest peak of the recent runs, plus headroom.
 
@@ -127,7 +132,7 @@ def decide_booking(
             booked, via = predicted, Via.HISTORY
         if declared_cap is not None and booked >= declared_cap:
             booked, via = declared_cap, Via.CAP if via is Via.HISTORY else via
-    cap = declared_cap if declared_cap is not None else _mib_ceil(booked * cap_factor)
+    cap = declared_cap if declared_cap is not None else made_cap(booked, cap_factor)
     if unbounded:
         cap = slice_cap
         adj = OOM_ADJ_UNBOUNDED

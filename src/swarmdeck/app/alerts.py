@@ -30,6 +30,7 @@ class AlertsPanel(StorePanel, TablePanel):
     BINDINGS = [
         Binding("a", "acknowledge", "Acknowledge"),
     ]
+    ELSEWHERE = {"acknowledge": "an alert in the Alerts panel (7)"}
 
     def __init__(self, store: StateStore, *, readonly: bool = False) -> None:
         super().__init__(store, readonly=readonly, id="alerts")
@@ -53,6 +54,12 @@ class AlertsPanel(StorePanel, TablePanel):
             none_open = self.snapshot is not None and not self.snapshot.alerts
             self.notify("no open alerts: nothing to acknowledge" if none_open else
                         "no alert selected: the Alerts panel (7) lists them", severity="warning")
+            return
+        self.acknowledge(alert)
+
+    def acknowledge(self, alert: Alert) -> None:
+        """Record that the person read `alert` (the panel's key, or its detail view's)."""
+        if not self.writable():
             return
         who = getpass.getuser()
         if acknowledge_alert(self.store, alert.id, who, time.time()):

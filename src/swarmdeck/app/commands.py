@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from swarmdeck.actions.booking import OOM_ADJ_UNBOUNDED, made_cap
 from swarmdeck.actions.migration import copy_running
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.probes.ledger import ACTIVE, LedgerJob
@@ -84,13 +85,29 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(False)
 
 
-def rerun_request(job: LedgerJob) -> RunRequest:
-    """The same command, cwd, label, cap and threads: admission books it from its history."""
+def declared_cap(job: LedgerJob, cap_factor: float) -> int | None:
+    """The --cap the job was run with, as its row tells it: none for an unbounded job (its cap
+    is the slice's), none where its cap is the one the runner makes from the booking without
+    --cap (booking × cap_factor), else its cap. The row records the cap the cage had, not
+    whether it was given."""
+    if job.cap is None or job.oom_score_adj == OOM_ADJ_UNBOUNDED:
+        return None
+    if job.booked is not None and job.cap == made_cap(job.booked, cap_factor):
+        return None
+    return job.cap
+
+
+def rerun_request(job: LedgerJob, cap_factor: float) -> RunRequest:
+    """The command the person ran: the same argv, cwd, label, threads, --timeout, and --cap
+    or --unbounded where it had them; admission books it from its history."""
+    cap = declared_cap(job, cap_factor)
     return RunRequest(
         argv=list(job.argv),
-        cap=exact_size(job.cap) if job.cap is not None else None,
+        cap=exact_size(cap) if cap is not None else None,
         label=job.label,
         threads=job.threads,
+        unbounded=job.oom_score_adj == OOM_ADJ_UNBOUNDED,
+        timeout=job.timeout,
         detach=True,
         cwd=Path(job.cwd),
     )
@@ -99,10 +116,13 @@ def rerun_request(job: LedgerJob) -> RunRequest:
 def command_line(request: RunRequest) -> str:
     """The `swarmdeck run` line a person would type for this request."""
     args = ["swarmdeck", "run", "--detach"]
+    timeout = f"{request.timeout:g}" if request.timeout is not None else None
     for flag, value in (("--cap", request.cap), ("--label", request.label),
-                        ("--threads", request.threads)):
+                        ("--threads", request.threads), ("--timeout", timeout)):
         if value is not None:
             args += [flag, str(value)]
+    if request.unbounded:
+        args.append("--unbounded")
     return f"cd {shlex.quote(str(request.cwd))} && " + shlex.join([*args, "--", *request.argv])
 
 

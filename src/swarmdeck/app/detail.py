@@ -182,7 +182,7 @@ def job_facts(
     moved to a peer says where and how its copy (`copy`, its row here) runs there."""
     moved = (("moved to", moved_text(job, copy)),) if moved_to(job) is not None else ()
     facts = (
-        ("state", state_cell(job)),
+        ("state", state_cell(job, whole=True)),
         ("command", shlex.join(job.argv) or NONE),
         ("cwd", job.cwd or NONE),
         ("host", job.host),
@@ -322,7 +322,16 @@ class JobDetail(DetailScreen):
         bar.segments, bar.total = memory_segments(job)
         self._show_peaks(job)
         self._show_usage(job, snapshot)
+        self._show_output(job)
+
+    def _show_output(self, job: LedgerJob) -> None:
+        """The end of the job's output, followed like `tail -f`: while the reader has not
+        scrolled up from the end, the box is scrolled to its end again after each change."""
+        box = self.query_one("#job-output-box", VerticalScroll)
+        at_end = box.scroll_y >= box.max_scroll_y
         show_text(self.query_one("#job-output", Static), Text(last_lines(job)))
+        if at_end:
+            box.call_after_refresh(box.scroll_end, animate=False)
 
     def _show_peaks(self, job: LedgerJob) -> None:
         """The workload's recorded peaks, read again in a thread when the job's state changed."""

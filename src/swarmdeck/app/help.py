@@ -151,12 +151,13 @@ def key_list(
     app_bindings: Iterable[BindingType], panels: Iterable[tuple[str, Iterable[BindingType]]],
 ) -> list[tuple[str, str]]:
     """(key, what it does) for the app's bindings, each panel's (named for its panel) and the
-    navigation keys."""
+    navigation keys; a binding with no description (a key's fallback elsewhere) is no key of
+    its own."""
     keys = [(b.key_display or b.key, b.description) for b in app_bindings
-            if isinstance(b, Binding)]
+            if isinstance(b, Binding) and b.description]
     for title, bindings in panels:
         keys.extend((b.key_display or b.key, f"{b.description} (in {title})") for b in bindings
-                    if isinstance(b, Binding))
+                    if isinstance(b, Binding) and b.description)
     return [*keys, *NAVIGATION]
 
 

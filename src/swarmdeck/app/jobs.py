@@ -61,7 +61,7 @@ ON_PEER = "on peer"
 def panel_cells(job: LedgerJob, now: float, here: str | None) -> dict[str, Cell]:
     """A job's cells as the panel shows them: a running job's runtime to the minute; a job on
     another host than `here` (this host) says which in its state."""
-    cells = job_cells(job, now)
+    cells = job_cells(job, now, brief=True)
     if job.state == RUNNING:
         cells["runtime"] = running_runtime_text(job.runtime(now))
     if here is None or job.host == here:

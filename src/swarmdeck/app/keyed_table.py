@@ -144,6 +144,11 @@ class KeyedTable(DataTable[Cell]):
         if changed:
             self._require_update_dimensions = True
             self.refresh()
+            # Textual looks again at whether a scrollbar is needed only when the table's
+            # size changes: a table fitted to a narrower screen would keep the horizontal
+            # scrollbar (a blank row) its wider columns once needed. Look once the new
+            # widths are laid out.
+            self.call_after_refresh(self._refresh_scrollbars)
 
     def _natural_widths(self) -> list[int]:
         """Each column's width whole: its label's or its widest cell's.

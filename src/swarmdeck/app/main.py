@@ -56,7 +56,7 @@ from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.launch import LaunchScreen, Preview, request_preview
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.migrate import MigrateScreen
-from swarmdeck.app.panel import SnapshotPanel
+from swarmdeck.app.panel import SnapshotPanel, StorePanel
 from swarmdeck.app.record_detail import AlertDetail, FindingDetail
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.app.watchdog import WatchdogPanel
@@ -86,6 +86,10 @@ PANEL_CLASSES = {
 PANELS = tuple(PANEL_CLASSES)
 """Panel ids in the order the number keys and `tab` go through them."""
 
+ELSEWHERE_KEYS = ("a", "k", "y", "d")
+"""The keys of the Watchdog's and Alerts' rows: pressed where no row of theirs is selected,
+they say what to select and where (or, read-only, that nothing is changed)."""
+
 Prober = Callable[[], Snapshot]
 
 STOP_WAIT = 5.0
@@ -108,6 +112,7 @@ class SwarmdeckApp(App[int]):
             for n, panel in enumerate(PANELS, start=1)
         ),
         *commands.bindings(),
+        *(Binding(key, f"elsewhere('{key}')", show=False) for key in ELSEWHERE_KEYS),
     ]
 
     snapshot: var[Snapshot | None] = var(None)
@@ -352,12 +357,15 @@ class SwarmdeckApp(App[int]):
         kind, session_id, *agent = key.split(":", 2)
         self.push_screen(AgentDetail(session_id, agent[0] if kind == "a" else None))
 
-    def on_resize(self, event: events.Resize) -> None:
-        self._fold(self.screen_stack[0].focused)
+    def on_resize(self, _event: events.Resize) -> None:
+        # This handler runs before App's own, which is where `self.size` takes the new size:
+        # fold once that is done, whichever way the size went (a fold for the old size would
+        # keep a short screen's layout on a tall one, or a tall one's on a short one).
+        self.call_next(self._refold)
 
     def on_hosts_panel_resized(self, _message: HostsPanel.Resized) -> None:
-        if self.size.height < SHORT_HEIGHT:
-            self._refold()
+        # The card's new height changes what the rows below may open: fold again.
+        self._refold()
 
     def _refold(self) -> None:
         """Fold again for the main screen's focus, unless the app is closing (no screen)."""
@@ -462,7 +470,7 @@ class SwarmdeckApp(App[int]):
         actions = {action.action for action in commands.ACTIONS}
         for binding in self.BINDINGS:
             if (isinstance(binding, Binding) and binding.action not in actions
-                    and binding.description not in titles):
+                    and binding.description and binding.description not in titles):
                 key = binding.key_display or binding.key
                 yield SystemCommand(
                     f"{binding.description} ({key})",
@@ -480,11 +488,48 @@ class SwarmdeckApp(App[int]):
         for panel in self.screen_stack[0].query(".panel"):
             for binding in type(panel).BINDINGS:
                 if isinstance(binding, Binding):
+                    if not binding.description:
+                        continue
                     yield SystemCommand(
                         f"{binding.description} ({binding.key})",
                         f"the {binding.key} key in the {type(panel).TITLE} panel",
-                        partial(panel.run_action, binding.action),
+                        partial(self._panel_key, panel, binding),
                     )
+
+    async def _panel_key(self, panel: Widget, binding: Binding) -> None:
+        """A panel's key chosen in the palette does what the key does where the focus is (the
+        palette closed): the panel's action on its selection when the focus is in that panel
+        (or a detail view's own key), else the same refusal as the key's."""
+        active = self.screen.active_bindings.get(binding.key)
+        if isinstance(panel, StorePanel):
+            node = active.node if active is not None and active.enabled else None
+            if node is None or (isinstance(node, StorePanel) and node is not panel):
+                where = panel.elsewhere(binding.key)
+                if self.readonly or where is None:
+                    panel.writable()
+                else:
+                    self.notify(f"select {where} first", severity="warning")
+                return
+            if node is self:
+                self.action_elsewhere(binding.key)
+                return
+            await node.run_action(active.binding.action)
+            return
+        await panel.run_action(binding.action)
+
+    def action_elsewhere(self, key: str) -> None:
+        """A row key of the Watchdog's or Alerts' pressed where none of their rows is
+        selected: what to select and where; read-only, that nothing is changed."""
+        if self.readonly:
+            self.notify("read-only: nothing is changed (started with --readonly)",
+                        severity="warning")
+            return
+        wheres = dict.fromkeys(
+            where for panel in self.screen_stack[0].query(StorePanel)
+            if (where := panel.elsewhere(key))
+        )
+        if wheres:
+            self.notify(f"select {' or '.join(wheres)} first", severity="warning")
 
     def on_key(self, event: events.Key) -> None:
         """Under `--readonly` an action's key is not bound (the footer does not offer it); it
@@ -549,7 +594,7 @@ class SwarmdeckApp(App[int]):
     def _offer_rerun(self, job: LedgerJob, book: MemoryBook | None) -> None:
         """Work out the rerun's booking as the runner will (it reads the recorded peaks: off
         the UI loop), then ask."""
-        request = commands.rerun_request(job)
+        request = commands.rerun_request(job, self.config.memory.cap_factor)
         said = request_preview(self.config, self.store, book, request)
         self.call_from_thread(self._ask_rerun, job, request, said)
 
@@ -574,7 +619,7 @@ class SwarmdeckApp(App[int]):
         assert job.cap is not None
         snapshot = self.snapshot
         book = snapshot.book_of(job.host) if snapshot else None
-        same = commands.rerun_request(job)
+        same = commands.rerun_request(job, self.config.memory.cap_factor)
         filled = {"command": shlex.join(same.argv), "cap": exact_size(2 * job.cap),
                   "label": same.label or "", "threads": str(same.threads or "")}
 

@@ -116,6 +116,12 @@ class SnapshotPanel(Vertical, can_focus=True):
         """Draw what this snapshot says; only what changed is touched. Each panel says how;
         the base draws nothing."""
 
+    def action_nothing_to_open(self) -> None:
+        """`enter` on a panel with no rows to open (it holds the focus itself): say so."""
+        if self.has_class("-empty"):
+            self.notify(f"nothing to open: {self.query_one('.empty', Label).content}",
+                        severity="warning")
+
 
 Drawing = TypeVar("Drawing")
 """What a panel draws from one snapshot, as a value: compared with what it drew last."""
@@ -151,8 +157,14 @@ class TableDrawing:
     """What the widgets above the table show (the GPU cards' reading); None without them."""
 
 
+NOTHING_TO_OPEN = Binding("enter", "nothing_to_open", show=False)
+"""`enter` reaches an empty table panel itself (its table is hidden): it says so."""
+
+
 class TablePanel(DrawnPanel[TableDrawing]):
     """A panel of one keyed table; subclasses say its columns, its empty line and its rows."""
+
+    BINDINGS = [NOTHING_TO_OPEN]
 
     COLUMNS: ClassVar[Columns] = ()
     EMPTY: ClassVar[str] = ""
@@ -216,6 +228,16 @@ class StorePanel(SnapshotPanel):
         super().__init__(id=id)
         self.store = store
         self.readonly = readonly
+
+    ELSEWHERE: ClassVar[dict[str, str]] = {}
+    """Action → what to select for it, and where ("a finding in the Watchdog panel (6)"):
+    what its key says when pressed with the focus elsewhere."""
+
+    def elsewhere(self, key: str) -> str | None:
+        """What to select, and where, for this panel's `key`; None when it has no such key."""
+        return next((self.ELSEWHERE[b.action] for b in self.BINDINGS
+                     if isinstance(b, Binding) and key in b.key.split(",")
+                     and b.action in self.ELSEWHERE), None)
 
     def acts(self, action: str) -> bool:
         """Whether `action` is one of this panel's keys (each changes the store)."""

@@ -13,11 +13,14 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
+from swarmdeck.app.alerts import AlertsPanel
 from swarmdeck.app.detail import DetailScreen, fact_lines
 from swarmdeck.app.quiet import show_text
+from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.durations import NONE, age_text
 from swarmdeck.probes.records import Alert, Finding
 from swarmdeck.snapshot import Snapshot
@@ -103,9 +106,39 @@ class RecordDetail(DetailScreen):
 
 
 class FindingDetail(RecordDetail):
-    """One open watchdog finding."""
+    """One open watchdog finding; `a` acknowledges it and `k` asks for its process to be
+    stopped, as the Watchdog panel's keys do for its selected finding (its advice may say to)."""
 
     TITLE_TEXT = "Finding"
+    BINDINGS = [
+        Binding("a", "acknowledge", "Acknowledge"),
+        Binding("k", "request_kill", "Request kill"),
+    ]
+
+    def _panel(self) -> WatchdogPanel:
+        return self.app.screen_stack[0].query_one(WatchdogPanel)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only, the keys are not offered (pressed, they say read-only)."""
+        return self._panel().check_action(action, parameters)
+
+    def _finding(self) -> Finding | None:
+        """This finding as last seen open, or None after saying it no longer is."""
+        snapshot = self._panel().snapshot
+        finding = next((f for f in snapshot.findings if f.id == self.record_id), None) \
+            if snapshot else None
+        if finding is None:
+            self.notify(f"finding {self.record_id} is no longer open: nothing done",
+                        severity="warning")
+        return finding
+
+    def action_acknowledge(self) -> None:
+        if self._panel().writable() and (finding := self._finding()) is not None:
+            self._panel().acknowledge_finding(finding)
+
+    def action_request_kill(self) -> None:
+        if self._panel().writable() and (finding := self._finding()) is not None:
+            self._panel().request_kill_for(finding)
 
     def facts(self, snapshot: Snapshot, now: float) -> Text:
         finding = next((f for f in snapshot.findings if f.id == self.record_id), None)
@@ -115,9 +148,30 @@ class FindingDetail(RecordDetail):
 
 
 class AlertDetail(RecordDetail):
-    """One open alert."""
+    """One open alert; `a` acknowledges it, as the Alerts panel's key does its selected one."""
 
     TITLE_TEXT = "Alert"
+    BINDINGS = [Binding("a", "acknowledge", "Acknowledge")]
+
+    def _panel(self) -> AlertsPanel:
+        return self.app.screen_stack[0].query_one(AlertsPanel)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only, the key is not offered (pressed, it says read-only)."""
+        return self._panel().check_action(action, parameters)
+
+    def action_acknowledge(self) -> None:
+        panel = self._panel()
+        if not panel.writable():
+            return
+        snapshot = panel.snapshot
+        alert = next((a for a in snapshot.alerts if a.id == self.record_id), None) \
+            if snapshot else None
+        if alert is None:
+            self.notify(f"alert {self.record_id} is no longer open: nothing done",
+                        severity="warning")
+            return
+        panel.acknowledge(alert)
 
     def facts(self, snapshot: Snapshot, now: float) -> Text:
         alert = next((a for a in snapshot.alerts if a.id == self.record_id), None)

@@ -19,7 +19,7 @@ from textual.widgets import Label
 
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
-from swarmdeck.app.panel import DrawnPanel, Rows, StorePanel
+from swarmdeck.app.panel import NOTHING_TO_OPEN, DrawnPanel, Rows, StorePanel
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes.records import (
     Finding,
@@ -69,7 +69,14 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         Binding("k", "request_kill", "Request kill"),
         Binding("y", "approve", "Approve kill"),
         Binding("d", "deny", "Deny kill"),
+        NOTHING_TO_OPEN,
     ]
+    ELSEWHERE = {
+        "acknowledge": "a finding in the Watchdog panel (6)",
+        "request_kill": "a finding in the Watchdog panel (6)",
+        "approve": "a kill request in the Watchdog panel (6)",
+        "deny": "a kill request in the Watchdog panel (6)",
+    }
 
     def __init__(self, store: StateStore, *, readonly: bool = False) -> None:
         super().__init__(store, readonly=readonly, id="watchdog")
@@ -146,7 +153,12 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         return request
 
     def action_acknowledge(self) -> None:
-        if not self.writable() or (finding := self._finding()) is None:
+        if self.writable() and (finding := self._finding()) is not None:
+            self.acknowledge_finding(finding)
+
+    def acknowledge_finding(self, finding: Finding) -> None:
+        """Record that the person saw `finding` (the panel's key, or its detail view's)."""
+        if not self.writable():
             return
         who = getpass.getuser()
         if acknowledge(self.store, finding.id, who, time.time()):
@@ -157,7 +169,12 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         self.reload()
 
     def action_request_kill(self) -> None:
-        if not self.writable() or (finding := self._finding()) is None:
+        if self.writable() and (finding := self._finding()) is not None:
+            self.request_kill_for(finding)
+
+    def request_kill_for(self, finding: Finding) -> None:
+        """Ask for `finding`'s process to be stopped (the panel's key, or its detail view's)."""
+        if not self.writable():
             return
         try:
             made = request_kill(self.store, finding, getpass.getuser(), time.time())

@@ -96,6 +96,8 @@ class LedgerJob:
     """The subagent of that session whose command it is; None for the main thread."""
     fingerprint: str | None = None
     """The workload fingerprint its peak is recorded under (actions/fingerprint.py)."""
+    timeout: float | None = None
+    """Seconds it was given to run (`--timeout`); None without a limit."""
 
     @property
     def process(self) -> ProcessIdentity | None:
@@ -292,6 +294,7 @@ def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> L
         session_id=row["session_id"] if "session_id" in keys else None,
         agent_id=row["agent_id"] if "agent_id" in keys else None,
         fingerprint=row["fingerprint"] if "fingerprint" in keys else None,
+        timeout=row["timeout"] if "timeout" in keys else None,
     )
 
 

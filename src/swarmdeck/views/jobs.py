@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from swarmdeck.durations import NONE, runtime_text
+from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import DONE, LOST, MOVED, REFUSED, RUNNING, LedgerJob
 from swarmdeck.probes.usage import cores_text
 from swarmdeck.views.cells import Cell, pick, size_cell
@@ -54,20 +55,30 @@ STATE_STYLES = {
 EXIT_STYLES = {250: "bold red", 254: "bold magenta", 253: "yellow", 252: "red"}
 
 
-def state_cell(job: LedgerJob) -> Text:
+BRIEF_OUTCOMES = {
+    ExitCode.NOT_FOUND: "not found",
+    ExitCode.CANNOT_EXECUTE: "cannot run",
+}
+"""How a job that never ran says so in a table's state: the runner's reason names the command
+(`train.sh: command not found`), which would take the row's width; the detail has it whole."""
+
+
+def state_cell(job: LedgerJob, *, whole: bool = False) -> Text:
     """The state while a job is active; once over, how it ended: `ok`, `exit 7`,
-    `own cap 250`, `timed out 253`, `refused 252`, `lost`, `moved to box2 (job 6)`."""
+    `own cap 250`, `timed out 253`, `refused 252`, `not found 127`, `lost`,
+    `moved to box2 (job 6)`; `whole`, the runner's reason for a job that never ran in full."""
     if job.stale:
         return Text(f"{job.state}, runner gone", style="bold red")
     if job.state == MOVED:
         return Text(job.outcome or MOVED, style=STATE_STYLES[MOVED])
     if job.state in (DONE, REFUSED) and job.exit_code is not None:
-        return Text(outcome_text(job), style=exit_style(job.exit_code))
+        return Text(outcome_text(job, whole=whole), style=exit_style(job.exit_code))
     return Text(job.state, style=STATE_STYLES.get(job.state, ""))
 
 
-def outcome_text(job: LedgerJob) -> str:
-    """How an ended job ended, in a few words and its exit code."""
+def outcome_text(job: LedgerJob, *, whole: bool = False) -> str:
+    """How an ended job ended, in a few words and its exit code; `whole`, with the runner's
+    reason in full where the words are a brief of it."""
     code = job.exit_code
     if job.state == REFUSED:
         return f"refused {code}"
@@ -75,6 +86,8 @@ def outcome_text(job: LedgerJob) -> str:
         return "ok"
     if not job.outcome or job.outcome in ("ok", f"exit {code}"):
         return f"exit {code}"
+    if not whole and code in BRIEF_OUTCOMES:
+        return f"{BRIEF_OUTCOMES[code]} {code}"
     return f"{job.outcome} {code}"
 
 
@@ -121,13 +134,15 @@ def owner_text(job: LedgerJob) -> str:
     return f"{short}/{job.agent_id[:8]}" if job.agent_id else short
 
 
-def job_cells(job: LedgerJob, now: float) -> dict[str, Cell]:
-    """One ledger row's cells, keyed by column."""
+def job_cells(job: LedgerJob, now: float, *, brief: bool = False) -> dict[str, Cell]:
+    """One ledger row's cells, keyed by column; `brief`, a job that never ran says so in a few
+    words (BRIEF_OUTCOMES: the Jobs panel, whose detail view has the reason whole), else with
+    the runner's whole reason (`swarmdeck status`, which has no detail view)."""
     return {
         "id": str(job.id),
         "label": job.label,
         "host": job.host,
-        "state": state_cell(job),
+        "state": state_cell(job, whole=not brief),
         "booked": size_cell(job.booked),
         "current": size_cell(job.current),
         "peak": peak_cell(job),
