@@ -191,3 +191,29 @@ def test_pid_0_names_no_holder_rather_than_the_default_one(
     assert "no process 0 to hold the lock" in capsys.readouterr().err
     assert main(["lock", "show", str(tmp_path)]) == 0
     assert capsys.readouterr().out == f"{tmp_path}: free\n"
+
+
+def test_lock_claim_outside_the_work_root_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "work"
+    root.mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text(f'[locks]\nwork_root = "{root}"\n')
+    monkeypatch.setenv("SWARMDECK_CONFIG", str(config))
+    outside = tmp_path / "elsewhere" / "z"
+    assert main(["lock", "claim", str(outside), "--session", "A"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"outside locks.work_root {root}" in err, err
+    assert not outside.exists()
+    assert main(["lock", "claim", str(root / "inside"), "--session", "A"]) == 0
+    assert capsys.readouterr().out == f"{root / 'inside'}: owned by session A\n"
+
+
+def test_lock_claim_without_a_work_root_says_where_it_is_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["lock", "claim", str(tmp_path / "scratch"), "--session", "A"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{tmp_path / 'scratch'}: owned by session A\n")
+    assert "set locks.work_root" in out and "lock cleanup --root" in out

@@ -126,12 +126,27 @@ def _lock_show(args: argparse.Namespace) -> int:
 
 
 def _lock_claim(args: argparse.Namespace) -> int:
+    import os
+
     from swarmdeck.actions.lock import caller_pid, session_name
     from swarmdeck.actions.owners import claim_directory
+    from swarmdeck.config import load_config
+    from swarmdeck.text_paths import is_within
 
+    root = load_config().locks.work_root
+    if root and not is_within(os.path.realpath(args.path), os.path.realpath(root)):
+        raise UsageError(
+            f"{args.path} is outside locks.work_root {root}: claim a folder under it, where"
+            " status, the Locks panel and lock cleanup look for owned directories"
+        )
     session = session_name(args.session, caller_pid())
     owner = claim_directory(args.path, session=session, purpose=args.purpose)
     print(f"{args.path}: owned by session {owner.session}")
+    if not root:
+        print(
+            "no locks.work_root is set, so status and the Locks panel list no owned directories:"
+            " set locks.work_root to the folder above it, or give `lock cleanup --root` it"
+        )
     return ExitCode.OK
 
 
