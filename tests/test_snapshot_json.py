@@ -167,7 +167,7 @@ PINNED: set[tuple[str, tuple[str, ...]]] = {
         'fingerprint', 'hit_ceiling', 'host', 'id', 'kernel_peak', 'label', 'oom_score_adj',
         'outcome', 'output_path', 'peak', 'pid', 'runner_alive', 'runtime', 'serial_marker_path',
         'serial_reason', 'session_id', 'stale', 'start_ticks', 'started_at', 'state', 'threads',
-        'threads_at_once',
+        'threads_at_once', 'timeout',
     )),
     ('.kill_requests[]', (
         'command', 'finding_key', 'host', 'id', 'job_id', 'pid', 'reason', 'requested_at',
