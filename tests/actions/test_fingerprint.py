@@ -140,3 +140,20 @@ def test_a_run_at_a_commit_seen_before_starts_no_git(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(subprocess, "run", no_git)
     assert tree_identity(repo) == known
+
+
+def test_a_fifo_in_place_of_a_git_file_is_no_head_and_never_blocks(tmp_path: Path) -> None:
+    """A job's folder is the job's: a FIFO named HEAD would hold every run there forever if it
+    were opened like a file."""
+    import os
+    import threading
+
+    repo = tmp_path / "odd"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".git" / "HEAD").unlink()
+    os.mkfifo(repo / ".git" / "HEAD")
+    found: list[object] = []
+    reader = threading.Thread(target=lambda: found.append(read_head(repo)), daemon=True)
+    reader.start()
+    reader.join(5)
+    assert found == [None]

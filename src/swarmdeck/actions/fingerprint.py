@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from swarmdeck import json_text, paths
 from swarmdeck.digest import short_sha256
 from swarmdeck.records import dataclass
+from swarmdeck.regular_files import read_regular
 from swarmdeck.text_paths import below, name_of
 
 TYPE_CHECKING = False
@@ -47,9 +48,14 @@ def _is_commit_id(text: str) -> bool:
     return len(text) in (40, 64) and not text.strip("0123456789abcdef")
 
 
+READ_LIMIT = 64 << 20
+"""Bytes of one git file (packed-refs is the largest) or the roots file read at most."""
+
+
 def _read(path: str) -> str:
-    with open(path) as file:
-        return file.read()
+    """A regular file's text; OSError for anything else (a FIFO named HEAD in the job's folder
+    would block every run there), a file over READ_LIMIT, or one not there."""
+    return read_regular(path, READ_LIMIT).decode(errors="replace")
 
 
 def find_repo_top(cwd: str) -> str | None:
