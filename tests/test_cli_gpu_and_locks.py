@@ -193,7 +193,7 @@ def test_pid_0_names_no_holder_rather_than_the_default_one(
     assert capsys.readouterr().out == f"{tmp_path}: free\n"
 
 
-def test_lock_claim_outside_the_work_root_is_refused_in_one_line(
+def test_lock_claim_of_a_folder_not_directly_under_the_work_root_is_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "work"
@@ -201,11 +201,12 @@ def test_lock_claim_outside_the_work_root_is_refused_in_one_line(
     config = tmp_path / "config.toml"
     config.write_text(f'[locks]\nwork_root = "{root}"\n')
     monkeypatch.setenv("SWARMDECK_CONFIG", str(config))
-    outside = tmp_path / "elsewhere" / "z"
-    assert main(["lock", "claim", str(outside), "--session", "A"]) == ExitCode.USAGE
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"outside locks.work_root {root}" in err, err
-    assert not outside.exists()
+    for outside in (tmp_path / "elsewhere" / "z", root / "deeper" / "z"):
+        assert main(["lock", "claim", str(outside), "--session", "A"]) == ExitCode.USAGE
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        assert f"not a folder directly under locks.work_root {root}" in err, err
+        assert not outside.exists()
     assert main(["lock", "claim", str(root / "inside"), "--session", "A"]) == 0
     assert capsys.readouterr().out == f"{root / 'inside'}: owned by session A\n"
 
