@@ -67,7 +67,7 @@ from swarmdeck.paths import claude_dir
 from swarmdeck.printable import printable
 from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, waiting_for_person
-from swarmdeck.probes.host import CpuSampler
+from swarmdeck.probes.host import CpuSampler, HostSnapshot
 from swarmdeck.probes.ledger import LedgerJob, MemoryBook
 from swarmdeck.probes.locks import LockState
 from swarmdeck.probes.peer import PeerProber
@@ -554,10 +554,7 @@ class SwarmdeckApp(App[int]):
     def action_launch(self) -> None:
         if self.refused("launch"):
             return
-        snapshot = self.snapshot
-        host = snapshot.hosts[0].name if snapshot and snapshot.hosts else None
-        book = snapshot.book_of(host) if snapshot and host else None
-        cores = self._local_cores()
+        book, cores = self._local_book(), self._local_cores()
 
         def answered(request: RunRequest | None) -> None:
             if request is not None:
@@ -567,10 +564,20 @@ class SwarmdeckApp(App[int]):
             LaunchScreen(self.config, self.store, book, self.launch_cwd, cores=cores), answered
         )
 
+    def _local_host(self) -> HostSnapshot | None:
+        """This host as last read (a snapshot's first host); None before the first one."""
+        snapshot = self.snapshot
+        return snapshot.hosts[0] if snapshot and snapshot.hosts else None
+
+    def _local_book(self) -> MemoryBook | None:
+        """This host's memory book as last read: what a launch or rerun here is booked in."""
+        host = self._local_host()
+        return self.snapshot.book_of(host.name) if self.snapshot and host else None
+
     def _local_cores(self) -> int | None:
         """This host's cores as last read, for the launch form's threads range."""
-        snapshot = self.snapshot
-        return snapshot.hosts[0].cores.count if snapshot and snapshot.hosts else None
+        host = self._local_host()
+        return host.cores.count if host else None
 
     def action_rerun(self) -> None:
         if self.refused("rerun"):
@@ -586,9 +593,7 @@ class SwarmdeckApp(App[int]):
         if job.exit_code == ExitCode.OWN_CAP and job.cap:
             self._rerun_with_more_room(job)
             return
-        snapshot = self.snapshot
-        book = snapshot.book_of(snapshot.hosts[0].name) if snapshot and snapshot.hosts else None
-        self._offer_rerun(job, book)
+        self._offer_rerun(job, self._local_book())
 
     @work(thread=True, exclusive=True, group="rerun-offer", exit_on_error=False)
     def _offer_rerun(self, job: LedgerJob, book: MemoryBook | None) -> None:
@@ -617,8 +622,7 @@ class SwarmdeckApp(App[int]):
         """A job that ended at its own cap would end there again with the same cap: the launch
         form opens filled in with its command and twice the cap, for the person to set."""
         assert job.cap is not None
-        snapshot = self.snapshot
-        book = snapshot.book_of(job.host) if snapshot else None
+        book = self._local_book()
         same = commands.rerun_request(job, self.config.memory.cap_factor)
         filled = {"command": shlex.join(same.argv), "cap": exact_size(2 * job.cap),
                   "label": same.label or "", "threads": str(same.threads or "")}
