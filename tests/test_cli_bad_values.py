@@ -4,6 +4,7 @@ wrong and what to give, exit 251, nothing run and no traceback."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,15 @@ import pytest
 from swarmdeck.exitcodes import ExitCode
 
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
+
+
+@pytest.fixture(autouse=True)
+def own_slice(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config naming a slice of the test's own: a flag that slipped through would run its job
+    there, never in the machine's default slice."""
+    config = isolated_home / "config.toml"
+    config.write_text(f'[memory]\nslice = "swarmdeck-test-{os.getpid()}-refused"\n')
+    monkeypatch.setenv("SWARMDECK_CONFIG", str(config))
 
 SPANS = [
     (["dispatch", "--estimate-wall", "1e999"], "--estimate-wall: 1e999 is over a year"),

@@ -19,9 +19,15 @@ COMMANDS = [["status"], ["run", "--", "true"], ["lock", "show", "."], ["config",
 
 
 def _swarmdeck(argv: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """The command with `env` over the test's own places: HOME in its folder, and a config
+    naming a slice of its own, so a refusal that failed would touch neither the user's
+    ~/.claude nor the machine's default slice."""
+    config = tmp_path / "places.toml"
+    config.write_text(f'[memory]\nslice = "swarmdeck-test-{os.getpid()}-places"\n')
+    own = {"HOME": str(tmp_path / "home"), "SWARMDECK_CONFIG": str(config)}
     return subprocess.run(
         [SWARMDECK, *argv], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-        env={**os.environ, **env},
+        env={**os.environ, **own, **env},
     )
 
 
@@ -52,6 +58,7 @@ def test_a_place_variable_set_but_empty_is_refused_before_any_default_is_touched
     assert done.stdout == ""
     assert not (tmp_path / "xdg-state").exists()
     assert not (tmp_path / "state").exists()
+    assert not (tmp_path / "home").exists()
 
 
 def test_help_still_answers_with_an_empty_place_variable(tmp_path: Path) -> None:

@@ -17,6 +17,8 @@ def test_an_empty_place_variable_makes_the_hook_do_nothing(
     variable: str, run_hook, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (isolated_home / "config.toml").write_text('[hooks]\nheavy_patterns = ["pytest"]\n')
+    # Where a hook that fell back to defaults would read Claude Code's folder: the test's own.
+    monkeypatch.setenv("HOME", str(isolated_home / "home"))
     monkeypatch.setenv(variable, "")
     done = run_hook("pre-tool-use", bash_payload("pytest -q"))
     assert done.returncode == 0
@@ -24,3 +26,4 @@ def test_an_empty_place_variable_makes_the_hook_do_nothing(
     assert f"{variable} is set but empty" in done.stderr
     assert not (isolated_home / "state").exists()
     assert not (isolated_home / "xdg-state").exists()
+    assert not (isolated_home / "home").exists()
