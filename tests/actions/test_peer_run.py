@@ -105,25 +105,23 @@ def test_a_cap_over_the_hosts_cap_for_one_job_is_refused(
     assert not peer.run_root.exists()
 
 
-def test_a_cap_over_the_most_a_size_may_be_is_a_usage_error_and_nothing_runs(
-    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
+@pytest.mark.parametrize(
+    ("cap", "says"),
+    [
+        ("99999999999999999999999G", "the most a size may be"),
+        ("0.5K", "--cap 0.5K is under 4M, the least a job can be given"),
+    ],
+    ids=["over 64T", "under 4M"],
+)
+def test_a_cap_no_job_may_be_given_is_a_usage_error_and_nothing_runs(
+    cap: str, says: str, tmp_path: Path, servers, v1_slice: Path,
+    monkeypatch: pytest.MonkeyPatch, capfd,
 ) -> None:
     peer = start_peer(tmp_path, servers, v1_slice)
     monkeypatch.chdir(peer.work)
-    assert main(["peer", "run", "box2", "--cap", "99999999999999999999999G", "--", "true"]) == 251
+    assert main(["peer", "run", "box2", "--cap", cap, "--", "true"]) == 251
     err = capfd.readouterr().err
-    assert "the most a size may be" in err and err.count("\n") == 1
-    assert not peer.run_root.exists() and peer_rows() == []
-
-
-def test_a_cap_too_small_to_start_a_job_in_is_a_usage_error_and_nothing_runs(
-    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch, capfd
-) -> None:
-    peer = start_peer(tmp_path, servers, v1_slice)
-    monkeypatch.chdir(peer.work)
-    assert main(["peer", "run", "box2", "--cap", "0.5K", "--", "true"]) == 251
-    err = capfd.readouterr().err
-    assert "--cap 0.5K is under 4M, the least a job can be given" in err and err.count("\n") == 1
+    assert says in err and err.count("\n") == 1
     assert not peer.run_root.exists() and peer_rows() == []
 
 

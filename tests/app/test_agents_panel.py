@@ -152,16 +152,22 @@ def _many_finished(home: Path, finished: int, failed: int = 0) -> None:
     tree.write_pid_file(os.getpid(), SID)
 
 
+async def _drawn_tree(pilot, app: SwarmdeckApp) -> tuple[SessionTree, list[str], list[str]]:
+    """The Agents tree once its running subagent is drawn: every label it holds, and the
+    labels of the lines it shows (a folded line hides the ones inside it)."""
+    tree = app.query_one(SessionTree)
+    await until(pilot, lambda: any("Still running" in t for _, t in _labels(tree)), "tree")
+    shown = [text for _, text in _labels(tree)]
+    return tree, shown, [str(line.node.label) for line in tree._tree_lines]
+
+
 async def test_completed_subagents_beyond_the_newest_few_fold_into_one_line(
     isolated_home: Path,
 ) -> None:
     _many_finished(isolated_home, 8)
     app = SwarmdeckApp(load_config(), StateStore.open_default())
     async with app.run_test(size=(180, 50)) as pilot:
-        tree = app.query_one(SessionTree)
-        await until(pilot, lambda: any("Still running" in t for _, t in _labels(tree)), "tree")
-        shown = [text for _, text in _labels(tree)]
-        visible = [str(line.node.label) for line in tree._tree_lines]
+        tree, shown, visible = await _drawn_tree(pilot, app)
         finished = [t for t in visible if "Finished task" in t]
         assert [t.split(" (")[0] for t in finished] == [
             "✓ Finished task 5", "✓ Finished task 6", "✓ Finished task 7"]
@@ -185,10 +191,7 @@ async def test_failed_subagents_beyond_the_newest_few_fold_by_the_same_rule(
     _many_finished(isolated_home, 0, failed=8)
     app = SwarmdeckApp(load_config(), StateStore.open_default())
     async with app.run_test(size=(180, 50)) as pilot:
-        tree = app.query_one(SessionTree)
-        await until(pilot, lambda: any("Still running" in t for _, t in _labels(tree)), "tree")
-        shown = [text for _, text in _labels(tree)]
-        visible = [str(line.node.label) for line in tree._tree_lines]
+        _, shown, visible = await _drawn_tree(pilot, app)
     assert sum("Failed task" in t for t in shown) == 8, "folded, not dropped"
     failed = [t.split(" (")[0] for t in visible if "Failed task" in t]
     assert failed == ["✗ Failed task 5", "✗ Failed task 6", "✗ Failed task 7"], visible
