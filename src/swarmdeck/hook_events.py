@@ -37,9 +37,9 @@ from swarmdeck import paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
     from typing import Any
 
+    from swarmdeck import sqlite
     from swarmdeck.state import StateStore
 
 APPLICATION_ID = int.from_bytes(b"SWDK", "big")
@@ -270,7 +270,7 @@ def _private_regular(st: os.stat_result) -> bool:
     )
 
 
-def fold_into(conn: sqlite3.Connection, db_path: str) -> list[str]:
+def fold_into(conn: sqlite.Connection, db_path: str) -> list[str]:
     """Insert the spooled calls into hook_events inside `conn`'s open write transaction.
 
     Returns the files to remove once the transaction has committed. A spool that cannot be
@@ -379,7 +379,7 @@ class _FoldedTransaction:
         self._transaction = store.transaction()
         self._folded: list[str] = []
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> sqlite.Connection:
         nested = self._store.connect().in_transaction
         conn = self._transaction.__enter__()
         if not nested:

@@ -10,7 +10,6 @@ database is reported as one line and left exactly as it was: never repaired, nev
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 import time
 
@@ -20,7 +19,7 @@ from _thread import _local as thread_local
 from collections.abc import Callable, Iterator
 from itertools import pairwise
 
-from swarmdeck import paths
+from swarmdeck import paths, sqlite
 from swarmdeck.errors import StateError
 from swarmdeck.records import dataclass
 from swarmdeck.regular_files import replace_private
@@ -55,7 +54,7 @@ _MOVE_ASIDE = "move it aside or set SWARMDECK_STATE_DIR to another folder"
 
 # Connections made by a parent process before a fork. Closing one in the child could disturb
 # the parent's locks and WAL, so the child keeps a reference and never touches it again.
-_INHERITED: list[sqlite3.Connection] = []
+_INHERITED: list[sqlite.Connection] = []
 
 
 def now() -> float:
@@ -63,7 +62,7 @@ def now() -> float:
     return time.time()
 
 
-def insert(conn: sqlite3.Connection, table: str, values: dict[str, object]) -> int:
+def insert(conn: sqlite.Connection, table: str, values: dict[str, object]) -> int:
     """Insert one row of `values` (column: value) into `table`; its new id."""
     columns = ", ".join(values)
     marks = ", ".join("?" * len(values))
@@ -85,7 +84,7 @@ class Migration:
 
     version: int
     description: str
-    apply: str | Callable[[sqlite3.Connection], None]
+    apply: str | Callable[[sqlite.Connection], None]
 
 
 _NOW_SQL = "((julianday('now') - 2440587.5) * 86400.0)"
@@ -304,7 +303,7 @@ def _sql_statements(script: str) -> Iterator[str]:
     pending = ""
     for piece in script.split(";"):
         pending += piece + ";"
-        if sqlite3.complete_statement(pending):
+        if sqlite.complete_statement(pending):
             if pending.strip(" \t\r\n;"):
                 yield pending
             pending = ""
@@ -331,15 +330,15 @@ def _jittered_pauses() -> Iterator[float]:
         yield min(0.5, 0.01 * 2**attempt) * random.uniform(0.5, 1.0)
 
 
-def _error_code(error: sqlite3.Error) -> int:
+def _error_code(error: sqlite.Error) -> int:
     return (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF
 
 
-def _is_corruption(error: sqlite3.Error) -> bool:
-    return isinstance(error, sqlite3.DatabaseError) and _error_code(error) in _CORRUPT_CODES
+def _is_corruption(error: sqlite.Error) -> bool:
+    return isinstance(error, sqlite.DatabaseError) and _error_code(error) in _CORRUPT_CODES
 
 
-def _disk_full(path: str, error: sqlite3.Error) -> StateError | None:
+def _disk_full(path: str, error: sqlite.Error) -> StateError | None:
     """A StateError saying the disk is full, when that is why SQLite failed; else None.
 
     SQLite says "database or disk is full" mid-write, but only "disk I/O error" when it cannot
@@ -384,7 +383,7 @@ def _foreign(path: str, app_id: int, tables: list[str]) -> StateError:
     )
 
 
-def _user_tables(conn: sqlite3.Connection) -> list[str]:
+def _user_tables(conn: sqlite.Connection) -> list[str]:
     rows = conn.execute(
         "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
         "ORDER BY name"
@@ -392,12 +391,12 @@ def _user_tables(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in rows]
 
 
-def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+def _meta(conn: sqlite.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM swarmdeck_meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else row[0]
 
 
-def _stored_version(conn: sqlite3.Connection, path: str) -> int:
+def _stored_version(conn: sqlite.Connection, path: str) -> int:
     """The schema version in the file: 0 for a database swarmdeck has not set up yet.
 
     Refuses a file with tables that are not ours, so setup never writes into someone else's.
@@ -504,7 +503,7 @@ def _remember_verified(path: str, status: os.stat_result) -> None:
         return
 
 
-def _quick_check(conn: sqlite3.Connection) -> list[str]:
+def _quick_check(conn: sqlite.Connection) -> list[str]:
     return [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
 
 
@@ -556,8 +555,8 @@ def _inspect(path: str, verify: bool, lock_timeout: float) -> None:
         return
     uri, wal_ignored = _inspection_uri(path, header)
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=None)
-    except sqlite3.Error as error:
+        conn = sqlite.connect(uri, uri=True, timeout=lock_timeout, isolation_level=None)
+    except sqlite.Error as error:
         raise _disk_full(path, error) or StateError(
             f"state database {path} cannot be opened ({error}); swarmdeck left it untouched: "
             f"{_MOVE_ASIDE}"
@@ -576,7 +575,7 @@ def _inspect(path: str, verify: bool, lock_timeout: float) -> None:
             if problems != ["ok"]:
                 raise _corrupt(path, "; ".join(problems[:3]))
             _remember_verified(path, status)
-    except sqlite3.Error as error:
+    except sqlite.Error as error:
         if _is_corruption(error):
             raise _corrupt(path, str(error)) from error
         raise _disk_full(path, error) or StateError(
@@ -591,7 +590,7 @@ def _inspect(path: str, verify: bool, lock_timeout: float) -> None:
 class _ThreadConnection:
     """This thread's connection, the process it was made in, and what is open on it."""
 
-    conn: sqlite3.Connection
+    conn: sqlite.Connection
     pid: int
     writing: bool = False
     savepoints: int = 0
@@ -629,7 +628,7 @@ class StateStore:
         """The store at the configured state path (`SWARMDECK_STATE_DIR` aware)."""
         return cls(paths.state_db_path_text(), verify=verify)
 
-    def connect(self) -> sqlite3.Connection:
+    def connect(self) -> sqlite.Connection:
         """This thread's connection (autocommit: transactions are only the ones you open).
 
         A forked child gets a fresh connection: SQLite connections must not cross a fork.
@@ -678,15 +677,15 @@ class StateStore:
         current: _ThreadConnection = self._local.current
         return current
 
-    def _open_connection(self) -> sqlite3.Connection:
+    def _open_connection(self) -> sqlite.Connection:
         try:
-            conn = sqlite3.connect(self.path, timeout=self.lock_timeout, isolation_level=None)
-            conn.row_factory = sqlite3.Row
+            conn = sqlite.connect(self.path, timeout=self.lock_timeout, isolation_level=None)
+            conn.row_factory = sqlite.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
             mode = self._execute_when_unlocked(conn, "PRAGMA journal_mode = WAL").fetchone()[0]
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
-        except sqlite3.Error as error:
+        except sqlite.Error as error:
             if _is_corruption(error):
                 raise _corrupt(self.path, str(error)) from error
             raise _disk_full(self.path, error) or StateError(
@@ -708,7 +707,7 @@ class StateStore:
             f"(fuser {self.path}) and try again"
         )
 
-    def _begin_immediate(self, conn: sqlite3.Connection) -> None:
+    def _begin_immediate(self, conn: sqlite.Connection) -> None:
         """Take the write lock, waiting up to `lock_timeout` for another process to let go.
 
         SQLite's own busy handler sleeps 1, 2, 5 … 50, 100 ms between tries, so once a writer
@@ -723,7 +722,7 @@ class StateStore:
         finally:
             conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
 
-    def _execute_when_unlocked(self, conn: sqlite3.Connection, sql: str) -> sqlite3.Cursor:
+    def _execute_when_unlocked(self, conn: sqlite.Connection, sql: str) -> sqlite.Cursor:
         """Run `sql`, retried with backoff while another process holds the lock it needs.
 
         SQLite's busy timeout already waits inside most attempts; the retry covers the cases
@@ -733,15 +732,15 @@ class StateStore:
         return self._while_busy(lambda: conn.execute(sql), _jittered_pauses())
 
     def _while_busy(
-        self, attempt: Callable[[], sqlite3.Cursor], pauses: Iterator[float]
-    ) -> sqlite3.Cursor:
+        self, attempt: Callable[[], sqlite.Cursor], pauses: Iterator[float]
+    ) -> sqlite.Cursor:
         """`attempt()` again after each of `pauses` while another process holds the lock, up
         to `lock_timeout`; damage and any other error are raised at once."""
         deadline = time.monotonic() + self.lock_timeout
         while True:
             try:
                 return attempt()
-            except sqlite3.OperationalError as error:
+            except sqlite.OperationalError as error:
                 if _is_corruption(error):
                     raise _corrupt(self.path, str(error)) from error
                 if _error_code(error) not in _BUSY_CODES:
@@ -788,7 +787,7 @@ class StateStore:
                 else:
                     migration.apply(conn)
                 broken = conn.execute("PRAGMA foreign_key_check").fetchall()
-            except sqlite3.Error as error:
+            except sqlite.Error as error:
                 raise StateError(
                     f"state database {self.path}: migration {migration.version} "
                     f"({migration.description}) failed ({error}); it stays at schema {stored}"
@@ -816,7 +815,7 @@ class _Transaction:
         self._current: _ThreadConnection | None = None
         self._savepoint: _Savepoint | None = None
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> sqlite.Connection:
         current = self._store._current()
         conn = current.conn
         if conn.in_transaction:
@@ -842,9 +841,9 @@ class _Transaction:
             if error is not None:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                if isinstance(error, sqlite3.Error) and _is_corruption(error):
+                if isinstance(error, sqlite.Error) and _is_corruption(error):
                     raise _corrupt(path, str(error)) from error
-                if isinstance(error, sqlite3.Error):
+                if isinstance(error, sqlite.Error):
                     full = _disk_full(path, error)
                     if full is not None:
                         raise full from error
@@ -854,7 +853,7 @@ class _Transaction:
             except BaseException as failure:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                full = _disk_full(path, failure) if isinstance(failure, sqlite3.Error) else None
+                full = _disk_full(path, failure) if isinstance(failure, sqlite.Error) else None
                 if full is not None:
                     raise full from failure
                 raise
@@ -898,9 +897,9 @@ class _Read:
 
     def __init__(self, store: StateStore) -> None:
         self._store = store
-        self._conn: sqlite3.Connection | None = None
+        self._conn: sqlite.Connection | None = None
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> sqlite.Connection:
         conn = self._store._current().conn
         if conn.in_transaction:
             return conn
@@ -916,7 +915,7 @@ class _Read:
         if conn is None:
             return False
         try:
-            if isinstance(error, sqlite3.Error) and _is_corruption(error):
+            if isinstance(error, sqlite.Error) and _is_corruption(error):
                 raise _corrupt(self._store.path, str(error)) from error
             return False
         finally:
@@ -925,7 +924,7 @@ class _Read:
                 conn.execute("ROLLBACK")
 
 
-def _set_up_meta(conn: sqlite3.Connection) -> None:
+def _set_up_meta(conn: sqlite.Connection) -> None:
     """Mark a new file as swarmdeck's, in the same transaction as its first tables."""
     conn.execute("CREATE TABLE swarmdeck_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     conn.executemany(

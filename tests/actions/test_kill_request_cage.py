@@ -3,6 +3,7 @@ that left the job's tree (reparented to init), and the approve modal's preview l
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import time
 from pathlib import Path
@@ -17,6 +18,14 @@ from swarmdeck.state import StateStore
 from swarmdeck.watchdog.kills import STOPPED, approve, request_kill, stop_preview
 
 DEADLINE = 60.0
+
+
+def _commands(pids: list[int]) -> list[str]:
+    names = []
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError):
+            names.append(Path(f"/proc/{pid}/comm").read_text().strip())
+    return sorted(names)
 
 
 def _until(condition, what: str) -> None:
@@ -39,7 +48,9 @@ def test_approval_stops_the_cage_and_the_process_that_left_the_tree(
         _until(lambda: any(j.state == RUNNING for j in ledger_jobs(store)), "job never ran")
         [job] = [j for j in ledger_jobs(store) if j.state == RUNNING]
         cage = Path(job.cgroup or "")
-        _until(lambda: len(cgroup_pids(cage)) == 2, "both sleeps never were in the cage")
+        # Two members alone can still be the job's shell and the subshell that starts setsid.
+        _until(lambda: _commands(cgroup_pids(cage)) == ["sleep", "sleep"],
+               "both sleeps never were in the cage")
         escaped = next(pid for pid in cgroup_pids(cage) if pid != job.pid)
         escaped_ident = identity(escaped)
         assert escaped_ident is not None

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import os
 import select
-import sqlite3
 import time
 from collections.abc import Callable
 
 from swarmdeck import exit_numbers as exits
-from swarmdeck import json_text
+from swarmdeck import json_text, sqlite
 from swarmdeck.actions.booking import Booking, Decision, decide_admission
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
 from swarmdeck.errors import SwarmdeckError
@@ -75,7 +74,7 @@ class Moved(SwarmdeckError):
     exit_code = exits.MOVED
 
 
-def _moved(conn: sqlite3.Connection, job_id: int) -> None:
+def _moved(conn: sqlite.Connection, job_id: int) -> None:
     """Raise Moved when the job's row says it moved to another host."""
     row = conn.execute("SELECT state, outcome FROM jobs WHERE id = ?", (job_id,)).fetchone()
     if row is not None and row["state"] == MOVED:
@@ -110,7 +109,7 @@ def room_line(booked: int, book: MemoryBook) -> str:
     return f"needs {format_size(booked)}, room {format_size(max(0, book.usable))}"
 
 
-def _insert(conn: sqlite3.Connection, job: JobRow, state: str, at: float) -> int:
+def _insert(conn: sqlite.Connection, job: JobRow, state: str, at: float) -> int:
     booking = job.booking
     refused = state == REFUSED
     return insert(conn, "jobs", {
@@ -192,7 +191,7 @@ def _take_turn(
         )
 
 
-def queued_ahead(conn: sqlite3.Connection, host: str, job_id: int | None) -> int:
+def queued_ahead(conn: sqlite.Connection, host: str, job_id: int | None) -> int:
     """Memory booked by the jobs queued on this host before this one (all of them for a new
     job, whose row comes last)."""
     row = conn.execute(
@@ -274,7 +273,7 @@ def never_line(job_id: int, booked: int, book: MemoryBook) -> str:
 
 
 def end_queued(
-    conn: sqlite3.Connection, job_id: int, state: str, outcome: str, exit_code: int
+    conn: sqlite.Connection, job_id: int, state: str, outcome: str, exit_code: int
 ) -> bool:
     """End the job's row as `state` (refused here, or moved to another host) with `outcome` and
     `exit_code`, only if it is still queued; whether it was. Run inside the caller's write

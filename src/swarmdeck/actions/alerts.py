@@ -9,11 +9,11 @@ from __future__ import annotations
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
+    from swarmdeck import sqlite
 
 
 def raise_alert(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     key: str,
     level: str,
     source: str,

@@ -32,8 +32,7 @@ from swarmdeck.sizes import format_size
 from swarmdeck.state import now
 
 if TYPE_CHECKING:
-    import sqlite3
-
+    from swarmdeck import sqlite
     from swarmdeck.config import Config
     from swarmdeck.probes.peer import PeerProber
     from swarmdeck.state import StateStore
@@ -109,7 +108,7 @@ def longest_recent_run(store: StateStore, workload: str) -> float | None:
     return float(row[0]) if row and row[0] is not None else None
 
 
-def pending(conn: sqlite3.Connection, host: str, local: str, at: float) -> int:
+def pending(conn: sqlite.Connection, host: str, local: str, at: float) -> int:
     """Memory dispatched to `host` in the last PENDING_WINDOW seconds that its own figures may
     not show yet: every such dispatch to a peer; to this host, those whose runner has no
     ledger row yet (once it has, the book counts it)."""

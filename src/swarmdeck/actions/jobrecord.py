@@ -7,9 +7,8 @@ closes the job's row, so the next run of the same workload books from it.
 from __future__ import annotations
 
 import os
-import sqlite3
 
-from swarmdeck import json_text
+from swarmdeck import json_text, sqlite
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
 from swarmdeck.hook_events import folded_transaction
 from swarmdeck.probes.ledger import DONE, RUNNING
@@ -75,7 +74,7 @@ def mark_running(
 
 
 def started_by_agent(
-    conn: sqlite3.Connection, job_id: int, session: str, at: float
+    conn: sqlite.Connection, job_id: int, session: str, at: float
 ) -> str | None:
     """The subagent of `session` whose Bash call holds this job's command, as the PreToolUse
     hook recorded it (the newest such call); None for the main thread or when none was seen."""

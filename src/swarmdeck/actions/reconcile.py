@@ -10,9 +10,9 @@ runner's booking is given back exactly when another job needs the room, and the 
 from __future__ import annotations
 
 import os
-import sqlite3
 
 from swarmdeck import exit_numbers as exits
+from swarmdeck import sqlite
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.kill import stop_tree
 from swarmdeck.probes.cgroups import cgroup_pids
@@ -39,14 +39,14 @@ class LostJob:
     cgroup: str | None
 
 
-def runner_alive(row: sqlite3.Row) -> bool:
+def runner_alive(row: sqlite.Row) -> bool:
     """Whether the runner recorded in the row is still the same live process."""
     if row["runner_pid"] is None or row["runner_start_ticks"] is None:
         return False
     return ProcessIdentity(row["runner_pid"], row["runner_start_ticks"]).is_alive()
 
 
-def _dead_runner_rows(conn: sqlite3.Connection, host: str) -> list[sqlite3.Row]:
+def _dead_runner_rows(conn: sqlite.Connection, host: str) -> list[sqlite.Row]:
     marks = ",".join("?" * len(ACTIVE))
     rows = conn.execute(
         f"SELECT id, pid, start_ticks, runner_pid, runner_start_ticks, cgroup FROM jobs"
@@ -56,7 +56,7 @@ def _dead_runner_rows(conn: sqlite3.Connection, host: str) -> list[sqlite3.Row]:
     return [row for row in rows if not runner_alive(row)]
 
 
-def mark_lost_jobs(conn: sqlite3.Connection, host: str) -> list[LostJob]:
+def mark_lost_jobs(conn: sqlite.Connection, host: str) -> list[LostJob]:
     """Mark active rows of dead runners lost; call inside a write transaction."""
     lost = []
     for row in _dead_runner_rows(conn, host):

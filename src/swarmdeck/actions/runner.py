@@ -11,7 +11,6 @@ from __future__ import annotations
 # _signal, signal's own C module: signal.py adds only enums over the same functions, and
 # building them costs every caged run half a millisecond.
 import _signal
-import ctypes
 import os
 import sys
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import OomVerdict, classify_oom
+from swarmdeck.actions.parent_death import die_with_parent
 from swarmdeck.actions.peer_hint import PeerHint
 from swarmdeck.actions.run_request import (
     RunRequest,
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from swarmdeck.config import Config
     from swarmdeck.state import StateStore
 
-PR_SET_PDEATHSIG = 1
 SERIAL_FILE_ENV = "SWARMDECK_SERIAL_FILE"
 """Set for the job: the file to write "serial right now: REASON" into (probes/usage.py reads it)."""
 
@@ -145,7 +144,6 @@ class ChildSetup:
         self.adj = str(oom_score_adj).encode()
         self.adj_file = own_file("oom_score_adj")
         self.runner_pid = os.getpid()
-        self.libc = ctypes.CDLL(None, use_errno=True)
 
     def __call__(self) -> None:
         self.cage.join()
@@ -159,7 +157,7 @@ class ChildSetup:
             # Lowering below the inherited value needs privilege; keeping the higher value only
             # makes this job the likelier OOM victim, which is the safe side.
             pass
-        self.libc.prctl(PR_SET_PDEATHSIG, _signal.SIGKILL, 0, 0, 0)
+        die_with_parent(_signal.SIGKILL)
         if os.getppid() != self.runner_pid:
             os._exit(128 + _signal.SIGKILL)
 

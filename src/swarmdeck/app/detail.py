@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import sqlite3
 import time
 from collections.abc import Iterable
 from typing import Any, ClassVar
@@ -25,6 +24,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Label, Static
 
+from swarmdeck import sqlite
 from swarmdeck.actions.hosts.peer_ledger import VIA_PEER
 from swarmdeck.actions.migration import moved_copy, moved_to
 from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar, bar_line
@@ -354,7 +354,7 @@ class JobDetail(DetailScreen):
         peaks: WorkloadHistory | str
         try:
             peaks = workload_history(self._store, fingerprint, PEAK_RUNS)
-        except (sqlite3.Error, StateError) as error:
+        except (sqlite.Error, StateError) as error:
             peaks = str(error)
         self.app.call_from_thread(self._took_peaks, peaks)
 

@@ -8,9 +8,8 @@ connection: this runs after every tool call an agent makes.
 from __future__ import annotations
 
 import os
-import sqlite3
 
-from swarmdeck import paths
+from swarmdeck import paths, sqlite
 from swarmdeck.hooks.contract import added_context
 from swarmdeck.hooks.payload import HookInput
 
@@ -33,10 +32,10 @@ def findings_answer(hook: HookInput) -> dict[str, Any] | None:
     db = paths.state_db_path_text()
     if not os.path.exists(db):
         return None
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+    conn = sqlite.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
     try:
         rows = conn.execute(_NEW_FINDINGS, (hook.session_id, hook.session_id, SHOWN)).fetchall()
-    except sqlite3.OperationalError:
+    except sqlite.OperationalError:
         return None  # a store older than the watchdog's columns: nothing to say
     finally:
         conn.close()

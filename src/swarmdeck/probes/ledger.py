@@ -9,11 +9,10 @@ reported (`runner_alive`), and actions/reconcile.py is what marks it lost.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterable, Mapping
 
-from swarmdeck import json_text
+from swarmdeck import json_text, sqlite
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
@@ -243,7 +242,7 @@ def not_yet_grown(bookings: Iterable[tuple[int, int]]) -> int:
     return sum(max(0, booked - current) for booked, current in bookings)
 
 
-def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> LedgerJob:
+def job_from_row(row: sqlite.Row, live: bool = True, runners: bool = True) -> LedgerJob:
     """A ledger row as a LedgerJob; `live` reads the cage and, with `runners`, checks the
     runner (admission skips that: it has just closed the rows of dead runners itself)."""
     keys = row.keys()
@@ -298,7 +297,7 @@ def job_from_row(row: sqlite3.Row, live: bool = True, runners: bool = True) -> L
     )
 
 
-def booked_rows(conn: sqlite3.Connection, host: str) -> list[sqlite3.Row]:
+def booked_rows(conn: sqlite.Connection, host: str) -> list[sqlite.Row]:
     marks = ",".join("?" * len(HOLDS_BOOKING))
     return conn.execute(
         f"SELECT * FROM jobs WHERE host = ? AND state IN ({marks}) ORDER BY id",
@@ -363,7 +362,7 @@ def for_ledger(facts: SliceFacts, ledger: PathLike[str] | str) -> SliceFacts:
 
 
 def read_book(
-    conn: sqlite3.Connection,
+    conn: sqlite.Connection,
     facts: SliceFacts,
     host: str,
     runners: bool = True,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swarmdeck import sqlite
 from swarmdeck.probes.ledger import ACTIVE, ADMITTED, DONE, LOST, RUNNING
 from swarmdeck.probes.procs import ProcessIdentity, own_identity
 from swarmdeck.state import insert, now
@@ -103,7 +103,7 @@ def mark_peer_lost(store: StateStore, job_id: int, outcome: str) -> None:
         )
 
 
-def _alive(row: sqlite3.Row) -> bool:
+def _alive(row: sqlite.Row) -> bool:
     if row["runner_pid"] is None or row["runner_start_ticks"] is None:
         return False
     return ProcessIdentity(row["runner_pid"], row["runner_start_ticks"]).is_alive()
