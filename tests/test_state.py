@@ -704,3 +704,54 @@ def test_a_file_replaced_by_a_damaged_copy_of_the_same_size_and_time_is_refused(
 )
 def test_the_inspection_uri_spells_a_path_as_pathlib_does(path: str) -> None:
     assert file_uri(path) == Path(path).as_uri()
+
+
+LEAVE_SCHEMA_IN_WAL = """
+import os, sys
+from swarmdeck.state import StateStore
+store = StateStore(sys.argv[1])
+store.connect().execute("PRAGMA wal_autocheckpoint = 0")
+with store.transaction() as conn:
+    conn.execute("INSERT INTO hook_events (event) VALUES ('only in the log')")
+os._exit(0)  # no close: the schema stays in the write-ahead log, never checkpointed
+"""
+
+
+def _schema_only_in_the_log(path: Path) -> Path:
+    """A WAL-mode file whose main part holds no table yet, its schema and rows in -wal; the
+    -shm index removed, as a copy that took the file and its log but not the index has it."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA user_version = 0")
+    conn.close()  # the last connection: it checkpoints, and the file stays in WAL mode
+    leaver = subprocess.run([sys.executable, "-c", LEAVE_SCHEMA_IN_WAL, str(path)], timeout=60)
+    assert leaver.returncode == 0
+    shm = Path(f"{path}-shm")
+    shm.unlink(missing_ok=True)
+    assert Path(f"{path}-wal").stat().st_size > 0
+    return shm
+
+
+def test_a_log_without_its_index_is_refused_and_left_as_it_was(tmp_path):
+    path = tmp_path / "state.db"
+    _schema_only_in_the_log(path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    with pytest.raises(StateError, match="write-ahead log but no -shm index"):
+        StateStore(path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_an_index_that_appears_a_moment_later_is_waited_for(tmp_path):
+    """Between a last connection's removal of -shm and of -wal, and while a first connection
+    makes them, another process can see the log without its index for a moment: that is a
+    file being written, not a copy missing a part, and it opens once the index is there."""
+    path = tmp_path / "state.db"
+    shm = _schema_only_in_the_log(path)
+    later = threading.Timer(0.1, lambda: shm.write_bytes(b""))
+    later.start()
+    try:
+        store = StateStore(path)
+    finally:
+        later.cancel()
+    with store.read() as conn:
+        assert conn.execute("SELECT event FROM hook_events").fetchall()[0][0] == "only in the log"

@@ -553,6 +553,27 @@ def _inspect(path: str, verify: bool, lock_timeout: float) -> None:
         # What the WAL may hold since is read by the store's own connection, whose migration
         # check still refuses a schema newer than this version before anything is written.
         return
+    for pause in _INDEX_PAUSES:
+        if _look_inside(path, header, status, verify, lock_timeout):
+            return
+        time.sleep(pause)
+    raise StateError(
+        f"state database {path} has a write-ahead log but no -shm index beside it; "
+        f"swarmdeck left it untouched: {_MOVE_ASIDE}"
+    )
+
+
+_INDEX_PAUSES = (0.02, 0.05, 0.1, 0.2, 0.4)
+"""How long a log without its index is waited for before the file is refused as a copy missing
+a part: a last connection removes -shm a moment before -wal, and a first one makes them one
+after the other, so another process can see that state briefly while the file is in use."""
+
+
+def _look_inside(
+    path: str, header: bytes, status: os.stat_result, verify: bool, lock_timeout: float
+) -> bool:
+    """Check the file through a read-only connection; False when its tables may all lie in a
+    log whose index is missing, so that what the main file holds alone proves nothing yet."""
     uri, wal_ignored = _inspection_uri(path, header)
     try:
         conn = sqlite.connect(uri, uri=True, timeout=lock_timeout, isolation_level=None)
@@ -564,10 +585,7 @@ def _inspect(path: str, verify: bool, lock_timeout: float) -> None:
     try:
         stored = _stored_version(conn, path)
         if stored == 0 and wal_ignored:
-            raise StateError(
-                f"state database {path} has a write-ahead log but no -shm index beside it; "
-                f"swarmdeck left it untouched: {_MOVE_ASIDE}"
-            )
+            return False
         if stored > latest_version():
             raise _newer(path, stored)
         if verify and not _verified_as_is(path, status):
@@ -575,6 +593,7 @@ def _inspect(path: str, verify: bool, lock_timeout: float) -> None:
             if problems != ["ok"]:
                 raise _corrupt(path, "; ".join(problems[:3]))
             _remember_verified(path, status)
+        return True
     except sqlite.Error as error:
         if _is_corruption(error):
             raise _corrupt(path, str(error)) from error
