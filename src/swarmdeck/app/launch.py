@@ -4,12 +4,16 @@ that fits now, and the `swarmdeck run` line that does the same.
 The form is checked as it is typed, with the runner's own rules (`check_request`, `parse_cap`)
 and its own booking (`decide_booking` over the workload's recorded peaks); the preview reads
 the state file, so it is worked out in a thread. Launch stays disabled while anything is wrong,
-and while this host has no memory cage (its book's slice problem, as `status` says it).
+and while this host has no memory cage (its book's slice problem, as `status` says it). The fit
+is worked out again at each snapshot while the form is open, against the book as read then.
+Enter in a field moves to the next one, and from the last to Launch once the form is right:
+a form is launched by its button, never by an Enter that was meant for a field.
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,7 +145,7 @@ def request_preview(config: Config, store: StateStore, book: MemoryBook | None,
 
 
 class LaunchScreen(ModalScreen[RunRequest | None]):
-    """The form, its live preview, and Cancel (focused) / Launch."""
+    """The form (its command focused), its live preview, and Cancel / Launch."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
@@ -149,7 +153,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         self,
         config: Config,
         store: StateStore,
-        book: MemoryBook | None,
+        book: Callable[[], MemoryBook | None],
         cwd: Path,
         filled: dict[str, str] | None = None,
         title: str = "Launch a caged job",
@@ -158,7 +162,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         """Args:
         config: The effective configuration (booking defaults).
         store: The state file (the workload's recorded peaks).
-        book: This host's memory book now, for whether it fits.
+        book: The memory book the job would be booked in, as last read: for whether it fits.
         cwd: The folder the form starts with, and a blank folder means.
         filled: Fields given a value to start with, by key (a rerun's command and cap).
         title: The form's title.
@@ -198,13 +202,29 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
     def _changed(self) -> None:
         self._check()
 
+    @on(Input.Submitted)
+    def _next_field(self, event: Input.Submitted) -> None:
+        event.stop()
+        keys = [key for key, _, _ in FIELDS]
+        at = keys.index(event.input.id.removeprefix("launch-")) if event.input.id else -1
+        if at + 1 < len(keys):
+            self.query_one(f"#launch-{keys[at + 1]}", Input).focus()
+            return
+        launch = self.query_one("#do", Button)
+        if not launch.disabled:
+            launch.focus()
+
+    def book_changed(self) -> None:
+        """Work the fit out again against the book as read now; the form stays as it is."""
+        self._work_out(self.values())
+
     def _check(self) -> None:
         self.query_one("#do", Button).disabled = True
         self._work_out(self.values())
 
     @work(thread=True, exclusive=True, group="launch-preview", exit_on_error=False)
     def _work_out(self, values: dict[str, str]) -> None:
-        result = preview(self._config, self._store, self._book, values, self._cwd, self._cores)
+        result = preview(self._config, self._store, self._book(), values, self._cwd, self._cores)
         self.app.call_from_thread(self._show, values, result)
 
     def _show(self, values: dict[str, str], result: Preview) -> None:

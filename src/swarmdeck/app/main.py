@@ -321,6 +321,8 @@ class SwarmdeckApp(App[int]):
             self._take_sessions(*self.sessions_probe.reading())
         else:
             self.sessions = message.snapshot.sessions
+        if isinstance(self.screen, LaunchScreen):
+            self.screen.book_changed()
         self._leave_if_hung_up()
 
     def on_swarmdeck_app_probe_failed(self, message: ProbeFailed) -> None:
@@ -554,14 +556,14 @@ class SwarmdeckApp(App[int]):
     def action_launch(self) -> None:
         if self.refused("launch"):
             return
-        book, cores = self._local_book(), self._local_cores()
-
         def answered(request: RunRequest | None) -> None:
             if request is not None:
                 self._launch(request, f"job {request.label or shlex.join(request.argv)}")
 
         self.push_screen(
-            LaunchScreen(self.config, self.store, book, self.launch_cwd, cores=cores), answered
+            LaunchScreen(self.config, self.store, self._local_book, self.launch_cwd,
+                         cores=self._local_cores()),
+            answered,
         )
 
     def _local_host(self) -> HostSnapshot | None:
@@ -622,7 +624,6 @@ class SwarmdeckApp(App[int]):
         """A job that ended at its own cap would end there again with the same cap: the launch
         form opens filled in with its command and twice the cap, for the person to set."""
         assert job.cap is not None
-        book = self._local_book()
         same = commands.rerun_request(job, self.config.memory.cap_factor)
         filled = {"command": shlex.join(same.argv), "cap": exact_size(2 * job.cap),
                   "label": same.label or "", "threads": str(same.threads or "")}
@@ -633,8 +634,8 @@ class SwarmdeckApp(App[int]):
 
         title = f"Rerun job {job.id}: it hit its own cap of {format_size(job.cap)}"
         self.push_screen(
-            LaunchScreen(self.config, self.store, book, Path(job.cwd), filled, title,
-                         cores=self._local_cores()),
+            LaunchScreen(self.config, self.store, self._local_book, Path(job.cwd), filled,
+                         title, cores=self._local_cores()),
             answered,
         )
 
