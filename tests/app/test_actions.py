@@ -20,11 +20,13 @@ from actions.cagekit import new_slice, remove_tree, write_config
 from ledger_rows import add_job
 from swarmdeck.actions import lock
 from swarmdeck.actions.fingerprint import fingerprint
+from swarmdeck.actions.run_request import checked_threads, thread_count
 from swarmdeck.app.commands import ACTIONS, ConfirmScreen
 from swarmdeck.app.help import NAVIGATION, HelpScreen
 from swarmdeck.app.launch import LaunchScreen, request_from
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
+from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes import locks
 from swarmdeck.probes.ledger import ledger_jobs
 from swarmdeck.probes.procs import identity
@@ -315,12 +317,41 @@ async def test_the_launch_form_takes_the_threads_its_hint_names(isolated_home: P
         preview = screen.query_one("#launch-preview")
         screen.query_one("#launch-command", Input).value = "true"
         threads.value = str(cores + 1)
-        wanted = f"✗ threads {cores + 1}: give 1–{cores}, this host's cores"
+        wanted = f"✗ --threads {cores + 1}: give a number from 1 to {cores}"
         await until(pilot, lambda: str(preview.render()).startswith(wanted), "the range refused")
         assert screen.query_one("#do", Button).disabled
         threads.value = str(cores)
-        await until(pilot, lambda: not str(preview.render()).startswith("✗ threads"),
+        await until(pilot, lambda: not str(preview.render()).startswith("✗ --threads"),
                     "the range's top taken")
+
+
+@pytest.mark.parametrize("given", ["many", "1.5", "0", "-3", "99999"])
+async def test_the_launch_form_words_every_bad_thread_count_as_the_runner_does(
+    isolated_home: Path, given: str
+) -> None:
+    """A thread count that is no number, or a number out of range, is one problem in one
+    wording, the runner's (`swarmdeck run --threads`), with the form's range: this host's
+    cores."""
+    app = SwarmdeckApp(load_config(), StateStore.open_default(), launch_cwd=isolated_home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await probed(pilot)
+        await pilot.press("n")
+        screen = app.screen
+        assert isinstance(screen, LaunchScreen)
+        cores = app.snapshot.hosts[0].cores.count
+        preview = screen.query_one("#launch-preview")
+        screen.query_one("#launch-command", Input).value = "true"
+        screen.query_one("#launch-threads", Input).value = given
+        wanted = f"✗ --threads {given}: give a number from 1 to {cores}"
+        await until(pilot, lambda: str(preview.render()).startswith(wanted), wanted)
+        assert screen.query_one("#do", Button).disabled
+    values = {"command": "true", "cwd": "", "cap": "", "label": "", "threads": given}
+    with pytest.raises(SwarmdeckError) as unread:
+        request_from(values, isolated_home)
+    with pytest.raises(SwarmdeckError) as runner:
+        thread_count(given)
+        checked_threads(int(given))
+    assert unread.value.message == runner.value.message, "cores not read: the runner's range"
 
 
 async def test_n_shows_the_booking_and_the_command_line_then_launches(
@@ -338,7 +369,7 @@ async def test_n_shows_the_booking_and_the_command_line_then_launches(
         screen.query_one("#launch-cwd", Input).value = str(isolated_home)
         screen.query_one("#launch-threads", Input).value = "many"
         screen.query_one("#launch-command", Input).value = "sh -c 'exit 5'"
-        await until(pilot, lambda: "threads 'many'" in str(preview.render()), "the problem")
+        await until(pilot, lambda: "--threads many" in str(preview.render()), "the problem")
         assert launch.disabled
         screen.query_one("#launch-threads", Input).value = "1"
         screen.query_one("#launch-cap", Input).value = "64M"

@@ -40,21 +40,31 @@ def checked_cap(text: str, cap: int) -> int:
     return cap
 
 
-def checked_threads(threads: int | None) -> int | None:
-    """`--threads`, if it is a count a job may declare: 1 to MAX_THREADS, which the ledger's
-    integers hold (None: not given); else UsageError (251)."""
-    if threads is not None and not 1 <= threads <= MAX_THREADS:
-        raise UsageError(f"--threads {threads}: give a number from 1 to {MAX_THREADS}")
+def bad_threads(given: object, most: int = MAX_THREADS) -> UsageError:
+    """The one wording of a thread count refused, wherever it was given (`--threads`, the
+    launch form's field): no whole number and out of range alike say the range, 1 to `most`
+    (MAX_THREADS, or the host's cores where the launch form takes no more)."""
+    return UsageError(f"--threads {given}: give a number from 1 to {most}")
+
+
+def checked_threads(threads: int | None, most: int = MAX_THREADS) -> int | None:
+    """`--threads`, if it is a count a job may declare: 1 to `most` (MAX_THREADS, which the
+    ledger's integers hold; None: not given); else UsageError (251)."""
+    if threads is not None and not 1 <= threads <= most:
+        raise bad_threads(threads, most)
     return threads
 
 
-def thread_count(text: str) -> int:
-    """`--threads text` as a whole number (its range is checked_threads'); else UsageError
-    (251) in checked_threads' words, not argparse's "invalid int value"."""
+def thread_count(text: str, most: int = MAX_THREADS) -> int:
+    """`--threads text` as a whole number from 1 to `most`; else UsageError (251) in
+    bad_threads' words, not argparse's "invalid int value"."""
     try:
-        return int(text)
+        threads = int(text)
     except ValueError:
-        raise UsageError(f"--threads {text}: give a number from 1 to {MAX_THREADS}") from None
+        raise bad_threads(text, most) from None
+    if not 1 <= threads <= most:
+        raise bad_threads(text, most)
+    return threads
 
 
 def checked_seconds(flag: str, seconds: float | None, *, zero_ok: bool) -> float | None:

@@ -142,6 +142,8 @@ NAVIGATION: tuple[tuple[str, str], ...] = (
     ("esc", "Close a detail view, a modal or this help"),
     ("tab / shift+tab", "Focus the next / previous panel"),
     ("↑ ↓ pgup pgdn", "Move the cursor in the focused table or tree"),
+    ("→ ←", "Scroll the focused table's columns where its border says 'more columns →': "
+     "those that did not fit come in at the right (the Jobs label stays)"),
     ("ctrl+p", "Command palette: every action by name"),
 )
 """Keys Textual's widgets and screens answer to, which no binding of the app lists."""

@@ -25,8 +25,11 @@ class JobsPanel(TablePanel):
     COLUMNS = PANEL_COLUMNS
     YIELDING = ("label",)
     KEPT = "peak"
-    """A long label is cut before the state (never cut: how a job stands is what its row is
-    for) or the memory figures after it give way."""
+    FIXED = 1
+    """A long label is cut (to no narrower than YIELDING_FLOOR) before the state (never cut:
+    how a job stands is what its row is for) or the memory figures after it give way, and
+    before any later column gives way where that cut makes room for it whole. The label stays
+    while Right and Left scroll the other columns: it names the row."""
     EMPTY = "no caged jobs — start one: swarmdeck run -- CMD"
 
     def __init__(self) -> None:

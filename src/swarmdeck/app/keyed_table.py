@@ -1,5 +1,7 @@
 """A DataTable kept in step with a keyed row set cell by cell, so the cursor never jumps, and
-narrowed to its width: the trailing columns give way first and a cut cell ends in `…`.
+narrowed to its width: the trailing columns give way first and a cut cell ends in `…`; Right
+and Left scroll the columns a column at a time, those that gave way coming in at the right
+while the fixed leading ones stay, as a process table wider than its screen scrolls.
 
 A cell whose width stays the same is redrawn alone. `DataTable.update_cell` keys every render
 cache it has by one update counter and repaints the whole widget, so a runtime ticking in one
@@ -19,6 +21,7 @@ from typing import Any
 from rich.text import Text
 from textual import events
 from textual.coordinate import Coordinate
+from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import (
     CellDoesNotExist,
@@ -53,12 +56,19 @@ def fitted_widths(
     """How wide each column is drawn (padding included) for all to fit in `room` cells.
 
     First the yielding columns (index → the narrowest it may be cut to), in their order, are
-    cut as far as the columns through index `kept` need to fit whole; then the leading columns
+    cut as far as the leading columns need to fit whole: all of them where cutting the yielding
+    ones makes that much room, else as many as it makes room for, and at least those through
+    index `kept`. Then the leading columns
     (what a person reads first) are drawn whole, then one cut to what is left (its cells end in
-    `…`), then none (0: that column gives way, the detail view shows it)."""
+    `…`), then none (0: that column gives way; the table scrolls to it, the detail shows it)."""
     widths = list(widths)
-    excess = sum(widths[:kept + 1]) - room
-    for index, floor in (yielding or {}).items():
+    yielding = yielding or {}
+    spare = sum(max(0, widths[index] - floor) for index, floor in yielding.items())
+    last = len(widths) - 1
+    while last > kept and sum(widths[:last + 1]) - spare > room:
+        last -= 1
+    excess = sum(widths[:last + 1]) - room
+    for index, floor in yielding.items():
         if excess <= 0:
             break
         cut = min(excess, max(0, widths[index] - floor))
@@ -90,6 +100,18 @@ class KeyedTable(DataTable[Cell]):
     cell of the same width is repainted alone (see the module docstring).
     """
 
+    class Scrolled(Message):
+        """Which way the columns can scroll changed: the panel says so in its border."""
+
+        def __init__(self, passed: bool, more: bool) -> None:
+            """Args:
+                passed: Columns are scrolled out at the left (Left brings them back).
+                more: Columns give way at the right (Right brings them in).
+            """
+            super().__init__()
+            self.passed = passed
+            self.more = more
+
     DEFAULT_CSS = """
     KeyedTable {
         height: 1fr;
@@ -99,6 +121,7 @@ class KeyedTable(DataTable[Cell]):
     def __init__(
         self, columns: Sequence[tuple[str, str]], *, id: str | None = None,
         classes: str | None = None, yielding: Sequence[str] = (), kept: str | None = None,
+        fixed: int = 0,
     ) -> None:
         """Args:
             columns: (key, label) pairs, in display order.
@@ -107,12 +130,19 @@ class KeyedTable(DataTable[Cell]):
             yielding: Keys of the columns of long free text cut first (down to
                 YIELDING_FLOOR), in that order, so that the columns through `kept` fit.
             kept: The last column that yielding ones make room for.
+            fixed: How many leading columns stay in place while Right and Left scroll the
+                others (the Jobs panel's label, which names the row).
         """
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self._column_keys = [key for key, _ in columns]
         self._column_labels = [label for _, label in columns]
         self._yielding = [self._column_keys.index(key) for key in yielding]
         self._kept = self._column_keys.index(kept) if kept is not None else -1
+        self._fixed = fixed
+        self.shifted = 0
+        """How many columns after the fixed ones Right has scrolled out at the left."""
+        self._scrolls: tuple[bool, bool] = (False, False)
+        """(passed, more) as last told (Scrolled)."""
 
     def on_mount(self) -> None:
         for key, label in zip(self._column_keys, self._column_labels, strict=True):
@@ -122,26 +152,44 @@ class KeyedTable(DataTable[Cell]):
     def on_resize(self, _event: events.Resize) -> None:
         self.fit()
 
+    def action_cursor_right(self) -> None:
+        """Right scrolls the columns one to the left, a column that gave way at the right
+        coming in; the fixed ones stay (the rows are chosen whole: there is no cell cursor)."""
+        if self._more_at_right(self.shifted):
+            self.shifted += 1
+            self.fit()
+
+    def action_cursor_left(self) -> None:
+        """Left scrolls back the columns Right scrolled out, one at a time."""
+        if self.shifted > 0:
+            self.shifted -= 1
+            self.fit()
+
     def fit(self) -> None:
         """Draw the leading columns whole and cut the rest to the width: no line is cut at the
-        table's edge mid-word."""
+        table's edge mid-word. Scrolled (`shifted`), the columns Right passed give way first,
+        then the fixed ones and those after the passed ones are fitted alike; a table widened
+        until the passed columns fit again scrolls back to them."""
         columns = self.ordered_columns
         if not columns:
             return
-        widths = fitted_widths(
-            [width + 2 * self.cell_padding for width in self._natural_widths()],
-            self.scrollable_content_region.width,
-            NARROWEST + 2 * self.cell_padding,
-            {index: YIELDING_FLOOR + 2 * self.cell_padding for index in self._yielding},
-            self._kept,
-        )
+        self.shifted = min(self.shifted, max(0, len(columns) - self._fixed - 1))
+        while self.shifted > 0 and not self._more_at_right(self.shifted - 1):
+            self.shifted -= 1
         changed = False
-        for column, drawn in zip(columns, widths, strict=True):
+        for column, drawn in zip(columns, self._drawn_widths(self.shifted), strict=True):
             width = max(0, drawn - 2 * self.cell_padding)
             if column.auto_width or column.width != width:
                 column.auto_width, column.width = False, width
                 changed = True
+        scrolls = (self.shifted > 0, self._more_at_right(self.shifted))
+        if scrolls != self._scrolls:
+            self._scrolls = scrolls
+            self.post_message(self.Scrolled(*scrolls))
         if changed:
+            # Renders are cached by cell, not by width: a column of a new width (scrolled in,
+            # or out) is rendered again, not drawn from its old cells.
+            self._clear_caches()
             self._require_update_dimensions = True
             self.refresh()
             # Textual looks again at whether a scrollbar is needed only when the table's
@@ -149,6 +197,37 @@ class KeyedTable(DataTable[Cell]):
             # scrollbar (a blank row) its wider columns once needed. Look once the new
             # widths are laid out.
             self.call_after_refresh(self._refresh_scrollbars)
+
+    def _drawn_widths(self, shifted: int) -> list[int]:
+        """Each column's drawn width (padding included) with `shifted` columns after the fixed
+        ones scrolled out (0)."""
+        padding = 2 * self.cell_padding
+        natural = [width + padding for width in self._natural_widths()]
+        shown = [index for index in range(len(natural))
+                 if index < self._fixed or index >= self._fixed + shifted]
+        kept = sum(1 for index in shown if index <= self._kept) - 1 if self._kept >= 0 else -1
+        widths = fitted_widths(
+            [natural[index] for index in shown],
+            self.scrollable_content_region.width,
+            NARROWEST + padding,
+            {shown.index(index): YIELDING_FLOOR + padding
+             for index in self._yielding if index in shown},
+            kept,
+        )
+        drawn = [0] * len(natural)
+        for index, width in zip(shown, widths, strict=True):
+            drawn[index] = width
+        return drawn
+
+    def _more_at_right(self, shifted: int) -> bool:
+        """Whether, scrolled by `shifted`, a column at the right gives way or is cut: there is
+        more for Right to bring in."""
+        if not self.ordered_columns:
+            return False
+        last = len(self.ordered_columns) - 1
+        drawn = self._drawn_widths(shifted)[last]
+        whole = self._natural_widths()[last] + 2 * self.cell_padding
+        return drawn == 0 or (drawn < whole and last not in self._yielding)
 
     def _natural_widths(self) -> list[int]:
         """Each column's width whole: its label's or its widest cell's.

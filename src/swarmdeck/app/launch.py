@@ -27,11 +27,11 @@ from textual.widgets import Button, Input, Label, Static
 from swarmdeck.actions.booking import Decision, decide_admission, decide_booking
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import past_runs
-from swarmdeck.actions.run_request import RunRequest
+from swarmdeck.actions.run_request import RunRequest, thread_count
 from swarmdeck.actions.runner import check_request, parse_cap
 from swarmdeck.app.commands import command_line
 from swarmdeck.app.hosts import NO_CAGE
-from swarmdeck.config import Config
+from swarmdeck.config import MAX_THREADS, Config
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.sizes import format_size
@@ -69,7 +69,7 @@ def request_from(
     """The form as a RunRequest (a blank folder is `default_cwd`); SwarmdeckError (one line)
     when a field is wrong. With this host's `cores` read, threads are 1 to that many, the range
     the field's placeholder names: a job cannot keep more cores busy than the host has (the
-    runner itself takes up to MAX_THREADS)."""
+    runner itself takes up to MAX_THREADS); a bad count is worded as the runner words it."""
     try:
         argv = shlex.split(values["command"])
     except ValueError as error:
@@ -80,15 +80,12 @@ def request_from(
     if not cwd.is_dir():
         raise SwarmdeckError(f"folder {cwd} does not exist")
     threads_text = values["threads"].strip()
-    if threads_text and not threads_text.isdigit():
-        raise SwarmdeckError(f"threads {threads_text!r}: give a whole number")
-    if threads_text and cores and not 1 <= int(threads_text) <= cores:
-        raise SwarmdeckError(f"threads {int(threads_text)}: give 1–{cores}, this host's cores")
+    threads = thread_count(threads_text, cores or MAX_THREADS) if threads_text else None
     request = RunRequest(
         argv=argv,
         cap=values["cap"].strip() or None,
         label=values["label"].strip() or None,
-        threads=int(threads_text) if threads_text else None,
+        threads=threads,
         detach=True,
         cwd=cwd,
     )

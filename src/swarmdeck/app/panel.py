@@ -6,9 +6,10 @@ is scrolled away) is not redrawn: it keeps the latest snapshot and draws that wh
 again. `DrawnPanel` says what a snapshot would draw as a value and draws only when that differs
 from what it drew last: finding a widget walks the DOM, and most refreshes change most panels
 not at all. `TablePanel` adds what the table panels (Jobs, Alerts, Locks, GPUs) repeat: one
-keyed table, one line saying where it looked when there is nothing to show, and rows made from
-the snapshot. An empty panel carries the `-empty` class, and the stylesheet shrinks it to that
-line so the panels with something to say keep the room. `StorePanel` is for a panel whose keys
+keyed table, one line saying where it looked when there is nothing to show, rows made from
+the snapshot, and in its bottom border which way the table's columns scroll. An empty panel
+carries the `-empty` class, and the stylesheet shrinks it to that line so the panels with
+something to say keep the room. `StorePanel` is for a panel whose keys
 change the state store; read-only, those keys are neither offered in the footer nor run.
 """
 
@@ -172,12 +173,18 @@ class TablePanel(DrawnPanel[TableDrawing]):
     YIELDING: ClassVar[tuple[str, ...]] = ()
     """Columns of free text cut first so the columns through KEPT fit (KeyedTable's)."""
     KEPT: ClassVar[str | None] = None
+    FIXED: ClassVar[int] = 0
+    """Leading columns that stay while Right and Left scroll the others (KeyedTable's)."""
+
+    _scroll_hint = ""
+    """Which way the table's columns scroll, said after the subtitle ("more columns →")."""
 
     def compose(self) -> ComposeResult:
         yield from self.compose_above()
         yield Label(self.empty_text(), classes="empty")
         yield KeyedTable(
-            self.COLUMNS, id=f"{self.id}-table", yielding=self.YIELDING, kept=self.KEPT
+            self.COLUMNS, id=f"{self.id}-table", yielding=self.YIELDING, kept=self.KEPT,
+            fixed=self.FIXED,
         )
 
     def compose_above(self) -> ComposeResult:
@@ -207,8 +214,24 @@ class TablePanel(DrawnPanel[TableDrawing]):
         table = self.query_one(KeyedTable)
         table.display = bool(rows)
         table.sync(rows)
-        show_subtitle(self, drawing.subtitle)
+        self.show_figures()
         self.show_title()
+
+    def show_figures(self) -> None:
+        """The drawn figures in the bottom border, then which way the columns scroll."""
+        figures = self._drawn.subtitle if self._drawn is not None else ""
+        show_subtitle(self, " · ".join(part for part in (figures, self._scroll_hint) if part))
+
+    def on_keyed_table_scrolled(self, event: KeyedTable.Scrolled) -> None:
+        event.stop()
+        if not event.passed and not event.more:
+            self._scroll_hint = ""
+        else:
+            self._scroll_hint = " ".join(
+                part for part in ("←" if event.passed else "", "more columns",
+                                  "→" if event.more else "") if part
+            )
+        self.show_figures()
 
     def tally(self) -> str:
         count = len(self._drawn.rows) if self._drawn is not None else 0

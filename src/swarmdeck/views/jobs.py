@@ -27,12 +27,14 @@ COLUMNS = (
     ("exit", "exit"),
 )
 PANEL_COLUMNS = pick(
-    COLUMNS, ("label", "state", "runtime", "current", "peak", "booked", "cap", "cores", "owner",
+    COLUMNS, ("label", "state", "runtime", "current", "peak", "cores", "booked", "cap", "owner",
               "host", "via", "adj"),
 )
-"""The Jobs panel keys its rows by id and leaves it out; what a person reads first (label,
-state, runtime, memory) comes first, the admission details last. Its state says how a job
-ended, so the exit column is left out too."""
+"""The Jobs panel keys its rows by id and leaves it out. Its columns are in the order they give
+way on a narrow panel, the last first: what a person watches a job by (label, state, runtime,
+its memory now and at its peak, the cores it keeps busy) comes first, what admission set for
+it (booked, cap) next, and who launched it, where, and how it was admitted last; Right brings
+in those that gave way. Its state says how a job ended, so the exit column is left out too."""
 STATUS_COLUMNS = pick(
     COLUMNS, ("id", "label", "state", "host", "booked", "current", "peak", "cap", "cores",
               "runtime"),
