@@ -466,7 +466,7 @@ def test_a_runner_killed_outright_is_found_lost_and_nothing_of_its_job_survives(
     assert job.state == "running" and job.stale
     assert reconcile(store(isolated_home), local_host_name()) == [job.id]
     (row,) = rows(isolated_home)
-    assert row["state"] == "lost"
+    assert (row["state"], row["exit_code"]) == ("lost", 255)
     assert session_processes(runner.pid) == []
     assert not Path(row["cgroup"]).exists()
 
