@@ -155,7 +155,7 @@ def slice_full_line(job_id: int, booking: Booking, peak: int, slice_cap: int) ->
     if booking.oom_score_adj == OOM_ADJ_UNBOUNDED:
         cap += " in place of --unbounded"
     return (
-        f"{killed}, and it grew past its booking {figures}: rerun on the same booking, it meets"
+        f"{killed}, and it grew past its booking {figures}: a rerun on the same booking meets"
         f" the same kill; rerun it with {cap}, so it is booked what it takes, or when the slice"
         " has room for that"
     )
