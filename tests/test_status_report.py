@@ -186,6 +186,18 @@ def test_a_job_run_on_a_peer_shows_that_host_in_status(isolated_home: Path) -> N
     assert "box2" in row
 
 
+def test_a_job_whose_runner_died_shows_lost_with_its_exit_code(isolated_home: Path) -> None:
+    """Status finds the dead runner, closes the row as lost (255) and says both, as it says the
+    code of every other finished job."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    store = StateStore.open_default()
+    add_job(store, label="orphan", state="running", runner_pid=dead.pid, runner_start_ticks=1)
+    store.close()
+    [row] = [line for line in section(status_text(), "Jobs").splitlines() if "orphan" in line]
+    assert "lost" in row and "255" in row, row
+
+
 def test_status_lists_jobs_in_the_control_rooms_order_newest_first(isolated_home: Path) -> None:
     store = StateStore.open_default()
     now = time.time()

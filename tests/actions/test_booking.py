@@ -106,6 +106,34 @@ def test_unbounded_may_grow_to_the_slice_and_is_killed_first() -> None:
     assert result.cap == SLICE and result.oom_score_adj == OOM_ADJ_UNBOUNDED
 
 
+def test_an_unbounded_job_with_no_history_books_the_default_prediction_where_it_fits() -> None:
+    result = booking(unbounded=True)
+    assert (result.booked, result.via) == (GIB, Via.DEFAULT)
+
+
+def test_an_unbounded_job_is_never_refused_because_the_default_prediction_exceeds_the_slice(
+) -> None:
+    """A default prediction above the whole slice is a guess, not a declaration: the job that
+    may grow to the slice books the slice, and waits for it, rather than never running."""
+    result = decide_booking(
+        [], declared_cap=None, default_prediction=GIB, cap_factor=1.5, unbounded=True,
+        slice_cap=553 * MIB,
+    )
+    assert (result.booked, result.cap, result.via) == (553 * MIB, 553 * MIB, Via.DEFAULT)
+    assert result.oom_score_adj == OOM_ADJ_UNBOUNDED
+    small = MemoryBook(
+        host="h", slice_cap=553 * MIB, unreclaimable=0, not_yet_grown=0, mem_total=2 * GIB,
+        mem_available=2 * GIB, margin=MIB, backend="cgroup-v1", slice_path="/s",
+        placement="configured", problem="",
+    )
+    assert decide_admission(result.booked, small) is Decision.ADMIT
+
+
+def test_an_unbounded_job_never_books_more_than_the_slice_it_is_capped_at() -> None:
+    result = booking([PastRun(30 * GIB, 40 * GIB, False)], unbounded=True)
+    assert (result.booked, result.cap) == (SLICE, SLICE)
+
+
 def test_admission_needs_room_in_the_slice() -> None:
     assert decide_admission(GIB, book(unreclaimable=SLICE - GIB)) is Decision.ADMIT
     assert decide_admission(GIB, book(unreclaimable=SLICE - GIB + 1)) is Decision.WAIT

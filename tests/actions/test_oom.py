@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from swarmdeck.actions.oom import OomEvidence, OomVerdict, classify_oom, reached, v1_own_cap_ooms
+from swarmdeck.actions.oom import (
+    PEAK_TOLERANCE,
+    OomEvidence,
+    OomVerdict,
+    classify_oom,
+    outgrew_booking,
+    reached,
+    v1_own_cap_ooms,
+)
 
 
 def evidence(lost=True, own=0, shared=0, job_at_cap=False, slice_at_cap=False) -> OomEvidence:
@@ -56,3 +64,11 @@ def test_reached_allows_a_page_of_slack_below_the_limit() -> None:
     assert reached((100 << 20) - 4096, 100 << 20)
     assert not reached(90 << 20, 100 << 20)
     assert not reached(None, 100) and not reached(100, None)
+
+
+def test_a_peak_past_its_booking_by_more_than_the_tolerance_outgrew_it() -> None:
+    booked = 100 << 20
+    assert outgrew_booking(300 << 20, booked)
+    assert not outgrew_booking(booked + PEAK_TOLERANCE, booked)
+    assert not outgrew_booking(booked // 2, booked)
+    assert not outgrew_booking(None, booked)

@@ -297,7 +297,9 @@ def test_cleanup_stops_and_removes_a_run_whose_driver_died(
     assert stat is None or stat.state == "Z"
     assert list(peer.run_root.iterdir()) == []
     [row] = peer_rows()
-    assert (row["state"], row["outcome"]) == ("lost", "cleaned: its driver died")
+    assert (row["state"], row["outcome"], row["exit_code"]) == (
+        "lost", "cleaned: its driver died", 255
+    )
     assert main(["peer", "cleanup", "box2"]) == 0  # nothing left: says so, changes nothing
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -279,10 +280,74 @@ def test_the_victim_of_a_full_slice_exits_254_and_the_other_job_does_not(
     _, holder_err = holder.communicate(timeout=DEADLINE)
     _, grower_err = grower.communicate(timeout=DEADLINE)
     assert holder.returncode == 254, holder_err
-    assert "shared slice" in holder_err and "rerun" in holder_err
+    assert "shared slice (100M) was full" in holder_err
+    assert re.search(r"grew past its booking \(booked 40M, peak [6-9]\d(\.\d+)?M\)", holder_err)
+    assert "not its fault" not in holder_err
     assert grower.returncode == 0, grower_err
     outcomes = {row["label"]: row["outcome"] for row in rows(isolated_home)}
-    assert outcomes == {"holder": "slice full", "grower": "ok"}
+    assert outcomes == {"holder": "slice full, over booking", "grower": "ok"}
+
+
+def test_an_unbounded_job_killed_after_outgrowing_its_booking_is_not_told_to_rerun_as_is(
+    slice_config: Path, isolated_home, start_run: Start
+) -> None:
+    """The report: the unbounded job books the 40M default and grows to 80M beside a neighbour
+    that holds 25M of its 40M; the slice fills with the unbounded job's own growth. A rerun on
+    the same booking meets the same kill, so the line names the --cap that would book it."""
+    neighbour = start_run("--label", "neighbour", "--cap", "40M", "--", *hog(25, hold=600))
+    assert neighbour.stdout is not None and neighbour.stdout.readline() == "held\n"
+    grower = start_run("--label", "grower", "--unbounded", "--", *hog(80))
+    _, err = grower.communicate(timeout=DEADLINE)
+    assert grower.returncode == 254, err
+    assert "shared slice (100M) was full" in err
+    grew = re.search(r"grew past its booking \(booked 40M, peak ([\d.]+)M\)", err)
+    assert grew and float(grew[1]) > 41, err
+    assert "not its fault" not in err
+    suggested = re.search(r"--cap (\d+)M or more in place of --unbounded", err)
+    assert suggested and int(suggested[1]) >= float(grew[1]), err
+    states = {row["label"]: (row["state"], row["outcome"]) for row in rows(isolated_home)}
+    assert states == {
+        "neighbour": ("running", None), "grower": ("done", "slice full, over booking"),
+    }
+
+
+def test_a_victim_that_stayed_within_its_booking_is_told_it_was_not_its_fault(
+    isolated_home: Path, v1_slice: Path, start_run: Start
+) -> None:
+    """The unbounded job holds 10M of its 40M booking; its neighbour, booked 40M and capped at
+    the slice, grows to 95M and fills the slice. The neighbour gives up the OOM standing of a
+    prediction (oom_score_adj 0 for its 500), so the kernel's victim is the unbounded job (1000):
+    the one that kept to its booking."""
+    write_config(
+        isolated_home / "config.toml", v1_slice, SLICE_CAP,
+        default_prediction="40M", cap_factor=2.5,
+    )
+    victim = start_run("--label", "victim", "--unbounded", "--", *hog(10, hold=600))
+    assert victim.stdout is not None and victim.stdout.readline() == "held\n"
+    spared = 'echo 0 > /proc/self/oom_score_adj && exec "$@"'
+    grower = start_run("--label", "grower", "--", "sh", "-c", spared, "sh", *hog(95))
+    _, grower_err = grower.communicate(timeout=DEADLINE)
+    assert grower.returncode == 0, grower_err
+    _, err = victim.communicate(timeout=DEADLINE)
+    assert victim.returncode == 254, err
+    assert "shared slice (100M) was full" in err
+    assert "stayed within its booking (booked 40M, peak " in err
+    assert "not its fault, rerun it" in err
+    assert grower.returncode == 0, grower_err
+    outcomes = {row["label"]: row["outcome"] for row in rows(isolated_home)}
+    assert outcomes == {"victim": "slice full", "grower": "ok"}
+
+
+def test_an_unbounded_job_whose_default_prediction_exceeds_the_slice_runs(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    """It may grow to the whole slice, so it books at most the slice: never refused as a job
+    that can never fit because a guess was larger than the slice."""
+    write_config(isolated_home / "config.toml", v1_slice, SLICE_CAP, default_prediction="1G")
+    result = swarmdeck_run("--unbounded", "--", "true")
+    assert result.returncode == 0, result.stderr
+    (row,) = rows(isolated_home)
+    assert (row["booked"], row["cap"], row["admitted_via"]) == (SLICE_CAP, SLICE_CAP, "default")
 
 
 def test_a_job_that_can_never_fit_exits_252_at_once(slice_config: Path, isolated_home) -> None:
@@ -401,7 +466,7 @@ def test_a_runner_killed_outright_is_found_lost_and_nothing_of_its_job_survives(
     assert job.state == "running" and job.stale
     assert reconcile(store(isolated_home), local_host_name()) == [job.id]
     (row,) = rows(isolated_home)
-    assert row["state"] == "lost"
+    assert (row["state"], row["exit_code"]) == ("lost", 255)
     assert session_processes(runner.pid) == []
     assert not Path(row["cgroup"]).exists()
 
@@ -742,6 +807,10 @@ def test_exit_codes_follow_the_contract() -> None:
     assert exit_and_outcome(watched(3), OomVerdict.NONE) == (3, "exit 3")
     assert exit_and_outcome(watched(-9), OomVerdict.OWN_CAP) == (250, "own cap")
     assert exit_and_outcome(watched(-9), OomVerdict.SLICE_FULL) == (254, "slice full")
+    assert exit_and_outcome(watched(-9), OomVerdict.SLICE_FULL, outgrew=True) == (
+        254, "slice full, over booking"
+    )
+    assert exit_and_outcome(watched(-9), OomVerdict.OWN_CAP, outgrew=True) == (250, "own cap")
     assert exit_and_outcome(watched(-15, TIMEOUT), OomVerdict.NONE) == (253, "timed out")
     assert exit_and_outcome(watched(-11), OomVerdict.NONE) == (139, "killed by SIGSEGV")
     assert exit_and_outcome(watched(-15, SIGNALLED, 2), OomVerdict.NONE)[0] == 130

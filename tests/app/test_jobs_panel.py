@@ -10,6 +10,7 @@ from rich.text import Text
 
 from busy_job import busy_job
 from ledger_rows import add_job as add_ledger_job
+from swarmdeck.actions.reconcile import LOST_OUTCOME
 from swarmdeck.app.bar import StackedBar
 from swarmdeck.app.hosts import HostCard
 from swarmdeck.app.jobs import JobsPanel
@@ -55,6 +56,17 @@ def cells(table: KeyedTable, job_id: int) -> dict[str, str | Text]:
 async def settle(pilot, app: SwarmdeckApp) -> None:
     await probed(pilot)
     await until(pilot, lambda: app.query(HostCard) and app.query_one(HostCard).book, "a host")
+
+
+async def test_a_lost_job_shows_its_exit_code_as_every_finished_job_does() -> None:
+    store = StateStore.open_default()
+    lost = add_job(store, "train", "lost", exit_code=255, outcome=LOST_OUTCOME,
+                   ended_at=time.time())
+    app = make_app(store)
+    async with app.run_test(size=(220, 60)) as pilot:
+        await settle(pilot, app)
+        table = app.query_one(JobsPanel).query_one(KeyedTable)
+        assert str(cells(table, lost)["state"]) == "lost 255"
 
 
 async def test_jobs_show_the_ledger_and_update_in_place() -> None:

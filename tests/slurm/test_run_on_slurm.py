@@ -249,7 +249,7 @@ def test_a_row_whose_runner_died_is_closed_as_lost_naming_the_scancel(slurm_conf
         )
         assert done.returncode == 0, done.stderr
         row = rows()[-1]
-        assert row["state"] == "lost"
+        assert (row["state"], row["exit_code"]) == ("lost", 255)
         assert f"scancel {slurm_job_id}" in row["outcome"]
         # Still the cluster's job: shown in Jobs, no longer marked as one we follow.
         jobs = [j for j in json.loads(done.stdout)["jobs"] if j.get("kind") == "slurm-job"]

@@ -75,13 +75,14 @@ def __getattr__(name: str) -> Fraction:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _mib_ceil(n: float) -> int:
+def mib_ceil(n: float) -> int:
+    """`n` bytes rounded up to whole MiB: a size to put in a --cap."""
     return math.ceil(n / MIB) * MIB
 
 
 def made_cap(booked: int, cap_factor: float) -> int:
     """The cap the runner gives a job run without --cap: its booking times cap_factor."""
-    return _mib_ceil(booked * cap_factor)
+    return mib_ceil(booked * cap_factor)
 
 
 def predicted_peak(history: Sequence[PastRun]) -> int:
@@ -109,7 +110,9 @@ def decide_booking(
     more), else the largest cap hit, or the prediction where that is larger. Without history
     it is the declared cap (so a cap larger than the machine can never fit), else the default
     prediction. An unbounded job's cap is the whole slice: it declares no cap of its own (the
-    runner refuses --cap beside --unbounded).
+    runner refuses --cap beside --unbounded), and it never books more than that cap, so a
+    default prediction or a history above the slice makes it wait for the whole slice, never
+    refused as a job that can never fit.
     """
     recent = list(history[:HISTORY_WINDOW])
     if not recent:
@@ -135,6 +138,7 @@ def decide_booking(
     cap = declared_cap if declared_cap is not None else made_cap(booked, cap_factor)
     if unbounded:
         cap = slice_cap
+        booked = min(booked, cap)
         adj = OOM_ADJ_UNBOUNDED
     elif booked >= cap:
         adj = OOM_ADJ_ON_CAP

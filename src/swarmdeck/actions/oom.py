@@ -48,6 +48,20 @@ class OomEvidence:
     """The slice reached its cap during the run."""
 
 
+SLICE_FULL_OVER_BOOKING = "slice full, over booking"
+"""The ledger's outcome of a slice-full kill whose victim had grown past its own booking."""
+
+
+def outgrew_booking(peak: int | None, booked: int) -> bool:
+    """Whether a job's peak passed its booking by more than PEAK_TOLERANCE.
+
+    A job killed because the slice was full is blameless only when it kept to what it booked:
+    one that grew past it filled the slice with its own growth, and a rerun booked the same
+    meets the same kill.
+    """
+    return peak is not None and peak > booked + PEAK_TOLERANCE
+
+
 def reached(peak: int | None, limit: int | None) -> bool:
     """True when a high-water mark came within PEAK_TOLERANCE of a limit."""
     return peak is not None and limit is not None and peak >= limit - PEAK_TOLERANCE

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from swarmdeck.config import Config, HostConfig
     from swarmdeck.state import StateStore
 
-LOST_EXIT = 255
+LOST_EXIT = int(ExitCode.LOST)
 """Exit code when the peer could not be reached again for `reconnect_for` seconds."""
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 TOOLCHAIN_TIMEOUT = 30.0

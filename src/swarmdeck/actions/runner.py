@@ -18,13 +18,24 @@ from collections.abc import Callable
 from swarmdeck import exit_numbers as exits
 from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, Moved, NotAdmittedError, admit
-from swarmdeck.actions.booking import Booking, decide_booking, hit_ceiling
+from swarmdeck.actions.booking import (
+    OOM_ADJ_UNBOUNDED,
+    Booking,
+    decide_booking,
+    hit_ceiling,
+    mib_ceil,
+)
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
 from swarmdeck.actions.cage.owner import claim_slice
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
-from swarmdeck.actions.oom import OomVerdict, classify_oom
+from swarmdeck.actions.oom import (
+    SLICE_FULL_OVER_BOOKING,
+    OomVerdict,
+    classify_oom,
+    outgrew_booking,
+)
 from swarmdeck.actions.parent_death import die_with_parent
 from swarmdeck.actions.peer_hint import PeerHint
 from swarmdeck.actions.run_request import (
@@ -93,8 +104,13 @@ def signal_name(signum: int) -> str:
     return signal.Signals(signum).name
 
 
-def exit_and_outcome(watched: Watched, verdict: OomVerdict) -> tuple[int, str]:
-    """The runner's exit code and the ledger's outcome for a job that ran."""
+def exit_and_outcome(
+    watched: Watched, verdict: OomVerdict, *, outgrew: bool = False
+) -> tuple[int, str]:
+    """The runner's exit code and the ledger's outcome for a job that ran; `outgrew`, its peak
+    passed its booking, which a slice-full outcome then says."""
+    if verdict is OomVerdict.SLICE_FULL and outgrew:
+        return int(exits.SLICE_FULL), SLICE_FULL_OVER_BOOKING
     if verdict is not OomVerdict.NONE:
         assert verdict.exit_code is not None
         return int(verdict.exit_code), verdict.value
@@ -108,21 +124,41 @@ def exit_and_outcome(watched: Watched, verdict: OomVerdict) -> tuple[int, str]:
     return code, "ok" if code == 0 else f"exit {code}"
 
 
-def verdict_line(job_id: int, code: int, cap: int, slice_cap: int) -> str | None:
+def verdict_line(
+    job_id: int, code: int, booking: Booking, peak: int, slice_cap: int
+) -> str | None:
     """What the person reads when swarmdeck, not the command, decided the exit code."""
     if code == exits.OWN_CAP:
         return (
-            f"job {job_id} hit its own memory cap of {format_size(cap)} (exit 250); "
+            f"job {job_id} hit its own memory cap of {format_size(booking.cap)} (exit 250); "
             "the next run books its cap: rerun with a larger --cap if it needs more"
         )
     if code == exits.SLICE_FULL:
-        return (
-            f"job {job_id} was killed because the shared slice ({format_size(slice_cap)}) was "
-            "full (exit 254): not its fault, rerun it"
-        )
+        return slice_full_line(job_id, booking, peak, slice_cap)
     if code == exits.TIMED_OUT:
         return f"job {job_id} timed out (exit 253); its whole process tree was stopped"
     return None
+
+
+def slice_full_line(job_id: int, booking: Booking, peak: int, slice_cap: int) -> str:
+    """The 254 line: not the job's fault only when it kept to its booking; when it grew past
+    it, the rerun that books what it took (its peak is what it had reached when killed: it
+    may need more), or a slice with room for that."""
+    killed = (
+        f"job {job_id} was killed because the shared slice ({format_size(slice_cap)}) was full"
+        " (exit 254)"
+    )
+    figures = f"(booked {format_size(booking.booked)}, peak {format_size(peak)})"
+    if not outgrew_booking(peak, booking.booked):
+        return f"{killed}; it stayed within its booking {figures}: not its fault, rerun it"
+    cap = f"--cap {format_size(mib_ceil(peak))} or more"
+    if booking.oom_score_adj == OOM_ADJ_UNBOUNDED:
+        cap += " in place of --unbounded"
+    return (
+        f"{killed}, and it grew past its booking {figures}: a rerun on the same booking meets"
+        f" the same kill; rerun it with {cap}, so it is booked what it takes, or when the slice"
+        " has room for that"
+    )
 
 
 def serial_marker(job_id: int) -> str:
@@ -369,11 +405,13 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
         # says running, so a marker left behind is harmless.
         pass
     verdict = classify_oom(cage.evidence()) if watched.ended_by == OOM else OomVerdict.NONE
-    code, outcome = exit_and_outcome(watched, verdict)
     reading = cage.reading()
     kernel_peak = reading.peak if reading else None
     estimate = max(0, kernel_peak - reading.inactive_file) if reading and kernel_peak else 0
     peak = max(watched.working_set_peak, estimate)
+    code, outcome = exit_and_outcome(
+        watched, verdict, outgrew=outgrew_booking(peak, booking.booked)
+    )
     ending = Ending(
         exit_code=code,
         outcome=outcome,
@@ -387,7 +425,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
     except StateError as error:
         # The job's own exit code still tells the caller how it ended; the row is found lost.
         run.note(f"job {job_id} ended ({outcome}) but was not recorded: {error.message}")
-    line = verdict_line(job_id, code, booking.cap, prepared.facts.slice_cap)
+    line = verdict_line(job_id, code, booking, peak, prepared.facts.slice_cap)
     if line:
         run.note(line)
     return code

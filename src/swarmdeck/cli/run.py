@@ -98,7 +98,9 @@ def _add_run(sub) -> None:
     p.add_argument("--label", metavar="L", help="name shown in the Jobs panel")
     p.add_argument("--threads", type=thread_count, metavar="N", help="threads the job will use")
     p.add_argument(
-        "--unbounded", action="store_true", help="may grow to the whole slice; killed first"
+        "--unbounded",
+        action="store_true",
+        help="may grow to the whole slice; killed first; books at most the slice",
     )
     p.add_argument(
         "--wait", type=flag_type(seconds_or_zero), metavar="S", help="seconds to queue for room"

@@ -67,12 +67,15 @@ BRIEF_OUTCOMES = {
 
 def state_cell(job: LedgerJob, *, whole: bool = False) -> Text:
     """The state while a job is active; once over, how it ended: `ok`, `exit 7`,
-    `own cap 250`, `timed out 253`, `refused 252`, `not found 127`, `lost`,
-    `moved to box2 (job 6)`; `whole`, the runner's reason for a job that never ran in full."""
+    `own cap 250`, `timed out 253`, `refused 252`, `not found 127`, `lost 255`,
+    `moved to box2 (job 6)`; `whole`, the runner's reason for a job that never ran in full,
+    and what a lost job's closer said of it."""
     if job.stale:
         return Text(f"{job.state}, runner gone", style="bold red")
     if job.state == MOVED:
         return Text(job.outcome or MOVED, style=STATE_STYLES[MOVED])
+    if job.state == LOST and job.exit_code is not None:
+        return Text(outcome_text(job, whole=whole), style=STATE_STYLES[LOST])
     if job.state in (DONE, REFUSED) and job.exit_code is not None:
         return Text(outcome_text(job, whole=whole), style=exit_style(job.exit_code))
     return Text(job.state, style=STATE_STYLES.get(job.state, ""))
@@ -84,6 +87,8 @@ def outcome_text(job: LedgerJob, *, whole: bool = False) -> str:
     code = job.exit_code
     if job.state == REFUSED:
         return f"refused {code}"
+    if job.state == LOST:
+        return f"{job.outcome} {code}" if whole and job.outcome else f"lost {code}"
     if code == 0:
         return "ok"
     if not job.outcome or job.outcome in ("ok", f"exit {code}"):

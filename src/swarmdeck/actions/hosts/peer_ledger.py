@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swarmdeck import exit_numbers as exits
 from swarmdeck import sqlite
 from swarmdeck.probes.ledger import ACTIVE, ADMITTED, DONE, LOST, RUNNING
 from swarmdeck.probes.procs import ProcessIdentity, own_identity
@@ -96,10 +97,11 @@ def end_peer_job(store: StateStore, job_id: int, exit_code: int, outcome: str) -
 
 
 def mark_peer_lost(store: StateStore, job_id: int, outcome: str) -> None:
+    """Close the row as lost, with the exit code every lost row carries."""
     with store.transaction() as conn:
         conn.execute(
-            "UPDATE jobs SET state = ?, ended_at = ?, outcome = ? WHERE id = ?",
-            (LOST, now(), outcome, job_id),
+            "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, outcome = ? WHERE id = ?",
+            (LOST, now(), int(exits.LOST), outcome, job_id),
         )
 
 

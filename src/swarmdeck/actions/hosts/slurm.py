@@ -461,10 +461,10 @@ def close_orphaned_rows(store: StateStore) -> list[int]:
     with store.transaction() as conn:
         for row in dead:
             conn.execute(
-                "UPDATE jobs SET state = ?, ended_at = ?, outcome = ? WHERE id = ? AND state IN"
-                f" ({marks})",
+                "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, outcome = ? WHERE id = ?"
+                f" AND state IN ({marks})",
                 (
-                    LOST, now(),
+                    LOST, now(), int(ExitCode.LOST),
                     f"lost: its runner died; Slurm job {row['slurm_job_id']} may still run"
                     f" (scancel {row['slurm_job_id']})",
                     row["id"], *ACTIVE,
@@ -474,10 +474,11 @@ def close_orphaned_rows(store: StateStore) -> list[int]:
 
 
 def mark_lost(store: StateStore, job_id: int, outcome: str) -> None:
+    """Close the row as lost, with the exit code every lost row carries."""
     with store.transaction() as conn:
         conn.execute(
-            "UPDATE jobs SET state = ?, ended_at = ?, outcome = ? WHERE id = ?",
-            (LOST, now(), outcome, job_id),
+            "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, outcome = ? WHERE id = ?",
+            (LOST, now(), int(ExitCode.LOST), outcome, job_id),
         )
 
 

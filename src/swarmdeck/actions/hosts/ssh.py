@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 CHUNK = 1 << 16
 RETRY_PAUSE = 0.5
-LOST_EXIT = 255
+LOST_EXIT = int(ExitCode.LOST)
 """Exit code of a job whose shell vanished without writing one (killed outright there)."""
 
 
