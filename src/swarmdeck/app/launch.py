@@ -28,6 +28,7 @@ from swarmdeck.actions.runner import check_request, parse_cap
 from swarmdeck.app.commands import command_line
 from swarmdeck.app.hosts import NO_CAGE
 from swarmdeck.config import Config
+from swarmdeck.durations import seconds_above_zero
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.sizes import format_size
@@ -39,6 +40,7 @@ FIELDS = (
     ("cap", "cap", "e.g. 8G (blank: from its history)"),
     ("label", "label", "blank: the command"),
     ("threads", "threads", "cores it will keep busy"),
+    ("timeout", "timeout", "seconds it may run (blank: no limit)"),
 )
 """(key, name, placeholder) of each field; the threads' placeholder gets the range of this
 host's cores (`hint`), the range the form takes."""
@@ -80,16 +82,35 @@ def request_from(
         raise SwarmdeckError(f"threads {threads_text!r}: give a whole number")
     if threads_text and cores and not 1 <= int(threads_text) <= cores:
         raise SwarmdeckError(f"threads {int(threads_text)}: give 1–{cores}, this host's cores")
+    timeout_text = values["timeout"].strip()
+    try:
+        timeout = seconds_above_zero(timeout_text) if timeout_text else None
+    except ValueError as error:
+        raise SwarmdeckError(f"timeout {error}") from None
     request = RunRequest(
         argv=argv,
         cap=values["cap"].strip() or None,
         label=values["label"].strip() or None,
         threads=int(threads_text) if threads_text else None,
+        timeout=timeout,
         detach=True,
         cwd=cwd,
     )
     check_request(request)
     return request
+
+
+def form_values(request: RunRequest) -> dict[str, str]:
+    """A request as the form's fields (`request_from` read back): a rerun's form opens with
+    what the job declared."""
+    return {
+        "command": shlex.join(request.argv),
+        "cwd": str(request.cwd),
+        "cap": request.cap or "",
+        "label": request.label or "",
+        "threads": str(request.threads) if request.threads is not None else "",
+        "timeout": f"{request.timeout:g}" if request.timeout is not None else "",
+    }
 
 
 def preview(config: Config, store: StateStore, book: MemoryBook | None,
@@ -160,7 +181,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         store: The state file (the workload's recorded peaks).
         book: This host's memory book now, for whether it fits.
         cwd: The folder the form starts with, and a blank folder means.
-        filled: Fields given a value to start with, by key (a rerun's command and cap).
+        filled: Fields given a value to start with, by key (a rerun's, `form_values`).
         title: The form's title.
         cores: This host's cores, the range the threads field takes; None when not read.
         """
