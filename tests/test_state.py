@@ -428,6 +428,26 @@ def test_older_database_is_migrated_forward_and_keeps_its_rows(tmp_path, monkeyp
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
 
 
+def test_rows_from_before_the_declared_cap_was_recorded_read_it_as_not_known(
+    tmp_path, monkeypatch
+):
+    """Schema 10 adds jobs.declared_cap: '' for a row run without --cap, NULL for a row written
+    before it was recorded (its rerun can only tell from the cap the cage had)."""
+    path = tmp_path / "state.db"
+    every = list(state.MIGRATIONS)
+    monkeypatch.setattr(state, "MIGRATIONS", [m for m in every if m.version <= 9])
+    old = StateStore(path)
+    with old.transaction() as conn:
+        conn.execute("INSERT INTO jobs (label, state, argv, cap) VALUES ('old', 'done', '[]', 7)")
+    old.close()
+    monkeypatch.setattr(state, "MIGRATIONS", every)
+    store = StateStore(path)
+    assert store.schema_version() == latest_version() >= 10
+    with store.read() as conn:
+        [row] = conn.execute("SELECT label, cap, declared_cap FROM jobs").fetchall()
+    assert tuple(row) == ("old", 7, None)
+
+
 def test_failed_migration_leaves_the_database_at_the_last_good_step(tmp_path, monkeypatch):
     path = tmp_path / "state.db"
     monkeypatch.setattr(

@@ -282,6 +282,13 @@ MIGRATIONS: list[Migration] = [
         "findings: who acknowledged a finding (acknowledged_at says when)",
         "ALTER TABLE findings ADD COLUMN acknowledged_by TEXT;",
     ),
+    Migration(
+        10,
+        "jobs: the --cap as the person gave it ('8G', '70%'; '' when none was given), so a"
+        " rerun repeats it; rows from before read NULL: their cap is the cage's, not what was"
+        " declared",
+        "ALTER TABLE jobs ADD COLUMN declared_cap TEXT;",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 

@@ -20,6 +20,7 @@ from swarmdeck.actions.migration import (
     MigrationRefused,
     is_runner,
     launch,
+    peer_run_argv,
     withdraw_queued,
 )
 from swarmdeck.exitcodes import ExitCode
@@ -135,6 +136,30 @@ def test_only_a_swarmdeck_run_counts_as_a_runner() -> None:
     assert is_runner(["/usr/bin/python3", "-m", "swarmdeck.cli", "run", "--detach", "--", "x"])
     assert not is_runner(["/usr/bin/python3", "-m", "pytest", "tests/swarmdeck/run"])
     assert not is_runner(["/x/swarmdeck", "status"])
+
+
+@pytest.mark.parametrize(
+    ("recorded", "flags"),
+    [
+        ({"declared_cap": "50%", "cap": 96 * MIB, "threads": 4},
+         ["--cap", "50%", "--threads", "4"]),
+        ({"declared_cap": "", "cap": 96 * MIB}, []),
+        ({"cap": 96 * MIB}, ["--cap", "96M"]),
+    ],
+    ids=["declared", "none-declared", "not-recorded"],
+)
+def test_the_peer_run_line_repeats_what_the_job_declared(
+    isolated_home: Path, recorded: dict, flags: list[str]
+) -> None:
+    """A queued job moves with the --cap it was given (its peer books one not given from its
+    own history there) and its --threads; a row from before the ledger recorded the declared
+    cap keeps the cap its cage would have had."""
+    store = StateStore.open_default()
+    add_job(store, label="moves", state="queued", argv=["make", "-j4"], **recorded)
+    [job] = ledger_jobs(store)
+    argv = peer_run_argv("box2", job)
+    assert list(argv) == ["swarmdeck", "peer", "run", "box2", "--detach", "--label", "moves",
+                          *flags, "--", "make", "-j4"]
 
 
 def test_the_launch_refuses_a_job_that_ended_after_its_option_was_made(tmp_path: Path) -> None:

@@ -65,6 +65,7 @@ def test_the_remote_exit_code_is_the_exit_code_here(
     assert main(args) == status
     [row] = peer_rows()
     assert (row["state"], row["exit_code"]) == ("done", status)
+    assert row["declared_cap"] == ("" if status == 7 else "64M")
     assert list(peer.run_root.iterdir()) == []
 
 

@@ -253,6 +253,21 @@ def test_a_rerun_with_a_larger_cap_after_its_ceiling_books_the_new_cap(
     assert again.returncode == 0, again.stderr
 
 
+def test_the_row_records_the_cap_as_it_was_declared_and_blank_when_none_was(
+    slice_config: Path, isolated_home
+) -> None:
+    """The cap the cage had is not what was declared: 0.03G is written as it was given, and a
+    cap made from the booking (40M × 2) is no --cap at all. The row keeps both, and the
+    timeout."""
+    done = swarmdeck_run("--cap", "0.03G", "--timeout", "30", "--", "true")
+    assert done.returncode == 0, done.stderr
+    assert swarmdeck_run("--", "sh", "-c", ":").returncode == 0  # no history: booked 40M
+    declared, plain = rows(isolated_home)
+    assert (declared["declared_cap"], declared["cap"] // MIB) == ("0.03G", 30)
+    assert declared["timeout"] == 30.0
+    assert (plain["declared_cap"], plain["cap"], plain["timeout"]) == ("", 80 * MIB, None)
+
+
 def test_when_the_kernel_kills_one_process_the_rest_of_the_tree_is_stopped(
     slice_config: Path, isolated_home, start_run: Start
 ) -> None:

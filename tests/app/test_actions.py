@@ -199,9 +199,10 @@ async def test_r_on_a_job_that_hit_its_own_cap_opens_the_form_with_twice_the_cap
     store = StateStore.open_default()
     first = add_job(store, label="grows", state="done", argv=["python3", "grow.py"],
                     cwd=str(isolated_home), exit_code=250, outcome="own cap", cap=160 * MIB,
-                    hit_ceiling=1, started_at=time.time() - 5, ended_at=time.time() - 4)
+                    hit_ceiling=1, timeout=90.0, threads=2, started_at=time.time() - 5,
+                    ended_at=time.time() - 4)
     app = SwarmdeckApp(load_config(), store)
-    async with app.run_test(size=(120, 35)) as pilot:
+    async with app.run_test(size=(120, 40)) as pilot:
         await probed(pilot)
         await select_row(pilot, app, "2", "jobs-table", str(first))
         await pilot.press("r")
@@ -209,6 +210,12 @@ async def test_r_on_a_job_that_hit_its_own_cap_opens_the_form_with_twice_the_cap
         values = app.screen.values()
         assert values["command"] == "python3 grow.py" and values["cap"] == "320M"
         assert values["cwd"] == str(isolated_home) and values["label"] == "grows"
+        assert (values["threads"], values["timeout"]) == ("2", "90")
+        request = request_from(values, isolated_home)
+        assert (request.timeout, request.threads, request.cap) == (90.0, 2, "320M")
+        preview = app.screen.query_one("#launch-preview")
+        await until(pilot, lambda: "--timeout 90" in str(preview.render()),
+                    "the rerun's line keeps its --timeout")
         title = str(app.screen.query_one("Label").render())
         assert "hit its own cap of 160M" in title
         await pilot.press("escape")
@@ -297,9 +304,24 @@ async def test_the_launch_form_starts_in_the_apps_launch_folder(isolated_home: P
         preview = screen.query_one("#launch-preview")
         await until(pilot, lambda: "✗ command: type the command to run" in str(preview.render()),
                     "what the empty form lacks, in the form's words")
-    values = {"command": "true", "cwd": "", "cap": "", "label": "", "threads": ""}
+    values = {"command": "true", "cwd": "", "cap": "", "label": "", "threads": "", "timeout": ""}
     assert request_from(values, folder).cwd == folder
+    assert request_from(values, folder).timeout is None
     assert SwarmdeckApp(load_config(), store).launch_cwd == Path.cwd()
+
+
+@pytest.mark.parametrize(
+    ("timeout", "says"),
+    [("soon", "timeout soon is not a number of seconds: give one like 600"),
+     ("0", "timeout 0 is no time at all: give more than 0 seconds")],
+)
+def test_the_launch_form_refuses_a_timeout_the_runner_would(
+    tmp_path: Path, timeout: str, says: str
+) -> None:
+    values = {"command": "true", "cwd": "", "cap": "", "label": "", "threads": "",
+              "timeout": timeout}
+    with pytest.raises(SwarmdeckError, match=f"^{says}$"):
+        request_from(values, tmp_path)
 
 
 async def test_the_launch_form_takes_the_threads_its_hint_names(isolated_home: Path) -> None:
@@ -457,14 +479,22 @@ async def test_typing_focus_in_the_palette_offers_each_panel_and_focuses_it() ->
         ({"timeout": 1.0, "booked": 64 * MIB, "cap": 96 * MIB}, "--timeout 1", "--cap"),
         ({"booked": 8 * MIB, "cap": 64 * MIB}, "--cap 64M", "--timeout"),
         ({"booked": 64 * MIB, "cap": 1 << 40, "oom_score_adj": 1000}, "--unbounded", "--cap"),
+        ({"declared_cap": "50%", "booked": 8 * MIB, "cap": 64 * MIB}, "--cap 50%", "64M"),
+        ({"declared_cap": "", "timeout": 1.0, "booked": 8 * MIB, "cap": 64 * MIB}, "--timeout 1",
+         "--cap"),
+        ({"declared_cap": "96M", "booked": 64 * MIB, "cap": 96 * MIB}, "--cap 96M", "--unb"),
     ],
-    ids=["timeout-no-cap", "cap-given", "unbounded"],
+    ids=["timeout-no-cap", "cap-given", "unbounded", "declared-share", "declared-none",
+         "declared-as-made"],
 )
 async def test_the_rerun_line_is_the_command_the_person_ran(
     isolated_home: Path, recorded: dict, line: str, not_in_line: str,
 ) -> None:
     """The rerun's `swarmdeck run` line has the limits the job ran under: its --timeout, and
-    --cap only when it was given (a cap the runner made from the booking is no --cap)."""
+    --cap as it was given, recorded in its row (a share stays a share; none given is none,
+    even where the cage's cap is no booking × cap_factor; one given stays, even where it is).
+    A row from before the ledger recorded it tells from its cap: one the runner made from the
+    booking is no --cap."""
     store = StateStore.open_default()
     first = add_job(store, label="limited", state="done", argv=["sleep", "5"],
                     cwd=str(isolated_home), exit_code=253, outcome="timed out",

@@ -110,6 +110,7 @@ def test_a_failing_command_exits_with_its_own_status(slurm_config, tmp_path):
     code, _, _ = submit(RunRequest(argv=["sh", "-c", "echo out; exit 7"], cap="64M", cwd=tmp_path))
     assert code == 7
     assert rows()[-1]["outcome"] == "exit 7"
+    assert rows()[-1]["declared_cap"] == "64M"
 
 
 def test_interrupt_cancels_the_job_and_leaves_nothing_in_squeue(slurm_config, slurm_cluster,

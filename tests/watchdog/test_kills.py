@@ -12,7 +12,7 @@ import pytest
 from scene_kit import SWARMDECK, insert_job, write_watchdog_config
 
 from swarmdeck.errors import RefusedError, UsageError
-from swarmdeck.probes.procs import ProcessIdentity, identity
+from swarmdeck.probes.procs import ProcessIdentity, identity, read_stat
 from swarmdeck.probes.records import Finding, open_alerts
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.watchdog.escalation import escalates
@@ -171,6 +171,81 @@ def test_kills_request_for_an_ended_job_exits_78_in_one_line(isolated_home, stor
     [line] = done.stderr.splitlines()
     assert line.endswith(f"job {finding.job_id} has ended: nothing to stop") and not done.stdout
     assert recent_kill_requests(store) == []
+
+
+def _dead_job_finding(store, processes, reap: bool = True) -> Finding:
+    """A stored finding about a ledger job whose row still says running while its process has
+    died (reaped, or left a zombie when `reap` is false)."""
+    proc, me = start_tree(processes)
+    job_id = insert_job(store, proc.pid, started_at=time.time())
+    proc.kill()
+    if reap:
+        proc.wait()
+    else:
+        deadline = time.monotonic() + DEADLINE
+        while (stat := read_stat(proc.pid)) is not None and stat.state != "Z":
+            assert time.monotonic() < deadline, "the killed process never became a zombie"
+            time.sleep(0.02)
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO findings (key, rule, subject, severity, message, first_seen_at,"
+            " last_seen_at, count, fired_at, job_id, pid, start_ticks) VALUES"
+            " (?, 'output_not_growing', ?, 'warning', 'no output for 5m', 1, 1, 1, 1, ?, ?, ?)",
+            (f"output_not_growing:job{job_id}", f"job #{job_id}", job_id, me.pid,
+             me.start_ticks),
+        )
+        [found] = conn.execute("SELECT id FROM findings").fetchall()
+    finding = finding_by_id(store, found["id"])
+    assert finding is not None
+    return finding
+
+
+@pytest.mark.parametrize("reap", [True, False], ids=["reaped", "zombie"])
+def test_a_running_rows_finding_whose_process_died_cannot_become_a_kill_request(
+    store, processes, reap
+):
+    finding = _dead_job_finding(store, processes, reap)
+    wanted = (f"^job {finding.job_id}'s process \\(pid {finding.pid}\\) has already ended,"
+              " though its row still says running: nothing to stop$")
+    with pytest.raises(RefusedError, match=wanted):
+        request_kill(store, finding, "tester", 1.0)
+    assert recent_kill_requests(store) == []
+
+
+def test_kills_request_for_a_dead_process_exits_78_in_one_line(isolated_home, store, processes):
+    finding = _dead_job_finding(store, processes)
+    done = subprocess.run([SWARMDECK, "kills", "--request", str(finding.id)],
+                          capture_output=True, text=True, timeout=DEADLINE)
+    assert done.returncode == 78, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.endswith("has already ended, though its row still says running: nothing to stop")
+    assert not done.stdout
+    assert recent_kill_requests(store) == []
+
+
+def test_a_finding_without_a_job_whose_process_died_cannot_become_a_kill_request(
+    store, processes
+):
+    proc, me = start_tree(processes)
+    proc.kill()
+    proc.wait()
+    with pytest.raises(RefusedError, match=f"^finding 1's process \\(pid {me.pid}\\) has already"
+                       " ended: nothing to stop$"):
+        request_kill(store, finding_for(me.pid, me.start_ticks), "tester", 1.0)
+    assert recent_kill_requests(store) == []
+
+
+def test_a_pid_that_names_another_process_is_still_requested_for_approval_to_refuse(
+    store, processes
+):
+    """The recorded process is gone but its pid is taken: the request is recorded, and the
+    approval's start-ticks check refuses it without a signal (PID_REUSED), not the request."""
+    proc, me = start_tree(processes)
+    job_id = insert_job(store, proc.pid, started_at=time.time(), start_ticks=me.start_ticks - 1)
+    request = request_kill(store, finding_for(me.pid, me.start_ticks - 1, job_id), "t", 1.0)
+    assert (request.pid, request.start_ticks) == (me.pid, me.start_ticks - 1)
+    assert approve(store, request.id, "tester", time.time(), grace=1.0).result == PID_REUSED
+    assert proc.poll() is None
 
 
 def test_the_approve_command_exits_78_when_refused(isolated_home, store, processes):

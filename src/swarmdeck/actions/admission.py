@@ -95,6 +95,8 @@ class JobRow:
     threads: int | None
     detached: bool
     timeout: float | None
+    declared_cap: str = ""
+    """The `--cap` as it was given; "" when none was."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,8 @@ def _insert(conn: sqlite.Connection, job: JobRow, state: str, at: float) -> int:
         "runner_pid": job.runner.pid, "runner_start_ticks": job.runner.start_ticks,
         "booked": booking.booked, "cap": booking.cap, "admitted_via": booking.via.value,
         "oom_score_adj": booking.oom_score_adj, "threads": job.threads,
-        "detached": int(job.detached), "timeout": job.timeout, "created_at": at,
+        "detached": int(job.detached), "timeout": job.timeout,
+        "declared_cap": job.declared_cap, "created_at": at,
         "admitted_at": at if state == ADMITTED else None,
         "exit_code": exits.NOT_ADMITTED if refused else None,
         "outcome": "never fits" if refused else None,

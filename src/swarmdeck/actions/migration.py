@@ -70,9 +70,17 @@ class MigrationOption:
 
 
 def peer_run_argv(host: str, job: LedgerJob) -> tuple[str, ...]:
+    """The `peer run` line that moves `job` with what it declared: its --cap as it was given
+    (none given: the peer books it from its own history) and its --threads. A row from before
+    the ledger recorded the declared cap moves with the cap its cage would have had."""
     args = ["swarmdeck", "peer", "run", host, "--detach", "--label", job.label or "job"]
-    if job.cap:
-        args += ["--cap", exact_size(job.cap)]
+    cap = job.declared_cap if job.declared_cap is not None else (
+        exact_size(job.cap) if job.cap else ""
+    )
+    if cap:
+        args += ["--cap", cap]
+    if job.threads is not None:
+        args += ["--threads", str(job.threads)]
     return (*args, "--", *job.argv)
 
 

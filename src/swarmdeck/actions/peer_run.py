@@ -296,7 +296,7 @@ def job_spec(request: PeerRunRequest, cap: int) -> JobSpec:
     return JobSpec(
         argv=tuple(request.argv), cwd=request.cwd, label=label, booking=cap, cap=cap,
         threads=request.threads, fetch=request.fetch, untracked=request.untracked,
-        fingerprint=fingerprint(request.argv, request.cwd),
+        fingerprint=fingerprint(request.argv, request.cwd), declared_cap=request.cap or "",
     )
 
 

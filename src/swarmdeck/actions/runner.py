@@ -290,6 +290,7 @@ def _admitted_run(run: RunContext) -> int:
         threads=request.threads,
         detached=request.detach,
         timeout=request.timeout,
+        declared_cap=request.cap or "",
     )
     wait = request.wait if request.wait is not None else run.config.memory.admission_wait
     queued_note = PeerHint(

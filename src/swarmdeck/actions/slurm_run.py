@@ -82,7 +82,7 @@ def run_on_slurm(
     job = JobSpec(
         argv=tuple(request.argv), cwd=request.cwd, label=job_label(request),
         booking=booking.booked, cap=booking.cap, threads=request.threads,
-        fingerprint=fingerprint(request.argv, request.cwd),
+        fingerprint=fingerprint(request.argv, request.cwd), declared_cap=request.cap or "",
     )
     signals = StopSignals()
     signals.install()

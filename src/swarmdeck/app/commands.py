@@ -85,25 +85,26 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(False)
 
 
-def declared_cap(job: LedgerJob, cap_factor: float) -> int | None:
-    """The --cap the job was run with, as its row tells it: none for an unbounded job (its cap
-    is the slice's), none where its cap is the one the runner makes from the booking without
-    --cap (booking × cap_factor), else its cap. The row records the cap the cage had, not
-    whether it was given."""
+def declared_cap(job: LedgerJob, cap_factor: float) -> str | None:
+    """The --cap the job was run with, as it was given ("8G", "70%"), which its row records;
+    None when none was. A row from before the ledger recorded it has only the cap its cage had:
+    then none for an unbounded job (its cap is the slice's), none where the cap is the one the
+    runner makes without --cap (booking × cap_factor), else that cap."""
+    if job.declared_cap is not None:
+        return job.declared_cap or None
     if job.cap is None or job.oom_score_adj == OOM_ADJ_UNBOUNDED:
         return None
     if job.booked is not None and job.cap == made_cap(job.booked, cap_factor):
         return None
-    return job.cap
+    return exact_size(job.cap)
 
 
 def rerun_request(job: LedgerJob, cap_factor: float) -> RunRequest:
     """The command the person ran: the same argv, cwd, label, threads, --timeout, and --cap
-    or --unbounded where it had them; admission books it from its history."""
-    cap = declared_cap(job, cap_factor)
+    (as given) or --unbounded where it had them; admission books it from its history."""
     return RunRequest(
         argv=list(job.argv),
-        cap=exact_size(cap) if cap is not None else None,
+        cap=declared_cap(job, cap_factor),
         label=job.label,
         threads=job.threads,
         unbounded=job.oom_score_adj == OOM_ADJ_UNBOUNDED,

@@ -32,6 +32,7 @@ from swarmdeck.actions.runner import check_request, parse_cap
 from swarmdeck.app.commands import command_line
 from swarmdeck.app.hosts import NO_CAGE
 from swarmdeck.config import MAX_THREADS, Config
+from swarmdeck.durations import seconds_above_zero
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.sizes import format_size
@@ -43,6 +44,7 @@ FIELDS = (
     ("cap", "cap", "e.g. 8G (blank: from its history)"),
     ("label", "label", "blank: the command"),
     ("threads", "threads", "cores it will keep busy"),
+    ("timeout", "timeout", "seconds it may run (blank: no limit)"),
 )
 """(key, name, placeholder) of each field; the threads' placeholder gets the range of this
 host's cores (`hint`), the range the form takes."""
@@ -81,16 +83,35 @@ def request_from(
         raise SwarmdeckError(f"folder {cwd} does not exist")
     threads_text = values["threads"].strip()
     threads = thread_count(threads_text, cores or MAX_THREADS) if threads_text else None
+    timeout_text = values["timeout"].strip()
+    try:
+        timeout = seconds_above_zero(timeout_text) if timeout_text else None
+    except ValueError as error:
+        raise SwarmdeckError(f"--timeout {error}") from None
     request = RunRequest(
         argv=argv,
         cap=values["cap"].strip() or None,
         label=values["label"].strip() or None,
         threads=threads,
+        timeout=timeout,
         detach=True,
         cwd=cwd,
     )
     check_request(request)
     return request
+
+
+def form_values(request: RunRequest) -> dict[str, str]:
+    """A request as the form's fields (`request_from` read back): a rerun's form opens with
+    what the job declared."""
+    return {
+        "command": shlex.join(request.argv),
+        "cwd": str(request.cwd),
+        "cap": request.cap or "",
+        "label": request.label or "",
+        "threads": str(request.threads) if request.threads is not None else "",
+        "timeout": f"{request.timeout:g}" if request.timeout is not None else "",
+    }
 
 
 def preview(config: Config, store: StateStore, book: MemoryBook | None,
@@ -161,7 +182,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         store: The state file (the workload's recorded peaks).
         book: The memory book the job would be booked in, as last read: for whether it fits.
         cwd: The folder the form starts with, and a blank folder means.
-        filled: Fields given a value to start with, by key (a rerun's command and cap).
+        filled: Fields given a value to start with, by key (a rerun's, `form_values`).
         title: The form's title.
         cores: This host's cores, the range the threads field takes; None when not read.
         """

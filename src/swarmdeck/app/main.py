@@ -53,7 +53,7 @@ from swarmdeck.app.host_detail import HostDetail
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
 from swarmdeck.app.keyed_table import KeyedTable
-from swarmdeck.app.launch import LaunchScreen, Preview, request_preview
+from swarmdeck.app.launch import LaunchScreen, Preview, form_values, request_preview
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.migrate import MigrateScreen
 from swarmdeck.app.panel import SnapshotPanel, StorePanel
@@ -622,11 +622,11 @@ class SwarmdeckApp(App[int]):
 
     def _rerun_with_more_room(self, job: LedgerJob) -> None:
         """A job that ended at its own cap would end there again with the same cap: the launch
-        form opens filled in with its command and twice the cap, for the person to set."""
+        form opens filled in with what it declared (command, label, threads, --timeout) and
+        twice the cap, for the person to set."""
         assert job.cap is not None
         same = commands.rerun_request(job, self.config.memory.cap_factor)
-        filled = {"command": shlex.join(same.argv), "cap": exact_size(2 * job.cap),
-                  "label": same.label or "", "threads": str(same.threads or "")}
+        filled = {**form_values(same), "cap": exact_size(2 * job.cap)}
 
         def answered(request: RunRequest | None) -> None:
             if request is not None:

@@ -2,7 +2,8 @@
 
 An approval that is refused (the process is not supervised, or its pid now names another
 process) exits 78 with the reason on stderr; nothing was signalled. A request for a finding whose
-job has already ended is refused the same way (78), and nothing is recorded.
+job has already ended, or whose process has (its pid free or a zombie, though its job's row
+still says running), is refused the same way (78), and nothing is recorded.
 """
 
 from __future__ import annotations

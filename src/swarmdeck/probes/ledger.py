@@ -97,6 +97,9 @@ class LedgerJob:
     """The workload fingerprint its peak is recorded under (actions/fingerprint.py)."""
     timeout: float | None = None
     """Seconds it was given to run (`--timeout`); None without a limit."""
+    declared_cap: str | None = None
+    """The `--cap` as it was given ("8G", "70%"); "" when none was, None on a row from before
+    the ledger recorded it (`cap` is the cage's, which a share or a made cap is not)."""
 
     @property
     def process(self) -> ProcessIdentity | None:
@@ -294,6 +297,7 @@ def job_from_row(row: sqlite.Row, live: bool = True, runners: bool = True) -> Le
         agent_id=row["agent_id"] if "agent_id" in keys else None,
         fingerprint=row["fingerprint"] if "fingerprint" in keys else None,
         timeout=row["timeout"] if "timeout" in keys else None,
+        declared_cap=row["declared_cap"] if "declared_cap" in keys else None,
     )
 
 

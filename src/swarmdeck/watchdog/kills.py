@@ -24,7 +24,7 @@ from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude.live_sessions import pid_files
 from swarmdeck.probes.ledger import ACTIVE, RUNNING
 from swarmdeck.probes.machine import local_host_name
-from swarmdeck.probes.procs import ProcessIdentity, read_stat, start_ticks
+from swarmdeck.probes.procs import ProcessIdentity, StatLine, read_stat, start_ticks
 from swarmdeck.probes.records import Finding, KillRequest
 from swarmdeck.words import counted
 
@@ -92,7 +92,8 @@ def request_kill(store: StateStore, finding: Finding, requested_by: str, now: fl
 
     A finding about a job on the Slurm cluster asks for that job (its id) instead: approval
     is then `scancel`. Raises UsageError when the finding names neither, and RefusedError when
-    its job has already ended (a request then could only be recorded for nothing)."""
+    its job has already ended, or the process it names has (a request then could only be
+    recorded for nothing)."""
     _refuse_ended_job(store, finding)
     cluster_job = _cluster_job(store, finding.job_id)
     if cluster_job is None and (finding.pid is None or finding.start_ticks is None):
@@ -101,6 +102,7 @@ def request_kill(store: StateStore, finding: Finding, requested_by: str, now: fl
         )
     if cluster_job is not None:
         return _request_cluster_kill(store, finding, requested_by, now, cluster_job)
+    _refuse_ended_process(store, finding)
     with store.transaction() as conn:
         row = conn.execute(
             f"SELECT {_COLUMNS} FROM kill_requests WHERE finding_key = ? AND state = ?",
@@ -133,6 +135,43 @@ def _refuse_ended_job(store: StateStore, finding: Finding) -> None:
         row = conn.execute("SELECT state FROM jobs WHERE id = ?", (finding.job_id,)).fetchone()
     if row is not None and row["state"] not in ACTIVE:
         raise RefusedError(f"job {finding.job_id} has ended: nothing to stop")
+
+
+def has_ended(stat: StatLine | None) -> bool:
+    """Whether the process a /proc stat was read for has ended: no process holds its pid, or
+    only its zombie does. Approval says such a process is already gone; a request for it is
+    refused (`_refuse_ended_process`)."""
+    return stat is None or stat.state == "Z"
+
+
+def _refuse_ended_process(store: StateStore, finding: Finding) -> None:
+    """Raise RefusedError when the finding's process has ended and left its pid free, or only
+    its zombie there (`has_ended`): then no process holds the recorded pid and start ticks,
+    whatever its job's row still says.
+
+    A pid that now names another live process (other start ticks) is not refused here: the
+    request records the identity it was made for, and approval compares that before any signal
+    (PID_REUSED), as it must for a pid taken over between the request and the decision."""
+    assert finding.pid is not None and finding.start_ticks is not None
+    if not has_ended(read_stat(finding.pid)):
+        # A live process holds the pid: the recorded one (same start ticks), or one that took
+        # its pid over, which approval refuses on the start ticks the request records.
+        return
+    state = None
+    if finding.job_id is not None:
+        with store.read() as conn:
+            row = conn.execute(
+                "SELECT state FROM jobs WHERE id = ?", (finding.job_id,)
+            ).fetchone()
+        state = row["state"] if row is not None else None
+    if state is not None:
+        raise RefusedError(
+            f"job {finding.job_id}'s process (pid {finding.pid}) has already ended, though its"
+            f" row still says {state}: nothing to stop"
+        )
+    raise RefusedError(
+        f"finding {finding.id}'s process (pid {finding.pid}) has already ended: nothing to stop"
+    )
 
 
 def _cluster_job(store: StateStore, job_id: int | None) -> tuple[int, str, str] | None:
@@ -252,7 +291,7 @@ def approve(
     stat = read_stat(request.pid)
     if request.host != local_host_name():
         result, detail = OTHER_HOST, f"pid {request.pid} runs on {request.host}, not here"
-    elif stat is None or stat.state == "Z":
+    elif has_ended(stat):
         result, detail = ALREADY_GONE, f"pid {request.pid} had already ended"
     elif stat.start_ticks != request.start_ticks:
         result, detail = PID_REUSED, (

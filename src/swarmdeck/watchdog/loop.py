@@ -99,7 +99,7 @@ class Watchdog:
             try:
                 request = request_kill(self.store, finding, ESCALATION, now)
             except RefusedError:
-                continue  # its job ended since the snapshot: nothing is left to stop
+                continue  # its job or its process ended since the snapshot: nothing to stop
             decided = approve(self.store, request.id, ESCALATION, now)
             line = (
                 f"{finding.rule} on {finding.subject} repeated {finding.count} times without"

@@ -60,6 +60,8 @@ class JobSpec:
     """Also copy files git does not track but does not ignore (remote hosts)."""
     fingerprint: str = ""
     """The workload's fingerprint (actions/fingerprint.py), so its peak is remembered."""
+    declared_cap: str = ""
+    """The `--cap` as the person gave it ("8G", "70%"); "" when none was."""
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,8 @@ def insert_peer_job(store: StateStore, host: str, job: JobSpec) -> int:
             "argv": json.dumps(list(job.argv)), "cwd": str(job.cwd), "state": ADMITTED,
             "runner_pid": driver.pid, "runner_start_ticks": driver.start_ticks,
             "booked": job.booking, "cap": job.cap, "admitted_via": VIA_PEER,
-            "threads": job.threads, "detached": 0, "created_at": now(), "admitted_at": now(),
+            "threads": job.threads, "declared_cap": job.declared_cap, "detached": 0,
+            "created_at": now(), "admitted_at": now(),
         })
 
 

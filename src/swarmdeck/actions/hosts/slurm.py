@@ -420,8 +420,9 @@ def insert_cluster_job(store: StateStore, host: str, job: JobSpec, booking: Book
             "argv": json.dumps(list(job.argv)), "cwd": str(job.cwd), "state": QUEUED,
             "runner_pid": runner.pid, "runner_start_ticks": runner.start_ticks,
             "booked": booking.booked, "cap": booking.cap, "admitted_via": booking.via.value,
-            "oom_score_adj": booking.oom_score_adj, "threads": job.threads, "detached": 0,
-            "created_at": now(), "admitted_at": now(),
+            "oom_score_adj": booking.oom_score_adj, "threads": job.threads,
+            "declared_cap": job.declared_cap, "detached": 0, "created_at": now(),
+            "admitted_at": now(),
         })
 
 
