@@ -312,8 +312,8 @@ async def test_the_launch_form_starts_in_the_apps_launch_folder(isolated_home: P
 
 @pytest.mark.parametrize(
     ("timeout", "says"),
-    [("soon", "timeout soon is not a number of seconds: give one like 600"),
-     ("0", "timeout 0 is no time at all: give more than 0 seconds")],
+    [("soon", "--timeout soon is not a number of seconds: give one like 600"),
+     ("0", "--timeout 0 is no time at all: give more than 0 seconds")],
 )
 def test_the_launch_form_refuses_a_timeout_the_runner_would(
     tmp_path: Path, timeout: str, says: str
