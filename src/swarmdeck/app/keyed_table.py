@@ -99,20 +99,23 @@ class KeyedTable(DataTable[Cell]):
     def __init__(
         self, columns: Sequence[tuple[str, str]], *, id: str | None = None,
         classes: str | None = None, yielding: Sequence[str] = (), kept: str | None = None,
+        yielding_floor: int = YIELDING_FLOOR,
     ) -> None:
         """Args:
             columns: (key, label) pairs, in display order.
             id: The widget id.
             classes: CSS classes.
             yielding: Keys of the columns of long free text cut first (down to
-                YIELDING_FLOOR), in that order, so that the columns through `kept` fit.
+                `yielding_floor`), in that order, so that the columns through `kept` fit.
             kept: The last column that yielding ones make room for.
+            yielding_floor: The narrowest a yielding column is cut to.
         """
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self._column_keys = [key for key, _ in columns]
         self._column_labels = [label for _, label in columns]
         self._yielding = [self._column_keys.index(key) for key in yielding]
         self._kept = self._column_keys.index(kept) if kept is not None else -1
+        self._yielding_floor = yielding_floor
 
     def on_mount(self) -> None:
         for key, label in zip(self._column_keys, self._column_labels, strict=True):
@@ -132,7 +135,7 @@ class KeyedTable(DataTable[Cell]):
             [width + 2 * self.cell_padding for width in self._natural_widths()],
             self.scrollable_content_region.width,
             NARROWEST + 2 * self.cell_padding,
-            {index: YIELDING_FLOOR + 2 * self.cell_padding for index in self._yielding},
+            {index: self._yielding_floor + 2 * self.cell_padding for index in self._yielding},
             self._kept,
         )
         changed = False
