@@ -55,6 +55,9 @@ def test_wake_exits_0_with_the_finding_once_one_concerns_its_session(isolated_ho
     assert "heavy_without_run" in out and "cargo build --release" in out
     assert "swarmdeck run -- CMD" in out
     assert len(out.splitlines()) <= 8
+    with store.read() as conn:
+        [row] = conn.execute("SELECT id FROM findings WHERE session_id = ?", (SID,)).fetchall()
+    assert out.startswith(f"swarmdeck watchdog: finding {row['id']} heavy_without_run"), out
 
 
 def test_wake_takes_its_session_from_claude_codes_environment(isolated_home, store):

@@ -164,7 +164,7 @@ def _wake_lines(store, started: float, session: str | None) -> list[str]:
         command = request_command(finding)
         act = f"{command}   (then a person approves it)" if command else "swarmdeck status"
         lines += [
-            f"swarmdeck watchdog: {finding.rule} [{finding.severity}]",
+            f"swarmdeck watchdog: finding {finding.id} {finding.rule} [{finding.severity}]",
             f"  subject: {printable(finding.subject)}",
             f"  what:    {printable(finding.message)}",
             f"  do:      {finding.advice or 'look at it'}",
