@@ -77,6 +77,11 @@ def section(text: str, title: str) -> str:
     return "\n".join(lines[start:end])
 
 
+def cells(line: str) -> list[str]:
+    """A table line's cells, without the lines between them."""
+    return [cell.strip() for cell in re.split(r"[│┃]", line) if cell.strip()]
+
+
 def test_status_shows_chosen_columns_with_sizes_ages_and_cores(isolated_home: Path) -> None:
     store = StateStore.open_default()
     add_session(isolated_home)
@@ -262,6 +267,33 @@ def test_a_findings_age_is_since_it_first_fired_as_in_the_app(isolated_home: Pat
     line = next(line for line in section(out.getvalue(), "Watchdog").splitlines() if "idle" in line)
     assert "8m" in line and "1s" not in line
     assert str(finding_row(finding, now)["age"]) == "8m"
+
+
+def test_the_watchdog_table_names_each_finding_by_the_id_kills_request_takes(
+    isolated_home: Path,
+) -> None:
+    """Its count of watchdog passes is not shown: how long it has been open (age) says that."""
+    store = StateStore.open_default()
+    now = time.time()
+    with store.transaction() as conn:
+        for key in ("idle:a1", "idle:a2"):
+            conn.execute(
+                "INSERT INTO findings (key, rule, subject, severity, message, first_seen_at,"
+                " last_seen_at, count, fired_at) VALUES (?, 'idle', ?, 'warning',"
+                " 'no activity', ?, ?, 473, ?)",
+                (key, f"agent {key[-2:]}", now - 900, now - 1, now - 840),
+            )
+    findings = open_findings(store)
+    out = StringIO()
+    snapshot = Snapshot(taken_at=now, hosts=[host_snapshot(load_config(), store)],
+                        findings=findings)
+    print_status(snapshot, Console(file=out, width=200))
+    table = section(out.getvalue(), "Watchdog").splitlines()
+    header = next(line for line in table if "severity" in line)
+    assert cells(header)[0] == "id" and "×" not in header, header
+    for finding in findings:
+        line = next(line for line in table if finding.subject in line)
+        assert cells(line)[0] == str(finding.id) and "473" not in line, line
 
 
 def test_status_without_a_watchdog_does_not_show_an_ended_jobs_finding(

@@ -308,7 +308,8 @@ class WatchdogConfig:
     escalate_after: int = field(
         default=0,
         metadata=about(
-            "unacknowledged repeats after which a kill request is acted on; 0 = never",
+            "watchdog passes that see a finding unacknowledged before its process is stopped"
+            " without approval; 0 = never",
             minimum=0,
             maximum=1000,
         ),

@@ -86,3 +86,34 @@ async def test_a_column_that_grows_after_the_table_was_fitted_still_fits(
         shown = drawn_lines(screen_lines(app), app.query_one("#jobs-table"))
     assert {"current", "peak"} <= set(shown[0].split()), shown
     assert any("160M ceiling" in line for line in shown[1:]), shown
+
+
+LONG_SUBJECT = ("session 180d292f: Bash until test -f /work/build/done.flag; do sleep 5; done"
+                " # wait for the build")
+LONG_MESSAGE = ("one Bash call has run for 13m45s (over 8m): the wait loop has no timeout and"
+                " nothing in the background will end it")
+
+
+async def test_a_long_finding_subject_is_cut_before_its_message(isolated_home: Path) -> None:
+    """What the rule saw is what a person reads a finding for: at 160×45 the subject yields
+    to it, so the message shows its first sixty characters whole."""
+    app = fixed_app(isolated_home, watched=True)
+    room = app.prober()
+    long = dataclasses.replace(room.findings[0], subject=LONG_SUBJECT, message=LONG_MESSAGE)
+    app.prober = lambda: dataclasses.replace(room, findings=[long, *room.findings[1:]])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await probed(pilot)
+        shown = drawn_lines(screen_lines(app), app.query_one("#findings-table"))
+    [line] = [line for line in shown[1:] if "session 180d292f" in line]
+    assert LONG_MESSAGE[:60] in line, line
+    assert "…" in line.split(LONG_MESSAGE[:20])[0], line
+
+
+async def test_the_watchdog_panel_shows_no_count_of_passes(isolated_home: Path) -> None:
+    """A count that rises once a pass reads as that many occurrences: the age says how long."""
+    app = fixed_app(isolated_home, watched=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await probed(pilot)
+        shown = drawn_lines(screen_lines(app), app.query_one("#findings-table"))
+    header = shown[0].split()
+    assert "age" in header and "×" not in header, shown

@@ -65,3 +65,46 @@ def test_advice_that_is_only_a_command_is_shown_once_as_the_command() -> None:
     shown = finding_facts(finding, 10.0, 200).plain
     assert "advice" not in shown and squeezed(COMMAND) in squeezed(shown)
     assert shown.count("swarmdeck peer run") == 1
+
+
+def _facts(shown: str) -> dict[str, list[str]]:
+    """A detail's lines by fact name (a name may come more than once: commands)."""
+    facts: dict[str, list[str]] = {}
+    for line in shown.splitlines():
+        name, _, value = line.strip().partition("  ")
+        if name.strip():
+            facts.setdefault(name.strip(), []).append(value.strip())
+    return facts
+
+
+def test_a_finding_about_a_process_shows_the_command_that_asks_for_its_kill() -> None:
+    from swarmdeck.app.record_detail import finding_facts
+    from swarmdeck.probes.records import Finding
+
+    finding = Finding(24, "k", "output_not_growing", "job #25 bg1", "warning",
+                      "its output has not grown for 21m", 0.0, 0.0, 3, None, job_id=25,
+                      pid=4343, start_ticks=7,
+                      advice="look at /state/job-25.out; request a kill if it is stuck")
+    facts = _facts(finding_facts(finding, 10.0, 200).plain)
+    assert facts["command"] == ["swarmdeck kills --request 24"], facts
+
+
+def test_a_finding_that_names_no_process_offers_no_kill_command() -> None:
+    from swarmdeck.app.record_detail import finding_facts
+    from swarmdeck.probes.records import Finding
+
+    finding = Finding(5, "k", "idle_with_work_in_flight", "session 180d292f", "warning",
+                      "no activity for 12m", 0.0, 0.0, 3, None, advice="look at the session")
+    shown = finding_facts(finding, 10.0, 200).plain
+    assert "kills --request" not in shown and "command" not in _facts(shown), shown
+
+
+def test_a_findings_count_is_said_as_the_watchdog_passes_that_saw_it() -> None:
+    """The count goes up once a pass: said as passes, never as times it happened."""
+    from swarmdeck.app.record_detail import finding_facts
+    from swarmdeck.probes.records import Finding
+
+    finding = Finding(5, "k", "idle_with_work_in_flight", "session 180d292f", "warning",
+                      "no activity for 12m", 100.0, 960.0, 473, None, fired_at=160.0)
+    facts = _facts(finding_facts(finding, 1000.0, 200).plain)
+    assert facts["seen"] == ["in 473 watchdog passes, the last 40s ago"], facts

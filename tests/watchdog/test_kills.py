@@ -296,7 +296,7 @@ def test_escalation_stops_the_subject_after_n_repeats_and_raises_a_critical_aler
         assert engine.run_pass(take_snapshot(config, store)).escalated == []
         assert proc.poll() is None
     [line] = engine.run_pass(take_snapshot(config, store)).escalated
-    assert "without acknowledgement" in line and "stopped" in line
+    assert "seen in 3 watchdog passes without acknowledgement" in line and "stopped" in line
     proc.wait(timeout=DEADLINE)
     [critical] = [a for a in open_alerts(store) if a.level == "critical"]
     assert "acted by itself" in critical.message, "one alert per escalation"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import subprocess
 import time
@@ -54,6 +55,9 @@ def test_wake_exits_0_with_the_finding_once_one_concerns_its_session(isolated_ho
     assert "heavy_without_run" in out and "cargo build --release" in out
     assert "swarmdeck run -- CMD" in out
     assert len(out.splitlines()) <= 8
+    with store.read() as conn:
+        [row] = conn.execute("SELECT id FROM findings WHERE session_id = ?", (SID,)).fetchall()
+    assert out.startswith(f"swarmdeck watchdog: finding {row['id']} heavy_without_run"), out
 
 
 def test_wake_takes_its_session_from_claude_codes_environment(isolated_home, store):
@@ -92,7 +96,40 @@ def test_once_prints_open_findings_for_a_person(isolated_home, store):
     done = subprocess.run([SWARMDECK, "watch", "--once"], capture_output=True, text=True,
                           timeout=DEADLINE)
     assert done.returncode == 0, done.stderr
-    assert "heavy_without_run" in done.stdout and "×1" in done.stdout
+    [line] = done.stdout.splitlines()
+    assert "heavy_without_run" in line and "×" not in line, line
+    assert re.search(r" \(open for \d+s\)$", line), line
+
+
+def test_once_names_each_finding_by_the_id_kills_request_takes(isolated_home, store):
+    """`kills --request FINDING_ID` refers a person to `watch --once` for the ids."""
+    write_watchdog_config(isolated_home, min_duration=0)
+    _heavy_run(store, SID)
+    done = subprocess.run([SWARMDECK, "watch", "--once"], capture_output=True, text=True,
+                          timeout=DEADLINE)
+    with store.read() as conn:
+        [row] = conn.execute("SELECT id FROM findings").fetchall()
+    [line] = done.stdout.splitlines()
+    assert line.split()[1:4] == ["finding", str(row["id"]), "[warning]"], line
+
+
+def test_a_loop_line_names_the_finding_too(isolated_home, store):
+    write_watchdog_config(isolated_home, interval=0.2, min_duration=0)
+    watcher = subprocess.Popen([SWARMDECK, "watch"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_until_passing(watcher, store)
+        _heavy_run(store, SID)
+        assert watcher.stdout is not None
+        ready, _, _ = select.select([watcher.stdout], [], [], DEADLINE)
+        assert ready, "the loop printed nothing"
+        line = watcher.stdout.readline()
+    finally:
+        watcher.kill()
+        watcher.wait()
+    with store.read() as conn:
+        [row] = conn.execute("SELECT id FROM findings").fetchall()
+    assert f" finding {row['id']} [" in line and "heavy_without_run" in line, line
 
 
 def _first_stderr_line(argv: list[str], env: dict[str, str]) -> str:

@@ -109,8 +109,8 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     )),
     ("Watchdog", (
         ("level", "info, warning or critical"),
-        ("age", "since the finding first fired"),
-        ("×", "how many passes have seen it"),
+        ("age", "how long the finding has been open: since it first fired (its detail says "
+         "how many watchdog passes saw it)"),
         ("rule", "the watchdog rule that fired; ✓ once acknowledged (a)"),
         ("subject", "what it is about: a process, a job, a card, a session"),
         ("message", "what the rule saw"),

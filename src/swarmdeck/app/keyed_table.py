@@ -122,16 +122,18 @@ class KeyedTable(DataTable[Cell]):
         self, columns: Sequence[tuple[str, str]], *, id: str | None = None,
         classes: str | None = None, yielding: Sequence[str] = (), kept: str | None = None,
         fixed: int = 0,
+        yielding_floor: int = YIELDING_FLOOR,
     ) -> None:
         """Args:
             columns: (key, label) pairs, in display order.
             id: The widget id.
             classes: CSS classes.
             yielding: Keys of the columns of long free text cut first (down to
-                YIELDING_FLOOR), in that order, so that the columns through `kept` fit.
+                `yielding_floor`), in that order, so that the columns through `kept` fit.
             kept: The last column that yielding ones make room for.
             fixed: How many leading columns stay in place while Right and Left scroll the
                 others (the Jobs panel's label, which names the row).
+            yielding_floor: The narrowest a yielding column is cut to.
         """
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self._column_keys = [key for key, _ in columns]
@@ -139,6 +141,7 @@ class KeyedTable(DataTable[Cell]):
         self._yielding = [self._column_keys.index(key) for key in yielding]
         self._kept = self._column_keys.index(kept) if kept is not None else -1
         self._fixed = fixed
+        self._yielding_floor = yielding_floor
         self.shifted = 0
         """How many columns after the fixed ones Right has scrolled out at the left."""
         self._scrolls: tuple[bool, bool] = (False, False)
@@ -210,7 +213,7 @@ class KeyedTable(DataTable[Cell]):
             [natural[index] for index in shown],
             self.scrollable_content_region.width,
             NARROWEST + padding,
-            {shown.index(index): YIELDING_FLOOR + padding
+            {shown.index(index): self._yielding_floor + padding
              for index in self._yielding if index in shown},
             kept,
         )

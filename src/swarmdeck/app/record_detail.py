@@ -25,6 +25,8 @@ from swarmdeck.durations import NONE, age_text
 from swarmdeck.probes.records import Alert, Finding
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.watchdog.alerts import alert_command
+from swarmdeck.watchdog.findings import passes_text
+from swarmdeck.watchdog.kills import request_command
 from swarmdeck.words import counted
 
 NAME_WIDTH = 12
@@ -36,18 +38,21 @@ def _ago(now: float, at: float | None) -> str:
 
 
 def finding_facts(finding: Finding, now: float, width: int) -> Text:
-    """Everything a finding says, one fact a line; its advice's command on a line of its own."""
+    """Everything a finding says, one fact a line; its advice's command on a line of its own, and
+    the one that asks for its process to be stopped when it names one. How many watchdog
+    passes saw it is said as passes: the count rises once a pass, not once an occurrence."""
     advice = finding.advice or NONE
     commands = _QUOTED.findall(advice)
     only_a_command = len(commands) == 1 and advice.strip() == f"`{commands[0]}`"
+    kill = request_command(finding)
     facts = [
         ("rule", finding.rule),
         ("level", finding.severity),
         ("subject", finding.subject),
         ("message", finding.message),
         *(() if only_a_command else (("advice", advice),)),
-        *(("command", command) for command in commands),
-        ("seen", counted(finding.count, "time")),
+        *(("command", command) for command in (*commands, *((kill,) if kill else ()))),
+        ("seen", f"in {passes_text(finding.count)}, the last {_ago(now, finding.last_seen_at)}"),
         ("fired", _ago(now, finding.fired_at)),
         ("first seen", _ago(now, finding.first_seen_at)),
         ("host", finding.host or NONE),

@@ -1,4 +1,5 @@
-"""The Watchdog panel: open findings (level, age, count, subject) and the kill requests waiting.
+"""The Watchdog panel: open findings (level, age, rule, subject, message) and the kill requests
+waiting.
 
 `a` acknowledges the selected finding, `k` asks for its process to be stopped (a kill request),
 `y` opens the approve modal for the selected kill request, `d` denies it. Nothing is signalled
@@ -40,11 +41,15 @@ TreeLister = Callable[[StateStore, KillRequest], list[TreeMember]]
 FINDING_COLUMNS = (
     ("level", "level"),
     ("age", "age"),
-    ("count", "×"),
     ("rule", "rule"),
     ("subject", "subject"),
     ("message", "message"),
 )
+"""No count of the watchdog passes that saw a finding: it rises once a pass, so it reads as
+that many occurrences; the age says how long the finding has been open."""
+SUBJECT_FLOOR = 32
+"""The narrowest a long subject (a session and its whole command) is cut to so that the
+message, what the rule saw, is drawn whole; the detail view has the subject whole."""
 
 
 def finding_row(finding: Finding, now: float) -> dict[str, object]:
@@ -53,7 +58,6 @@ def finding_row(finding: Finding, now: float) -> dict[str, object]:
     return {
         "level": Text(finding.severity, style=LEVEL_STYLES.get(finding.severity, "")),
         "age": finding_age(finding, now),
-        "count": str(finding.count),
         "rule": finding.rule + (" ✓" if finding.acknowledged_at else ""),
         "subject": finding.subject,
         "message": finding.message,
@@ -86,7 +90,8 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
 
     def compose(self) -> ComposeResult:
         yield Label("no findings", classes="empty")
-        yield KeyedTable(FINDING_COLUMNS, id="findings-table")
+        yield KeyedTable(FINDING_COLUMNS, id="findings-table", yielding=("subject",),
+                         kept="message", yielding_floor=SUBJECT_FLOOR)
         yield KeyedTable(KILL_COLUMNS, id="kills-table")
 
     def drawing(self, snapshot: Snapshot) -> tuple[Rows, Rows]:

@@ -119,12 +119,14 @@ class _Shown:
 
 
 def _print_pass(report, store, once: bool, shown: _Shown) -> None:
-    """One pass for a person. With --once, every open finding; in the loop, what began to show
+    """One pass for a person, each finding by the id `swarmdeck kills --request` takes and how
+    long it has been open. With --once, every open finding; in the loop, what began to show
     since the last pass. A loop that only reads cannot see what fired in its own pass, so it
     prints the open findings it has not shown yet (a finding that fires again shows again),
     after saying once that it only reads."""
     from swarmdeck.printable import printable
     from swarmdeck.probes.records import open_findings
+    from swarmdeck.views.records import finding_age
 
     if once:
         lines = open_findings(store)
@@ -137,10 +139,12 @@ def _print_pass(report, store, once: bool, shown: _Shown) -> None:
         lines = [f for f in open_findings(store) if shown.fired_at.get(f.id) != f.fired_at]
     for finding in lines:
         shown.fired_at[finding.id] = finding.fired_at
-    stamp = time.strftime("%H:%M:%S")
+    now = time.time()
+    stamp = time.strftime("%H:%M:%S", time.localtime(now))
     for finding in lines:
-        print(f"{stamp} [{finding.severity}] {finding.rule}: {printable(finding.subject)} —"
-              f" {printable(finding.message)} (×{finding.count})", flush=True)
+        print(f"{stamp} finding {finding.id} [{finding.severity}] {finding.rule}:"
+              f" {printable(finding.subject)} — {printable(finding.message)}"
+              f" (open for {finding_age(finding, now)})", flush=True)
     for line in report.escalated:
         print(f"{stamp} [critical] {line}", flush=True)
     if once and not lines:
@@ -153,16 +157,14 @@ def _wake_lines(store, started: float, session: str | None) -> list[str]:
     from swarmdeck.printable import printable
     from swarmdeck.probes.records import open_alerts
     from swarmdeck.watchdog.findings import findings_fired_since
+    from swarmdeck.watchdog.kills import request_command
 
     lines: list[str] = []
     for finding in findings_fired_since(store, started, session):
-        act = (
-            f"swarmdeck kills --request {finding.id}   (then a person approves it)"
-            if finding.pid is not None
-            else "swarmdeck status"
-        )
+        command = request_command(finding)
+        act = f"{command}   (then a person approves it)" if command else "swarmdeck status"
         lines += [
-            f"swarmdeck watchdog: {finding.rule} [{finding.severity}]",
+            f"swarmdeck watchdog: finding {finding.id} {finding.rule} [{finding.severity}]",
             f"  subject: {printable(finding.subject)}",
             f"  what:    {printable(finding.message)}",
             f"  do:      {finding.advice or 'look at it'}",

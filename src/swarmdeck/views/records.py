@@ -17,13 +17,16 @@ ALERT_COLUMNS = (
     ("age", "age"),
 )
 FINDING_COLUMNS = (
+    ("id", "id"),
     ("severity", "severity"),
     ("rule", "rule"),
     ("subject", "subject"),
     ("message", "message"),
-    ("count", "×"),
     ("age", "age"),
 )
+"""The id is what `swarmdeck kills --request` takes. A finding's count is left out: it rises
+once a watchdog pass, so it reads as that many occurrences; its age says how long it has been
+open (the detail view says how many passes saw it)."""
 KILL_COLUMNS = (
     ("id", "id"),
     ("host", "host"),
@@ -53,11 +56,11 @@ def finding_age(finding: Finding, now: float) -> str:
 
 def finding_cells(finding: Finding, now: float) -> dict[str, Cell]:
     return {
+        "id": str(finding.id),
         "severity": Text(finding.severity, style=LEVEL_STYLES.get(finding.severity, "")),
         "rule": finding.rule,
         "subject": finding.subject,
         "message": finding.message,
-        "count": str(finding.count),
         "age": finding_age(finding, now),
     }
 

@@ -1,5 +1,5 @@
-"""The escalation policy, off by default: when a finding repeated `watchdog.escalate_after`
-times without anyone acknowledging it, its subject is stopped without waiting for approval.
+"""The escalation policy, off by default: when `watchdog.escalate_after` watchdog passes saw a
+finding without anyone acknowledging it, its subject is stopped without waiting for approval.
 
 Only a finding whose subject is a process (pid and start ticks) can escalate; the stop itself
 goes through the same supervised-set and identity checks as an approved kill.

@@ -1,11 +1,14 @@
 """Findings in the state store: one row per key, upserted by each pass inside its transaction.
 
-A finding seen again raises its count and last-seen time, never a new row. It shows (`fired_at`)
-only once its condition has held `min_duration` seconds; once it is no longer seen it stays open
-for `merge_interval` seconds, so a condition that flickers is one finding, not many; after that
-it is closed, and should it come back the same row opens again. A finding about a job whose
-ledger row has ended is closed at once: that job cannot come back, so there is nothing to merge,
-and it is not open for a reader either, writer or no writer (`probes.records.open_findings`).
+A finding seen again raises its count and last-seen time, never a new row: the count is of the
+passes that saw it (one a pass, however often its condition happened meanwhile), and is said so
+wherever it is shown (`passes_text`); a person reads a finding's age, not its count. It shows
+(`fired_at`) only once its condition has held `min_duration` seconds; once it is no longer seen
+it stays open for `merge_interval` seconds, so a condition that flickers is one finding, not
+many; after that it is closed, and should it come back the same row opens again. A finding
+about a job whose ledger row has ended is closed at once: that job cannot come back, so there is
+nothing to merge, and it is not open for a reader either, writer or no writer
+(`probes.records.open_findings`).
 
 The app and `swarmdeck watch` may both run passes. Only the holder of the writer's lease (a row
 in `watchdog_lease`) writes; the other only reads, so no count is ever raised twice for one
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING
 from swarmdeck import sqlite
 from swarmdeck.probes.procs import identity, own_identity
 from swarmdeck.probes.records import JOB_ENDED, Finding
+from swarmdeck.words import counted
 
 if TYPE_CHECKING:
     from swarmdeck.config import WatchdogConfig
@@ -61,6 +65,11 @@ class PassOutcome:
     seen: list[Finding] = field(default_factory=list)
     """Every finding the pass saw and that shows, after its update."""
     closed: int = 0
+
+
+def passes_text(count: int) -> str:
+    """A finding's count as what it is: "473 watchdog passes" (that saw it)."""
+    return counted(count, "watchdog pass", plural="watchdog passes")
 
 
 def new_holder() -> str:

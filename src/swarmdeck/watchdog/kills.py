@@ -81,6 +81,14 @@ def command_line(pid: int) -> str:
     return f"[{stat.comm}]" if stat else ""
 
 
+def request_command(finding: Finding) -> str | None:
+    """The command line that asks for the finding's process to be stopped, when it names one
+    (a pid and its start ticks); None for a finding with no process to stop."""
+    if finding.pid is None or finding.start_ticks is None:
+        return None
+    return f"swarmdeck kills --request {finding.id}"
+
+
 def process_user(pid: int) -> str | None:
     """The name of the user a process runs as (its uid when unnamed); None when gone."""
     user = procs.user_of(pid)

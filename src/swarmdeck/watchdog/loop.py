@@ -22,6 +22,7 @@ from swarmdeck.watchdog.findings import (
     CRITICAL,
     PassOutcome,
     new_holder,
+    passes_text,
     record_pass,
     release_lease,
 )
@@ -102,7 +103,7 @@ class Watchdog:
                 continue  # its job or its process ended since the snapshot: nothing to stop
             decided = approve(self.store, request.id, ESCALATION, now)
             line = (
-                f"{finding.rule} on {finding.subject} repeated {finding.count} times without"
+                f"{finding.rule} on {finding.subject} seen in {passes_text(finding.count)} without"
                 f" acknowledgement: swarmdeck acted by itself ({decided.said})"
             )
             with self.store.transaction() as conn:
