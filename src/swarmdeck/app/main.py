@@ -321,8 +321,11 @@ class SwarmdeckApp(App[int]):
             self._take_sessions(*self.sessions_probe.reading())
         else:
             self.sessions = message.snapshot.sessions
-        if isinstance(self.screen, LaunchScreen):
-            self.screen.book_changed()
+        # The stack, not self.screen: a snapshot can arrive while the app is closing, its
+        # screens gone.
+        top = self.screen_stack[-1] if self.screen_stack else None
+        if isinstance(top, LaunchScreen):
+            top.book_changed()
         self._leave_if_hung_up()
 
     def on_swarmdeck_app_probe_failed(self, message: ProbeFailed) -> None:
