@@ -94,8 +94,9 @@ SLICE_MIB = 768
 def demo_jobs() -> list[JobSpec]:
     """The jobs in the order they start; their bookings fill the slice so the last one queues.
 
-    Its 224 MiB do not fit beside the others' 560 MiB (nor beside the growing job's 160 while
-    it runs), but do once the idle job's 48 are freed: killing that job starts it here."""
+    The last one's booking fits neither beside the growing job's while it grows nor beside the
+    other three's once it has ended, but does once the idle job's is freed: killing that job
+    starts it here."""
     return [
         JobSpec("pytest -n 8 (idle)", 48, "idle", threads=8),
         JobSpec("cargo build --release", 64, "busy", threads=1),
