@@ -18,6 +18,7 @@ import pytest
 
 from swarmdeck.cli import COMMANDS, main
 from swarmdeck.config import default_config, schema_keys
+from swarmdeck.demo.jobs import SLICE_MIB, demo_jobs
 from swarmdeck.exitcodes import ExitCode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -353,3 +354,12 @@ def test_the_readme_tells_what_output_that_cannot_be_written_exits_with() -> Non
     assert told.endswith(f"exits {int(UNWRITABLE_EXIT)}; where stderr cannot be written either, "
                          "nothing is said, and a caged run still exits with its command's own "
                          "status")
+
+
+def test_the_demo_paragraph_gives_the_scene_s_own_sizes_and_labels() -> None:
+    demo = " ".join(README.split("## See it first", 1)[1].split("\n## ", 1)[0].split())
+    queued = next(spec for spec in demo_jobs() if spec.queued)
+    idle = next(spec for spec in demo_jobs() if spec.mode == "idle")
+    assert f"{SLICE_MIB} MiB slice" in demo
+    assert f"`{queued.label}` stays queued (its {queued.cap_mib} MiB" in demo
+    assert f"the kill frees {idle.cap_mib} MiB" in demo

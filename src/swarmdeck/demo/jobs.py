@@ -2,8 +2,10 @@
 
 Four kinds the control room should make visible: one that grows into its cap and exits 250,
 one that idles far under its declared threads, one long and healthy, and one big booking with
-a job queued behind it. Each runner is a process group of its own, so the scene can stop it
-(and the runner its job and cage) when the person quits.
+a job queued behind it. Only the growing one ends on its own: the others run, and the queued
+one waits, until the person acts on them or quits, however long they take to read the README
+and try each step. Each runner is a process group of its own, so the scene can stop it (and
+the runner its job and cage) when the person quits.
 """
 
 from __future__ import annotations
@@ -17,16 +19,17 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from swarmdeck.durations import MAX_SECONDS
+
 MIB = 1 << 20
 
 WORKLOAD_FILE = "workload.py"
-WORKLOAD = r"""# A demo job (swarmdeck demo): grow, busy or idle, for argv[2] seconds.
+WORKLOAD = r"""# A demo job (swarmdeck demo): grow, busy or idle, until stopped.
 import sys, time
-mode, seconds, limit = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
-end = time.monotonic() + seconds
+mode, limit = sys.argv[1], int(sys.argv[2])
 held = []
 step = 0
-while time.monotonic() < end:
+while True:
     step += 1
     if mode == "grow":
         if 8 * (len(held) + 1) > limit:
@@ -50,8 +53,8 @@ while time.monotonic() < end:
         time.sleep(2.0)
 """
 """One small program for every demo job: `grow` takes 8 MiB more every 0.4 s (and stops itself
-before it would pass argv[3] MiB), `busy` computes steadily on one core, `idle` holds a little
-memory and mostly sleeps; each stops after argv[2] seconds."""
+before it would pass argv[2] MiB), `busy` computes steadily on one core, `idle` holds a little
+memory and mostly sleeps; `busy` and `idle` run until they are stopped."""
 
 
 @dataclass(frozen=True)
@@ -61,15 +64,15 @@ class JobSpec:
     label: str
     cap_mib: int
     mode: str
-    seconds: float
     threads: int | None = None
     queued: bool = False
     """Started last and expected to queue: the scene does not wait for it to be admitted."""
 
     def argv(self) -> list[str]:
-        """`swarmdeck run` with this job's cap, label, threads and a wait as long as its run."""
+        """`swarmdeck run` with this job's cap, label and threads, waiting for room as long as
+        it may (a year: until the scene stops it)."""
         run = [sys.executable, "-m", "swarmdeck.cli", "run", "--cap", f"{self.cap_mib}M"]
-        run += ["--label", self.label, "--wait", str(int(self.seconds) + 3600)]
+        run += ["--label", self.label, "--wait", str(int(MAX_SECONDS))]
         if self.threads:
             run += ["--threads", str(self.threads)]
         return [*run, "--", *self.workload(limit_mib=4 * self.cap_mib)]
@@ -81,22 +84,25 @@ class JobSpec:
     def workload(self, limit_mib: int) -> list[str]:
         """The job's program, run in the job checkout; a growing one stops itself before it
         passes `limit_mib`."""
-        mode = [self.mode, str(self.seconds), str(limit_mib)]
-        return [sys.executable, "-S", WORKLOAD_FILE, *mode]
+        return [sys.executable, "-S", WORKLOAD_FILE, self.mode, str(limit_mib)]
 
 
 SLICE_MIB = 768
 """The demo's own slice: small, so its bookings fill it and one job has to queue."""
 
 
-def demo_jobs(seconds: float) -> list[JobSpec]:
-    """The jobs in the order they start; their bookings fill the slice so the last one queues."""
+def demo_jobs() -> list[JobSpec]:
+    """The jobs in the order they start; their bookings fill the slice so the last one queues.
+
+    The last one's booking fits neither beside the growing job's while it grows nor beside the
+    other three's once it has ended, but does once the idle job's is freed: killing that job
+    starts it here."""
     return [
-        JobSpec("pytest -n 8 (idle)", 48, "idle", seconds, threads=8),
-        JobSpec("cargo build --release", 64, "busy", seconds, threads=1),
-        JobSpec("bench alloc (grows)", 160, "grow", seconds),
-        JobSpec("train small model", 448, "busy", min(seconds, 75.0), threads=1),
-        JobSpec("integration suite (queued)", 256, "busy", seconds, threads=1, queued=True),
+        JobSpec("pytest -n 8 (idle)", 48, "idle", threads=8),
+        JobSpec("cargo build --release", 64, "busy", threads=1),
+        JobSpec("bench alloc (grows)", 160, "grow"),
+        JobSpec("train small model", 448, "busy", threads=1),
+        JobSpec("integration suite", 224, "busy", threads=1, queued=True),
     ]
 
 

@@ -59,10 +59,9 @@ class SceneError(SwarmdeckError):
 
 @dataclass(frozen=True)
 class SceneSettings:
-    """The scene's pace, how long its jobs run, and the cgroup they are capped in."""
+    """The scene's pace and the cgroup its jobs are capped in."""
 
     step: float = 2.0
-    job_seconds: float = 900.0
     slice_name: str | None = None
     """The slice, at the hierarchy's root; None: swarmdeck-demo-PID."""
     uncaged: bool = False
@@ -91,7 +90,7 @@ def demo_config(
         "tool_call_max = 30.0\n"
         "idle_max = 120.0\n"
         "output_stall = 60.0\n"
-        "long_run = 20.0\n"
+        "long_run = 10.0\n"
         "min_duration = 5.0\n"
         "merge_interval = 30.0\n"
         "\n" + peer
@@ -246,7 +245,7 @@ class Scene:
         backend looked usable but refused, exit 251), run them all uncaged instead."""
         logs = self.root / "logs"
         checkout = job_checkout(self.root / "work" / "jobs")
-        for spec in demo_jobs(self.settings.job_seconds):
+        for spec in demo_jobs():
             job = start_job(spec, logs, self.caged, checkout)
             self.jobs.append(job)
             try:

@@ -22,6 +22,7 @@ from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, record_end
 from swarmdeck.config import load_config
 from swarmdeck.demo.jobs import MIB, JobSpec
+from swarmdeck.durations import MAX_SECONDS
 from swarmdeck.probes.ledger import slice_facts
 from swarmdeck.probes.machine import local_host_name, mem_total
 from swarmdeck.probes.procs import ProcessIdentity, own_identity, start_ticks
@@ -61,7 +62,7 @@ def run_uncaged(spec: JobSpec) -> int:
     try:
         admission = admit(
             store, row, slice_facts(config, mem_total()), lambda job_id: no_cage / str(job_id),
-            spec.seconds + 3600, lambda line: print(f"swarmdeck demo: {line}", flush=True),
+            MAX_SECONDS, lambda line: print(f"swarmdeck demo: {line}", flush=True),
         )
     except NotAdmittedError as error:
         print(f"swarmdeck demo: {error.message}", flush=True)
