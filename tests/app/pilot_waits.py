@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from textual.pilot import Pilot
 
+from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.main import SwarmdeckApp
 from waiting import DEADLINE, STEP, pilot_wait_for
 
@@ -30,3 +31,12 @@ async def probed(pilot: Pilot, rounds: int = 1) -> None:
 async def until(pilot: Pilot, predicate: Callable[[], object], what: str = "it") -> None:
     """Until `predicate()` is true, letting the app run between looks (tests/waiting.py)."""
     await pilot_wait_for(pilot, predicate, seen=lambda: f"the screen never showed {what}")
+
+
+async def launch_form(pilot: Pilot) -> LaunchScreen:
+    """`n` once a snapshot is drawn: the launch form it opens."""
+    await probed(pilot)
+    await pilot.press("n")
+    screen = pilot.app.screen
+    assert isinstance(screen, LaunchScreen)
+    return screen

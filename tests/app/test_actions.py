@@ -12,11 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pilot_waits import probed, until
+from pilot_waits import launch_form, probed, until
 from textual.command import CommandList, CommandPalette
 from textual.widgets import Button, Input
 
-from actions.cagekit import new_slice, remove_tree, write_config
 from ledger_rows import add_job
 from swarmdeck.actions import lock
 from swarmdeck.actions.fingerprint import fingerprint
@@ -92,17 +91,6 @@ async def test_l_releases_a_stale_lock_and_refuses_a_live_one(held) -> None:
         await pilot.press("l", "tab", "enter")
         await until(pilot, lambda: not stale.exists(), "the stale lock gone")
         assert live.exists()
-
-
-@pytest.fixture
-def caged(isolated_home: Path) -> Iterator[Path]:
-    """A memory slice of this test's own, in the config the app and its runners read."""
-    path = new_slice()
-    try:
-        write_config(isolated_home / "config.toml", path, 256 * MIB)
-        yield path
-    finally:
-        remove_tree(path)
 
 
 async def test_r_reruns_a_finished_job_in_its_cage_and_the_new_row_completes(
@@ -292,10 +280,7 @@ async def test_the_launch_form_starts_in_the_apps_launch_folder(isolated_home: P
     store = StateStore.open_default()
     app = SwarmdeckApp(load_config(), store, launch_cwd=folder)
     async with app.run_test(size=(120, 40)) as pilot:
-        await probed(pilot)
-        await pilot.press("n")
-        screen = app.screen
-        assert isinstance(screen, LaunchScreen)
+        screen = await launch_form(pilot)
         assert screen.query_one("#launch-cwd", Input).value == str(folder)
         cores = app.snapshot.hosts[0].cores.count
         assert screen.query_one("#launch-threads", Input).placeholder == (
@@ -329,10 +314,7 @@ async def test_the_launch_form_takes_the_threads_its_hint_names(isolated_home: P
     that range: one thread more is the form's problem, Launch disabled, saying the range."""
     app = SwarmdeckApp(load_config(), StateStore.open_default(), launch_cwd=isolated_home)
     async with app.run_test(size=(120, 40)) as pilot:
-        await probed(pilot)
-        await pilot.press("n")
-        screen = app.screen
-        assert isinstance(screen, LaunchScreen)
+        screen = await launch_form(pilot)
         cores = app.snapshot.hosts[0].cores.count
         threads = screen.query_one("#launch-threads", Input)
         assert threads.placeholder.endswith(f", 1–{cores}")
@@ -356,10 +338,7 @@ async def test_the_launch_form_words_every_bad_thread_count_as_the_runner_does(
     cores."""
     app = SwarmdeckApp(load_config(), StateStore.open_default(), launch_cwd=isolated_home)
     async with app.run_test(size=(120, 40)) as pilot:
-        await probed(pilot)
-        await pilot.press("n")
-        screen = app.screen
-        assert isinstance(screen, LaunchScreen)
+        screen = await launch_form(pilot)
         cores = app.snapshot.hosts[0].cores.count
         preview = screen.query_one("#launch-preview")
         screen.query_one("#launch-command", Input).value = "true"
@@ -426,10 +405,7 @@ async def test_n_refuses_a_cap_the_slice_can_never_hold(
     in a cap the ledger cannot store."""
     app = SwarmdeckApp(load_config(), StateStore.open_default())
     async with app.run_test(size=(120, 40)) as pilot:
-        await probed(pilot)
-        await pilot.press("n")
-        screen = app.screen
-        assert isinstance(screen, LaunchScreen)
+        screen = await launch_form(pilot)
         preview = screen.query_one("#launch-preview")
         screen.query_one("#launch-cwd", Input).value = str(isolated_home)
         screen.query_one("#launch-command", Input).value = "true"

@@ -3,14 +3,11 @@ Enter walks the fields to Launch without launching from a half-filled form."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from pilot_waits import probed, until
+from pilot_waits import launch_form, probed, until
 from textual.widgets import Button, Input
 
-from actions.cagekit import new_slice, remove_tree, write_config
 from ledger_rows import add_job
 from swarmdeck.app.launch import FIELDS, LaunchScreen
 from swarmdeck.app.main import SwarmdeckApp
@@ -19,17 +16,6 @@ from swarmdeck.sizes import format_size
 from swarmdeck.state import StateStore
 
 MIB = 1 << 20
-
-
-@pytest.fixture
-def caged(isolated_home: Path) -> Iterator[Path]:
-    """A memory slice of this test's own, in the config the app reads."""
-    path = new_slice()
-    try:
-        write_config(isolated_home / "config.toml", path, 256 * MIB)
-        yield path
-    finally:
-        remove_tree(path)
 
 
 def fits_line(app: SwarmdeckApp) -> str:
@@ -46,10 +32,7 @@ async def test_the_fit_follows_the_book_while_the_form_is_open(
     store = StateStore.open_default()
     app = SwarmdeckApp(load_config(), store, launch_cwd=isolated_home)
     async with app.run_test(size=(120, 40)) as pilot:
-        await probed(pilot)
-        await pilot.press("n")
-        screen = app.screen
-        assert isinstance(screen, LaunchScreen)
+        screen = await launch_form(pilot)
         preview = screen.query_one("#launch-preview")
         screen.query_one("#launch-command", Input).value = "true"
         screen.query_one("#launch-cap", Input).value = "8M"
@@ -68,10 +51,7 @@ async def test_enter_walks_the_fields_then_reaches_launch(
 ) -> None:
     app = SwarmdeckApp(load_config(), StateStore.open_default(), launch_cwd=isolated_home)
     async with app.run_test(size=(120, 40)) as pilot:
-        await probed(pilot)
-        await pilot.press("n")
-        screen = app.screen
-        assert isinstance(screen, LaunchScreen)
+        screen = await launch_form(pilot)
         launch = screen.query_one("#do", Button)
         assert app.focused is screen.query_one("#launch-command", Input)
         await pilot.press(*"true")
@@ -91,10 +71,7 @@ async def test_enter_on_the_last_field_of_a_wrong_form_stays_there(
 ) -> None:
     app = SwarmdeckApp(load_config(), StateStore.open_default(), launch_cwd=isolated_home)
     async with app.run_test(size=(120, 40)) as pilot:
-        await probed(pilot)
-        await pilot.press("n")
-        screen = app.screen
-        assert isinstance(screen, LaunchScreen)
+        screen = await launch_form(pilot)
         last = screen.query_one(f"#launch-{FIELDS[-1][0]}", Input)
         last.focus()
         await pilot.press("enter")

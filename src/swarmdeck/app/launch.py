@@ -228,9 +228,8 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         if at + 1 < len(keys):
             self.query_one(f"#launch-{keys[at + 1]}", Input).focus()
             return
-        launch = self.query_one("#do", Button)
-        if not launch.disabled:
-            launch.focus()
+        # A disabled Launch takes no focus: Enter on a form that is not right stays put.
+        self.query_one("#do", Button).focus()
 
     def book_changed(self) -> None:
         """Work the fit out again against the book as read now; the form stays as it is."""
