@@ -80,6 +80,20 @@ async def test_empty_panels_shrink_to_their_line_and_jobs_and_agents_keep_the_ro
         assert hint.region.height >= 1 and hint.region.width <= app.query_one("#locks").region.width
 
 
+@pytest.mark.parametrize("size", [(100, 30), (120, 40), (160, 45)], ids=str)
+async def test_an_empty_panel_says_nothing_of_columns_to_scroll(size: tuple[int, int]) -> None:
+    """An empty panel draws its hint, not its table: there are no columns to scroll, even
+    where the hidden table's columns would not fit."""
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=size) as pilot:
+        await probed(pilot)
+        await pilot.pause()
+        for panel_id in ("#jobs", "#locks", "#alerts", "#watchdog"):
+            panel = app.query_one(panel_id)
+            assert panel.has_class("-empty"), panel_id
+            assert "more columns" not in str(panel.border_subtitle), (panel_id, size)
+
+
 @SIZES
 async def test_the_jobs_state_says_how_each_job_ended_and_is_on_screen(
     size: tuple[int, int],

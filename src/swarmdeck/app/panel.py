@@ -218,9 +218,12 @@ class TablePanel(DrawnPanel[TableDrawing]):
         self.show_title()
 
     def show_figures(self) -> None:
-        """The drawn figures in the bottom border, then which way the columns scroll."""
-        figures = self._drawn.subtitle if self._drawn is not None else ""
-        show_subtitle(self, " · ".join(part for part in (figures, self._scroll_hint) if part))
+        """The drawn figures in the bottom border, then which way the columns scroll: an empty
+        panel draws its hint, not its table, so it has no columns to scroll."""
+        drawn = self._drawn
+        figures = drawn.subtitle if drawn is not None else ""
+        hint = self._scroll_hint if drawn is not None and drawn.rows else ""
+        show_subtitle(self, " · ".join(part for part in (figures, hint) if part))
 
     def on_keyed_table_scrolled(self, event: KeyedTable.Scrolled) -> None:
         event.stop()
