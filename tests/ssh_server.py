@@ -7,12 +7,22 @@ filesystem."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import asyncssh
 import pytest
 
 from swarmdeck.demo.loopback import LoopbackSshServer
+
+
+@dataclass
+class Command:
+    """One command "shell" mode was sent; answered once it has ended there."""
+
+    text: str
+    answered: bool = False
 
 
 class SshServer(LoopbackSshServer):
@@ -26,6 +36,11 @@ class SshServer(LoopbackSshServer):
         """What "answer" mode writes for any command, without running anything."""
         self.answer_delay = 0.0
         """Seconds "answer" mode waits first: the time a real peer spends on its own cores."""
+        self.commands: list[Command] = []
+        """Every command "shell" mode was sent, in order."""
+        self.hold: Callable[[str], bool] = lambda command: False
+        """In "shell" mode a command for which this is true waits until it turns false: the
+        moment a loaded peer gets round to answering it."""
         super().__init__(
             tmp_path,
             env={
@@ -40,7 +55,14 @@ class SshServer(LoopbackSshServer):
 
     async def _serve(self, process: asyncssh.SSHServerProcess) -> None:
         if self.mode == "shell":
-            await super()._serve(process)
+            command = Command(process.command or "")
+            self.commands.append(command)
+            while self.hold(command.text):
+                await asyncio.sleep(0.02)
+            try:
+                await super()._serve(process)
+            finally:
+                command.answered = True
             return
         if self.mode == "hang":
             await self.release.wait()

@@ -192,10 +192,23 @@ def test_a_dropped_connection_during_a_run_is_made_again_and_no_output_is_lost(
               f"while [ -e '{marker}' ]; do sleep 0.05; done; "
               "for i in 6 7 8 9 10; do echo line $i; done; exit 3")
 
+    ended = tmp_path / "ended"
+    # The driver's look at whether the job has ended comes only once it has (a loaded peer
+    # answers late): whatever it has not read of the output by then, it must still read.
+    peer.server.hold = lambda command: "echo running" in command and not ended.exists()
+
     def drop_when_halfway() -> None:
         wait_for(marker.exists)
         peer.server.drop_connections()
+        since_drop = len(peer.server.commands)
+        # The second half is written only once the driver has read the output again on a
+        # new connection: a plain read answered, or a follow begun.
+        wait_for(lambda: any(
+            command.text.startswith("tail ") and (command.answered or " -f " in command.text)
+            for command in peer.server.commands[since_drop:]))
         marker.unlink()
+        wait_for(lambda: any(peer.run_root.glob("*/.swarmdeck-peer/rc")))
+        ended.touch()
 
     dropper = threading.Thread(target=drop_when_halfway)
     dropper.start()

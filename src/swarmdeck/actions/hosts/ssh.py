@@ -416,9 +416,11 @@ class SshHost(Host):
         output = shlex.quote(f"{handle.run_dir}/{OUTPUT}")
         rc = shlex.quote(f"{handle.run_dir}/{EXIT_CODE}")
         # tail follows the file until the exit-code file appears or the shell is gone (a
-        # zombie counts as gone: nothing may be left to reap it); a last plain read then takes
-        # whatever tail had not passed on yet, counted exactly by the bytes received.
-        # tail is waited for there, so it is not left a zombie.
+        # zombie counts as gone: nothing may be left to reap it); tail is waited for there, so
+        # it is not left a zombie. Only once the job is seen to have ended does a last plain
+        # read take whatever tail had not passed on yet, counted exactly by the bytes
+        # received: a follow that ended early (its connection dropped) comes round again, as
+        # a read before the end was seen would miss what the job wrote after it.
         until_ended = (
             f"while [ ! -f {rc} ] && {_alive_test(handle)}; do sleep 0.2; done; kill $t; wait $t"
         )
@@ -428,8 +430,9 @@ class SshHost(Host):
                 self._call(self._stream(
                     f"tail -c +{received + 1} -f -- {output} & t=$!; {until_ended}", passed_on
                 ))
-                self._call(self._stream(f"tail -c +{received + 1} -- {output}", passed_on))
                 ended = self._ended(handle)
+                if ended is not None:
+                    self._call(self._stream(f"tail -c +{received + 1} -- {output}", passed_on))
             except HostError:
                 deadline = deadline or time.monotonic() + self.config.reconnect_for
                 if time.monotonic() >= deadline:
@@ -447,7 +450,8 @@ class SshHost(Host):
                 return ended
 
     async def _stream(self, command: str, out: Callable[[bytes], None]) -> None:
-        """Run `command`, passing its stdout on as it comes."""
+        """Run `command`, passing its stdout on as it comes. A channel that closed without an
+        exit status lost its connection (the peer closed it): its output may be cut short."""
         try:
             conn = await self._connection()
             process = await conn.create_process(command, encoding=None)
@@ -456,10 +460,13 @@ class SshHost(Host):
                 if not data:
                     break
                 out(data)
-            await process.wait()
+            done = await process.wait()
         except (asyncssh.Error, OSError) as error:
             self._conn = None
             raise HostError(f"peer {self.name}: {reason_of(error, self.config.timeout)}") from None
+        if done.exit_status is None and done.exit_signal is None:
+            self._conn = None
+            raise HostError(f"peer {self.name}: connection lost")
 
     def _ended(self, handle: Handle) -> Ended | None:
         """The exit code once the job's shell ended; None while it runs."""
