@@ -1,11 +1,13 @@
 """On a short screen (100×30, 80×24: a tmux pane) the Hosts panel out of focus keeps its glance,
 one line per host saying its headroom (threads free, memory room, GPU memory free), instead of
 folding to its title line; the focused panel still shows what it holds and Jobs and Agents keep
-their least height, all of it inside a screen that never scrolls. The Hosts panel focused (as
-the app starts) is the whole card, as before."""
+their least height, all of it inside a screen that never scrolls; many peers take at most a
+quarter of the screen, this host's line first. The Hosts panel focused (as the app starts) is
+the whole card, as before."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,28 @@ async def test_focused_the_hosts_panel_is_the_whole_card(
         for said in ("cores ", "memory ", "history ", "outside the slice", PEER):
             assert said in shown, shown
         assert "GPU free" not in shown, "the GPUs panel says that when there is room"
+
+
+@pytest.mark.parametrize("size", SHORT, ids=["100x30", "80x24"])
+async def test_with_many_peers_the_glance_takes_a_quarter_of_the_screen_this_host_first(
+    isolated_home: Path, size: tuple[int, int],
+) -> None:
+    app = fixed_app(isolated_home, watched=True)
+    room = app.prober()
+    peers = [dataclasses.replace(room.peers[0], name=f"gpu-box-{n}") for n in range(2, 12)]
+    crowded = dataclasses.replace(room, peers=peers)
+    app.prober = lambda: crowded
+    async with app.run_test(size=size) as pilot:
+        await probed(pilot)
+        await pilot.press("6")
+        await pilot.pause()
+        screen = app.screen
+        assert screen.max_scroll_y == 0
+        assert app.query_one("#hosts").region.height == size[1] // 4
+        lines = host_lines(app)
+        assert lines[1].startswith(f" {HOST}"), lines
+        for panel_id in PANELS:
+            panel = screen.query_one(f"#{panel_id}")
+            assert inside(panel.region, screen.region), (panel_id, panel.region)
+        assert screen.query_one("#middle").region.height >= 6
+        assert screen.query_one("#watchdog").region.height > 3
