@@ -39,6 +39,7 @@ snapshots: compile
 	mkdir -p docs/pictures
 	cp '$(SHOTS)/test_main_screen[120x35].svg' docs/pictures/main-120x35.svg
 	cp '$(SHOTS)/test_main_screen[200x60].svg' docs/pictures/main-200x60.svg
+	cp '$(SHOTS)/test_short_screen[80x24].svg' docs/pictures/short-80x24.svg
 	cp '$(SHOTS)/test_views[release_lock_modal-keys4].svg' docs/pictures/release-lock.svg
 	cp '$(SHOTS)/test_views[job_detail-keys1].svg' docs/pictures/job-detail.svg
 	cp '$(SHOTS)/test_views[host_detail-keys5].svg' docs/pictures/host-detail.svg

@@ -1,9 +1,16 @@
 """On a short screen the Jobs and Agents row and the focused panel's row stay open; every other
-panel folds to its title line (the Hosts card stays open while it, or nothing, has the focus)."""
+panel folds to its title line (the Hosts card stays open while it, or nothing, has the focus,
+and shows its glance, a line per host, where it would fold)."""
 
 from __future__ import annotations
 
-from swarmdeck.app.fold import folded_panels, opened_rows
+from swarmdeck.app.fold import (
+    focused_room,
+    folded_panels,
+    glance_lines,
+    glanced_panels,
+    opened_rows,
+)
 
 ROWS = (("hosts",), ("jobs", "agents"), ("gpus", "locks"), ("watchdog",), ("alerts",))
 
@@ -38,3 +45,22 @@ def test_empty_folded_rows_open_top_down_as_far_as_the_spare_lines_go() -> None:
 def test_a_row_with_anything_to_show_stays_folded_and_the_rows_below_it_may_open() -> None:
     folded = folded_panels(ROWS, 1, None)
     assert opened_rows(ROWS, folded, EMPTY - {"locks"}, 6) == {"watchdog", "alerts"}
+
+
+def test_the_hosts_card_shows_its_glance_where_it_would_fold() -> None:
+    assert glanced_panels(folded_panels(ROWS, 1, "watchdog")) == {"hosts"}
+    assert glanced_panels(folded_panels(ROWS, 1, "hosts")) == frozenset()
+
+
+def test_a_glance_is_its_title_line_and_a_line_per_item_up_to_a_quarter_of_the_screen() -> None:
+    assert glance_lines(2, 24) == 3
+    assert glance_lines(9, 24) == 6
+    assert glance_lines(9, 30) == 7
+    assert glance_lines(0, 24) == 2, "this host's line, before its first reading too"
+    assert glance_lines(3, 8) == 2, "at least the first item's line"
+
+
+def test_the_focused_row_takes_half_the_screen_or_what_the_rest_leaves() -> None:
+    assert focused_room(30, 12) == 15
+    assert focused_room(24, 13) == 11
+    assert focused_room(12, 11) == 3, "its title line, one line and its bottom border"

@@ -1,7 +1,8 @@
 """Pictures of the control room on fixed probe data (tests/app/fixed_room.py): the main screen
-at 120×35 and 200×60, each modal and each detail view (a job's with its workload's peaks and its
-use over time, the host's with its memory book over time), compared with the accepted SVGs
-under tests/app/__snapshots__ (`make snapshots` accepts new ones and copies the README's).
+at 120×35 and 200×60, the short screens of a tmux pane (100×30, 80×24), each modal and each
+detail view (a job's with its workload's peaks and its use over time, the host's with its
+memory book over time), compared with the accepted SVGs under tests/app/__snapshots__
+(`make snapshots` accepts new ones and copies the README's).
 
 The approve modal, the migrate pane and the main screen once more at 200×60 are drawn on the
 watched room (its findings, a pending kill request and a peer). `k`, `a` and `d` open no modal
@@ -69,6 +70,14 @@ def test_watched_views(snap_compare, isolated_home: Path, name: str, keys: list[
         fixed_app(isolated_home, watched=True), terminal_size=(120, 35),
         run_before=partial(drawn, keys=keys),
     )
+
+
+@pytest.mark.parametrize("size", [(100, 30), (80, 24)], ids=["100x30", "80x24"])
+def test_short_screen(snap_compare, isolated_home: Path, size: tuple[int, int]) -> None:
+    """On a short screen with the Jobs panel focused, the watched room's Hosts panel is its
+    glance (a line per host, its headroom first) and the panels below fold to their titles."""
+    assert snap_compare(fixed_app(isolated_home, watched=True), terminal_size=size,
+                        run_before=partial(drawn, keys=["2"]))
 
 
 def test_watched_main_screen(snap_compare, isolated_home: Path) -> None:

@@ -12,7 +12,7 @@ from pilot_waits import probed
 
 from swarmdeck.app.main import PANELS, SwarmdeckApp
 
-SIZES = [(120, 35), (80, 24), (200, 60)]
+SIZES = [(120, 35), (100, 30), (80, 24), (200, 60)]
 
 
 def layout(app) -> dict[str, tuple[int, int]]:

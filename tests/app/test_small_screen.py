@@ -1,7 +1,8 @@
 """At 80×24, the size of a tmux pane beside an editor, the control room fits: the screen never
 scrolls, every panel lies inside it with its scrollbars inside its borders, the focused panel's
-row opens while the others fold to their title line (in an idle room the empty ones open as
-far as they fit), no text is cut mid-word (the memory
+row opens while the others fold to their title line (the Hosts panel to its glance, a line per
+host: tests/app/test_hosts_glance.py; in an idle room the empty ones open as far as they fit),
+no text is cut mid-word (the memory
 legend wraps by whole entries, the footer shows whole key labels), and the launch form keeps
 its buttons on screen however much it says."""
 
@@ -127,7 +128,7 @@ async def test_at_80x24_the_folded_panels_keep_their_title_line(isolated_home: P
         await pilot.pause()
         for panel_id in ("hosts", "gpus", "locks", "alerts"):
             panel = app.screen.query_one(f"#{panel_id}")
-            assert panel.region.height == 1, panel_id
+            assert panel.region.height == (3 if panel_id == "hosts" else 1), panel_id
             assert str(panel.border_title) in drawn(app, panel), panel_id
 
 

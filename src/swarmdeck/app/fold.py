@@ -6,6 +6,13 @@ is left) stays open, and so does the focused panel's row; every other panel is d
 title line alone (class `-folded`). With nothing focused, or the Hosts card focused (as the app
 starts), the card stays open above Jobs and Agents: what a person watching reads first.
 
+Where the Hosts panel would fold it shows its glance instead (GLANCED): its title line and one
+line per host saying its headroom, at most a quarter of the screen (`glance_lines`); the hosts
+past that scroll inside it, this host's line first. When the screen cannot hold it all, the
+Jobs and Agents row gives way first, down to its least height, then the focused panel's row
+(at most half the screen, and at most what the rest leaves: `focused_room`), which scrolls
+inside its borders; the glance and the title lines of the folded panels keep their lines.
+
 A room with no job and no session (a first look) has nothing to fill that row with: while no
 panel below it holds the focus, each row below whose panels are all empty opens, top down, as
 far as the screen allows with that row at its least height, saying what it found ("no
@@ -22,6 +29,9 @@ SHORT_HEIGHT = 35
 Rows = Sequence[Sequence[str]]
 """Panel ids, row by row from the top, as the main screen lays them out."""
 
+
+GLANCED = frozenset({"hosts"})
+"""Panels that show their glance where they would fold: a title line, then one line per item."""
 
 EMPTY_HEIGHT = 3
 """The lines an empty panel takes open: its one line of text in its border."""
@@ -49,3 +59,20 @@ def folded_panels(rows: Rows, open_row: int, focused: str | None) -> frozenset[s
     return frozenset(
         panel for n, row in enumerate(rows) if n not in (open_row, focused_row) for panel in row
     )
+
+
+def glanced_panels(folded: frozenset[str]) -> frozenset[str]:
+    """Of the panels that would fold, those that show their glance instead."""
+    return folded & GLANCED
+
+
+def glance_lines(items: int, height: int) -> int:
+    """The lines a glance of `items` takes on a screen `height` rows tall: its title line and a
+    line per item, at most a quarter of the screen, and at least the first item's line."""
+    return 1 + max(1, min(items, height // 4 - 1))
+
+
+def focused_room(height: int, taken: int) -> int:
+    """The most lines the focused panel's row may take on a short screen `height` rows tall
+    beside the `taken` lines of everything else at its least: half the screen, or less."""
+    return max(EMPTY_HEIGHT, min(height // 2, height - taken))

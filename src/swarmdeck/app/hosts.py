@@ -3,6 +3,9 @@
 `up`/`down` choose a card (marked while the panel has the focus) and `enter` asks for its
 detail view (app/host_detail.py) with a `HostsPanel.Opened` message.
 
+On a short screen, out of focus, the panel shows its glance (`glance`, app/fold.py): each card
+is its first line alone, saying the host's headroom first (views/hosts.py headroom_parts).
+
 A card's figures move when they move by what a person reads (HELD_LOAD, HELD_MEMORY), not by
 every hair of jitter between two refreshes: an idle host's card then redraws nothing.
 """
@@ -33,7 +36,15 @@ from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.sizes import MIB, SHORT_SIZE_WIDTH, format_size
 from swarmdeck.snapshot import Snapshot
-from swarmdeck.views.hosts import HOST_SEPARATOR, HostFigures, figures_of, host_parts
+from swarmdeck.views.hosts import (
+    DASH,
+    HOST_SEPARATOR,
+    HostFigures,
+    figures_of,
+    gpu_free_text,
+    headroom_parts,
+    host_parts,
+)
 from swarmdeck.views.slurm import cluster_text
 
 REST = NOT_BOOKABLE.glyph
@@ -166,6 +177,10 @@ class HostCard(Vertical):
     """The latest reading of this host."""
     book: var[MemoryBook | None] = var(None)
     """This host's memory book; when known, the memory bar shows it stacked."""
+    gpu: var[str | None] = var(None)
+    """This host's GPU memory free, as its glance says it."""
+    glance: var[bool] = var(False)
+    """Drawn as its first line alone, the host's headroom first."""
 
     def __init__(self, name: str, history_points: int, history_minutes: float) -> None:
         """Args:
@@ -190,6 +205,8 @@ class HostCard(Vertical):
         self._sparkline.span = history_points
         self._readings = 0
         """Busy-cores readings since the card was made, for the sparkline's fixed columns."""
+        self._figures: HostFigures | None = None
+        """The figures the title line shows, as held."""
 
     def _held(self, name: str, reading: float | None, step: float) -> float | None:
         """`reading`, or the figure `name` shown last when the reading is within `step` of it."""
@@ -249,10 +266,29 @@ class HostCard(Vertical):
             load=load,  # type: ignore[arg-type]
             available=self._held_size("available", memory.available, memory.total),
         )
-        show_text(self._title, titled_line(host.name, host_parts(figures, room=self.book is None)))
+        self._figures = figures
+        self._show_title()
         self._sparkline.top = cores.count
         self._sparkline.seen = self._readings
         self._sparkline.data = tuple(self._history)
+
+    def watch_glance(self) -> None:
+        self._show_title()
+
+    def watch_gpu(self) -> None:
+        self._show_title()
+
+    def _show_title(self) -> None:
+        """The card's first line: its figures, or in a glance its headroom first (and the
+        memory room, which its hidden memory bar would say)."""
+        figures = self._figures
+        if figures is None:
+            return
+        if self.glance:
+            parts = headroom_parts(figures, self.gpu)
+        else:
+            parts = host_parts(figures, room=self.book is None)
+        show_text(self._title, titled_line(self._name, parts))
 
     def watch_book(self, book: MemoryBook | None) -> None:
         if book is None or cage_problem(book):
@@ -284,12 +320,15 @@ class HostCard(Vertical):
         show_text(self._legend, legend(segments, rest, LEGEND_INDENT))
 
 
-def peer_text(peer: PeerReading) -> WholeParts:
-    """A peer's card: its figures as it reported them, or "not read: REASON"."""
+def peer_text(peer: PeerReading, glance: bool = False) -> WholeParts:
+    """A peer's card: its figures as it reported them (in a glance its headroom first), or
+    "not read: REASON"."""
     if peer.state != "read" or peer.host is None:
         why = f": {printable(peer.reason)}" if peer.reason else ""
         return titled_line(peer.name, [f"{peer.state}{why}"], style="not bold yellow")
-    line = titled_line(peer.name, host_parts(shown_figures(peer.host, peer.book)))
+    figures = shown_figures(peer.host, peer.book)
+    parts = headroom_parts(figures) if glance else host_parts(figures)
+    line = titled_line(peer.name, parts)
     if problem := cage_problem(peer.book):
         # Right after the name: of all the line, this is the last part to leave out.
         head, *rest = line.parts
@@ -302,19 +341,26 @@ class PeerCard(Static):
 
     reading: var[PeerReading | None] = var(None)
     """The latest reading of this peer."""
+    glance: var[bool] = var(False)
+    """Its headroom first, as the panel's glance says it."""
 
-    def __init__(self, reading: PeerReading) -> None:
+    def __init__(self, reading: PeerReading, *, glance: bool = False) -> None:
         """Args:
             reading: The peer's first reading; its name names the card.
+            glance: Drawn as the panel's glance says it.
         """
         super().__init__(
-            peer_text(reading), id=card_id(reading.name), classes="host-card peer-card"
+            peer_text(reading, glance), id=card_id(reading.name), classes="host-card peer-card"
         )
         self.set_reactive(PeerCard.reading, reading)
+        self.set_reactive(PeerCard.glance, glance)
 
-    def watch_reading(self, reading: PeerReading | None) -> None:
-        if reading is not None:
-            show_text(self, peer_text(reading))
+    def watch_reading(self) -> None:
+        if self.reading is not None:
+            show_text(self, peer_text(self.reading, self.glance))
+
+    def watch_glance(self) -> None:
+        self.watch_reading()
 
 
 class HostsPanel(SnapshotPanel):
@@ -329,6 +375,9 @@ class HostsPanel(SnapshotPanel):
 
     chosen: var[int] = var(0)
     """The card `enter` opens, by its place in the panel (this host, then the peers)."""
+    glance: var[bool] = var(False)
+    """Its title line and each card's first line, the headroom first (a short screen, the
+    panel out of focus: app/fold.py); class `-glance`."""
 
     class Opened(Message):
         """`enter` on a host card: its detail view is wanted."""
@@ -370,6 +419,16 @@ class HostsPanel(SnapshotPanel):
             if index == chosen:
                 self.scroll_to_widget(card, animate=False)
 
+    def watch_glance(self, glance: bool) -> None:
+        self.set_class(glance, "-glance")
+        for card in self._cards():
+            card.glance = glance
+
+    @property
+    def host_count(self) -> int:
+        """The lines its glance shows: a card each (this host, the peers, a Slurm cluster)."""
+        return len(self._mounted)
+
     def action_open_host(self) -> None:
         if self._names:
             self.post_message(self.Opened(self._names[min(self.chosen, len(self._names) - 1)]))
@@ -398,17 +457,20 @@ class HostsPanel(SnapshotPanel):
             book = books.get(host.name)
             if not isinstance(card, HostCard):
                 card = HostCard(host.name, self._history_points, self._history_minutes)
+                card.set_reactive(HostCard.glance, self.glance)
                 self._mounted[card_id(host.name)] = card
                 self.mount(card)
                 card.call_after_refresh(setattr, card, "book", book)
                 card.call_after_refresh(setattr, card, "host", host)
+                card.call_after_refresh(setattr, card, "gpu", gpu_free_text(snapshot.gpus, DASH))
             else:
                 card.book = book
                 card.host = host
+                card.gpu = gpu_free_text(snapshot.gpus, DASH)
         for peer in snapshot.peers:
             peer_card = self._mounted.get(card_id(peer.name))
             if not isinstance(peer_card, PeerCard):
-                peer_card = PeerCard(peer)
+                peer_card = PeerCard(peer, glance=self.glance)
                 self._mounted[card_id(peer.name)] = peer_card
                 self.mount(peer_card)
             else:

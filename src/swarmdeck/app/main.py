@@ -44,7 +44,15 @@ from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
 from swarmdeck.app.detail import AgentDetail, DetailScreen, JobDetail
 from swarmdeck.app.driver import QuietInputDriver
-from swarmdeck.app.fold import EMPTY_HEIGHT, SHORT_HEIGHT, folded_panels, opened_rows
+from swarmdeck.app.fold import (
+    EMPTY_HEIGHT,
+    SHORT_HEIGHT,
+    focused_room,
+    folded_panels,
+    glance_lines,
+    glanced_panels,
+    opened_rows,
+)
 from swarmdeck.app.footer import FittedFooter
 from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen, key_list
@@ -379,11 +387,13 @@ class SwarmdeckApp(App[int]):
 
     def _fold(self, focused: Widget | None) -> None:
         """On a short screen, fold all panels but the Jobs and Agents row and the row of the
-        panel that holds the focus; on a taller one, none. An idle room (no job, no session)
+        panel that holds the focus (the Hosts panel shows its glance instead), the focused row
+        at most what the rest leaves; on a taller one, none. An idle room (no job, no session)
         opens the empty rows below as far as they fit beside the Jobs and Agents row at its
         least height (app/fold.py)."""
         screen = self.screen_stack[0]
         rows: list[tuple[str, ...]] = []
+        row_widgets: list[Widget] = []
         heights: list[int] = []
         open_row = 0
         middle = screen.query_one("#middle")
@@ -393,31 +403,47 @@ class SwarmdeckApp(App[int]):
             panels = [child] if child.has_class("panel") else list(child.query_children(".panel"))
             if panels:
                 rows.append(tuple(str(panel.id) for panel in panels))
+                row_widgets.append(child)
             elif isinstance(child, (Header, FittedFooter)) and child.display:
                 heights.append(child.outer_size.height)
         holder = next(
             (w.id for w in (focused.ancestors_with_self if focused else []) if w.id in PANELS),
             None,
         )
-        short = self.size.height < SHORT_HEIGHT
+        height = self.size.height
+        short = height < SHORT_HEIGHT
         empty = frozenset(str(p.id) for p in screen.query(".panel") if p.has_class("-empty"))
         idle = short and all(str(p.id) in empty for p in middle.query_children(".panel"))
         least = middle.styles.min_height
         folded = folded_panels(rows, open_row, holder) if short else frozenset()
+        glanced = glanced_panels(folded)
+        folded -= glanced
         below = {panel for row in rows[open_row + 1:] for panel in row}
         hosts = screen.query_one(HostsPanel)
-        hosts_open = "hosts" not in folded
+        glance = glance_lines(hosts.host_count, height) if "hosts" in glanced else 0
+        hosts_open = "hosts" not in folded and not glance
         # A card that opens now has its height only once drawn open: the rows are seen to then.
-        unfolding = hosts_open and hosts.folded
+        unfolding = hosts_open and (hosts.folded or hosts.glance)
+        taken = sum(heights) + int(least.value if least else EMPTY_HEIGHT) + glance
         if idle and holder not in below and not unfolding and (
             not hosts_open or hosts.outer_size.height
         ):
-            taken = sum(heights) + int(least.value if least else EMPTY_HEIGHT) + sum(
-                1 for row in rows if all(panel in folded for panel in row)
-            ) + (hosts.outer_size.height if hosts_open else 0)
-            folded -= opened_rows(rows, folded, empty, self.size.height - taken)
+            taken += sum(1 for row in rows if all(panel in folded for panel in row)) + (
+                hosts.outer_size.height if hosts_open else 0
+            )
+            folded -= opened_rows(rows, folded, empty, height - taken)
         for panel in screen.query(SnapshotPanel):
             panel.folded = panel.id in folded
+        hosts.glance = bool(glance)
+        if hosts.styles.inline.max_height != (glance or None):
+            hosts.styles.max_height = glance or None
+        capped = short and holder in below
+        if capped:
+            taken += sum(1 for row in rows if all(panel in folded for panel in row))
+        for row, widget in zip(rows, row_widgets, strict=True):
+            cap = focused_room(height, taken) if capped and holder in row else None
+            if widget is not hosts and widget.styles.inline.max_height != cap:
+                widget.styles.max_height = cap
         if idle and unfolding:
             self.call_after_refresh(self._refold)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from swarmdeck.views.hosts import HostFigures, figures_of, host_line
+from swarmdeck.views.hosts import HostFigures, figures_of, gpu_free_text, host_line
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
@@ -93,20 +93,11 @@ def gpu_free(config: Config) -> str:
     """Free memory per card, "no GPU", or "not read"."""
     try:
         from swarmdeck.probes.gpu import gpu_snapshot
-        from swarmdeck.probes.nvml import READY
 
         snapshot = gpu_snapshot(config.gpu.allowlist)
     except Exception:  # NVML failing is a "not read" cell, not a failed hook
         return NOT_READ
-    if snapshot.state != READY:
-        return snapshot.state
-    from swarmdeck.sizes import format_size
-
-    free = [
-        format_size(card.memory_free) if isinstance(card.memory_free, int) else NOT_READ
-        for card in snapshot.cards
-    ]
-    return ", ".join(free) if free else "no GPU"
+    return gpu_free_text(snapshot, NOT_READ)
 
 
 def peer_facts(config: Config) -> list[HostFacts]:

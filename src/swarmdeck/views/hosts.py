@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from swarmdeck.sizes import format_size
 
 if TYPE_CHECKING:
+    from swarmdeck.probes.gpu import GpuSnapshot
     from swarmdeck.probes.host import HostSnapshot
     from swarmdeck.probes.ledger import MemoryBook
 
@@ -114,6 +115,38 @@ def host_parts(
     if gpu is not None:
         parts.append(gpu if gpu == "no GPU" else f"GPU free {gpu}")
     return parts
+
+
+def headroom_parts(figures: HostFigures, gpu: str | None = None, missing: str = DASH) -> list[str]:
+    """The host's figures, what a new job can still have first: threads free, memory room, GPU
+    memory free, then cores busy, load and available. A glance at a host on one line (the Hosts
+    panel on a short screen) leaves out whole parts from the end."""
+    cells = host_cells(figures, missing)
+    parts = [f"threads free {cells['threads']}"]
+    if figures.room is not None:
+        parts.append(f"memory room {cells['room']}")
+    if gpu is not None:
+        parts.append(gpu if gpu == "no GPU" else f"GPU free {gpu}")
+    return [
+        *parts,
+        f"{cells['busy']} cores busy",
+        f"load {cells['load']}",
+        f"available {cells['available']}",
+    ]
+
+
+def gpu_free_text(gpus: GpuSnapshot, missing: str) -> str:
+    """This host's GPU memory free per card ("60G, 24G"), "no GPU", or why the cards were not
+    read (the reading's state)."""
+    from swarmdeck.probes.nvml import READY
+
+    if gpus.state != READY:
+        return gpus.state
+    free = [
+        format_size(card.memory_free) if isinstance(card.memory_free, int) else missing
+        for card in gpus.cards
+    ]
+    return ", ".join(free) if free else "no GPU"
 
 
 HOST_SEPARATOR = " · "
