@@ -67,6 +67,22 @@ def test_bad_json_leaves_a_not_read_note(run_hook) -> None:
     assert done.stdout == ""
 
 
+def test_an_event_it_does_not_know_is_named_on_stderr_and_still_exits_0(run_hook) -> None:
+    """A typo in a hand-written settings.json would otherwise turn a hook off without a trace:
+    the note names the event and where the known ones are listed; the call is still recorded,
+    as a Claude Code event newer than this list would be worth keeping."""
+    done = run_hook("Bogus", b"{}")
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert done.stderr == (
+        "swarmdeck hook: event 'Bogus' is none swarmdeck knows (`swarmdeck hook --help` lists"
+        " them): recorded, not answered\n"
+    )
+    assert [row["event"] for row in _events()] == ["Bogus"]
+    known = run_hook("stop", b"{}")
+    assert known.returncode == 0 and known.stderr == ""
+
+
 def test_huge_input_is_not_read_and_answered_fast(run_hook) -> None:
     huge = bash_payload("pytest -q", padding="x" * (6 * 1024 * 1024))
     done = run_hook("pre-tool-use", huge, timeout=20)

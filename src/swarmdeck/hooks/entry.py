@@ -22,7 +22,14 @@ import sys
 import time
 
 from swarmdeck.hooks.contract import emit
-from swarmdeck.hooks.payload import HookInput, InputNotRead, event_name, parse_input, read_raw
+from swarmdeck.hooks.payload import (
+    KNOWN_EVENTS,
+    HookInput,
+    InputNotRead,
+    event_name,
+    parse_input,
+    read_raw,
+)
 from swarmdeck.paths import empty_place_refusal
 
 # The light path does without typing's import time (see cli.py).
@@ -98,6 +105,11 @@ def _run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> No
     except Exception as error:  # reading must not block the agent; see module doc
         note(stderr, f"input not read: {error.__class__.__name__}")
         return
+    if hook.event not in KNOWN_EVENTS:
+        # A typo in a hand-written settings.json would turn a hook off without a trace; the
+        # call is still recorded, as an event newer than this list is worth keeping.
+        note(stderr, f"event {hook.event!r} is none swarmdeck knows (`swarmdeck hook --help`"
+                     " lists them): recorded, not answered")
     try:
         within(RECORD_BUDGET, lambda: _record(hook, spooled, time.time()))
     except Exception as error:  # the event is lost, the agent goes on

@@ -30,6 +30,8 @@ EVENTS = {
     "pre-compact": "PreCompact",
 }
 """`swarmdeck hook EVENT` names and the Claude Code event names they stand for."""
+KNOWN_EVENTS = frozenset(EVENTS.values())
+"""The Claude Code events swarmdeck records and acts on; any other is named on stderr."""
 
 
 class InputNotRead(Exception):
