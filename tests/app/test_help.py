@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from swarmdeck.app import bar_legend
 from swarmdeck.app.agent_tree import FOLDED, STATUS_MARKS
-from swarmdeck.app.help import GLOSSARY, HelpScreen
+from swarmdeck.app.help import GLOSSARY, READ_ONLY_MARK, HelpScreen
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.app.panel import TablePanel
 from swarmdeck.app.watchdog import FINDING_COLUMNS, WatchdogPanel
@@ -80,3 +80,26 @@ async def test_a_glossary_meaning_wraps_under_itself_not_to_the_margin(
             assert not line[:meaning_at].strip(), f"wrapped back to the margin: {line!r}"
             wrapped += 1
     assert wrapped, "no meaning wrapped: the test saw nothing"
+
+
+async def test_read_only_the_help_marks_every_key_that_would_change_something() -> None:
+    """Under --readonly the footer leaves out what would change anything; the help still lists
+    those keys, each marked off, so that a person reading it does not press them in vain."""
+    from swarmdeck.app.commands import ACTIONS
+
+    app = SwarmdeckApp(load_config(), StateStore.open_default(), readonly=True)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await probed(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        keys = plain(app.screen.query_one("#help-keys", Static).content)
+    lines = [" ".join(line.split()) for line in keys.splitlines()]
+    changing = [b for b in WatchdogPanel.BINDINGS if b.description]
+    for binding in [*(a for a in app.BINDINGS if a.action in {x.action for x in ACTIONS}),
+                    *changing]:
+        line = next(line for line in lines if line.startswith(
+            f"{binding.key_display or binding.key} {' '.join(binding.description.split())}"))
+        assert line.endswith(READ_ONLY_MARK), line
+    for line in lines:
+        if line.startswith(("? ", "q ", "1 ", "enter ")):
+            assert not line.endswith(READ_ONLY_MARK), line

@@ -4,7 +4,7 @@ of the panels mean; the bars' glyphs from their one legend (app/bar_legend.py)."
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from rich.cells import cell_len
 from rich.console import Group
@@ -149,16 +149,27 @@ NAVIGATION: tuple[tuple[str, str], ...] = (
 """Keys Textual's widgets and screens answer to, which no binding of the app lists."""
 
 
+READ_ONLY_MARK = "(off: read-only)"
+"""What the help says after a key that changes something, when the app is read-only."""
+
+
 def key_list(
-    app_bindings: Iterable[BindingType], panels: Iterable[tuple[str, Iterable[BindingType]]],
+    app_bindings: Iterable[BindingType],
+    panels: Iterable[tuple[str, Iterable[BindingType], bool]],
+    off: Collection[str] = frozenset(),
 ) -> list[tuple[str, str]]:
     """(key, what it does) for the app's bindings, each panel's (named for its panel) and the
     navigation keys; a binding with no description (a key's fallback elsewhere) is no key of
-    its own."""
-    keys = [(b.key_display or b.key, b.description) for b in app_bindings
+    its own. Keys that are off (read-only: an app action in `off`, every key of a panel whose
+    flag says it is off) are still listed, marked so."""
+
+    def shown(binding: Binding, what: str, is_off: bool) -> tuple[str, str]:
+        return (binding.key_display or binding.key, f"{what} {READ_ONLY_MARK}" if is_off else what)
+
+    keys = [shown(b, b.description, b.action in off) for b in app_bindings
             if isinstance(b, Binding) and b.description]
-    for title, bindings in panels:
-        keys.extend((b.key_display or b.key, f"{b.description} (in {title})") for b in bindings
+    for title, bindings, panel_off in panels:
+        keys.extend(shown(b, f"{b.description} (in {title})", panel_off) for b in bindings
                     if isinstance(b, Binding) and b.description)
     return [*keys, *NAVIGATION]
 

@@ -717,8 +717,10 @@ class SwarmdeckApp(App[int]):
                          answered)
 
     def action_help(self) -> None:
-        panels = [(cls.TITLE, cls.BINDINGS) for cls in PANEL_CLASSES.values() if cls.BINDINGS]
-        self.push_screen(HelpScreen(key_list(self.BINDINGS, panels)))
+        panels = [(cls.TITLE, cls.BINDINGS, self.readonly and issubclass(cls, StorePanel))
+                  for cls in PANEL_CLASSES.values() if cls.BINDINGS]
+        off = commands.MUTATING if self.readonly else frozenset()
+        self.push_screen(HelpScreen(key_list(self.BINDINGS, panels, off)))
 
     def action_migrate(self) -> None:
         """The migrate pane for the job under the Jobs panel's cursor."""
