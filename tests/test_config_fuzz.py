@@ -95,7 +95,7 @@ def _loads_or_one_line(text: str) -> None:
         assert "\n" not in row.key + row.value + row.source + row.doc
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents())
 def test_documents_over_the_schema_load_or_fail_in_one_line(text: str) -> None:
     _loads_or_one_line(text)

@@ -33,16 +33,23 @@ def room_in(home: Path, monkeypatch: pytest.MonkeyPatch) -> SwarmdeckApp:
     return fixed_app(home, watched=True)
 
 
+FRESH: dict[tuple[tuple[int, int], str | None], dict[str, tuple[int, int]]] = {}
+"""Each (size, focus key)'s fresh layout, once: the fixed room is the same in every test."""
+
+
 async def fresh_layout(
     home: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int], key: str | None,
 ) -> dict[str, tuple[int, int]]:
+    if (size, key) in FRESH:
+        return FRESH[size, key]
     app = room_in(home, monkeypatch)
     async with app.run_test(size=size) as pilot:
         await probed(pilot, 2)
         if key:
             await pilot.press(key)
         await pilot.pause()
-        return layout(app)
+        FRESH[size, key] = layout(app)
+    return FRESH[size, key]
 
 
 @pytest.mark.parametrize("key", [None, "2", "5", "6"])
