@@ -217,12 +217,12 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
             yield Label(f"[b]{self._title}[/b]")
             for key, name, placeholder in FIELDS:
                 with Horizontal(classes="form-line"):
-                    yield Label(f"{name:>8} ", classes="form-label")
+                    yield Label(f"{name:>9} ", classes="form-label")
                     yield Input(self._filled.get(key, ""), id=f"launch-{key}",
                                 placeholder=hint(key, placeholder, self._cores))
                 if key == "cap":
                     with Horizontal(classes="form-line"):
-                        yield Label(f"{'unbounded':>8} ", classes="form-label")
+                        yield Label(f"{'unbounded':>9} ", classes="form-label")
                         yield Switch(self._unbounded, id="launch-unbounded")
                         yield Label(UNBOUNDED, classes="form-hint")
             yield Static("", id="launch-preview", markup=False)
