@@ -280,11 +280,11 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
 
     def book_changed(self) -> None:
         """Work the fit out again against the book as read now; the form stays as it is."""
-        if self._closed():
+        if self._fields_gone():
             return
         self._work_out(self.values(), self.unbounded)
 
-    def _closed(self) -> bool:
+    def _fields_gone(self) -> bool:
         """Whether the form's fields are gone: a snapshot or a preview worked out in a thread
         can arrive while the app closes, after its screens lost their widgets."""
         return not self.query("#launch-command")
@@ -300,7 +300,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         self.app.call_from_thread(self._show, values, unbounded, result)
 
     def _show(self, values: dict[str, str], unbounded: bool, result: Preview) -> None:
-        if self._closed() or (values, unbounded) != (self.values(), self.unbounded):
+        if self._fields_gone() or (values, unbounded) != (self.values(), self.unbounded):
             return
         text = "\n".join(result.lines)
         if result.problem:
