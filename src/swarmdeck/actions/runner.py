@@ -50,7 +50,7 @@ from swarmdeck.probes.ledger import SliceFacts, reserve_problem, slice_cap_of
 from swarmdeck.probes.machine import local_host_name, mem_total
 from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
 from swarmdeck.records import dataclass
-from swarmdeck.sizes import SizeSpec, format_size
+from swarmdeck.sizes import SizeSpec, exact_size, format_size
 from swarmdeck.text_paths import joined, name_of
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
@@ -151,7 +151,7 @@ def slice_full_line(job_id: int, booking: Booking, peak: int, slice_cap: int) ->
     figures = f"(booked {format_size(booking.booked)}, peak {format_size(peak)})"
     if not outgrew_booking(peak, booking.booked):
         return f"{killed}; it stayed within its booking {figures}: not its fault, rerun it"
-    cap = f"--cap {format_size(mib_ceil(peak))} or more"
+    cap = f"--cap {fitting_cap(peak)} or more"
     if booking.oom_score_adj == OOM_ADJ_UNBOUNDED:
         cap += " in place of --unbounded"
     return (
@@ -159,6 +159,12 @@ def slice_full_line(job_id: int, booking: Booking, peak: int, slice_cap: int) ->
         f" the same kill; rerun it with {cap}, so it is booked what it takes, or when the slice"
         " has room for that"
     )
+
+
+def fitting_cap(peak: int) -> str:
+    """The --cap that books what a job took that grew past its booking: its peak in whole MiB,
+    as text that parses back to exactly that; what its 254 line names, and its rerun's form."""
+    return exact_size(mib_ceil(peak))
 
 
 def serial_marker(job_id: int) -> str:

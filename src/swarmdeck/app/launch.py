@@ -7,7 +7,9 @@ the state file, so it is worked out in a thread. Launch stays disabled while any
 and while this host has no memory cage (its book's slice problem, as `status` says it). The fit
 is worked out again at each snapshot while the form is open, against the book as read then.
 Enter in a field moves to the next one, and from the last to Launch once the form is right:
-a form is launched by its button, never by an Enter that was meant for a field.
+a form is launched by its button, never by an Enter that was meant for a field. Its unbounded
+switch sets the cap aside, as the runner takes no --cap with --unbounded: the cap field is
+emptied and disabled while it is on, and has what was typed in it again when it is off.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static, Switch
 
 from swarmdeck.actions.booking import Decision, decide_admission, decide_booking
 from swarmdeck.actions.fingerprint import fingerprint
@@ -49,6 +51,12 @@ FIELDS = (
 """(key, name, placeholder) of each field; the threads' placeholder gets the range of this
 host's cores (`hint`), the range the form takes."""
 
+UNBOUNDED = "may grow to the whole slice, killed first"
+"""What the unbounded switch does (`swarmdeck run --unbounded`), beside it."""
+
+CAP_SET_ASIDE = "none: --unbounded grows to the whole slice"
+"""The cap field's placeholder while the unbounded switch is on."""
+
 
 def hint(key: str, placeholder: str, cores: int | None) -> str:
     """A field's placeholder: the threads' names this host's range, "1–16", which is what the
@@ -66,12 +74,13 @@ class Preview:
 
 
 def request_from(
-    values: dict[str, str], default_cwd: Path, cores: int | None = None
+    values: dict[str, str], default_cwd: Path, cores: int | None = None, unbounded: bool = False
 ) -> RunRequest:
-    """The form as a RunRequest (a blank folder is `default_cwd`); SwarmdeckError (one line)
-    when a field is wrong. With this host's `cores` read, threads are 1 to that many, the range
-    the field's placeholder names: a job cannot keep more cores busy than the host has (the
-    runner itself takes up to MAX_THREADS); a bad count is worded as the runner words it."""
+    """The form as a RunRequest (a blank folder is `default_cwd`, `unbounded` its switch);
+    SwarmdeckError (one line) when a field is wrong, or a cap is given with unbounded. With
+    this host's `cores` read, threads are 1 to that many, the range the field's placeholder
+    names: a job cannot keep more cores busy than the host has (the runner itself takes up to
+    MAX_THREADS); a bad count is worded as the runner words it."""
     try:
         argv = shlex.split(values["command"])
     except ValueError as error:
@@ -93,6 +102,7 @@ def request_from(
         cap=values["cap"].strip() or None,
         label=values["label"].strip() or None,
         threads=threads,
+        unbounded=unbounded,
         timeout=timeout,
         detach=True,
         cwd=cwd,
@@ -115,11 +125,12 @@ def form_values(request: RunRequest) -> dict[str, str]:
 
 
 def preview(config: Config, store: StateStore, book: MemoryBook | None,
-            values: dict[str, str], default_cwd: Path, cores: int | None = None) -> Preview:
+            values: dict[str, str], default_cwd: Path, cores: int | None = None,
+            unbounded: bool = False) -> Preview:
     """Check the form and work out the booking the runner would give it, and if it fits;
-    `cores` is this host's, the threads' range."""
+    `cores` is this host's, the threads' range, `unbounded` the form's switch."""
     try:
-        request = request_from(values, default_cwd, cores)
+        request = request_from(values, default_cwd, cores, unbounded)
     except SwarmdeckError as error:
         return Preview(None, (), str(error))
     return request_preview(config, store, book, request)
@@ -141,7 +152,7 @@ def request_preview(config: Config, store: StateStore, book: MemoryBook | None,
             declared_cap=parse_cap(request.cap, total),
             default_prediction=config.memory.default_prediction.resolve(total),
             cap_factor=config.memory.cap_factor,
-            unbounded=False,
+            unbounded=request.unbounded,
             slice_cap=book.slice_cap,
         )
     except SwarmdeckError as error:
@@ -176,6 +187,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         filled: dict[str, str] | None = None,
         title: str = "Launch a caged job",
         cores: int | None = None,
+        unbounded: bool = False,
     ) -> None:
         """Args:
         config: The effective configuration (booking defaults).
@@ -185,6 +197,7 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         filled: Fields given a value to start with, by key (a rerun's, `form_values`).
         title: The form's title.
         cores: This host's cores, the range the threads field takes; None when not read.
+        unbounded: Whether the unbounded switch starts on (a rerun of an unbounded job's).
         """
         super().__init__(classes="confirm")
         self._config = config
@@ -194,6 +207,9 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
         self._filled = {"cwd": str(cwd), **(filled or {})}
         self._title = title
         self._cores = cores
+        self._unbounded = unbounded
+        self._cap_typed = ("", "")
+        """The cap field's value and placeholder from before the unbounded switch went on."""
         self._request: RunRequest | None = None
 
     def compose(self) -> ComposeResult:
@@ -201,9 +217,14 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
             yield Label(f"[b]{self._title}[/b]")
             for key, name, placeholder in FIELDS:
                 with Horizontal(classes="form-line"):
-                    yield Label(f"{name:>8} ", classes="form-label")
+                    yield Label(f"{name:>9} ", classes="form-label")
                     yield Input(self._filled.get(key, ""), id=f"launch-{key}",
                                 placeholder=hint(key, placeholder, self._cores))
+                if key == "cap":
+                    with Horizontal(classes="form-line"):
+                        yield Label(f"{'unbounded':>9} ", classes="form-label")
+                        yield Switch(self._unbounded, id="launch-unbounded")
+                        yield Label(UNBOUNDED, classes="form-hint")
             yield Static("", id="launch-preview", markup=False)
             with Horizontal(id="confirm-buttons"):
                 yield Button("Cancel", id="cancel", variant="default")
@@ -211,41 +232,75 @@ class LaunchScreen(ModalScreen[RunRequest | None]):
 
     def on_mount(self) -> None:
         self.query_one("#launch-command", Input).focus()
+        self._set_cap_aside(self._unbounded)
         self._check()
 
     def values(self) -> dict[str, str]:
         return {key: self.query_one(f"#launch-{key}", Input).value for key, _, _ in FIELDS}
 
+    @property
+    def unbounded(self) -> bool:
+        """Whether the unbounded switch is on."""
+        return self.query_one("#launch-unbounded", Switch).value
+
     @on(Input.Changed)
     def _changed(self) -> None:
         self._check()
+
+    @on(Switch.Changed, "#launch-unbounded")
+    def _unbounded_switched(self, event: Switch.Changed) -> None:
+        self._set_cap_aside(event.value)
+        self._check()
+
+    def _set_cap_aside(self, unbounded: bool) -> None:
+        """The cap field emptied and disabled while unbounded, with what was typed kept for
+        when it is off again."""
+        cap = self.query_one("#launch-cap", Input)
+        if unbounded == cap.disabled:
+            return
+        if unbounded:
+            self._cap_typed = (cap.value, cap.placeholder)
+            cap.value, cap.placeholder = "", CAP_SET_ASIDE
+        else:
+            cap.value, cap.placeholder = self._cap_typed
+        cap.disabled = unbounded
 
     @on(Input.Submitted)
     def _next_field(self, event: Input.Submitted) -> None:
         event.stop()
         keys = [key for key, _, _ in FIELDS]
         at = keys.index(event.input.id.removeprefix("launch-")) if event.input.id else -1
-        if at + 1 < len(keys):
-            self.query_one(f"#launch-{keys[at + 1]}", Input).focus()
-            return
+        for key in keys[at + 1:]:
+            field = self.query_one(f"#launch-{key}", Input)
+            if not field.disabled:
+                field.focus()
+                return
         # A disabled Launch takes no focus: Enter on a form that is not right stays put.
         self.query_one("#do", Button).focus()
 
     def book_changed(self) -> None:
         """Work the fit out again against the book as read now; the form stays as it is."""
-        self._work_out(self.values())
+        if self._fields_gone():
+            return
+        self._work_out(self.values(), self.unbounded)
+
+    def _fields_gone(self) -> bool:
+        """Whether the form's fields are gone: a snapshot or a preview worked out in a thread
+        can arrive while the app closes, after its screens lost their widgets."""
+        return not self.query("#launch-command")
 
     def _check(self) -> None:
         self.query_one("#do", Button).disabled = True
-        self._work_out(self.values())
+        self._work_out(self.values(), self.unbounded)
 
     @work(thread=True, exclusive=True, group="launch-preview", exit_on_error=False)
-    def _work_out(self, values: dict[str, str]) -> None:
-        result = preview(self._config, self._store, self._book(), values, self._cwd, self._cores)
-        self.app.call_from_thread(self._show, values, result)
+    def _work_out(self, values: dict[str, str], unbounded: bool) -> None:
+        result = preview(self._config, self._store, self._book(), values, self._cwd, self._cores,
+                         unbounded)
+        self.app.call_from_thread(self._show, values, unbounded, result)
 
-    def _show(self, values: dict[str, str], result: Preview) -> None:
-        if values != self.values():
+    def _show(self, values: dict[str, str], unbounded: bool, result: Preview) -> None:
+        if self._fields_gone() or (values, unbounded) != (self.values(), self.unbounded):
             return
         text = "\n".join(result.lines)
         if result.problem:

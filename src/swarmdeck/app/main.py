@@ -64,6 +64,7 @@ from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.launch import LaunchScreen, Preview, form_values, request_preview
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.migrate import MigrateScreen
+from swarmdeck.app.more_room import MoreRoom, more_room
 from swarmdeck.app.panel import SnapshotPanel, StorePanel
 from swarmdeck.app.record_detail import AlertDetail, FindingDetail
 from swarmdeck.app.terminal import controlling_tty, hung_up
@@ -80,7 +81,6 @@ from swarmdeck.probes.ledger import LedgerJob, MemoryBook
 from swarmdeck.probes.locks import LockState
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
-from swarmdeck.sizes import exact_size, format_size
 from swarmdeck.snapshot import Snapshot, reconciled_snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.views.sessions import waiting_text
@@ -621,8 +621,9 @@ class SwarmdeckApp(App[int]):
         if why:
             self.notify(f"not rerun: {why}", severity="error")
             return
-        if job.exit_code == ExitCode.OWN_CAP and job.cap:
-            self._rerun_with_more_room(job)
+        room = more_room(job, self.config.memory.cap_factor)
+        if room is not None:
+            self._rerun_with_more_room(job, room)
             return
         self._offer_rerun(job, self._local_book())
 
@@ -649,22 +650,19 @@ class SwarmdeckApp(App[int]):
 
         self.push_screen(commands.ConfirmScreen("Rerun this job?", lines, "Rerun"), answered)
 
-    def _rerun_with_more_room(self, job: LedgerJob) -> None:
-        """A job that ended at its own cap would end there again with the same cap: the launch
-        form opens filled in with what it declared (command, label, threads, --timeout) and
-        twice the cap, for the person to set."""
-        assert job.cap is not None
-        same = commands.rerun_request(job, self.config.memory.cap_factor)
-        filled = {**form_values(same), "cap": exact_size(2 * job.cap)}
+    def _rerun_with_more_room(self, job: LedgerJob, room: MoreRoom) -> None:
+        """A job the same rerun would end the same way (its own cap, or a slice it filled with
+        its own growth): the launch form opens filled in with what it declared (command, label,
+        threads, --timeout) and a cap with more room, for the person to set."""
 
         def answered(request: RunRequest | None) -> None:
             if request is not None:
                 self._launch(request, f"rerun of job {job.id}")
 
-        title = f"Rerun job {job.id}: it hit its own cap of {format_size(job.cap)}"
         self.push_screen(
-            LaunchScreen(self.config, self.store, self._local_book, Path(job.cwd), filled,
-                         title, cores=self._local_cores()),
+            LaunchScreen(self.config, self.store, self._local_book, Path(job.cwd),
+                         form_values(room.request), room.title, cores=self._local_cores(),
+                         unbounded=room.request.unbounded),
             answered,
         )
 
