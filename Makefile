@@ -49,8 +49,13 @@ snapshots: compile
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
+# The suite runs in three workers (pytest-xdist): most of its time is spent waiting on real
+# processes, cages, ssh servers and the Slurm daemons, so three keep two cores busy. The Slurm
+# tests share one worker (the machine has room for one test cluster). `TEST_WORKERS=0 make test`
+# runs it in one process.
+TEST_WORKERS ?= 3
 test: lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 clean:
 	rm -rf $(VENV) .pytest_cache build src/*.egg-info

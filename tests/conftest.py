@@ -79,7 +79,14 @@ def v1_cgroups() -> Iterator[Callable[[], Path]]:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Remember where the machine's kernel log stands before any test runs."""
+    """Remember where the machine's kernel log stands before any test runs.
+
+    A test worker of pytest-xdist starts with COLUMNS=80 and LINES=24 in its environment,
+    which the programs the tests start would take over the size of their own terminal (a
+    pseudo-terminal of 100x30, a pipe as wide as its text): every test sees the environment
+    it would see in one process, and the tests that want a width set COLUMNS themselves."""
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
     records = machine_records()
     if records is not None:
         session.stash[_KERNEL_MARK] = max((seq for seq, _ in records), default=0)

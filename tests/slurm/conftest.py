@@ -21,6 +21,12 @@ _running: list[SlurmCluster] = []
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test here runs in one worker (xdist's loadgroup), one after another: the machine
+    has room for one cluster, and it is stopped after the last of them. Where the binaries are
+    missing, the tests that need the cluster are left out."""
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.xdist_group("slurm"))
     why = why_no_cluster()
     if not why:
         return
