@@ -10,11 +10,13 @@ from swarmdeck.durations import (
     MAX_SECONDS,
     NONE,
     age_text,
+    finite,
     running_runtime_text,
     runtime_text,
     seconds_above_zero,
     seconds_or_zero,
     seconds_problem,
+    whole_milliseconds,
 )
 
 
@@ -77,3 +79,16 @@ def test_the_problem_of_a_span_already_read_is_the_same_as_of_its_text() -> None
     assert seconds_problem(math.nan) == "is not a number of seconds: give one like 600"
     assert seconds_problem(0, zero_ok=False) == "is no time at all: give more than 0 seconds"
     assert seconds_problem(600) is None
+
+
+@pytest.mark.parametrize(
+    "number",
+    [0.0, -0.0, 1.5, -2.0, 1e308, -1e308, 5e-324, math.inf, -math.inf, math.nan, 7, 10**300],
+)
+def test_finite_answers_as_math_isfinite(number: float) -> None:
+    assert finite(number) is math.isfinite(number)
+
+
+@pytest.mark.parametrize("seconds", [0.0, 0.0004, 0.001, 0.0015, 0.25, 1.0, 2.0000001, 59.9999])
+def test_whole_milliseconds_rounds_up_as_math_ceil(seconds: float) -> None:
+    assert whole_milliseconds(seconds) == math.ceil(seconds * 1000)

@@ -8,30 +8,31 @@ used as written stops with one ConfigError line naming the file, the line and th
 missing file means the defaults, silently, by design.
 """
 
-import math
 import os
-from collections.abc import Callable, Mapping
-from types import MappingProxyType
 
 from swarmdeck import paths
+from swarmdeck.durations import finite
 from swarmdeck.errors import ConfigError, UsageError
-from swarmdeck.records import MISSING, dataclass, field, fields, is_dataclass
+from swarmdeck.records import MISSING, MappingProxyType, dataclass, field, fields, is_dataclass
 from swarmdeck.sizes import SizeSpec, format_size
 from swarmdeck.text_paths import tidy
 
 # This module's annotations are evaluated (see _hints), so `Any` must exist at run time; typing
-# costs every caged run 3 ms to import, and there `object` stands in for it.
+# costs every caged run 3 ms to import, and there `object` stands in for it. collections.abc is
+# not imported either (it imports collections, 2 ms): the mappings here are MappingProxyType,
+# and a Rule's check, which no section holds, is annotated as text.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import tomllib
+    from collections.abc import Callable
     from typing import Any
 
     from swarmdeck.toml_lines import KeyLines
+
+    Check = Callable[[Any], str | None]
+    """An extra check on a converted value: returns what is wrong with it, or None."""
 else:
     Any = object
-
-Check = Callable[[Any], str | None]
-"""An extra check on a converted value: returns what is wrong with it, or None."""
 
 MAX_CONFIG_BYTES = 1024 * 1024
 """A config file larger than this is refused unread: a real one is a few KiB."""
@@ -54,7 +55,7 @@ class Rule:
     minimum: float | None = None
     above: float | None = None
     maximum: float | None = None
-    check: Check | None = None
+    check: "Check | None" = None
 
 
 def about(
@@ -63,7 +64,7 @@ def about(
     minimum: float | None = None,
     above: float | None = None,
     maximum: float | None = None,
-    check: Check | None = None,
+    check: "Check | None" = None,
 ) -> dict[str, Rule]:
     """Field metadata for one key of the schema: its doc and the bounds a value must keep."""
     return {"rule": Rule(doc, minimum, above, maximum, check)}
@@ -497,7 +498,7 @@ class SlurmConfig:
     )
 
 
-def _default_sources() -> Mapping[str, str]:
+def _default_sources() -> MappingProxyType[str, str]:
     return MappingProxyType({key: "default" for key in schema_keys()})
 
 
@@ -516,7 +517,7 @@ class Config:
     hosts: tuple[HostConfig, ...] = ()
     path: str | None = None
     """The file the values came from; None when there was none."""
-    sources: Mapping[str, str] = field(default_factory=_default_sources)
+    sources: MappingProxyType[str, str] = field(default_factory=_default_sources)
     """Dotted key ("memory.reserve", "hosts[box2].port") → "default" or "FILE:LINE"."""
 
     def host(self, name: str) -> HostConfig | None:
@@ -564,7 +565,7 @@ def _keys(cls: type) -> tuple[_Key, ...]:
     )
 
 
-SECTIONS: Mapping[str, type] = MappingProxyType(
+SECTIONS: MappingProxyType[str, type] = MappingProxyType(
     {
         item.name: kind
         for item in fields(Config)
@@ -901,7 +902,7 @@ def _convert(key: _Key, value: Any) -> Any:
     elif kind is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _Invalid(f"expected a number, got {_describe(value)}")
-        if not math.isfinite(value):
+        if not finite(value):
             raise _Invalid(f"expected a finite number, got {value}")
         result = float(value)
     elif kind is str:

@@ -166,9 +166,8 @@ def _values(section: Any) -> dict[str, Any]:
 
 
 def _decode(stored: dict[str, Any]) -> Config:
-    from types import MappingProxyType
-
     from swarmdeck.config import SECTIONS, Config, HostConfig
+    from swarmdeck.records import MappingProxyType
 
     sections = {name: _section(cls, stored["sections"][name]) for name, cls in SECTIONS.items()}
     return Config(

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import fcntl
 import time
-from collections.abc import Callable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def take_within(

@@ -7,8 +7,6 @@ share of a total the caller supplies (normally MemTotal).
 
 from __future__ import annotations
 
-import functools
-
 from swarmdeck.errors import UsageError
 from swarmdeck.records import dataclass
 
@@ -30,9 +28,9 @@ _EXAMPLES = "like 512M, 8G, 1.5G or 70%"
 _NUMBER = r"(?P<number>[0-9]+(?:\.[0-9]+)?|\.[0-9]+)"
 
 
-@functools.cache
 def _grammar() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """The absolute, percent and not-finite patterns, compiled when a size first needs them."""
+    """The absolute, percent and not-finite patterns, compiled when a size first needs them
+    (and kept by re's own cache of compiled patterns after that)."""
     import re
 
     return (

@@ -16,7 +16,6 @@ import time
 # threading.local is this class (threading re-exports it); importing threading for it alone
 # would cost every caged run 1 ms.
 from _thread import _local as thread_local
-from collections.abc import Callable, Iterator
 from itertools import pairwise
 
 from swarmdeck import paths, sqlite
@@ -29,6 +28,7 @@ from swarmdeck.text_paths import parent_of, tidy
 # pathlib would cost every `swarmdeck run` 4 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
     from os import PathLike
 
 APPLICATION_ID = int.from_bytes(b"SWDK", "big")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
+
 from swarmdeck.actions.booking import (
     OOM_ADJ_ON_CAP,
     OOM_ADJ_PREDICTED,
@@ -12,6 +16,7 @@ from swarmdeck.actions.booking import (
     decide_admission,
     decide_booking,
     hit_ceiling,
+    mib_ceil,
 )
 from swarmdeck.probes.ledger import MemoryBook
 
@@ -186,3 +191,12 @@ def test_a_booking_of_nothing_is_admitted_into_zero_room() -> None:
     )
     assert decide_admission(0, full) is Decision.ADMIT
     assert decide_admission(1, full) is Decision.NEVER
+
+
+@pytest.mark.parametrize(
+    "size", [0, 1, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 1.5 * (1 << 20), 3 * (1 << 30) * 1.25,
+             64 * (1 << 40) + 0.5]
+)
+def test_mib_ceil_rounds_up_to_whole_mib_as_math_ceil(size: float) -> None:
+    assert mib_ceil(size) == math.ceil(size / MIB) * MIB
+    assert isinstance(mib_ceil(size), int)

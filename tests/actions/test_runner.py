@@ -157,6 +157,7 @@ ONLY_ON_A_RARE_BRANCH = {
     "swarmdeck.actions.slurm_run", "swarmdeck.probes.peer_cache",
     "pathlib", "json", "re", "urllib", "urllib.parse", "ipaddress", "fnmatch", "warnings",
     "enum", "swarmdeck.exitcodes", "sqlite3", "sqlite3.dbapi2", "datetime", "ctypes",
+    "functools", "collections", "collections.abc", "math", "types",
 }
 """What a job that starts, runs and exits at once never uses: argparse is for lines of another
 shape, an alert for a queued job that a peer fits, detach and Slurm for their flags, TOML
@@ -173,7 +174,11 @@ the run path's own sets of words are swarmdeck.choices, not enums: importing enu
 its classes costs every run some 2 ms. SQLite is its C module alone (swarmdeck.sqlite): the
 sqlite3 package around it runs all of datetime.py to register date adapters no row here uses;
 the parent-death signal is set through _ctypes, not the ctypes package's hundred classes
-(about 4 ms each on Python 3.11); and stopping a lost job's leftovers is the rare branch that
+(about 4 ms each on Python 3.11). The functools that _sqlite3 imports for its statement cache
+stands in as its lru_cache alone, since functools brings collections, operator, keyword and
+reprlib (3 ms); collections.abc, which imports collections too, is named only for type
+checkers; math and types, a shared library and a module of classes, give way to a comparison
+and to `type()` of an object the interpreter already has (half a millisecond each); and stopping a lost job's leftovers is the rare branch that
 imports the kill module."""
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import select
 import time
-from collections.abc import Callable
 
 from swarmdeck import exit_numbers as exits
 from swarmdeck import json_text, sqlite
@@ -37,6 +36,7 @@ from swarmdeck.state import insert, now
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from os import PathLike
 
     from swarmdeck.state import StateStore

@@ -6,9 +6,6 @@ without a machine and the runner only gathers numbers and acts on the answer.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-
 from swarmdeck.choices import Choice
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.records import dataclass
@@ -16,6 +13,7 @@ from swarmdeck.sizes import MIB
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from fractions import Fraction
 
 HISTORY_WINDOW = 5
@@ -77,7 +75,9 @@ def __getattr__(name: str) -> Fraction:
 
 def mib_ceil(n: float) -> int:
     """`n` bytes rounded up to whole MiB: a size to put in a --cap."""
-    return math.ceil(n / MIB) * MIB
+    # math.ceil by floor division of the negated size: the math module is not imported on
+    # the run path (see durations.finite).
+    return -int(-n // MIB) * MIB
 
 
 def made_cap(booked: int, cap_factor: float) -> int:

@@ -14,7 +14,6 @@ per HEAD commit and remembered in the state folder, and HEAD itself is read from
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 
 from swarmdeck import json_text, paths
 from swarmdeck.digest import short_sha256
@@ -24,6 +23,7 @@ from swarmdeck.text_paths import below, name_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from os import PathLike
 
 GIT_TIMEOUT = 2.0

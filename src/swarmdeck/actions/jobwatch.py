@@ -12,19 +12,20 @@ from __future__ import annotations
 # _signal, signal's own C module: signal.py adds only enums over the same functions, and
 # building them costs every caged run half a millisecond.
 import _signal
-import math
 import os
 import select
 import time
-from types import FrameType
 
 from swarmdeck.actions.cage import Cage
 from swarmdeck.actions.kill import stop_tree
+from swarmdeck.durations import whole_milliseconds
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.records import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import FrameType
+
     from swarmdeck.actions.spawn import Child
 
 STOP_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
@@ -119,7 +120,7 @@ def watch(
             pause = interval
             if deadline is not None:
                 pause = max(0.0, min(pause, deadline - time.monotonic()))
-            tags = {kinds[fd] for fd, _ in poller.poll(math.ceil(pause * 1000))}
+            tags = {kinds[fd] for fd, _ in poller.poll(whole_milliseconds(pause))}
             if OOM in tags:
                 cage.drain()
             # Read every round, not only on a notification: the kill can land just after it.

@@ -15,11 +15,14 @@ import _signal
 import os
 import select
 import time
-from collections.abc import Callable, Collection, Iterable
 
 from swarmdeck.errors import RefusedError
 from swarmdeck.probes.procs import ProcessIdentity, StatLine, process_table, read_stat
 from swarmdeck.records import dataclass, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Iterable
 
 MAX_FREEZE_ROUNDS = 20
 """Re-listing stops when a round finds no newborn; a fork bomb cannot keep it going forever."""

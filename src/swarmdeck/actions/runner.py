@@ -13,7 +13,6 @@ from __future__ import annotations
 import _signal
 import os
 import sys
-from collections.abc import Callable
 
 from swarmdeck import exit_numbers as exits
 from swarmdeck import paths
@@ -56,6 +55,8 @@ from swarmdeck.text_paths import joined, name_of
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from swarmdeck.actions.detach import Detached, JobOutput
     from swarmdeck.config import Config
     from swarmdeck.state import StateStore

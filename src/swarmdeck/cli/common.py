@@ -6,7 +6,6 @@ Kept free of heavy imports: `swarmdeck run` and `swarmdeck hook` start here.
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 
@@ -31,8 +30,14 @@ def __getattr__(name: str) -> type:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@functools.cache
 def _argument_parser() -> type[argparse.ArgumentParser]:
+    """The class, made once: kept as this module's `ArgumentParser`, which then answers every
+    later look-up before `__getattr__` is asked (and functools, whose cache would do the same,
+    is not imported on the run path)."""
+    made = globals().get("ArgumentParser")
+    if made is not None:
+        return made
+
     import argparse
 
     from swarmdeck.errors import UsageError
@@ -98,6 +103,7 @@ def _argument_parser() -> type[argparse.ArgumentParser]:
             return self.formatter_class(prog=self.prog, width=help_width())
 
     ArgumentParser.__module__ = __name__
+    globals()["ArgumentParser"] = ArgumentParser
     return ArgumentParser
 
 
@@ -201,7 +207,9 @@ def add_subcommands(parser: argparse.ArgumentParser, dest: str) -> argparse._Sub
     inner = parser.add_subparsers(
         dest=dest, prog=parser.prog, parser_class=_argument_parser(), metavar="SUBCOMMAND"
     )
-    parser.set_defaults(handler=functools.partial(_no_subcommand, parser.prog, inner))
+    from functools import partial
+
+    parser.set_defaults(handler=partial(_no_subcommand, parser.prog, inner))
     return inner
 
 
@@ -222,10 +230,19 @@ def _no_subcommand(prog: str, inner: argparse._SubParsersAction, args: object) -
     )
 
 
-@functools.cache
+_help_width: list[int] = []
+"""help_width's answer, once found."""
+
+
 def help_width() -> int:
     """The width argparse's formatter would take (shutil.get_terminal_size's columns − 2),
     found once per process and without importing shutil and its archive modules."""
+    if not _help_width:
+        _help_width.append(_terminal_columns() - 2)
+    return _help_width[0]
+
+
+def _terminal_columns() -> int:
     try:
         columns = int(os.environ.get("COLUMNS", "0"))
     except ValueError:
@@ -235,7 +252,7 @@ def help_width() -> int:
             columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
         except (AttributeError, ValueError, OSError):
             columns = 0
-    return (columns or 80) - 2
+    return columns or 80
 
 
 def need_terminal(instead: str = "`swarmdeck status` prints the same facts") -> None:

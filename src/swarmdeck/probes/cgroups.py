@@ -10,7 +10,6 @@ from __future__ import annotations
 import _thread
 import os
 import select
-from collections.abc import Callable
 
 from swarmdeck.probes.kernel_files import read_bytes
 from swarmdeck.probes.procs import own_file
@@ -26,6 +25,7 @@ DEFAULT_SCOPE_SLICE = "swarmdeck.slice"
 # plain strings in pathlib's spelling (text_paths.py), pathlib being another 4 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from os import PathLike
     from typing import TextIO
 

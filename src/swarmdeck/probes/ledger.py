@@ -10,7 +10,6 @@ reported (`runner_alive`), and actions/reconcile.py is what marks it lost.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
 
 from swarmdeck import json_text, sqlite
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
@@ -22,6 +21,7 @@ from swarmdeck.records import asdict, dataclass, replace
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
     from os import PathLike
     from typing import Any
 

@@ -33,15 +33,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from types import ModuleType
 
 from swarmdeck.probes.kernel_files import read_bytes
 from swarmdeck.records import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from os import PathLike
+    from types import ModuleType
 
 PROC = "/proc"
 """The process filesystem every reader here uses."""

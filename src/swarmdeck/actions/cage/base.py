@@ -13,7 +13,6 @@ import abc
 import errno
 import os
 import time
-from collections.abc import Callable, Sequence
 
 from swarmdeck import exit_numbers as exits
 from swarmdeck.actions.oom import OomEvidence
@@ -24,6 +23,10 @@ from swarmdeck.probes.cgroups import (
     cgroup_pids,
     read_memory,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 JOB_PREFIX = "job-"
 RMDIR_TRIES = 50
