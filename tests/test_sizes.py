@@ -1,5 +1,7 @@
 """Sizes: what people write parses to the bytes they mean, and bad text says what is wrong."""
 
+from fractions import Fraction
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -180,6 +182,41 @@ def test_percentage_never_resolves_above_its_share(total: int, permille: int) ->
     resolved = spec.resolve(total)
     assert 0 <= resolved <= total
     assert resolved * 1000 <= total * permille
+
+
+def _format_size_by_fractions(n: int) -> str:
+    """format_size's rule in exact fractions, as it was first written: the figure n / 1024^k
+    for the largest unit that leaves it at least 1, rounded half to even to three significant
+    digits (the whole integer part when it has more), moved up a unit when it rounds to 1024."""
+    if n < 0:
+        return "-" + _format_size_by_fractions(-n)
+    if n < 1024:
+        return f"{n}B"
+    exponent = min(4, (n.bit_length() - 1) // 10)
+
+    def rounded(k: int) -> Fraction:
+        value = Fraction(n, 1024**k)
+        return Fraction(round(value)) if value >= 100 else round(value, 1 if value >= 10 else 2)
+
+    value = rounded(exponent)
+    if value >= 1024 and exponent < 4:
+        exponent += 1
+        value = rounded(exponent)
+    whole, thousandths = divmod(round(value * 1000), 1000)
+    return f"{whole}.{thousandths:03d}".rstrip("0").rstrip(".") + "KMGT"[exponent - 1]
+
+
+@given(st.integers(min_value=-(2**62), max_value=2**62))
+def test_format_size_rounds_as_exact_fractions_do(n: int) -> None:
+    assert format_size(n) == _format_size_by_fractions(n)
+
+
+@pytest.mark.parametrize("unit", [1, 1024, 1024**2, 1024**3, 1024**4])
+def test_format_size_rounds_halves_to_even_at_every_edge(unit: int) -> None:
+    for figure in (1, 9, 10, 99, 100, 1023, 1024, 2048):
+        for step in range(-3 * 1024, 3 * 1024 + 1, 7):
+            n = figure * unit * 1024 + step * max(1, unit // 1024)
+            assert format_size(n) == _format_size_by_fractions(n), n
 
 
 def test_no_size_under_1024t_is_longer_than_the_short_size_width() -> None:

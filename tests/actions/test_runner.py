@@ -178,8 +178,8 @@ the parent-death signal is set through _ctypes, not the ctypes package's hundred
 stands in as its lru_cache alone, since functools brings collections, operator, keyword and
 reprlib (3 ms); collections.abc, which imports collections too, is named only for type
 checkers; math and types, a shared library and a module of classes, give way to a comparison
-and to `type()` of an object the interpreter already has (half a millisecond each); and stopping a lost job's leftovers is the rare branch that
-imports the kill module."""
+and to `type()` of an object the interpreter already has (half a millisecond each); and
+stopping a lost job's leftovers is the rare branch that imports the kill module."""
 
 
 def test_a_plain_run_imports_no_parser_and_nothing_only_a_rare_branch_needs(

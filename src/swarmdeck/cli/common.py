@@ -230,16 +230,17 @@ def _no_subcommand(prog: str, inner: argparse._SubParsersAction, args: object) -
     )
 
 
-_help_width: list[int] = []
+_help_width: int | None = None
 """help_width's answer, once found."""
 
 
 def help_width() -> int:
     """The width argparse's formatter would take (shutil.get_terminal_size's columns − 2),
     found once per process and without importing shutil and its archive modules."""
-    if not _help_width:
-        _help_width.append(_terminal_columns() - 2)
-    return _help_width[0]
+    global _help_width
+    if _help_width is None:
+        _help_width = _terminal_columns() - 2
+    return _help_width
 
 
 def _terminal_columns() -> int:
