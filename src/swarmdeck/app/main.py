@@ -77,6 +77,7 @@ from swarmdeck.printable import printable
 from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, waiting_for_person
 from swarmdeck.probes.host import CpuSampler, HostSnapshot
+from swarmdeck.probes.kernel_files import hold_open, release_unread
 from swarmdeck.probes.ledger import LedgerJob, MemoryBook
 from swarmdeck.probes.locks import LockState
 from swarmdeck.probes.peer import PeerProber
@@ -304,6 +305,7 @@ class SwarmdeckApp(App[int]):
                 self.post_message(self.ProbeFailed(error))
             else:
                 self.post_message(self.SnapshotReady(snapshot))
+            release_unread()
             self._probe_now.wait(interval)
 
     def on_unmount(self) -> None:
@@ -749,7 +751,11 @@ class SwarmdeckApp(App[int]):
 
 
 def run_app(config: Config, store: StateStore, *, readonly: bool = False) -> int:
-    """Run the control room until the person quits; returns the exit status."""
+    """Run the control room until the person quits; returns the exit status.
+
+    It reads the same kernel files at every refresh, so it holds them open between reads
+    (probes/kernel_files.py)."""
+    hold_open()
     app = SwarmdeckApp(config, store, readonly=readonly, terminal=controlling_tty())
     result = app.run()
     # An app that ended on an error it could not handle has shown the traceback: its status

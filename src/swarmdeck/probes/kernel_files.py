@@ -3,17 +3,87 @@
 Every refresh reads a few such files per supervised thread and cage, so they are read with
 os.open/os.read/os.close by string path: half the cost of `open()` and `pathlib` (7 µs against
 13 µs for one /proc/PID/task/TID/stat on these machines).
+
+A process that reads the same files at every refresh (the control room, `swarmdeck watch`)
+calls `hold_open` once: each file it reads then stays open and is read again with `pread` at
+offset 0, which makes the kernel generate it afresh without looking its path up again. That is
+a quarter to a half of a read's cost (a job's memory.usage_in_bytes: 1 µs against 8 µs) and the
+open and close of each. A held file never goes stale unseen: the kernel refuses a read once
+what it describes is gone (ESRCH for an ended process or thread, ENODEV for a removed cgroup),
+and the path is then opened afresh, as it always was, so a pid taken over by a new process is
+read as that process, exactly as before. `release_unread`, called once a round, closes the
+files the round did not read, so what is held is what is supervised now.
 """
 
 from __future__ import annotations
 
 import os
+from _thread import allocate_lock
 
 CHUNK = 65536
+KERNEL_ROOTS = ("/proc/", "/sys/")
+"""Where the files that are generated at each read live: only these are held. Any other path
+(a test's own tree standing in for /proc, which it rewrites) is opened for each read."""
+MAX_HELD = 768
+"""The most files held open at once; past it a file is opened for each read, as without
+`hold_open`. Seven per running job and a few for the host: room for a hundred jobs, and well
+under the usual limit of 1024 open files."""
+
+
+class _HeldFiles:
+    """The open files by path, and the paths read since the last `release_unread`."""
+
+    def __init__(self) -> None:
+        self.fds: dict[str, int] = {}
+        self.read: set[str] = set()
+        # Held across the read too: a descriptor is never closed (and its number reused by
+        # another open) while another thread reads it.
+        self.lock = allocate_lock()
+
+
+_held: _HeldFiles | None = None
+
+
+def hold_open() -> None:
+    """From now on keep the files read open between reads (see the module's docstring)."""
+    global _held
+    if _held is None:
+        _held = _HeldFiles()
+
+
+def stop_holding() -> None:
+    """Close every held file; from now on each read opens its file again."""
+    global _held
+    held, _held = _held, None
+    if held is not None:
+        with held.lock:
+            for fd in held.fds.values():
+                os.close(fd)
+            held.fds.clear()
+
+
+def release_unread() -> None:
+    """Close the held files that were not read since the last call."""
+    held = _held
+    if held is None:
+        return
+    with held.lock:
+        for path in [path for path in held.fds if path not in held.read]:
+            os.close(held.fds.pop(path))
+        held.read.clear()
+
+
+def held_count() -> int:
+    """How many files are held open now."""
+    return 0 if _held is None else len(_held.fds)
 
 
 def read_bytes(path: str) -> bytes | None:
     """The whole file, or None when it cannot be opened or read (gone, or never there)."""
+    held = _held
+    if held is not None and path.startswith(KERNEL_ROOTS):
+        with held.lock:
+            return _read_held(held, path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
@@ -30,3 +100,38 @@ def read_bytes(path: str) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def _read_held(held: _HeldFiles, path: str) -> bytes | None:
+    fd = held.fds.get(path)
+    if fd is not None:
+        data = _read_from_start(fd)
+        if data is not None:
+            held.read.add(path)
+            return data
+        # What it described is gone: the path is opened afresh below.
+        os.close(held.fds.pop(path))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    data = _read_from_start(fd)
+    if data is None or len(held.fds) >= MAX_HELD:
+        os.close(fd)
+        return data
+    held.fds[path] = fd
+    held.read.add(path)
+    return data
+
+
+def _read_from_start(fd: int) -> bytes | None:
+    try:
+        data = os.pread(fd, CHUNK, 0)
+        if len(data) < CHUNK:
+            return data
+        parts = [data]
+        while chunk := os.pread(fd, CHUNK, sum(map(len, parts))):
+            parts.append(chunk)
+        return b"".join(parts)
+    except OSError:
+        return None

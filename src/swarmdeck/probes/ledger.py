@@ -104,9 +104,7 @@ class LedgerJob:
     @property
     def process(self) -> ProcessIdentity | None:
         """The job's root process while it runs; None before it started or once it ended."""
-        if self.state != RUNNING or self.pid is None or self.start_ticks is None:
-            return None
-        return ProcessIdentity(self.pid, self.start_ticks)
+        return running_process(self.state, self.pid, self.start_ticks)
 
     def runtime(self, now: float | None = None) -> float | None:
         """Seconds run so far, or in all once ended; None before it started."""
@@ -245,9 +243,24 @@ def not_yet_grown(bookings: Iterable[tuple[int, int]]) -> int:
     return sum(max(0, booked - current) for booked, current in bookings)
 
 
-def job_from_row(row: sqlite.Row, live: bool = True, runners: bool = True) -> LedgerJob:
+def running_process(state: str, pid: int | None, start_ticks: int | None) -> ProcessIdentity | None:
+    """A job's root process while it runs (LedgerJob.process, from its row's fields)."""
+    if state != RUNNING or pid is None or start_ticks is None:
+        return None
+    return ProcessIdentity(pid, start_ticks)
+
+
+def job_from_row(
+    row: sqlite.Row,
+    live: bool = True,
+    runners: bool = True,
+    usage: Usage | None = None,
+    serial_reason: str | None = None,
+) -> LedgerJob:
     """A ledger row as a LedgerJob; `live` reads the cage and, with `runners`, checks the
-    runner (admission skips that: it has just closed the rows of dead runners itself)."""
+    runner (admission skips that: it has just closed the rows of dead runners itself).
+    `usage` and `serial_reason` are what the usage tracker and the serial marker say of a
+    running job (see ledger_jobs)."""
     keys = row.keys()
     state = row["state"]
     current = peak_now = None
@@ -291,8 +304,8 @@ def job_from_row(row: sqlite.Row, live: bool = True, runners: bool = True) -> Le
         start_ticks=row["start_ticks"],
         threads=row["threads"],
         serial_marker_path=row["serial_marker_path"],
-        usage=None,
-        serial_reason=None,
+        usage=usage,
+        serial_reason=serial_reason,
         session_id=row["session_id"] if "session_id" in keys else None,
         agent_id=row["agent_id"] if "agent_id" in keys else None,
         fingerprint=row["fingerprint"] if "fingerprint" in keys else None,
@@ -435,25 +448,25 @@ def memory_book(
         return read_book(conn, facts, host, meminfo=meminfo)
 
 
-def with_usage(jobs: list[LedgerJob], tracker: UsageTracker) -> list[LedgerJob]:
-    """The jobs with each running one's use of the machine since the tracker's last look, and
-    the reason it gives for a serial phase."""
+def usage_of_rows(
+    rows: list[sqlite.Row], tracker: UsageTracker
+) -> dict[int, tuple[Usage | None, str | None]]:
+    """Each running job's use of the machine since the tracker's last look, and the reason it
+    gives for a serial phase, by job id, read from its ledger row."""
     # Here, not at the top: admission reads the book on every `swarmdeck run`, which has no
     # use for the usage sampler's import time.
     from swarmdeck.probes.usage import Supervised, serial_reason
 
     followed = {
-        job.id: Supervised(root, job.cgroup or None)
-        for job in jobs
-        if (root := job.process) is not None
+        row["id"]: (Supervised(root, row["cgroup"] or None), row["serial_marker_path"])
+        for row in rows
+        if (root := running_process(row["state"], row["pid"], row["start_ticks"])) is not None
     }
-    figures = tracker.update(followed)
-    return [
-        replace(job, usage=figures[job.id], serial_reason=serial_reason(job.serial_marker_path))
-        if job.id in followed
-        else job
-        for job in jobs
-    ]
+    figures = tracker.update({job_id: job for job_id, (job, _) in followed.items()})
+    return {
+        job_id: (figures[job_id], serial_reason(marker))
+        for job_id, (_, marker) in followed.items()
+    }
 
 
 def ledger_jobs(
@@ -482,10 +495,12 @@ def ledger_jobs(
             " ORDER BY id DESC LIMIT ?",
             (host, *ACTIVE, -1 if finished is None else finished),
         ).fetchall()
-    jobs = [job_from_row(row, runners=runners) for row in active] + [
-        job_from_row(row, live=False) for row in finished
-    ]
-    return with_usage(jobs, usage) if usage is not None else jobs
+    # Each running job is built once, with its figures: they are read from its row first.
+    figures = usage_of_rows(active, usage) if usage is not None else {}
+    return [
+        job_from_row(row, True, runners, *figures.get(row["id"], (None, None)))
+        for row in active
+    ] + [job_from_row(row, live=False) for row in finished]
 
 
 def finished_count(store: StateStore, host: str | None = None) -> int:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.errors import RefusedError
+from swarmdeck.probes.kernel_files import hold_open, release_unread
 from swarmdeck.probes.records import Finding, open_alerts, open_findings, pending_kill_requests
 from swarmdeck.watchdog.alerts import resolve_untrue
 from swarmdeck.watchdog.escalation import escalates
@@ -126,9 +127,13 @@ def watch_loop(
     on_pass: Callable[[PassReport], bool],
     interval: float,
 ) -> None:
-    """Pass after pass, `interval` seconds apart, until `on_pass` returns False."""
+    """Pass after pass, `interval` seconds apart, until `on_pass` returns False; the kernel
+    files each pass reads are held open between passes (probes/kernel_files.py)."""
+    hold_open()
     while True:
         started = time.monotonic()
-        if not on_pass(engine.run_pass(take())):
+        report = engine.run_pass(take())
+        release_unread()
+        if not on_pass(report):
             return
         time.sleep(max(0.0, interval - (time.monotonic() - started)))
