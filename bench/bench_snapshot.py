@@ -29,7 +29,7 @@ from pathlib import Path
 
 from scene import caged_jobs, load_average, make_slice, remove_slice, scratch_home, sleepers
 from swarmdeck.config import load_config
-from swarmdeck.probes import procs, usage
+from swarmdeck.probes import kernel_files, procs, usage
 from swarmdeck.probes.claude.sessions import SessionsProbe
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.snapshot import take_snapshot
@@ -41,13 +41,17 @@ SETTLE = 2.0
 
 
 def refresher() -> Callable[[], object]:
-    """A snapshot taker kept the way the app keeps one, already warm."""
+    """A snapshot taker kept the way the app keeps one, already warm, its kernel files held
+    open between refreshes as the app holds them (probes/kernel_files.py)."""
     config = load_config()
     store = StateStore.open_default()
     sampler, sessions, tracker = CpuSampler(), SessionsProbe(), usage.UsageTracker()
+    kernel_files.hold_open()
 
     def refresh() -> object:
-        return take_snapshot(config, store, sampler, sessions, tracker)
+        snapshot = take_snapshot(config, store, sampler, sessions, tracker)
+        kernel_files.release_unread()
+        return snapshot
 
     refresh()
     refresh()
