@@ -40,16 +40,19 @@ def _sleeper() -> subprocess.Popen[bytes]:
                             stdin=subprocess.PIPE)
 
 
+def _limit_read_after_setting(cage: Path, mib: int) -> bytes | None:
+    """Set the cage's memory limit to `mib` MiB, then read its file back through read_bytes."""
+    (cage / "memory.limit_in_bytes").write_text(str(mib << 20))
+    return read_bytes(f"{cage}/memory.limit_in_bytes")
+
+
 def test_a_held_file_is_generated_afresh_at_each_read(
     holding: None, v1_cgroups: Callable[[], Path]
 ) -> None:
     cage = v1_cgroups()
-    limit = f"{cage}/memory.limit_in_bytes"
-    (cage / "memory.limit_in_bytes").write_text(str(64 << 20))
-    assert read_bytes(limit) == f"{64 << 20}\n".encode()
+    assert _limit_read_after_setting(cage, 64) == f"{64 << 20}\n".encode()
     assert held_count() == 1
-    (cage / "memory.limit_in_bytes").write_text(str(32 << 20))
-    assert read_bytes(limit) == f"{32 << 20}\n".encode()
+    assert _limit_read_after_setting(cage, 32) == f"{32 << 20}\n".encode()
     assert held_count() == 1
 
 
@@ -57,14 +60,11 @@ def test_a_removed_cgroup_made_again_at_its_path_is_read_as_the_new_one(
     holding: None, v1_cgroups: Callable[[], Path]
 ) -> None:
     cage = v1_cgroups()
-    limit = f"{cage}/memory.limit_in_bytes"
-    (cage / "memory.limit_in_bytes").write_text(str(64 << 20))
-    assert read_bytes(limit) == f"{64 << 20}\n".encode()
+    assert _limit_read_after_setting(cage, 64) == f"{64 << 20}\n".encode()
     cage.rmdir()
-    assert read_bytes(limit) is None
+    assert read_bytes(f"{cage}/memory.limit_in_bytes") is None
     cage.mkdir()
-    (cage / "memory.limit_in_bytes").write_text(str(16 << 20))
-    assert read_bytes(limit) == f"{16 << 20}\n".encode()
+    assert _limit_read_after_setting(cage, 16) == f"{16 << 20}\n".encode()
 
 
 def test_an_ended_process_reads_as_gone_and_its_file_is_let_go(holding: None) -> None:
