@@ -32,6 +32,7 @@ def test_sqlite_comes_without_functools_and_leaves_the_real_one_to_import() -> N
 
 
 PRE_IMPORTED = """
+import sys
 import functools
 from swarmdeck import sqlite
 import sqlite3
@@ -41,7 +42,7 @@ print(sys.modules["functools"] is functools, sqlite.Connection is sqlite3.Connec
 
 def test_where_functools_is_imported_already_sqlite_uses_it() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", "import sys" + PRE_IMPORTED], capture_output=True, text=True,
+        [sys.executable, "-c", PRE_IMPORTED], capture_output=True, text=True,
         timeout=60, check=True,
     )
     assert done.stdout.split() == ["True", "True"]

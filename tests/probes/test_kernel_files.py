@@ -13,7 +13,6 @@ import pytest
 
 from swarmdeck.probes import kernel_files
 from swarmdeck.probes.kernel_files import (
-    MAX_HELD,
     held_count,
     hold_open,
     read_bytes,
@@ -114,10 +113,62 @@ def test_no_more_than_max_held_are_held(holding: None, monkeypatch: pytest.Monke
     for name in ("loadavg", "meminfo", "uptime", "version"):
         assert read_bytes(f"/proc/{name}")
     assert held_count() == 2 and _open_fds() == fds + 2
-    assert MAX_HELD > 2
 
 
 def test_without_hold_open_nothing_stays_open() -> None:
     fds = _open_fds()
     assert read_bytes("/proc/loadavg")
     assert held_count() == 0 and _open_fds() == fds
+
+
+def test_a_file_longer_than_one_chunk_is_read_whole(tmp_path: Path) -> None:
+    text = b"".join(b"%08d\n" % n for n in range(3 * kernel_files.CHUNK // 9 + 7))
+    (tmp_path / "long").write_bytes(text)
+    assert read_bytes(str(tmp_path / "long")) == text
+
+
+def test_a_held_file_longer_than_one_chunk_is_read_whole(holding: None) -> None:
+    """/proc/self/smaps of a Python process runs to hundreds of KiB: each pread continues where
+    the last one ended, and the text ends with its last entry whole."""
+    smaps = read_bytes("/proc/self/smaps")
+    assert smaps is not None and len(smaps) > kernel_files.CHUNK
+    assert smaps.endswith(b"\n") and smaps.count(b"\nRss:") == smaps.count(b"\nPss:")
+    again = read_bytes("/proc/self/smaps")
+    assert again is not None and len(again) > kernel_files.CHUNK and held_count() == 1
+
+
+THREADS = """
+import os, sys, threading
+cage = sys.argv[1]
+stop = threading.Event()
+threads = [threading.Thread(target=stop.wait) for _ in range(1500)]
+for thread in threads:
+    thread.start()
+with open(cage + "/cgroup.procs", "w") as procs:
+    procs.write(str(os.getpid()))
+print("in", flush=True)
+sys.stdin.readline()
+stop.set()
+"""
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_a_cage_of_1500_threads_lists_every_one(
+    held: bool, v1_cgroups: Callable[[], Path]
+) -> None:
+    """The kernel hands `tasks` over a page at a time: a reader that stopped at the first
+    short read saw some 700 of these threads."""
+    cage = v1_cgroups()
+    child = subprocess.Popen([sys.executable, "-c", THREADS, str(cage)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"in\n"
+        if held:
+            hold_open()
+        listed = read_bytes(f"{cage}/tasks")
+        assert listed is not None
+        assert sorted(listed.split()) == sorted((cage / "tasks").read_bytes().split())
+        assert len(listed.split()) == 1501
+    finally:
+        stop_holding()
+        child.communicate(b"\n")

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
 
+SimpleNamespace = type(sys.implementation)
+"""`types.SimpleNamespace`, as types.py itself finds it, for the namespace a plain line gives:
+importing types costs every caged run half a millisecond (see records.MappingProxyType)."""
+
 _RUN_VALUES: dict[str, Callable[[str], object]] = {
     "--cap": str,
     "--label": str,
@@ -30,9 +34,6 @@ _RUN_VALUES: dict[str, Callable[[str], object]] = {
 }
 """`swarmdeck run`'s options that take a value, with the type argparse gives it: a value it
 refuses (`--wait inf`) leaves the line to argparse, which says why."""
-SimpleNamespace = type(sys.implementation)
-"""`types.SimpleNamespace`, as types.py itself finds it, for the namespace a plain line gives:
-importing types costs every caged run half a millisecond (see records.MappingProxyType)."""
 _RUN_CHOICES = {"--on": ("slurm",)}
 _RUN_FLAGS = ("--unbounded", "--detach")
 

@@ -497,10 +497,11 @@ def ledger_jobs(
         ).fetchall()
     # Each running job is built once, with its figures: they are read from its row first.
     figures = usage_of_rows(active, usage) if usage is not None else {}
-    return [
-        job_from_row(row, True, runners, *figures.get(row["id"], (None, None)))
-        for row in active
-    ] + [job_from_row(row, live=False) for row in finished]
+    jobs = []
+    for row in active:
+        used, serial = figures.get(row["id"], (None, None))
+        jobs.append(job_from_row(row, runners=runners, usage=used, serial_reason=serial))
+    return jobs + [job_from_row(row, live=False) for row in finished]
 
 
 def finished_count(store: StateStore, host: str | None = None) -> int:
