@@ -136,3 +136,27 @@ def test_the_collector_is_on_again_once_the_run_has_started(isolated_home: Path)
 
     assert main(["run", "--threads", "0", "--", "true"]) == 251
     assert gc.isenabled()
+    assert gc.get_freeze_count() == 0, "a caller that goes on keeps its objects collectable"
+
+
+REPORTING_RUN = """
+import gc, sys
+
+sys.argv = ["swarmdeck", "run", "--threads", "0", "--", "true"]
+from swarmdeck.cli import main
+
+code = main()
+print(gc.get_freeze_count(), gc.isenabled())
+sys.exit(code)
+"""
+"""The console script's call (no argv given), refused after start-up, its collector reported."""
+
+
+def test_a_run_that_is_the_whole_process_freezes_what_its_start_up_made(
+    isolated_home: Path,
+) -> None:
+    ended = subprocess.run([sys.executable, "-c", REPORTING_RUN], capture_output=True,
+                           text=True, timeout=60)
+    assert ended.returncode == 251, ended.stderr
+    frozen, enabled = ended.stdout.split()
+    assert int(frozen) > 1000 and enabled == "True"

@@ -140,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _plain_run(args_list) or _parse(args_list)
         _refuse_empty_places()
         ends_process = argv is None and getattr(args, "ends_process", False)
+        args.whole_process = ends_process
         handler: Handler | None = getattr(args, "handler", None)
         if handler is None:
             handler = build_parser("ui").parse_args(["ui"]).handler
