@@ -76,11 +76,14 @@ class Watchdog:
 
     def observe(self, snapshot: Snapshot) -> Snapshot:
         """The snapshot with the records as they are after a pass over it; the pass is made
-        only once `watchdog.interval` has gone by since the last (the app refreshes faster)."""
+        only once `watchdog.interval` has gone by since the last (the app refreshes faster).
+        Between passes the snapshot is given back as it is: it read the same records itself,
+        and only a pass writes them here."""
         moment = time.monotonic()
-        if self._last_pass is None or moment - self._last_pass >= self.config.watchdog.interval:
-            self._last_pass = moment
-            self.run_pass(snapshot)
+        if self._last_pass is not None and moment - self._last_pass < self.config.watchdog.interval:
+            return snapshot
+        self._last_pass = moment
+        self.run_pass(snapshot)
         return replace(
             snapshot,
             findings=open_findings(self.store),
