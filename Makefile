@@ -5,9 +5,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint compile clean demo pictures snapshots
 
+# The venv's own setuptools goes: the package builds in pip's isolated environment, and its
+# distutils-precedence.pth imports a module at every interpreter start, every hook's included.
 $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip uninstall --quiet --yes setuptools
 
 # Reinstall only when pyproject.toml or the pinned versions change.
 $(STAMP): pyproject.toml constraints.txt | $(PY)
@@ -15,9 +18,11 @@ $(STAMP): pyproject.toml constraints.txt | $(PY)
 	touch $(STAMP)
 
 # Bytecode is compiled up front: hooks and runners start on every agent command, and an
-# environment with PYTHONDONTWRITEBYTECODE would otherwise recompile swarmdeck each time.
+# environment with PYTHONDONTWRITEBYTECODE would otherwise recompile swarmdeck each time. A
+# caged run reads its modules' code from one file (swarmdeck/module_bundle.py), written here.
 compile: $(STAMP)
 	$(PY) -m compileall -q src
+	$(PY) -m swarmdeck.module_bundle
 
 run: compile
 	$(VENV)/bin/swarmdeck ui
@@ -54,7 +59,7 @@ lint: $(STAMP)
 # tests share one worker (the machine has room for one test cluster). `TEST_WORKERS=0 make test`
 # runs it in one process.
 TEST_WORKERS ?= 3
-test: lint
+test: lint compile
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 clean:

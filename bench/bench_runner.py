@@ -77,10 +77,13 @@ def timed(argv: list[str], env: dict[str, str]) -> Timed:
 
 
 RUN_PATH_IMPORTS = (
-    "import gc; gc.disable(); import swarmdeck.cli.run, swarmdeck.actions.runner,"
-    " swarmdeck.actions.cage.v1, swarmdeck.config_cache, swarmdeck.config"
+    "import gc, swarmdeck.cli; from swarmdeck import module_bundle; module_bundle.use();"
+    " import swarmdeck.cli.output, swarmdeck.errors; gc.disable(); import swarmdeck.cli.run,"
+    " swarmdeck.actions.runner, swarmdeck.actions.cage.v1, swarmdeck.config_cache, swarmdeck.config"
 )
-"""What `swarmdeck run` imports before it does anything, as it imports it (collector off)."""
+"""What `swarmdeck run` imports before it does anything, as it imports it: the command line,
+then the rest from the run's module bundle (`make compile` writes it), the runner's with the
+collector off."""
 
 
 def startup_overhead(
@@ -287,8 +290,10 @@ def main() -> int:
         "_ctypes for the parent-death signal",
         "(not ctypes' classes); with paths as strings and JSON through",
         "_json's C code, so no pathlib, json or re, and exit codes and sets of words as plain",
-        "numbers and swarmdeck/choices.py, so no enum; and some 40 modules of swarmdeck's own,",
-        "whose records compile no code, see swarmdeck/records.py), config",
+        "numbers and swarmdeck/choices.py, so no enum; and some 50 modules of swarmdeck's own,",
+        "whose records compile no code, see swarmdeck/records.py, and whose code is read at",
+        "once from the run's module bundle, not from a .pyc each, see swarmdeck/module_bundle.py),",
+        "config",
         "(from the state folder's config.cache while the file is unchanged: the runs start",
         "after the config's settle time, as a user's do, so they read the cache), the state file",
         "(verified once per change of the file: the stamp beside it names the device, inode,",

@@ -18,6 +18,7 @@ import pytest
 from cagekit import MIB, SWARMDECK, end_session, hog, session_processes, write_config
 
 from ledger_rows import insert_job
+from package_copy import package_copy, with_copy
 from swarmdeck.actions.jobwatch import EXITED, SIGNALLED, TIMEOUT, Watched
 from swarmdeck.actions.oom import OomVerdict
 from swarmdeck.actions.reconcile import reconcile
@@ -201,6 +202,42 @@ def test_a_plain_run_imports_no_parser_and_nothing_only_a_rare_branch_needs(
     assert not imported & (OTHER_COMMANDS | ONLY_ON_A_RARE_BRANCH), sorted(
         imported & (OTHER_COMMANDS | ONLY_ON_A_RARE_BRANCH)
     )
+
+
+AUDITED_RUN = """
+import os, sys
+log = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+def opened(event, args):
+    if event == "open" and str(args[0]).endswith((".py", ".pyc")):
+        os.write(log, (str(args[0]) + "\\n").encode())
+sys.addaudithook(opened)
+sys.argv = ["swarmdeck", "run", "--", "true"]
+from swarmdeck.cli import main
+sys.exit(main())
+"""
+"""The console script's `swarmdeck run -- true`, writing every Python file it opens to a log
+(the interpreter's audit events: a module imported as usual opens its .pyc or source)."""
+
+
+def test_a_caged_run_reads_every_module_of_ours_it_imports_from_the_bundle(
+    slice_config: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    src = package_copy(tmp_path)
+    # As a user's runs are: after the config's settle time, the first run caches it.
+    time.sleep(SETTLE_NS / 1e9 + 0.1)
+    log = tmp_path / "opened.log"
+    log.touch()
+    assert with_copy(tmp_path, "-c", AUDITED_RUN, os.devnull).returncode == 0
+    done = with_copy(tmp_path, "-c", AUDITED_RUN, str(log))
+    assert done.returncode == 0, done.stderr
+    ours = {
+        re.sub(r"__pycache__/(\w+)\.[^/]+\.pyc$", r"\1.py", os.path.relpath(line, src))
+        for line in log.read_text().splitlines() if line.startswith(f"{src}/")
+    }
+    # What the command line imports before it knows the command is a run, bundle included.
+    assert ours == {"swarmdeck/__init__.py", "swarmdeck/cli/__init__.py",
+                    "swarmdeck/module_bundle.py"}
+    assert [(row["state"], row["exit_code"]) for row in rows(isolated_home)] == [("done", 0)] * 2
 
 
 def test_the_row_names_the_jobs_process_threads_and_serial_marker(

@@ -123,6 +123,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from swarmdeck.hooks.entry import main as hook_main
 
         return hook_main(args_list[1:])
+    if argv is None and args_list[:1] == ["run"]:
+        # A caged run's fresh interpreter reads the code of the modules it imports next from
+        # one file; a caller in-process has most of them imported already.
+        from swarmdeck import module_bundle
+
+        module_bundle.use()
     # Here, past the hook's return: the errors module brings in enum, which a hook never needs.
     from swarmdeck.cli.output import (
         OutputFailed,

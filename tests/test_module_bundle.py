@@ -1,0 +1,125 @@
+"""The run's module bundle: modules come from it only while their sources are what it was built
+from, and a missing or damaged bundle leaves imports as they are.
+
+Each test builds the bundle of its own copy of the package (`python -m swarmdeck.module_bundle`
+with the copy first on the path), never the checkout's.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from package_copy import PACKAGE, package_copy, with_copy
+from swarmdeck import module_bundle
+
+LOADERS = """
+import sys
+from swarmdeck import module_bundle
+print(module_bundle.use())
+import swarmdeck.sizes, swarmdeck.durations, swarmdeck.actions
+for name in ("swarmdeck.sizes", "swarmdeck.durations", "swarmdeck.actions"):
+    module = sys.modules[name]
+    print(name, type(module.__loader__).__name__, module.__file__)
+"""
+
+
+def loaders(tmp_path: Path) -> list[str]:
+    done = with_copy(tmp_path, "-c", LOADERS)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_the_bundle_holds_what_a_run_imports_and_its_modules_keep_their_own_files(
+    tmp_path: Path,
+) -> None:
+    src = package_copy(tmp_path)
+    assert with_copy(tmp_path, "-m", "swarmdeck.module_bundle").stdout.endswith("modules\n")
+    used, *modules = loaders(tmp_path)
+    assert used == "True"
+    assert modules == [
+        f"swarmdeck.sizes _BundledLoader {src}/swarmdeck/sizes.py",
+        f"swarmdeck.durations _BundledLoader {src}/swarmdeck/durations.py",
+        f"swarmdeck.actions _BundledLoader {src}/swarmdeck/actions/__init__.py",
+    ]
+
+
+def test_a_bundled_module_fails_with_its_source_lines_in_the_traceback(tmp_path: Path) -> None:
+    src = package_copy(tmp_path)
+    done = with_copy(tmp_path, "-c", "\n".join([
+        "from swarmdeck import module_bundle",
+        "assert module_bundle.use()",
+        "from swarmdeck.sizes import parse_size",
+        "parse_size('seven')",
+    ]))
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    source = (src / "swarmdeck" / "sizes.py").read_text().splitlines()
+    frames = [i for i, line in enumerate(lines) if 'sizes.py", line' in line]
+    assert frames, done.stderr
+    for i in frames:
+        number = int(lines[i].split('", line ')[1].split(",")[0])
+        assert lines[i + 1].strip() == source[number - 1].strip()
+
+
+def test_a_changed_module_is_imported_from_its_source_and_the_rest_from_the_bundle(
+    tmp_path: Path,
+) -> None:
+    src = package_copy(tmp_path)
+    with (src / "swarmdeck" / "sizes.py").open("a") as f:
+        f.write("\nCHANGED_AFTER_THE_BUNDLE = True\n")
+    used, sizes, durations, _ = loaders(tmp_path)
+    assert used == "True"
+    assert sizes.split()[1] == "SourceFileLoader"
+    assert durations.split()[1] == "_BundledLoader"
+    done = with_copy(tmp_path, "-c", "from swarmdeck import module_bundle; module_bundle.use();"
+                  " import swarmdeck.sizes as s; print(s.CHANGED_AFTER_THE_BUNDLE)")
+    assert done.stdout == "True\n", done.stderr
+
+
+def test_a_module_whose_source_is_gone_is_not_taken_from_the_bundle(tmp_path: Path) -> None:
+    src = package_copy(tmp_path)
+    (src / "swarmdeck" / "durations.py").unlink()
+    done = with_copy(tmp_path, "-c", "from swarmdeck import module_bundle; module_bundle.use();"
+                  " import swarmdeck.durations")
+    assert done.returncode == 1
+    assert "No module named 'swarmdeck.durations'" in done.stderr
+
+
+def test_a_damaged_missing_or_foreign_bundle_is_not_used(tmp_path: Path) -> None:
+    src = package_copy(tmp_path)
+    bundle = next((src / "swarmdeck" / "__pycache__").glob("run.*.bundle"))
+    whole = bundle.read_bytes()
+    for damaged in (b"", b"not a bundle", whole[: len(whole) // 2],
+                    b"\x00\x00\r\n" + whole[4:], whole[:4] + b"\x00" * 64):
+        bundle.write_bytes(damaged)
+        used, *modules = loaders(tmp_path)
+        assert used == "False", damaged[:16]
+        assert all(line.split()[1] == "SourceFileLoader" for line in modules)
+    bundle.unlink()
+    used, *modules = loaders(tmp_path)
+    assert used == "False"
+    assert all(line.split()[1] == "SourceFileLoader" for line in modules)
+
+
+def test_a_second_use_adds_no_second_finder(tmp_path: Path) -> None:
+    package_copy(tmp_path)
+    done = with_copy(tmp_path, "-c", "import sys; from swarmdeck import module_bundle;"
+                  " print(module_bundle.use(), module_bundle.use(), len(sys.meta_path))")
+    plain = with_copy(tmp_path, "-c", "import sys; print(len(sys.meta_path))")
+    assert done.stdout.split() == ["True", "True", str(int(plain.stdout) + 1)]
+
+
+def test_the_default_bundle_is_named_for_this_interpreter() -> None:
+    assert module_bundle.default_path() == str(
+        PACKAGE / "__pycache__" / f"run.{sys.implementation.cache_tag}.bundle"
+    )
+
+
+def test_reading_the_bundle_leaves_the_collector_as_it_was(tmp_path: Path) -> None:
+    package_copy(tmp_path)
+    done = with_copy(tmp_path, "-c", "import gc; from swarmdeck import module_bundle;"
+                     " a = module_bundle.use(); on = gc.isenabled(); gc.disable();"
+                     " import sys; sys.meta_path.pop(0); b = module_bundle.use();"
+                     " print(a, on, b, gc.isenabled())")
+    assert done.stdout.split() == ["True", "True", "True", "False"], done.stderr
