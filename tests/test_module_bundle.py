@@ -90,8 +90,10 @@ def test_a_damaged_missing_or_foreign_bundle_is_not_used(tmp_path: Path) -> None
     src = package_copy(tmp_path)
     bundle = next((src / "swarmdeck" / "__pycache__").glob("run.*.bundle"))
     whole = bundle.read_bytes()
-    for damaged in (b"", b"not a bundle", whole[: len(whole) // 2],
-                    b"\x00\x00\r\n" + whole[4:], whole[:4] + b"\x00" * 64):
+    header = module_bundle.HEADER
+    for damaged in (b"", b"not a bundle", whole[: len(whole) // 2], header + b"\x00" * 64,
+                    b"\x00\x00\r\n" + whole[4:],
+                    whole.replace(b"bundle 1\n", b"bundle 0\n", 1)):
         bundle.write_bytes(damaged)
         used, *modules = loaders(tmp_path)
         assert used == "False", damaged[:16]

@@ -41,6 +41,10 @@ RUN_ENTRIES = (
 """What a caged run imports after `swarmdeck.cli`; the bundle holds these and all they import
 of swarmdeck's own (a test runs a real caged run and checks that nothing it imports is missed)."""
 
+HEADER = MAGIC_NUMBER + b"swarmdeck module bundle 1\n"
+"""What a bundle starts with: this interpreter's bytecode magic and the layout of its entries,
+whose number changes with `Entry`, so a bundle left by another version is never misread."""
+
 Entry = tuple[str, int, int, bool, "CodeType"]
 """A bundled module: its source's path, modification time (ns) and size, whether it is a
 package, and its code."""
@@ -99,14 +103,14 @@ def use(path: str | None = None) -> bool:
             data = f.read()
     except OSError:
         return False
-    if data[: len(MAGIC_NUMBER)] != MAGIC_NUMBER:
+    if data[: len(HEADER)] != HEADER:
         return False
     # The code objects live as long as the process: the cyclic collector's passes over the
     # tuples of their constants, while they are made, would find nothing (3 ms or more).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        table = marshal.loads(memoryview(data)[len(MAGIC_NUMBER):])
+        table = marshal.loads(memoryview(data)[len(HEADER):])
     except (EOFError, ValueError, TypeError):
         return False
     finally:
@@ -140,7 +144,7 @@ def write(path: str, table: dict[str, Entry]) -> None:
     partial = f"{path}.{os.getpid()}.tmp"
     try:
         with open(partial, "wb") as f:
-            f.write(MAGIC_NUMBER + marshal.dumps(table))
+            f.write(HEADER + marshal.dumps(table))
         os.replace(partial, path)
     finally:
         if os.path.exists(partial):
