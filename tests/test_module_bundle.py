@@ -7,6 +7,9 @@ with the copy first on the path), never the checkout's.
 
 from __future__ import annotations
 
+import marshal
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -77,6 +80,74 @@ def test_a_changed_module_is_imported_from_its_source_and_the_rest_from_the_bund
     assert done.stdout == "True\n", done.stderr
 
 
+def test_an_edit_that_keeps_the_size_is_seen_by_its_time(tmp_path: Path) -> None:
+    src = package_copy(tmp_path)
+    sizes = src / "swarmdeck" / "sizes.py"
+    before = sizes.stat()
+    sizes.write_text(sizes.read_text().replace("Sizes as people", "SIZES AS PEOPLE", 1))
+    os.utime(sizes, ns=(before.st_atime_ns, before.st_mtime_ns + 1))
+    assert sizes.stat().st_size == before.st_size
+    _, sizes_line, durations_line, _ = loaders(tmp_path)
+    assert sizes_line.split()[1] == "SourceFileLoader"
+    assert durations_line.split()[1] == "_BundledLoader"
+
+
+def test_a_copied_tree_runs_its_own_sources_not_the_originals(tmp_path: Path) -> None:
+    package_copy(tmp_path / "a")
+    shutil.copytree(tmp_path / "a" / "src", tmp_path / "b" / "src")  # the bundle and times too
+    with (tmp_path / "b" / "src" / "swarmdeck" / "sizes.py").open("a") as f:
+        f.write("\nCHANGED_IN_THE_COPY = True\n")
+    used, sizes, durations, _ = loaders(tmp_path / "b")
+    assert used == "True"
+    assert sizes.split()[1:] == ["SourceFileLoader", f"{tmp_path}/b/src/swarmdeck/sizes.py"]
+    assert durations.split()[1:] == [
+        "_BundledLoader", f"{tmp_path}/b/src/swarmdeck/durations.py"
+    ]
+
+
+def test_an_optimized_interpreter_has_a_bundle_of_its_own(tmp_path: Path) -> None:
+    src = package_copy(tmp_path)
+    probe = ("from swarmdeck import module_bundle; print(module_bundle.use());"
+             " import swarmdeck.sizes as s; print(type(s.__loader__).__name__)")
+    assert with_copy(tmp_path, "-O", "-c", probe).stdout.split() == [
+        "False", "SourceFileLoader"
+    ]
+    assert with_copy(tmp_path, "-O", "-m", "swarmdeck.module_bundle").returncode == 0
+    assert with_copy(tmp_path, "-O", "-c", probe).stdout.split() == ["True", "_BundledLoader"]
+    assert with_copy(tmp_path, "-c", probe).stdout.split() == ["True", "_BundledLoader"]
+    names = sorted(p.name for p in (src / "swarmdeck" / "__pycache__").glob("run.*.bundle"))
+    tag = sys.implementation.cache_tag
+    assert names == [f"run.{tag}.bundle", f"run.{tag}.opt-1.bundle"]
+
+
+FLIPPED = """
+import random, sys
+from swarmdeck import module_bundle
+path, start, tries = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+whole = open(path, "rb").read()
+rng = random.Random(13)
+used = 0
+for _ in range(tries):
+    data = bytearray(whole)
+    data[rng.randrange(start, len(data))] ^= 1 << rng.randrange(8)
+    open(path, "wb").write(data)
+    if module_bundle.use(path):
+        sys.meta_path.pop(0)
+        used += 1
+print(tries, used)
+"""
+"""Flips one bit past the header of a bundle, tries after tries, and counts the bundles used."""
+
+
+def test_a_bundle_with_a_flipped_bit_is_read_or_refused_never_raised(tmp_path: Path) -> None:
+    src = package_copy(tmp_path)
+    bundle = next((src / "swarmdeck" / "__pycache__").glob("run.*.bundle"))
+    done = with_copy(tmp_path, "-c", FLIPPED, str(bundle), str(len(module_bundle.HEADER)), "300")
+    assert done.returncode == 0, done.stderr
+    tries, used = map(int, done.stdout.split())
+    assert tries == 300 and used < tries
+
+
 def test_a_module_whose_source_is_gone_is_not_taken_from_the_bundle(tmp_path: Path) -> None:
     src = package_copy(tmp_path)
     (src / "swarmdeck" / "durations.py").unlink()
@@ -91,9 +162,10 @@ def test_a_damaged_missing_or_foreign_bundle_is_not_used(tmp_path: Path) -> None
     bundle = next((src / "swarmdeck" / "__pycache__").glob("run.*.bundle"))
     whole = bundle.read_bytes()
     header = module_bundle.HEADER
+    another_layout = header[:-2] + b"0\n" + whole[len(header):]
+    entry_of_another_shape = header + marshal.dumps({"swarmdeck.sizes": ("sizes.py",)})
     for damaged in (b"", b"not a bundle", whole[: len(whole) // 2], header + b"\x00" * 64,
-                    b"\x00\x00\r\n" + whole[4:],
-                    whole.replace(b"bundle 1\n", b"bundle 0\n", 1)):
+                    b"\x00\x00\r\n" + whole[4:], another_layout, entry_of_another_shape):
         bundle.write_bytes(damaged)
         used, *modules = loaders(tmp_path)
         assert used == "False", damaged[:16]

@@ -41,19 +41,28 @@ RUN_ENTRIES = (
 """What a caged run imports after `swarmdeck.cli`; the bundle holds these and all they import
 of swarmdeck's own (a test runs a real caged run and checks that nothing it imports is missed)."""
 
-HEADER = MAGIC_NUMBER + b"swarmdeck module bundle 1\n"
+HEADER = MAGIC_NUMBER + b"swarmdeck module bundle 2\n"
 """What a bundle starts with: this interpreter's bytecode magic and the layout of its entries,
 whose number changes with `Entry`, so a bundle left by another version is never misread."""
 
 Entry = tuple[str, int, int, bool, "CodeType"]
-"""A bundled module: its source's path, modification time (ns) and size, whether it is a
-package, and its code."""
+"""A bundled module: its source's path from the folder holding the package (swarmdeck/sizes.py),
+that file's modification time (ns) and size, whether it is a package, and its code. The path is
+relative so that a copied tree's bundle finds the copy's sources, never the original's."""
 
 
 def default_path() -> str:
-    """The run's bundle, beside swarmdeck's .pyc files and named for this interpreter's tag."""
+    """The run's bundle, beside swarmdeck's .pyc files and named as they are: for this
+    interpreter's tag and optimization level (`-O` drops asserts, `-OO` docstrings too)."""
     package = os.path.dirname(os.path.abspath(__file__))
-    return os.path.join(package, "__pycache__", f"run.{sys.implementation.cache_tag}.bundle")
+    level = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
+    name = f"run.{sys.implementation.cache_tag}{level}.bundle"
+    return os.path.join(package, "__pycache__", name)
+
+
+def _root_of(bundle: str) -> str:
+    """The folder holding the package whose __pycache__ holds `bundle`."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(bundle))))
 
 
 class _BundledLoader(SourceFileLoader):
@@ -70,14 +79,16 @@ class _BundledLoader(SourceFileLoader):
 class _BundleFinder:
     """Finds the bundle's modules whose sources are unchanged; leaves every other to the rest."""
 
-    def __init__(self, table: dict[str, Entry]) -> None:
+    def __init__(self, table: dict[str, Entry], root: str) -> None:
         self._table = table
+        self._root = root
 
     def find_spec(self, fullname: str, path: object = None, target: ModuleType | None = None):
         entry = self._table.get(fullname)
         if entry is None:
             return None
-        origin, mtime_ns, size, is_package, code = entry
+        source, mtime_ns, size, is_package, code = entry
+        origin = os.path.join(self._root, source)
         try:
             st = os.stat(origin)
         except OSError:
@@ -93,13 +104,16 @@ class _BundleFinder:
 def use(path: str | None = None) -> bool:
     """Find modules in the bundle at `path` (the run's by default) before anywhere else.
 
-    False, and imports as they were, when the file is missing, unreadable or not a bundle of
-    this interpreter's bytecode; True, and nothing more, when a bundle is in use already.
+    False, and imports as they were, when the file is missing, unreadable, damaged or not a
+    bundle of this interpreter's bytecode; True, and nothing more, when a bundle is in use
+    already. (A damaged file that still reads as well-formed code is as harmful as a damaged
+    .pyc: the code is what the interpreter checks, as it does a .pyc's.)
     """
     if any(isinstance(finder, _BundleFinder) for finder in sys.meta_path):
         return True
+    path = path or default_path()
     try:
-        with open(path or default_path(), "rb") as f:
+        with open(path, "rb") as f:
             data = f.read()
     except OSError:
         return False
@@ -111,29 +125,45 @@ def use(path: str | None = None) -> bool:
     gc.disable()
     try:
         table = marshal.loads(memoryview(data)[len(HEADER):])
-    except (EOFError, ValueError, TypeError):
+    except Exception:  # marshal answers damage with EOFError, ValueError, TypeError, SystemError
         return False
     finally:
         if collecting:
             gc.enable()
-    if not isinstance(table, dict):
+    if not _well_formed(table):
         return False
-    sys.meta_path.insert(0, _BundleFinder(table))
+    sys.meta_path.insert(0, _BundleFinder(table, _root_of(path)))
     return True
 
 
-def entries_of(modules: Iterable[ModuleType]) -> dict[str, Entry]:
-    """The bundle's table for these imported modules: the code their own loaders make."""
+_CODE = type(default_path.__code__)
+
+
+def _well_formed(table: object) -> bool:
+    """Whether `table` is a bundle's: names of modules, each with an `Entry`."""
+    return isinstance(table, dict) and all(
+        type(name) is str and type(entry) is tuple and len(entry) == 5
+        and type(entry[0]) is str and type(entry[1]) is int and type(entry[2]) is int
+        and type(entry[3]) is bool and type(entry[4]) is _CODE
+        for name, entry in table.items()
+    )
+
+
+def entries_of(modules: Iterable[ModuleType], root: str) -> dict[str, Entry]:
+    """The bundle's table for those of these imported modules whose sources lie under `root`:
+    the code their own loaders make."""
     table: dict[str, Entry] = {}
     for module in modules:
         spec = module.__spec__
         if spec is None or not isinstance(spec.loader, SourceFileLoader):
             continue
-        origin = spec.origin
-        st = os.stat(origin)
+        source = os.path.relpath(spec.origin, root)
+        if source.startswith(os.pardir + os.sep):
+            continue
+        st = os.stat(spec.origin)
         is_package = spec.submodule_search_locations is not None
         table[spec.name] = (
-            origin, st.st_mtime_ns, st.st_size, is_package, spec.loader.get_code(spec.name)
+            source, st.st_mtime_ns, st.st_size, is_package, spec.loader.get_code(spec.name)
         )
     return table
 
@@ -167,7 +197,7 @@ def run_modules() -> list[ModuleType]:
 def main() -> int:
     """`python -m swarmdeck.module_bundle`: (re)write the run's bundle from the sources."""
     path = default_path()
-    table = entries_of(run_modules())
+    table = entries_of(run_modules(), _root_of(path))
     write(path, table)
     print(f"{path}: {len(table)} modules")
     return 0
