@@ -36,6 +36,11 @@ BINARIES = (
 )
 DEFAULT_MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
 MACHINE_LOCK = Path("/run/lock/swarmdeck-test-slurm.lock")
+NODE_CGROUPS = tuple(
+    Path("/sys/fs/cgroup") / controller / f"slurm_{NODE}"
+    for controller in ("memory", "cpuacct", "freezer", "cpuset", "devices", "pids")
+)
+"""What slurmd makes for the node in the cgroup v1 hierarchies it uses, and leaves when it ends."""
 START_TIMEOUT = 60.0
 LOCK_WAIT = 45.0
 """Seconds a test run waits for another run's cluster to let the machine go."""
@@ -43,6 +48,24 @@ LOCK_WAIT = 45.0
 
 class ClusterBusy(Exception):
     """Another test run's cluster holds this machine."""
+
+
+def remove_node_cgroups() -> None:
+    """Remove the node's cgroups slurmd left, deepest first: once its jobs' steps are gone they
+    hold nothing, and the machine is not the test run's to leave them on."""
+    for top in NODE_CGROUPS:
+        if not top.is_dir():
+            continue
+        below = sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts))
+        for cgroup in [*below, top]:
+            for _ in range(50):
+                try:
+                    cgroup.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.1)  # a step's last process is still leaving
 
 
 def missing_binaries() -> list[str]:
@@ -333,6 +356,7 @@ class SlurmCluster:
                            capture_output=True, timeout=10, check=False)
         for name in ("slurmd", "slurmctld", "slurmdbd", "mariadbd", "munged"):
             self._stop(name)
+        remove_node_cgroups()
         if self._socket_link_made:
             self._socket_link_made = False
             with contextlib.suppress(OSError):
