@@ -14,8 +14,22 @@ from pathlib import Path
 import pytest
 
 from kernel_log import machine_records, written_by_tests
+from own_slice import slice_in_config
+from swarmdeck import paths
+from swarmdeck.probes.cgroups import DEFAULT_SLICE_NAME, read_hierarchies
 
 _KERNEL_MARK = pytest.StashKey[int | None]()
+_ABSENT_PLACES = pytest.StashKey[list[Path]]()
+
+
+def machine_places() -> list[Path]:
+    """What swarmdeck makes machine-wide by default: the cgroup v1 slice a first run makes and
+    the folder of slice owners' records. Tests name their own, in their config and environment."""
+    places = [Path(paths.run_dir_text())]
+    v1_memory = read_hierarchies().v1_memory
+    if v1_memory is not None:
+        places.append(Path(v1_memory) / DEFAULT_SLICE_NAME)
+    return places
 
 
 @pytest.fixture(autouse=True)
@@ -28,6 +42,14 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
     monkeypatch.setenv("SWARMDECK_RUN_DIR", str(tmp_path / "run"))
     return tmp_path
+
+
+@pytest.fixture
+def own_slice(isolated_home: Path) -> Iterator[Path]:
+    """A cgroup v1 slice of this test's own in its config: its caged runs (a job books 16M of
+    256M) never make or fill the machine's default slice."""
+    with slice_in_config(isolated_home / "config.toml") as path:
+        yield path
 
 
 _cgroup_names = itertools.count(1000)
@@ -90,20 +112,29 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     records = machine_records()
     if records is not None:
         session.stash[_KERNEL_MARK] = max((seq for seq, _ in records), default=0)
+    session.stash[_ABSENT_PLACES] = [place for place in machine_places() if not place.exists()]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run when a test wrote into the machine's kernel log: tests read logs of their
-    own (tests/kernel_log.py); only the kernel's reports of the real cage OOMs may appear."""
+    """Fail the run when a test wrote into the machine's kernel log (tests read logs of their
+    own, tests/kernel_log.py; only the kernel's reports of the real cage OOMs may appear), or
+    made one of swarmdeck's machine-wide places that was not there when the run began."""
+    made = [place for place in session.stash.get(_ABSENT_PLACES, []) if place.exists()]
+    if made:
+        _fail_session(session, "the tests made the machine's own " + " and ".join(map(str, made)))
     mark = session.stash.get(_KERNEL_MARK, None)
     if mark is None:
         return
     records = machine_records(mark)
     written = written_by_tests(records or [])
     if written:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         lines = "\n".join(f"  {text}" for text in written)
-        message = f"the tests wrote {len(written)} line(s) into the machine's kernel log:\n{lines}"
-        if reporter is not None:
-            reporter.write_line(message, red=True)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        message = f"the tests wrote {len(written)} line(s) into the machine's kernel log:"
+        _fail_session(session, f"{message}\n{lines}")
+
+
+def _fail_session(session: pytest.Session, message: str) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(message, red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

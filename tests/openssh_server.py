@@ -72,11 +72,12 @@ class OpenSshServer:
         return path
 
     def swarmdeck_command(self, tmp_path: Path) -> str:
-        """The peer's swarmdeck as its config names it: this venv's, with the peer's own state
-        and config (an sshd session starts with a clean environment)."""
+        """The peer's swarmdeck as its config names it: this venv's, with the peer's own state,
+        config and records of slice owners (an sshd session starts with a clean environment)."""
         return (
             f"env PATH={BIN}:/usr/bin:/bin SWARMDECK_STATE_DIR={tmp_path / 'peer-state'} "
-            f"SWARMDECK_CONFIG={tmp_path / 'peer-config.toml'} {BIN}/swarmdeck"
+            f"SWARMDECK_CONFIG={tmp_path / 'peer-config.toml'} "
+            f"SWARMDECK_RUN_DIR={tmp_path / 'peer-run'} {BIN}/swarmdeck"
         )
 
     def stop(self) -> None:

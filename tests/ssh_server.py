@@ -46,6 +46,7 @@ class SshServer(LoopbackSshServer):
             env={
                 "SWARMDECK_STATE_DIR": str(tmp_path / "peer-state"),
                 "SWARMDECK_CONFIG": str(tmp_path / "peer-config.toml"),
+                "SWARMDECK_RUN_DIR": str(tmp_path / "peer-run"),
             },
         )
         self.release: asyncio.Event = self._call(self._event())

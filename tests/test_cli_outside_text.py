@@ -29,7 +29,9 @@ def swarmdeck(*argv: str) -> str:
     return done.stdout
 
 
-def test_a_label_with_control_characters_is_one_row_of_status_with_them_escaped() -> None:
+def test_a_label_with_control_characters_is_one_row_of_status_with_them_escaped(
+    own_slice: Path,
+) -> None:
     swarmdeck("run", "--label", LABEL, "--", "true")
     out = swarmdeck("status")
     assert "\x1b" not in out
@@ -37,7 +39,7 @@ def test_a_label_with_control_characters_is_one_row_of_status_with_them_escaped(
     assert SHOWN in row and " ok " in row
 
 
-def test_status_json_keeps_the_exact_label() -> None:
+def test_status_json_keeps_the_exact_label(own_slice: Path) -> None:
     swarmdeck("run", "--label", LABEL, "--", "true")
     [job] = json.loads(swarmdeck("status", "--json"))["jobs"]
     assert job["label"] == LABEL

@@ -59,7 +59,7 @@ def test_output_that_fails_with_an_unwritable_stderr_too_is_exit_251_and_silent(
 
 
 @pytest.mark.parametrize("stderr", ["2>&-", "2>/dev/full"])
-def test_a_run_with_no_stderr_exits_with_its_command_status(stderr: str) -> None:
+def test_a_run_with_no_stderr_exits_with_its_command_status(stderr: str, own_slice: Path) -> None:
     done = swarmdeck_redirected(stderr, "run", "--", "sh", "-c", "echo ran; exit 3")
     assert (done.returncode, done.stdout) == (3, "ran\n")
 
@@ -70,6 +70,6 @@ def test_a_refused_run_with_no_stderr_still_exits_with_the_refusal(stderr: str) 
     assert (done.returncode, done.stdout) == (ExitCode.USAGE, "")
 
 
-def test_a_run_with_a_closed_stdout_exits_with_its_command_status() -> None:
+def test_a_run_with_a_closed_stdout_exits_with_its_command_status(own_slice: Path) -> None:
     done = swarmdeck_redirected(">&-", "run", "--", "sh", "-c", "exit 4")
     assert (done.returncode, done.stderr) == (4, "")

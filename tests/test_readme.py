@@ -4,7 +4,6 @@ README cannot drift from what is really there."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from own_slice import cagekit
 from swarmdeck.cli import COMMANDS, main
 from swarmdeck.config import default_config, schema_keys
 from swarmdeck.demo.jobs import SLICE_MIB, demo_jobs
@@ -145,19 +145,8 @@ def test_status_and_config_show_run_as_the_quick_start_shows(tmp_path: Path) -> 
         assert key.split(".")[0] in done.stdout
 
 
-def _cagekit():
-    path = ROOT / "tests" / "actions" / "cagekit.py"
-    if "cagekit" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("cagekit", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["cagekit"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["cagekit"]
-
-
 def test_the_run_that_hits_its_cap_says_and_exits_as_the_readme_shows(tmp_path: Path) -> None:
-    kit = _cagekit()
+    kit = cagekit()
     slice_path = kit.new_slice()
     try:
         kit.write_config(Path(os.environ["SWARMDECK_CONFIG"]), slice_path, 512 * kit.MIB)

@@ -71,6 +71,15 @@ async def _written_pid(marker: Path) -> int:
     return int(marker.read_text())
 
 
+async def _first_child(server: LoopbackSshServer) -> asyncio.subprocess.Process:
+    """The server's first command, once its loop has recorded it (within 10 s): on a busy
+    machine the command can write its marker before the server's loop gets back to it."""
+    deadline = time.monotonic() + 10
+    while not server.children and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return server.children[0]
+
+
 async def test_stopping_it_ends_what_its_commands_left_running(
     server: LoopbackSshServer, tmp_path: Path
 ) -> None:
@@ -95,7 +104,7 @@ async def test_stopping_it_ends_what_left_its_commands_process_group(
     conn = await _connect(server, known)
     running = await conn.create_process(f"timeout 600 sh -c 'echo $$ > {marker}; sleep 600'; true")
     pid = await _written_pid(marker)
-    assert os.getpgid(pid) != os.getpgid(server.children[0].pid)
+    assert os.getpgid(pid) != os.getpgid((await _first_child(server)).pid)
     await asyncio.to_thread(server.stop)
     running.close()
     conn.close()
