@@ -1,8 +1,9 @@
 """A cgroup v1 slice of a test's own, for the tests outside tests/actions that start caged runs:
 a run of theirs never makes or fills the machine's default slice.
 
-The slices come from tests/actions/cagekit.py, loaded by path under its own name, so every test
-of a worker shares the one module and its counter of slice names with the cage tests.
+The slices come from tests/actions/cagekit.py. Importing this module (tests/conftest.py does,
+before any test module) loads it by path as `cagekit`, so `from cagekit import …` anywhere in
+the tests gets that one module, and one counter of slice names per worker.
 """
 
 from __future__ import annotations
@@ -12,30 +13,28 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 
 CAGEKIT = Path(__file__).resolve().parent / "actions" / "cagekit.py"
 
-
-def cagekit() -> ModuleType:
-    """tests/actions/cagekit.py, imported once as `cagekit`."""
-    if "cagekit" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("cagekit", CAGEKIT)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["cagekit"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["cagekit"]
+if "cagekit" not in sys.modules:
+    _spec = importlib.util.spec_from_file_location("cagekit", CAGEKIT)
+    assert _spec is not None and _spec.loader is not None
+    sys.modules["cagekit"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["cagekit"])
 
 
 @contextmanager
-def slice_in_config(config: Path, slice_mib: int = 256, prediction: str = "16M") -> Iterator[Path]:
-    """A slice of this test's own of `slice_mib`, named in `config` (a job books `prediction`),
-    removed with whatever is left in it."""
-    kit = cagekit()
-    path = kit.new_slice()
+def slice_in_config(
+    config: Path, slice_mib: int = 256, prediction: str | None = "16M"
+) -> Iterator[Path]:
+    """A slice of this test's own of `slice_mib`, named in `config` (a job books `prediction`,
+    or the config's default when None), removed with whatever is left in it."""
+    from cagekit import MIB, new_slice, remove_tree, write_config
+
+    path = new_slice()
     try:
-        kit.write_config(config, path, slice_mib * kit.MIB, default_prediction=prediction)
+        memory = {} if prediction is None else {"default_prediction": prediction}
+        write_config(config, path, slice_mib * MIB, **memory)
         yield path
     finally:
-        kit.remove_tree(path)
+        remove_tree(path)

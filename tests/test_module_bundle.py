@@ -13,7 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from package_copy import PACKAGE, package_copy, with_copy
+from package_copy import package_copy, with_copy
 from swarmdeck import module_bundle
 
 LOADERS = """
@@ -33,11 +33,8 @@ def loaders(tmp_path: Path) -> list[str]:
     return done.stdout.splitlines()
 
 
-def test_the_bundle_holds_what_a_run_imports_and_its_modules_keep_their_own_files(
-    tmp_path: Path,
-) -> None:
+def test_modules_come_from_the_bundle_with_their_own_files(tmp_path: Path) -> None:
     src = package_copy(tmp_path)
-    assert with_copy(tmp_path, "-m", "swarmdeck.module_bundle").stdout.endswith("modules\n")
     used, *modules = loaders(tmp_path)
     assert used == "True"
     assert modules == [
@@ -176,18 +173,22 @@ def test_a_damaged_missing_or_foreign_bundle_is_not_used(tmp_path: Path) -> None
     assert all(line.split()[1] == "SourceFileLoader" for line in modules)
 
 
+def test_every_user_can_read_the_bundle_as_they_can_the_pyc_files(tmp_path: Path) -> None:
+    umask = os.umask(0o022)  # a user's usual one: the bundle's own mode is what is tested
+    try:
+        src = package_copy(tmp_path)
+    finally:
+        os.umask(umask)
+    (bundle,) = (src / "swarmdeck" / "__pycache__").glob("run.*.bundle")
+    assert bundle.stat().st_mode & 0o777 == 0o644
+
+
 def test_a_second_use_adds_no_second_finder(tmp_path: Path) -> None:
     package_copy(tmp_path)
     done = with_copy(tmp_path, "-c", "import sys; from swarmdeck import module_bundle;"
                   " print(module_bundle.use(), module_bundle.use(), len(sys.meta_path))")
     plain = with_copy(tmp_path, "-c", "import sys; print(len(sys.meta_path))")
     assert done.stdout.split() == ["True", "True", str(int(plain.stdout) + 1)]
-
-
-def test_the_default_bundle_is_named_for_this_interpreter() -> None:
-    assert module_bundle.default_path() == str(
-        PACKAGE / "__pycache__" / f"run.{sys.implementation.cache_tag}.bundle"
-    )
 
 
 def test_reading_the_bundle_leaves_the_collector_as_it_was(tmp_path: Path) -> None:

@@ -13,9 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cagekit as kit
 import pytest
 
-from own_slice import cagekit
 from swarmdeck.cli import COMMANDS, main
 from swarmdeck.config import default_config, schema_keys
 from swarmdeck.demo.jobs import SLICE_MIB, demo_jobs
@@ -146,7 +146,6 @@ def test_status_and_config_show_run_as_the_quick_start_shows(tmp_path: Path) -> 
 
 
 def test_the_run_that_hits_its_cap_says_and_exits_as_the_readme_shows(tmp_path: Path) -> None:
-    kit = cagekit()
     slice_path = kit.new_slice()
     try:
         kit.write_config(Path(os.environ["SWARMDECK_CONFIG"]), slice_path, 512 * kit.MIB)

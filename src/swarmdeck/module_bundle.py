@@ -169,16 +169,12 @@ def entries_of(modules: Iterable[ModuleType], root: str) -> dict[str, Entry]:
 
 
 def write(path: str, table: dict[str, Entry]) -> None:
-    """Write the bundle whole or not at all: a run reading it never sees half a file."""
+    """Write the bundle whole or not at all, so a run reading it never sees half a file; it is
+    readable by everyone, as the .pyc files are: every user's runs read it."""
+    from swarmdeck.regular_files import replace_whole
+
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    partial = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(partial, "wb") as f:
-            f.write(HEADER + marshal.dumps(table))
-        os.replace(partial, path)
-    finally:
-        if os.path.exists(partial):
-            os.unlink(partial)
+    replace_whole(path, HEADER + marshal.dumps(table), 0o644)
 
 
 def run_modules() -> list[ModuleType]:

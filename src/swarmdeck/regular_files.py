@@ -93,15 +93,20 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
 
 
 def replace_private(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write `data` as the file `path` (0600) in one rename, so a reader sees the old file or
-    the new one, never a part; the temporary beside it is created fresh (never through a link
-    someone left there) and removed again when the write fails. Raises OSError."""
+    """Write `data` as the file `path`, readable by its owner alone (0600): see replace_whole."""
+    replace_whole(path, data, 0o600)
+
+
+def replace_whole(path: str | os.PathLike[str], data: bytes, mode: int) -> None:
+    """Write `data` as the file `path` (`mode`, less the umask) in one rename, so a reader sees
+    the old file or the new one, never a part; the temporary beside it is created fresh (never
+    through a link someone left there) and removed again when the write fails. Raises OSError."""
     target = os.fspath(path)
     folder, name = os.path.split(target)
     temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(temporary, flags, 0o600)
+        fd = os.open(temporary, flags, mode)
         try:
             view = memoryview(data)
             while view:

@@ -7,17 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from actions.cagekit import new_slice, remove_tree, write_config
-
-MIB = 1 << 20
+from own_slice import slice_in_config
 
 
 @pytest.fixture
 def caged(isolated_home: Path) -> Iterator[Path]:
     """A memory slice of this test's own, 256M, in the config the app and its runners read."""
-    path = new_slice()
-    try:
-        write_config(isolated_home / "config.toml", path, 256 * MIB)
+    with slice_in_config(isolated_home / "config.toml", prediction=None) as path:
         yield path
-    finally:
-        remove_tree(path)

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cagekit import SWARMDECK, end_session, hog, write_config
 from pilot_waits import probed, until
 from textual.widgets import Button, Input, Switch
 
-from actions.cagekit import SWARMDECK, end_session, hog, write_config
 from ledger_rows import add_job
 from swarmdeck.app.commands import ConfirmScreen
 from swarmdeck.app.launch import LaunchScreen

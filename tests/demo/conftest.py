@@ -6,16 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
-from own_slice import cagekit
+from cagekit import new_slice, remove_tree
 
 
 @pytest.fixture
 def demo_slice() -> Iterator[str | None]:
     """A slice name of this test's own (None where no v1 hierarchy is writable), removed after."""
-    kit = cagekit()
     try:
-        path = kit.new_slice()
+        path = new_slice()
     except pytest.skip.Exception:
         yield None
         return
@@ -23,4 +21,4 @@ def demo_slice() -> Iterator[str | None]:
     try:
         yield path.name
     finally:
-        kit.remove_tree(path)
+        remove_tree(path)
