@@ -93,6 +93,7 @@ def main() -> int:
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="swarmdeck-bench-hooks-"))
+    (scratch / "config.toml").touch()
     env = dict(os.environ)
     # Installed packages carry compiled bytecode; a checkout run with PYTHONDONTWRITEBYTECODE
     # would compile every module on every call. Cache it in the scratch folder instead.

@@ -208,7 +208,7 @@ def main() -> int:
             slice_cap = 2 * 1024 * MIB
             config = folder / "config.toml"
             config.write_text(
-                f'[memory]\nslice = "{slice_path}"\nreserve = "{mem_total() - slice_cap}"\n'
+                f'[memory]\nslice = "{slice_path}"\nreserve = "{mem_total() - slice_cap}B"\n'
                 'margin = "1M"\n'
             )
             env = dict(os.environ, SWARMDECK_CONFIG=str(config),

@@ -65,7 +65,7 @@ def scratch_home(folder: Path, slice_path: Path, slice_cap: int = 2048 * MIB) ->
     """Config with the benchmark's slice; state and Claude Code folders inside `folder`."""
     config = folder / "config.toml"
     config.write_text(
-        f'[memory]\nslice = "{slice_path}"\nreserve = "{mem_total() - slice_cap}"\n'
+        f'[memory]\nslice = "{slice_path}"\nreserve = "{mem_total() - slice_cap}B"\n'
         'margin = "1M"\n'
     )
     (folder / "claude").mkdir(exist_ok=True)

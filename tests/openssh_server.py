@@ -74,6 +74,7 @@ class OpenSshServer:
     def swarmdeck_command(self, tmp_path: Path) -> str:
         """The peer's swarmdeck as its config names it: this venv's, with the peer's own state,
         config and records of slice owners (an sshd session starts with a clean environment)."""
+        (tmp_path / "peer-config.toml").touch()
         return (
             f"env PATH={BIN}:/usr/bin:/bin SWARMDECK_STATE_DIR={tmp_path / 'peer-state'} "
             f"SWARMDECK_CONFIG={tmp_path / 'peer-config.toml'} "

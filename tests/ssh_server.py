@@ -41,6 +41,8 @@ class SshServer(LoopbackSshServer):
         self.hold: Callable[[str], bool] = lambda command: False
         """In "shell" mode a command for which this is true waits until it turns false: the
         moment a loaded peer gets round to answering it."""
+        # The peer's config exists, empty (the defaults) until a test writes its own.
+        (tmp_path / "peer-config.toml").touch()
         super().__init__(
             tmp_path,
             env={

@@ -10,6 +10,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from swarmdeck.cli import COMMANDS, build_parser
 from swarmdeck.snapshot import SNAPSHOT_KEYS
 
@@ -134,11 +136,15 @@ def test_a_foreign_state_file_is_reported_and_left_untouched(isolated_home: Path
     assert db.read_bytes() == before
 
 
-def test_config_show_without_a_file_names_the_path_it_checked(isolated_home: Path) -> None:
+def test_config_show_without_a_file_names_the_path_it_checked(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SWARMDECK_CONFIG")
     result = swarmdeck("config", "show")
     assert result.returncode == 0, result.stderr
     first = result.stdout.splitlines()[0]
-    assert str(isolated_home / "config.toml") in first and "no config file" in first
+    checked = isolated_home / "xdg-config" / "swarmdeck" / "config.toml"
+    assert str(checked) in first and "no config file" in first
 
 
 def test_config_show_prints_each_heavy_pattern_on_its_own_line() -> None:

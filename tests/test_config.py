@@ -144,9 +144,11 @@ def test_dotted_keys_at_the_top_level_are_found(tmp_path: Path) -> None:
     assert config.sources["ui.history_minutes"] == f"{path}:3"
 
 
-def test_size_keys_take_integers_as_bytes(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, "[memory]\nmargin = 1048576\n"))
+def test_size_keys_take_bytes_only_when_the_unit_says_so(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, '[memory]\nmargin = "1048576B"\n'))
     assert config.memory.margin == SizeSpec.of_bytes(M)
+    zero = load_config(write(tmp_path, "[memory]\nmargin = 0\n"))
+    assert zero.memory.margin == SizeSpec.of_bytes(0)
 
 
 def test_hosts_are_read_with_their_defaults(tmp_path: Path) -> None:
@@ -336,6 +338,7 @@ def test_array_of_inline_host_tables_falls_back_to_the_array_line(tmp_path: Path
 
 def test_directory_instead_of_file_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
+    path.unlink()
     path.mkdir()
     message = config_error(path)
     assert str(path) in message
@@ -352,6 +355,7 @@ def test_path_through_a_file_is_an_error(tmp_path: Path) -> None:
 
 def test_dangling_link_is_an_error_not_the_defaults(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
+    path.unlink()
     path.symlink_to(tmp_path / "gone.toml")
     message = config_error(path)
     assert str(path) in message

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from swarmdeck import config_cache
-from swarmdeck.config import load_config
+from swarmdeck.config import default_config, load_config
 from swarmdeck.config_cache import CACHE_NAME, SETTLE_NS, cached_config
 from swarmdeck.errors import ConfigError
 from swarmdeck.sizes import SizeSpec
@@ -161,8 +161,11 @@ def test_damaged_cache_is_read_around(config_file: Path) -> None:
     assert cached_config().memory.reserve == SizeSpec.of_bytes(3 * G)
 
 
-def test_missing_config_gives_the_defaults_without_a_cache(isolated_home: Path) -> None:
-    assert cached_config() == load_config(Path(os.environ["SWARMDECK_CONFIG"]))
+def test_missing_config_gives_the_defaults_without_a_cache(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SWARMDECK_CONFIG")
+    assert cached_config() == load_config() == default_config()
     assert not cache_file().exists()
 
 

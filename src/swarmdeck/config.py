@@ -586,10 +586,16 @@ def default_config() -> Config:
 
 
 def load_config(path: os.PathLike[str] | str | None = None) -> Config:
-    """The effective config from `path` (default: paths.config_path()); missing → defaults."""
+    """The effective config from `path` (default: paths.config_path()); a missing file means
+    the defaults, unless SWARMDECK_CONFIG names it: a path given on purpose must exist."""
     name = tidy(paths.config_path_text() if path is None else os.fspath(path))
     text = _read(name)
     if text is None:
+        if name == paths.explicit_config_text():
+            raise ConfigError(
+                f"config {name} does not exist, and SWARMDECK_CONFIG names it: create it, or "
+                "unset SWARMDECK_CONFIG for the embedded defaults"
+            )
         return Config()
     return parse_config(text, name)
 
@@ -929,7 +935,11 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 
 def _size_value(value: Any) -> SizeSpec:
+    """A size as the config writes it: with a unit, since `reserve = 4` meaning four bytes is a
+    trap; zero alone needs none."""
     if isinstance(value, str):
+        if value.strip().isdigit() and int(value) != 0:
+            raise _Invalid(_no_unit(value.strip()))
         try:
             return SizeSpec.parse(value)
         except UsageError as err:
@@ -937,8 +947,17 @@ def _size_value(value: Any) -> SizeSpec:
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 0:
             raise _Invalid(f'size {value} is negative: give one like "2G" or "10%"')
+        if value != 0:
+            raise _Invalid(_no_unit(str(value)))
         return SizeSpec.of_bytes(value)
     raise _Invalid(f'expected a size like "2G" or "10%", got {_describe(value)}')
+
+
+def _no_unit(number: str) -> str:
+    return (
+        f"size {number} has no unit: write the unit meant, K, M, G or T (powers of 1024) "
+        f'or B for bytes ("{number}G", "{number}B"), or a percent like "10%"'
+    )
 
 
 def _check_bounds(rule: Rule, value: Any) -> None:

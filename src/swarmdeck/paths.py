@@ -65,6 +65,14 @@ def config_path_text() -> str:
     return os.path.join(base, "swarmdeck", "config.toml")
 
 
+def explicit_config_text() -> str | None:
+    """The config file SWARMDECK_CONFIG names, tidied as config paths are; None when unset."""
+    from swarmdeck.text_paths import tidy
+
+    explicit = _explicit("SWARMDECK_CONFIG")
+    return None if explicit is None else tidy(explicit)
+
+
 def state_dir_text() -> str:
     """The state folder: $SWARMDECK_STATE_DIR, else $XDG_STATE_HOME/swarmdeck/."""
     explicit = _explicit("SWARMDECK_STATE_DIR")

@@ -57,7 +57,7 @@ def write_config(path: Path, slice_path: Path | str, slice_cap: int, **memory: o
     """A config whose slice is the test's own, capped at slice_cap (MemTotal − reserve)."""
     settings: dict[str, object] = {
         "slice": str(slice_path),
-        "reserve": str(mem_total() - slice_cap),
+        "reserve": f"{mem_total() - slice_cap}B",
         "margin": "1M",
         "sample_interval": 0.05,
         "admission_wait": 0.0,

@@ -33,7 +33,7 @@ def local_slice() -> Iterator[Path]:
 def this_host(slice_path: Path, slice_mib: int, prediction: str) -> str:
     """This side's [memory] section: its own slice of `slice_mib` MiB."""
     return (
-        f'[memory]\nslice = "{slice_path}"\nreserve = "{mem_total() - slice_mib * MIB}"\n'
+        f'[memory]\nslice = "{slice_path}"\nreserve = "{mem_total() - slice_mib * MIB}B"\n'
         f'default_prediction = "{prediction}"\nmargin = "1M"\nadmission_wait = 0.0\n'
         "sample_interval = 0.05\n\n"
     )

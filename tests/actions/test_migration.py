@@ -203,7 +203,7 @@ def test_a_queued_job_migrated_to_a_peer_runs_there_and_its_row_here_says_moved(
     local = new_slice()
     try:
         peer = start_peer(tmp_path, servers, v1_slice, extra=(
-            f'[memory]\nslice = "{local}"\nreserve = "{mem_total() - 64 * MIB}"\n'
+            f'[memory]\nslice = "{local}"\nreserve = "{mem_total() - 64 * MIB}B"\n'
             'default_prediction = "32M"\nmargin = "1M"\nsample_interval = 0.05\n\n'))
         store = StateStore.open_default()
         add_job(store, label="holds the slice", booked=64 * MIB, cap=64 * MIB)

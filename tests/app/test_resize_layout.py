@@ -28,6 +28,7 @@ def layout(app) -> dict[str, tuple[int, int]]:
 def room_in(home: Path, monkeypatch: pytest.MonkeyPatch) -> SwarmdeckApp:
     """The watched fixed room with its own state and config in `home`."""
     home.mkdir()
+    (home / "config.toml").touch()
     monkeypatch.setenv("SWARMDECK_STATE_DIR", str(home / "state"))
     monkeypatch.setenv("SWARMDECK_CONFIG", str(home / "config.toml"))
     return fixed_app(home, watched=True)

@@ -21,6 +21,8 @@ pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableException
 
 @pytest.fixture
 def server(tmp_path: Path):
+    (tmp_path / "peer").mkdir()
+    (tmp_path / "peer" / "config.toml").touch()
     started = LoopbackSshServer(
         tmp_path / "peer",
         env={

@@ -28,6 +28,7 @@ def _timed_hook(run_hook, event: str, payload: dict) -> tuple[float, object]:
 
 @pytest.mark.parametrize("command", ["ls", "pytest -q"])
 def test_a_fifo_config_does_not_hang_the_hook(run_hook, isolated_home: Path, command: str) -> None:
+    (isolated_home / "config.toml").unlink()
     os.mkfifo(isolated_home / "config.toml")
     took, done = _timed_hook(run_hook, "pre-tool-use", bash_payload(command))
     assert took < QUICK

@@ -70,7 +70,7 @@ def test_dispatch_goes_to_the_cluster_when_this_host_can_never_fit(
     slurm_config.write_text(
         slurm_config.read_text().replace(
             "[memory]\n",
-            f'[memory]\nslice = "{tiny_local_slice}"\nreserve = "{mem_total() - 64 * MIB}"\n'
+            f'[memory]\nslice = "{tiny_local_slice}"\nreserve = "{mem_total() - 64 * MIB}B"\n'
             'margin = "1M"\nadmission_wait = 0.0\n',
         )
     )

@@ -90,6 +90,8 @@ def _plain_run(args_list: list[str]):
 def _parse(args_list: list[str]):
     """The parsed command line; words no parser took are named with the help of the command
     they were given to, not the top level's."""
+    if args_list and not args_list[0].startswith("-") and args_list[0] not in COMMANDS:
+        raise _unknown_command(args_list[0])
     parser = build_parser(args_list[0] if args_list else None)
     args, extra = parser.parse_known_args(args_list)
     if extra:
@@ -105,6 +107,22 @@ def _parse(args_list: list[str]):
         where = " ".join(["swarmdeck", *words])
         raise UsageError(f"unrecognized arguments: {' '.join(extra)} (see '{where} --help')")
     return args
+
+
+def _unknown_command(word: str) -> Exception:
+    """A mistyped command's one line: the command it is close to, else the list of them."""
+    import difflib
+
+    from swarmdeck.errors import UsageError
+
+    close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
+    if close:
+        return UsageError(
+            f"unknown command {word!r}; did you mean {close[0]!r}? (see 'swarmdeck --help')"
+        )
+    known = ", ".join(map(repr, COMMANDS))
+    see = "(see 'swarmdeck --help')"
+    return UsageError(f"unknown command {word!r}; the commands are {known} {see}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

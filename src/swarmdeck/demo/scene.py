@@ -78,7 +78,7 @@ def demo_config(
     return (
         "[memory]\n"
         f'slice = "{slice_setting}"\n'
-        f'reserve = "{reserve}"\n'
+        f'reserve = "{reserve}B"\n'
         'margin = "16M"\n'
         'default_prediction = "64M"\n'
         "sample_interval = 0.25\n"
@@ -216,7 +216,7 @@ class Scene:
         folder.mkdir(parents=True, exist_ok=True)
         reserve = total - PEER_SLICE_MIB * MIB
         (folder / "config.toml").write_text(
-            f'[memory]\nslice = "{slice_setting}"\nreserve = "{reserve}"\n'
+            f'[memory]\nslice = "{slice_setting}"\nreserve = "{reserve}B"\n'
         )
         self.peer_site = chosen_site(slice_sites(slice_setting))
         return LoopbackSshServer(
