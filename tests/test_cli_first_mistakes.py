@@ -48,7 +48,7 @@ def test_a_size_without_a_unit_in_the_config_is_refused_naming_the_units(
     assert done.returncode == ExitCode.USAGE
     assert done.stderr.count("\n") == 1, done.stderr
     assert "memory.reserve" in done.stderr and "has no unit" in done.stderr
-    assert "K, M, G or T" in done.stderr and "B for bytes" in done.stderr
+    assert "K, M, G or T" in done.stderr and "B\" for bytes" in done.stderr
 
 
 @pytest.mark.parametrize("written", ["0", '"4096B"', '"2G"', '"10%"'])

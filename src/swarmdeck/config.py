@@ -955,8 +955,8 @@ def _size_value(value: Any) -> SizeSpec:
 
 def _no_unit(number: str) -> str:
     return (
-        f"size {number} has no unit: write the unit meant, K, M, G or T (powers of 1024) "
-        f'or B for bytes ("{number}G", "{number}B"), or a percent like "10%"'
+        f'size {number} has no unit: write "{number}B" for bytes, or K, M, G or T (powers of '
+        f'1024) as in "4G", or a percent like "10%"'
     )
 
 

@@ -72,7 +72,7 @@ def slice_dir(isolated_home: Path) -> Iterator[Path]:
     remove_cgroup_tree(outside)
     path.mkdir()
     (isolated_home / "config.toml").write_text(
-        f'[memory]\nslice = "{path}"\nreserve = "{mem_total() - SLICE_CAP}"\nmargin = "1M"\n'
+        f'[memory]\nslice = "{path}"\nreserve = "{mem_total() - SLICE_CAP}B"\nmargin = "1M"\n'
     )
     try:
         yield path
