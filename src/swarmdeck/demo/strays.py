@@ -30,22 +30,21 @@ GRACE = 10.0
 
 
 def scene_process(pid: int, root: Path | str, token: str) -> PinnedProcess | None:
-    """`pid` pinned, when it is a live process of the scene in `root` with `token`; else None."""
+    """`pid` pinned, when it is a live process of the scene in `root` with `token`; else None.
+
+    The environment is read between taking the process's identity and pinning it: a pin
+    whose start ticks still match proves the pid named that one process all along."""
     ident = identity(pid)
     if ident is None or pid == os.getpid():
         return None
-    pinned = PinnedProcess(ident)
-    if not pinned.valid:
-        return None
     entries = environment(pid).split(b"\0")
     inside = os.fsencode(f"{root}/")
-    marked = f"{SCENE_VARIABLE}={token}".encode() in entries and any(
+    if f"{SCENE_VARIABLE}={token}".encode() not in entries or not any(
         entry.partition(b"=")[2].startswith(inside) for entry in entries
-    )
-    if marked and identity(pid) == ident:  # the environment read was this process's
-        return pinned
-    pinned.close()
-    return None
+    ):
+        return None
+    pinned = PinnedProcess(ident)
+    return pinned if pinned.valid else None
 
 
 def scene_processes(root: Path | str, token: str) -> list[PinnedProcess]:
