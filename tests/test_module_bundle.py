@@ -13,6 +13,8 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
 from package_copy import package_copy, with_copy
 from swarmdeck import module_bundle
 
@@ -198,3 +200,37 @@ def test_reading_the_bundle_leaves_the_collector_as_it_was(tmp_path: Path) -> No
                      " import sys; sys.meta_path.pop(0); b = module_bundle.use();"
                      " print(a, on, b, gc.isenabled())")
     assert done.stdout.split() == ["True", "True", "True", "False"], done.stderr
+
+
+RUN = """
+import resource, sys
+# A read of /dev/zero grows until memory runs out: bounded here so it ends in a MemoryError
+# within this interpreter, never in the machine's memory.
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+sys.argv = ["swarmdeck", "run", "--", "true"]
+from swarmdeck.cli import main
+sys.exit(main())
+"""
+"""The console script's `swarmdeck run -- true`, its address space bounded to 1 GiB."""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "link to a bundle"])
+def test_a_run_completes_whatever_lies_at_the_bundles_path(
+    own_slice: Path, tmp_path: Path, kind: str
+) -> None:
+    src = package_copy(tmp_path)
+    (bundle,) = (src / "swarmdeck" / "__pycache__").glob("run.*.bundle")
+    if kind == "link to a bundle":
+        bundle.rename(tmp_path / "elsewhere.bundle")
+        bundle.symlink_to(tmp_path / "elsewhere.bundle")
+    else:
+        bundle.unlink()
+        if kind == "fifo":
+            os.mkfifo(bundle)  # nobody ever writes it: a blocking open would wait for ever
+        else:
+            bundle.symlink_to("/dev/zero")
+    done = with_copy(tmp_path, "-c", RUN)
+    assert (done.returncode, done.stderr) == (0, "")
+    probe = with_copy(tmp_path, "-c", "from swarmdeck import module_bundle;"
+                      " print(module_bundle.use())")
+    assert probe.stdout == "False\n", probe.stderr

@@ -23,6 +23,7 @@ import marshal
 import os
 import sys
 from _frozen_importlib_external import MAGIC_NUMBER, SourceFileLoader, spec_from_file_location
+from stat import S_ISREG
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -112,12 +113,8 @@ def use(path: str | None = None) -> bool:
     if any(isinstance(finder, _BundleFinder) for finder in sys.meta_path):
         return True
     path = path or default_path()
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return False
-    if data[: len(HEADER)] != HEADER:
+    data = _read_bundle(path)
+    if data is None or data[: len(HEADER)] != HEADER:
         return False
     # The code objects live as long as the process: the cyclic collector's passes over the
     # tuples of their constants, while they are made, would find nothing (3 ms or more).
@@ -134,6 +131,35 @@ def use(path: str | None = None) -> bool:
         return False
     sys.meta_path.insert(0, _BundleFinder(table, _root_of(path)))
     return True
+
+
+MAX_BYTES = 64 << 20
+"""The largest file read as a bundle; the run's is some 0.6 MiB."""
+
+
+def _read_bundle(path: str) -> bytes | None:
+    """The bytes of the regular file at `path` (never a link), or None.
+
+    Opened without blocking and read no further than its size: a FIFO put at the path would
+    hang every run on a blocking open, and a link to /dev/zero would be read until memory ran
+    out.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
+        if not S_ISREG(st.st_mode) or size > MAX_BYTES:
+            return None
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) == size else None
 
 
 _CODE = type(default_path.__code__)

@@ -18,6 +18,7 @@ from cagekit import SWARMDECK, hog
 from peerkit import start_peer
 
 from ssh_server import servers as servers
+from swarmdeck.actions.hosts.peer_ledger import ledger_id
 from swarmdeck.cli import main
 from swarmdeck.probes.procs import read_stat
 from swarmdeck.state import StateStore
@@ -418,12 +419,20 @@ def test_cleanup_removes_a_partial_copy_whose_driver_died_before_the_job_started
     driver.wait()
     [row] = peer_rows()
     [partial] = list(peer.run_root.iterdir())
-    assert partial.name == f"part-{row['id']}" and row["run_dir"] is None
-    # Another host's copy in the same run root is not this ledger's to remove.
-    (peer.run_root / "theirs-1").mkdir()
+    store = StateStore.open_default()
+    try:
+        ledger = ledger_id(store)
+    finally:
+        store.close()
+    assert partial.name == f"part-{row['id']}-{ledger}" and row["run_dir"] is None
+    # Another host's or ledger's copy in the same run root is not this ledger's to remove,
+    # nor one named as copies were before they carried their ledger's id.
+    theirs = ["theirs-1", f"part-{row['id']}", f"part-{row['id']}-{'0' * 32}"]
+    for name in theirs:
+        (peer.run_root / name).mkdir()
     assert main(["peer", "cleanup", "box2"]) == 0
-    assert f"part-{row['id']}" in capfd.readouterr().out
-    assert [path.name for path in peer.run_root.iterdir()] == ["theirs-1"]
+    assert partial.name in capfd.readouterr().out
+    assert sorted(path.name for path in peer.run_root.iterdir()) == sorted(theirs)
     assert peer_rows()[0]["state"] == "lost"
 
 

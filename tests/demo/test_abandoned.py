@@ -13,10 +13,10 @@ from pathlib import Path
 
 from leftovers import processes_mentioning
 
-from swarmdeck.demo.owner import PREFIX, abandoned_scenes, write_owner
+from swarmdeck.demo.owner import PREFIX, MadeThing, SceneOwner, abandoned_scenes, write_owner
 from swarmdeck.demo.scene import sweep_abandoned
 from swarmdeck.probes.cgroups import read_hierarchies
-from swarmdeck.probes.procs import identity
+from swarmdeck.probes.procs import ProcessIdentity, identity
 
 SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
 SUMMARY = re.compile(r"demo scene in (\S+): ")
@@ -28,10 +28,14 @@ def _scene_folder(tmp_path: Path, name: str) -> Path:
     return folder
 
 
+def _owner(folder: Path, process: ProcessIdentity) -> None:
+    write_owner(SceneOwner(process, "5" * 32, MadeThing.of(folder)))
+
+
 def _dead_owner(folder: Path) -> None:
     gone = subprocess.Popen(["true"])
     gone.wait()
-    (folder / "scene-owner").write_text(f"{gone.pid} 1\n")
+    _owner(folder, ProcessIdentity(gone.pid, 1))
 
 
 def test_a_scene_whose_owner_is_gone_is_found(tmp_path: Path) -> None:
@@ -41,7 +45,9 @@ def test_a_scene_whose_owner_is_gone_is_found(tmp_path: Path) -> None:
 
 
 def test_a_running_scene_is_not_taken(tmp_path: Path) -> None:
-    write_owner(_scene_folder(tmp_path, "alive"), ("some-slice",))
+    me = identity(os.getpid())
+    assert me is not None
+    _owner(_scene_folder(tmp_path, "alive"), me)
     assert abandoned_scenes(tmp_path) == []
 
 
@@ -49,7 +55,7 @@ def test_a_reused_pid_does_not_keep_a_scene_alive(tmp_path: Path) -> None:
     folder = _scene_folder(tmp_path, "reused")
     me = identity(os.getpid())
     assert me is not None
-    (folder / "scene-owner").write_text(f"{me.pid} {me.start_ticks + 1}\n")
+    _owner(folder, ProcessIdentity(me.pid, me.start_ticks + 1))
     assert [root for root, _ in abandoned_scenes(tmp_path)] == [folder]
 
 
@@ -65,9 +71,11 @@ def test_folders_without_an_owner_of_another_user_or_links_are_left_alone(tmp_pa
     other = tmp_path / "not-a-scene"
     other.mkdir()
     _dead_owner(other)
+    copied = _scene_folder(tmp_path, "copied")  # an owner file that names another folder
+    (copied / "scene-owner").write_bytes((other / "scene-owner").read_bytes())
     assert abandoned_scenes(tmp_path) == []
     assert sweep_abandoned(tmp_path, say=lambda line: None) == []
-    assert theirs.is_dir() and target.is_dir() and other.is_dir()
+    assert theirs.is_dir() and target.is_dir() and other.is_dir() and copied.is_dir()
 
 
 def test_the_next_demo_removes_what_a_killed_one_left(

@@ -20,6 +20,7 @@ from leftovers import ended, processes_mentioning
 
 from swarmdeck.actions.migration import launch, migration_options
 from swarmdeck.config import load_config
+from swarmdeck.demo.owner import SCENE_VARIABLE, read_owner
 from swarmdeck.probes.cgroups import read_hierarchies
 from swarmdeck.probes.ledger import ledger_jobs
 from swarmdeck.state import StateStore
@@ -55,7 +56,12 @@ def _alive(pid: int) -> bool:
 
 
 def _migrate_the_queued_job(root: Path, monkeypatch: pytest.MonkeyPatch) -> int:
-    """Launch the queued job on the peer the way the migrate pane does; its pid there."""
+    """Launch the queued job on the peer the way the migrate pane does; its pid there. The
+    pane runs inside the scene, so what it launches carries the scene's token (demo/owner.py):
+    the scene's to stop when it ends."""
+    owner = read_owner(root)
+    assert owner is not None
+    monkeypatch.setenv(SCENE_VARIABLE, owner.token)
     monkeypatch.setenv("SWARMDECK_STATE_DIR", str(root / "state"))
     monkeypatch.setenv("SWARMDECK_CONFIG", str(root / "config.toml"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root / "claude"))

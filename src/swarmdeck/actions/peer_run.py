@@ -479,7 +479,8 @@ def launch_detached_peer_run(request: PeerRunRequest) -> int:
 def cleanup_peer(config: Config, store: StateStore, name: str) -> list[str]:
     """Stop and remove every run on `name` whose driver here died, and remove every copy under
     its run root that this ledger gave out and nothing uses (a copy that failed, or whose
-    driver died before the job started); one line per run."""
+    driver died before the job started); one line per run. Only this ledger's copies are
+    named (peer_ledger.run_dir_name), and a copy whose job's shell still runs there is left."""
     host_config = peer_config(config, name)
     orphans = [row for row in active_peer_rows(store, name) if not row.driver_alive]
     host = open_host(host_config, store)
@@ -492,7 +493,9 @@ def cleanup_peer(config: Config, store: StateStore, name: str) -> list[str]:
             )
             if remote is not None:
                 host.stop(handle, signal.SIGTERM)
-            host.clean(handle)
+            if not host.clean_unused(handle):
+                lines.append(_in_use(row.id, row.run_dir, name))
+                continue
             mark_peer_lost(store, row.id, "cleaned: its driver died")
             where = f"{row.run_dir} removed" if row.run_dir else "it had not started"
             lines.append(f"job {row.id} ({row.label}): stopped on {name}, {where}")
@@ -502,8 +505,15 @@ def cleanup_peer(config: Config, store: StateStore, name: str) -> list[str]:
             if job_id is None:
                 continue
             path = host.run_root_path(folder)
-            host.clean(Handle(name, job_id, "", path))
+            if not host.clean_unused(Handle(name, job_id, "", path)):
+                lines.append(_in_use(job_id, path, name))
+                continue
             lines.append(f"job {job_id}: its copy {path} on {name} was never started; removed")
     finally:
         host.close()
     return lines or [f"no runs on {name} without their driver"]
+
+
+def _in_use(job_id: int, path: str, host: str) -> str:
+    return (f"job {job_id}: its copy {path} on {host} is in use by a live run there; left as"
+            " it is")

@@ -12,9 +12,11 @@ from swarmdeck.exitcodes import CONTROL_ROOM_CODES, ExitCode
 
 NOTE = """\
 The scene lives in one temporary folder (its own state, config and Claude Code folder), caps
-its jobs in a small slice of its own and reaches a second host over SSH on 127.0.0.1. Quitting
-stops every process it started and removes its cgroups and its folder; what a demo killed
-before it could do so left behind is removed by the next `swarmdeck demo`.
+its jobs in a small slice it makes itself and reaches a second host over SSH on 127.0.0.1.
+Quitting stops every process it started and removes its cgroups and its folder; what a demo
+killed before it could do so left behind is removed by the next `swarmdeck demo`. It never
+stops or removes anything it did not make: --slice must name a cgroup that does not exist yet,
+outside the machine's default slice (a cgroup holding processes of others is left, and said so).
 """
 
 
@@ -52,7 +54,8 @@ def _add_demo(sub) -> None:
         "--slice",
         type=flag_type(_slice_name),
         metavar="NAME",
-        help="the cgroup the scene's jobs are capped in (default: swarmdeck-demo-PID)",
+        help="a new cgroup for the scene's jobs, made and removed by the demo; refused (251)"
+        " if it exists (default: swarmdeck-demo-PID)",
     )
     p.add_argument(
         "--uncaged",
@@ -86,20 +89,31 @@ def _stop(signum: int, frame: object) -> None:
     raise _Stopped(signum)
 
 
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def _demo(args: argparse.Namespace) -> int:
-    from swarmdeck.demo.scene import Scene, SceneSettings, sweep_abandoned
+    from swarmdeck.demo import scene as scenes
+    from swarmdeck.demo.slices import SliceRefused, slice_refusal
     from swarmdeck.errors import UsageError
 
     if args.seconds is not None and not args.no_ui:
         raise UsageError("--seconds needs --no-ui: the control room runs until q quits it")
     if not args.no_ui:
         need_terminal("`swarmdeck demo --no-ui` runs the scene without it")
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    settings = SceneSettings(
+    # Before anything is swept or made; one the sweep may free (a killed demo's slice) is
+    # refused by the scene only if still there.
+    problem = slice_refusal(args.slice, existing=False) if args.slice is not None else None
+    if problem:
+        raise SliceRefused(problem)
+    settings = scenes.SceneSettings(
         step=args.step, slice_name=args.slice, uncaged=args.uncaged, watchdog=args.no_ui
     )
-    sweep_abandoned(say=lambda line: print(line, file=sys.stderr, flush=True))
-    scene = Scene(settings)
+    scenes.sweep_abandoned(say=_say)
+    scene = scenes.Scene(settings)
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    refused = False
     try:
         scene.start()
         print(scene.summary(), flush=True)
@@ -110,6 +124,9 @@ def _demo(args: argparse.Namespace) -> int:
         return ExitCode.TERMINAL_GONE if stopped.signum == signal.SIGHUP else ExitCode.OK
     except KeyboardInterrupt:
         return ExitCode.OK
+    except SliceRefused:
+        refused = True  # nothing of the scene was made but its folder, which start removed
+        raise
     finally:
         # A second TERM while cleaning up must not leave the scene half removed.
         for sig in previous:
@@ -117,7 +134,8 @@ def _demo(args: argparse.Namespace) -> int:
         scene.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        print("demo scene removed", file=sys.stderr, flush=True)
+        if not refused:
+            _say("demo scene removed")
 
 
 def _looking(scene) -> str:

@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -115,16 +116,36 @@ class StartedJob:
     log: Path
     caged: bool
 
-    def stop(self, grace: float = 15.0) -> None:
-        """TERM the runner (it stops its job's tree and removes its cage), then KILL its group."""
-        if self.process.poll() is None:
+    def terminate(self) -> None:
+        """SIGTERM the runner unless it was reaped already (then its pid may be another's)."""
+        if self.process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.process.pid, signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(timeout=grace)
+
+    def stop(self, grace: float = 15.0) -> None:
+        """TERM the runner (it stops its job's tree and removes its cage), then KILL its group.
+
+        Its pid, and so its group's id, is the runner's only while the runner is not reaped:
+        the group is signalled before the runner is, never after. A runner reaped earlier (it
+        ended on its own) leaves what its group still holds to the scene's sweep of its own
+        processes (demo/strays.py)."""
+        if self.process.returncode is not None:
+            return
+        self.terminate()
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and not _exited(self.process.pid):
+            time.sleep(0.05)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
+
+
+def _exited(pid: int) -> bool:
+    """Whether the child `pid` has ended, leaving it unreaped (its pid stays its own)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
 
 
 def job_checkout(folder: Path) -> Path:

@@ -2,28 +2,31 @@
 
 The scene points this process (and so everything it starts) at its own state folder, config
 and Claude Code folder through SWARMDECK_STATE_DIR, SWARMDECK_CONFIG and CLAUDE_CONFIG_DIR,
-caps its jobs in a small slice of its own, and reaches a second host that is this machine over
-SSH on 127.0.0.1. `stop()` ends every process it started, removes its cgroups and its folder,
-and gives this process its environment back. A scene killed before it could stop is removed by
-the next one: `sweep_abandoned` finds it by the owner file in its folder (demo/owner.py).
+caps its jobs in a small slice it makes itself, and reaches a second host that is this machine
+over SSH on 127.0.0.1. `stop()` ends every process it started, removes its cgroups and its
+folder, and gives this process its environment back. It stops and removes only what it made,
+proven by what it recorded as it made it (demo/owner.py): its processes carry its token, its
+cgroups and folder are the ones made (device and inode). A scene killed before it could stop is
+removed by the next one: `sweep_abandoned` finds it by the owner file in its folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
+import secrets
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from swarmdeck.actions.cage import CageError, remove_cgroup
-from swarmdeck.actions.cage.scope import user_flag
+from swarmdeck.actions.cage import CageError, backend_for
+from swarmdeck.actions.cage.owner import claim_slice
+from swarmdeck.actions.kill import PinnedProcess
 from swarmdeck.demo.jobs import (
     MIB,
     SLICE_MIB,
@@ -34,18 +37,37 @@ from swarmdeck.demo.jobs import (
     start_job,
 )
 from swarmdeck.demo.loopback import LoopbackSshServer
-from swarmdeck.demo.owner import PREFIX, abandoned_scenes, write_owner
+from swarmdeck.demo.owner import (
+    PREFIX,
+    SCENE_VARIABLE,
+    MadeThing,
+    SceneOwner,
+    abandoned_scenes,
+    write_owner,
+)
 from swarmdeck.demo.sessions import DemoSession, ScriptRunner, scripted_sessions
+from swarmdeck.demo.slices import (
+    SliceRefused,
+    make_cgroup,
+    peer_slice_name,
+    slice_refusal,
+    stop_unit,
+    take_down,
+)
+from swarmdeck.demo.strays import remove_folder, scene_process, stop_strays
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.cgroups import SCOPE, SliceSite, chosen_site, slice_sites, why_no_site
 from swarmdeck.probes.ledger import ACTIVE, QUEUED, ledger_jobs
 from swarmdeck.probes.machine import mem_total
-from swarmdeck.probes.procs import environment, pids, read_stat
+from swarmdeck.probes.procs import own_identity
 from swarmdeck.state import StateStore
 
-ENVIRONMENT = ("SWARMDECK_STATE_DIR", "SWARMDECK_CONFIG", "CLAUDE_CONFIG_DIR")
+ENVIRONMENT = ("SWARMDECK_STATE_DIR", "SWARMDECK_CONFIG", "CLAUDE_CONFIG_DIR", SCENE_VARIABLE)
 """What the scene sets for itself and everything it starts, and restores when it stops."""
+NAME_TRIES = 5
+"""Names tried for the scene's own slice when the first is taken (a leftover of a killed demo
+that had this pid); one of them is free unless something makes such names on purpose."""
 PEER_NAME = "loopback"
 PEER_SLICE_MIB = 2048
 ADMISSION_TIMEOUT = 60.0
@@ -63,7 +85,7 @@ class SceneSettings:
 
     step: float = 2.0
     slice_name: str | None = None
-    """The slice, at the hierarchy's root; None: swarmdeck-demo-PID."""
+    """The slice, which must not exist yet; None: swarmdeck-demo-PID."""
     uncaged: bool = False
     """Run the jobs uncaged even where cages can be made, as where they cannot."""
     watchdog: bool = False
@@ -99,7 +121,8 @@ def demo_config(
 
 @dataclass
 class Scene:
-    """A demo scene under `root` (a fresh temporary folder unless given)."""
+    """A demo scene under `root`: a fresh temporary folder unless given (a given folder is the
+    scene's to remove, as the one it makes)."""
 
     settings: SceneSettings = field(default_factory=SceneSettings)
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix=PREFIX)))
@@ -114,6 +137,10 @@ class Scene:
     peer: LoopbackSshServer | None = None
     writer: ScriptRunner | None = None
     watcher: subprocess.Popen[bytes] | None = None
+    token: str = field(default_factory=lambda: secrets.token_hex(16))
+    """What every process the scene starts carries in SCENE_VARIABLE, and nothing else has."""
+    owner: SceneOwner | None = None
+    """What the scene made, as recorded in its folder; None until it made its folder its own."""
     _saved: dict[str, str | None] = field(default_factory=dict)
 
     @property
@@ -149,14 +176,18 @@ class Scene:
             raise
 
     def _start(self) -> None:
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._record(SceneOwner(own_identity(), self.token, MadeThing.of(self.root)))
+        slice_setting = self._choose_slice()
         for name in ENVIRONMENT:
             self._saved[name] = os.environ.get(name)
         os.environ.update(self.environment())
+        os.environ[SCENE_VARIABLE] = self.token
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.claude_dir.mkdir(parents=True, exist_ok=True)
-        slice_setting = self._choose_slice()
-        peer_slice = _peer_slice(slice_setting)
-        write_owner(self.root, (slice_setting, peer_slice) if self.caged else (peer_slice,))
+        peer_slice = peer_slice_name(slice_setting)
+        self.peer_site = chosen_site(slice_sites(peer_slice))
+        self._make_slices(peer_slice)
         total = mem_total()
         self.peer = self._start_peer(total, peer_slice)
         known = self.peer.known_hosts(self.root / "known_hosts")
@@ -186,18 +217,28 @@ class Scene:
                 start_new_session=True,
             )
 
+    def _record(self, owner: SceneOwner) -> None:
+        """Write what the scene made into its folder before anything else is made or started."""
+        write_owner(owner)
+        self.owner = owner
+
     def _choose_slice(self) -> str:
-        """The scene's own slice, on the backend this machine offers; none means uncaged."""
-        name = self.settings.slice_name or f"swarmdeck-demo-{os.getpid()}"
+        """The scene's own slice, on the backend this machine offers; none means uncaged.
+        SliceRefused when the name given is one the scene may not make (demo/slices.py)."""
+        name = self.settings.slice_name or _free_name(f"swarmdeck-demo-{os.getpid()}")
         sites = slice_sites(name)
         site = chosen_site(sites)
+        if site is not None and site.backend == SCOPE and not name.endswith(".slice"):
+            name = _free_name(f"swarmdeckdemo{os.getpid()}", ".slice")
+            sites = slice_sites(name)
+            site = chosen_site(sites)
+        problem = slice_refusal(name)
+        if problem:
+            raise SliceRefused(problem)
         if self.settings.uncaged:
             self.uncaged_reason = "asked for with --uncaged"
             self.say(f"swarmdeck demo: the demo's jobs run uncaged ({self.uncaged_reason})")
             return name
-        if site is not None and site.backend == SCOPE and not name.endswith(".slice"):
-            name = f"swarmdeckdemo{os.getpid()}.slice"
-            site = chosen_site(slice_sites(name))
         if site is None:
             self.uncaged_reason = why_no_site(sites)
             self.say(
@@ -209,16 +250,51 @@ class Scene:
         self.caged = True
         return name
 
+    def _make_slices(self, peer_slice: str) -> None:
+        """Make the scene's slice (when caged) and its peer's, recording each in the owner file
+        before it is made (a cgroup by device and inode, a systemd slice unit by name), then
+        claim each for its ledger (actions/cage/owner.py), the record its removal requires."""
+        peer = self.root / "peer"
+        slices = [(self.peer_site, peer / "state" / "state.db", peer / "config.toml",
+                   PEER_SLICE_MIB * MIB)]
+        if self.caged:
+            slices.insert(0, (self.site, self.state_dir / "state.db", self.config_path,
+                              SLICE_MIB * MIB))
+        for site, ledger, config, cap in slices:
+            if site is None or site.path is None or self.owner is None:
+                continue
+            before = self.owner
+            if site.backend == SCOPE:
+                self._record(replace(before, units=(*before.units, site.unit)))
+            else:
+                made = make_cgroup(site.path)
+                self._record(replace(before, cgroups=(*before.cgroups, made)))
+            try:
+                claim_slice(backend_for(site), ledger, config, cap)
+            except CageError as error:
+                if site.backend != SCOPE:
+                    # Unclaimed, it could not be proven the scene's later: it goes now, empty.
+                    with contextlib.suppress(OSError):
+                        os.rmdir(site.path)
+                    self._record(before)
+                if site is not self.site:
+                    raise SceneError(f"the peer's slice cannot be set up: {error}") from None
+                self.caged = False
+                self.uncaged_reason = str(error)
+                self.say(
+                    "swarmdeck demo: the memory cage could not be set up, so the demo's jobs "
+                    f"run uncaged ({self.uncaged_reason})"
+                )
+
     def _start_peer(self, total: int, slice_setting: str) -> LoopbackSshServer:
         """The second host: this machine over SSH, with its own state, config and slice (made
-        only if a job runs there, removed with the scene's)."""
+        and removed with the scene's)."""
         folder = self.root / "peer"
         folder.mkdir(parents=True, exist_ok=True)
         reserve = total - PEER_SLICE_MIB * MIB
         (folder / "config.toml").write_text(
             f'[memory]\nslice = "{slice_setting}"\nreserve = "{reserve}B"\n'
         )
-        self.peer_site = chosen_site(slice_sites(slice_setting))
         return LoopbackSshServer(
             folder,
             env={
@@ -289,51 +365,30 @@ class Scene:
                 os.killpg(self.watcher.pid, signal.SIGKILL)
             self.watcher.wait()
         for job in self.jobs:
-            if job.process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(job.process.pid, signal.SIGTERM)
+            job.terminate()
         for job in self.jobs:
             job.stop()
         for session in self.sessions:
             session.stop_process()
         if self.peer is not None:
             self.peer.stop()
-        _stop_strays(self.root)
+        owner = self.owner
+        if owner is not None:
+            stop_strays(self.root, owner.token)
         if self.store is not None:
             self.store.close()
-        self._remove_slices()
-        shutil.rmtree(self.root, ignore_errors=True)
+        if owner is not None:
+            for line in _take_down_slices(owner):
+                self.say(f"swarmdeck demo: {line}")
+            left = remove_folder(owner.folder)
+            if left:
+                self.say(f"swarmdeck demo: {left}")
         for name, value in self._saved.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
         self._saved.clear()
-
-    def _remove_slices(self) -> None:
-        """Remove the scene's slice and the peer's, with any cage a runner left behind."""
-        for site in (self.site, self.peer_site):
-            if site is not None and site.path is not None:
-                self._remove_slice(site)
-
-    def _remove_slice(self, site: SliceSite) -> None:
-        if site.backend == SCOPE:
-            subprocess.run(
-                ["systemctl", *user_flag(), "stop", site.unit],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                check=False,
-            )
-        if site.path is None or not os.path.exists(site.path):
-            return
-        path = Path(site.path)
-        inner = sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts))
-        for cgroup in [*inner, path]:
-            _kill_members(cgroup)
-            try:
-                remove_cgroup(cgroup)
-            except CageError as error:
-                self.say(f"swarmdeck demo: {error}")
 
     def __enter__(self) -> Scene:
         self.start()
@@ -354,62 +409,55 @@ class Scene:
 
 def sweep_abandoned(folder: Path | None = None, say: Callable[[str], None] = print) -> list[Path]:
     """Remove what scenes killed before they could stop left in `folder` (the temporary
-    directory): the processes pointing into their folders, their slices (the ones `stop()`
-    would have removed), the folders. Says one line for each; returns the folders removed."""
+    directory), as their `stop()` would have: their processes (those carrying the scene's
+    token), the cgroups and folder they recorded as made, each still the one made. Says one
+    line for each scene and one for each thing left; returns the folders removed."""
     removed = []
     for root, owner in abandoned_scenes(folder or Path(tempfile.gettempdir())):
-        leftover = Scene(root=root, say=say)
-        _stop_strays(root)
-        for name in owner.slices:
-            site = chosen_site(slice_sites(name))
-            if site is not None and site.path is not None:
-                leftover._remove_slice(site)
-        shutil.rmtree(root, ignore_errors=True)
+        stop_strays(root, owner.token)
+        left = _take_down_slices(owner)
+        folder_left = remove_folder(owner.folder)
+        for line in [*left, folder_left]:
+            if line:
+                say(f"swarmdeck demo: {line}")
+        if folder_left:
+            continue
         removed.append(root)
+        gone = [made.path for made in owner.cgroups if not os.path.lexists(made.path)]
         say(
             f"swarmdeck demo: removed what an earlier demo (pid {owner.process.pid}) left when "
             f"it ended without cleaning up: {root}"
-            + (f" and slices {', '.join(owner.slices)}" if owner.slices else "")
+            + (f" and slices {', '.join(gone)}" if gone else "")
         )
     return removed
 
 
-def _stop_strays(root: Path, grace: float = 10.0) -> None:
-    """End what the scene's processes started on their own, in sessions of their own (a job
-    moved to the peer is started detached there): every process whose environment points
-    into the scene's folder. TERM first, so runners take their cages down; KILL after."""
-    marker = ("=" + str(root) + "/").encode()
-    strays = [pid for pid in pids() if pid != os.getpid() and marker in environment(pid)]
-    for pid in strays:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while strays and time.monotonic() < deadline:
-        strays = [pid for pid in strays if _alive(pid)]
-        time.sleep(0.05)
-    for pid in strays:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+def _take_down_slices(owner: SceneOwner) -> list[str]:
+    """Take down the cgroups and slice units the scene recorded; the lines saying what is left
+    and why."""
+    root = owner.folder.path
+
+    def belongs(pid: int) -> PinnedProcess | None:
+        return scene_process(pid, root, owner.token)
+
+    lines = [take_down(made, owner.ledgers, belongs) for made in owner.cgroups]
+    for unit in owner.units:
+        site = next((site for site in slice_sites(unit) if site.backend == SCOPE), None)
+        if site is not None and site.path is not None:
+            lines.append(stop_unit(unit, site.path, owner.ledgers, belongs))
+    return [line for line in lines if line]
 
 
-def _alive(pid: int) -> bool:
-    stat = read_stat(pid)
-    return stat is not None and stat.state != "Z"
-
-
-def _peer_slice(name: str) -> str:
-    """The peer's slice beside the scene's: NAME-peer, or NAMEpeer.slice for a systemd unit."""
-    return f"{name.removesuffix('.slice')}peer.slice" if name.endswith(".slice") else f"{name}-peer"
-
-
-def _kill_members(cgroup: Path) -> None:
-    try:
-        pids = (cgroup / "cgroup.procs").read_text().split()
-    except OSError:
-        return
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(int(pid), signal.SIGKILL)
+def _free_name(base: str, suffix: str = "") -> str:
+    """`base`, or `base` and a few random letters, whose cgroup (and its peer's) the scene may
+    make; SliceRefused when none of NAME_TRIES is."""
+    names = [base + suffix] + [base + secrets.token_hex(3) + suffix for _ in range(NAME_TRIES)]
+    problem = ""
+    for name in names:
+        problem = slice_refusal(name) or ""
+        if not problem:
+            return name
+    raise SliceRefused(problem)
 
 
 def _tail(job: StartedJob) -> str:

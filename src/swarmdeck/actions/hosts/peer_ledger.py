@@ -4,6 +4,11 @@ The row's runner is the driver here (the `peer run` process), its pid and start 
 remote shell's, and `run_dir` is where the copy lives there, so `peer cleanup` can find a run
 whose driver died, stop what is left of it and remove its copy. Rows of another host never
 count against this host's memory book (the book reads rows of its own host only).
+
+A copy's folder is named for its label, its job id and this ledger's own id: ids start at 1 in
+every ledger, so on a peer whose run root several ledgers share (two state folders, two users of
+one account) LABEL-ID alone named another ledger's copies too, and one ledger's cleanup removed
+another's running job.
 """
 
 from __future__ import annotations
@@ -47,9 +52,29 @@ def slug(label: str) -> str:
     return text or "job"
 
 
-def run_dir_name(label: str, job_id: int) -> str:
-    """The folder a peer job's copy gets under the host's run root: LABEL-ID."""
-    return f"{slug(label)}-{job_id}"
+LEDGER_ID_SQL = (
+    "INSERT OR IGNORE INTO swarmdeck_meta (key, value)"
+    " VALUES ('ledger_id', lower(hex(randomblob(16))))"
+)
+"""Give the store its ledger id, once: random, so no other state file holds it."""
+
+
+def ledger_id(store: StateStore) -> str:
+    """This ledger's own id (`swarmdeck_meta.ledger_id`), made the first time it is asked for."""
+    with store.read() as conn:
+        row = conn.execute("SELECT value FROM swarmdeck_meta WHERE key = 'ledger_id'").fetchone()
+    if row is None:
+        with store.transaction() as conn:
+            conn.execute(LEDGER_ID_SQL)
+            row = conn.execute(
+                "SELECT value FROM swarmdeck_meta WHERE key = 'ledger_id'"
+            ).fetchone()
+    return str(row[0])
+
+
+def run_dir_name(label: str, job_id: int, ledger: str) -> str:
+    """The folder a peer job's copy gets under the host's run root: LABEL-ID-LEDGER."""
+    return f"{slug(label)}-{job_id}-{ledger}"
 
 
 def insert_peer_job(store: StateStore, host: str, job: JobSpec) -> int:
@@ -139,10 +164,11 @@ def abandoned_run_dirs(store: StateStore, host: str) -> dict[str, int]:
     """Folder names under the host's run root that this ledger's rows of `host` gave out and
     no live driver uses: a copy that failed or whose driver died before the job started (its
     row never learnt the folder), or one a failed clean left. Name -> job id."""
+    ledger = ledger_id(store)
     with store.read() as conn:
         rows = conn.execute("SELECT * FROM jobs WHERE host = ?", (host,)).fetchall()
     return {
-        run_dir_name(row["label"] or "", row["id"]): row["id"]
+        run_dir_name(row["label"] or "", row["id"], ledger): row["id"]
         for row in rows
         if not (row["state"] in ACTIVE and _alive(row))
     }

@@ -4,9 +4,10 @@
 small shell that writes the runner's exit code to a file when it ends. The shell gets its own
 session, /dev/null as input, the output file as stdout and stderr, and no other descriptor
 (subprocess closes them), so the job outlives the connection. It prints the shell's pid and
-start ticks as one JSON line, closes its output and then waits for the shell: the shell is
-reaped by its own parent, not left as a zombie for a PID 1 that does not reap orphans (only a
-connection lost for good orphans it). The driver keeps that channel open until the job ended.
+start ticks as one JSON line (and writes them into the run directory, for `peer cleanup`),
+closes its output and then waits for the shell: the shell is reaped by its own parent, not
+left as a zombie for a PID 1 that does not reap orphans (only a connection lost for good
+orphans it). The driver keeps that channel open until the job ended.
 
 `swarmdeck peer remote-stop PID TICKS SIGNAL` signals the runner under that shell (the runner
 stops its caged tree and records how it ended), only if the shell is still the process with
@@ -34,6 +35,9 @@ CONTROL = ".swarmdeck-peer"
 """The folder inside a run directory that holds the job's output and exit-code files."""
 OUTPUT = f"{CONTROL}/out"
 EXIT_CODE = f"{CONTROL}/rc"
+SHELL = f"{CONTROL}/shell"
+"""The job's shell as "PID START_TICKS", written as it starts: `peer cleanup` never removes a
+run directory while that process lives."""
 WRAPPER = 'swarmdeck_run "$@"; code=$?; echo $code > "$RC.tmp" && mv "$RC.tmp" "$RC"'
 STOP_GRACE = 15.0
 """Seconds the runner gets to stop its own tree and exit before the tree is stopped here."""
@@ -57,6 +61,8 @@ def start(run_dir: Path, run_args: list[str]) -> subprocess.Popen[bytes]:
             close_fds=True,
             start_new_session=True,
         )
+    shell = identity(child)
+    (run_dir / SHELL).write_text(f"{shell.pid} {shell.start_ticks}\n")
     return child
 
 

@@ -32,10 +32,11 @@ from swarmdeck.actions.hosts.base import Ended, Fit, Handle, Host, HostError, Jo
 from swarmdeck.actions.hosts.peer_ledger import (
     end_peer_job,
     insert_peer_job,
+    ledger_id,
     mark_peer_started,
     run_dir_name,
 )
-from swarmdeck.actions.hosts.peer_side import EXIT_CODE, OUTPUT
+from swarmdeck.actions.hosts.peer_side import EXIT_CODE, OUTPUT, SHELL
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.peer import open_connection, reason_of
@@ -271,7 +272,7 @@ class SshHost(Host):
 
     def _start(self, job: JobSpec, files: list[str], job_id: int) -> Handle:
         assert self.store is not None
-        name = run_dir_name(job.label, job_id)
+        name = run_dir_name(job.label, job_id, ledger_id(self.store))
         hostname = self.run("uname -n").out.decode(errors="replace").strip()
         run_dir = self._copy(job.cwd, files, name)
         args = ["peer", "remote-start", run_dir, "--", "--label", job.label]
@@ -516,12 +517,33 @@ class SshHost(Host):
             tar.extractall(into, filter="data")
         return [into / path for path in present]
 
+    def clean_unused(self, handle: Handle) -> bool:
+        """Remove the run directory unless the job's shell recorded in it (pid and start ticks,
+        written there as it started) still runs there; False, and nothing removed, when it does.
+        HostError when it is still there after the removal."""
+        if not handle.run_dir:
+            return True
+        shell = shlex.quote(f"{handle.run_dir}/{SHELL}")
+        done = self.run(
+            f"if [ -f {shell} ] && read p t < {shell} && case $p$t in ''|*[!0-9]*) false;; "
+            f"esac && {_alive_shell_test('$p', '$t')}; then echo used; exit 0; fi; "
+            + self._removal(handle.run_dir), timeout=300)
+        if done.out.decode().strip() == "used":
+            return False
+        self._removed_or_raise(handle, done)
+        return True
+
     def clean(self, handle: Handle) -> None:
         if not handle.run_dir:
             return
-        where = shlex.quote(handle.run_dir)
-        done = self.run(f"rm -rf -- {where}; if [ -e {where} ]; then echo left; else echo gone; fi",
-                        timeout=300)
+        self._removed_or_raise(handle, self.run(self._removal(handle.run_dir), timeout=300))
+
+    @staticmethod
+    def _removal(run_dir: str) -> str:
+        where = shlex.quote(run_dir)
+        return f"rm -rf -- {where}; if [ -e {where} ]; then echo left; else echo gone; fi"
+
+    def _removed_or_raise(self, handle: Handle, done: Remote) -> None:
         if done.out.decode().strip() != "gone":
             raise HostError(
                 f"peer {self.name}: run directory {handle.run_dir} is still there "
@@ -554,8 +576,14 @@ class _Sink(io.RawIOBase):
 def _alive_test(handle: Handle) -> str:
     """A shell test, true while the job's shell (pid + start ticks) lives and is no zombie."""
     pid, ticks = (int(part) for part in handle.remote_id.split(":"))
+    return _alive_shell_test(str(pid), str(ticks))
+
+
+def _alive_shell_test(pid: str, ticks: str) -> str:
+    """A shell test, true while the process `pid` (a number, or a shell variable holding one)
+    with start ticks `ticks` lives and is no zombie."""
     return (
         f"{{ s=$(cat /proc/{pid}/stat 2>/dev/null) && s=${{s##*) }} && set -- $s && "
-        f'[ "$1" != Z ] && [ "${{20}}" = {ticks} ]; }}'
+        f'[ "$1" != Z ] && [ "${{20}}" = "{ticks}" ]; }}'
     )
 
