@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from swarmdeck import config_cache
+from swarmdeck import cache_settle
+from swarmdeck.cache_settle import SETTLE_NS
 from swarmdeck.config import default_config, load_config
-from swarmdeck.config_cache import CACHE_NAME, SETTLE_NS, cached_config
+from swarmdeck.config_cache import CACHE_NAME, cached_config
 from swarmdeck.errors import ConfigError
 from swarmdeck.sizes import SizeSpec
 from waiting import wait_for
@@ -40,7 +41,7 @@ reserve = "10%"
 def config_file(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The config; in this process a cache is believed as soon as it is newer than the file
     (a subprocess waits for the file to settle, see `settled`)."""
-    monkeypatch.setattr(config_cache, "SETTLE_NS", 0)
+    monkeypatch.setattr(cache_settle, "SETTLE_NS", 0)
     path = Path(os.environ["SWARMDECK_CONFIG"])
     path.write_text(CONFIG)
     return path

@@ -6,9 +6,9 @@ schema's checks: several milliseconds of a start that should cost little more th
 interpreter. So the config that `config.load_config` built is written here with `marshal` and
 read back while the file is the one it was built from: the same path, device, inode, size,
 mtime and change time (a write that keeps size and mtime still moves the change time), and the
-same swarmdeck, schema (config.py) and size reader (sizes.py); and the cache was written
-`SETTLE_NS` after the file last changed, so no rewrite within the same clock tick hides behind
-an unchanged key. Anything else, and any doubt, means loading the file again: the cache holds
+same swarmdeck, schema (config.py) and size reader (sizes.py); and the cache was written after
+the file settled (cache_settle.py), so no rewrite within the same clock tick hides behind an
+unchanged key. Anything else, and any doubt, means loading the file again: the cache holds
 nothing the config does not say.
 
 `marshal` trusts its input, so the cache is believed only when it is a regular file of this
@@ -23,6 +23,7 @@ import os
 import stat
 
 from swarmdeck import __version__, paths
+from swarmdeck.cache_settle import settled
 from swarmdeck.records import fields
 
 TYPE_CHECKING = False
@@ -35,12 +36,6 @@ CACHE_NAME = "config.cache"
 CACHE_FORMAT = 1
 MAX_CACHE = 4 * 1024 * 1024
 """A cache larger than this is not read: a config is at most 1 MiB of TOML."""
-SETTLE_NS = 2_000_000_000
-"""A cache is believed only when written this long after the config last changed.
-
-File times move in ticks (a jiffy; a whole second, or two, on some file systems): a rewrite
-of the same size within the tick the cache was written in leaves every part of the key as it
-was. A cache written well after the change cannot be older than the text it holds."""
 _PLAIN = (str, int, float, bool, type(None))
 
 
@@ -99,7 +94,7 @@ def _read(cache: str, key: tuple[Any, ...]) -> Config | None:
             or status.st_uid != os.geteuid()
             or status.st_mode & 0o077
             or status.st_size > MAX_CACHE
-            or status.st_mtime_ns <= max(key[3][3:]) + SETTLE_NS
+            or not settled(status.st_mtime_ns, *key[3][3:])
         ):
             return None
         data = os.read(fd, MAX_CACHE + 1)

@@ -23,8 +23,8 @@ from swarmdeck.actions.jobwatch import EXITED, SIGNALLED, TIMEOUT, Watched
 from swarmdeck.actions.oom import OomVerdict
 from swarmdeck.actions.reconcile import reconcile
 from swarmdeck.actions.runner import exit_and_outcome
+from swarmdeck.cache_settle import SETTLE_NS
 from swarmdeck.cli import main
-from swarmdeck.config_cache import SETTLE_NS
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.ledger import ledger_jobs
@@ -187,7 +187,7 @@ def test_a_plain_run_imports_no_parser_and_nothing_only_a_rare_branch_needs(
     slice_config: Path, isolated_home
 ) -> None:
     # A config cache is believed only once written well after the file's last change
-    # (config_cache.SETTLE_NS): the first run after that pause writes it, the second reads it.
+    # (cache_settle.SETTLE_NS): the first run after that pause writes it, the second reads it.
     time.sleep(SETTLE_NS / 1e9 + 0.1)
     argv = [sys.executable, "-X", "importtime", SWARMDECK, "run", "--cap", "8M", "--", "true"]
     assert subprocess.run(argv, capture_output=True, timeout=60).returncode == 0

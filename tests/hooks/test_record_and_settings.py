@@ -90,6 +90,34 @@ def test_a_config_rewritten_with_its_size_and_mtime_is_read_again(isolated_home:
     assert hook_settings().heavy_patterns == ("^fastthing",)
 
 
+def test_a_config_rewritten_within_the_tick_the_cache_was_written_in_is_read_again(
+    isolated_home: Path, run_hook
+) -> None:
+    # On a file system with 1-second timestamps, a config rewritten with the same size in the
+    # second the cache was written leaves every stat the key holds as it was (the change time
+    # too). The cache below is that cache: the key it holds is the one the new text gives, and
+    # its time is the config's own whole second. Only the cache's age can tell it is stale.
+    from claude_lines import bash_payload
+    from swarmdeck.hooks.settings import cache_key
+
+    config = isolated_home / "config.toml"
+    second = (int(config.parent.stat().st_mtime) - 10) * 1_000_000_000
+    config.write_text("[hooks]\nheavy_patterns = ['^slowthing']\n")
+    os.utime(config, ns=(second, second))
+    assert run_hook("pre-tool-use", bash_payload("fastthing --all")).stdout == ""
+    cache = paths.state_dir() / CACHE_NAME
+    assert cache.exists()
+    config.write_text("[hooks]\nheavy_patterns = ['^fastthing']\n")
+    os.utime(config, ns=(second, second))
+    stored = json.loads(cache.read_text())
+    stored["key"] = cache_key(str(config))
+    cache.write_text(json.dumps(stored))
+    os.utime(cache, ns=(second, second))
+    done = run_hook("pre-tool-use", bash_payload("fastthing --all"))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.answer is not None  # heavy now: the new pattern, not the cached old one
+
+
 def test_damaged_cache_is_recomputed() -> None:
     hook_settings()
     cache = paths.state_dir() / CACHE_NAME

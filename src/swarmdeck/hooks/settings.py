@@ -4,8 +4,9 @@ Loading the config module and building its schema costs several times a hook's w
 a light command. The hook needs only the heavy-command patterns (with their necessary literals,
 see prefilter.py) and the subagent limit, so those are written to `hook-settings.json` once and
 reused while the config file, the config module and the swarmdeck version are the ones they were
-computed from. Any change to those reloads through `config.load_config`, the one reader of the
-config: the cache holds nothing the config does not say.
+computed from, and the cache was written after the config file settled (cache_settle.py, the
+rule the config cache follows too). Any change to those reloads through `config.load_config`,
+the one reader of the config: the cache holds nothing the config does not say.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 
 from swarmdeck import __version__, paths
+from swarmdeck.cache_settle import settled
 from swarmdeck.json_text import loads
 
 # The light path does without typing's import time (see cli.py).
@@ -133,10 +135,21 @@ def _stat(path: str) -> list[int] | None:
 
 
 def _read_cache(cache: str, key: dict[str, Any]) -> HookSettings | None:
-    from swarmdeck.regular_files import read_regular
+    """The cached settings when the cache was built from `key` once the config had settled."""
+    from swarmdeck.regular_files import open_regular
 
     try:
-        data = loads(read_regular(cache, MAX_CACHE))
+        fd = open_regular(cache)
+        try:
+            written = os.fstat(fd)
+            config = key["config_stat"]
+            if written.st_size > MAX_CACHE or (
+                config is not None and not settled(written.st_mtime_ns, config[3], config[4])
+            ):
+                return None
+            data = loads(os.read(fd, MAX_CACHE + 1))
+        finally:
+            os.close(fd)
         if not isinstance(data, dict) or data.get("key") != key:
             return None
         return HookSettings.from_json(data["settings"])
