@@ -1,9 +1,10 @@
 """Light hook calls wait in the spool and reach hook_events whole, once, and in their order.
 
-Real state files and real processes: writers append while folds take the spool away, folds die
-before or after their commit, a write is cut short, and the spool's place holds a link, a FIFO
-or a file of someone else's mode. In every case each call ends as one row, the row a direct
-insert writes, or the writer says the spool refused it and the call goes to the database.
+Real state files and real processes: writers spool while folds take their files, folds die
+before or after their commit, a write is cut short, locks are held while 200 calls come, and
+the old spool's place holds a link, a FIFO or a file of someone else's mode. In every case each
+call ends as one row, the row a direct insert writes, or the writer says the spool refused it
+and the call goes to the database.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ import pytest
 from claude_lines import bash_payload, hook_payload
 from swarmdeck import hook_events, paths
 from swarmdeck.hook_events import (
-    FOLDING_PREFIX,
-    MAX_SPOOL,
+    CALL_PREFIX,
+    MAX_PENDING,
     MAX_SPOOLED_INPUT,
+    PART_AGE,
+    PART_PREFIX,
     append,
     fold,
     fold_into,
@@ -61,7 +64,17 @@ def _commands(store: StateStore) -> list[str | None]:
 
 
 def _spool(store: StateStore) -> Path:
+    """The one spool file an older swarmdeck appended to (folded when found)."""
     return Path(spool_path(str(store.path)))
+
+
+def _waiting() -> list[str]:
+    """The spooled calls' files, oldest first."""
+    return sorted(p for p in os.listdir(paths.state_dir_text()) if p.startswith(CALL_PREFIX))
+
+
+def _spool_files() -> list[str]:
+    return [p for p in os.listdir(paths.state_dir_text()) if p.startswith("hook-spool")]
 
 
 def test_a_spooled_call_becomes_the_row_a_direct_insert_writes(store: StateStore) -> None:
@@ -86,9 +99,9 @@ def _hook(event: str, payload: dict) -> None:
 
 def test_rows_keep_the_order_of_the_calls_across_spool_and_database(store: StateStore) -> None:
     _hook("pre-tool-use", bash_payload("ls first"))
-    assert _spool(store).exists()
+    assert len(_waiting()) == 1
     _hook("stop", hook_payload("Stop", stop_hook_active=False))
-    assert not _spool(store).exists()  # the database write folded it first
+    assert _waiting() == []  # the database write folded it first
     _hook("pre-tool-use", bash_payload("ls last"))
     rows = _rows(store)
     assert [r["event"] for r in rows] == ["PreToolUse", "Stop", "PreToolUse"]
@@ -128,7 +141,7 @@ def test_writers_and_folds_at_once_lose_nothing_and_double_nothing(store: StateS
         mine = [c for c in commands if c.startswith(f"w{i} ")]
         assert mine == [f"w{i} {n}" for n in range(150)]
     assert folds > 1
-    assert not [p for p in os.listdir(paths.state_dir_text()) if p.startswith("hook-spool")]
+    assert _spool_files() == []
 
 
 def test_a_fold_that_fails_before_its_commit_leaves_its_calls_to_the_next(
@@ -138,60 +151,70 @@ def test_a_fold_that_fails_before_its_commit_leaves_its_calls_to_the_next(
     with pytest.raises(RuntimeError), store.transaction() as conn:
         fold_into(conn, str(store.path))
         raise RuntimeError("the fold's process dies here")
-    left = [p for p in os.listdir(paths.state_dir_text()) if p.startswith(FOLDING_PREFIX)]
-    assert len(left) == 1 and not _spool(store).exists()
+    assert len(_waiting()) == 1
     assert append(_raw("ls after"), 11.0)
-    assert _commands(store) == ["ls kept", "ls after"]  # the leftover, then the new spool
-    assert not [p for p in os.listdir(paths.state_dir_text()) if p.startswith("hook-spool")]
+    assert _commands(store) == ["ls kept", "ls after"]
+    assert _spool_files() == []
 
 
 def test_a_fold_that_committed_but_left_its_file_is_not_folded_twice(store: StateStore) -> None:
     assert append(_raw("ls once"), 10.0)
     with store.transaction() as conn:
         fold_into(conn, str(store.path))  # committed; its file is not removed
-    assert [p for p in os.listdir(paths.state_dir_text()) if p.startswith(FOLDING_PREFIX)]
+    assert len(_waiting()) == 1
     assert _commands(store) == ["ls once"]
-    assert not [p for p in os.listdir(paths.state_dir_text()) if p.startswith(FOLDING_PREFIX)]
+    assert _spool_files() == []
 
 
-def test_a_record_cut_short_is_skipped_and_the_next_is_kept(store: StateStore) -> None:
+def test_a_record_cut_short_in_the_old_spool_is_skipped_and_the_next_is_kept(
+    store: StateStore,
+) -> None:
     whole = record_line(_raw("ls cut"), 10.0)
     fd = os.open(_spool(store), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.write(fd, whole[: len(whole) // 2])  # a write that failed half way (its call went on)
+    os.write(fd, record_line(_raw("ls whole"), 11.0))
     os.close(fd)
-    assert append(_raw("ls whole"), 11.0)
-    assert _commands(store) == ["ls whole"]
+    assert append(_raw("ls new"), 12.0)
+    assert _commands(store) == ["ls whole", "ls new"]
+    assert _spool_files() == []
 
 
-def test_the_spool_is_never_written_through_a_link(store: StateStore, tmp_path: Path) -> None:
+def test_a_link_in_the_old_spools_place_is_neither_written_nor_folded(
+    store: StateStore, tmp_path: Path
+) -> None:
     target = tmp_path / "elsewhere"
-    target.write_bytes(b"")
+    target.write_bytes(record_line(_raw("ls elsewhere"), 9.0))
     target.chmod(0o600)  # private and regular: only the link itself is wrong
     _spool(store).symlink_to(target)
-    assert not append(_raw("ls"), 10.0)
-    assert target.read_bytes() == b""
+    assert append(_raw("ls"), 10.0)
+    assert _commands(store) == ["ls"]
+    assert target.read_bytes() == record_line(_raw("ls elsewhere"), 9.0)
+    assert _spool(store).is_symlink()
 
 
-def test_a_fifo_in_the_spools_place_refuses_without_blocking(store: StateStore) -> None:
+def test_a_fifo_in_the_old_spools_place_blocks_neither_writer_nor_fold(
+    store: StateStore,
+) -> None:
     os.mkfifo(_spool(store))
     started = time.monotonic()
-    assert not append(_raw("ls"), 10.0)
-    fold(store)
+    assert append(_raw("ls"), 10.0)
+    assert _commands(store) == ["ls"]
     assert time.monotonic() - started < 1.0
 
 
-def test_a_spool_others_may_read_is_refused_and_left_alone(store: StateStore) -> None:
+def test_a_spooled_file_others_may_read_is_left_alone(store: StateStore) -> None:
     assert append(_raw("ls mine"), 10.0)
-    os.chmod(_spool(store), 0o644)
-    assert not append(_raw("ls more"), 11.0)
-    assert _commands(store) == []  # not folded either: whoever made it so, it is not ours now
-    assert _spool(store).exists()
+    [call] = _waiting()
+    os.chmod(os.path.join(paths.state_dir_text(), call), 0o644)
+    assert append(_raw("ls more"), 11.0)
+    assert _commands(store) == ["ls more"]  # whoever made it so, it is not ours now
+    assert _waiting() == [call]
 
 
 def test_a_state_folder_others_may_write_gets_no_spool(store: StateStore) -> None:
     os.chmod(paths.state_dir_text(), 0o777)
     assert not append(_raw("ls"), 10.0)
-    assert not _spool(store).exists()
+    assert _spool_files() == []
 
 
 def test_no_spool_beside_a_store_that_is_not_set_up_or_not_swarmdecks(tmp_path: Path) -> None:
@@ -208,19 +231,33 @@ def test_no_spool_beside_a_store_that_is_not_set_up_or_not_swarmdecks(tmp_path: 
     header[68:72] = b"XXXX"  # another program's application id
     db.write_bytes(bytes(header))
     assert not store_is_set_up(str(db))
-    assert not _spool_path_exists()
-
-
-def _spool_path_exists() -> bool:
-    return os.path.lexists(spool_path(paths.state_db_path_text()))
+    assert _spool_files() == []
 
 
 def test_big_inputs_and_a_full_spool_go_to_the_database(store: StateStore) -> None:
     assert not append(_raw("x" * MAX_SPOOLED_INPUT), 10.0)
-    fd = os.open(_spool(store), os.O_WRONLY | os.O_CREAT, 0o600)
-    os.ftruncate(fd, MAX_SPOOL)
-    os.close(fd)
-    assert not append(_raw("ls"), 11.0)
+    for n in range(MAX_PENDING - 1):
+        assert append(_raw(f"ls {n}"), 10.0 + n)
+    assert append(_raw("ls last"), 20000.0)
+    assert not append(_raw("ls over"), 20001.0)
+    assert len(_commands(store)) == MAX_PENDING  # one fold takes them all
+    assert append(_raw("ls over"), 20001.0)
+
+
+def test_a_part_file_left_by_a_writer_that_died_is_removed_only_once_abandoned(
+    store: StateStore,
+) -> None:
+    folder = paths.state_dir_text()
+    old, new = (os.path.join(folder, f"{PART_PREFIX}{n:020d}.1.1") for n in (1, 2))
+    for path in (old, new):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, record_line(_raw("ls never renamed"), 10.0))
+        os.close(fd)
+    long_ago = time.time() - PART_AGE - 10
+    os.utime(old, (long_ago, long_ago))
+    assert append(_raw("ls"), 10.0)
+    assert _commands(store) == ["ls"]
+    assert not os.path.exists(old) and os.path.exists(new)
 
 
 HOLDER = """
@@ -232,10 +269,12 @@ sys.stdin.read()
 """
 
 
-def test_a_fold_waits_for_a_writer_only_so_long_and_then_leaves_the_spool(
+def test_a_fold_waits_for_an_old_writer_only_so_long_and_then_leaves_its_spool(
     store: StateStore,
 ) -> None:
-    assert append(_raw("ls held"), 10.0)
+    fd = os.open(_spool(store), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.write(fd, record_line(_raw("ls held"), 10.0))
+    os.close(fd)
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(_spool(store))],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
@@ -246,53 +285,6 @@ def test_a_fold_waits_for_a_writer_only_so_long_and_then_leaves_the_spool(
     finally:
         holder.communicate("", timeout=30)
     assert _commands(store) == ["ls held"]
-
-
-QUEUED_WRITER = """
-import sys
-from swarmdeck.hook_events import append
-print(append(sys.stdin.buffer.read(), float(sys.argv[1])), flush=True)
-"""
-
-
-def _waiting_for_the_lock(spool: Path) -> int:
-    ino = os.stat(spool).st_ino
-    with open("/proc/locks") as locks:
-        return sum(1 for line in locks if "->" in line and f":{ino} " in line)
-
-
-def test_writers_that_queued_at_a_nearly_full_spool_leave_it_foldable(
-    store: StateStore,
-) -> None:
-    # Writers that looked at the size before a holder let go must look again once they hold
-    # the lock: otherwise each appends past MAX_SPOOL, and a spool beyond what a fold reads
-    # is never folded (its calls never reach hook_events).
-    from waiting import wait_for
-
-    spool = _spool(store)
-    fd = os.open(spool, os.O_WRONLY | os.O_CREAT, 0o600)
-    os.ftruncate(fd, MAX_SPOOL - 1)
-    os.close(fd)
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(spool)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    writers: list[subprocess.Popen[bytes]] = []
-    try:
-        assert holder.stdout.readline() == "held\n"
-        for at in range(3):
-            writer = subprocess.Popen([sys.executable, "-c", QUEUED_WRITER, str(20.0 + at)],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            writer.stdin.write(_raw(f"{at} " + "y" * (MAX_SPOOLED_INPUT - 4096)))
-            writer.stdin.close()
-            writers.append(writer)
-        wait_for(lambda: _waiting_for_the_lock(spool) == 3,
-                 seen=lambda: _waiting_for_the_lock(spool))
-    finally:
-        holder.communicate("", timeout=30)
-    said = [writer.stdout.read().decode().strip() for writer in writers]
-    assert [writer.wait(timeout=60) for writer in writers] == [0, 0, 0]
-    assert said.count("True") == 1, said
-    assert len(_commands(store)) == 1
-    assert not hook_events.has_spooled(str(store.path))
 
 
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-32"])
@@ -316,8 +308,9 @@ CUT_WRITER = """
 import os, resource, sys
 from swarmdeck.hook_events import append, record_line
 raw = sys.stdin.buffer.read()
-# The file may grow by all of the record but its last newline: the write stops one byte short.
-limit = os.stat(sys.argv[1]).st_size + len(record_line(raw, 30.0)) - 1
+# The call's file may hold all of the record but its last newline: the write stops one byte
+# short.
+limit = len(record_line(raw, 30.0)) - 1
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 print(append(raw, 30.0), flush=True)
 """
@@ -328,8 +321,50 @@ def test_a_write_cut_short_one_byte_before_its_end_is_recorded_once(store: State
     # would insert it beside the row the call then writes itself.
     assert append(_raw("ls before"), 20.0)
     raw = _raw("ls cut")
-    done = subprocess.run([sys.executable, "-c", CUT_WRITER, str(_spool(store))], input=raw,
+    done = subprocess.run([sys.executable, "-c", CUT_WRITER], input=raw,
                           capture_output=True, timeout=60)
     assert done.stdout.strip() == b"False", done.stderr
+    assert not [p for p in _spool_files() if p.startswith(PART_PREFIX)]
     record_event(HookInput("PreToolUse", json.loads(raw)), now=30.0)
     assert _commands(store) == ["ls before", "ls cut"]
+
+
+SWARMDECK = Path(sys.executable).parent / "swarmdeck"
+
+
+def test_light_calls_while_the_spool_and_the_database_are_held_are_all_recorded_at_once(
+    store: StateStore,
+) -> None:
+    # What a light call could wait on: the spool's lock (a writer or a fold holding it) and
+    # the database's write lock (a fold inside its transaction). Held for as long as the calls
+    # take, none of them may wait for it (each would say "event not recorded" when its budget
+    # ran out) or lose its call: all 200 are rows once the locks are let go.
+    import sqlite3
+
+    from swarmdeck.hooks.settings import hook_settings
+
+    hook_settings()  # the settings cache each light call reads, built once beforehand
+    spool = _spool(store)
+    fd = os.open(spool, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.lockf(fd, os.F_LOCK, 0)
+    writer = sqlite3.connect(store.path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        calls = []
+        for n in range(200):
+            call = subprocess.Popen([SWARMDECK, "hook", "pre-tool-use"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            call.stdin.write(_raw(f"ls {n}"))  # a few hundred bytes: the pipe takes them all
+            call.stdin.close()
+            calls.append(call)
+        said = [(call.stdout.read(), call.stderr.read()) for call in calls]
+        for call in calls:
+            call.wait(timeout=300)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+        os.close(fd)
+    assert [call.returncode for call in calls] == [0] * 200
+    assert (len(_waiting()), [err for _out, err in said if err]) == (200, [])
+    assert sorted(_commands(store)) == sorted(f"ls {n}" for n in range(200))
+    assert not hook_events.has_spooled(str(store.path))

@@ -1,27 +1,29 @@
 """The rows of hook_events: how a hook call is written, directly or through the spool.
 
 Every hook call is kept as one row of the state database's hook_events (a trimmed copy of its
-input: tool outputs and long texts cut). A Bash call that matches no heavy pattern is most of
-what hooks see, and loading SQLite alone costs such a call a third of its budget; so a light
-PreToolUse call appends its input, as read, to `hook-spool` in the state folder with one
-`os.write`, and whoever next writes or reads hook_events (the next hook call that records
-through the database, the runner looking for the subagent that started a job, the watchdog)
-first folds the spool in: the rows are the ones `event_row` writes for any call, with the
-time of the call, in the order the calls came.
+input: tool outputs and long texts cut, and what the database cannot hold made safe: a number
+JSON has no form for becomes its name as text, half a surrogate pair becomes U+FFFD). A Bash
+call that matches no heavy pattern is most of what hooks see, and loading SQLite alone costs
+such a call a third of its budget; so a light PreToolUse call writes its input, as read, to a
+file of its own in the state folder, and whoever next writes or reads hook_events (the next hook
+call that records through the database, the runner looking for the subagent that started a job,
+the watchdog) first folds the spool in: the rows are the ones `event_row` writes for any call,
+with the time of the call, in the order the calls came.
 
-Each record is one line, `{"received_at": SECONDS, "input": THE INPUT}`, with a newline before
-and after it: the input is JSON that json read whole, so its raw newlines are whitespace and
-become spaces; a record cut short by a failed write is cut off the spool again by its writer
-(the call then records itself through the database), and any part of one still left there is
-a line of its own that the fold skips.
+A call's file holds one record, `{"received_at": SECONDS, "input": THE INPUT}` between
+newlines (the input is JSON that json read whole, so its raw newlines are whitespace and become
+spaces). The writer takes no lock and waits for nothing: it writes the record to a new
+`hook-spool.part.*` file and renames it to `hook-spool.call.*` (the time in ns, the pid, a
+count), so a fold sees a call's file whole or not at all. A write that fails, or a part file a
+fold removed as abandoned before the rename, sends the call to the database instead.
 
-A writer holds an exclusive `lockf` lock on the spool while it checks that the path still names
-the file it opened and appends; a fold, inside its database write transaction, takes the same
-lock only to rename the spool to a name of its own (`hook-spool.folding.*`), reads it, inserts
-its rows, and removes the file once the transaction has committed. A fold also takes up every
-such file it finds (one left by a fold that failed before its commit, or that committed and
-has not yet removed it): a row already present (same event, session, time and payload) is not
-inserted twice, so nothing is lost and nothing doubled.
+A fold runs inside its database write transaction, in a savepoint: it reads the call files (and
+the `hook-spool` and `hook-spool.folding.*` files an older swarmdeck left, a record a line), inserts
+their rows, and removes the files once the transaction has committed. A row already present
+(same event, session, time and payload: a fold that committed and did not get to remove its
+files) is not inserted twice. A record the database still refuses is set aside, a line in
+`hook-spool.rejected`, and the others are folded; a database error undoes only the fold, whose
+files wait for the next one, and never the caller's own work.
 
 This module sits beside state.py, below the hooks, the actions and the watchdog that all read
 or write these rows; the spool writer, on the light path, imports neither json nor sqlite3.
@@ -46,8 +48,15 @@ APPLICATION_ID = int.from_bytes(b"SWDK", "big")
 """state.APPLICATION_ID: calls are spooled only beside a file that says it is swarmdeck's."""
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SPOOL_NAME = "hook-spool"
+"""The one spool file an older swarmdeck appended every light call to; folded when found."""
 FOLDING_PREFIX = "hook-spool.folding."
-"""A spool taken by a fold: `FOLDING_PREFIX` + the time it was taken (ns) + `.` + the pid."""
+"""A spool file an older swarmdeck's fold took and left (it failed, or died before removing it)."""
+CALL_PREFIX = "hook-spool.call."
+"""A spooled call: `CALL_PREFIX` + the time it was written (ns, 20 digits) + `.PID.COUNT`."""
+PART_PREFIX = "hook-spool.part."
+"""A call's file while its writer writes it; renamed to `CALL_PREFIX` once whole."""
+REJECTED_NAME = "hook-spool.rejected"
+"""Records the database refused even in their safe form, a line each, kept for a person."""
 SPOOLED_EVENT = "PreToolUse"
 """The one event spooled: the light Bash call."""
 ASKING_NOTIFICATIONS = ("agent_needs_input", "elicitation_dialog", "idle_prompt",
@@ -57,15 +66,20 @@ shows it), and the ones `hooks install` asks Claude Code for; the others (auth_s
 agent_completed) only tell something."""
 MAX_SPOOLED_INPUT = 64 * 1024
 """A larger input is recorded through the database, trimmed there."""
+MAX_PENDING = 4096
+"""Call files waiting beyond which a call records through the database; also the most call
+files one fold takes (the oldest first), so a fold's work inside the write lock is bounded."""
 MAX_SPOOL = 8 * 1024 * 1024
-"""A spool this large takes no more records until it is folded: calls record directly."""
-WRITE_TRIES = 3
-"""Opens of the spool a writer tries while folds keep renaming it away."""
+"""The most of an older swarmdeck's spool file a fold reads, and of the rejected file kept."""
+PART_AGE = 60.0
+"""Seconds after which a part file is taken for abandoned (its writer died before the rename)
+and removed; a writer still alive then finds its rename refused and records directly."""
 LOCK_WAIT = 0.5
-"""Seconds a fold waits for a writer's lock on the spool before it leaves the spool for later."""
-_WRITE_FLAGS = (
-    os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-)
+"""Seconds a fold waits for an older swarmdeck's writer holding `hook-spool` before it leaves
+that file for later."""
+_PART_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_written = [0]
+"""Calls this process spooled: the last part of a call file's name, so no two share one."""
 INSERT = (
     "INSERT INTO hook_events (event, session_id, agent_id, tool_name, cwd, payload, received_at)"
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -94,9 +108,33 @@ since a task left out of it reads as ended (probes/hook_activity.py)."""
 
 
 def field_text(data: dict[str, Any], key: str) -> str | None:
-    """A field of a hook's input as text: None when missing, empty or not a string."""
+    """A field of a hook's input as text (safe_text): None when missing, empty or not a string."""
     value = data.get(key)
-    return value if isinstance(value, str) and value else None
+    return safe_text(value) if isinstance(value, str) and value else None
+
+
+def safe_text(text: str) -> str:
+    """`text` as UTF-8 can hold it: each half of a surrogate pair left alone (what JSON's
+    `\\ud83d` reads as: Node's `JSON.stringify` of an emoji cut in two) becomes U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Through UTF-16, which pairs the halves that make a character and replaces the rest.
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def _safe_number(value: float) -> float | str:
+    """A float as JSON can hold it: NaN and the infinities (what `NaN`, `Infinity` and a number
+    like `1e999` read as) have no JSON form, and SQLite's json_valid refuses them: their names."""
+    if value != value:
+        return "NaN"
+    if value in (_INFINITY, -_INFINITY):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
+_INFINITY = float("inf")
 
 
 def trimmed(data: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +142,8 @@ def trimmed(data: dict[str, Any]) -> dict[str, Any]:
     import json
 
     out: dict[str, Any] = {}
-    for key, value in data.items():
+    for raw_key, value in data.items():
+        key = safe_text(raw_key)
         if key == "tool_response":
             if isinstance(value, dict):
                 out[key] = {k: _cut(value[k]) for k in _RESPONSE_KEYS if k in value}
@@ -117,7 +156,7 @@ def trimmed(data: dict[str, Any]) -> dict[str, Any]:
             ]
             continue
         out[key] = _cut(value)
-    text = json.dumps(out, ensure_ascii=False)
+    text = json.dumps(out, ensure_ascii=False, allow_nan=False)
     if len(text) > MAX_PAYLOAD:
         small = {k: v for k, v in out.items() if not isinstance(v, dict | list)}
         tool_input = out.get("tool_input")
@@ -132,12 +171,15 @@ def trimmed(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cut(value: Any, limit: int = MAX_TEXT, depth: int = 0) -> Any:
+    """`value` cut to size, in a form JSON and UTF-8 can hold (safe_text, _safe_number)."""
     if isinstance(value, str):
-        return value if len(value) <= limit else value[:limit] + "…"
+        return safe_text(value if len(value) <= limit else value[:limit] + "…")
+    if isinstance(value, float):
+        return _safe_number(value)
     if depth > 4:
         return None
     if isinstance(value, dict):
-        return {k: _cut(v, limit, depth + 1) for k, v in list(value.items())[:50]}
+        return {safe_text(k): _cut(v, limit, depth + 1) for k, v in list(value.items())[:50]}
     if isinstance(value, list):
         return [_cut(v, limit, depth + 1) for v in value[:50]]
     return value
@@ -153,13 +195,13 @@ def event_row(event: str, data: dict[str, Any], now: float) -> tuple[Any, ...]:
         field_text(data, "agent_id"),
         field_text(data, "tool_name"),
         field_text(data, "cwd"),
-        json.dumps(trimmed(data), ensure_ascii=False),
+        json.dumps(trimmed(data), ensure_ascii=False, allow_nan=False),
         now,
     )
 
 
 def spool_path(db_path: str) -> str:
-    """The spool beside the state database `db_path`."""
+    """The spool file an older swarmdeck appended to beside the state database `db_path`."""
     return os.path.join(os.path.dirname(db_path), SPOOL_NAME)
 
 
@@ -172,24 +214,68 @@ def record_line(raw: bytes, received_at: float) -> bytes:
 
 
 def append(raw: bytes, received_at: float) -> bool:
-    """Append a light PreToolUse call; False when it must be recorded through the database.
+    """Spool a light PreToolUse call; False when it must be recorded through the database.
 
     That is when the input is not a plain UTF-8 object, the store is not one a plain insert
     would write to (not set up yet, not swarmdeck's, not a database: the database path sets it
-    up or says what is wrong), the state folder is not private, the spool is not this user's
-    regular file or is full, or the write fails.
+    up or says what is wrong), the state folder is not private, MAX_PENDING calls wait already,
+    or the write fails. It takes no lock and never waits.
     """
     if len(raw) > MAX_SPOOLED_INPUT or not _plain_object(raw):
         return False
     db = paths.state_db_path_text()
-    if not store_is_set_up(db) or paths.state_dir_refusal(os.path.dirname(db)) is not None:
+    folder = os.path.dirname(db)
+    if not store_is_set_up(db) or paths.state_dir_refusal(folder) is not None:
         return False
-    record = record_line(raw, received_at)
-    spool = spool_path(db)
-    for _ in range(WRITE_TRIES):
-        written = _append_once(spool, record)
-        if written is not None:
-            return written
+    if _pending(folder) >= MAX_PENDING:
+        return False
+    _written[0] += 1
+    name = f"{time.time_ns():020d}.{os.getpid()}.{_written[0]}"
+    return _write_call(
+        os.path.join(folder, PART_PREFIX + name),
+        os.path.join(folder, CALL_PREFIX + name),
+        record_line(raw, received_at),
+    )
+
+
+def _pending(folder: str) -> int:
+    """Call files waiting in `folder`, counted up to MAX_PENDING."""
+    count = 0
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.startswith(CALL_PREFIX):
+                    count += 1
+                    if count >= MAX_PENDING:
+                        break
+    except OSError:
+        return MAX_PENDING  # a folder that cannot be listed cannot be folded either
+    return count
+
+
+def _write_call(part: str, call: str, record: bytes) -> bool:
+    """Write `record` as the new file `part`, then rename it to `call`: whether it got there."""
+    try:
+        fd = os.open(part, _PART_FLAGS, paths.PRIVATE_FILE_MODE)
+    except OSError:
+        return False  # a full disk, a name taken: the database path says more
+    try:
+        whole = os.write(fd, record) == len(record)
+    except OSError:
+        whole = False
+    finally:
+        os.close(fd)
+    if whole:
+        try:
+            # Refused when a fold took the part file for abandoned and removed it.
+            os.rename(part, call)
+            return True
+        except OSError:
+            pass
+    try:
+        os.unlink(part)
+    except OSError:
+        return False  # removed already (by a fold): nothing of this call is left in the spool
     return False
 
 
@@ -224,43 +310,6 @@ def store_is_set_up(db: str) -> bool:
     )
 
 
-def _append_once(spool: str, record: bytes) -> bool | None:
-    """Whether the record was appended; None when the spool was renamed away meanwhile."""
-    try:
-        fd = os.open(spool, _WRITE_FLAGS, paths.PRIVATE_FILE_MODE)
-    except OSError:
-        return False  # a link, a FIFO without reader, a folder: the database path says more
-    try:
-        own = os.fstat(fd)
-        if not _private_regular(own) or own.st_size >= MAX_SPOOL:
-            return False
-        os.lockf(fd, os.F_LOCK, 0)
-        try:
-            now = os.stat(spool, follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-        if (now.st_dev, now.st_ino) != (own.st_dev, own.st_ino):
-            return None
-        if now.st_size >= MAX_SPOOL:
-            # Others appended while this writer waited for the lock: the size seen before it
-            # no longer bounds the spool, and a fold reads no more than MAX_SPOOL and a record.
-            return False
-        try:
-            if os.write(fd, record) == len(record):
-                return True
-        except OSError:
-            pass
-        # Cut short (a full disk, a size limit): what got out is taken back while the lock is
-        # held, for all but the newline of a record is a whole line the fold would insert
-        # beside the row the call now writes itself.
-        os.ftruncate(fd, now.st_size)
-        return False
-    except OSError:
-        return False
-    finally:
-        os.close(fd)  # releases the lock
-
-
 def _private_regular(st: os.stat_result) -> bool:
     return (
         stat.S_ISREG(st.st_mode)
@@ -273,28 +322,95 @@ def _private_regular(st: os.stat_result) -> bool:
 def fold_into(conn: sqlite.Connection, db_path: str) -> list[str]:
     """Insert the spooled calls into hook_events inside `conn`'s open write transaction.
 
-    Returns the files to remove once the transaction has committed. A spool that cannot be
-    taken now (a writer holds it past LOCK_WAIT, it is not a private regular file) is left in
-    place for a later fold: its calls are not lost, only later.
+    Returns the files to remove once the transaction has committed. What cannot be taken now
+    (an older swarmdeck's writer holds its spool past LOCK_WAIT, a file that is not a private
+    regular file, calls beyond MAX_PENDING) is left in place for a later fold: its calls are not
+    lost, only later. A database error undoes the fold alone, in its savepoint, and leaves its
+    files for a later fold; the caller's transaction goes on, unless the error ended it (then it
+    is raised).
     """
+    from swarmdeck import sqlite
+
     folder = os.path.dirname(db_path)
-    try:
-        names = sorted(name for name in os.listdir(folder) if name.startswith(FOLDING_PREFIX))
-    except OSError:
-        names = []  # no folder to list: there is no spool in it either
+    folding, calls = _spooled(folder)
     taken = f"{FOLDING_PREFIX}{time.time_ns():020d}.{os.getpid()}"
     if _take(spool_path(db_path), os.path.join(folder, taken)):
-        names.append(taken)
-    folded = []
-    for name in names:
-        path = os.path.join(folder, name)
-        records = _records(path)
-        if records is None:
-            continue
-        for received_at, data in records:
-            conn.execute(_INSERT_ONCE, event_row(SPOOLED_EVENT, data, received_at))
-        folded.append(path)
+        folding.append(taken)
+    conn.execute("SAVEPOINT hook_spool_fold")
+    try:
+        folded = []
+        for name in folding + calls:
+            path = os.path.join(folder, name)
+            records = _records(path)
+            if records is None:
+                continue
+            for line, received_at, data in records:
+                _insert_once(conn, folder, line, event_row(SPOOLED_EVENT, data, received_at))
+            folded.append(path)
+    except sqlite.Error:
+        if not conn.in_transaction:
+            raise  # the error ended the caller's transaction too (a full disk): it says so
+        # Safe to go on: the caller's own statements meet the same database and report what
+        # is wrong with it, and the spooled calls wait in their files for the next fold.
+        conn.execute("ROLLBACK TO hook_spool_fold")
+        conn.execute("RELEASE hook_spool_fold")
+        return []
+    conn.execute("RELEASE hook_spool_fold")
     return folded
+
+
+def _spooled(folder: str) -> tuple[list[str], list[str]]:
+    """The files to fold in `folder`, oldest first: an older swarmdeck's folding files, and the
+    call files (at most MAX_PENDING). Part files abandoned PART_AGE ago are removed."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return [], []  # no folder to list: there is no spool in it either
+    folding = sorted(name for name in names if name.startswith(FOLDING_PREFIX))
+    calls = sorted(name for name in names if name.startswith(CALL_PREFIX))[:MAX_PENDING]
+    abandoned = time.time() - PART_AGE
+    for name in names:
+        if name.startswith(PART_PREFIX):
+            path = os.path.join(folder, name)
+            try:
+                st = os.stat(path, follow_symlinks=False)
+                if _private_regular(st) and st.st_mtime < abandoned:
+                    os.unlink(path)
+            except OSError:
+                continue  # renamed or removed meanwhile: not abandoned, or not there
+    return folding, calls
+
+
+def _insert_once(
+    conn: sqlite.Connection, folder: str, line: bytes, row: tuple[Any, ...]
+) -> None:
+    """Insert a spooled call's row unless it is there; one the database refuses is set aside."""
+    from swarmdeck import sqlite
+
+    try:
+        conn.execute(_INSERT_ONCE, row)
+    except (sqlite.IntegrityError, ValueError):
+        # This record alone: a constraint refused its row, or its text could not be bound. The
+        # statement is undone, the transaction goes on; left in the spool it would fail every
+        # fold after this one.
+        _set_aside(os.path.join(folder, REJECTED_NAME), line)
+
+
+def _set_aside(rejected: str, line: bytes) -> None:
+    """Append a refused record to the rejected file, while it is under MAX_SPOOL."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(rejected, flags, paths.PRIVATE_FILE_MODE)
+    except OSError:
+        return  # a link or worse in its place: the record, never storable, is dropped
+    try:
+        own = os.fstat(fd)
+        if _private_regular(own) and own.st_size < MAX_SPOOL:
+            os.write(fd, line + b"\n")
+    except OSError:
+        return  # a full disk: the record, never storable, is dropped
+    finally:
+        os.close(fd)
 
 
 def _take(spool: str, folding: str) -> bool:
@@ -323,16 +439,17 @@ def _take(spool: str, folding: str) -> bool:
         os.close(fd)
 
 
-def _records(folding: str) -> list[tuple[float, dict]] | None:
-    """The complete records of the folding file, in order; None when it cannot be read."""
+def _records(path: str) -> list[tuple[bytes, float, dict]] | None:
+    """The complete records of a spool file, in order (each as its line, its time and its
+    input); None when it cannot be read."""
     import json
 
     from swarmdeck.regular_files import read_regular
 
     try:
-        if not _private_regular(os.stat(folding, follow_symlinks=False)):
+        if not _private_regular(os.stat(path, follow_symlinks=False)):
             return None
-        data = read_regular(folding, MAX_SPOOL + 2 * MAX_SPOOLED_INPUT)
+        data = read_regular(path, MAX_SPOOL + 2 * MAX_SPOOLED_INPUT)
     except OSError:
         return None
     records = []
@@ -346,8 +463,12 @@ def _records(folding: str) -> list[tuple[float, dict]] | None:
         if not isinstance(record, dict):
             continue
         received_at, data_in = record.get("received_at"), record.get("input")
-        if isinstance(received_at, float) and isinstance(data_in, dict):
-            records.append((received_at, data_in))
+        if (
+            isinstance(received_at, float)
+            and received_at - received_at == 0.0  # finite: no NaN, no infinity
+            and isinstance(data_in, dict)
+        ):
+            records.append((line, received_at, data_in))
     return records
 
 
@@ -405,7 +526,10 @@ def has_spooled(db_path: str) -> bool:
     if os.path.lexists(spool_path(db_path)):
         return True
     try:
-        return any(name.startswith(FOLDING_PREFIX) for name in os.listdir(os.path.dirname(db_path)))
+        return any(
+            name.startswith((CALL_PREFIX, FOLDING_PREFIX))
+            for name in os.listdir(os.path.dirname(db_path))
+        )
     except OSError:
         return False
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from cagekit import MIB, SWARMDECK, write_config
 
+from swarmdeck.hook_events import has_spooled
 from swarmdeck.probes.ledger import ledger_jobs
 from swarmdeck.state import StateStore
 
@@ -63,7 +64,7 @@ def test_a_light_bash_call_waiting_in_the_hook_spool_still_names_its_subagent(
     hook = subprocess.run([SWARMDECK, "hook", "pre-tool-use"], input=json.dumps(payload),
                           capture_output=True, text=True, timeout=60, check=True)
     assert hook.stdout == "" and hook.stderr == ""
-    assert (isolated_home / "state" / "hook-spool").exists()  # light: spooled, not inserted
+    assert has_spooled(str(store.path))  # light: spooled, not inserted
     _run({**os.environ, "CLAUDE_CODE_SESSION_ID": SID}, "true", "spooled")
     [job] = ledger_jobs(store)
     assert (job.session_id, job.agent_id) == (SID, "agent77")
