@@ -18,14 +18,16 @@ from swarmdeck.state import StateStore
 SID = "6666cccc-0000-4000-8000-000000000006"
 
 
-def _pre_tool_use(store: StateStore, command: str, agent_id: str | None) -> None:
+def _pre_tool_use(
+    store: StateStore, command: str, agent_id: str | None, at: float | None = None
+) -> None:
     payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash",
                "tool_input": {"command": command}, "session_id": SID}
     with store.transaction() as conn:
         conn.execute(
             "INSERT INTO hook_events (event, session_id, agent_id, tool_name, payload,"
             " received_at) VALUES ('PreToolUse', ?, ?, 'Bash', ?, ?)",
-            (SID, agent_id, json.dumps(payload), time.time()),
+            (SID, agent_id, json.dumps(payload), time.time() if at is None else at),
         )
 
 
@@ -68,3 +70,26 @@ def test_a_light_bash_call_waiting_in_the_hook_spool_still_names_its_subagent(
     _run({**os.environ, "CLAUDE_CODE_SESSION_ID": SID}, "true", "spooled")
     [job] = ledger_jobs(store)
     assert (job.session_id, job.agent_id) == (SID, "agent77")
+
+
+def test_the_call_that_started_a_job_is_looked_for_among_the_sessions_newest_rows_only(
+    isolated_home: Path,
+) -> None:
+    # Inside the write lock the look costs the same however long the session's history: a
+    # call older than the session's HOOK_SCAN newest rows is not read (the call that starts a
+    # job comes just before it), and of the calls read the newest wins.
+    from ledger_rows import add_job
+    from swarmdeck.actions.jobrecord import HOOK_SCAN, started_by_agent
+
+    store = StateStore.open_default()
+    job = add_job(store, argv=json.dumps(["make", "-j8", "x"]))
+    now = time.time()
+    _pre_tool_use(store, "make -j8 x", "agent-old", at=now - 100)
+    for n in range(HOOK_SCAN):
+        _pre_tool_use(store, f"ls {n}", "agent-busy", at=now - 50 + n / 100)
+    with store.read() as conn:
+        assert started_by_agent(conn, job, SID, now) is None
+    _pre_tool_use(store, "cd here && make -j8 x", "agent-new", at=now - 1)
+    _pre_tool_use(store, "make -j8 x", "agent-newer", at=now - 0.5)
+    with store.read() as conn:
+        assert started_by_agent(conn, job, SID, now) == "agent-newer"

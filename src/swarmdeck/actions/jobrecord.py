@@ -26,6 +26,10 @@ SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 """What Claude Code exports into its Bash tool's environment: the session running the command."""
 HOOK_LOOKBACK = 3600.0
 """How far back the PreToolUse hook's record of the command that started a job is looked for."""
+HOOK_SCAN = 200
+"""The session's newest hook rows looked through for that record: the call comes just before
+its job starts, and the look, inside the write lock, costs the same however long the session's
+history (bench/bench_hook_spool.py)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,8 @@ def started_by_agent(
     conn: sqlite.Connection, job_id: int, session: str, at: float
 ) -> str | None:
     """The subagent of `session` whose Bash call holds this job's command, as the PreToolUse
-    hook recorded it (the newest such call); None for the main thread or when none was seen."""
+    hook recorded it (the newest such call among the session's HOOK_SCAN newest rows); None for
+    the main thread or when none was seen."""
     import shlex  # only a job started from an agent's session gets here
 
     row = conn.execute("SELECT argv FROM jobs WHERE id = ?", (job_id,)).fetchone()
@@ -85,11 +90,13 @@ def started_by_agent(
     if not command:
         return None
     found = conn.execute(
-        "SELECT agent_id FROM hook_events WHERE event = 'PreToolUse' AND session_id = ?"
-        " AND tool_name = 'Bash' AND received_at >= ?"
+        "SELECT agent_id FROM (SELECT id, event, agent_id, tool_name, payload, received_at"
+        " FROM hook_events WHERE session_id = ? AND received_at >= ?"
+        " ORDER BY received_at DESC LIMIT ?)"
+        " WHERE event = 'PreToolUse' AND tool_name = 'Bash'"
         " AND instr(json_extract(payload, '$.tool_input.command'), ?) > 0"
-        " ORDER BY id DESC LIMIT 1",
-        (session, at - HOOK_LOOKBACK, command),
+        " ORDER BY received_at DESC, id DESC LIMIT 1",
+        (session, at - HOOK_LOOKBACK, HOOK_SCAN, command),
     ).fetchone()
     return found["agent_id"] if found is not None else None
 
