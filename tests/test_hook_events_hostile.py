@@ -151,3 +151,14 @@ def test_a_record_the_database_refuses_is_set_aside_and_the_others_folded(
     assert _spool_files() == ["hook-spool.rejected"]
     rejected = Path(paths.state_dir_text(), "hook-spool.rejected").read_bytes().splitlines()
     assert len(rejected) == 1 and b"ls poison" in rejected[0]
+
+
+def test_a_watch_pass_after_a_light_call_with_a_nan_folds_it_and_goes_on(
+    store: StateStore,
+) -> None:
+    _hook(_input("ls hostile", b'"x": NaN'))
+    done = subprocess.run([SWARMDECK, "watch", "--once"], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert [p["tool_input"]["command"] for p in _payloads(store)] == ["ls hostile"]
+    assert _spool_files() == []
