@@ -162,3 +162,33 @@ def test_a_watch_pass_after_a_light_call_with_a_nan_folds_it_and_goes_on(
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert [p["tool_input"]["command"] for p in _payloads(store)] == ["ls hostile"]
     assert _spool_files() == []
+
+
+BROKEN_TRIGGER = """
+CREATE TRIGGER broken_fold BEFORE INSERT ON hook_events
+WHEN NEW.payload LIKE '%broken%' BEGIN INSERT INTO no_such_table VALUES (1); END
+"""
+
+
+def test_a_fold_the_database_fails_leaves_its_calls_for_later_and_the_run_goes_on(
+    store: StateStore,
+) -> None:
+    # A database error while folding (a trigger that names a missing table stands for it) is
+    # the database's, not one record's: the fold is undone and its files wait; the run that
+    # met it records its job all the same.
+    with store.transaction() as conn:
+        conn.execute(BROKEN_TRIGGER)
+    store.close()
+    _hook(_input("ls broken", b'"n": 1'))
+    done = _run("true")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    with store.read() as conn:
+        assert conn.execute("SELECT count(*) FROM hook_events").fetchone()[0] == 0
+        assert [tuple(r) for r in conn.execute("SELECT state, exit_code FROM jobs")] == [
+            ("done", 0)
+        ]
+    assert len(_spool_files()) == 1
+    with store.transaction() as conn:
+        conn.execute("DROP TRIGGER broken_fold")
+    assert [p["tool_input"]["command"] for p in _payloads(store)] == ["ls broken"]
+    assert _spool_files() == []
