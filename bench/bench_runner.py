@@ -37,7 +37,7 @@ from pathlib import Path
 from scene import make_slice, remove_slice
 from swarmdeck.actions.admission import JobRow, attempt
 from swarmdeck.actions.booking import Booking, Via
-from swarmdeck.config_cache import SETTLE_NS
+from swarmdeck.cache_settle import SETTLE_NS
 from swarmdeck.probes.ledger import SliceFacts
 from swarmdeck.probes.machine import mem_total
 from swarmdeck.probes.procs import own_identity
