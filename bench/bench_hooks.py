@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from swarmdeck.actions.hooks_install import SESSION_SOURCES
+from swarmdeck.cache_settle import SETTLE_NS
 
 ROOT = Path(__file__).resolve().parent.parent
 SWARMDECK = Path(sys.executable).parent / "swarmdeck"
@@ -115,6 +116,9 @@ def main() -> int:
             SESSION_START,
         ),
     }
+    # A settings cache is believed once written after the config settled (cache_settle.py),
+    # as on a machine whose config was not edited a moment ago.
+    time.sleep(SETTLE_NS / 1e9 + 0.1)
     try:
         for argv, stdin in cases.values():
             timed(argv, stdin, env)  # first call creates the store and the settings cache

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from claude_lines import bash_payload, hook_payload
+from swarmdeck.cache_settle import SETTLE_NS
+from waiting import wait_for
 
 SWARMDECK = Path(sys.executable).parent / "swarmdeck"
 
@@ -40,6 +44,14 @@ def _imported(argv: list[str], stdin: bytes) -> set[str]:
     return names
 
 
+def _settled_config() -> None:
+    """Wait until the config file changed longer ago than the settings cache must be newer than
+    it (cache_settle.py): a cache the first call writes then serves the next."""
+    status = os.stat(os.environ["SWARMDECK_CONFIG"])
+    changed = max(status.st_mtime_ns, status.st_ctime_ns)
+    wait_for(lambda: time.time_ns() > changed + SETTLE_NS, timeout=SETTLE_NS / 1e9 + 30)
+
+
 def _modules(event: str, payload: dict) -> set[str]:
     """Every module the real console script imports, with each package's top-level name."""
     names = _imported([str(SWARMDECK), "hook", event], json.dumps(payload).encode())
@@ -48,6 +60,7 @@ def _modules(event: str, payload: dict) -> set[str]:
 
 
 def test_light_path_imports_only_what_it_needs() -> None:
+    _settled_config()
     first = _modules("pre-tool-use", bash_payload("ls -la"))
     assert "swarmdeck.config" in first  # the first call builds the settings cache and the store
     modules = _modules("pre-tool-use", bash_payload("ls -la"))
@@ -61,6 +74,7 @@ def test_light_path_imports_only_what_it_needs() -> None:
 
 def test_light_call_loads_nothing_a_bare_interpreter_does_not_beyond_swarmdeck() -> None:
     payload = bash_payload("git status --short && ls -la src")
+    _settled_config()
     _modules("pre-tool-use", payload)  # the first call builds the settings cache and the store
     bare = _imported(["-c", "pass"], b"")
     extra = _modules("pre-tool-use", payload) - bare
