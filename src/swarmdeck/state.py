@@ -47,10 +47,17 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _FULL_CODE = 13  # SQLITE_FULL
+_READONLY_CODE = 8  # SQLITE_READONLY
 _IOERR_CODE = 10  # SQLITE_IOERR
 _NEARLY_FULL = 64 * 1024
 """Free bytes under which an I/O error of SQLite is taken for a full disk."""
 _MOVE_ASIDE = "move it aside or set SWARMDECK_STATE_DIR to another folder"
+MAKE_WRITABLE = (
+    "make the state folder and its state.db, state.db-wal and state.db-shm writable (an"
+    " immutable flag shows in `lsattr`, a read-only mount in `findmnt`) or set"
+    " SWARMDECK_STATE_DIR to another folder"
+)
+"""What to do about a state folder or file that cannot be written."""
 
 # Connections made by a parent process before a fork. Closing one in the child could disturb
 # the parent's locks and WAL, so the child keeps a reference and never touches it again.
@@ -345,17 +352,27 @@ def _is_corruption(error: sqlite.Error) -> bool:
     return isinstance(error, sqlite.DatabaseError) and _error_code(error) in _CORRUPT_CODES
 
 
-def _disk_full(path: str, error: sqlite.Error) -> StateError | None:
-    """A StateError saying the disk is full, when that is why SQLite failed; else None.
+def _cannot_write(path: str, error: BaseException) -> StateError | None:
+    """A StateError saying why SQLite could not write the state file, when the cause is the
+    disk or the file system rather than the database: a full disk, or a file, log or folder
+    that cannot be written (an immutable flag, a read-only mount); else None.
 
     SQLite says "database or disk is full" mid-write, but only "disk I/O error" when it cannot
     even create its write-ahead log: the free space on the state folder's disk tells which.
+    A file it may not write it opens read-only, and says so at the first write.
     """
+    if not isinstance(error, sqlite.Error):
+        return None
     code = _error_code(error)
     if code == _FULL_CODE or (code == _IOERR_CODE and _free_bytes(parent_of(path)) < _NEARLY_FULL):
         return StateError(
             f"state database {path}: its disk is full ({error}); nothing more was written and"
             " nothing recorded was lost: free space there or set SWARMDECK_STATE_DIR elsewhere"
+        )
+    if code == _READONLY_CODE:
+        return StateError(
+            f"state database {path} cannot be written ({error}); nothing was written: "
+            f"{MAKE_WRITABLE}"
         )
     return None
 
@@ -585,7 +602,7 @@ def _look_inside(
     try:
         conn = sqlite.connect(uri, uri=True, timeout=lock_timeout, isolation_level=None)
     except sqlite.Error as error:
-        raise _disk_full(path, error) or StateError(
+        raise _cannot_write(path, error) or StateError(
             f"state database {path} cannot be opened ({error}); swarmdeck left it untouched: "
             f"{_MOVE_ASIDE}"
         ) from error
@@ -604,7 +621,7 @@ def _look_inside(
     except sqlite.Error as error:
         if _is_corruption(error):
             raise _corrupt(path, str(error)) from error
-        raise _disk_full(path, error) or StateError(
+        raise _cannot_write(path, error) or StateError(
             f"state database {path} cannot be read ({error}); swarmdeck left it untouched: "
             f"{_MOVE_ASIDE}"
         ) from error
@@ -714,7 +731,7 @@ class StateStore:
         except sqlite.Error as error:
             if _is_corruption(error):
                 raise _corrupt(self.path, str(error)) from error
-            raise _disk_full(self.path, error) or StateError(
+            raise _cannot_write(self.path, error) or StateError(
                 f"state database {self.path} cannot be opened ({error}); "
                 f"check its folder's permissions or {_MOVE_ASIDE}"
             ) from error
@@ -770,6 +787,9 @@ class StateStore:
                 if _is_corruption(error):
                     raise _corrupt(self.path, str(error)) from error
                 if _error_code(error) not in _BUSY_CODES:
+                    unwritable = _cannot_write(self.path, error)
+                    if unwritable is not None:
+                        raise unwritable from error
                     raise
                 if time.monotonic() >= deadline:
                     raise self._locked_too_long() from error
@@ -869,19 +889,18 @@ class _Transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(error, sqlite.Error) and _is_corruption(error):
                     raise _corrupt(path, str(error)) from error
-                if isinstance(error, sqlite.Error):
-                    full = _disk_full(path, error)
-                    if full is not None:
-                        raise full from error
+                unwritable = _cannot_write(path, error)
+                if unwritable is not None:
+                    raise unwritable from error
                 return False
             try:
                 conn.execute("COMMIT")
             except BaseException as failure:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                full = _disk_full(path, failure) if isinstance(failure, sqlite.Error) else None
-                if full is not None:
-                    raise full from failure
+                unwritable = _cannot_write(path, failure)
+                if unwritable is not None:
+                    raise unwritable from failure
                 raise
             return False
         finally:
