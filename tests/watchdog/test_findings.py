@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 from scene_kit import SID, SWARMDECK, insert_hook_event, write_watchdog_config
@@ -192,3 +193,38 @@ def test_a_lease_taken_with_the_clock_days_ahead_lasts_its_ttl_not_days(isolated
     assert not record(store, [], config, other, 1000.0).writer
     ttl = lease_ttl(config)
     assert record(store, [], config, other, 1000.0 + ttl + 1.0).writer
+
+
+HOLD = ("import sys, time; buf = bytearray(48 << 20); buf[::4096] = b'x' * len(buf[::4096]);"
+        " print('ready', flush=True); time.sleep(300)")
+
+
+def test_a_finding_about_a_process_that_died_after_a_pass_days_ahead_closes(
+    isolated_home, store, processes
+):
+    """End to end through the watchdog's passes, the clock moved by their `now`: a process over
+    the resident line is found by a pass ten days ahead, dies, and once the clock is back its
+    finding closes after the merge interval."""
+    from scene_kit import insert_job
+
+    from swarmdeck.snapshot import take_snapshot
+    from swarmdeck.watchdog.loop import Watchdog
+
+    config = write_watchdog_config(
+        isolated_home, rss_line="20M", min_duration=0, merge_interval=60
+    )
+    holder = processes(sys.executable, "-c", HOLD, stdout=subprocess.PIPE)
+    assert holder.stdout.readline() == "ready\n"
+    insert_job(store, holder.pid, started_at=time.time())
+    engine = Watchdog(config, store)
+    try:
+        now = time.time()
+        engine.run_pass(take_snapshot(config, store), now=now + 10 * DAY)
+        assert [f.pid for f in open_findings(store)] == [holder.pid]
+        holder.kill()
+        holder.wait()
+        engine.run_pass(take_snapshot(config, store), now=now)
+        engine.run_pass(take_snapshot(config, store), now=now + 61)
+        assert open_findings(store) == [], "a finding about a dead process stayed open"
+    finally:
+        engine.close()
