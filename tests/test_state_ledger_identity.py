@@ -107,6 +107,27 @@ def test_a_log_and_index_deleted_under_a_running_job_are_refused(
         _stop(job)
 
 
+def test_a_log_deleted_under_a_running_job_is_refused_after_a_hook_made_a_new_one(
+    own_slice: Path, isolated_home: Path
+) -> None:
+    """A hook call records through a plain SQLite connection, which makes a fresh -wal and
+    -shm and leaves them: the running job's lost log is still told from them."""
+    db = _ledger_with_one_job(isolated_home / "state")
+    job = _running_job(isolated_home)
+    try:
+        os.unlink(f"{db}-wal")
+        os.unlink(f"{db}-shm")
+        hook = subprocess.run(
+            [SWARMDECK, "hook", "stop"], input='{"session_id": "s", "hook_event_name": "Stop"}',
+            capture_output=True, text=True, timeout=60,
+        )
+        assert hook.returncode == 0, hook.stderr
+        assert os.path.exists(f"{db}-wal") and os.path.exists(f"{db}-shm")
+        _assert_refused(db, _files(db.parent))
+    finally:
+        _stop(job)
+
+
 def test_a_state_file_truncated_with_nothing_running_is_refused(isolated_home: Path) -> None:
     db = isolated_home / "state" / "state.db"
     StateStore(db).close()

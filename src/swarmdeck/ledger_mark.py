@@ -88,9 +88,12 @@ def readers_without_log(db: str, status: os.stat_result) -> list[int]:
     wal_there = os.path.exists(db + "-wal")
     db_key = _lock_key(status.st_dev, status.st_ino)
     shm_key = None if shm is None else _lock_key(*shm)
+    wanted = [b" " + key + b" " for key in (db_key, shm_key) if key is not None]
     readers: set[int] = set()
     alive: set[int] = set()
     for line in table.splitlines():
+        if not any(key in line for key in wanted):
+            continue  # another file's lock: most lines, on a machine with many readers
         words = line.split()
         if len(words) < 8 or words[1] != b"POSIX" or not words[4].isdigit():
             continue  # a waiter ("->"), another kind of lock, or a pid not of this namespace
