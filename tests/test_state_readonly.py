@@ -15,6 +15,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -149,3 +150,34 @@ def test_a_read_only_mount_of_the_state_folder_is_one_line_and_exit_251(
     with read_only_mount(state):
         _assert_refused(db, isolated_home / "ran")
     assert _job_count(db) == 1
+
+
+def test_a_state_file_made_immutable_under_a_running_job_is_one_line_and_its_own_status(
+    own_slice: Path, isolated_home: Path
+) -> None:
+    """The job already ran: its runner says in one line that its end was not recorded, and
+    exits with the job's own status, as for any store that fails under it."""
+    state = isolated_home / "state"
+    db = _ledger(state, with_log=True)
+    started, go = isolated_home / "started", isolated_home / "go"
+    job = subprocess.Popen(
+        [SWARMDECK, "run", "--", "sh", "-c",
+         f"touch {started}; while [ ! -e {go} ]; do sleep 0.02; done; exit 3"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists():
+            assert job.poll() is None and time.monotonic() < deadline, job.communicate()
+            time.sleep(0.02)
+        with immutable(db), immutable(state / "state.db-wal"):
+            go.touch()
+            _, stderr = job.communicate(timeout=60)
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.communicate()
+    assert job.returncode == 3, stderr
+    lines = stderr.strip().splitlines()
+    assert "Traceback" not in stderr and len(lines) == 1, stderr
+    assert "not recorded" in lines[0] and str(db) in lines[0]

@@ -373,8 +373,8 @@ def _is_corruption(error: sqlite.Error) -> bool:
 
 def _cannot_write(path: str, error: BaseException) -> StateError | None:
     """A StateError saying why SQLite could not write the state file, when the cause is the
-    disk or the file system rather than the database: a full disk, or a file, log or folder
-    that cannot be written (an immutable flag, a read-only mount); else None.
+    disk or the file system rather than the database: a full disk, a file, log or folder that
+    cannot be written (an immutable flag, a read-only mount), an I/O error; else None.
 
     SQLite says "database or disk is full" mid-write, but only "disk I/O error" when it cannot
     even create its write-ahead log: the free space on the state folder's disk tells which.
@@ -392,6 +392,12 @@ def _cannot_write(path: str, error: BaseException) -> StateError | None:
         return StateError(
             f"state database {path} cannot be written ({error}); nothing was written: "
             f"{MAKE_WRITABLE}"
+        )
+    if code == _IOERR_CODE:
+        # Also what a file made immutable while SQLite has it open gives at the next write.
+        return StateError(
+            f"state database {path} could not be written ({error}); what was being written"
+            f" was not: check the disk (dmesg), then {MAKE_WRITABLE}"
         )
     return None
 
