@@ -99,7 +99,10 @@ def readers_without_log(db: str, status: os.stat_result) -> list[int]:
             continue  # a waiter ("->"), another kind of lock, or a pid not of this namespace
         pid, key, first, last = int(words[4]), words[5], words[6], words[7]
         if key == db_key and _covers(first, last, _SHARED_FIRST, _SHARED_LAST):
-            readers.add(pid)
+            # A WRITE lock there is the last connection closing: it checkpoints and removes
+            # the log and index itself, and is not cut off from them.
+            if words[3] == b"READ":
+                readers.add(pid)
         elif key == shm_key and _covers(first, last, _SHM_ALIVE, _SHM_ALIVE):
             alive.add(pid)
     readers.discard(os.getpid())
