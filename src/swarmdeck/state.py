@@ -371,35 +371,43 @@ def _is_corruption(error: sqlite.Error) -> bool:
     return isinstance(error, sqlite.DatabaseError) and _error_code(error) in _CORRUPT_CODES
 
 
-def _cannot_write(path: str, error: BaseException) -> StateError | None:
-    """A StateError saying why SQLite could not write the state file, when the cause is the
-    disk or the file system rather than the database: a full disk, a file, log or folder that
-    cannot be written (an immutable flag, a read-only mount), an I/O error; else None.
+def _disk_full(path: str, error: sqlite.Error) -> StateError | None:
+    """A StateError saying the disk is full, when that is why SQLite failed; else None.
 
     SQLite says "database or disk is full" mid-write, but only "disk I/O error" when it cannot
     even create its write-ahead log: the free space on the state folder's disk tells which.
-    A file it may not write it opens read-only, and says so at the first write.
     """
-    if not isinstance(error, sqlite.Error):
-        return None
     code = _error_code(error)
     if code == _FULL_CODE or (code == _IOERR_CODE and _free_bytes(parent_of(path)) < _NEARLY_FULL):
         return StateError(
             f"state database {path}: its disk is full ({error}); nothing more was written and"
             " nothing recorded was lost: free space there or set SWARMDECK_STATE_DIR elsewhere"
         )
+    return None
+
+
+def _cannot_write(path: str, error: BaseException) -> StateError | None:
+    """A StateError saying why a write to the state file failed, when the cause is the disk or
+    the file system rather than the database: a full disk, a file, log or folder that cannot
+    be written (an immutable flag, a read-only mount), an I/O error; else None.
+
+    SQLite opens a file it may not write read-only and says so only at the first write; a file
+    made immutable while SQLite has it open fails that write with an I/O error.
+    """
+    if not isinstance(error, sqlite.Error):
+        return None
+    code = _error_code(error)
     if code == _READONLY_CODE:
         return StateError(
             f"state database {path} cannot be written ({error}); nothing was written: "
             f"{MAKE_WRITABLE}"
         )
     if code == _IOERR_CODE:
-        # Also what a file made immutable while SQLite has it open gives at the next write.
-        return StateError(
+        return _disk_full(path, error) or StateError(
             f"state database {path} could not be written ({error}); what was being written"
             f" was not: check the disk (dmesg), then {MAKE_WRITABLE}"
         )
-    return None
+    return _disk_full(path, error)
 
 
 def _free_bytes(folder: str) -> int:
@@ -675,7 +683,7 @@ def _look_inside(
     try:
         conn = sqlite.connect(uri, uri=True, timeout=lock_timeout, isolation_level=None)
     except sqlite.Error as error:
-        raise _cannot_write(path, error) or StateError(
+        raise _disk_full(path, error) or StateError(
             f"state database {path} cannot be opened ({error}); swarmdeck left it untouched: "
             f"{_MOVE_ASIDE}"
         ) from error
@@ -694,7 +702,7 @@ def _look_inside(
     except sqlite.Error as error:
         if _is_corruption(error):
             raise _corrupt(path, str(error)) from error
-        raise _cannot_write(path, error) or StateError(
+        raise _disk_full(path, error) or StateError(
             f"state database {path} cannot be read ({error}); swarmdeck left it untouched: "
             f"{_MOVE_ASIDE}"
         ) from error
@@ -811,7 +819,7 @@ class StateStore:
         except sqlite.Error as error:
             if _is_corruption(error):
                 raise _corrupt(self.path, str(error)) from error
-            raise _cannot_write(self.path, error) or StateError(
+            raise _disk_full(self.path, error) or StateError(
                 f"state database {self.path} cannot be opened ({error}); "
                 f"check its folder's permissions or {_MOVE_ASIDE}"
             ) from error
