@@ -20,6 +20,13 @@ from itertools import pairwise
 
 from swarmdeck import paths, sqlite
 from swarmdeck.errors import StateError
+from swarmdeck.ledger_mark import (
+    LEDGER_SUFFIX,
+    LedgerMark,
+    read_mark,
+    readers_without_log,
+    write_mark,
+)
 from swarmdeck.records import dataclass
 from swarmdeck.regular_files import replace_private
 from swarmdeck.text_paths import parent_of, tidy
@@ -47,10 +54,17 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (primary codes)
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _FULL_CODE = 13  # SQLITE_FULL
+_READONLY_CODE = 8  # SQLITE_READONLY
 _IOERR_CODE = 10  # SQLITE_IOERR
 _NEARLY_FULL = 64 * 1024
 """Free bytes under which an I/O error of SQLite is taken for a full disk."""
 _MOVE_ASIDE = "move it aside or set SWARMDECK_STATE_DIR to another folder"
+MAKE_WRITABLE = (
+    "make the state folder and its state.db, state.db-wal and state.db-shm writable (an"
+    " immutable flag shows in `lsattr`, a read-only mount in `findmnt`) or set"
+    " SWARMDECK_STATE_DIR to another folder"
+)
+"""What to do about a state folder or file that cannot be written."""
 
 # Connections made by a parent process before a fork. Closing one in the child could disturb
 # the parent's locks and WAL, so the child keeps a reference and never touches it again.
@@ -214,6 +228,12 @@ CREATE INDEX hook_events_by_session ON hook_events (session_id, received_at);
 CREATE INDEX hook_events_by_received_at ON hook_events (received_at);
 """
 
+_LEDGER_ID_SQL = (
+    "INSERT OR IGNORE INTO swarmdeck_meta (key, value)"
+    " VALUES ('ledger_id', lower(hex(randomblob(16))));"
+)
+"""Give the store its ledger id: a new file when it is set up, an older one by migration 11."""
+
 MIGRATIONS: list[Migration] = [
     Migration(
         1, "jobs, peaks, alerts, findings, kill requests, dispatches, hook events", _SCHEMA_V1
@@ -289,6 +309,12 @@ MIGRATIONS: list[Migration] = [
         " declared",
         "ALTER TABLE jobs ADD COLUMN declared_cap TEXT;",
     ),
+    Migration(
+        11,
+        "meta: the ledger's own id, random, so that an emptied or replaced state file is told"
+        " from the ledger it was (ledger_mark.py)",
+        _LEDGER_ID_SQL,
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 
@@ -360,6 +386,30 @@ def _disk_full(path: str, error: sqlite.Error) -> StateError | None:
     return None
 
 
+def _cannot_write(path: str, error: BaseException) -> StateError | None:
+    """A StateError saying why a write to the state file failed, when the cause is the disk or
+    the file system rather than the database: a full disk, a file, log or folder that cannot
+    be written (an immutable flag, a read-only mount), an I/O error; else None.
+
+    SQLite opens a file it may not write read-only and says so only at the first write; a file
+    made immutable while SQLite has it open fails that write with an I/O error.
+    """
+    if not isinstance(error, sqlite.Error):
+        return None
+    code = _error_code(error)
+    if code == _READONLY_CODE:
+        return StateError(
+            f"state database {path} cannot be written ({error}); nothing was written: "
+            f"{MAKE_WRITABLE}"
+        )
+    if code == _IOERR_CODE:
+        return _disk_full(path, error) or StateError(
+            f"state database {path} could not be written ({error}); what was being written"
+            f" was not: check the disk (dmesg), then {MAKE_WRITABLE}"
+        )
+    return _disk_full(path, error)
+
+
 def _free_bytes(folder: str) -> int:
     try:
         st = os.statvfs(folder)
@@ -372,6 +422,28 @@ def _corrupt(path: str, detail: str) -> StateError:
     return StateError(
         f"state database {path} is corrupt ({detail}); swarmdeck left it untouched: "
         f"{_MOVE_ASIDE}, or try `sqlite3 {path} .recover`"
+    )
+
+
+def _refuse_emptied(path: str, mark: LedgerMark) -> None:
+    """Refuse a missing or empty file where the mark says a ledger was."""
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        raise _emptied(path, mark, "is missing") from None
+    except OSError:
+        return  # _inspect has read it: a file that cannot be read is refused there
+    if size == 0:
+        raise _emptied(path, mark, "is empty")
+
+
+def _emptied(path: str, mark: LedgerMark, what: str) -> StateError:
+    return StateError(
+        f"state database {path} {what}, but ledger {mark.ledger_id} was kept there (says"
+        f" {path}{LEDGER_SUFFIX}): it was truncated, removed or replaced, or lost its"
+        " write-ahead log, and starting a new ledger would forget every job still running;"
+        f" swarmdeck left it as it is: restore it from a backup, or remove"
+        f" {path}{LEDGER_SUFFIX} to start a new, empty ledger"
     )
 
 
@@ -554,6 +626,7 @@ def _inspect(path: str, verify: bool, lock_timeout: float) -> None:
         )
     if len(header) < 100:
         raise _corrupt(path, f"only {len(header)} bytes")
+    _refuse_a_log_lost_under_readers(path, status)
     if _verified_as_is(path, status):
         # The main file is byte for byte the one that was found to be ours, of a schema this
         # version reads, and sound: looking inside again would only cost a second connection.
@@ -567,6 +640,31 @@ def _inspect(path: str, verify: bool, lock_timeout: float) -> None:
     raise StateError(
         f"state database {path} has a write-ahead log but no -shm index beside it; "
         f"swarmdeck left it untouched: {_MOVE_ASIDE}"
+    )
+
+
+def _refuse_a_log_lost_under_readers(path: str, status: os.stat_result) -> None:
+    """Refuse a store whose -wal or -shm was deleted while other processes had it open.
+
+    Opening it would make a fresh log and index beside what those processes still write to:
+    the rows written since the last checkpoint, running jobs' among them, would be out of reach
+    and their ids handed out again. A connection that is being made or closed holds the file's
+    lock a moment without the two files, so the state is looked at again over a second.
+    """
+    lost = readers_without_log(path, status)
+    for pause in _INDEX_PAUSES:
+        if not lost:
+            return
+        time.sleep(pause)
+        lost = readers_without_log(path, status)
+    if not lost:
+        return
+    pids = ", ".join(map(str, lost[:5])) + (", …" if len(lost) > 5 else "")
+    raise StateError(
+        f"state database {path}: its write-ahead log (-wal, -shm) was deleted while process"
+        f" {pids} still had it open, so what they wrote since the last checkpoint, running jobs"
+        " among it, is out of reach; swarmdeck left it untouched: let those processes end"
+        f" (fuser {path}) and check the ledger with `swarmdeck status`, or {_MOVE_ASIDE}"
     )
 
 
@@ -642,9 +740,16 @@ class StateStore:
         self.lock_timeout = lock_timeout
         self._local = thread_local()
         paths.private_dir(parent_of(self.path))
+        # The mark is read before the file is looked at: a mark is written only once its file
+        # holds a ledger, so a file found empty after it was read is one that was emptied.
+        mark = read_mark(self.path)
         _inspect(self.path, self.verify, self.lock_timeout)
+        if mark is not None:
+            _refuse_emptied(self.path, mark)
         _make_private(self.path)
-        self._migrate()
+        self._migrate(mark)
+        self.ledger_id = self._own_ledger(mark)
+        """The ledger's own id (swarmdeck_meta), which no other state file holds."""
 
     def __repr__(self) -> str:
         return f"StateStore({self.path!r})"
@@ -770,16 +875,20 @@ class StateStore:
                 if _is_corruption(error):
                     raise _corrupt(self.path, str(error)) from error
                 if _error_code(error) not in _BUSY_CODES:
+                    unwritable = _cannot_write(self.path, error)
+                    if unwritable is not None:
+                        raise unwritable from error
                     raise
                 if time.monotonic() >= deadline:
                     raise self._locked_too_long() from error
             time.sleep(max(0.0, min(next(pauses), deadline - time.monotonic())))
 
-    def _migrate(self) -> None:
+    def _migrate(self, mark: LedgerMark | None) -> None:
         """Apply every migration above the stored version, each in its own transaction.
 
         Several processes may open a fresh file at once; each step re-reads the version under
-        the write lock, so a step runs exactly once.
+        the write lock, so a step runs exactly once. A file with no tables where the mark says
+        a ledger was is refused before anything is written (see ledger_mark.py).
         """
         _check_migrations(MIGRATIONS)
         conn = self.connect()
@@ -787,6 +896,9 @@ class StateStore:
             stored = _stored_version(conn, self.path)
         if stored > latest_version():
             raise _newer(self.path, stored)
+        if stored == 0 and mark is not None:
+            self.close()
+            raise _emptied(self.path, mark, "holds no ledger")
         pending = [m for m in MIGRATIONS if m.version > stored]
         if not pending:
             return
@@ -796,6 +908,27 @@ class StateStore:
                 self._apply(migration)
         finally:
             conn.execute("PRAGMA foreign_keys = ON")
+
+    def _own_ledger(self, mark: LedgerMark | None) -> str:
+        """The file's ledger id, checked against the mark beside it, which is (re)written when
+        missing or when the same ledger now lies in another file (a restored copy)."""
+        with self.read() as conn:
+            ledger_id = _meta(conn, "ledger_id")
+        if ledger_id is None:
+            raise _corrupt(self.path, "swarmdeck_meta has no ledger_id")
+        if mark is not None and mark.ledger_id != ledger_id:
+            self.close()
+            raise StateError(
+                f"state database {self.path} holds another ledger ({ledger_id}) than the one"
+                f" kept here ({mark.ledger_id}, in {self.path}{LEDGER_SUFFIX}): the file was"
+                " replaced, and the jobs of the ledger that was here are not in it; swarmdeck"
+                f" left it untouched: put that ledger's file back, or remove"
+                f" {self.path}{LEDGER_SUFFIX} to go on with this one"
+            )
+        status = os.stat(self.path)
+        if mark is None or (mark.device, mark.inode) != (status.st_dev, status.st_ino):
+            write_mark(self.path, ledger_id, status)
+        return ledger_id
 
     def _apply(self, migration: Migration) -> None:
         with self.transaction() as conn:
@@ -869,19 +1002,18 @@ class _Transaction:
                     conn.execute("ROLLBACK")
                 if isinstance(error, sqlite.Error) and _is_corruption(error):
                     raise _corrupt(path, str(error)) from error
-                if isinstance(error, sqlite.Error):
-                    full = _disk_full(path, error)
-                    if full is not None:
-                        raise full from error
+                unwritable = _cannot_write(path, error)
+                if unwritable is not None:
+                    raise unwritable from error
                 return False
             try:
                 conn.execute("COMMIT")
             except BaseException as failure:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                full = _disk_full(path, failure) if isinstance(failure, sqlite.Error) else None
-                if full is not None:
-                    raise full from failure
+                unwritable = _cannot_write(path, failure)
+                if unwritable is not None:
+                    raise unwritable from failure
                 raise
             return False
         finally:
@@ -957,4 +1089,5 @@ def _set_up_meta(conn: sqlite.Connection) -> None:
         "INSERT INTO swarmdeck_meta (key, value) VALUES (?, ?)",
         [("application", APPLICATION_NAME), ("created_at", repr(now()))],
     )
+    conn.execute(_LEDGER_ID_SQL)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 from scene_kit import SID, SWARMDECK, insert_hook_event, write_watchdog_config
@@ -15,6 +16,7 @@ from swarmdeck.probes.records import open_findings
 from swarmdeck.watchdog.findings import (
     FindingDraft,
     lease_holder,
+    lease_ttl,
     new_holder,
     record_pass,
     release_lease,
@@ -160,3 +162,69 @@ def test_the_writer_closes_a_finding_whose_job_has_ended_at_once(isolated_home, 
     assert outcome.closed == 1
     [row] = rows(store)
     assert row["resolved_at"] == 1001.0
+
+
+DAY = 86400.0
+
+
+def test_a_pass_with_the_clock_days_ahead_leaves_no_finding_open_for_days(isolated_home, store):
+    """A pass while the wall clock ran ten days ahead saw a process that has since died; once
+    the clock is back, the finding closes after its merge interval, not ten days later."""
+    config = write_watchdog_config(isolated_home, min_duration=0, merge_interval=60).watchdog
+    me = new_holder()
+    record(store, [draft()], config, me, 1000.0)
+    record(store, [draft()], config, me, 1000.0 + 10 * DAY)
+    record(store, [], config, me, 1010.0)
+    [row] = rows(store)
+    assert row["resolved_at"] is None, "gone for less than merge_interval: still open"
+    assert row["last_seen_at"] <= 1010.0, "a time in the future is taken as now"
+    record(store, [], config, me, 1071.0)
+    [row] = rows(store)
+    assert row["resolved_at"] == 1071.0
+    assert row["first_seen_at"] <= 1071.0 and row["fired_at"] <= 1071.0
+
+
+def test_a_lease_taken_with_the_clock_days_ahead_lasts_its_ttl_not_days(isolated_home, store):
+    """A writer that took the lease while the clock ran ahead, and is still there but no longer
+    renews it, holds it one lease time once the clock is back, not ten days."""
+    config = write_watchdog_config(isolated_home, min_duration=0).watchdog
+    stuck, other = new_holder(), new_holder()
+    assert record(store, [], config, stuck, 1000.0 + 10 * DAY).writer
+    assert not record(store, [], config, other, 1000.0).writer
+    ttl = lease_ttl(config)
+    assert record(store, [], config, other, 1000.0 + ttl + 1.0).writer
+
+
+HOLD = ("import sys, time; buf = bytearray(48 << 20); buf[::4096] = b'x' * len(buf[::4096]);"
+        " print('ready', flush=True); time.sleep(300)")
+
+
+def test_a_finding_about_a_process_that_died_after_a_pass_days_ahead_closes(
+    isolated_home, store, processes
+):
+    """End to end through the watchdog's passes, the clock moved by their `now`: a process over
+    the resident line is found by a pass ten days ahead, dies, and once the clock is back its
+    finding closes after the merge interval."""
+    from scene_kit import insert_job
+
+    from swarmdeck.snapshot import take_snapshot
+    from swarmdeck.watchdog.loop import Watchdog
+
+    config = write_watchdog_config(
+        isolated_home, rss_line="20M", min_duration=0, merge_interval=60
+    )
+    holder = processes(sys.executable, "-c", HOLD, stdout=subprocess.PIPE)
+    assert holder.stdout.readline() == "ready\n"
+    insert_job(store, holder.pid, started_at=time.time())
+    engine = Watchdog(config, store)
+    try:
+        now = time.time()
+        engine.run_pass(take_snapshot(config, store), now=now + 10 * DAY)
+        assert [f.pid for f in open_findings(store)] == [holder.pid]
+        holder.kill()
+        holder.wait()
+        engine.run_pass(take_snapshot(config, store), now=now)
+        engine.run_pass(take_snapshot(config, store), now=now + 61)
+        assert open_findings(store) == [], "a finding about a dead process stayed open"
+    finally:
+        engine.close()

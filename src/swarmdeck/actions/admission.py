@@ -17,7 +17,7 @@ from swarmdeck import exit_numbers as exits
 from swarmdeck import json_text, sqlite
 from swarmdeck.actions.booking import Booking, Decision, decide_admission
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
-from swarmdeck.errors import SwarmdeckError
+from swarmdeck.errors import StateError, SwarmdeckError
 from swarmdeck.file_lock import take_within
 from swarmdeck.probes.ledger import (
     ADMITTED,
@@ -32,7 +32,7 @@ from swarmdeck.probes.machine import read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.records import dataclass
 from swarmdeck.sizes import format_size
-from swarmdeck.state import insert, now
+from swarmdeck.state import MAKE_WRITABLE, insert, now
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
@@ -163,7 +163,13 @@ class _AdmissionTurn:
 
     def __enter__(self) -> None:
         flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-        fd = os.open(self._name, flags, 0o600)
+        try:
+            fd = os.open(self._name, flags, 0o600)
+        except OSError as error:
+            raise StateError(
+                f"the admission lock {self._name} cannot be opened ({error.strerror}); nothing"
+                f" ran: {MAKE_WRITABLE}"
+            ) from None
         try:
             _take_turn(fd, self._name, self._wakeup_fd, self._stop_signal)
         except BaseException:

@@ -73,10 +73,7 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
             rowid = conn.execute(INSERT, row).lastrowid
             first = rowid - (conn.total_changes - before) if rowid is not None else None
             if first is not None and rowid // PRUNE_EVERY > first // PRUNE_EVERY:
-                conn.execute(
-                    "DELETE FROM hook_events WHERE received_at < ?",
-                    (row[-1] - KEEP_DAYS * 86400,),
-                )
+                _prune(conn, first, row[-1])
             conn.execute("COMMIT")
         except BaseException:
             # A failed COMMIT (a full disk) has already rolled back: a second ROLLBACK would
@@ -93,6 +90,21 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
     # the file, makes the next `swarmdeck run` verify all of it again.
     _LEFT_OPEN.append(conn)
     return True
+
+
+def _prune(conn: sqlite.Connection, last_before: int, now: float) -> None:
+    """Delete the hook history older than KEEP_DAYS, its age counted from the newest row
+    recorded before this transaction (id up to `last_before`) when `now` lies after it.
+
+    One call made while the wall clock runs days ahead would otherwise delete every row
+    before it; a machine that really went on gets its old rows pruned at the next turn.
+    """
+    newest = conn.execute(
+        "SELECT received_at FROM hook_events WHERE id <= ? ORDER BY received_at DESC LIMIT 1",
+        (last_before,),
+    ).fetchone()
+    since = now if newest is None else min(now, newest[0])
+    conn.execute("DELETE FROM hook_events WHERE received_at < ?", (since - KEEP_DAYS * 86400,))
 
 
 def close_left_open() -> None:

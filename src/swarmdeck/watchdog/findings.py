@@ -101,6 +101,12 @@ def take_lease(conn: sqlite.Connection, holder: str, now: float, ttl: float) -> 
         and row["expires_at"] > now
         and _holder_alive(row["holder"])
     ):
+        if row["expires_at"] > now + ttl:
+            # Taken while the wall clock ran ahead: it lasts one lease time from now, not
+            # until the clock catches up with it.
+            conn.execute(
+                "UPDATE watchdog_lease SET expires_at = ? WHERE name = ?", (now + ttl, LEASE)
+            )
         return False
     conn.execute(
         "INSERT INTO watchdog_lease (name, holder, expires_at) VALUES (?, ?, ?)"
@@ -141,6 +147,7 @@ def record_pass(
     `holder` holds (or takes) the lease."""
     if not take_lease(conn, holder, now, lease_ttl(config)):
         return PassOutcome(writer=False)
+    _bring_back_from_the_future(conn, now)
     outcome = PassOutcome(writer=True)
     keys = set()
     for draft in drafts:
@@ -158,6 +165,21 @@ def record_pass(
             outcome.fired.append(finding)
     outcome.closed = _close_cleared(conn, keys, config, now)
     return outcome
+
+
+def _bring_back_from_the_future(conn: sqlite.Connection, now: float) -> None:
+    """Take as `now` every time of an open finding that lies after it.
+
+    Such a time was written by a pass while the wall clock ran ahead and has since been set
+    back. Left as it was, a finding last seen "in ten days" would stay open ten days after its
+    subject is gone, and one first seen then would not show its age; taken as now, it merges
+    and closes by the rules, counted from the first pass that saw the clock right again.
+    """
+    for column in ("first_seen_at", "last_seen_at", "fired_at"):
+        conn.execute(
+            f"UPDATE findings SET {column} = ? WHERE resolved_at IS NULL AND {column} > ?",
+            (now, now),
+        )
 
 
 def _upsert(

@@ -52,24 +52,10 @@ def slug(label: str) -> str:
     return text or "job"
 
 
-LEDGER_ID_SQL = (
-    "INSERT OR IGNORE INTO swarmdeck_meta (key, value)"
-    " VALUES ('ledger_id', lower(hex(randomblob(16))))"
-)
-"""Give the store its ledger id, once: random, so no other state file holds it."""
-
-
 def ledger_id(store: StateStore) -> str:
-    """This ledger's own id (`swarmdeck_meta.ledger_id`), made the first time it is asked for."""
-    with store.read() as conn:
-        row = conn.execute("SELECT value FROM swarmdeck_meta WHERE key = 'ledger_id'").fetchone()
-    if row is None:
-        with store.transaction() as conn:
-            conn.execute(LEDGER_ID_SQL)
-            row = conn.execute(
-                "SELECT value FROM swarmdeck_meta WHERE key = 'ledger_id'"
-            ).fetchone()
-    return str(row[0])
+    """This ledger's own id (`swarmdeck_meta.ledger_id`, which the store sets up and checks:
+    state.py, ledger_mark.py)."""
+    return store.ledger_id
 
 
 def run_dir_name(label: str, job_id: int, ledger: str) -> str:
