@@ -21,10 +21,10 @@ from swarmdeck.actions.kill import NotSupervisedError, process_table, stop_tree,
 from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cgroup_pids
-from swarmdeck.probes.claude.live_sessions import pid_files
+from swarmdeck.probes.claude.live_sessions import claude_code_processes
 from swarmdeck.probes.ledger import ACTIVE, RUNNING
 from swarmdeck.probes.machine import local_host_name
-from swarmdeck.probes.procs import ProcessIdentity, StatLine, read_stat, start_ticks
+from swarmdeck.probes.procs import ProcessIdentity, StatLine, read_stat
 from swarmdeck.probes.records import Finding, KillRequest
 from swarmdeck.words import counted
 
@@ -249,7 +249,8 @@ def recent_kill_requests(store: StateStore, limit: int = 50) -> list[tuple[KillR
 
 
 def supervised_set(store: StateStore, claude_dir: Path | None = None) -> set[ProcessIdentity]:
-    """Running caged jobs' root processes and the processes of live Claude Code sessions."""
+    """Running caged jobs' root processes and the processes of live Claude Code sessions, each
+    proven to be the Claude Code process its pid file names (`claude_code_processes`)."""
     with store.read() as conn:
         rows = conn.execute(
             "SELECT pid, start_ticks FROM jobs WHERE state = ? AND pid IS NOT NULL"
@@ -257,11 +258,7 @@ def supervised_set(store: StateStore, claude_dir: Path | None = None) -> set[Pro
             (RUNNING,),
         ).fetchall()
     out = {ProcessIdentity(row["pid"], row["start_ticks"]) for row in rows}
-    for live in pid_files(claude_dir or paths.claude_dir()).live.values():
-        ticks = start_ticks(live.pid)
-        if ticks is not None:
-            out.add(ProcessIdentity(live.pid, ticks))
-    return out
+    return out | claude_code_processes(claude_dir or paths.claude_dir())
 
 
 def stop_preview(store: StateStore, request: KillRequest) -> list[TreeMember]:
