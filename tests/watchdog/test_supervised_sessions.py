@@ -4,19 +4,28 @@ leftover pid file naming whatever holds the pid now supervises nothing."""
 
 from __future__ import annotations
 
+import select
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from scene_kit import SWARMDECK
 from test_kills import DEADLINE, finding_for
 
 from claude_lines import ClaudeTree
 from swarmdeck.probes.claude.live_sessions import is_claude_code_program, read_pid_file
-from swarmdeck.probes.procs import ProcessIdentity, identity
+from swarmdeck.probes.procs import ProcessIdentity, identity, process_table
 from swarmdeck.state import StateStore
-from swarmdeck.watchdog.kills import NOT_SUPERVISED, STOPPED, approve, request_kill, supervised_set
+from swarmdeck.watchdog.kills import (
+    NOT_SUPERVISED,
+    STOPPED,
+    approve,
+    kill_request,
+    request_kill,
+    supervised_set,
+)
 
 SID = "5252bbbb-0000-4000-8000-000000000006"
 
@@ -44,8 +53,10 @@ def fake_claude(folder: Path) -> Path:
     return program
 
 
-def started(processes, *argv: str) -> tuple[subprocess.Popen[str], ProcessIdentity]:
-    proc = processes(*argv, stdout=subprocess.PIPE)
+def started(
+    processes, *argv: str, **kwargs: object
+) -> tuple[subprocess.Popen[str], ProcessIdentity]:
+    proc = processes(*argv, stdout=subprocess.PIPE, **kwargs)
     assert proc.stdout.readline() == "ready\n"
     me = identity(proc.pid)
     assert me is not None
@@ -139,3 +150,30 @@ def test_a_pid_file_whose_pid_is_not_its_name_is_not_a_session(tmp_path: Path) -
     path = tree.write_pid_file(12345, SID)
     path.write_text(path.read_text().replace('"pid": 12345', '"pid": 1'))
     assert read_pid_file(path, 12345) is None
+
+
+def test_approving_a_kill_from_inside_the_tree_it_stops_refuses_and_freezes_nothing(
+    isolated_home, store, tree, processes
+):
+    """An agent approving its own session's kill: `swarmdeck approve` runs inside the tree it
+    would stop. It once froze that tree and itself for good; now it refuses in one line (78)
+    and nothing is left stopped."""
+    claude = fake_claude(isolated_home / "bin")
+    said_on_stderr = isolated_home / "approve.err"
+    script = (f'echo ready; read id; {SWARMDECK} approve "$id" 2>{said_on_stderr};'
+              ' echo "exit $?"; exec sleep 300')
+    proc, me = started(processes, str(claude), "-c", script, stdin=subprocess.PIPE)
+    tree.write_pid_file(me.pid, SID, **real_shaped(me.pid, procStart=str(me.start_ticks)))
+    request = request_kill(store, finding_for(me.pid, me.start_ticks), "tester", 1.0)
+    proc.stdin.write(f"{request.id}\n")
+    proc.stdin.flush()
+    ready, _, _ = select.select([proc.stdout], [], [], DEADLINE)
+    said = proc.stdout.readline() if ready else ""
+    stopped = [stat.pid for stat in process_table().values()
+               if stat.session == me.pid and stat.state in "Tt"]
+    assert said == "exit 78\n", f"the approver hung; stopped: {stopped}"
+    assert stopped == []
+    assert me.is_alive()
+    [line] = said_on_stderr.read_text().splitlines()
+    assert "would stop this command itself" in line and "another terminal" in line
+    assert kill_request(store, request.id).state == "pending"

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 
 from swarmdeck import paths
 from swarmdeck.actions.alerts import raise_alert
-from swarmdeck.actions.kill import NotSupervisedError, process_table, stop_tree, tree_of
+from swarmdeck.actions.kill import (
+    NotSupervisedError,
+    OwnTreeError,
+    process_table,
+    stop_tree,
+    tree_of,
+)
 from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cgroup_pids
@@ -39,6 +45,8 @@ ALREADY_GONE = "already gone"
 NOT_SUPERVISED = "refused: not supervised"
 PID_REUSED = "refused: pid reused"
 OTHER_HOST = "refused: another host"
+OWN_TREE = "refused: it holds the approver"
+"""Approved from inside the tree it stops (an agent approving its own session's kill)."""
 NOT_STOPPED = "not stopped"
 ESCALATION = "escalation"
 """Who decides when the escalation policy acts."""
@@ -288,7 +296,8 @@ def approve(
     grace: float = 5.0,
     claude_dir: Path | None = None,
 ) -> KillOutcome:
-    """Stop the request's process tree if it is still that process and a supervised one."""
+    """Stop the request's process tree if it is still that process and a supervised one; one
+    asked from inside that tree (OWN_TREE) signals nothing and leaves the request pending."""
     request = _pending(store, request_id)
     if request.slurm_job_id is not None:
         return _approve_cluster_job(store, request, decided_by, now)
@@ -309,6 +318,10 @@ def approve(
             )
         except NotSupervisedError as error:
             result, detail = NOT_SUPERVISED, str(error)
+        except OwnTreeError as error:
+            # Nothing was signalled and nothing is decided: the request stays pending for
+            # someone outside the tree to approve.
+            return KillOutcome(request, OWN_TREE, f"{error}; the request stays pending")
         else:
             if report.signalled:
                 result = STOPPED
