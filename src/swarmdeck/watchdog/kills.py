@@ -369,18 +369,28 @@ def _pending(store: StateStore, request_id: int) -> KillRequest:
 
 
 def _cage_members(store: StateStore, request: KillRequest):
-    """The members of the request's job's cage, when it names a running job (so a process that
-    left the tree but stayed in the cage is stopped too)."""
+    """The members of the request's job's cage, when it names a running job whose cgroup is
+    the cage its runner made (so a process that left the tree but stayed in the cage is stopped
+    too)."""
     if request.job_id is None:
         return None
+    from swarmdeck.actions.cage.base import made_cage
+    from swarmdeck.actions.reconcile import configured_slice
+    from swarmdeck.config import load_config
+
     with store.read() as conn:
         row = conn.execute(
-            "SELECT cgroup, pid, start_ticks FROM jobs WHERE id = ? AND state = ?",
+            "SELECT id, cgroup, pid, start_ticks, runner_pid FROM jobs WHERE id = ? AND state = ?",
             (request.job_id, RUNNING),
         ).fetchone()
-    if row is None or not row["cgroup"]:
+    if row is None or not row["cgroup"] or row["runner_pid"] is None:
         return None
     if (row["pid"], row["start_ticks"]) != (request.pid, request.start_ticks):
+        return None
+    # Only the cage its runner made in the configured slice: a row anyone can write is no
+    # proof that a cgroup's processes are the job's.
+    slice_path = configured_slice(load_config().memory.slice)
+    if slice_path is None or not made_cage(row["cgroup"], slice_path, row["id"], row["runner_pid"]):
         return None
     cgroup = Path(row["cgroup"])
     return lambda: cgroup_pids(cgroup)
