@@ -6,7 +6,8 @@ top-down with SIGSTOP, listed again until no newborn escapes, sent SIGTERM botto
 with SIGCONT, and whatever is still alive after the grace period gets SIGKILL. Only processes
 the control room supervises (a ledger job's tree, members of its cage) may be stopped, and never
 a tree that holds the stopping process itself or one of its ancestors: it would freeze the one
-process that was to thaw it (an agent approving its own session's kill), so that is refused.
+process that was to thaw it (an agent approving its own session's kill), so that is refused. A
+stopper killed halfway leaves nothing frozen: a guardian finishes its stop (stop_guard.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import select
 import time
 
+from swarmdeck.actions.stop_guard import StopGuard
 from swarmdeck.errors import RefusedError
 from swarmdeck.probes.procs import ProcessIdentity, StatLine, process_table, read_stat
 from swarmdeck.records import dataclass, field
@@ -265,8 +267,26 @@ def stop_tree(
             " that tree, from another terminal"
         )
     pinned: dict[int, PinnedProcess] = {}
+    guard = StopGuard.start()
     try:
-        return _freeze_and_stop(target, members, table, pinned, grace, mine)
+        report = _freeze_and_stop(
+            lambda now: _roots(target, members, now), table, pinned, grace, mine, guard
+        )
+    finally:
+        for handle in pinned.values():
+            handle.close()
+    if guard is not None:
+        guard.done()
+    return report
+
+
+def finish_stop(told: Iterable[ProcessIdentity]) -> StopReport:
+    """Finish a stop whose stopper died halfway (actions/stop_guard.py): the processes it had
+    started to freeze, and their descendants, are stopped at once, without a grace."""
+    roots = list(told)
+    pinned: dict[int, PinnedProcess] = {}
+    try:
+        return _freeze_and_stop(lambda now: roots, process_table(), pinned, 0.0)
     finally:
         for handle in pinned.values():
             handle.close()
@@ -287,22 +307,24 @@ def _roots(
 
 
 def _freeze_and_stop(
-    target: ProcessIdentity | None,
-    members: Callable[[], Iterable[int]] | None,
+    roots: Callable[[dict[int, StatLine]], list[ProcessIdentity]],
     table: dict[int, StatLine],
     pinned: dict[int, PinnedProcess],
     grace: float,
     spared: Collection[int] = (),
+    guard: StopGuard | None = None,
 ) -> StopReport:
     """STOP top-down until no newborn escapes, TERM bottom-up, CONT, KILL after the grace;
-    never a pid of `spared` (the stopping process's own line, should one join later)."""
+    never a pid of `spared` (the stopping process's own line, should one join later). The
+    `guard` hears of each round's processes before they are frozen."""
     order: list[PinnedProcess] = []
     for _ in range(MAX_FREEZE_ROUNDS):
-        roots = _roots(target, members, table)
-        newborn = [ident for ident in tree_of(roots, table)
+        newborn = [ident for ident in tree_of(roots(table), table)
                    if ident.pid not in pinned and ident.pid not in spared]
         if not newborn:
             break
+        if guard is not None:
+            guard.record(newborn)
         frozen: list[PinnedProcess] = []
         for ident in newborn:
             handle = PinnedProcess(ident)
