@@ -145,6 +145,12 @@ def test_claude_codes_programs_are_told_by_their_executable(program, argv, prove
     assert is_claude_code_program(program, argv) is proven
 
 
+def test_a_program_named_for_the_version_its_pid_file_records_is_claude_codes() -> None:
+    assert is_claude_code_program("/opt/cc/2.1.328", [], "2.1.328")
+    assert not is_claude_code_program("/opt/cc/2.1.328", [], "2.1.329")
+    assert not is_claude_code_program("/opt/cc/2.1.328", [], None)
+
+
 def test_a_pid_file_whose_pid_is_not_its_name_is_not_a_session(tmp_path: Path) -> None:
     tree = ClaudeTree(tmp_path / "claude")
     path = tree.write_pid_file(12345, SID)

@@ -106,11 +106,12 @@ def claude_code_processes(claude_dir: Path) -> set[ProcessIdentity]:
     return {
         ProcessIdentity(live.pid, live.proc_start)
         for live in pid_files(claude_dir).live.values()
-        if live.proc_start is not None and is_claude_code(live.pid, live.proc_start)
+        if live.proc_start is not None
+        and is_claude_code(live.pid, live.proc_start, live.version)
     }
 
 
-def is_claude_code(pid: int, proc_start: int) -> bool:
+def is_claude_code(pid: int, proc_start: int, version: str | None = None) -> bool:
     """Whether pid is the Claude Code process that recorded `proc_start`: it started then (field
     22 of its stat line), and it runs Claude Code's program (`is_claude_code_program`)."""
     if pid <= 1 or start_ticks(pid) != proc_start:
@@ -119,12 +120,15 @@ def is_claude_code(pid: int, proc_start: int) -> bool:
     if program is None:
         return False
     is_node = os.path.basename(program).startswith("node")
-    return is_claude_code_program(program, arguments(pid) if is_node else [])
+    return is_claude_code_program(program, arguments(pid) if is_node else [], version)
 
 
-def is_claude_code_program(program: str, argv: list[str]) -> bool:
-    """Whether an executable (and, under node, its command line) is Claude Code's."""
-    if os.path.basename(program) in PROGRAM_NAMES or any(
+def is_claude_code_program(program: str, argv: list[str], version: str | None = None) -> bool:
+    """Whether an executable (and, under node, its command line) is Claude Code's: named as
+    Claude Code's is, or for the `version` its pid file records (the native installer's
+    `versions/2.1.328`, wherever it was copied)."""
+    name = os.path.basename(program)
+    if name in PROGRAM_NAMES or name == version or any(
         folder in program for folder in PROGRAM_FOLDERS
     ):
         return True
