@@ -79,8 +79,12 @@ class StopGuard:
             self._fd = None
         if self._process is not None:
             self._process.wait()
-        else:
+            return
+        try:
             os.waitpid(self._pid, 0)
+        except ChildProcessError:
+            # Reaped already by a wait for any child: it has exited, all this waits for.
+            return
 
     def _write(self, data: bytes) -> None:
         if self._fd is None:
