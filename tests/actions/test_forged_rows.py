@@ -17,6 +17,7 @@ from cagekit import new_slice, remove_tree
 
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.procs import identity
+from swarmdeck.probes.records import Finding
 from swarmdeck.state import StateStore
 
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
@@ -58,6 +59,15 @@ def forge_row(state_db: Path, cgroup: str, job_pid: int) -> int:
             (local_host_name(), job_pid, ticks.start_ticks, dead_pid(), cgroup, time.time()),
         )
         return int(cursor.lastrowid or 0)
+
+
+def finding_about(pid: int, ticks: int, job_id: int | None = None) -> Finding:
+    return Finding(
+        id=1, key=f"output_not_growing:job{job_id}", rule="output_not_growing",
+        subject=f"job #{job_id}", severity="warning", message="no output for 5m",
+        first_seen_at=0.0, last_seen_at=0.0, count=1, acknowledged_at=None,
+        job_id=job_id, pid=pid, start_ticks=ticks,
+    )
 
 
 def status() -> subprocess.CompletedProcess[str]:
@@ -105,7 +115,6 @@ def test_approving_a_kill_for_a_forged_running_row_leaves_its_foreign_cgroup_alo
     """A running row naming a foreign cgroup: an approved kill of its process stops that
     process's own tree, never the other members of the cgroup the row names."""
     from ledger_rows import add_job
-    from swarmdeck.probes.records import Finding
     from swarmdeck.watchdog.kills import approve, request_kill
 
     store = StateStore.open_default()
@@ -115,13 +124,8 @@ def test_approving_a_kill_for_a_forged_running_row_leaves_its_foreign_cgroup_alo
         assert me is not None
         job_id = add_job(store, pid=me.pid, start_ticks=me.start_ticks,
                          cgroup=str(foreign_cgroup))
-        finding = Finding(
-            id=1, key=f"output_not_growing:job{job_id}", rule="output_not_growing",
-            subject=f"job #{job_id}", severity="warning", message="no output for 5m",
-            first_seen_at=0.0, last_seen_at=0.0, count=1, acknowledged_at=None,
-            job_id=job_id, pid=me.pid, start_ticks=me.start_ticks,
-        )
-        request = request_kill(store, finding, "tester", 1.0)
+        request = request_kill(store, finding_about(me.pid, me.start_ticks, job_id), "tester",
+                               1.0)
         outcome = approve(store, request.id, "tester", time.time(), grace=1.0)
         assert outcome.detail == f"stopped pid {me.pid}", outcome.said
         assert bystander.poll() is None, "a member of a cgroup the row only named was killed"
@@ -129,3 +133,25 @@ def test_approving_a_kill_for_a_forged_running_row_leaves_its_foreign_cgroup_alo
         for proc in (subject, bystander):
             proc.kill()
             proc.wait()
+
+
+def test_a_running_row_of_a_dead_runner_supervises_nothing(isolated_home: Path) -> None:
+    """A row saying `running` whose runner is gone names no job of ours: its process is not
+    signalled on approval."""
+    from ledger_rows import add_job
+    from swarmdeck.watchdog.kills import NOT_SUPERVISED, approve, request_kill
+
+    store = StateStore.open_default()
+    victim = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        me = identity(victim.pid)
+        assert me is not None
+        add_job(store, pid=me.pid, start_ticks=me.start_ticks, runner_pid=dead_pid(),
+                runner_start_ticks=1)
+        request = request_kill(store, finding_about(me.pid, me.start_ticks), "tester", 1.0)
+        outcome = approve(store, request.id, "tester", time.time(), grace=1.0)
+        assert outcome.result == NOT_SUPERVISED, outcome.said
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()

@@ -257,15 +257,19 @@ def recent_kill_requests(store: StateStore, limit: int = 50) -> list[tuple[KillR
 
 
 def supervised_set(store: StateStore, claude_dir: Path | None = None) -> set[ProcessIdentity]:
-    """Running caged jobs' root processes and the processes of live Claude Code sessions, each
-    proven to be the Claude Code process its pid file names (`claude_code_processes`)."""
+    """Running caged jobs' root processes, while the runner each row names still runs (a row
+    of a dead runner is lost, whatever it says), and the processes of live Claude Code
+    sessions, each proven to be the Claude Code process its pid file names
+    (`claude_code_processes`)."""
+    from swarmdeck.actions.reconcile import runner_alive
+
     with store.read() as conn:
         rows = conn.execute(
-            "SELECT pid, start_ticks FROM jobs WHERE state = ? AND pid IS NOT NULL"
-            " AND start_ticks IS NOT NULL",
+            "SELECT pid, start_ticks, runner_pid, runner_start_ticks FROM jobs WHERE state = ?"
+            " AND pid IS NOT NULL AND start_ticks IS NOT NULL",
             (RUNNING,),
         ).fetchall()
-    out = {ProcessIdentity(row["pid"], row["start_ticks"]) for row in rows}
+    out = {ProcessIdentity(row["pid"], row["start_ticks"]) for row in rows if runner_alive(row)}
     return out | claude_code_processes(claude_dir or paths.claude_dir())
 
 
