@@ -199,3 +199,39 @@ def test_a_stopper_with_threads_starts_its_guardian_apart_and_reaps_it() -> None
         worker.join()
         proc.kill()
         proc.wait()
+
+
+def test_a_stop_that_fails_halfway_leaves_nothing_frozen() -> None:
+    """A stopper that raises after it froze the tree (here: its cage listing fails on the
+    second round) hands the stop to its guardian, as if it had died."""
+    from swarmdeck.actions.kill import stop_tree
+    from swarmdeck.probes.procs import identity
+
+    proc = subprocess.Popen(["sh", "-c", "sleep 300 & wait"], start_new_session=True)
+    calls = itertools.count(1)
+
+    def members() -> list[int]:
+        if next(calls) == 3:  # the own-tree check, round 1, then round 2 fails
+            raise OSError("the cage's listing failed")
+        return []
+
+    try:
+        deadline = time.monotonic() + 60
+        while not Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        [child] = [int(pid) for pid in
+                   Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+        me = identity(proc.pid)
+        assert me is not None
+        with pytest.raises(OSError, match="listing failed"):
+            stop_tree(me, {me}, grace=1.0, members=members)
+        assert proc.wait(timeout=60) in (-signal.SIGTERM, -signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while (stat := read_stat(child)) is not None and stat.state != "Z":
+            assert stat.state not in "Tt", "the child was left frozen"
+            assert time.monotonic() < deadline, "the child outlived the stop"
+            time.sleep(0.01)
+    finally:
+        proc.kill()
+        proc.wait()

@@ -272,6 +272,10 @@ def stop_tree(
         report = _freeze_and_stop(
             lambda now: _roots(target, members, now), table, pinned, grace, mine, guard
         )
+    except BaseException:
+        if guard is not None:
+            guard.abandon()  # the guardian finishes the stop, as if this process had died
+        raise
     finally:
         for handle in pinned.values():
             handle.close()

@@ -74,6 +74,10 @@ class StopGuard:
     def done(self) -> None:
         """The stop is over: the guardian exits without acting, and is reaped."""
         self._write(DONE)
+        self.abandon()
+
+    def abandon(self) -> None:
+        """End the pipe (without DONE, the guardian finishes the stop) and reap the guardian."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
