@@ -5,7 +5,7 @@ The moment is hit for certain, not by luck: one leftover is held in a v1 freezer
 test's own, so the runner's SIGSTOP cannot take hold on it and the runner waits its whole
 STOP_CONFIRM (1 s) with every other leftover already stopped. The test kills the runner once it
 sees a leftover stopped, then proves from the held one's pending signals that the runner died
-inside the freeze: SIGSTOP pending, SIGTERM not yet sent.
+inside the freeze: SIGSTOP pending, SIGTERM not yet sent (a run that missed it is tried again).
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ from swarmdeck.probes.procs import read_stat
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
 FREEZER = Path("/sys/fs/cgroup/freezer")
 LEFTOVERS = 300
+ATTEMPTS = 3
+"""Runs until one kills the runner inside its freeze: each leaves it a whole second to be seen,
+but a loaded machine may keep the test from looking in time."""
 EOF_BOUND = 60.0
 """How long the caller may wait for the end of the output once the runner is killed; a frozen
 tree never gives it."""
@@ -100,7 +103,19 @@ def read_to_end(stream, bound: float) -> bool:
 def test_a_runner_killed_while_it_freezes_its_leftovers_leaves_nothing_frozen(
     isolated_home: Path, own_slice: Path, freezer: Path, tmp_path: Path
 ) -> None:
-    go = tmp_path / "go"
+    hits = []
+    for attempt in range(ATTEMPTS):
+        hits.append(kill_the_runner_in_its_freeze(own_slice, freezer, tmp_path / str(attempt)))
+        if hits[-1]:
+            break
+    assert any(hits), f"the test never killed the runner inside its freeze in {ATTEMPTS} tries"
+
+
+def kill_the_runner_in_its_freeze(own_slice: Path, freezer: Path, folder: Path) -> bool:
+    """One run: the runner killed once it froze a leftover; the output ends and nothing stays
+    stopped (asserted whatever the moment); True when the moment was inside the freeze."""
+    folder.mkdir()
+    go = folder / "go"
     os.mkfifo(go)
     script = (f"for i in $(seq {LEFTOVERS}); do sleep 1000 & done; echo spawned;"
               f" read x < {go}")
@@ -110,7 +125,7 @@ def test_a_runner_killed_while_it_freezes_its_leftovers_leaves_nothing_frozen(
     )
     try:
         assert runner.stdout.readline() == b"spawned\n", runner.stderr.read()
-        [cage] = [path for path in own_slice.iterdir() if path.name.startswith("job-")]
+        [cage] = own_slice.glob(f"job-*-{runner.pid}")
         deadline = time.monotonic() + 60
         while len(leftovers := sleeping(cage)) < LEFTOVERS:
             assert time.monotonic() < deadline, f"only {len(leftovers)} leftovers started"
@@ -122,22 +137,22 @@ def test_a_runner_killed_while_it_freezes_its_leftovers_leaves_nothing_frozen(
         deadline = time.monotonic() + 60
         while not stopped([watched]):
             assert time.monotonic() < deadline, "the runner never froze its leftovers"
+            time.sleep(0.001)
         runner.kill()
         runner.wait()
         signals = pending(held)
-        assert signal.SIGSTOP in signals and signal.SIGTERM not in signals, (
-            f"the runner was not killed inside the freeze: pending {sorted(signals)}"
-        )
         (freezer / "freezer.state").write_text("THAWED")
         assert read_to_end(runner.stdout, EOF_BOUND), (
             f"no end of output: {len(stopped(leftovers))} leftovers are still stopped"
         )
         assert stopped(leftovers) == []
+        return signal.SIGSTOP in signals and signal.SIGTERM not in signals
     finally:
         if runner.poll() is None:
             runner.kill()
             runner.wait()
         runner.stdout.close()
+        runner.stderr.close()
 
 
 def guardian(said: bytes) -> subprocess.CompletedProcess[bytes]:
