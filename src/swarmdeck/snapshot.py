@@ -187,7 +187,7 @@ def reconciled_snapshot(config: Config, store: StateStore, *args: Any, **kwargs:
     """`take_snapshot` after the one write the app and `status` make first: ledger rows whose
     runner died are closed as lost (and what they left in their cages stopped), so neither
     shows a dead job as running. `swarmdeck probe --json` does not: a peer's probe only reads."""
-    reconcile(store, local_host_name())
+    reconcile(store, local_host_name(), config.memory.slice)
     return take_snapshot(config, store, *args, runners=False, **kwargs)
 
 

@@ -200,7 +200,10 @@ def test_a_runner_killed_outright_leaves_a_row_with_an_exit_code(
     wait_for(lambda: job_state(isolated_home) == "running")
     runner.kill()
     runner.wait(timeout=DEADLINE)
-    reconcile(StateStore(isolated_home / "state" / "state.db"), local_host_name())
+    from swarmdeck.config import load_config
+
+    reconcile(StateStore(isolated_home / "state" / "state.db"), local_host_name(),
+              load_config().memory.slice)
     (row,) = rows(isolated_home)
     assert (row["state"], row["exit_code"]) == ("lost", ExitCode.LOST)
     assert row["outcome"].startswith("lost")

@@ -5,6 +5,7 @@ process is ever signalled, and a runner whose row moved never starts the job her
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -18,13 +19,13 @@ from ssh_server import servers as servers
 from swarmdeck.actions.migration import (
     MigrationOption,
     MigrationRefused,
-    is_runner,
     launch,
     peer_run_argv,
     withdraw_queued,
 )
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.probes.procs import identity
 from swarmdeck.state import StateStore
 from swarmdeck.views.jobs import state_cell
 from waiting import wait_for
@@ -131,13 +132,6 @@ def test_a_runner_whose_start_ticks_changed_is_never_signalled(
         store.close()
 
 
-def test_only_a_swarmdeck_run_counts_as_a_runner() -> None:
-    assert is_runner(["/usr/bin/python3", "/x/.venv/bin/swarmdeck", "run", "--", "true"])
-    assert is_runner(["/usr/bin/python3", "-m", "swarmdeck.cli", "run", "--detach", "--", "x"])
-    assert not is_runner(["/usr/bin/python3", "-m", "pytest", "tests/swarmdeck/run"])
-    assert not is_runner(["/x/swarmdeck", "status"])
-
-
 @pytest.mark.parametrize(
     ("recorded", "flags"),
     [
@@ -179,13 +173,44 @@ def test_the_launch_refuses_a_job_that_ended_after_its_option_was_made(tmp_path:
         store.close()
 
 
-def test_a_row_naming_another_process_as_its_runner_is_not_signalled(tmp_path: Path) -> None:
+FAKE_RUNNER = (
+    "import signal, time; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM});"
+    " print('ready', flush=True); time.sleep(300)"
+)
+"""A process whose command line holds `swarmdeck run` and that is not one; it blocks SIGTERM,
+so a signal sent to it stays pending where the test can see it."""
+
+
+def term_pending(pid: int) -> bool:
+    """Whether SIGTERM waits, blocked, for the process (its ShdPnd mask in /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("ShdPnd:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    raise AssertionError("no ShdPnd line")
+
+
+def test_a_process_that_only_looks_like_a_runner_is_never_signalled(tmp_path: Path) -> None:
+    """A row names, by its pid and start ticks, a `python3 … swarmdeck run` that is not one: the
+    withdraw once sent it SIGTERM. Now it signals nothing (the real runner finds its row moved
+    by itself); the row still ends as moved."""
+    fake = subprocess.Popen(
+        [sys.executable, "-c", FAKE_RUNNER, "swarmdeck", "run", "--", "true"],
+        stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )
     store = StateStore.open_default()
     try:
-        job_id = add_job(store, label="claims this test as its runner", state="queued")
-        assert "not a swarmdeck run" in withdraw_queued(store, job_id, "box2", 6)
-        assert _row(store)["state"] == "queued"
+        assert fake.stdout.readline() == "ready\n"
+        me = identity(fake.pid)
+        assert me is not None
+        job_id = add_job(store, label="names a look-alike", state="queued",
+                         runner_pid=me.pid, runner_start_ticks=me.start_ticks)
+        said = withdraw_queued(store, job_id, "box2", 6)
+        assert not term_pending(fake.pid), "the look-alike got SIGTERM"
+        assert said == f"job {job_id} withdrawn here: moved to box2 (job 6)"
+        assert _row(store)["state"] == "moved"
     finally:
+        fake.kill()
+        fake.wait()
         store.close()
 
 

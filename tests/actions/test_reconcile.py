@@ -91,7 +91,7 @@ def test_with_no_dead_runner_reconcile_takes_no_write_lock(isolated_home: Path) 
     writer.execute("BEGIN IMMEDIATE")
     try:
         store = StateStore(path, verify=False, lock_timeout=0.5)
-        assert reconcile(store, local_host_name()) == []
+        assert reconcile(store, local_host_name(), load_config().memory.slice) == []
     finally:
         writer.execute("ROLLBACK")
         writer.close()

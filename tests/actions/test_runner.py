@@ -25,6 +25,7 @@ from swarmdeck.actions.reconcile import reconcile
 from swarmdeck.actions.runner import exit_and_outcome
 from swarmdeck.cache_settle import SETTLE_NS
 from swarmdeck.cli import main
+from swarmdeck.config import load_config
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.ledger import ledger_jobs
@@ -521,7 +522,9 @@ def test_a_runner_killed_outright_is_found_lost_and_nothing_of_its_job_survives(
     runner.wait(timeout=DEADLINE)
     (job,) = ledger_jobs(store(isolated_home), local_host_name())
     assert job.state == "running" and job.stale
-    assert reconcile(store(isolated_home), local_host_name()) == [job.id]
+    assert reconcile(
+        store(isolated_home), local_host_name(), load_config().memory.slice
+    ) == [job.id]
     (row,) = rows(isolated_home)
     assert (row["state"], row["exit_code"]) == ("lost", 255)
     assert session_processes(runner.pid) == []
@@ -544,21 +547,22 @@ def test_what_a_lost_job_left_in_its_cage_is_cleared_even_when_the_next_job_is_r
 ) -> None:
     """The admission that marks a row lost is the only one that ever sees it: it must clear the
     cage then, or the orphans would hold slice memory for good."""
-    cage = slice_config / "job-99-1"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    cage = slice_config / f"job-1-{dead.pid}"
+    """The name the dead runner gave its job's cage (row 1): only such a cage is cleared."""
     cage.mkdir()
     orphan = subprocess.Popen(
         ["sleep", "600"], start_new_session=True,
         preexec_fn=lambda: (cage / "cgroup.procs").write_text(str(os.getpid())),
     )
     try:
-        dead = subprocess.Popen(["true"])
-        dead.wait()
         job = identity(orphan.pid)
         assert job is not None
         with store(isolated_home).transaction() as conn:
-            insert_job(conn, label="ghost", runner_pid=dead.pid, runner_start_ticks=1,
-                       booked=40 * MIB, cap=40 * MIB, cgroup=str(cage), pid=job.pid,
-                       start_ticks=job.start_ticks)
+            assert insert_job(conn, label="ghost", runner_pid=dead.pid, runner_start_ticks=1,
+                              booked=40 * MIB, cap=40 * MIB, cgroup=str(cage), pid=job.pid,
+                              start_ticks=job.start_ticks) == 1
         result = swarmdeck_run("--cap", "1G", "--", "true")
         assert result.returncode == 252, result.stderr
         assert [row["state"] for row in rows(isolated_home)] == ["lost", "refused"]

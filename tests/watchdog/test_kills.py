@@ -309,12 +309,3 @@ def test_without_the_policy_repeats_never_stop_anything(isolated_home, store, pr
     for _ in range(4):
         assert engine.run_pass(take_snapshot(config, store)).escalated == []
     assert proc.poll() is None
-
-
-def test_a_live_claude_code_sessions_process_is_supervised(store, tree, processes):
-    proc, me = start_tree(processes)
-    tree.write_pid_file(proc.pid, "5151aaaa-0000-4000-8000-000000000005",
-                        procStart=str(me.start_ticks))
-    request = request_kill(store, finding_for(me.pid, me.start_ticks), "tester", 1.0)
-    assert approve(store, request.id, "tester", time.time(), grace=2.0).result == STOPPED
-    proc.wait(timeout=DEADLINE)

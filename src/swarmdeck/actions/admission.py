@@ -236,7 +236,7 @@ def attempt(
             # A queued row may have been moved to another host meanwhile: it must not start
             # here too.
             _moved(conn, job_id)
-        lost = mark_lost_jobs(conn, job.host)
+        lost = mark_lost_jobs(conn, job.host, facts.slice_path)
         book = read_book(conn, facts, job.host, runners=False, meminfo=meminfo)
         decision = decide(job.booking.booked, book, queued_ahead(conn, job.host, job_id))
         at = now()

@@ -4,7 +4,10 @@ Identity is (pid, start ticks); every process is pinned with a pidfd and its sta
 compared after pinning, so a pid reused in between is never signalled. The tree is frozen
 top-down with SIGSTOP, listed again until no newborn escapes, sent SIGTERM bottom-up, thawed
 with SIGCONT, and whatever is still alive after the grace period gets SIGKILL. Only processes
-the control room supervises (a ledger job's tree, members of its cage) may be stopped.
+the control room supervises (a ledger job's tree, members of its cage) may be stopped, and never
+a tree that holds the stopping process itself or one of its ancestors: it would freeze the one
+process that was to thaw it (an agent approving its own session's kill), so that is refused. A
+stopper killed halfway leaves nothing frozen: a guardian finishes its stop (stop_guard.py).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import os
 import select
 import time
 
+from swarmdeck.actions.stop_guard import StopGuard
 from swarmdeck.errors import RefusedError
 from swarmdeck.probes.procs import ProcessIdentity, StatLine, process_table, read_stat
 from swarmdeck.records import dataclass, field
@@ -35,6 +39,10 @@ uninterruptible sleep stops only when it leaves it)."""
 
 class NotSupervisedError(RefusedError):
     """The process is not one the control room supervises, so it is not ours to signal."""
+
+
+class OwnTreeError(RefusedError):
+    """The tree to stop holds the process stopping it, or one of its ancestors."""
 
 
 @dataclass
@@ -80,6 +88,18 @@ def tree_of(
             if stat.state != "Z" and child not in seen:
                 queue.append(ProcessIdentity(child, stat.start_ticks))
     return order
+
+
+def own_line(table: dict[int, StatLine]) -> set[int]:
+    """This process and its ancestors: what a stop must never freeze."""
+    line: set[int] = set()
+    stat = table.get(os.getpid())
+    while stat is not None and stat.pid not in line:
+        line.add(stat.pid)
+        parent = table.get(stat.ppid)
+        # A child starts after its parent; a "parent" that started later is a reused pid.
+        stat = parent if parent is not None and parent.start_ticks <= stat.start_ticks else None
+    return line
 
 
 def is_supervised(
@@ -217,7 +237,8 @@ def stop_tree(
     """Stop target and its descendants, plus the processes `members` lists (a cage's).
 
     Raises NotSupervisedError, before any signal, when target is alive but is neither a
-    supervised process nor a descendant of one.
+    supervised process nor a descendant of one; OwnTreeError when what it would stop holds this
+    process or one of its ancestors.
     """
     target_stat = read_stat(target.pid) if target is not None else None
     target_alive = (
@@ -236,32 +257,78 @@ def stop_tree(
         raise NotSupervisedError(
             f"process {target.pid} is not a job or agent swarmdeck supervises; not signalling it"
         )
+    mine = own_line(table)
+    held = [ident.pid for ident in tree_of(_roots(target, members, table), table)
+            if ident.pid in mine]
+    if held:
+        raise OwnTreeError(
+            f"stopping process {target.pid if target else held[0]}'s tree would stop this"
+            f" command itself (pid {os.getpid()}, through pid {held[0]}); run it from outside"
+            " that tree, from another terminal"
+        )
+    pinned: dict[int, PinnedProcess] = {}
+    guard = StopGuard.start()
+    try:
+        report = _freeze_and_stop(
+            lambda now: _roots(target, members, now), table, pinned, grace, mine, guard
+        )
+    except BaseException:
+        if guard is not None:
+            guard.abandon()  # the guardian finishes the stop, as if this process had died
+        raise
+    finally:
+        for handle in pinned.values():
+            handle.close()
+    if guard is not None:
+        guard.done()
+    return report
+
+
+def finish_stop(told: Iterable[ProcessIdentity]) -> StopReport:
+    """Finish a stop whose stopper died halfway (actions/stop_guard.py): the processes it had
+    started to freeze, and their descendants, are stopped at once, without a grace."""
+    roots = list(told)
     pinned: dict[int, PinnedProcess] = {}
     try:
-        return _freeze_and_stop(target, members, table, pinned, grace)
+        return _freeze_and_stop(lambda now: roots, process_table(), pinned, 0.0)
     finally:
         for handle in pinned.values():
             handle.close()
 
 
-def _freeze_and_stop(
+def _roots(
     target: ProcessIdentity | None,
     members: Callable[[], Iterable[int]] | None,
     table: dict[int, StatLine],
+) -> list[ProcessIdentity]:
+    """The target and the members listed now, as the table knows them."""
+    roots = [target] if target is not None else []
+    for pid in members() if members else ():
+        stat = table.get(pid)
+        if stat is not None:
+            roots.append(ProcessIdentity(pid, stat.start_ticks))
+    return roots
+
+
+def _freeze_and_stop(
+    roots: Callable[[dict[int, StatLine]], list[ProcessIdentity]],
+    table: dict[int, StatLine],
     pinned: dict[int, PinnedProcess],
     grace: float,
+    spared: Collection[int] = (),
+    guard: StopGuard | None = None,
 ) -> StopReport:
-    """STOP top-down until no newborn escapes, TERM bottom-up, CONT, KILL after the grace."""
+    """STOP top-down until no newborn escapes, TERM bottom-up, CONT, KILL after the grace;
+    never a pid of `spared` (the stopping process's own line, should one join later). The
+    `guard` hears of each round's processes before they are frozen."""
     order: list[PinnedProcess] = []
     for _ in range(MAX_FREEZE_ROUNDS):
-        roots = [target] if target is not None else []
-        for pid in members() if members else ():
-            stat = table.get(pid)
-            if stat is not None:
-                roots.append(ProcessIdentity(pid, stat.start_ticks))
-        newborn = [ident for ident in tree_of(roots, table) if ident.pid not in pinned]
+        newborn = [ident for ident in tree_of(roots(table), table)
+                   if ident.pid not in pinned and ident.pid not in spared]
         if not newborn:
             break
+        if guard is not None:
+            guard.record(newborn)
         frozen: list[PinnedProcess] = []
         for ident in newborn:
             handle = PinnedProcess(ident)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import signal
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -144,26 +143,15 @@ def refusal(job: LedgerJob, jobs: Iterable[LedgerJob] = ()) -> str | None:
             "(k on its finding) or wait until it ends")
 
 
-def is_runner(argv: list[str]) -> bool:
-    """Whether a command line is a `swarmdeck run` (the console script's, or the detached
-    `python -m swarmdeck.cli run`)."""
-    for index, word in enumerate(argv[:-1]):
-        if word.rsplit("/", 1)[-1] == "swarmdeck" and argv[index + 1] == "run":
-            return True
-        if word == "-m" and argv[index + 1 : index + 3] == ["swarmdeck.cli", "run"]:
-            return True
-    return False
-
-
 def withdraw_queued(store: StateStore, job_id: int, host: str, moved_id: int | None) -> str:
     """Withdraw a job still queued here, now that it runs on `host` (as job `moved_id` of this
     ledger): its row ends as moved there (exit 242), in one transaction that finds it still
-    queued, so its runner can never start it here as well; then the runner is woken with
-    SIGTERM, sees the row moved and exits 242 saying where the job runs. Only the runner
-    recorded for that very row, by pid and start ticks, is ever signalled, and a row whose
-    runner is not that swarmdeck run is left as it is. Returns the line to show."""
-    from swarmdeck.actions.kill import PinnedProcess
-    from swarmdeck.probes.procs import ProcessIdentity, arguments
+    queued, so its runner can never start it here as well. Nothing is signalled: the runner
+    reads its row again within admission.RECHECK_MAX (2 s), finds it moved and exits 242
+    saying where the job runs. (It was once woken with SIGTERM, sent to whatever process the
+    row named whose command line held `swarmdeck run`; a row any process can write is no proof
+    of whom to signal, and the wake saved at most those 2 s.) Returns the line to show."""
+    from swarmdeck.probes.procs import ProcessIdentity
 
     with store.read() as conn:
         row = conn.execute(
@@ -173,21 +161,14 @@ def withdraw_queued(store: StateStore, job_id: int, host: str, moved_id: int | N
         return f"job {job_id} here is no longer queued: nothing withdrawn"
     if row["runner_pid"] is None or row["runner_start_ticks"] is None:
         return f"job {job_id} here names no runner: nothing withdrawn"
-    runner = PinnedProcess(ProcessIdentity(row["runner_pid"], row["runner_start_ticks"]))
-    try:
-        if not runner.valid:
-            return f"job {job_id}'s runner here is gone: nothing withdrawn"
-        if not is_runner(arguments(row["runner_pid"])):
-            return f"job {job_id}'s runner here is not a swarmdeck run: nothing withdrawn"
-        where = moved_outcome(host, moved_id)
-        with store.transaction() as conn:
-            moved = end_queued(conn, job_id, MOVED, where, ExitCode.MOVED)
-        if not moved:
-            return (f"job {job_id} here started before it could be withdrawn: it runs here and"
-                    f" on {host}; stop one of them")
-        runner.send(signal.SIGTERM)
-    finally:
-        runner.close()
+    if not ProcessIdentity(row["runner_pid"], row["runner_start_ticks"]).is_alive():
+        return f"job {job_id}'s runner here is gone: nothing withdrawn"
+    where = moved_outcome(host, moved_id)
+    with store.transaction() as conn:
+        moved = end_queued(conn, job_id, MOVED, where, ExitCode.MOVED)
+    if not moved:
+        return (f"job {job_id} here started before it could be withdrawn: it runs here and"
+                f" on {host}; stop one of them")
     return f"job {job_id} withdrawn here: {where}"
 
 

@@ -5,6 +5,12 @@ booking forever. The probes only report such rows (they change nothing); this mo
 acts on them. Admission calls `mark_lost_jobs` inside its own write transaction, so a dead
 runner's booking is given back exactly when another job needs the room, and the snapshot calls
 `reconcile` so `status` and the app never show a dead job as running.
+
+A row is not proof enough to signal anything: any same-user process can write one. Only a cgroup
+that is the cage its row's runner made (right inside the configured slice, named for that job
+and runner: cage.base.made_cage) is emptied and removed, and its job's process is stopped only
+while it is a member of it. A row naming any other cgroup is closed as lost with a note, and the
+cgroup and its processes are left alone.
 """
 
 from __future__ import annotations
@@ -14,8 +20,9 @@ import os
 from swarmdeck import exit_numbers as exits
 from swarmdeck import sqlite
 from swarmdeck.actions.cage import CageError, remove_cgroup
-from swarmdeck.actions.kill import stop_tree
-from swarmdeck.probes.cgroups import cgroup_pids
+from swarmdeck.actions.cage.base import made_cage
+from swarmdeck.actions.kill import OwnTreeError, stop_tree
+from swarmdeck.probes.cgroups import cgroup_pids, chosen_site, slice_sites
 from swarmdeck.probes.ledger import ACTIVE, LOST
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.records import dataclass
@@ -56,31 +63,54 @@ def _dead_runner_rows(conn: sqlite.Connection, host: str) -> list[sqlite.Row]:
     return [row for row in rows if not runner_alive(row)]
 
 
-def mark_lost_jobs(conn: sqlite.Connection, host: str) -> list[LostJob]:
-    """Mark active rows of dead runners lost; call inside a write transaction."""
+def mark_lost_jobs(
+    conn: sqlite.Connection, host: str, slice_path: str | None
+) -> list[LostJob]:
+    """Mark active rows of dead runners lost; call inside a write transaction. A row whose
+    cgroup is not the cage its runner made in `slice_path` is closed with a note saying so,
+    and nothing of it is to be cleared."""
     lost = []
     for row in _dead_runner_rows(conn, host):
+        cgroup = row["cgroup"] or None
+        made = cgroup is None or (
+            slice_path is not None
+            and row["runner_pid"] is not None
+            and made_cage(cgroup, slice_path, row["id"], row["runner_pid"])
+        )
+        outcome = LOST_OUTCOME if made else (
+            f"{LOST_OUTCOME}; its cgroup {cgroup} is not a cage swarmdeck made in"
+            f" {slice_path or 'the configured slice'}: left alone"
+        )
         conn.execute(
             "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ? WHERE id = ?",
-            (LOST, LOST_OUTCOME, int(exits.LOST), now(), row["id"]),
+            (LOST, outcome, int(exits.LOST), now(), row["id"]),
         )
         job = (
             ProcessIdentity(row["pid"], row["start_ticks"])
-            if row["pid"] is not None and row["start_ticks"] is not None
+            if made and row["pid"] is not None and row["start_ticks"] is not None
             else None
         )
-        lost.append(LostJob(row["id"], job, row["cgroup"] or None))
+        lost.append(LostJob(row["id"], job, cgroup if made else None))
     return lost
 
 
 def clear_lost(lost: list[LostJob]) -> None:
-    """Stop whatever a lost job left running in its cage, then remove the cage."""
+    """Stop whatever a lost job left running in its cage, then remove the cage. Its job's
+    process is stopped with the cage's members only while it is one of them."""
     for job in lost:
         cgroup = job.cgroup
         if cgroup is None or not os.path.exists(cgroup):
             continue
-        supervised = {job.job} if job.job is not None else set()
-        stop_tree(job.job, supervised, grace=CLEAR_GRACE, members=lambda c=cgroup: cgroup_pids(c))
+        target = job.job if job.job is not None and job.job.pid in cgroup_pids(cgroup) else None
+        supervised = {target} if target is not None else set()
+        try:
+            stop_tree(target, supervised, grace=CLEAR_GRACE,
+                      members=lambda c=cgroup: cgroup_pids(c))
+        except OwnTreeError:
+            # This very command runs in the lost job's cage (a job that ran `swarmdeck status`
+            # outlived its runner): stopping it would freeze the caller. The row is closed;
+            # the cage is cleared by the next reader outside it.
+            continue
         try:
             remove_cgroup(cgroup)
         except CageError:
@@ -89,8 +119,15 @@ def clear_lost(lost: list[LostJob]) -> None:
             continue
 
 
-def reconcile(store: StateStore, host: str) -> list[int]:
+def configured_slice(slice_setting: str) -> str | None:
+    """The slice the configured backends use, where the cages of this host's rows lie."""
+    site = chosen_site(slice_sites(slice_setting))
+    return site.path if site is not None else None
+
+
+def reconcile(store: StateStore, host: str, slice_setting: str) -> list[int]:
     """Mark lost and clear every job on `host` whose runner is gone; returns their ids.
+    `slice_setting` is the config's `memory.slice`: only cages in that slice are cleared.
 
     The app calls this on every refresh: the write lock, which runners and hooks wait on, is
     taken only when a read has found a dead runner (and the rows are checked again under it).
@@ -98,7 +135,8 @@ def reconcile(store: StateStore, host: str) -> list[int]:
     with store.read() as conn:
         if not _dead_runner_rows(conn, host):
             return []
+    slice_path = configured_slice(slice_setting)
     with store.transaction() as conn:
-        lost = mark_lost_jobs(conn, host)
+        lost = mark_lost_jobs(conn, host, slice_path)
     clear_lost(lost)
     return [job.id for job in lost]

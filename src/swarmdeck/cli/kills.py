@@ -1,7 +1,9 @@
 """`swarmdeck kills`, `approve ID`, `deny ID`: kill requests, decided by a person.
 
 An approval that is refused (the process is not supervised, or its pid now names another
-process) exits 78 with the reason on stderr; nothing was signalled. A request for a finding whose
+process) exits 78 with the reason on stderr; nothing was signalled. So does one asked from
+inside the tree it would stop (an agent approving its own session's kill), which leaves the
+request pending for someone outside that tree. A request for a finding whose
 job has already ended, or whose process has (its pid free or a zombie, though its job's row
 still says running), is refused the same way (78), and nothing is recorded.
 """

@@ -219,6 +219,16 @@ def command_line(pid: int) -> str:
         return ""
 
 
+def executable(pid: int) -> str | None:
+    """The program a process runs (its /proc/PID/exe link, less the kernel's " (deleted)" for
+    a file replaced since it started); None when gone or not ours to read."""
+    try:
+        target = os.readlink(f"{PROC}/{pid}/exe")
+    except OSError:
+        return None
+    return target.removesuffix(" (deleted)")
+
+
 def user_of(pid: int) -> str:
     """The name of the user a process runs as (its uid when unnamed); "?" when gone."""
     psutil = _psutil()

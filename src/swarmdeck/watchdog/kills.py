@@ -17,14 +17,20 @@ from typing import TYPE_CHECKING
 
 from swarmdeck import paths
 from swarmdeck.actions.alerts import raise_alert
-from swarmdeck.actions.kill import NotSupervisedError, process_table, stop_tree, tree_of
+from swarmdeck.actions.kill import (
+    NotSupervisedError,
+    OwnTreeError,
+    process_table,
+    stop_tree,
+    tree_of,
+)
 from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cgroup_pids
-from swarmdeck.probes.claude.live_sessions import pid_files
+from swarmdeck.probes.claude.live_sessions import claude_code_processes
 from swarmdeck.probes.ledger import ACTIVE, RUNNING
 from swarmdeck.probes.machine import local_host_name
-from swarmdeck.probes.procs import ProcessIdentity, StatLine, read_stat, start_ticks
+from swarmdeck.probes.procs import ProcessIdentity, StatLine, read_stat
 from swarmdeck.probes.records import Finding, KillRequest
 from swarmdeck.words import counted
 
@@ -39,6 +45,8 @@ ALREADY_GONE = "already gone"
 NOT_SUPERVISED = "refused: not supervised"
 PID_REUSED = "refused: pid reused"
 OTHER_HOST = "refused: another host"
+OWN_TREE = "refused: it holds the approver"
+"""Approved from inside the tree it stops (an agent approving its own session's kill)."""
 NOT_STOPPED = "not stopped"
 ESCALATION = "escalation"
 """Who decides when the escalation policy acts."""
@@ -249,19 +257,20 @@ def recent_kill_requests(store: StateStore, limit: int = 50) -> list[tuple[KillR
 
 
 def supervised_set(store: StateStore, claude_dir: Path | None = None) -> set[ProcessIdentity]:
-    """Running caged jobs' root processes and the processes of live Claude Code sessions."""
+    """Running caged jobs' root processes, while the runner each row names still runs (a row
+    of a dead runner is lost, whatever it says), and the processes of live Claude Code
+    sessions, each proven to be the Claude Code process its pid file names
+    (`claude_code_processes`)."""
+    from swarmdeck.actions.reconcile import runner_alive
+
     with store.read() as conn:
         rows = conn.execute(
-            "SELECT pid, start_ticks FROM jobs WHERE state = ? AND pid IS NOT NULL"
-            " AND start_ticks IS NOT NULL",
+            "SELECT pid, start_ticks, runner_pid, runner_start_ticks FROM jobs WHERE state = ?"
+            " AND pid IS NOT NULL AND start_ticks IS NOT NULL",
             (RUNNING,),
         ).fetchall()
-    out = {ProcessIdentity(row["pid"], row["start_ticks"]) for row in rows}
-    for live in pid_files(claude_dir or paths.claude_dir()).live.values():
-        ticks = start_ticks(live.pid)
-        if ticks is not None:
-            out.add(ProcessIdentity(live.pid, ticks))
-    return out
+    out = {ProcessIdentity(row["pid"], row["start_ticks"]) for row in rows if runner_alive(row)}
+    return out | claude_code_processes(claude_dir or paths.claude_dir())
 
 
 def stop_preview(store: StateStore, request: KillRequest) -> list[TreeMember]:
@@ -291,7 +300,8 @@ def approve(
     grace: float = 5.0,
     claude_dir: Path | None = None,
 ) -> KillOutcome:
-    """Stop the request's process tree if it is still that process and a supervised one."""
+    """Stop the request's process tree if it is still that process and a supervised one; one
+    asked from inside that tree (OWN_TREE) signals nothing and leaves the request pending."""
     request = _pending(store, request_id)
     if request.slurm_job_id is not None:
         return _approve_cluster_job(store, request, decided_by, now)
@@ -312,6 +322,10 @@ def approve(
             )
         except NotSupervisedError as error:
             result, detail = NOT_SUPERVISED, str(error)
+        except OwnTreeError as error:
+            # Nothing was signalled and nothing is decided: the request stays pending for
+            # someone outside the tree to approve.
+            return KillOutcome(request, OWN_TREE, f"{error}; the request stays pending")
         else:
             if report.signalled:
                 result = STOPPED
@@ -359,18 +373,28 @@ def _pending(store: StateStore, request_id: int) -> KillRequest:
 
 
 def _cage_members(store: StateStore, request: KillRequest):
-    """The members of the request's job's cage, when it names a running job (so a process that
-    left the tree but stayed in the cage is stopped too)."""
+    """The members of the request's job's cage, when it names a running job whose cgroup is
+    the cage its runner made (so a process that left the tree but stayed in the cage is stopped
+    too)."""
     if request.job_id is None:
         return None
+    from swarmdeck.actions.cage.base import made_cage
+    from swarmdeck.actions.reconcile import configured_slice
+    from swarmdeck.config import load_config
+
     with store.read() as conn:
         row = conn.execute(
-            "SELECT cgroup, pid, start_ticks FROM jobs WHERE id = ? AND state = ?",
+            "SELECT id, cgroup, pid, start_ticks, runner_pid FROM jobs WHERE id = ? AND state = ?",
             (request.job_id, RUNNING),
         ).fetchone()
-    if row is None or not row["cgroup"]:
+    if row is None or not row["cgroup"] or row["runner_pid"] is None:
         return None
     if (row["pid"], row["start_ticks"]) != (request.pid, request.start_ticks):
+        return None
+    # Only the cage its runner made in the configured slice: a row anyone can write is no
+    # proof that a cgroup's processes are the job's.
+    slice_path = configured_slice(load_config().memory.slice)
+    if slice_path is None or not made_cage(row["cgroup"], slice_path, row["id"], row["runner_pid"]):
         return None
     cgroup = Path(row["cgroup"])
     return lambda: cgroup_pids(cgroup)

@@ -39,6 +39,23 @@ class CageError(SwarmdeckError):
     exit_code = exits.USAGE
 
 
+def cage_name(job_id: int, runner_pid: int) -> str:
+    """The name of a job's cage as its runner makes it (the scope backend's unit adds a
+    `swarmdeck-` before and `.scope` after)."""
+    return f"{JOB_PREFIX}{job_id}-{runner_pid}"
+
+
+def made_cage(cgroup: str, slice_path: str, job_id: int, runner_pid: int) -> bool:
+    """Whether a ledger row's cgroup is the cage its runner made: right inside the slice,
+    named for that job and that runner, written without a `..` or a doubled slash."""
+    name = cage_name(job_id, runner_pid)
+    return (
+        os.path.normpath(cgroup) == cgroup
+        and os.path.dirname(cgroup) == os.path.normpath(slice_path)
+        and os.path.basename(cgroup) in (name, f"swarmdeck-{name}.scope")
+    )
+
+
 def write_value(path: str, value: int | str) -> None:
     """Write one value to a cgroup file, turning the kernel's refusal into a CageError."""
     try:
@@ -175,4 +192,4 @@ class Backend(abc.ABC):
 
     def job_path(self, job_id: int) -> str:
         """The job's cgroup; the runner's pid keeps ledgers of different state folders apart."""
-        return f"{self.slice_path}/{JOB_PREFIX}{job_id}-{os.getpid()}"
+        return f"{self.slice_path}/{cage_name(job_id, os.getpid())}"

@@ -12,7 +12,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 
-from swarmdeck.actions.cage.base import Backend, Cage, CageError
+from swarmdeck.actions.cage.base import Backend, Cage, CageError, cage_name
 from swarmdeck.actions.cage.v1 import V1Cage
 from swarmdeck.actions.cage.v2 import V2Cage
 from swarmdeck.actions.oom import OomEvidence
@@ -107,7 +107,7 @@ class ScopeBackend(Backend):
         return f"{self.slice_path}/{self._unit(job_id)}.scope"
 
     def _unit(self, job_id: int) -> str:
-        return f"swarmdeck-job-{job_id}-{os.getpid()}"
+        return f"swarmdeck-{cage_name(job_id, os.getpid())}"
 
     def create_cage(self, job_id: int, cap: int) -> Cage:
         return ScopeCage(

@@ -4,6 +4,11 @@ Claude Code writes one such file per running process and removes it on exit. A f
 by a crash names a pid that may since have been reused, so a session counts as live only when its
 pid is alive and, where the file records the process start (`procStart`, field 22 of the
 process's stat line), that start still matches. The fields are undocumented; all are optional.
+
+Being shown as live is not enough to be signalled: a kill may reach a session's process only
+when it is proven to be that Claude Code process (`claude_code_processes`): the file's numeric
+`procStart` is its start ticks, and its program is Claude Code's. A file without one (or with
+macOS's date form) proves nothing about whatever holds its pid now.
 """
 
 from __future__ import annotations
@@ -16,11 +21,25 @@ from pathlib import Path
 from typing import Any
 
 from swarmdeck.probes.claude._records import timestamp
-from swarmdeck.probes.procs import start_ticks, ticks_since_boot
+from swarmdeck.probes.procs import (
+    ProcessIdentity,
+    arguments,
+    executable,
+    start_ticks,
+    ticks_since_boot,
+)
 from swarmdeck.regular_files import read_regular
 
 PID_FILE = re.compile(r"^(\d+)\.json$")
 MAX_PID_FILE = 1024 * 1024
+PROGRAM_NAMES = frozenset({"claude", "claude.exe"})
+"""What Claude Code's own executable is called: the native binary as installed (`claude`, and
+npm's `bin/claude.exe`, which 2.1.328 runs as itself)."""
+PROGRAM_FOLDERS = ("/claude/versions/", "/@anthropic-ai/claude-code")
+"""Where Claude Code's executable lives under another name: the native installer's
+`~/.local/share/claude/versions/2.1.328`, npm's `@anthropic-ai/claude-code-linux-x64/claude`."""
+NODE_SCRIPT = "@anthropic-ai/claude-code/cli.js"
+"""The script older versions ran under node, which then named its process `claude`."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +100,46 @@ def pid_files(claude_dir: Path) -> PidFiles:
     return PidFiles(live, frozenset(ended - set(live)), True)
 
 
+def claude_code_processes(claude_dir: Path) -> set[ProcessIdentity]:
+    """The processes of live sessions proven to be Claude Code's (`is_claude_code`): the only
+    session processes a kill may reach."""
+    return {
+        ProcessIdentity(live.pid, live.proc_start)
+        for live in pid_files(claude_dir).live.values()
+        if live.proc_start is not None
+        and is_claude_code(live.pid, live.proc_start, live.version)
+    }
+
+
+def is_claude_code(pid: int, proc_start: int, version: str | None = None) -> bool:
+    """Whether pid is the Claude Code process that recorded `proc_start`: it started then (field
+    22 of its stat line), and it runs Claude Code's program (`is_claude_code_program`)."""
+    if pid <= 1 or start_ticks(pid) != proc_start:
+        return False
+    program = executable(pid)
+    if program is None:
+        return False
+    is_node = os.path.basename(program).startswith("node")
+    return is_claude_code_program(program, arguments(pid) if is_node else [], version)
+
+
+def is_claude_code_program(program: str, argv: list[str], version: str | None = None) -> bool:
+    """Whether an executable (and, under node, its command line) is Claude Code's: named as
+    Claude Code's is, or for the `version` its pid file records (the native installer's
+    `versions/2.1.328`, wherever it was copied)."""
+    name = os.path.basename(program)
+    if name in PROGRAM_NAMES or name == version or any(
+        folder in program for folder in PROGRAM_FOLDERS
+    ):
+        return True
+    if not os.path.basename(program).startswith("node"):
+        return False
+    return argv[:1] == ["claude"] or any(word.endswith(NODE_SCRIPT) for word in argv)
+
+
 def read_pid_file(path: Path, pid_from_name: int) -> LiveSession | None:
-    """The session a pid file describes, or None when it cannot be read as one."""
+    """The session a pid file describes, or None when it cannot be read as one (Claude Code
+    names each file by its process's pid: a file whose `pid` says another is none of its)."""
     data = _load(path)
     if data is None:
         return None
@@ -92,6 +149,8 @@ def read_pid_file(path: Path, pid_from_name: int) -> LiveSession | None:
     pid = data.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         pid = pid_from_name
+    elif pid != pid_from_name:
+        return None
     return LiveSession(
         pid=pid,
         session_id=session_id,
