@@ -13,6 +13,8 @@ import os
 from swarmdeck import paths
 from swarmdeck.durations import finite
 from swarmdeck.errors import ConfigError, UsageError
+from swarmdeck.hooks.heavy import HEAVY_COMMANDS
+from swarmdeck.hooks.heavy import entry_problem as heavy_entry_problem
 from swarmdeck.records import MISSING, MappingProxyType, dataclass, field, fields, is_dataclass
 from swarmdeck.sizes import SizeSpec, format_size
 from swarmdeck.text_paths import tidy
@@ -145,41 +147,6 @@ def slice_problem(setting: str) -> str | None:
     )
 
 
-# Heavy-command patterns match where a command starts: at the beginning, after ; & | ( ` or a
-# newline, past env assignments and wrappers (env, nice, time, timeout N, uv run, python -m …),
-# with an optional path before the command name; so `grep pytest` or `pip install pytest` is
-# light. Each is linear in the command: a repeated part can never run past the next separator
-# (`_WORD` excludes them), and the path before a name is taken whole, never backtracked into
-# (`_DIR` is an atomic group), so no input makes the engine retry a run once per start.
-_WORD = r"[^\s;&|()`]"
-_DIR = r"(?>(?:" + _WORD + r"*/)?)"
-_VALUE = r"(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s;&|()`'\"])*"
-_LEAD = (
-    r"(?:^|[;&|(`\n])\s*+(?=[\w./~$'\"-])"
-    r"(?:(?:\w+=" + _VALUE + r"|sudo|env|nice(?:\s+-n)?(?:\s+-?\d+)?|time|exec|do|then|else|"
-    r"timeout\s+" + _WORD + r"+|(?:uv|poetry|pipenv|pdm|hatch)\s+run|"
-    + _DIR + r"python[\d.]*(?:\s+-[\w-]+)*)\s++)*"
-)
-_AT = _LEAD + _DIR
-_END = r"(?=$|[\s;&|)`])"
-_SEGMENT = r"[^;&|\n()`]"
-HEAVY_PATTERNS: tuple[str, ...] = (
-    _AT + r"(?:pytest|py\.test)" + _END,
-    _AT + r"g?make\b" + _SEGMENT + r"*?\s(?:-j\s*\d*|--jobs" + _WORD + r"*|test|tests|check)"
-    + _END,
-    _AT + r"cargo\s+(?:\+" + _WORD + r"+\s+)?(?:build|b|test|t|bench|nextest|check|c|clippy)"
-    + _END,
-    _AT + r"go\s+(?:test|build)" + _END,
-    _AT + r"(?:npm|pnpm|yarn|bun)\s+(?:t|(?:run(?:-script)?\s+)?(?:test|build)[\w:-]*)" + _END,
-    _AT + r"(?:tox|nox)" + _END,
-    _AT + r"(?:mvnw?|gradlew?)" + _END,
-    _AT + r"ctest" + _END,
-    _AT + r"cmake\s+(?:" + _SEGMENT + r"*\s)?--build" + _END,
-    _AT + r"ninja" + _END,
-    _AT + r"(?:torch" + _WORD + r"*|torchrun|deepspeed|accelerate\s+launch)" + _END,
-    _LEAD + r"(?:" + _WORD + r"*bench" + _WORD + r"*|" + _DIR + r"hyperfine)" + _END,
-)
-"""Default `hooks.heavy_patterns`: regexes (re.search) that mark a shell command as heavy."""
 
 
 @dataclass(frozen=True)
@@ -347,11 +314,20 @@ class WatchdogConfig:
 class HooksConfig:
     """What the Claude Code hooks treat as heavy and how many subagents may run at once."""
 
-    heavy_patterns: tuple[str, ...] = field(
-        default=HEAVY_PATTERNS,
+    heavy: tuple[str, ...] = field(
+        default=HEAVY_COMMANDS,
         metadata=about(
-            "regexes (re.search) marking a shell command as heavy, so it must run under swarmdeck;"
-            " a command over 8 KiB is heavy when one matches its first 8 KiB",
+            "heavy work, one program (and the words its arguments begin with) per item: `*` any"
+            " text, `...` any words, `-x` an option anywhere; matched against every command the"
+            " shell would run, through wrappers and scripts",
+            check=heavy_entry_problem,
+        ),
+    )
+    heavy_patterns: tuple[str, ...] = field(
+        default=(),
+        metadata=about(
+            "your own regexes (re.search) that also mark a shell command as heavy, tried on the"
+            " command's first 8 KiB",
             check=_regexes,
         ),
     )
@@ -361,6 +337,90 @@ class HooksConfig:
             "subagents allowed to run at once across sessions; 0 = no limit",
             minimum=0,
             maximum=1000,
+        ),
+    )
+
+
+GUARD_MODES = ("off", "remind", "deny")
+GUARD_PRESETS = ("remind", "strict")
+
+
+def _mode(value: str) -> str | None:
+    if value == "" or value in GUARD_MODES:
+        return None
+    return f'{value!r} is not a mode: give "off", "remind", "deny", or "" for the preset\'s'
+
+
+def _preset(value: str) -> str | None:
+    if value in GUARD_PRESETS:
+        return None
+    return f'{value!r} is not a preset: give "remind" (the hooks remind) or "strict" (they deny)'
+
+
+def _mode_field(guard: str) -> Any:
+    return field(
+        default="",
+        metadata=about(f'mode of the {guard} guard: off, remind or deny; "" = the preset\'s',
+                       check=_mode),
+    )
+
+
+def _write_scopes(items: tuple[str, ...]) -> str | None:
+    for number, item in enumerate(items, start=1):
+        kind, colon, _globs = item.partition(":")
+        if not colon or not kind.strip():
+            return (f"item {number} ({item!r}) is not AGENT_TYPE: GLOB…, like "
+                    '"reviewer: docs/** notes/*"')
+    return None
+
+
+@dataclass(frozen=True)
+class GuardsConfig:
+    """What the hooks refuse: each guard's mode, and the facts some guards check against."""
+
+    preset: str = field(
+        default="remind",
+        metadata=about(
+            '"remind": the hooks add a reminder and let the call run (as before); "strict":'
+            " every guard denies",
+            check=_preset,
+        ),
+    )
+    heavy_outside_cage: str = _mode_field("heavy-outside-cage")
+    heavy_by_subagent: str = _mode_field("heavy-by-subagent")
+    timer: str = _mode_field("timer")
+    wait_loop: str = _mode_field("wait-loop")
+    run_scope: str = _mode_field("run-scope (off in both presets)")
+    subagent_limit: str = _mode_field("subagent-limit (hooks.max_running_subagents)")
+    dispatch_lines: str = _mode_field("dispatch-lines")
+    dispatch_types: str = _mode_field("dispatch-types")
+    thread_cap: str = _mode_field("thread-cap")
+    placeholders: str = _mode_field("placeholders")
+    scratch_lock: str = _mode_field("scratch-lock")
+    write_scope: str = _mode_field("write-scope")
+    continuation: str = _mode_field("continuation")
+    handback: str = _mode_field("handback")
+    heavy_prefix: str = field(
+        default="",
+        metadata=about(
+            'the declaration a main agent\'s heavy command must start with, like'
+            ' "SWARMDECK_HEAVY=commit"; "" = none needed'
+        ),
+    )
+    dispatch_required_lines: tuple[str, ...] = field(
+        default=("heavy tests: do not run",),
+        metadata=about("lines every subagent's prompt must hold (case is ignored)"),
+    )
+    forbidden_subagent_types: tuple[str, ...] = field(
+        default=("general-purpose",),
+        metadata=about("subagent types that may not be dispatched"),
+    )
+    write_scopes: tuple[str, ...] = field(
+        default=(),
+        metadata=about(
+            'where each agent type may write, one "AGENT_TYPE: GLOB GLOB…" per item; a type'
+            " not listed may write anywhere",
+            check=_write_scopes,
         ),
     )
 
@@ -511,6 +571,7 @@ class Config:
     ui: UiConfig = field(default_factory=UiConfig)
     watchdog: WatchdogConfig = field(default_factory=WatchdogConfig)
     hooks: HooksConfig = field(default_factory=HooksConfig)
+    guards: GuardsConfig = field(default_factory=GuardsConfig)
     gpu: GpuConfig = field(default_factory=GpuConfig)
     locks: LocksConfig = field(default_factory=LocksConfig)
     slurm: SlurmConfig = field(default_factory=SlurmConfig)

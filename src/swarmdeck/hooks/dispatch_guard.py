@@ -24,18 +24,26 @@ SHOWN = 8
 
 
 def guard_answer(hook: HookInput, limit: int, now: float | None = None) -> dict[str, Any] | None:
+    """The deny for a dispatch over the limit, or None."""
+    reason = guard_reason(hook, limit, now)
+    return None if reason is None else deny(reason)
+
+
+def guard_reason(hook: HookInput, limit: int, now: float | None = None) -> str | None:
+    """Why a dispatch is over the limit (the subagent-limit guard's case), or None."""
+    from swarmdeck.breaks import broken
     from swarmdeck.probes.claude.sessions import STALE_AFTER
 
     now = time.time() if now is None else now
     running = running_subagents(hook, now)
-    if len(running) < limit:
+    if len(running) < limit or broken("guard-subagent-limit"):
         return None
     count = len(running)
     shown = "; ".join(running[:SHOWN]) + (", …" if count > SHOWN else "")
     are = f"{count} subagent is" if count == 1 else f"{count} subagents are"
     which = "it" if count == 1 else "one of them"
-    return deny(
-        f"swarmdeck: {are} already running, the limit set by hooks.max_running_subagents is "
+    return (
+        f"{are} already running, the limit set by hooks.max_running_subagents is "
         f"{limit}. Wait for {which} to finish before dispatching another. Running: {shown}. "
         "Another session's subagent counts while that session is live: its Claude Code "
         "process runs, or, where Claude Code writes no pid files, it had a hook event in the "

@@ -37,8 +37,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO, TextIO
 
+    from swarmdeck.hooks.settings import HookSettings
+
 BASH = "Bash"
 DISPATCH_TOOLS = ("Agent", "Task")
+GUARDED_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit", "SendMessage", "CronCreate")
+"""PreToolUse tools only guards look at (hooks/guards.py)."""
+CLASSIFY_LIMIT = 8 * 1024
+"""Characters of a command the prefilter reads; a longer one always goes to the parser."""
 
 
 def main(argv: list[str]) -> int:
@@ -143,6 +149,10 @@ def _record(hook: HookInput, spooled: bytes | None, now: float) -> None:
     from swarmdeck.hooks.record import record_event
 
     record_event(hook, now)
+    if "swarmdeck_guard" in hook.data:
+        from swarmdeck.hooks.guards import raise_guard_alert
+
+        raise_guard_alert(hook, now)
 
 
 def answer(hook: HookInput) -> dict[str, Any] | None:
@@ -152,6 +162,8 @@ def answer(hook: HookInput) -> dict[str, Any] | None:
             return _bash(hook)
         if hook.tool_name in DISPATCH_TOOLS:
             return _dispatch(hook)
+        if hook.tool_name in GUARDED_TOOLS:
+            return _tool(hook)
         return None
     if hook.event == "SessionStart":
         from swarmdeck.hooks.deadline import SESSION_START_BUDGET, within
@@ -161,36 +173,116 @@ def answer(hook: HookInput) -> dict[str, Any] | None:
     if hook.event == "PostToolUse":
         from swarmdeck.hooks.findings_note import findings_answer
 
+        if hook.tool_name in DISPATCH_TOOLS:
+            _name_scratch_holder(hook)
         return findings_answer(hook)
+    if hook.event == "SubagentStop":
+        return _subagent_stop(hook)
     return None
+
+
+def _user_literals(settings: HookSettings) -> tuple[str, ...] | None:
+    """Strings one of which each of the user's own heavy regexes needs; None if one has none."""
+    found: list[str] = []
+    for literals in settings.literals:
+        if literals is None:
+            return None
+        found.extend(literals)
+    return tuple(found)
 
 
 def _bash(hook: HookInput) -> dict[str, Any] | None:
     command = hook.command
     if command is None:
         return None
-    from swarmdeck.hooks.classify import heavy_match
+    from swarmdeck.hooks.heavy import certainly_light
     from swarmdeck.hooks.settings import hook_settings
 
-    match = heavy_match(command, hook_settings())
-    if match is None:
+    settings = hook_settings()
+    if certainly_light(command[:CLASSIFY_LIMIT], settings.heavy, _user_literals(settings)):
         return None
-    from swarmdeck.hooks.bash_reminder import reminder_answer
+    from swarmdeck.hooks.guards import bash_findings, context_answer, decide
+
+    findings, hits = bash_findings(hook, command, settings)
+    reply, reminders = decide(hook, findings, settings)
+    if reply is not None or not any(f.guard == "heavy-outside-cage" for f in findings):
+        return reply if reply is not None else context_answer(reminders)
+    from swarmdeck.hooks.bash_reminder import reminder_text
+    from swarmdeck.hooks.classify import HeavyMatch
+    from swarmdeck.hooks.contract import added_context
     from swarmdeck.hooks.deadline import REMINDER_BUDGET, within
 
-    return within(REMINDER_BUDGET, lambda: reminder_answer(hook, command, match))
+    hit = next(h for h in hits if not h.command.caged)
+    match = HeavyMatch(hit.entry, " ".join(hit.command.argv), hit.label)
+    others = [text for text in reminders if "heavy-outside-cage" not in text]
+    rich = within(REMINDER_BUDGET, lambda: reminder_text(hook, command, match))
+    return added_context("PreToolUse", "\n".join([rich, *others]))
 
 
 def _dispatch(hook: HookInput) -> dict[str, Any] | None:
+    from swarmdeck.hooks.deadline import REMINDER_BUDGET, within
+    from swarmdeck.hooks.guards import (
+        Finding,
+        context_answer,
+        decide,
+        dispatch_findings,
+        mode,
+        scratch_path,
+    )
     from swarmdeck.hooks.settings import hook_settings
 
-    limit = hook_settings().max_running_subagents
-    if limit <= 0:
-        return None
-    from swarmdeck.hooks.deadline import REMINDER_BUDGET, within
-    from swarmdeck.hooks.dispatch_guard import guard_answer
+    settings = hook_settings()
+    findings: list[Finding] = []
+    limit = settings.max_running_subagents
+    if limit > 0 and mode(settings, "subagent-limit") != "off":
+        from swarmdeck.hooks.dispatch_guard import guard_reason
 
-    return within(REMINDER_BUDGET, lambda: guard_answer(hook, limit))
+        reason = within(REMINDER_BUDGET, lambda: guard_reason(hook, limit))
+        if reason is not None:
+            findings.append(Finding("subagent-limit", reason, "Dispatch it once one has ended."))
+    findings += dispatch_findings(hook, settings)
+    reply, reminders = decide(hook, findings, settings)
+    if reply is not None:
+        return reply
+    prompt = hook.tool_input.get("prompt")
+    scratch = scratch_path(prompt, hook.cwd) if isinstance(prompt, str) else None
+    if scratch is not None and mode(settings, "scratch-lock") != "off":
+        from swarmdeck.hooks.scratch_locks import take
+
+        take(scratch, hook)
+    return context_answer(reminders)
+
+
+def _tool(hook: HookInput) -> dict[str, Any] | None:
+    from swarmdeck.hooks.guards import context_answer, decide, tool_findings
+    from swarmdeck.hooks.settings import hook_settings
+
+    settings = hook_settings()
+    reply, reminders = decide(hook, tool_findings(hook, settings), settings)
+    return reply if reply is not None else context_answer(reminders)
+
+
+def _subagent_stop(hook: HookInput) -> dict[str, Any] | None:
+    from swarmdeck.hooks.guards import decide, handback_findings
+    from swarmdeck.hooks.settings import hook_settings
+
+    settings = hook_settings()
+    reply, _reminders = decide(hook, handback_findings(hook, settings), settings, "SubagentStop")
+    if reply is None and hook.agent_id is not None:
+        from swarmdeck.hooks.scratch_locks import release
+
+        release(hook.agent_id)
+    return reply
+
+
+def _name_scratch_holder(hook: HookInput) -> None:
+    """The Agent call's response names the subagent: a scratch hold becomes that agent's."""
+    response = hook.data.get("tool_response")
+    agent_id = response.get("agentId") if isinstance(response, dict) else None
+    if isinstance(agent_id, str) and agent_id and hook.tool_use_id:
+        from swarmdeck.hooks.scratch_locks import name_holder
+
+        name_holder(hook.tool_use_id, agent_id)
 
 
 def note(stderr: TextIO, text: str) -> None:

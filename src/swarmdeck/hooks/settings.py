@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CACHE_NAME = "hook-settings.json"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 MAX_CACHE = 4 * 1024 * 1024
 """A cache larger than this is not read (it holds the patterns, well under the config's limit)."""
 
@@ -31,14 +31,20 @@ MAX_CACHE = 4 * 1024 * 1024
 class HookSettings:
     """What the hooks take from the config (a plain class: dataclasses cost the light path)."""
 
-    __slots__ = ("heavy_patterns", "literals", "max_running_subagents")
+    __slots__ = ("guards", "heavy", "heavy_patterns", "literals", "max_running_subagents")
 
     def __init__(
         self,
         heavy_patterns: tuple[str, ...],
         literals: tuple[tuple[str, ...] | None, ...],
         max_running_subagents: int,
+        heavy: tuple[str, ...] = (),
+        guards: dict[str, Any] | None = None,
     ) -> None:
+        self.heavy = heavy
+        """`hooks.heavy`: the readable list of heavy work (hooks/heavy.py)."""
+        self.guards = guards if guards is not None else {}
+        """Each guard's mode and the facts the guards check against (hooks/guards.py)."""
         self.heavy_patterns = heavy_patterns
         self.literals = literals
         """Per pattern, strings one of which a matching command must hold (None: always test)."""
@@ -54,6 +60,8 @@ class HookSettings:
             "heavy_patterns": list(self.heavy_patterns),
             "literals": [list(lits) if lits is not None else None for lits in self.literals],
             "max_running_subagents": self.max_running_subagents,
+            "heavy": list(self.heavy),
+            "guards": self.guards,
         }
 
     @classmethod
@@ -61,6 +69,14 @@ class HookSettings:
         patterns = data["heavy_patterns"]
         literals = data["literals"]
         limit = data["max_running_subagents"]
+        heavy = data["heavy"]
+        guards = data["guards"]
+        if (
+            not isinstance(heavy, list)
+            or not all(isinstance(h, str) for h in heavy)
+            or not isinstance(guards, dict)
+        ):
+            raise ValueError("hook settings cache has the wrong shape")
         if (
             not isinstance(patterns, list)
             or not isinstance(literals, list)
@@ -75,6 +91,8 @@ class HookSettings:
                 tuple(str(x) for x in lits) if isinstance(lits, list) else None for lits in literals
             ),
             max_running_subagents=limit,
+            heavy=tuple(heavy),
+            guards=guards,
         )
 
 
@@ -113,6 +131,7 @@ def settings_from_config(config_path: str) -> HookSettings:
     from pathlib import Path
 
     from swarmdeck.config import load_config
+    from swarmdeck.hooks.guards import guard_settings
     from swarmdeck.hooks.prefilter import necessary_literals
 
     config = load_config(Path(config_path))
@@ -121,6 +140,8 @@ def settings_from_config(config_path: str) -> HookSettings:
         heavy_patterns=patterns,
         literals=tuple(necessary_literals(p) for p in patterns),
         max_running_subagents=config.hooks.max_running_subagents,
+        heavy=tuple(config.hooks.heavy),
+        guards=guard_settings(config),
     )
 
 

@@ -90,6 +90,12 @@ RESERVED_LEADS = frozenset(
     {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "coproc", "case"}
 )
 """Words after which a command starts, for the prefilter's notion of command position."""
+COMMAND_LEADS = frozenset(
+    {*WRAPPERS, *RUNNERS, *RESERVED_LEADS, "eval", "find", "swarmdeck", "then", "do"}
+)
+"""Leading words after which any later word of a simple command may be the program run."""
+SCRIPT_PROGRAMS = SHELLS | SOURCE
+"""Programs whose first argument (or here-document) is shell code read from elsewhere."""
 
 
 class Loop:

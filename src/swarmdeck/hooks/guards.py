@@ -1,0 +1,714 @@
+"""Guards: checks made before a tool call runs, each `off | remind | deny`, one table of them.
+
+A rule in a prompt is diluted at every compaction; a check before the command runs holds. Each
+guard below names what it refuses and, when it denies, the exact form that is allowed instead.
+`[guards] preset` gives every guard its mode ("remind": the hooks remind as before, "strict":
+every guard denies), `guards.NAME` (with `_` for `-`) sets one. The order of GUARDS is their
+priority: of several denies, the first one's reason is given (one reason the agent can act on).
+
+An internal error never denies: entry.py turns any exception into "no answer" and one line on
+stderr. Each guard's decisive test asks `broken("guard-NAME")`, so the selftest can show that
+the guard's case goes through when that test is switched off.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+from swarmdeck.breaks import broken
+from swarmdeck.hooks.contract import added_context, deny
+from swarmdeck.hooks.payload import HookInput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from swarmdeck.config import Config
+    from swarmdeck.hooks.settings import HookSettings
+    from swarmdeck.hooks.shell_parse import Command, ShellFacts
+
+
+class Guard:
+    """One guard: its name, when it looks, what it refuses, its mode in each preset."""
+
+    __slots__ = ("looks_at", "name", "refuses", "remind", "strict")
+
+    def __init__(self, name: str, looks_at: str, refuses: str, remind: str, strict: str) -> None:
+        self.name = name
+        self.looks_at = looks_at
+        self.refuses = refuses
+        self.remind = remind
+        self.strict = strict
+
+    @property
+    def key(self) -> str:
+        """Its key under [guards]."""
+        return self.name.replace("-", "_")
+
+
+GUARDS: tuple[Guard, ...] = (
+    Guard("heavy-outside-cage", "Bash",
+          "heavy work not run as `swarmdeck run|dispatch|peer run|gpu-run … -- CMD`",
+          "remind", "deny"),
+    Guard("heavy-by-subagent", "Bash",
+          "heavy work started by a subagent (or by the main agent without guards.heavy_prefix)",
+          "remind", "deny"),
+    Guard("timer", "Bash, CronCreate",
+          "`sleep N` (N >= 30 s) used as a timer, `crontab`, the CronCreate tool",
+          "remind", "deny"),
+    Guard("wait-loop", "Bash",
+          "a while/until loop that waits without `timeout`; `&` inside something in the "
+          "background", "remind", "deny"),
+    Guard("run-scope", "Bash",
+          "heavy work without a SWARMDECK_SCOPE='kind=…; what=…; scope=…; why=…' declaration",
+          "off", "off"),
+    Guard("subagent-limit", "Agent|Task",
+          "a dispatch while hooks.max_running_subagents subagents run", "deny", "deny"),
+    Guard("dispatch-lines", "Agent|Task",
+          "a prompt without each of guards.dispatch_required_lines", "remind", "deny"),
+    Guard("dispatch-types", "Agent|Task",
+          "a subagent type in guards.forbidden_subagent_types", "remind", "deny"),
+    Guard("thread-cap", "Agent|Task",
+          "a prompt whose `thread cap:` line is missing or not this host's heavy threads",
+          "remind", "deny"),
+    Guard("placeholders", "Agent|Task", "a prompt with an unfilled `<fill in …>`",
+          "remind", "deny"),
+    Guard("scratch-lock", "Agent|Task",
+          "a `scratch: PATH` another live subagent holds", "remind", "deny"),
+    Guard("write-scope", "Write|Edit|MultiEdit|NotebookEdit",
+          "a write outside the globs guards.write_scopes gives the agent's type",
+          "remind", "deny"),
+    Guard("continuation", "SendMessage",
+          "a message to a subagent that has already handed back", "remind", "deny"),
+    Guard("handback", "SubagentStop",
+          "a handback while scratch copies or build folders it made remain, without a "
+          "`not deleted: PATH` line", "off", "deny"),
+)
+"""Every guard, in priority order."""
+BY_NAME = {guard.name: guard for guard in GUARDS}
+TIMER_SECONDS = 30.0
+"""A foreground sleep at least this long, outside a loop, is a timer."""
+LOOP_TIMEOUT = "600"
+"""Seconds the `timeout …` form a wait-loop deny suggests allows the loop."""
+GUARD_FIELD = "swarmdeck_guard"
+"""Key under which a call's guard verdicts are kept in its recorded hook event."""
+SCOPE_VARIABLE = "SWARMDECK_SCOPE"
+SCOPE_KINDS = ("full", "items", "light", "target")
+SCOPE_WHY = 12
+WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+
+
+class Finding:
+    """One guard's case in this call: what it refuses and the allowed form."""
+
+    __slots__ = ("allowed", "guard", "refused")
+
+    def __init__(self, guard: str, refused: str, allowed: str) -> None:
+        self.guard = guard
+        self.refused = refused
+        self.allowed = allowed
+
+    def reason(self, mode: str) -> str:
+        verb = "refused" if mode == "deny" else "reminder"
+        return f"swarmdeck guard {self.guard} ({verb}): {self.refused}. {self.allowed}"
+
+    def __repr__(self) -> str:
+        return f"Finding({self.guard!r}, {self.refused!r})"
+
+
+# -- settings ------------------------------------------------------------------------------
+
+
+def guard_settings(config: Config) -> dict[str, Any]:
+    """What the hooks need of [guards], as JSON for the settings cache: modes and facts."""
+    section = config.guards
+    preset = section.preset
+    modes = {}
+    for guard in GUARDS:
+        own = getattr(section, guard.key)
+        modes[guard.name] = own or (guard.strict if preset == "strict" else guard.remind)
+    return {
+        "preset": preset,
+        "modes": modes,
+        "heavy_prefix": section.heavy_prefix,
+        "required_lines": list(section.dispatch_required_lines),
+        "forbidden_types": list(section.forbidden_subagent_types),
+        "write_scopes": list(section.write_scopes),
+        "heavy_threads": heavy_threads(config),
+    }
+
+
+def heavy_threads(config: Config) -> int:
+    """The host's registered heavy-thread count: cores.heavy_threads, else cores − 1."""
+    if config.cores.heavy_threads:
+        return config.cores.heavy_threads
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def mode(settings: HookSettings, name: str) -> str:
+    return settings.guards.get("modes", {}).get(name, "off")
+
+
+# -- Bash ----------------------------------------------------------------------------------
+
+
+class HeavyHit:
+    """A heavy command found in the call: the command, the entry it matched, its label."""
+
+    __slots__ = ("command", "entry", "label")
+
+    def __init__(self, command: Command, entry: str) -> None:
+        self.command = command
+        self.entry = entry
+        self.label = label_of(command)
+
+
+def label_of(command: Command) -> str:
+    """`--label` for the workload: the program the heavy command runs, by name."""
+    name = command.program or "job"
+    for suffix in (".sh", ".py", ".bash"):
+        name = name.removesuffix(suffix)
+    cleaned = "".join(char for char in name if char.isalnum() or char in "._-")
+    return (cleaned or "job")[:40]
+
+
+def heavy_hits(facts: ShellFacts, command: str, settings: HookSettings) -> list[HeavyHit]:
+    """Every heavy simple command of the call (the list's entries, then the user's regexes)."""
+    from swarmdeck.hooks.heavy import entries, heavy_entry
+
+    listed = entries(settings.heavy)
+    hits = []
+    for item in facts.commands:
+        entry = heavy_entry(item, listed)
+        if entry is not None:
+            hits.append(HeavyHit(item, entry.text))
+    if not hits and settings.heavy_patterns:
+        from swarmdeck.hooks.classify import heavy_match
+
+        match = heavy_match(command, settings)
+        if match is not None:
+            first = next((c for c in facts.commands if not c.dynamic), None)
+            if first is not None:
+                hits.append(HeavyHit(first, match.pattern))
+    return hits
+
+
+def bash_findings(hook: HookInput, command: str, settings: HookSettings) -> tuple[
+    list[Finding], list[HeavyHit]
+]:
+    """Each Bash guard's case in this command, in priority order, and its heavy commands."""
+    from swarmdeck.hooks.shell_parse import parse
+
+    facts = parse(command, hook.cwd)
+    hits = heavy_hits(facts, command, settings)
+    findings: list[Finding] = []
+    checks = (
+        ("heavy-outside-cage", lambda: _outside_cage(command, hits)),
+        ("heavy-by-subagent", lambda: _by_subagent(hook, command, hits, settings)),
+        ("timer", lambda: _timer(facts)),
+        ("wait-loop", lambda: _wait_loop(facts)),
+        ("run-scope", lambda: _run_scope(command, hits)),
+    )
+    for name, check in checks:
+        if mode(settings, name) == "off":
+            continue
+        found = check()
+        if found is not None:
+            findings.append(found)
+    return findings, hits
+
+
+def run_line(command: str, hits: list[HeavyHit]) -> str:
+    """The exact `swarmdeck run --label L -- CMD` line for this call."""
+    from swarmdeck.actions.hooks_install import swarmdeck_executable
+
+    if hits and all(hit.command.caged for hit in hits):
+        return command.strip()
+    argv = _argv(command)
+    program = shlex.quote(swarmdeck_executable())
+    label = hits[0].label if hits else "job"
+    return f"{program} run --label {shlex.quote(label)} -- {shlex.join(argv)}"
+
+
+def _argv(command: str) -> list[str]:
+    """The command's own words when it is one simple command, else `bash -c COMMAND`."""
+    from swarmdeck.hooks.shell_parse import parse
+
+    text = command.strip()
+    facts = parse(text)
+    top = [item for item in facts.commands if not item.via]
+    simple = (
+        len(top) == 1
+        and not facts.loops
+        and top[0].background == 0
+        and not top[0].assignments
+    )
+    if simple and "\n" not in text:
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            words = []
+        if words and not any(word in ("|", "&&", ";", "||", "&") for word in words):
+            return words
+    return ["bash", "-c", text]
+
+
+def _short(command: str) -> str:
+    flat = " ".join(command.split())
+    return flat if len(flat) <= 120 else flat[:119] + "…"
+
+
+def _seen(hit: HeavyHit) -> str:
+    via = f", reached through {hit.command.via}" if hit.command.via else ""
+    return f"`{shlex.join(hit.command.argv)[:120]}` (heavy: {hit.entry}{via})"
+
+
+def _outside_cage(command: str, hits: list[HeavyHit]) -> Finding | None:
+    uncaged = [hit for hit in hits if not hit.command.caged]
+    if not uncaged or broken("guard-heavy-outside-cage"):
+        return None
+    return Finding(
+        "heavy-outside-cage",
+        f"`{_short(command)}` runs {_seen(uncaged[0])} outside the cage",
+        f"Run it as: {run_line(command, uncaged)}",
+    )
+
+
+def _by_subagent(
+    hook: HookInput, command: str, hits: list[HeavyHit], settings: HookSettings
+) -> Finding | None:
+    if not hits:
+        return None
+    if hook.agent_id is not None:
+        if broken("guard-heavy-by-subagent"):
+            return None
+        return Finding(
+            "heavy-by-subagent",
+            f"a subagent ({hook.agent_id}) may not start heavy work: {_seen(hits[0])}",
+            "Heavy tests are run by the main agent: hand back and say in your report which"
+            f" command to run, as: {run_line(command, hits)}",
+        )
+    prefix = str(settings.guards.get("heavy_prefix") or "")
+    if prefix and not command.lstrip().startswith(prefix):
+        if broken("guard-heavy-by-subagent"):
+            return None
+        return Finding(
+            "heavy-by-subagent",
+            f"heavy work without the declaration guards.heavy_prefix asks for: {_seen(hits[0])}",
+            f"Declare it and run it caged: {prefix} {run_line(command, hits)}",
+        )
+    return None
+
+
+def sleep_seconds(argv: list[str]) -> float | None:
+    """What `sleep ARGS` waits, in seconds (GNU suffixes s/m/h/d, summed); None if unknown."""
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+    total = 0.0
+    for word in argv[1:]:
+        if word == "infinity":
+            return float("inf")
+        unit = units.get(word[-1:])
+        number = word[:-1] if unit is not None else word
+        try:
+            total += float(number) * (unit or 1.0)
+        except ValueError:
+            return None
+    return total
+
+
+def _timer(facts: ShellFacts) -> Finding | None:
+    for item in facts.commands:
+        if item.program == "crontab" and not any(a in ("-l", "-V") for a in item.argv[1:]):
+            if broken("guard-timer"):
+                return None
+            return Finding(
+                "timer",
+                f"`{shlex.join(item.argv)}` schedules work the session cannot see",
+                "Keep `swarmdeck watch --wake` running as a background task to be woken, or"
+                " run the work itself as a background task (run_in_background)",
+            )
+        if item.program != "sleep" or item.loop is not None or item.background:
+            continue
+        seconds = sleep_seconds(item.argv)
+        if seconds is not None and seconds >= TIMER_SECONDS and not broken("guard-timer"):
+            return Finding(
+                "timer",
+                f"`{shlex.join(item.argv)}` waits {seconds:g} s in the foreground as a timer",
+                "To be woken when something happens, keep `swarmdeck watch --wake` running as a"
+                " background task; to wait for a job, run it as a background task"
+                " (run_in_background) and go on",
+            )
+    return None
+
+
+def _wait_loop(facts: ShellFacts) -> Finding | None:
+    for loop in facts.loops:
+        if loop.waits and not loop.timeout and not broken("guard-wait-loop"):
+            return Finding(
+                "wait-loop",
+                f"`{_short(loop.text)}` waits with no end in sight",
+                f"Give it a timeout: timeout {LOOP_TIMEOUT} bash -c {shlex.quote(loop.text)}",
+            )
+    if facts.nested_background and not broken("guard-wait-loop"):
+        inner = facts.nested_background[0]
+        return Finding(
+            "wait-loop",
+            f"`{_short(inner)} &` puts something in the background inside the background, where"
+            " no one waits for it or sees it end",
+            "Start it once, as a background task (run_in_background), or with one `&`: "
+            + _one_background(inner),
+        )
+    return None
+
+
+def _one_background(text: str) -> str:
+    inner = text.strip()
+    if inner.startswith("(") and inner.endswith(")"):
+        inner = inner[1:-1].strip()
+    return inner.rstrip("&").strip() + " &"
+
+
+def scope_declaration(command: Command) -> dict[str, str] | None:
+    """The SWARMDECK_SCOPE fields of the command's assignments, or None when absent."""
+    for assignment in command.assignments:
+        name, _, value = assignment.partition("=")
+        if name != SCOPE_VARIABLE:
+            continue
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        fields: dict[str, str] = {}
+        for part in value.split(";"):
+            key, equals, text = part.partition("=")
+            if equals:
+                fields[key.strip()] = text.strip()
+        return fields
+    return None
+
+
+def scope_kind(command: Command) -> str:
+    """The kind of run the command's shape says it is: items (a selection), target, full."""
+    args = command.argv[1:]
+    if any(a in ("-k", "-m", "-p", "--package", "--test", "-run", "--lib", "--bin") or
+           a.startswith(("-k=", "--package=", "-run=")) for a in args):
+        return "items"
+    words = [a for a in args if not a.startswith(("-", "+"))]
+    if command.program in ("make", "gmake", "ninja", "cmake"):
+        return "target" if words else "full"
+    if any("/" in w or "::" in w or w.endswith((".py", ".rs", ".go", ".js", ".ts"))
+           for w in words):
+        return "items"
+    return "full"
+
+
+def _run_scope(command: str, hits: list[HeavyHit]) -> Finding | None:
+    if not hits:
+        return None
+    hit = hits[0]
+    declared = scope_declaration(hit.command)
+    form = (f"{SCOPE_VARIABLE}='kind={scope_kind(hit.command)}; what=…; scope=…; why=…' "
+            + run_line(command, hits))
+    problem = None
+    if declared is None:
+        problem = f"heavy work without a {SCOPE_VARIABLE} declaration"
+    elif declared.get("kind") not in SCOPE_KINDS:
+        problem = f"kind={declared.get('kind', '')!r} is none of {', '.join(SCOPE_KINDS)}"
+    elif declared.get("kind") not in ("light", scope_kind(hit.command)):
+        problem = (f"kind={declared['kind']} does not match the command's shape "
+                   f"({scope_kind(hit.command)})")
+    elif len(declared.get("why", "")) < SCOPE_WHY:
+        problem = f"why= says less than {SCOPE_WHY} characters"
+    if problem is None or broken("guard-run-scope"):
+        return None
+    return Finding("run-scope", f"{problem}: {_seen(hit)}", f"Declare it: {form}")
+
+
+# -- the other tools -----------------------------------------------------------------------
+
+
+def tool_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
+    """Guards of PreToolUse calls other than Bash and Agent/Task."""
+    tool = hook.tool_name or ""
+    found: Finding | None = None
+    if tool == "CronCreate" and mode(settings, "timer") != "off" and not broken("guard-timer"):
+        found = Finding(
+            "timer", "the CronCreate tool schedules work the session cannot see",
+            "Keep `swarmdeck watch --wake` running as a background task to be woken, or run"
+            " the work as a background task (run_in_background)",
+        )
+    elif tool in WRITE_TOOLS and mode(settings, "write-scope") != "off":
+        found = _write_scope(hook, settings)
+    elif tool == "SendMessage" and mode(settings, "continuation") != "off":
+        found = _continuation(hook)
+    return [found] if found is not None else []
+
+
+def _write_scope(hook: HookInput, settings: HookSettings) -> Finding | None:
+    from fnmatch import fnmatchcase
+
+    agent_type = hook.text("agent_type")
+    if agent_type is None:
+        return None
+    globs: list[str] | None = None
+    for item in settings.guards.get("write_scopes", []):
+        kind, _, patterns = item.partition(":")
+        if kind.strip() == agent_type:
+            globs = patterns.split()
+    if globs is None:
+        return None
+    path = hook.tool_input.get("file_path") or hook.tool_input.get("notebook_path")
+    if not isinstance(path, str) or not path:
+        return None
+    cwd = hook.cwd or os.getcwd()
+    full = os.path.normpath(os.path.join(cwd, path))
+    relative = os.path.relpath(full, cwd)
+    if any(fnmatchcase(relative, glob) or fnmatchcase(full, glob) for glob in globs):
+        return None
+    if broken("guard-write-scope"):
+        return None
+    return Finding(
+        "write-scope",
+        f"a {agent_type} subagent may not write {relative}",
+        f"It may write only {' '.join(globs) or 'nothing'}: write there, or say in the report"
+        " what should change",
+    )
+
+
+def _continuation(hook: HookInput) -> Finding | None:
+    target = hook.tool_input.get("to")
+    if not isinstance(target, str) or not target:
+        return None
+    if not handed_back(target) or broken("guard-continuation"):
+        return None
+    return Finding(
+        "continuation",
+        f"subagent {target} has already handed back",
+        "Dispatch a new subagent and point its prompt to that report (`swarmdeck handover"
+        f" {target}` prints what it needs)",
+    )
+
+
+def handed_back(agent_id: str) -> bool:
+    """Whether a SubagentStop of this agent is recorded."""
+    conn = _state_connection()
+    if conn is None:
+        return False
+    try:
+        row = conn.execute(
+            "SELECT 1 FROM hook_events WHERE event = 'SubagentStop' AND agent_id = ? LIMIT 1",
+            (agent_id,),
+        ).fetchone()
+    finally:
+        conn.close()
+    return row is not None
+
+
+def _state_connection() -> Any:
+    from swarmdeck import paths, sqlite
+
+    db = paths.state_db_path_text()
+    if not os.path.isfile(db):
+        return None
+    return sqlite.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+
+
+# -- dispatch ------------------------------------------------------------------------------
+
+
+def dispatch_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
+    """The dispatch guards' cases for an Agent/Task call, in priority order."""
+    prompt = hook.tool_input.get("prompt")
+    prompt = prompt if isinstance(prompt, str) else ""
+    subagent_type = hook.tool_input.get("subagent_type")
+    findings: list[Finding] = []
+    checks = (
+        ("dispatch-lines", lambda: _required_lines(prompt, settings)),
+        ("dispatch-types", lambda: _forbidden_type(subagent_type, settings)),
+        ("thread-cap", lambda: _thread_cap(prompt, settings)),
+        ("placeholders", lambda: _placeholders(prompt)),
+        ("scratch-lock", lambda: _scratch_lock(hook, prompt)),
+    )
+    for name, check in checks:
+        if mode(settings, name) == "off":
+            continue
+        found = check()
+        if found is not None:
+            findings.append(found)
+    return findings
+
+
+def _required_lines(prompt: str, settings: HookSettings) -> Finding | None:
+    lowered = prompt.lower()
+    missing = [line for line in settings.guards.get("required_lines", [])
+               if line.strip() and line.strip().lower() not in lowered]
+    if not missing or broken("guard-dispatch-lines"):
+        return None
+    return Finding(
+        "dispatch-lines",
+        "the prompt lacks " + ", ".join(f"`{line}`" for line in missing),
+        "Add these lines to the prompt: " + " / ".join(missing),
+    )
+
+
+def _forbidden_type(subagent_type: object, settings: HookSettings) -> Finding | None:
+    forbidden = settings.guards.get("forbidden_types", [])
+    name = subagent_type if isinstance(subagent_type, str) and subagent_type else \
+        "general-purpose"
+    if name not in forbidden or broken("guard-dispatch-types"):
+        return None
+    return Finding(
+        "dispatch-types",
+        f"subagent type {name} may not be dispatched",
+        "Give subagent_type a type of its own (a custom agent with its tools and scope)",
+    )
+
+
+def _thread_cap(prompt: str, settings: HookSettings) -> Finding | None:
+    threads = int(settings.guards.get("heavy_threads", 1))
+    line = next((text for text in prompt.splitlines()
+                 if text.strip().lower().startswith("thread cap:")), None)
+    numbers = []
+    if line is not None:
+        numbers = [word for word in line.split(":", 1)[1].replace(",", " ").split()
+                   if word.isdigit()]
+    if len(numbers) == 1 and int(numbers[0]) == threads:
+        return None
+    if broken("guard-thread-cap"):
+        return None
+    said = "no `thread cap:` line" if line is None else f"`{line.strip()}`"
+    return Finding(
+        "thread-cap",
+        f"the prompt has {said}; this host's heavy threads are {threads}",
+        f"Put this line in the prompt: thread cap: {threads}",
+    )
+
+
+def _placeholders(prompt: str) -> Finding | None:
+    start = prompt.find("<fill in")
+    if start < 0 or broken("guard-placeholders"):
+        return None
+    end = prompt.find(">", start)
+    shown = prompt[start : end + 1 if end > 0 else start + 60]
+    return Finding(
+        "placeholders",
+        f"the prompt still has `{shown}`",
+        "Fill in every `<fill in …>` before dispatching",
+    )
+
+
+def scratch_path(prompt: str, cwd: str | None) -> str | None:
+    """The folder a `scratch: PATH` line of the prompt names, absolute."""
+    for line in prompt.splitlines():
+        head, colon, rest = line.strip().partition(":")
+        if colon and head.strip().lower() == "scratch" and rest.strip():
+            path = os.path.expanduser(rest.strip().split()[0])
+            return os.path.normpath(os.path.join(cwd or os.getcwd(), path))
+    return None
+
+
+def _scratch_lock(hook: HookInput, prompt: str) -> Finding | None:
+    from swarmdeck.hooks.scratch_locks import holder
+
+    path = scratch_path(prompt, hook.cwd)
+    if path is None:
+        return None
+    held = holder(path, hook.tool_use_id)
+    if held is None or broken("guard-scratch-lock"):
+        return None
+    return Finding(
+        "scratch-lock",
+        f"scratch folder {path} is held by {held}",
+        "Give this subagent a scratch folder of its own (`scratch: PATH` with another PATH),"
+        " or wait until that one hands back",
+    )
+
+
+# -- handback ------------------------------------------------------------------------------
+
+
+def handback_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
+    if mode(settings, "handback") == "off":
+        return []
+    from swarmdeck.hooks.scratch_locks import made_folders
+
+    message = hook.text("last_assistant_message") or ""
+    kept = {
+        os.path.normpath(line.split(":", 1)[1].strip())
+        for line in message.splitlines()
+        if line.strip().lower().startswith("not deleted:") and ":" in line
+    }
+    left = [
+        path for path in made_folders(hook)
+        if os.path.isdir(path) and os.path.normpath(path) not in kept
+        and not any(os.path.normpath(path) == os.path.normpath(
+            os.path.join(hook.cwd or "", k)) for k in kept)
+    ]
+    if not left or broken("guard-handback"):
+        return []
+    return [Finding(
+        "handback",
+        "scratch copies or build folders this subagent made still exist: " + ", ".join(left),
+        "Delete them before handing back, or keep each with a line `not deleted: PATH` (and"
+        " why) in the report",
+    )]
+
+
+# -- the answer ----------------------------------------------------------------------------
+
+
+def decide(
+    hook: HookInput, findings: list[Finding], settings: HookSettings, event: str = "PreToolUse"
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """The answer for these findings (a deny beats reminders), and the reminder texts.
+
+    The verdicts are kept in the hook's data (GUARD_FIELD) so the recorded event holds them."""
+    denied = [f for f in findings if mode(settings, f.guard) == "deny"]
+    reminded = [f for f in findings if mode(settings, f.guard) == "remind"]
+    verdicts = [{"guard": f.guard, "decision": "deny", "refused": f.refused} for f in denied]
+    verdicts += [{"guard": f.guard, "decision": "remind", "refused": f.refused}
+                 for f in reminded]
+    if verdicts:
+        hook.data[GUARD_FIELD] = verdicts
+    if denied:
+        reason = denied[0].reason("deny")
+        if event == "SubagentStop":
+            return {"decision": "block", "reason": reason}, []
+        return deny(reason), []
+    return None, [f.reason("remind") for f in reminded]
+
+
+def context_answer(texts: list[str]) -> dict[str, Any] | None:
+    if not texts:
+        return None
+    return added_context("PreToolUse", "\n".join(texts))
+
+
+def denied_guards(hook: HookInput) -> list[str]:
+    """The guards that denied this call (from its data, after `decide`)."""
+    verdicts = hook.data.get(GUARD_FIELD)
+    if not isinstance(verdicts, list):
+        return []
+    return [v["guard"] for v in verdicts if isinstance(v, dict) and v.get("decision") == "deny"]
+
+
+def raise_guard_alert(hook: HookInput, now: float) -> None:
+    """An alert for each guard that denied this call, counted per guard and session."""
+    guards = denied_guards(hook)
+    if not guards:
+        return
+    from swarmdeck.actions.alerts import raise_alert
+    from swarmdeck.state import StateStore
+
+    verdicts = {v["guard"]: v["refused"] for v in hook.data[GUARD_FIELD]
+                if isinstance(v, dict) and v.get("decision") == "deny"}
+    store = StateStore.open_default(verify=False)
+    try:
+        with store.transaction() as conn:
+            for name in guards:
+                session = (hook.session_id or "")[:8]
+                raise_alert(
+                    conn, f"guard:{name}:{hook.session_id or ''}", "warning", "guard", None,
+                    f"guard {name} refused in session {session}: {verdicts[name][:200]}", now,
+                )
+    finally:
+        store.close()

@@ -1,0 +1,190 @@
+"""Scratch folders held by subagents, and the folders a subagent made, for two guards.
+
+scratch-lock: a dispatch whose prompt names `scratch: PATH` takes PATH for that subagent; another
+dispatch naming it is denied while the holder lives. The holder is known by the dispatch's
+tool_use_id, then by its agent id (PostToolUse of the Agent call gives `agentId`); its
+SubagentStop releases the folder. A hold older than HOLD_FOR is not live (a session that died).
+The holds are one small JSON file in the state folder, replaced whole under a lock file.
+
+handback: the folders a subagent made are its scratch folder and what its Bash calls created
+(`git worktree add`, `git clone`, `cp -r`, and `mkdir` of a folder outside the project or named
+as scratch or build), read from its transcript with the shell parser.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from swarmdeck import paths
+from swarmdeck.hooks.payload import HookInput
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+LOCKS_NAME = "scratch-locks.json"
+HOLD_FOR = 24 * 3600.0
+MAX_FILE = 1024 * 1024
+MAX_TRANSCRIPT = 16 * 1024 * 1024
+SCRATCH_WORDS = ("scratch", "tmp", "temp", "build", "copy", "worktree")
+
+
+def _file() -> str:
+    return os.path.join(paths.state_dir_text(), LOCKS_NAME)
+
+
+def _load() -> dict[str, Any]:
+    from swarmdeck.regular_files import read_regular
+
+    try:
+        data = json.loads(read_regular(_file(), MAX_FILE))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save(data: dict[str, Any]) -> None:
+    from swarmdeck.regular_files import replace_private
+
+    os.makedirs(os.path.dirname(_file()), exist_ok=True)
+    replace_private(_file(), json.dumps(data).encode())
+
+
+def _update(change: Any) -> None:
+    """Apply `change(holds)` under an exclusive lock of the holds file."""
+    import fcntl
+
+    os.makedirs(paths.state_dir_text(), exist_ok=True)
+    fd = os.open(_file() + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        holds = _load()
+        change(holds)
+        _save(holds)
+    finally:
+        os.close(fd)
+
+
+def _live(hold: Any, now: float) -> bool:
+    return isinstance(hold, dict) and now - float(hold.get("since", 0)) < HOLD_FOR
+
+
+def holder(path: str, tool_use_id: str | None, now: float | None = None) -> str | None:
+    """Who holds `path` other than the dispatch `tool_use_id`, described; None if free."""
+    now = time.time() if now is None else now
+    hold = _load().get(path)
+    if not _live(hold, now) or hold.get("tool_use_id") == tool_use_id:
+        return None
+    who = hold.get("agent_id") or f"the dispatch {hold.get('tool_use_id')}"
+    return f"subagent {who} of session {str(hold.get('session_id') or '')[:8]}"
+
+
+def take(path: str, hook: HookInput, now: float | None = None) -> None:
+    now = time.time() if now is None else now
+
+    def change(holds: dict[str, Any]) -> None:
+        holds[path] = {"tool_use_id": hook.tool_use_id, "session_id": hook.session_id,
+                       "agent_id": None, "since": now}
+
+    _update(change)
+
+
+def name_holder(tool_use_id: str, agent_id: str) -> None:
+    """The Agent call `tool_use_id` started `agent_id`: its hold is that agent's now."""
+
+    def change(holds: dict[str, Any]) -> None:
+        for hold in holds.values():
+            if isinstance(hold, dict) and hold.get("tool_use_id") == tool_use_id:
+                hold["agent_id"] = agent_id
+
+    if any(isinstance(h, dict) and h.get("tool_use_id") == tool_use_id
+           for h in _load().values()):
+        _update(change)
+
+
+def held_by(agent_id: str) -> list[str]:
+    return [path for path, hold in _load().items()
+            if isinstance(hold, dict) and hold.get("agent_id") == agent_id]
+
+
+def release(agent_id: str) -> None:
+    def change(holds: dict[str, Any]) -> None:
+        for path in [p for p, h in holds.items()
+                     if isinstance(h, dict) and h.get("agent_id") == agent_id]:
+            del holds[path]
+
+    if held_by(agent_id):
+        _update(change)
+
+
+def made_folders(hook: HookInput) -> list[str]:
+    """Folders the stopping subagent claimed or made (see the module doc), absolute."""
+    agent_id = hook.agent_id
+    found = held_by(agent_id) if agent_id else []
+    cwd = hook.cwd or os.getcwd()
+    for command in _bash_commands(hook.text("agent_transcript_path")):
+        for path in created_by(command, cwd):
+            if path not in found:
+                found.append(path)
+    return found
+
+
+def created_by(command: str, cwd: str) -> list[str]:
+    """Folders this shell command creates that count as scratch copies or build folders."""
+    from swarmdeck.hooks.shell_parse import parse
+
+    made: list[str] = []
+    for item in parse(command, cwd).commands:
+        argv = item.argv
+        program = item.program
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        targets: list[str] = []
+        if program == "git" and argv[1:3] == ["worktree", "add"]:
+            targets = [a for a in argv[3:] if not a.startswith("-")][:1]
+        elif program == "git" and len(words) >= 3 and words[0] == "clone":
+            targets = words[2:3]
+        elif program == "cp" and any(a in ("-r", "-R", "-a", "--recursive", "--archive") or
+                                     (a.startswith("-") and not a.startswith("--") and
+                                      ("r" in a or "R" in a or "a" in a)) for a in argv[1:]):
+            targets = words[-1:]
+        elif program == "mkdir":
+            targets = [w for w in words if _scratch_like(w, cwd)]
+        made += [os.path.normpath(os.path.join(cwd, t)) for t in targets]
+    return made
+
+
+def _scratch_like(path: str, cwd: str) -> bool:
+    full = os.path.normpath(os.path.join(cwd, path))
+    outside = not (full + "/").startswith(os.path.normpath(cwd) + "/")
+    name = os.path.basename(full).lower()
+    return outside or any(word in name for word in SCRATCH_WORDS)
+
+
+def _bash_commands(transcript: str | None) -> list[str]:
+    from swarmdeck.regular_files import read_regular
+
+    if not transcript:
+        return []
+    try:
+        data = read_regular(transcript, MAX_TRANSCRIPT)
+    except OSError:
+        return []
+    commands = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        if '"Bash"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        message = record.get("message") if isinstance(record, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if (isinstance(block, dict) and block.get("type") == "tool_use"
+                    and block.get("name") == "Bash" and isinstance(block.get("input"), dict)):
+                command = block["input"].get("command")
+                if isinstance(command, str):
+                    commands.append(command)
+    return commands
