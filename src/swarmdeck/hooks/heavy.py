@@ -45,7 +45,9 @@ HEAVY_COMMANDS: tuple[str, ...] = (
 )
 """Default `hooks.heavy`: the work that must run under swarmdeck (see the module doc)."""
 
-LIGHT_FLAGS = frozenset({"--version", "--help", "-h", "-V", "--collect-only", "--co"})
+LIGHT_FLAGS = frozenset(
+    {"--version", "--help", "-h", "-V", "--collect-only", "--co", "--dry-run", "--just-print"}
+)
 """A heavy program asked only for one of these does no heavy work (`pytest --version`)."""
 ANY_WORDS = "..."
 GUARD_WORDS = frozenset({"sleep", "crontab", "while", "until"})

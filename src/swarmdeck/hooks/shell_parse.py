@@ -289,6 +289,9 @@ class _Walker:
 
     def _substitutions(self, node: Node, context: _Context) -> None:
         """Commands in `$(…)`, backticks and `<(…)` anywhere inside a word or redirect."""
+        if node.type in ("command_substitution", "process_substitution"):
+            self.node(node, context)
+            return
         for child in node.children:
             if child.type in ("command_substitution", "process_substitution"):
                 self.node(child, context)
@@ -404,6 +407,8 @@ class _Walker:
             if word.startswith(("-", "+")) and len(word) > 1:
                 if not word.startswith("--") and "c" in word[1:]:
                     string = True
+                if word.startswith("-") and not word.startswith("--") and "n" in word[1:]:
+                    return  # -n: read, never run
                 index += 1
                 continue
             break

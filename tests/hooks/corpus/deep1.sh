@@ -1,0 +1,1 @@
+bash deep2.sh

@@ -1,0 +1,1 @@
+sh deep3.sh

@@ -1,0 +1,1 @@
+make -j8 check

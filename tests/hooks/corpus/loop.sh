@@ -1,0 +1,1 @@
+bash loop.sh

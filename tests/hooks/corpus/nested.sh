@@ -1,0 +1,2 @@
+echo "preparing"
+. ./verify.sh

@@ -1,0 +1,96 @@
+"""The hook corpus (tests/hooks/corpus/commands.txt): every heavy command caught, no light one
+touched, and the prefilter never calls light what the parser would not.
+
+Each line is judged as the strict preset judges it, from the corpus folder (where the scripts it
+names live). Recall and precision of the heavy verdict are printed for the notes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.config import default_config, parse_config
+from swarmdeck.hooks.entry import _user_literals
+from swarmdeck.hooks.guards import bash_findings, guard_settings
+from swarmdeck.hooks.heavy import certainly_light
+from swarmdeck.hooks.payload import HookInput
+from swarmdeck.hooks.settings import HookSettings
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def _decode(text: str) -> str:
+    out, index = [], 0
+    while index < len(text):
+        if text[index] == "\\" and index + 1 < len(text):
+            out.append("\n" if text[index + 1] == "n" else text[index + 1])
+            index += 2
+        else:
+            out.append(text[index])
+            index += 1
+    return "".join(out)
+
+
+def corpus() -> list[tuple[str, str]]:
+    rows = []
+    for line in (CORPUS / "commands.txt").read_text().splitlines():
+        if not line or line.startswith("#"):
+            continue
+        expected, command = line.split("\t", 1)
+        rows.append((expected, _decode(command)))
+    return rows
+
+
+def strict_settings() -> HookSettings:
+    config = parse_config('[guards]\npreset = "strict"\n', "strict.toml")
+    return HookSettings((), (), 0, tuple(config.hooks.heavy), guard_settings(config))
+
+
+def verdict(command: str, settings: HookSettings) -> str:
+    hook = HookInput("PreToolUse", {"cwd": str(CORPUS), "tool_name": "Bash",
+                                    "tool_input": {"command": command}})
+    findings, _hits = bash_findings(hook, command, settings)
+    return findings[0].guard if findings else "light"
+
+
+ROWS = corpus()
+
+
+def test_the_corpus_is_large_enough_and_holds_every_kind() -> None:
+    kinds = {expected for expected, _ in ROWS}
+    assert len(ROWS) >= 300
+    assert {"heavy-outside-cage", "light", "timer", "wait-loop"} <= kinds
+
+
+def test_every_heavy_command_is_caught_and_no_light_one_touched() -> None:
+    settings = strict_settings()
+    wrong = []
+    caught = flagged = heavy = 0
+    for expected, command in ROWS:
+        got = verdict(command, settings)
+        is_heavy = expected == "heavy-outside-cage"
+        heavy += is_heavy
+        flagged += got == "heavy-outside-cage"
+        caught += is_heavy and got == "heavy-outside-cage"
+        if got != expected:
+            wrong.append(f"{expected} -> {got}: {command!r}")
+    recall = caught / heavy
+    precision = caught / flagged if flagged else 1.0
+    print(f"corpus: {len(ROWS)} commands, {heavy} heavy; recall {recall:.3f}, "
+          f"precision {precision:.3f}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("expected,command", ROWS)
+def test_the_prefilter_never_calls_light_what_the_parser_would_not(
+    expected: str, command: str
+) -> None:
+    settings = strict_settings()
+    if certainly_light(command, settings.heavy, _user_literals(settings)):
+        assert verdict(command, settings) == "light", command
+
+
+def test_default_settings_see_the_same_heavy_list() -> None:
+    assert tuple(default_config().hooks.heavy) == strict_settings().heavy
