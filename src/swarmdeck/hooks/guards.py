@@ -2,8 +2,10 @@
 
 A rule in a prompt is diluted at every compaction; a check before the command runs holds. Each
 guard below names what it refuses and, when it denies, the exact form that is allowed instead.
-`[guards] preset` gives every guard its mode ("remind": the hooks remind as before, "strict":
-every guard denies), `guards.NAME` (with `_` for `-`) sets one. The order of GUARDS is their
+`[guards] preset` gives every guard its mode ("remind", the default, is the behaviour from
+before the guards: heavy work gets its reminder, the subagent limit denies when set, every other
+guard is off; "strict": every guard denies, but run-scope), `guards.NAME` (with `_` for `-`)
+sets one. The order of GUARDS is their
 priority: of several denies, the first one's reason is given (one reason the agent can act on).
 
 An internal error never denies: entry.py turns any exception into "no answer" and one line on
@@ -56,31 +58,31 @@ GUARDS: tuple[Guard, ...] = (
           "remind", "deny"),
     Guard("timer", "Bash, CronCreate",
           "`sleep N` (N >= 30 s) used as a timer, `crontab`, the CronCreate tool",
-          "remind", "deny"),
+          "off", "deny"),
     Guard("wait-loop", "Bash",
           "a while/until loop that waits without `timeout`; `&` inside something in the "
-          "background", "remind", "deny"),
+          "background", "off", "deny"),
     Guard("run-scope", "Bash",
           "heavy work without a SWARMDECK_SCOPE='kind=…; what=…; scope=…; why=…' declaration",
           "off", "off"),
     Guard("subagent-limit", "Agent|Task",
           "a dispatch while hooks.max_running_subagents subagents run", "deny", "deny"),
     Guard("dispatch-lines", "Agent|Task",
-          "a prompt without each of guards.dispatch_required_lines", "remind", "deny"),
+          "a prompt without each of guards.dispatch_required_lines", "off", "deny"),
     Guard("dispatch-types", "Agent|Task",
-          "a subagent type in guards.forbidden_subagent_types", "remind", "deny"),
+          "a subagent type in guards.forbidden_subagent_types", "off", "deny"),
     Guard("thread-cap", "Agent|Task",
           "a prompt whose `thread cap:` line is missing or not this host's heavy threads",
-          "remind", "deny"),
+          "off", "deny"),
     Guard("placeholders", "Agent|Task", "a prompt with an unfilled `<fill in …>`",
-          "remind", "deny"),
+          "off", "deny"),
     Guard("scratch-lock", "Agent|Task",
-          "a `scratch: PATH` another live subagent holds", "remind", "deny"),
+          "a `scratch: PATH` another live subagent holds", "off", "deny"),
     Guard("write-scope", "Write|Edit|MultiEdit|NotebookEdit",
           "a write outside the globs guards.write_scopes gives the agent's type",
-          "remind", "deny"),
+          "off", "deny"),
     Guard("continuation", "SendMessage",
-          "a message to a subagent that has already handed back", "remind", "deny"),
+          "a message to a subagent that has already handed back", "off", "deny"),
     Guard("handback", "SubagentStop",
           "a handback while scratch copies or build folders it made remain, without a "
           "`not deleted: PATH` line", "off", "deny"),
@@ -632,16 +634,15 @@ def handback_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
     from swarmdeck.hooks.scratch_locks import made_folders
 
     message = hook.text("last_assistant_message") or ""
+    cwd = hook.cwd or os.getcwd()
     kept = {
-        os.path.normpath(line.split(":", 1)[1].strip())
+        os.path.normpath(os.path.join(cwd, line.split(":", 1)[1].split()[0]))
         for line in message.splitlines()
-        if line.strip().lower().startswith("not deleted:") and ":" in line
+        if line.strip().lower().startswith("not deleted:") and line.split(":", 1)[1].split()
     }
     left = [
         path for path in made_folders(hook)
         if os.path.isdir(path) and os.path.normpath(path) not in kept
-        and not any(os.path.normpath(path) == os.path.normpath(
-            os.path.join(hook.cwd or "", k)) for k in kept)
     ]
     if not left or broken("guard-handback"):
         return []
@@ -712,3 +713,98 @@ def raise_guard_alert(hook: HookInput, now: float) -> None:
                 )
     finally:
         store.close()
+
+
+# -- samples -------------------------------------------------------------------------------
+
+
+class Sample:
+    """One guard's case as a hook call: the input it refuses and a twin it lets through.
+
+    `event` is the `swarmdeck hook` argument; `setup` names what the call needs around it:
+    "" nothing, "handed-back" a recorded SubagentStop of agent `a-done`, "scratch-held" a
+    hold of /tmp/swarmdeck-sample-scratch by another dispatch, "made-folder" the folder
+    `sample-build-copy` in the call's cwd, made by the transcript the input names (written by
+    the caller from `transcript`), "limit" hooks.max_running_subagents = 1 and one running
+    subagent in the transcript. The selftest turns each row into a cell; the hook tests run
+    each through real `swarmdeck hook` processes."""
+
+    __slots__ = ("allowed", "denied", "event", "guard", "setup")
+
+    def __init__(self, guard: str, event: str, denied: dict[str, Any], allowed: dict[str, Any],
+                 setup: str = "") -> None:
+        self.guard = guard
+        self.event = event
+        self.denied = denied
+        self.allowed = allowed
+        self.setup = setup
+
+
+def _bash(command: str, **more: Any) -> dict[str, Any]:
+    return {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command}, "tool_use_id": "toolu_sample", **more}
+
+
+def _agent(prompt: str, subagent_type: str = "reviewer") -> dict[str, Any]:
+    return {"hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_use_id": "toolu_sample",
+            "tool_input": {"prompt": prompt, "description": "sample",
+                           "subagent_type": subagent_type}}
+
+
+_GOOD_PROMPT = "Review src/.\nheavy tests: do not run\nthread cap: {threads}\n"
+_SUB = {"agent_id": "a-sample", "agent_type": "reviewer"}
+
+SAMPLES: tuple[Sample, ...] = (
+    Sample("heavy-outside-cage", "pre-tool-use",
+           _bash("cargo test --workspace"), _bash("cargo --version")),
+    Sample("heavy-by-subagent", "pre-tool-use",
+           _bash("swarmdeck run --label cargo -- cargo test", **_SUB),
+           _bash("cargo fmt --check", **_SUB)),
+    Sample("timer", "pre-tool-use", _bash("sleep 300; echo check"), _bash("sleep 2; echo check")),
+    Sample("wait-loop", "pre-tool-use",
+           _bash("while ! test -f done; do sleep 5; done"),
+           _bash("timeout 600 bash -c 'while ! test -f done; do sleep 5; done'")),
+    Sample("run-scope", "pre-tool-use",
+           _bash("swarmdeck run --label pytest -- pytest -q"),
+           _bash("SWARMDECK_SCOPE='kind=full; what=all tests; scope=repo; why=before the merge"
+                 " of the parser' swarmdeck run --label pytest -- pytest -q")),
+    Sample("subagent-limit", "pre-tool-use",
+           _agent(_GOOD_PROMPT), _agent(_GOOD_PROMPT), setup="limit"),
+    Sample("dispatch-lines", "pre-tool-use",
+           _agent("Review src/.\nthread cap: {threads}\n"), _agent(_GOOD_PROMPT)),
+    Sample("dispatch-types", "pre-tool-use",
+           _agent(_GOOD_PROMPT, "general-purpose"), _agent(_GOOD_PROMPT)),
+    Sample("thread-cap", "pre-tool-use",
+           _agent("Review src/.\nheavy tests: do not run\nthread cap: 9999\n"),
+           _agent(_GOOD_PROMPT)),
+    Sample("placeholders", "pre-tool-use",
+           _agent(_GOOD_PROMPT + "Scope: <fill in the files>\n"), _agent(_GOOD_PROMPT)),
+    Sample("scratch-lock", "pre-tool-use",
+           _agent(_GOOD_PROMPT + "scratch: /tmp/swarmdeck-sample-scratch\n"),
+           _agent(_GOOD_PROMPT + "scratch: /tmp/swarmdeck-sample-scratch-2\n"),
+           setup="scratch-held"),
+    Sample("write-scope", "pre-tool-use",
+           {"hook_event_name": "PreToolUse", "tool_name": "Write", **_SUB,
+            "tool_input": {"file_path": "src/main.py", "content": "x"}},
+           {"hook_event_name": "PreToolUse", "tool_name": "Write", **_SUB,
+            "tool_input": {"file_path": "docs/review.md", "content": "x"}}),
+    Sample("continuation", "pre-tool-use",
+           {"hook_event_name": "PreToolUse", "tool_name": "SendMessage",
+            "tool_input": {"to": "a-done", "message": "one more thing"}},
+           {"hook_event_name": "PreToolUse", "tool_name": "SendMessage",
+            "tool_input": {"to": "a-running", "message": "one more thing"}},
+           setup="handed-back"),
+    Sample("handback", "subagent-stop",
+           {"hook_event_name": "SubagentStop", "agent_id": "a-sample", "agent_type": "reviewer",
+            "last_assistant_message": "Done.", "stop_hook_active": False},
+           {"hook_event_name": "SubagentStop", "agent_id": "a-sample", "agent_type": "reviewer",
+            "last_assistant_message": "Done.\nnot deleted: sample-build-copy (kept for the"
+            " lead)", "stop_hook_active": False},
+           setup="made-folder"),
+)
+"""One sample per guard, in GUARDS' order. `{threads}` in a prompt stands for the host's
+heavy threads; the write-scope sample needs guards.write_scopes = ["reviewer: docs/**"]."""
+SAMPLE_CONFIG = (
+    '[guards]\npreset = "strict"\nrun_scope = "deny"\nwrite_scopes = ["reviewer: docs/**"]\n'
+)
+"""The config the samples are judged under."""

@@ -1,3 +1,0 @@
-#!/usr/bin/env python3
-import subprocess
-subprocess.run(["pytest"])

@@ -1,0 +1,138 @@
+"""Each guard through real `swarmdeck hook` processes, in the strict preset: its sample call
+(hooks/guards.py SAMPLES) is refused with a reason naming the guard and the allowed form, and
+its twin passes. The same table is what the selftest turns into its cells."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_lines import hook_payload
+from swarmdeck.hooks.guards import GUARDS, SAMPLE_CONFIG, SAMPLES, Sample
+
+THREADS = 3
+SID = "cccc3333-0000-4000-8000-000000000031"
+
+
+def _config(home: Path, extra: str = "") -> None:
+    (home / "config.toml").write_text(
+        f"[cores]\nheavy_threads = {THREADS}\n" + SAMPLE_CONFIG + extra
+    )
+
+
+def _payload(data: dict[str, Any], home: Path, **more: Any) -> dict[str, Any]:
+    fields = json.loads(json.dumps(data).replace("{threads}", str(THREADS)))
+    event = fields.pop("hook_event_name")
+    fields.setdefault("session_id", SID)
+    fields.setdefault("cwd", str(home))
+    fields.update(more)
+    return hook_payload(event, **fields)
+
+
+def _decision(answer: dict[str, Any] | None) -> tuple[str, str]:
+    """("deny"|"block"|"", reason) of a hook's answer."""
+    if not answer:
+        return "", ""
+    if answer.get("decision") == "block":
+        return "block", answer.get("reason", "")
+    out = answer.get("hookSpecificOutput", {})
+    return out.get("permissionDecision", ""), out.get("permissionDecisionReason", "")
+
+
+def _setup(sample: Sample, run_hook, home: Path) -> dict[str, Any]:
+    """What the sample's call needs around it; returns fields to add to both calls."""
+    if sample.setup == "handed-back":
+        stop = hook_payload("SubagentStop", session_id=SID, agent_id="a-done",
+                            agent_type="reviewer", last_assistant_message="Done.",
+                            cwd=str(home))
+        assert run_hook("subagent-stop", stop).returncode == 0
+    if sample.setup == "scratch-held":
+        other = _payload(sample.denied, home, tool_use_id="toolu_other",
+                         session_id="dddd4444-0000-4000-8000-000000000001")
+        assert _decision(run_hook("pre-tool-use", other).answer)[0] == ""
+    if sample.setup == "made-folder":
+        (home / "sample-build-copy").mkdir()
+        transcript = home / "agent-a-sample.jsonl"
+        line = {"type": "assistant", "isSidechain": True, "agentId": "a-sample",
+                "message": {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "toolu_cp", "name": "Bash",
+                     "input": {"command": "cp -r src sample-build-copy"}}]}}
+        transcript.write_text(json.dumps(line) + "\n")
+        return {"agent_transcript_path": str(transcript)}
+    if sample.setup == "limit":
+        _config(home, "\n[hooks]\nmax_running_subagents = 1\n")
+        start = hook_payload("SubagentStart", session_id=SID, agent_id="a-running",
+                             agent_type="reviewer", cwd=str(home))
+        assert run_hook("subagent-start", start).returncode == 0
+    return {}
+
+
+def _release(sample: Sample, run_hook, home: Path) -> None:
+    """Between the denied call and its twin: the limit sample's running subagent ends."""
+    if sample.setup == "limit":
+        stop = hook_payload("SubagentStop", session_id=SID, agent_id="a-running",
+                            agent_type="reviewer", last_assistant_message="Done.",
+                            cwd=str(home))
+        assert run_hook("subagent-stop", stop).returncode == 0
+
+
+def test_every_guard_has_one_sample_in_order() -> None:
+    assert [sample.guard for sample in SAMPLES] == [guard.name for guard in GUARDS]
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[s.guard for s in SAMPLES])
+def test_the_guard_refuses_its_sample_and_lets_its_twin_pass(
+    sample: Sample, run_hook, isolated_home: Path
+) -> None:
+    _config(isolated_home)
+    more = _setup(sample, run_hook, isolated_home)
+    denied = run_hook(sample.event, _payload(sample.denied, isolated_home, **more))
+    assert denied.returncode == 0, denied.stderr
+    decision, reason = _decision(denied.answer)
+    assert decision in ("deny", "block"), (denied.stdout, denied.stderr)
+    assert reason.startswith(f"swarmdeck guard {sample.guard} (refused): "), reason
+    _release(sample, run_hook, isolated_home)
+    allowed = run_hook(sample.event, _payload(sample.allowed, isolated_home, **more))
+    assert allowed.returncode == 0, allowed.stderr
+    assert _decision(allowed.answer)[0] == "", allowed.stdout
+
+
+def test_a_deny_is_recorded_counted_and_raised_as_an_alert(run_hook, isolated_home: Path) -> None:
+    _config(isolated_home)
+    sample = SAMPLES[0]
+    done = run_hook("pre-tool-use", _payload(sample.denied, isolated_home))
+    assert _decision(done.answer)[0] == "deny"
+    db = sqlite3.connect(isolated_home / "state" / "state.db")
+    [(payload,)] = db.execute(
+        "SELECT payload FROM hook_events WHERE tool_name = 'Bash'").fetchall()
+    verdict = json.loads(payload)["swarmdeck_guard"][0]
+    assert verdict["guard"] == "heavy-outside-cage" and verdict["decision"] == "deny"
+    alerts = dict(db.execute("SELECT key, message FROM alerts").fetchall())
+    assert "cargo test" in alerts[f"guard:heavy-outside-cage:{SID}"]
+
+
+def test_the_remind_preset_denies_nothing_but_reminds_of_heavy_work(
+    run_hook, isolated_home: Path
+) -> None:
+    for sample in SAMPLES:
+        if sample.setup or sample.event != "pre-tool-use":
+            continue
+        done = run_hook(sample.event, _payload(sample.denied, isolated_home))
+        assert _decision(done.answer)[0] == "", (sample.guard, done.stdout)
+    heavy = run_hook("pre-tool-use", _payload(SAMPLES[0].denied, isolated_home))
+    assert "is a heavy command (cargo)" in heavy.context
+
+
+def test_an_internal_error_allows_with_one_line(run_hook, isolated_home: Path) -> None:
+    """A scratch hold that cannot be written (its file is a folder) fails the dispatch's
+    answer: the call is allowed, with one line on stderr."""
+    _config(isolated_home)
+    (isolated_home / "state" / "scratch-locks.json").mkdir(parents=True)
+    good = next(s for s in SAMPLES if s.guard == "scratch-lock").allowed
+    done = run_hook("pre-tool-use", _payload(good, isolated_home))
+    assert done.returncode == 0 and done.answer is None
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("swarmdeck hook: "), done.stderr
