@@ -147,14 +147,14 @@ def test_config_show_without_a_file_names_the_path_it_checked(
     assert str(checked) in first and "no config file" in first
 
 
-def test_config_show_prints_each_heavy_pattern_on_its_own_line() -> None:
+def test_config_show_prints_each_heavy_entry_on_its_own_line() -> None:
     from swarmdeck.config import default_config
 
     result = swarmdeck("config", "show")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("hooks.heavy_patterns = ["))
-    patterns = default_config().hooks.heavy_patterns
+    start = next(i for i, line in enumerate(lines) if line.startswith("hooks.heavy = ["))
+    patterns = default_config().hooks.heavy
     shown = lines[start + 1 : start + 1 + len(patterns)]
     assert len(shown) == len(patterns)
     # Each line is one TOML string, as it would be written in the file.

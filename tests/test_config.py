@@ -3,13 +3,11 @@
 import dataclasses
 import json
 import os
-import re
 from pathlib import Path
 
 import pytest
 
 from swarmdeck.config import (
-    HEAVY_PATTERNS,
     SECTIONS,
     Config,
     ConfigLine,
@@ -21,6 +19,8 @@ from swarmdeck.config import (
 )
 from swarmdeck.errors import ConfigError
 from swarmdeck.exitcodes import ExitCode
+from swarmdeck.hooks.heavy import HEAVY_COMMANDS, entries, heavy_entry
+from swarmdeck.hooks.shell_parse import parse
 from swarmdeck.sizes import SizeSpec
 
 G, M = 1024**3, 1024**2
@@ -67,7 +67,8 @@ def test_defaults_are_the_documented_ones() -> None:
     assert watchdog.rss_line == SizeSpec.of_bytes(8 * G)
     assert watchdog.thread_use_fraction == 0.25
     assert (watchdog.long_run, watchdog.escalate_after, watchdog.interval) == (1800, 0, 30)
-    assert config.hooks.heavy_patterns == HEAVY_PATTERNS
+    assert config.hooks.heavy_patterns == ()
+    assert config.hooks.heavy == HEAVY_COMMANDS
     assert config.hooks.max_running_subagents == 0
     assert config.gpu.allowlist == ()
     assert config.gpu.stop_commands == ()
@@ -421,7 +422,10 @@ def test_a_slice_of_safe_names_loads(tmp_path: Path, setting: str) -> None:
 
 
 def heavy(command: str) -> bool:
-    return any(re.search(pattern, command) for pattern in default_config().hooks.heavy_patterns)
+    """Heavy by the default list, through the shell parser (the twelve regexes it replaced
+    were checked against these same commands)."""
+    listed = entries(default_config().hooks.heavy)
+    return any(heavy_entry(item, listed) for item in parse(command).commands)
 
 
 @pytest.mark.parametrize(

@@ -317,9 +317,8 @@ class HooksConfig:
     heavy: tuple[str, ...] = field(
         default=HEAVY_COMMANDS,
         metadata=about(
-            "heavy work, one program (and the words its arguments begin with) per item: `*` any"
-            " text, `...` any words, `-x` an option anywhere; matched against every command the"
-            " shell would run, through wrappers and scripts",
+            "heavy work: a program and the words its arguments begin with; `*` any text, `...`"
+            " any words, `-x` an option anywhere",
             check=heavy_entry_problem,
         ),
     )

@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from regex_patterns import HEAVY_PATTERNS
 
-from swarmdeck.config import HEAVY_PATTERNS
 from swarmdeck.hooks.classify import CLASSIFY_LIMIT, heavy_match
 from swarmdeck.hooks.prefilter import necessary_literals
 from swarmdeck.hooks.settings import HookSettings

@@ -11,16 +11,17 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from regex_patterns import HEAVY_PATTERNS
 
 from swarmdeck import paths
-from swarmdeck.config import HEAVY_PATTERNS
 from swarmdeck.errors import StateError
 from swarmdeck.hook_events import APPLICATION_ID, trimmed
 from swarmdeck.hooks.classify import heavy_match, may_match, workload_label
+from swarmdeck.hooks.heavy import HEAVY_COMMANDS
 from swarmdeck.hooks.payload import HookInput, event_name
 from swarmdeck.hooks.prefilter import necessary_literals
 from swarmdeck.hooks.record import record_event
-from swarmdeck.hooks.settings import CACHE_NAME, hook_settings
+from swarmdeck.hooks.settings import CACHE_NAME, HookSettings, hook_settings
 from swarmdeck.state import APPLICATION_ID as STORE_APPLICATION_ID
 from swarmdeck.state import StateStore
 
@@ -67,7 +68,8 @@ def test_fast_path_writes_only_into_a_swarmdeck_file() -> None:
 
 def test_settings_are_cached_and_follow_config_changes(isolated_home: Path) -> None:
     first = hook_settings()
-    assert first.heavy_patterns == HEAVY_PATTERNS
+    assert first.heavy_patterns == ()
+    assert first.heavy == HEAVY_COMMANDS
     assert (paths.state_dir() / CACHE_NAME).exists()
     assert hook_settings() == first
     (isolated_home / "config.toml").write_text(
@@ -122,12 +124,17 @@ def test_damaged_cache_is_recomputed() -> None:
     hook_settings()
     cache = paths.state_dir() / CACHE_NAME
     cache.write_text("{broken")
-    assert hook_settings().heavy_patterns == HEAVY_PATTERNS
-    assert json.loads(cache.read_text())["settings"]["heavy_patterns"]
+    assert hook_settings().heavy == HEAVY_COMMANDS
+    assert json.loads(cache.read_text())["settings"]["heavy"]
 
 
-def test_default_patterns_classify_commands() -> None:
-    current = hook_settings()
+def _regex_settings() -> HookSettings:
+    """The regexes that were the default, as a user's own `hooks.heavy_patterns`."""
+    return HookSettings(HEAVY_PATTERNS, tuple(necessary_literals(p) for p in HEAVY_PATTERNS), 0)
+
+
+def test_the_former_default_patterns_classify_commands() -> None:
+    current = _regex_settings()
     heavy = [
         "pytest -q", "cd x && python -m pytest tests", "uv run pytest", "make -j8",
         "cargo build --release", "go test ./...", "npm run build", "ctest", "tox -e py311",
@@ -144,7 +151,7 @@ def test_a_light_command_is_decided_without_running_any_pattern(
 ) -> None:
     """The prefilter is the light path's budget: a command holding none of a pattern's
     necessary literals never reaches the regex engine."""
-    current = hook_settings()
+    current = _regex_settings()
     searched: list[str] = []
     real_search = re.search
 

@@ -175,7 +175,7 @@ def label_of(command: Command) -> str:
     return (cleaned or "job")[:40]
 
 
-def heavy_hits(facts: ShellFacts, command: str, settings: HookSettings) -> list[HeavyHit]:
+def heavy_hits(facts: ShellFacts, settings: HookSettings) -> list[HeavyHit]:
     """Every heavy simple command of the call (the list's entries, then the user's regexes)."""
     from swarmdeck.hooks.heavy import entries, heavy_entry
 
@@ -185,14 +185,13 @@ def heavy_hits(facts: ShellFacts, command: str, settings: HookSettings) -> list[
         entry = heavy_entry(item, listed)
         if entry is not None:
             hits.append(HeavyHit(item, entry.text))
-    if not hits and settings.heavy_patterns:
-        from swarmdeck.hooks.classify import heavy_match
+        elif settings.heavy_patterns and not item.dynamic:
+            from swarmdeck.hooks.classify import heavy_match
 
-        match = heavy_match(command, settings)
-        if match is not None:
-            first = next((c for c in facts.commands if not c.dynamic), None)
-            if first is not None:
-                hits.append(HeavyHit(first, match.pattern))
+            # The user's own regexes see each command the shell runs, as its words.
+            match = heavy_match(shlex.join(item.argv), settings)
+            if match is not None:
+                hits.append(HeavyHit(item, match.pattern))
     return hits
 
 
@@ -203,7 +202,7 @@ def bash_findings(hook: HookInput, command: str, settings: HookSettings) -> tupl
     from swarmdeck.hooks.shell_parse import parse
 
     facts = parse(command, hook.cwd)
-    hits = heavy_hits(facts, command, settings)
+    hits = heavy_hits(facts, settings)
     findings: list[Finding] = []
     checks = (
         ("heavy-outside-cage", lambda: _outside_cage(command, hits)),

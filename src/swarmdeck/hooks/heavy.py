@@ -70,7 +70,12 @@ class HeavyEntry:
         self.leading = tuple(w for w in words[1:] if not w.startswith("-"))
 
     def matches(self, argv: list[str]) -> bool:
-        if not argv or not glob_match(self.program, _basename(argv[0])):
+        if not argv:
+            return False
+        name = _basename(argv[0])
+        # A glob also sees the path: `*bench*` is `./bench/run.sh` as the old patterns had it.
+        if not (glob_match(self.program, name) or
+                ("*" in self.program and glob_match(self.program, argv[0]))):
             return False
         args = argv[1:]
         if any(arg in LIGHT_FLAGS for arg in args):

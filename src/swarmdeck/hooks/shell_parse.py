@@ -316,7 +316,6 @@ class _Walker:
             if program == "swarmdeck":
                 inner = _caged(args)
                 if inner is not None:
-                    self.emit([w for w, _ in words], False, context, text)
                     words, context = inner, context.but(caged=True)
                     continue
             if program in WRAPPERS:
