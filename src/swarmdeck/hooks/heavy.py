@@ -224,3 +224,32 @@ def _script_in_command_position(flat: str) -> bool:
 def _assignment(word: str) -> bool:
     name, equals, _value = word.partition("=")
     return bool(equals) and name.replace("_", "a").isalnum() and not name[0].isdigit()
+
+
+def runs_heavy_uncaged(
+    command: str, heavy_lines: tuple[str, ...], patterns: tuple[str, ...] = (),
+    cwd: str | None = None,
+) -> bool:
+    """Whether `command` runs heavy work outside the cage: a simple command of it matches the
+    list, or one of the user's own regexes matches its words (for the watchdog's rule)."""
+    import re
+    import shlex
+
+    from swarmdeck.hooks.shell_parse import parse
+
+    listed = entries(heavy_lines)
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error:
+            continue
+    for item in parse(command, cwd).commands:
+        if item.caged or item.dynamic:
+            continue
+        if heavy_entry(item, listed) is not None:
+            return True
+        words = shlex.join(item.argv)
+        if any(regex.search(words) for regex in compiled):
+            return True
+    return False

@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Iterator
-from functools import lru_cache
-from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from swarmdeck.durations import runtime_text
@@ -249,11 +247,15 @@ def round_ended_without_background(
 def heavy_without_run(
     scene: Scene, history: History, config: Config, now: float
 ) -> list[FindingDraft]:
-    """A heavy command (a `hooks.heavy_patterns` match) that ran without `swarmdeck run`."""
-    heavy = _any_of(config.hooks.heavy_patterns)
+    """A heavy command (`hooks.heavy`, or the user's `hooks.heavy_patterns`) that ran without
+    `swarmdeck run`, read by the hooks' shell parser (hooks/heavy.py)."""
+    from swarmdeck.hooks.heavy import runs_heavy_uncaged
+
     out = []
     for ran in scene.ran_commands:
-        if not heavy(ran.command) or _caged(ran.command):
+        if not runs_heavy_uncaged(
+            ran.command, config.hooks.heavy, config.hooks.heavy_patterns
+        ):
             continue
         session = scene.session(ran.session_id)
         who = _who(session, ran.agent_id) if session else f"session {_short(ran.session_id)}"
@@ -267,29 +269,6 @@ def heavy_without_run(
             session_id=ran.session_id,
         ))
     return out
-
-
-@lru_cache(maxsize=4)
-def _any_of(patterns: tuple[str, ...]) -> Callable[[str], bool]:
-    """Whether any of `patterns` matches: one search per command where they combine into one
-    regex, else (a pattern with its own global flags, say) one search each."""
-    try:
-        combined = re.compile("|".join(f"(?:{pattern})" for pattern in patterns))
-    except re.error:
-        each = [re.compile(pattern) for pattern in patterns]
-        return lambda text: any(p.search(text) for p in each)
-    return lambda text: combined.search(text) is not None
-
-
-def _caged(command: str) -> bool:
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    return any(
-        word.endswith("swarmdeck") and nxt in {"run", "dispatch", "gpu-run", "peer"}
-        for word, nxt in pairwise(words)
-    )
 
 
 def resident_over_line(
