@@ -32,7 +32,7 @@ def test_status_json_has_every_snapshot_key() -> None:
     result = swarmdeck("status", "--json")
     assert result.returncode == 0, result.stderr
     snapshot = json.loads(result.stdout)
-    assert tuple(snapshot) == SNAPSHOT_KEYS
+    assert tuple(snapshot) == (*SNAPSHOT_KEYS, "guards")
     (host,) = snapshot["hosts"]
     assert host["local"] is True
     assert host["mem_total"] > host["slice_cap"] > 0

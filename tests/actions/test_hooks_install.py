@@ -153,7 +153,9 @@ def test_each_entry_is_a_command_handler_claude_code_reads() -> None:
                            "timeout": entry.timeout}]
         expected.setdefault(entry.event, []).append(group)
     assert installed["hooks"] == expected
-    assert {g.get("matcher") for g in installed["hooks"]["PreToolUse"]} == {"Bash", "Agent|Task"}
+    assert {g.get("matcher") for g in installed["hooks"]["PreToolUse"]} == {
+        "Bash", "Agent|Task", "Write|Edit|MultiEdit|NotebookEdit|SendMessage|CronCreate"
+    }
     assert installed["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact|fork"
     for event in ("PostToolUse", "SubagentStart", "SubagentStop", "Stop"):
         assert "matcher" not in installed["hooks"][event][0]

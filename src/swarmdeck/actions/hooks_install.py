@@ -45,6 +45,11 @@ class HookEntry:
 ENTRIES = (
     HookEntry("PreToolUse", "Bash", "pre-tool-use", 10),
     HookEntry("PreToolUse", "Agent|Task", "pre-tool-use", 10),
+    # The tools only guards look at (hooks/guards.py): writes, messages, scheduled prompts.
+    HookEntry(
+        "PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|SendMessage|CronCreate", "pre-tool-use",
+        10,
+    ),
     # Every tool: a finding that appeared during any tool call (a Bash one above all) is said
     # right after it (hooks/findings_note.py), and the watchdog reads the Bash calls' ends.
     HookEntry("PostToolUse", None, "post-tool-use", 10),

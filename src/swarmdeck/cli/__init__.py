@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "approve": "kills",
     "deny": "kills",
     "alerts": "alerts",
+    "guards": "guards",
     "hook": "hooks",
     "hooks": "hooks",
     "demo": "demo",

@@ -47,7 +47,7 @@ def _add_hooks(sub) -> None:
     install = inner.add_parser(
         "install",
         help="merge swarmdeck's hook entries into settings.json (idempotent, with a backup)",
-        usage="swarmdeck hooks install [--user | --project DIR] [--uninstall]",
+        usage="swarmdeck hooks install [--user | --project DIR] [--uninstall | --strict]",
         **example("swarmdeck hooks install --project ."),
     )
     where = install.add_mutually_exclusive_group()
@@ -60,6 +60,10 @@ def _add_hooks(sub) -> None:
     install.add_argument(
         "--uninstall", action="store_true", help="remove swarmdeck's entries, and only those"
     )
+    install.add_argument(
+        "--strict", action="store_true",
+        help='also write [guards] preset = "strict" into the config: every guard denies',
+    )
     install.set_defaults(handler=_hooks_install)
 
 
@@ -67,7 +71,22 @@ def _hooks_install(args: argparse.Namespace) -> int:
     from swarmdeck.actions.hooks_install import apply, settings_path
 
     path = settings_path(user=args.user, project=args.project)
+    if args.strict and args.uninstall:
+        from swarmdeck.errors import UsageError
+
+        raise UsageError("--strict sets the guards' preset on install; leave it out with"
+                         " --uninstall")
     result = apply(path, uninstall=args.uninstall)
+    if args.strict:
+        from swarmdeck.actions.guard_preset import set_strict
+        from swarmdeck.paths import config_path_text
+
+        config = config_path_text()
+        if set_strict(config):
+            print(f'guards: preset = "strict" written to {config}: every guard denies'
+                  " (`swarmdeck guards` lists them)")
+        else:
+            print(f'guards: preset = "strict" already set in {config}')
     if not result.changed:
         state = "not present" if args.uninstall else "already installed"
         print(f"swarmdeck hooks {state} in {path}; nothing changed")

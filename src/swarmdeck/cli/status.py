@@ -33,8 +33,18 @@ def _status(args: argparse.Namespace) -> int:
     )
     if args.json:
         import json
+        import time
 
-        print(json.dumps(snapshot.to_json(), indent=2))
+        from swarmdeck.hooks.guards import COUNT_WINDOW, guard_counts
+
+        data = snapshot.to_json()
+        with store.read() as conn:
+            data["guards"] = {
+                "preset": config.guards.preset,
+                "window_s": COUNT_WINDOW,
+                "counts": guard_counts(conn, time.time() - COUNT_WINDOW),
+            }
+        print(json.dumps(data, indent=2))
     else:
         from swarmdeck.status_report import print_status
 

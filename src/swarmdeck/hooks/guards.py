@@ -807,3 +807,35 @@ SAMPLE_CONFIG = (
     '[guards]\npreset = "strict"\nrun_scope = "deny"\nwrite_scopes = ["reviewer: docs/**"]\n'
 )
 """The config the samples are judged under."""
+
+
+# -- counts --------------------------------------------------------------------------------
+
+COUNT_WINDOW = 24 * 3600.0
+
+
+def guard_counts(conn: Any, since: float) -> dict[str, dict[str, int]]:
+    """Per guard, how often it reminded and denied in hook events received since `since`.
+
+    Light calls wait in the spool, but a call a guard answered never does: it is in
+    hook_events as soon as it is answered."""
+    import json
+
+    counts = {guard.name: {"remind": 0, "deny": 0} for guard in GUARDS}
+    rows = conn.execute(
+        "SELECT payload FROM hook_events WHERE received_at >= ? AND payload LIKE ?",
+        (since, f'%"{GUARD_FIELD}"%'),
+    )
+    for (payload,) in rows:
+        try:
+            verdicts = json.loads(payload).get(GUARD_FIELD)
+        except (ValueError, AttributeError):
+            continue
+        for verdict in verdicts if isinstance(verdicts, list) else []:
+            if not isinstance(verdict, dict):
+                continue
+            figures = counts.get(str(verdict.get("guard")))
+            decision = verdict.get("decision")
+            if figures is not None and decision in figures:
+                figures[decision] += 1
+    return counts

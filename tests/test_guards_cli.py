@@ -1,0 +1,83 @@
+"""`swarmdeck guards`, the `guards` figures of `status --json`, `hooks install --strict`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from swarmdeck.actions.guard_preset import with_strict_preset
+from swarmdeck.hooks.guards import GUARDS
+
+SWARMDECK = Path(sys.executable).parent / "swarmdeck"
+
+
+def swarmdeck(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SWARMDECK, *args], capture_output=True, text=True, timeout=60,
+                          input=stdin, env=dict(os.environ))
+
+
+def _deny_once(home: Path) -> None:
+    payload = {"session_id": "s-guards", "transcript_path": "/nonexistent", "cwd": str(home),
+               "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "sleep 300; echo check"}}
+    done = swarmdeck("hook", "pre-tool-use", stdin=json.dumps(payload))
+    assert '"permissionDecision": "deny"' in done.stdout, done.stderr
+
+
+def test_guards_lists_every_guard_with_its_mode_and_counts(isolated_home: Path) -> None:
+    done = swarmdeck("guards", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["preset"] == "remind"
+    assert [row["guard"] for row in data["guards"]] == [guard.name for guard in GUARDS]
+    modes = {row["guard"]: row["mode"] for row in data["guards"]}
+    assert modes["heavy-outside-cage"] == "remind" and modes["timer"] == "off"
+    (isolated_home / "config.toml").write_text('[guards]\npreset = "strict"\n')
+    _deny_once(isolated_home)
+    rows = {row["guard"]: row for row in json.loads(swarmdeck("guards", "--json").stdout)["guards"]}
+    assert rows["timer"]["mode"] == "deny" and rows["timer"]["denied_24h"] == 1
+    assert rows["run-scope"]["mode"] == "off"
+    text = swarmdeck("guards").stdout
+    assert "preset: strict" in text and "timer" in text
+
+
+def test_status_json_counts_the_guards(isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text('[guards]\npreset = "strict"\n')
+    _deny_once(isolated_home)
+    done = swarmdeck("status", "--json")
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)["guards"]
+    assert figures["preset"] == "strict"
+    assert figures["counts"]["timer"] == {"remind": 0, "deny": 1}
+
+
+def test_hooks_install_strict_writes_the_preset_and_keeps_the_file(
+    isolated_home: Path,
+) -> None:
+    config = isolated_home / "config.toml"
+    config.write_text("# mine\n[memory]\nreserve = \"1G\"\n\n[guards]\ntimer = \"off\"\n")
+    done = swarmdeck("hooks", "install", "--strict")
+    assert done.returncode == 0, done.stderr
+    text = config.read_text()
+    assert text.startswith("# mine\n") and 'preset = "strict"' in text and 'timer = "off"' in text
+    listed = json.loads(swarmdeck("guards", "--json").stdout)["guards"]
+    rows = {row["guard"]: row["mode"] for row in listed}
+    assert rows["heavy-outside-cage"] == "deny" and rows["timer"] == "off"
+    settings = json.loads((isolated_home / "claude" / "settings.json").read_text())
+    matchers = [group.get("matcher") for group in settings["hooks"]["PreToolUse"]]
+    assert "Write|Edit|MultiEdit|NotebookEdit|SendMessage|CronCreate" in matchers
+    again = swarmdeck("hooks", "install", "--strict")
+    assert "already set" in again.stdout
+
+
+def test_the_strict_preset_is_written_into_any_shape_of_file() -> None:
+    assert with_strict_preset("") == '[guards]\npreset = "strict"\n'
+    assert with_strict_preset("[ui]\nbell = true") == (
+        '[ui]\nbell = true\n\n[guards]\npreset = "strict"\n'
+    )
+    assert with_strict_preset('[guards]\npreset = "remind"\n[ui]\n') == (
+        '[guards]\npreset = "strict"\n[ui]\n'
+    )
