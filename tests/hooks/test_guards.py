@@ -136,3 +136,23 @@ def test_an_internal_error_allows_with_one_line(run_hook, isolated_home: Path) -
     done = run_hook("pre-tool-use", _payload(good, isolated_home))
     assert done.returncode == 0 and done.answer is None
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("swarmdeck hook: "), done.stderr
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[s.guard for s in SAMPLES])
+def test_the_guards_break_switch_lets_its_sample_through(
+    sample: Sample, run_hook, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside a selftest (a marker naming this live process), `SWARMDECK_BREAK=guard-NAME`
+    switches the guard's decisive test off: its sample is no longer refused by it."""
+    from swarmdeck.breaks import BREAK_VARIABLE, MARKER_VARIABLE, SWITCHES, write_marker
+
+    assert f"guard-{sample.guard}" in SWITCHES
+    marker = isolated_home / "selftest-marker"
+    write_marker(str(marker))
+    _config(isolated_home)
+    more = _setup(sample, run_hook, isolated_home)
+    monkeypatch.setenv(MARKER_VARIABLE, str(marker))
+    monkeypatch.setenv(BREAK_VARIABLE, f"guard-{sample.guard}")
+    done = run_hook(sample.event, _payload(sample.denied, isolated_home, **more))
+    assert done.returncode == 0, done.stderr
+    assert f"guard {sample.guard} " not in _decision(done.answer)[1], done.stdout
