@@ -199,7 +199,12 @@ def _bash(hook: HookInput) -> dict[str, Any] | None:
     from swarmdeck.hooks.settings import hook_settings
 
     settings = hook_settings()
-    if certainly_light(command[:CLASSIFY_LIMIT], settings.heavy, _user_literals(settings)):
+    modes = settings.guards.get("modes", {})
+    waits = modes.get("timer", "off") != "off" or modes.get("wait-loop", "off") != "off"
+    head = command[:CLASSIFY_LIMIT]
+    if len(command) <= CLASSIFY_LIMIT and certainly_light(
+        head, settings.heavy, _user_literals(settings), waits
+    ):
         return None
     from swarmdeck.hooks.guards import bash_findings, context_answer, decide
 

@@ -148,20 +148,26 @@ def entry_problem(lines: tuple[str, ...]) -> str | None:
     return None
 
 
-def certainly_light(command: str, heavy_lines: tuple[str, ...], literals: tuple[str, ...] | None
-                    ) -> bool:
+def certainly_light(
+    command: str,
+    heavy_lines: tuple[str, ...],
+    literals: tuple[str, ...] | None,
+    waits: bool = True,
+) -> bool:
     """True only when no parse could find heavy work or a guard's case in `command`.
 
     `literals`: strings one of which each of the user's own `hooks.heavy_patterns` needs
-    (None: some pattern has none, so every command is parsed; empty: no patterns)."""
+    (None: some pattern has none, so every command is parsed; empty: no patterns). `waits`:
+    whether the timer or wait-loop guard is on (else sleeps, loops and `&` need no parse)."""
     if literals is None or "$'" in command:
         return False
     flat = command.replace("\\\n", "").replace("'", "").replace('"', "").replace("\\", "")
     if any(literal in command or literal in flat for literal in literals):
         return False
     lone = flat.replace("&&", "").replace(">&", "").replace("&>", "").replace("|&", "")
-    if lone.count("&") >= 2:
+    if waits and lone.count("&") >= 2:
         return False
+    guard_words = GUARD_WORDS if waits else frozenset()
     exact, globs = _programs(heavy_lines)
     for token in _tokens(flat):
         names = [token, _basename(token)]
@@ -170,7 +176,7 @@ def certainly_light(command: str, heavy_lines: tuple[str, ...], literals: tuple[
         if "=" in token:
             names.append(token.split("=", 1)[1])
         for name in names:
-            if name in exact or name in GUARD_WORDS:
+            if name in exact or name in guard_words:
                 return False
             if any(glob_match(glob, name) for glob in globs):
                 return False
