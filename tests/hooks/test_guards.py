@@ -156,3 +156,37 @@ def test_the_guards_break_switch_lets_its_sample_through(
     done = run_hook(sample.event, _payload(sample.denied, isolated_home, **more))
     assert done.returncode == 0, done.stderr
     assert f"guard {sample.guard} " not in _decision(done.answer)[1], done.stdout
+
+
+def _sample(name: str) -> Sample:
+    return next(sample for sample in SAMPLES if sample.guard == name)
+
+
+def test_a_scratch_hold_of_a_session_that_ended_is_free(run_hook, isolated_home: Path) -> None:
+    """Where Claude Code keeps pid files, a hold whose session has none is not live."""
+    _config(isolated_home)
+    sample = _sample("scratch-lock")
+    _setup(sample, run_hook, isolated_home)
+    (isolated_home / "claude" / "sessions").mkdir(parents=True)
+    done = run_hook("pre-tool-use", _payload(sample.denied, isolated_home))
+    assert _decision(done.answer)[0] == "", done.stdout
+
+
+def test_a_blocked_handback_is_no_handback_for_continuation(
+    run_hook, isolated_home: Path
+) -> None:
+    """A SubagentStop the handback guard blocked keeps the subagent working: a message to it
+    is a message to a running subagent."""
+    _config(isolated_home)
+    handback = _sample("handback")
+    more = _setup(handback, run_hook, isolated_home)
+    blocked = run_hook("subagent-stop", _payload(handback.denied, isolated_home, **more))
+    assert _decision(blocked.answer)[0] == "block"
+    message = {"hook_event_name": "PreToolUse", "tool_name": "SendMessage",
+               "tool_input": {"to": "a-sample", "message": "go on"}}
+    done = run_hook("pre-tool-use", _payload(message, isolated_home))
+    assert _decision(done.answer)[0] == "", done.stdout
+    handed = run_hook("subagent-stop", _payload(handback.allowed, isolated_home, **more))
+    assert _decision(handed.answer)[0] == ""
+    again = run_hook("pre-tool-use", _payload(message, isolated_home))
+    assert _decision(again.answer)[0] == "deny"

@@ -490,18 +490,28 @@ def _continuation(hook: HookInput) -> Finding | None:
 
 
 def handed_back(agent_id: str) -> bool:
-    """Whether a SubagentStop of this agent is recorded."""
+    """Whether a SubagentStop of this agent is recorded that the handback guard let through
+    (a blocked one keeps the subagent working)."""
+    import json
+
     conn = _state_connection()
     if conn is None:
         return False
     try:
-        row = conn.execute(
-            "SELECT 1 FROM hook_events WHERE event = 'SubagentStop' AND agent_id = ? LIMIT 1",
+        rows = conn.execute(
+            "SELECT payload FROM hook_events WHERE event = 'SubagentStop' AND agent_id = ?",
             (agent_id,),
-        ).fetchone()
+        ).fetchall()
     finally:
         conn.close()
-    return row is not None
+    for (payload,) in rows:
+        try:
+            verdicts = json.loads(payload or "{}").get(GUARD_FIELD) or []
+        except (ValueError, AttributeError):
+            verdicts = []
+        if not any(isinstance(v, dict) and v.get("decision") == "deny" for v in verdicts):
+            return True
+    return False
 
 
 def _state_connection() -> Any:

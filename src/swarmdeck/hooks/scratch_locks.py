@@ -72,13 +72,28 @@ def _live(hold: Any, now: float) -> bool:
 
 
 def holder(path: str, tool_use_id: str | None, now: float | None = None) -> str | None:
-    """Who holds `path` other than the dispatch `tool_use_id`, described; None if free."""
+    """Who holds `path` other than the dispatch `tool_use_id`, described; None if free.
+
+    A hold is live while it is younger than HOLD_FOR and, where Claude Code writes pid files,
+    while its session's Claude Code process runs (probes/claude/live_sessions.py)."""
     now = time.time() if now is None else now
     hold = _load().get(path)
     if not _live(hold, now) or hold.get("tool_use_id") == tool_use_id:
         return None
+    if not _session_live(hold.get("session_id")):
+        return None
     who = hold.get("agent_id") or f"the dispatch {hold.get('tool_use_id')}"
     return f"subagent {who} of session {str(hold.get('session_id') or '')[:8]}"
+
+
+def _session_live(session_id: object) -> bool:
+    """Whether the holder's session may still run: its pid file says so, or none are kept."""
+    from swarmdeck.probes.claude.live_sessions import pid_files
+
+    files = pid_files(paths.claude_dir())
+    if not files.folder_exists or not isinstance(session_id, str):
+        return True
+    return session_id in files.live
 
 
 def take(path: str, hook: HookInput, now: float | None = None) -> None:
