@@ -141,3 +141,12 @@ def test_only_a_swarmdeck_wrapper_with_its_command_counts_as_caged() -> None:
     assert caged_command("swarmdeck hooks install -- --user") is None
     assert caged_command("swarmdeck run --cap 4G") is None
     assert caged_command("pytest -q -- swarmdeck run") is None
+
+
+def test_the_label_comes_from_the_parsed_command(run_hook, tmp_path: Path) -> None:
+    """`(make test &) &` once suggested `--label '(make'`: the label is the program the shell
+    runs, read by the parser."""
+    text = _heavy(run_hook, "(make test &) &", tmp_path)
+    assert "--label make " in text and "(make'" not in text
+    text = _heavy(run_hook, "FOO=1 nohup ionice -c3 python -m pytest -q &", tmp_path)
+    assert "--label pytest " in text
