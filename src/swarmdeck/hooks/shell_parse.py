@@ -109,6 +109,7 @@ class Loop:
         self.timeout = timeout
         self.background = background
         self.sleeps = False
+        """It runs `sleep`, or loops on `true`: it waits for something rather than works."""
 
     @property
     def waits(self) -> bool:
@@ -119,8 +120,7 @@ class Command:
     """One simple command the shell would start, past every wrapper and runner."""
 
     __slots__ = (
-        "argv", "assignments", "background", "caged", "dynamic", "followed", "loop", "text",
-        "timeout", "via",
+        "argv", "assignments", "background", "caged", "dynamic", "loop", "text", "timeout", "via",
     )
 
     def __init__(self, argv: list[str], dynamic: bool, context: _Context, text: str) -> None:
@@ -135,8 +135,6 @@ class Command:
         self.via = context.via
         """How it is reached: "" at the top, else e.g. `bash -c`, `script ci.sh`."""
         self.text = text
-        self.followed = False
-        """Another command runs after this one in the same sequence (set by the walk)."""
 
     @property
     def program(self) -> str:
@@ -217,14 +215,7 @@ class _Walker:
 
     def source(self, text: str, context: _Context) -> None:
         tree = _parser().parse(text.encode("utf-8", "surrogateescape"))
-        before = len(self.facts.commands)
         self.node(tree.root_node, context)
-        self._mark_followed(before)
-
-    def _mark_followed(self, start: int) -> None:
-        commands = self.facts.commands
-        for index in range(start, len(commands) - 1):
-            commands[index].followed = True
 
     def node(self, node: Node, context: _Context) -> None:
         kind = node.type
@@ -267,8 +258,8 @@ class _Walker:
         assignments: list[str] = list(context.assignments)
         words: list[tuple[str, bool]] = []
         bodies: list[str] = list(context.stdin)
-        for child in node.children:
-            field = node.field_name_for_child(_index(node, child))
+        for index, child in enumerate(node.children):
+            field = node.field_name_for_child(index)
             if child.type == "variable_assignment":
                 assignments.append(_value(child)[0])
                 self._substitutions(child, context)
@@ -509,13 +500,6 @@ def _shell_text(text: str) -> bool:
 
 def _text(node: Node) -> str:
     return (node.text or b"").decode("utf-8", "surrogateescape")
-
-
-def _index(parent: Node, child: Node) -> int:
-    for index, item in enumerate(parent.children):
-        if item.id == child.id:
-            return index
-    return -1
 
 
 def _redirect_body(node: Node) -> str:
