@@ -119,6 +119,21 @@ def timed(argv: list[str], stdin: bytes, env: dict[str, str], name: str = "") ->
     return time.perf_counter() - start
 
 
+def prefilter_line() -> str:
+    """What the prefilter (hooks/heavy.py certainly_light) costs per call, in process."""
+    import timeit
+
+    from swarmdeck.hooks.heavy import HEAVY_COMMANDS, certainly_light
+
+    command = json.loads(LIGHT)["tool_input"]["command"]
+    runs = 20000
+    seconds = timeit.timeit(lambda: certainly_light(command, HEAVY_COMMANDS, ()), number=runs)
+    return (
+        f"prefilter: {seconds / runs * 1e6:.0f} µs per light command, in process (it decides"
+        " the light path without importing the parser)"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
@@ -207,6 +222,7 @@ def main() -> int:
         f"light command through the parser / bare venv python: {parsed / bare:.2f} (the"
         f" prefilter spares light commands {parsed - light:.1f} ms)",
     ]
+    verdicts.append(prefilter_line())
     text = "\n".join(
         [
             f"Runs: {args.runs} per case, interleaved; {os.cpu_count()} cores, load average "
