@@ -32,6 +32,7 @@ def test_guards_lists_every_guard_with_its_mode_and_counts(isolated_home: Path) 
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["preset"] == "remind"
+    assert data["heavy_threads"] == max(1, (os.cpu_count() or 2) - 1)
     assert [row["guard"] for row in data["guards"]] == [guard.name for guard in GUARDS]
     modes = {row["guard"]: row["mode"] for row in data["guards"]}
     assert modes["heavy-outside-cage"] == "remind" and modes["timer"] == "off"

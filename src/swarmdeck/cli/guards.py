@@ -42,13 +42,20 @@ def guard_rows(config, store, now: float) -> list[dict[str, object]]:
 
 
 def _guards(args: argparse.Namespace) -> int:
+    from swarmdeck.hooks.guards import heavy_threads
+
     config, store = context()
     rows = guard_rows(config, store, time.time())
+    threads = heavy_threads(config)
     if args.json:
-        print(json.dumps({"preset": config.guards.preset, "guards": rows}, indent=2))
+        print(json.dumps(
+            {"preset": config.guards.preset, "heavy_threads": threads, "guards": rows}, indent=2
+        ))
         return ExitCode.OK
     print(f"preset: {config.guards.preset} (guards.preset; `swarmdeck hooks install --strict`"
           " sets strict)")
+    print(f"heavy threads here: {threads} (a dispatch prompt's `thread cap: {threads}`;"
+          " cores.heavy_threads, else cores - 1)")
     width = max(len(str(row["guard"])) for row in rows)
     print(f"{'guard':<{width}}  {'mode':<6}  {'24h reminded':>12}  {'denied':>6}  refuses")
     for row in rows:
