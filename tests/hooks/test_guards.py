@@ -190,3 +190,26 @@ def test_a_blocked_handback_is_no_handback_for_continuation(
     assert _decision(handed.answer)[0] == ""
     again = run_hook("pre-tool-use", _payload(message, isolated_home))
     assert _decision(again.answer)[0] == "deny"
+
+
+@pytest.mark.parametrize(
+    "command,allowed",
+    [
+        ("cargo test --workspace", "run --label cargo -- cargo test --workspace"),
+        ("bash verify.sh", "run --label cargo -- bash verify.sh"),
+        ("nohup ionice -c3 pytest -q", "run --label pytest -- nohup ionice -c3 pytest -q"),
+        ("cd . && make test", "run --label make -- bash -c 'cd . && make test'"),
+    ],
+)
+def test_the_deny_names_the_exact_line_to_run_instead(
+    command: str, allowed: str, run_hook, isolated_home: Path
+) -> None:
+    """The allowed form is the command's own words under `swarmdeck run`, labelled by the
+    program the heavy work runs (here read from the script), or `bash -c` for a sequence."""
+    _config(isolated_home)
+    (isolated_home / "verify.sh").write_text("set -e\ncargo test\n")
+    done = run_hook("pre-tool-use", _payload(
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+         "tool_input": {"command": command}}, isolated_home))
+    decision, reason = _decision(done.answer)
+    assert decision == "deny" and reason.endswith(allowed), reason

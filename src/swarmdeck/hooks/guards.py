@@ -205,11 +205,11 @@ def bash_findings(hook: HookInput, command: str, settings: HookSettings) -> tupl
     hits = heavy_hits(facts, settings)
     findings: list[Finding] = []
     checks = (
-        ("heavy-outside-cage", lambda: _outside_cage(command, hits)),
-        ("heavy-by-subagent", lambda: _by_subagent(hook, command, hits, settings)),
+        ("heavy-outside-cage", lambda: _outside_cage(command, facts, hits)),
+        ("heavy-by-subagent", lambda: _by_subagent(hook, command, facts, hits, settings)),
         ("timer", lambda: _timer(facts)),
         ("wait-loop", lambda: _wait_loop(facts)),
-        ("run-scope", lambda: _run_scope(command, hits)),
+        ("run-scope", lambda: _run_scope(command, facts, hits)),
     )
     for name, check in checks:
         if mode(settings, name) == "off":
@@ -220,24 +220,21 @@ def bash_findings(hook: HookInput, command: str, settings: HookSettings) -> tupl
     return findings, hits
 
 
-def run_line(command: str, hits: list[HeavyHit]) -> str:
+def run_line(command: str, facts: ShellFacts, hits: list[HeavyHit]) -> str:
     """The exact `swarmdeck run --label L -- CMD` line for this call."""
     from swarmdeck.actions.hooks_install import swarmdeck_executable
 
     if hits and all(hit.command.caged for hit in hits):
         return command.strip()
-    argv = _argv(command)
+    argv = _argv(command, facts)
     program = shlex.quote(swarmdeck_executable())
     label = hits[0].label if hits else "job"
     return f"{program} run --label {shlex.quote(label)} -- {shlex.join(argv)}"
 
 
-def _argv(command: str) -> list[str]:
+def _argv(command: str, facts: ShellFacts) -> list[str]:
     """The command's own words when it is one simple command, else `bash -c COMMAND`."""
-    from swarmdeck.hooks.shell_parse import parse
-
     text = command.strip()
-    facts = parse(text)
     top = [item for item in facts.commands if not item.via]
     simple = (
         len(top) == 1
@@ -265,19 +262,20 @@ def _seen(hit: HeavyHit) -> str:
     return f"`{shlex.join(hit.command.argv)[:120]}` (heavy: {hit.entry}{via})"
 
 
-def _outside_cage(command: str, hits: list[HeavyHit]) -> Finding | None:
+def _outside_cage(command: str, facts: ShellFacts, hits: list[HeavyHit]) -> Finding | None:
     uncaged = [hit for hit in hits if not hit.command.caged]
     if not uncaged or broken("guard-heavy-outside-cage"):
         return None
     return Finding(
         "heavy-outside-cage",
         f"`{_short(command)}` runs {_seen(uncaged[0])} outside the cage",
-        f"Run it as: {run_line(command, uncaged)}",
+        f"Run it as: {run_line(command, facts, uncaged)}",
     )
 
 
 def _by_subagent(
-    hook: HookInput, command: str, hits: list[HeavyHit], settings: HookSettings
+    hook: HookInput, command: str, facts: ShellFacts, hits: list[HeavyHit],
+    settings: HookSettings,
 ) -> Finding | None:
     if not hits:
         return None
@@ -288,7 +286,7 @@ def _by_subagent(
             "heavy-by-subagent",
             f"a subagent ({hook.agent_id}) may not start heavy work: {_seen(hits[0])}",
             "Heavy tests are run by the main agent: hand back and say in your report which"
-            f" command to run, as: {run_line(command, hits)}",
+            f" command to run, as: {run_line(command, facts, hits)}",
         )
     prefix = str(settings.guards.get("heavy_prefix") or "")
     if prefix and not command.lstrip().startswith(prefix):
@@ -297,7 +295,7 @@ def _by_subagent(
         return Finding(
             "heavy-by-subagent",
             f"heavy work without the declaration guards.heavy_prefix asks for: {_seen(hits[0])}",
-            f"Declare it and run it caged: {prefix} {run_line(command, hits)}",
+            f"Declare it and run it caged: {prefix} {run_line(command, facts, hits)}",
         )
     return None
 
@@ -402,13 +400,13 @@ def scope_kind(command: Command) -> str:
     return "full"
 
 
-def _run_scope(command: str, hits: list[HeavyHit]) -> Finding | None:
+def _run_scope(command: str, facts: ShellFacts, hits: list[HeavyHit]) -> Finding | None:
     if not hits:
         return None
     hit = hits[0]
     declared = scope_declaration(hit.command)
     form = (f"{SCOPE_VARIABLE}='kind={scope_kind(hit.command)}; what=…; scope=…; why=…' "
-            + run_line(command, hits))
+            + run_line(command, facts, hits))
     problem = None
     if declared is None:
         problem = f"heavy work without a {SCOPE_VARIABLE} declaration"
