@@ -213,3 +213,30 @@ def test_the_deny_names_the_exact_line_to_run_instead(
          "tool_input": {"command": command}}, isolated_home))
     decision, reason = _decision(done.answer)
     assert decision == "deny" and reason.endswith(allowed), reason
+
+
+def test_the_cron_create_tool_is_a_timer(run_hook, isolated_home: Path) -> None:
+    _config(isolated_home)
+    cron = {"hook_event_name": "PreToolUse", "tool_name": "CronCreate",
+            "tool_input": {"cron": "*/5 * * * *", "prompt": "check the build"}}
+    decision, reason = _decision(run_hook("pre-tool-use", _payload(cron, isolated_home)).answer)
+    assert decision == "deny" and "swarmdeck watch --wake" in reason
+
+
+def test_with_a_heavy_prefix_the_main_agent_declares_its_heavy_work(
+    run_hook, isolated_home: Path
+) -> None:
+    (isolated_home / "config.toml").write_text(
+        '[guards]\npreset = "strict"\nheavy_prefix = "SWARMDECK_HEAVY=commit"\n'
+    )
+    caged = "swarmdeck run --label cargo -- cargo test"
+    done = run_hook("pre-tool-use", _payload(
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+         "tool_input": {"command": caged}}, isolated_home))
+    decision, reason = _decision(done.answer)
+    assert decision == "deny" and reason.startswith("swarmdeck guard heavy-by-subagent")
+    assert reason.endswith(f"SWARMDECK_HEAVY=commit {caged}"), reason
+    declared = run_hook("pre-tool-use", _payload(
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+         "tool_input": {"command": f"SWARMDECK_HEAVY=commit {caged}"}}, isolated_home))
+    assert _decision(declared.answer)[0] == "", declared.stdout
