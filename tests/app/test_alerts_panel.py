@@ -69,3 +69,17 @@ async def test_a_in_an_empty_alerts_panel_says_there_are_no_alerts(isolated_home
         said = [str(n.message) for n in app._notifications]
     assert said == ["no open alerts: nothing to acknowledge"]
     store.close()
+
+
+async def test_the_guards_line_counts_the_refusals_of_open_guard_alerts(isolated_home):
+    app, store = _room(isolated_home)
+    now = time.time()
+    with store.transaction() as conn:
+        for key in ("guard:timer:s1", "guard:timer:s1", "guard:heavy-outside-cage:s2"):
+            raise_alert(conn, key, "warning", "guard", None, "guard refused", now)
+    async with app.run_test(size=(160, 60)) as pilot:
+        panel = app.query_one("#alerts")
+        await until(pilot, lambda: "guards:" in str(panel.border_subtitle), "the guards line")
+        assert str(panel.border_subtitle).startswith(
+            "guards: 3 refusals by 2 guards (`swarmdeck guards`)"
+        )

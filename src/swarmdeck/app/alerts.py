@@ -11,6 +11,7 @@ from textual.binding import Binding
 
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.panel import Rows, StorePanel, TablePanel
+from swarmdeck.hooks.guards import ALERT_SOURCE
 from swarmdeck.probes.records import Alert, open_alerts
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
@@ -38,6 +39,18 @@ class AlertsPanel(StorePanel, TablePanel):
     def rows(self, snapshot: Snapshot, now: float) -> Rows:
         newest = sorted(snapshot.alerts, key=lambda alert: -alert.last_seen_at)
         return {str(alert.id): in_order(alert_cells(alert, now), ALERT_COLUMNS) for alert in newest}
+
+    def subtitle(self, snapshot: Snapshot, rows: Rows) -> str:
+        """The guards line: how many refusals the open guard alerts hold (hooks/guards.py
+        raises one per guard and session, counted on each repeat); nothing when none."""
+        guarded = [alert for alert in snapshot.alerts if alert.source == ALERT_SOURCE]
+        if not guarded:
+            return ""
+        refusals = sum(alert.count for alert in guarded)
+        guards = len({alert.key.split(":")[1] for alert in guarded if alert.key.count(":") >= 2})
+        said = "refusal" if refusals == 1 else "refusals"
+        by = "guard" if guards == 1 else "guards"
+        return f"guards: {refusals} {said} by {guards} {by} (`swarmdeck guards`)"
 
     def selected_alert(self) -> Alert | None:
         chosen = self.query_one(KeyedTable).cursor_key()

@@ -93,6 +93,8 @@ TIMER_SECONDS = 30.0
 """A foreground sleep at least this long, outside a loop, is a timer."""
 LOOP_TIMEOUT = "600"
 """Seconds the `timeout …` form a wait-loop deny suggests allows the loop."""
+ALERT_SOURCE = "guard"
+"""The source of the alerts a deny raises (the Alerts panel counts them on its guards line)."""
 GUARD_FIELD = "swarmdeck_guard"
 """Key under which a call's guard verdicts are kept in its recorded hook event."""
 SCOPE_VARIABLE = "SWARMDECK_SCOPE"
@@ -715,7 +717,7 @@ def raise_guard_alert(hook: HookInput, now: float) -> None:
             for name in guards:
                 session = (hook.session_id or "")[:8]
                 raise_alert(
-                    conn, f"guard:{name}:{hook.session_id or ''}", "warning", "guard", None,
+                    conn, f"guard:{name}:{hook.session_id or ''}", "warning", ALERT_SOURCE, None,
                     f"guard {name} refused in session {session}: {verdicts[name][:200]}", now,
                 )
     finally:
