@@ -199,6 +199,12 @@ class MemoryConfig:
     )
 
 
+def heavy_thread_budget(setting: int, cores: int) -> int:
+    """A host's registered heavy threads: `heavy_threads` when set, else its cores less one
+    (one left for the agents and the shell), fixed whatever the load."""
+    return setting or max(1, cores - 1)
+
+
 @dataclass(frozen=True)
 class CoresConfig:
     """How many threads heavy work may use on this host."""
@@ -206,7 +212,8 @@ class CoresConfig:
     heavy_threads: int = field(
         default=0,
         metadata=about(
-            "threads heavy jobs may use at once on this host; 0 = the number of cores",
+            "threads heavy jobs may use at once on this host (a dispatch prompt's `thread cap:`);"
+            " 0 = the number of cores less one",
             minimum=0,
             maximum=MAX_THREADS,
         ),

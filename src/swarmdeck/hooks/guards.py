@@ -144,10 +144,10 @@ def guard_settings(config: Config) -> dict[str, Any]:
 
 
 def heavy_threads(config: Config) -> int:
-    """The host's registered heavy-thread count: cores.heavy_threads, else cores − 1."""
-    if config.cores.heavy_threads:
-        return config.cores.heavy_threads
-    return max(1, (os.cpu_count() or 2) - 1)
+    """The host's registered heavy-thread count (config.heavy_thread_budget)."""
+    from swarmdeck.config import heavy_thread_budget
+
+    return heavy_thread_budget(config.cores.heavy_threads, os.cpu_count() or 1)
 
 
 def mode(settings: HookSettings, name: str) -> str:

@@ -213,7 +213,9 @@ def host_snapshot(
     meminfo = read_meminfo() if meminfo is None else meminfo
     total = meminfo["MemTotal"]
     count = os.cpu_count() or 1
-    heavy = config.cores.heavy_threads or count
+    from swarmdeck.config import heavy_thread_budget
+
+    heavy = heavy_thread_budget(config.cores.heavy_threads, count)
     cores = Cores(
         count=count,
         busy_fraction=sampler.sample() if sampler else None,
