@@ -83,6 +83,22 @@ def test_a_run_that_hit_its_ceiling_makes_the_next_book_its_cap() -> None:
     assert result.cap == 768 * MIB
 
 
+def test_a_ceiling_booking_without_a_declared_cap_stands_as_a_cap_booking() -> None:
+    result = booking([PastRun(512 * MIB, 512 * MIB, True)])
+    assert result.oom_score_adj == OOM_ADJ_ON_CAP
+
+
+def test_a_squeezed_run_over_its_booking_is_remembered_at_its_ceiling() -> None:
+    assert hit_ceiling(70 * MIB, 80 * MIB, killed_at_own_cap=False, squeezed_over_booking=True)
+
+
+def test_a_learned_cap_under_the_floor_is_raised_to_it() -> None:
+    from swarmdeck.actions.run_request import MIN_CAP
+
+    result = booking([PastRun(MIB, 4 * MIB, False)])
+    assert result.booked == 2 * MIB and result.cap == MIN_CAP
+
+
 def test_a_ceiling_with_the_same_declared_cap_books_the_cap_at_adj_0() -> None:
     result = booking([PastRun(512 * MIB, 512 * MIB, True)], cap=512 * MIB)
     assert (result.booked, result.cap, result.oom_score_adj) == (512 * MIB, 512 * MIB, 0)

@@ -99,6 +99,20 @@ def test_dispatch_exits_244_for_a_long_job_that_would_occupy_one_host(
     assert main(["dispatch", "--estimate-wall", "600", "--", "true"]) == 0
 
 
+def test_a_learned_cap_under_the_floor_is_raised_to_it_never_refused(
+    tmp_path: Path, local_slice: Path, monkeypatch, capfd
+) -> None:
+    """`date` peaks near 1M: its learned booking makes a cap under the 4M floor, which the
+    second dispatch gave the runner as a byte count it then refused (251)."""
+    (tmp_path / "config.toml").write_text(this_host(local_slice, 512, "32M"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["dispatch", "--", "date"]) == 0
+    assert main(["dispatch", "--", "date"]) == 0, capfd.readouterr().err
+    _, second = rows("jobs")
+    assert second["admitted_via"] == "history" and second["cap"] == 4 * MIB
+    assert second["declared_cap"] == "4M"
+
+
 def test_two_quick_dispatches_do_not_both_take_the_same_room(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text("")
     store = StateStore.open_default()

@@ -346,6 +346,33 @@ def test_the_victim_of_a_full_slice_exits_254_and_the_other_job_does_not(
     assert outcomes == {"holder": "slice full, over booking", "grower": "ok"}
 
 
+def test_a_job_squeezed_out_after_outgrowing_its_booking_is_booked_by_its_cap_next_time(
+    slice_config: Path, isolated_home, start_run: Start
+) -> None:
+    """As in the 254 test above, the holder (booked 40M, capped 80M) grows to 70M and is cut
+    off there. Its next run books its cap (80M), as a run that hit its ceiling does, with the
+    OOM standing of a cap booking, not the cut-off peak with the standing of a guess."""
+    from swarmdeck.actions.booking import decide_booking
+    from swarmdeck.actions.jobrecord import past_runs
+
+    grow_holder, grow_grower = isolated_home / "grow-holder", isolated_home / "grow-grower"
+    holder = start_run("--label", "holder", "--", *hog(70, hold=600, after=grow_holder))
+    wait_for(lambda: job_state(isolated_home, 1) == "running")
+    grower = start_run("--label", "grower", "--", *hog(50, after=grow_grower))
+    wait_for(lambda: job_state(isolated_home, 2) == "running")
+    grow_holder.touch()
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    grow_grower.touch()
+    _, holder_err = holder.communicate(timeout=DEADLINE)
+    grower.communicate(timeout=DEADLINE)
+    assert holder.returncode == 254, holder_err
+    first = rows(isolated_home)[0]
+    assert first["outcome"] == "slice full, over booking" and first["hit_ceiling"] == 1
+    history = past_runs(store(isolated_home), first["fingerprint"])
+    again = decide_booking(history, None, 40 * MIB, 2.0, False, SLICE_CAP)
+    assert (again.booked, again.via.value, again.oom_score_adj) == (80 * MIB, "ceiling", 0)
+
+
 def test_an_unbounded_job_killed_after_outgrowing_its_booking_is_not_told_to_rerun_as_is(
     slice_config: Path, isolated_home, start_run: Start
 ) -> None:

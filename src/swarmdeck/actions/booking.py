@@ -6,6 +6,7 @@ without a machine and the runner only gathers numbers and acts on the answer.
 
 from __future__ import annotations
 
+from swarmdeck.actions.run_request import MIN_CAP
 from swarmdeck.choices import Choice
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.records import dataclass
@@ -81,8 +82,10 @@ def mib_ceil(n: float) -> int:
 
 
 def made_cap(booked: int, cap_factor: float) -> int:
-    """The cap the runner gives a job run without --cap: its booking times cap_factor."""
-    return mib_ceil(booked * cap_factor)
+    """The cap the runner gives a job run without --cap: its booking times cap_factor, never
+    under MIN_CAP (a tiny command such as `date` learns a peak of 1M: its cap is raised to
+    the least a job can be given, never refused for being under it)."""
+    return max(MIN_CAP, mib_ceil(booked * cap_factor))
 
 
 def predicted_peak(history: Sequence[PastRun]) -> int:
@@ -140,7 +143,9 @@ def decide_booking(
         cap = slice_cap
         booked = min(booked, cap)
         adj = OOM_ADJ_UNBOUNDED
-    elif booked >= cap:
+    elif booked >= cap or via is Via.CEILING:
+        # A ceiling booking books what the job was stopped at, not a guess: it stands with
+        # the jobs booked on their cap.
         adj = OOM_ADJ_ON_CAP
     else:
         adj = OOM_ADJ_PREDICTED
@@ -163,6 +168,11 @@ def decide_admission(booked: int, book: MemoryBook, queued_ahead: int = 0) -> De
     return Decision.WAIT
 
 
-def hit_ceiling(peak: int, cap: int, killed_at_own_cap: bool) -> bool:
-    """Whether a run is remembered as having hit its ceiling: killed at its cap, or within 5 %."""
-    return killed_at_own_cap or peak >= cap * 0.95
+def hit_ceiling(
+    peak: int, cap: int, killed_at_own_cap: bool, squeezed_over_booking: bool = False
+) -> bool:
+    """Whether a run is remembered as having hit its ceiling: killed at its cap, within 5 % of
+    it, or squeezed out of a full slice (254) after growing past its booking. The squeezed
+    one's peak is where it was cut off, not what it needs: like a run killed at its cap, its
+    next booking is its cap, never that cut-off peak."""
+    return killed_at_own_cap or squeezed_over_booking or peak >= cap * 0.95

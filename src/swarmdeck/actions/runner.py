@@ -425,7 +425,10 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
         outcome=outcome,
         peak=peak,
         kernel_peak=kernel_peak,
-        hit_ceiling=hit_ceiling(peak, booking.cap, verdict is OomVerdict.OWN_CAP),
+        hit_ceiling=hit_ceiling(
+            peak, booking.cap, verdict is OomVerdict.OWN_CAP,
+            squeezed_over_booking=outcome == SLICE_FULL_OVER_BOOKING,
+        ),
         duration=watched.duration,
     )
     try:

@@ -23,7 +23,7 @@ from swarmdeck.probes.host import host_snapshot
 from swarmdeck.probes.ledger import ACTIVE, memory_book
 from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.procs import ProcessIdentity
-from swarmdeck.sizes import format_size
+from swarmdeck.sizes import exact_size, format_size
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
@@ -81,7 +81,7 @@ class LocalHost(Host):
     def submit(self, job: JobSpec) -> Handle:
         """A detached runner; returns once it is admitted (it queues here until then)."""
         request = RunRequest(
-            argv=list(job.argv), cap=str(job.cap) if job.cap else None, label=job.label,
+            argv=list(job.argv), cap=exact_size(job.cap) if job.cap else None, label=job.label,
             threads=job.threads, detach=True, cwd=job.cwd,
         )
         read_fd, write_fd = os.pipe()

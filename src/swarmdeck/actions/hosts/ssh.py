@@ -42,7 +42,7 @@ from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.peer import open_connection, reason_of
 from swarmdeck.probes.peer_cache import READ, current_reading
 from swarmdeck.probes.procs import ProcessIdentity
-from swarmdeck.sizes import format_size
+from swarmdeck.sizes import exact_size, format_size
 
 if TYPE_CHECKING:
     from swarmdeck.config import HostConfig
@@ -277,7 +277,7 @@ class SshHost(Host):
         run_dir = self._copy(job.cwd, files, name)
         args = ["peer", "remote-start", run_dir, "--", "--label", job.label]
         if job.cap:
-            args += ["--cap", str(job.cap)]
+            args += ["--cap", exact_size(job.cap)]
         if job.threads:
             args += ["--threads", str(job.threads)]
         starting = self.swarmdeck_command(*args, "--", *job.argv)
