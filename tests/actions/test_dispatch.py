@@ -87,6 +87,22 @@ def test_dispatch_exits_241_when_no_host_can_ever_fit(
     assert not (tmp_path / "ran").exists() and rows("jobs") == [] and rows("dispatches") == []
 
 
+def test_a_peer_that_could_not_be_read_is_not_read_not_never(
+    tmp_path: Path, local_slice: Path, monkeypatch, capfd
+) -> None:
+    """This host can never hold 1G in its 64M slice; the peer does not answer. That peer is
+    "not read", which may change: the dispatch waits (here 0 s) and exits 252, not 241."""
+    (tmp_path / "config.toml").write_text(
+        this_host(local_slice, 64, "1G")
+        + '[[hosts]]\nname = "box2"\naddress = "127.0.0.1"\nport = 1\ntimeout = 2\n')
+    monkeypatch.chdir(tmp_path)
+    ran = tmp_path / "ran"
+    assert main(["dispatch", "--wait", "0", "--", "touch", str(ran)]) == 252
+    err = capfd.readouterr().err
+    assert "no host can ever fit" not in err and "box2: not read" in err
+    assert not ran.exists() and rows("jobs") == []
+
+
 def test_dispatch_exits_244_for_a_long_job_that_would_occupy_one_host(
     tmp_path: Path, servers, v1_slice: Path, local_slice: Path, monkeypatch, capfd
 ) -> None:

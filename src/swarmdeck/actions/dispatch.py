@@ -219,12 +219,14 @@ def _wait_for_host(
     said = False
     while True:
         fits = read_fits(config, hosts, job, prober)
-        if not any(fit.ever for fit in fits.values()):
+        # A host that could not be read is "not read", never "never": only when every host
+        # was read and none can ever hold the job is it one no host can fit.
+        if not any(fit.may_ever for fit in fits.values()):
             needs = f"{format_size(job.booking)} booked{' and a GPU' if job.gpu else ''}"
             say(f"no host can ever fit this job ({needs}): "
                 f"{fit_lines(fits)} (exit 241)")
             return int(ExitCode.NEVER_FITS_ANY_HOST)
-        first = next(host for host in hosts if fits[host.name].ever)
+        first = next(host for host in hosts if fits[host.name].may_ever)
         if (job.estimate_wall or 0) > LONG_JOB and first.kind in SINGLE_HOST_KINDS:
             say(f"this job is expected to run {runtime_text(job.estimate_wall or 0)}, over "
                 f"the {age_text(LONG_JOB)} limit, and would occupy {first.name} alone (exit 244): "

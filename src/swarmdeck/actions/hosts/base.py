@@ -81,6 +81,14 @@ class Fit:
     """GPUs with no foreign process there now; None when not known."""
     reason: str = ""
     """One line saying why not (empty when `now`), or why the figures are unknown."""
+    unread: bool = False
+    """Its figures could not be read now: `ever` is then unknown, not no (it may fit later)."""
+
+    @property
+    def may_ever(self) -> bool:
+        """It can fit, or it was not read and so might: only hosts for which this is false
+        make a job one that no host can ever fit."""
+        return self.ever or self.unread
 
 
 @dataclass(frozen=True)

@@ -157,7 +157,7 @@ class SlurmHost(Host):
         try:
             nodes = read_nodes(self.slurm)
         except SlurmUnavailable as error:
-            return Fit(self.name, False, False, reason=f"not read ({error})")
+            return Fit(self.name, False, False, reason=f"not read ({error})", unread=True)
         return fit_of(self.name, nodes, job.cap or job.booking, job.threads or 1)
 
     # submit ----------------------------------------------------------------------------------

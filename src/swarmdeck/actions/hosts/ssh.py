@@ -223,7 +223,8 @@ class SshHost(Host):
         job_cap = self.job_cap()
         reading = current_reading(self.name, refresh_interval)
         if reading.state != READ:
-            return Fit(self.name, False, False, reason=f"not read: {reading.reason}")
+            return Fit(self.name, False, False, reason=f"not read: {reading.reason}",
+                       unread=True)
         book, host = reading.book, reading.host
         if book is None or host is None:
             return Fit(self.name, False, False, reason="its reading has no memory book")
