@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -283,6 +284,29 @@ def test_job_over_its_own_cap_exits_250_and_the_row_says_it_hit_its_ceiling(
     second = rows(isolated_home)[1]
     assert second["admitted_via"] == "ceiling" and second["booked"] == 30 * MIB
     assert again.returncode == 0, again.stderr
+
+
+def test_a_job_the_cage_ended_raises_an_alert_and_a_finding_for_its_session(
+    slice_config: Path, isolated_home
+) -> None:
+    """250 and 254 were told only by the exit code: now an alert at once, and the watchdog's
+    finding names the session that ran the job, so its `watch --wake` wakes."""
+    sid = "5555cccc-0000-4000-8000-000000000005"
+    with (isolated_home / "config.toml").open("a") as config:
+        config.write("\n[watchdog]\nmin_duration = 0\n")
+    env = {**os.environ, "CLAUDE_CODE_SESSION_ID": sid}
+    result = swarmdeck_run("--cap", "30M", "--", *hog(40), env=env)
+    assert result.returncode == 250, result.stderr
+    with store(isolated_home).read() as conn:
+        [alert] = conn.execute("SELECT * FROM alerts").fetchall()
+    assert alert["key"] == "memory_kill:job1" and "hit its own memory cap" in alert["message"]
+    assert sid in alert["message"]
+    watched = subprocess.run([SWARMDECK, "watch", "--once", "--json"], capture_output=True,
+                             text=True, timeout=DEADLINE)
+    assert watched.returncode == 0, watched.stderr
+    [finding] = [f for f in json.loads(watched.stdout)["open"] if "job #1 " in f["subject"]]
+    assert finding["rule"] == "killed_for_memory" and finding["session_id"] == sid
+    assert "exit 250" in finding["message"]
 
 
 def test_a_rerun_with_a_larger_cap_after_its_ceiling_books_the_new_cap(

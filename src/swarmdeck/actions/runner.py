@@ -439,4 +439,24 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
     line = verdict_line(job_id, code, booking, peak, prepared.facts.slice_cap)
     if line:
         run.note(line)
+    if code in (exits.OWN_CAP, exits.SLICE_FULL) and line:
+        memory_kill_alert(store, job_id, prepared.host, line)
     return code
+
+
+def memory_kill_alert(store: StateStore, job_id: int, host: str, line: str) -> None:
+    """A job the memory cage ended (250, 254) raises an alert beside its exit code, so the
+    person (and a session's `watch --wake`) learns of it, not only the agent that ran it."""
+    from swarmdeck.actions.alerts import raise_alert
+    from swarmdeck.actions.jobrecord import SESSION_ENV
+    from swarmdeck.state import now
+
+    session = os.environ.get(SESSION_ENV)
+    message = f"{line} (session {session})" if session else line
+    try:
+        with store.transaction() as conn:
+            raise_alert(conn, f"memory_kill:job{job_id}", "warning", "runner", host, message,
+                        now())
+    except StateError as error:
+        # The exit code and the job's row already say how it ended; only the alert is missing.
+        say(f"job {job_id}: no alert raised: {error.message}")

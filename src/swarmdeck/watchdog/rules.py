@@ -432,6 +432,42 @@ def queued_while_peer_fits(
     return out
 
 
+MEMORY_KILLS = {250: "hit its own memory cap", 254: "was killed because the shared slice was full"}
+"""The exit codes by which the memory cage, not the command, ended a job, and what each says."""
+
+
+def killed_for_memory(
+    scene: Scene, history: History, config: Config, now: float
+) -> list[FindingDraft]:
+    """A recent job that the memory cage ended (250 or 254): the agent that ran it learns it
+    from its exit code only, the person from this finding; it stays while the job is among the
+    recent ones, until acknowledged."""
+    out = []
+    for job in scene.snapshot.jobs:
+        why = MEMORY_KILLS.get(job.exit_code or 0)
+        if why is None or job.ended_at is None:
+            continue
+        figures = f"booked {format_size(job.booked or 0)}, peak {format_size(job.peak or 0)}"
+        rerun = (
+            "rerun it with a larger --cap" if job.exit_code == 250
+            else "rerun it when the slice has room; its next run books its cap"
+            if job.hit_ceiling else "rerun it: it kept to its booking"
+        )
+        out.append(FindingDraft(
+            key=f"killed_for_memory:job{job.id}",
+            rule="killed_for_memory",
+            subject=_job_subject(job),
+            severity=WARNING,
+            message=f"{why} (exit {job.exit_code}; {figures})",
+            advice=rerun,
+            # No job_id: a finding about a job is hidden once the job ends, and this one is
+            # about its end; nor is there anything left to stop.
+            session_id=job.session_id,
+            host=job.host,
+        ))
+    return out
+
+
 RULES: tuple[Rule, ...] = (
     long_tool_call,
     idle_with_work_in_flight,
@@ -445,6 +481,7 @@ RULES: tuple[Rule, ...] = (
     job_outlived_subagent,
     scratch_copy_outlived_subagent,
     queued_while_peer_fits,
+    killed_for_memory,
 )
 """Every rule, in the order a pass runs them."""
 
