@@ -11,6 +11,7 @@ import pytest
 from cagekit import MIB, write_config
 
 from peer_figures import peer_host_object
+from ssh_server import servers as servers
 from swarmdeck.cli import main
 from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.peer_cache import reading_of, write_reading
@@ -87,3 +88,49 @@ def test_no_hint_when_the_peer_has_no_room_or_is_disabled(
     cache_peer(300 * MIB)
     assert main(["run", "--wait", "0.5", "--", "true"]) == 252
     assert "peer run" not in capfd.readouterr().err and alerts() == []
+
+
+def test_watch_reads_the_peers_so_a_queued_job_wakes_its_session_headless(
+    tmp_path: Path, servers, v1_slice: Path
+) -> None:
+    """With no control room open, only `swarmdeck watch` runs: it reads the peer itself, so
+    "queued here while a peer fits it now" fires and `watch --wake` reports it, and the cache
+    the hook and the queue hint read is refreshed by it."""
+    import json
+    import subprocess
+
+    from cagekit import SWARMDECK, mem_total, new_slice, remove_tree
+    from peerkit import start_peer
+
+    from ledger_rows import insert_job
+    from swarmdeck.probes.peer_cache import read_cached
+
+    sid = "6666dddd-0000-4000-8000-000000000006"
+    here = new_slice()
+    try:
+        memory = (
+            f'[memory]\nslice = "{here}"\nreserve = "{mem_total() - 256 * MIB}"\n'
+            'margin = "99%"\ndefault_prediction = "64M"\nadmission_wait = 0.0\n'
+            "[watchdog]\nmin_duration = 0\ninterval = 0.5\n"
+        )
+        start_peer(tmp_path, servers, v1_slice, extra=memory)
+        store = StateStore.open_default()
+        try:
+            with store.transaction() as conn:
+                insert_job(conn, state="queued", booked=64 * MIB, argv=["make", "test"],
+                           session_id=sid)
+        finally:
+            store.close()
+        assert read_cached("box2") is None
+        woke = subprocess.run([SWARMDECK, "watch", "--wake", "--session", sid],
+                              capture_output=True, text=True, timeout=60)
+        assert woke.returncode == 0, woke.stderr
+        assert "queued_while_peer_fits" in woke.stdout
+        assert "swarmdeck peer run box2 -- make test" in woke.stdout
+        cached = read_cached("box2")
+        assert cached is not None and cached.state == "read"
+        once = subprocess.run([SWARMDECK, "watch", "--once", "--json"], capture_output=True,
+                              text=True, timeout=60)
+        assert [f["rule"] for f in json.loads(once.stdout)["open"]] == ["queued_while_peer_fits"]
+    finally:
+        remove_tree(here)

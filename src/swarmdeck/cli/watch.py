@@ -53,9 +53,17 @@ def _watch(args: argparse.Namespace) -> int:
     config, store = context()
     engine = Watchdog(config, store)
     probe, sampler, usage = SessionsProbe(), CpuSampler(), UsageTracker()
+    # The peers are read here too: with no control room open, only this loop reads them, so
+    # "queued here while a peer fits it now" can fire headless, and the cached figures the
+    # hook's reminder and a queued runner's hint read stay fresh.
+    peers = None
+    if config.hosts:
+        from swarmdeck.probes.peer import PeerProber
+
+        peers = PeerProber()
 
     def take():
-        return take_snapshot(config, store, sampler, probe, usage)
+        return take_snapshot(config, store, sampler, probe, usage, peers=peers)
 
     session = args.session or (os.environ.get(SESSION_ENV) if args.wake else None) or None
     started = time.time()
@@ -83,6 +91,8 @@ def _watch(args: argparse.Namespace) -> int:
         return ExitCode.OK
     finally:
         engine.close()
+        if peers is not None:
+            peers.close()
     if woke:
         print("\n".join(woke), flush=True)
     return ExitCode.OK
