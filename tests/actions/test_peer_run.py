@@ -478,3 +478,34 @@ def test_a_peer_run_leaves_no_zombie_on_a_peer_whose_init_does_not_reap(
         for pid in zombie_children() - before - {c.pid for c in peer.server.children}:
             os.waitpid(pid, 0)
     assert not names, f"zombies left on the peer side: {names}"
+
+
+def test_a_workload_run_only_on_the_peer_learns_its_peak_here_and_there(
+    tmp_path: Path, servers, v1_slice: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each peer run is a fresh copy folder there: fingerprinted by that folder, the workload
+    never learned. Now its peak is recorded here under the fingerprint made here, and the
+    peer's runner books the second run from the first's history."""
+    from swarmdeck.actions.jobrecord import past_runs
+
+    peer = start_peer(tmp_path, servers, v1_slice)
+    monkeypatch.chdir(peer.work)
+    command = ["peer", "run", "box2", "--", *hog(24, hold=0.2)]
+    assert main(command) == 0
+    assert main(command) == 0
+    first, second = peer_rows()
+    assert first["fingerprint"] == second["fingerprint"]
+    assert first["peak"] is not None and first["peak"] >= 24 << 20
+    store = StateStore.open_default()
+    try:
+        learned = past_runs(store, first["fingerprint"])
+    finally:
+        store.close()
+    assert len(learned) == 2 and all(run.peak >= 24 << 20 for run in learned)
+    there = StateStore(tmp_path / "peer-state" / "state.db")
+    try:
+        with there.read() as conn:
+            vias = [row[0] for row in conn.execute("SELECT admitted_via FROM jobs ORDER BY id")]
+    finally:
+        there.close()
+    assert vias == ["default", "history"]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from swarmdeck import __version__
 from swarmdeck.actions.detach import Detached, detached_channel
 from swarmdeck.actions.fingerprint import fingerprint
-from swarmdeck.actions.hosts.base import Handle, Host, HostError, JobSpec
+from swarmdeck.actions.hosts.base import Ended, Handle, Host, HostError, JobSpec
 from swarmdeck.actions.hosts.peer_ledger import (
     abandoned_run_dirs,
     active_peer_rows,
@@ -377,11 +377,12 @@ def see_through(
     driver has gone, `peer cleanup` or `peer attach` finds it.
     """
     records = host.kind != "local"
+    learned: Ended | None = None
     try:
         signals.arm()
         ended = host.follow(handle, write)
         signals.disarm()
-        code, outcome = ended.exit_code, ended.outcome
+        code, outcome, learned = ended.exit_code, ended.outcome, ended
     except _Stop as stop:
         signals.disarm()
         name = signal.Signals(stop.signum).name
@@ -407,7 +408,7 @@ def see_through(
     except HostError as error:
         say(error.message)
     if records:
-        end_peer_job(store, handle.job_id, code, outcome)
+        end_peer_job(store, handle.job_id, code, outcome, learned)
     if code in (ExitCode.OWN_CAP, ExitCode.SLICE_FULL, ExitCode.TIMED_OUT):
         say(f"job {handle.job_id} on {host.name} ended with {code} ({outcome})")
     return code

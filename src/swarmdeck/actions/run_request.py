@@ -10,6 +10,14 @@ from swarmdeck.errors import UsageError
 from swarmdeck.records import dataclass, field
 from swarmdeck.sizes import format_size
 
+WORKLOAD_ENV = "SWARMDECK_WORKLOAD"
+"""Set by a peer run's driver for the peer's runner: the workload fingerprint made where the
+command was asked for. The copy it runs in is a fresh folder each time, so a fingerprint made
+there would be new every run and the workload would never learn."""
+RESULT_ENV = "SWARMDECK_RESULT_FILE"
+"""Set the same way: the file the peer's runner writes the run's peak into, for the driver to
+record here."""
+
 STOP_GRACE = 5.0
 """Seconds a job's tree gets between SIGTERM and SIGKILL on timeout or runner stop."""
 

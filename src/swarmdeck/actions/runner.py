@@ -38,6 +38,8 @@ from swarmdeck.actions.oom import (
 from swarmdeck.actions.parent_death import die_with_parent
 from swarmdeck.actions.peer_hint import PeerHint
 from swarmdeck.actions.run_request import (
+    RESULT_ENV,
+    WORKLOAD_ENV,
     RunRequest,
     checked_cap,
     checked_seconds,
@@ -214,6 +216,30 @@ class Prepared:
     booking: Booking
     fingerprint: str
     host: str
+    result_file: str | None = None
+    """Where a peer run's driver wants the run's peak written (RESULT_ENV); None otherwise."""
+
+
+def handed_by_driver() -> tuple[str | None, str | None]:
+    """The workload fingerprint and result file a peer run's driver handed this runner, taken
+    out of the environment so the job, and a `swarmdeck run` inside it, does not inherit them."""
+    return os.environ.pop(WORKLOAD_ENV, None) or None, os.environ.pop(RESULT_ENV, None) or None
+
+
+def write_result(path: str, cap: int, ending: Ending) -> None:
+    """The run's peak for the driver that started it from another host (actions/hosts/ssh.py
+    reads it back); a file that cannot be written loses only what the driver learns."""
+    from swarmdeck import json_text
+
+    text = json_text.dumps({
+        "peak": ending.peak, "cap": cap, "hit_ceiling": ending.hit_ceiling,
+        "duration": ending.duration,
+    })
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+    except OSError as error:
+        say(f"the run's peak was not handed back to its driver: {error.strerror}")
 
 
 def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
@@ -235,7 +261,8 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
         placement=backend.site.placement,
         problem="",
     )
-    workload = fingerprint(request.argv, request.cwd)
+    given, result_file = handed_by_driver()
+    workload = given or fingerprint(request.argv, request.cwd)
     booking = decide_booking(
         past_runs(store, workload),
         declared_cap=declared,
@@ -244,7 +271,7 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
         unbounded=request.unbounded,
         slice_cap=slice_cap,
     )
-    return Prepared(backend, facts, booking, workload, local_host_name())
+    return Prepared(backend, facts, booking, workload, local_host_name(), result_file)
 
 
 @dataclass
@@ -436,6 +463,8 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
     except StateError as error:
         # The job's own exit code still tells the caller how it ended; the row is found lost.
         run.note(f"job {job_id} ended ({outcome}) but was not recorded: {error.message}")
+    if prepared.result_file:
+        write_result(prepared.result_file, booking.cap, ending)
     line = verdict_line(job_id, code, booking, peak, prepared.facts.slice_cap)
     if line:
         run.note(line)

@@ -91,6 +91,7 @@ def _add_peer(sub) -> None:
     # Run by the driving host over ssh, never by a person: no `help`, so no line in the help.
     start = peer.add_parser("remote-start", description="(on a peer) start a driven job detached")
     start.add_argument("run_dir", metavar="DIR")
+    start.add_argument("--workload", default=None, help="the driver's workload fingerprint")
     start.add_argument("command", nargs=argparse.REMAINDER)
     start.set_defaults(handler=_remote_start)
 
@@ -208,7 +209,7 @@ def _remote_start(args: argparse.Namespace) -> int:
 
     from swarmdeck.actions.hosts.peer_side import identity, reap, start, start_line
 
-    child = start(Path(args.run_dir), _command(args))
+    child = start(Path(args.run_dir), _command(args), args.workload)
     print(start_line(identity(child)), flush=True)
     reap(child)
     return 0

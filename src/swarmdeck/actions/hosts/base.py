@@ -114,6 +114,11 @@ class Ended:
     exit_code: int
     outcome: str
     """One short phrase for the ledger: "ok", "exit 7", "stopped: got SIGTERM"."""
+    peak: int | None = None
+    """The run's working-set peak where the host's own runner measured it; None: unknown."""
+    cap: int | None = None
+    hit_ceiling: bool = False
+    duration: float | None = None
 
 
 class Host(ABC):

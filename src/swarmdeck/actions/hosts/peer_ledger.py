@@ -26,7 +26,7 @@ from swarmdeck.probes.procs import ProcessIdentity, own_identity
 from swarmdeck.state import insert, now
 
 if TYPE_CHECKING:
-    from swarmdeck.actions.hosts.base import JobSpec
+    from swarmdeck.actions.hosts.base import Ended, JobSpec
     from swarmdeck.state import StateStore
 
 VIA_PEER = "peer"
@@ -100,11 +100,33 @@ def set_driver(
         )
 
 
-def end_peer_job(store: StateStore, job_id: int, exit_code: int, outcome: str) -> None:
+def end_peer_job(
+    store: StateStore, job_id: int, exit_code: int, outcome: str, ended: Ended | None = None
+) -> None:
+    """Close the row; with the peak the peer's runner measured, remember it here too, under the
+    row's fingerprint (made here, stable across runs), so a workload run only on the peer is
+    booked from what it took, here and by `dispatch`, never blind."""
     with store.transaction() as conn:
         conn.execute(
             "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, outcome = ? WHERE id = ?",
             (DONE, now(), exit_code, outcome, job_id),
+        )
+        if ended is None or ended.peak is None:
+            return
+        conn.execute(
+            "UPDATE jobs SET peak = ?, hit_ceiling = ? WHERE id = ?",
+            (ended.peak, int(ended.hit_ceiling), job_id),
+        )
+        row = conn.execute("SELECT fingerprint, cap FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is None or not row["fingerprint"]:
+            return
+        conn.execute(
+            "INSERT INTO peaks (fingerprint, job_id, peak, hit_ceiling, cap, duration, outcome)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                row["fingerprint"], job_id, ended.peak, int(ended.hit_ceiling),
+                ended.cap or row["cap"], ended.duration, outcome,
+            ),
         )
 
 

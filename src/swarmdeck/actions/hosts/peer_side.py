@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from swarmdeck.actions.kill import children_map, process_table, stop_tree
+from swarmdeck.actions.run_request import RESULT_ENV, WORKLOAD_ENV
 from swarmdeck.errors import UsageError
 from swarmdeck.probes.procs import ProcessIdentity, read_stat, start_ticks
 
@@ -38,13 +39,19 @@ EXIT_CODE = f"{CONTROL}/rc"
 SHELL = f"{CONTROL}/shell"
 """The job's shell as "PID START_TICKS", written as it starts: `peer cleanup` never removes a
 run directory while that process lives."""
+RESULT = f"{CONTROL}/result"
+"""The runner's peak, cap and duration as JSON (runner.write_result), beside the exit code."""
 WRAPPER = 'swarmdeck_run "$@"; code=$?; echo $code > "$RC.tmp" && mv "$RC.tmp" "$RC"'
 STOP_GRACE = 15.0
 """Seconds the runner gets to stop its own tree and exit before the tree is stopped here."""
 
 
-def start(run_dir: Path, run_args: list[str]) -> subprocess.Popen[bytes]:
-    """Start the runner detached in `run_dir`; returns its shell (see `identity`)."""
+def start(
+    run_dir: Path, run_args: list[str], workload: str | None = None
+) -> subprocess.Popen[bytes]:
+    """Start the runner detached in `run_dir`; returns its shell (see `identity`). The runner
+    books by `workload`, the fingerprint the driver made where the command was asked for (the
+    copy here is new each run), and leaves its peak in RESULT for the driver."""
     if not run_dir.is_dir():
         raise UsageError(f"remote-start: no run directory {run_dir}")
     (run_dir / CONTROL).mkdir(exist_ok=True)
@@ -54,7 +61,11 @@ def start(run_dir: Path, run_args: list[str]) -> subprocess.Popen[bytes]:
         child = subprocess.Popen(
             ["sh", "-c", script, "sh", *run_args],
             cwd=run_dir,
-            env={**os.environ, "RC": str(run_dir / EXIT_CODE)},
+            env={
+                **os.environ, "RC": str(run_dir / EXIT_CODE),
+                RESULT_ENV: str(run_dir / RESULT),
+                **({WORKLOAD_ENV: workload} if workload else {}),
+            },
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,

@@ -36,7 +36,7 @@ from swarmdeck.actions.hosts.peer_ledger import (
     mark_peer_started,
     run_dir_name,
 )
-from swarmdeck.actions.hosts.peer_side import EXIT_CODE, OUTPUT, SHELL
+from swarmdeck.actions.hosts.peer_side import EXIT_CODE, OUTPUT, RESULT, SHELL
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.peer import open_connection, reason_of
@@ -276,7 +276,10 @@ class SshHost(Host):
         name = run_dir_name(job.label, job_id, ledger_id(self.store))
         hostname = self.run("uname -n").out.decode(errors="replace").strip()
         run_dir = self._copy(job.cwd, files, name)
-        args = ["peer", "remote-start", run_dir, "--", "--label", job.label]
+        args = ["peer", "remote-start"]
+        if job.fingerprint:
+            args += ["--workload", job.fingerprint]
+        args += [run_dir, "--", "--label", job.label]
         if job.cap:
             args += ["--cap", exact_size(job.cap)]
         if job.threads:
@@ -473,17 +476,18 @@ class SshHost(Host):
     def _ended(self, handle: Handle) -> Ended | None:
         """The exit code once the job's shell ended; None while it runs."""
         rc = shlex.quote(f"{handle.run_dir}/{EXIT_CODE}")
-        done = self.run(f"if [ -f {rc} ]; then cat {rc}; elif {_alive_test(handle)}; then "
-                        "echo running; else echo vanished; fi")
+        result = shlex.quote(f"{handle.run_dir}/{RESULT}")
+        done = self.run(f"if [ -f {rc} ]; then cat {rc}; cat {result} 2>/dev/null; elif "
+                        f"{_alive_test(handle)}; then echo running; else echo vanished; fi")
         if done.code is None:
             raise HostError(f"peer {self.name}: connection lost")
-        word = done.out.decode().strip()
+        word, _, learned = done.out.decode(errors="replace").strip().partition("\n")
         if word == "running":
             return None
         if word == "vanished":
             return Ended(LOST_EXIT, "lost: its runner on the peer vanished")
         code = int(word) if word.isdigit() else LOST_EXIT
-        return Ended(code, "ok" if code == 0 else f"exit {code}")
+        return ended_with_result(code, learned)
 
     def stop(self, handle: Handle, signum: int) -> None:
         pid, ticks = handle.remote_id.split(":")
@@ -572,6 +576,26 @@ class _Sink(io.RawIOBase):
         data = b"".join(self._parts)
         self._parts, self.size = [], 0
         return data
+
+
+def ended_with_result(code: int, text: str) -> Ended:
+    """The peer's exit code with the peak its runner left (peer_side.RESULT); a result that
+    is missing or unreadable (the runner never ran the job) is an ending without a peak."""
+    outcome = "ok" if code == 0 else f"exit {code}"
+    try:
+        found = json.loads(text) if text.strip() else {}
+    except ValueError:
+        found = {}
+    peak = found.get("peak") if isinstance(found, dict) else None
+    if not isinstance(peak, int) or isinstance(peak, bool) or peak < 0:
+        return Ended(code, outcome)
+    cap, duration = found.get("cap"), found.get("duration")
+    return Ended(
+        code, outcome, peak=peak,
+        cap=cap if isinstance(cap, int) and not isinstance(cap, bool) else None,
+        hit_ceiling=found.get("hit_ceiling") is True,
+        duration=float(duration) if isinstance(duration, (int, float)) else None,
+    )
 
 
 def _alive_test(handle: Handle) -> str:
