@@ -108,3 +108,43 @@ def test_a_small_job_does_not_cut_in_ahead_of_a_queued_big_one(tmp_path: Path) -
     with store.transaction() as conn:
         conn.execute("UPDATE jobs SET state = 'done', ended_at = 1 WHERE id = ?", (big,))
     assert decide(30 * MIB, small)[0] is Decision.ADMIT
+
+
+def test_a_queued_runner_is_woken_the_moment_room_is_freed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its re-checks are an hour apart here: only the doorbell the ending job rings can wake
+    it within the test's deadline."""
+    from swarmdeck.actions.doorbell import folder_of, ring
+    from waiting import wait_for
+
+    monkeypatch.setattr(admission, "RECHECK_INTERVAL", 3600.0)
+    monkeypatch.setattr(admission, "RECHECK_MAX", 3600.0)
+    path = tmp_path / "state.db"
+    store = StateStore(path)
+    decision, holder, *_ = admission.attempt(
+        store, job_row(60 * MIB), facts(), None, lambda job_id: tmp_path / str(job_id)
+    )
+    assert decision is Decision.ADMIT
+    admitted: list[admission.Admission] = []
+
+    def queue() -> None:
+        waiter = StateStore(path)
+        try:
+            admitted.append(admission.admit(
+                waiter, job_row(60 * MIB), facts(), lambda job_id: tmp_path / str(job_id),
+                3600.0, lambda line: None,
+            ))
+        finally:
+            waiter.close()
+
+    thread = threading.Thread(target=queue, daemon=True)
+    thread.start()
+    folder = Path(folder_of(str(path)))
+    wait_for(lambda: folder.is_dir() and any(folder.iterdir()))
+    with store.transaction() as conn:
+        conn.execute("UPDATE jobs SET state = 'done', ended_at = 1 WHERE id = ?", (holder,))
+    assert ring(str(path)) == 1
+    thread.join(timeout=60)
+    assert not thread.is_alive() and [a.job_id for a in admitted] == [holder + 1]
+    assert list(folder.iterdir()) == [], "the doorbell goes with the wait"

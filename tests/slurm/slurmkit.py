@@ -109,6 +109,13 @@ class SlurmCluster:
     """The cluster's folder, its ports and its daemons; `start` brings it up, `stop` down."""
 
     root: Path
+    node_memory_mib: int = NODE_MEMORY_MIB
+    """The node's RealMemory: what `--mem` bookings on it may add up to."""
+    select: str = "CR_Core_Memory"
+    """SelectTypeParameters: CR_Memory makes memory the only consumable (a bench where cores
+    must never be what limits the cluster)."""
+    scheduler: str = ""
+    """SchedulerParameters, when not Slurm's defaults (a bench runs backfill every second)."""
     env: dict[str, str] = field(default_factory=dict)
     started_in: float = 0.0
     """Seconds `start` took."""
@@ -273,14 +280,15 @@ class SlurmCluster:
             f"SlurmdLogFile={r / 'log' / 'slurmd.log'}\n"
             "ProctrackType=proctrack/cgroup\nTaskPlugin=task/cgroup\n"
             "JobAcctGatherType=jobacct_gather/cgroup\nJobAcctGatherFrequency=1\n"
-            "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\n"
-            "AccountingStorageType=accounting_storage/slurmdbd\n"
+            f"SelectType=select/cons_tres\nSelectTypeParameters={self.select}\n"
+            + (f"SchedulerParameters={self.scheduler}\n" if self.scheduler else "")
+            + "AccountingStorageType=accounting_storage/slurmdbd\n"
             f"AccountingStorageHost=127.0.0.1\nAccountingStoragePort={p['dbd']}\n"
             "MpiDefault=none\nReturnToService=2\nSchedulerType=sched/backfill\n"
             "KillWait=2\nMinJobAge=600\nInactiveLimit=0\nWaitTime=0\nMessageTimeout=5\n"
             "SlurmctldTimeout=10\nSlurmdTimeout=30\n"
             f"NodeName={NODE} NodeHostname={socket.gethostname()} NodeAddr=127.0.0.1 "
-            f"CPUs={NODE_CPUS} RealMemory={NODE_MEMORY_MIB} State=UNKNOWN\n"
+            f"CPUs={NODE_CPUS} RealMemory={self.node_memory_mib} State=UNKNOWN\n"
             f"PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP\n"
         )
         (r / "etc" / "cgroup.conf").write_text(

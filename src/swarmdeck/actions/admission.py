@@ -16,6 +16,7 @@ import time
 from swarmdeck import exit_numbers as exits
 from swarmdeck import json_text, sqlite
 from swarmdeck.actions.booking import Booking, Decision, decide_admission
+from swarmdeck.actions.doorbell import Doorbell, ring
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
 from swarmdeck.errors import StateError, SwarmdeckError
 from swarmdeck.file_lock import take_within
@@ -301,10 +302,14 @@ def end_queued(
 
 def give_up(store: StateStore, job_id: int, outcome: str, exit_code: int) -> None:
     """Close a queued row that will never run; Moved when it was moved to another host (its
-    row then already says so)."""
-    with store.transaction() as conn:
-        if not end_queued(conn, job_id, REFUSED, outcome, exit_code):
-            _moved(conn, job_id)
+    row then already says so). The jobs queued behind it counted its booking as ahead of
+    theirs: they are woken to look again."""
+    try:
+        with store.transaction() as conn:
+            if not end_queued(conn, job_id, REFUSED, outcome, exit_code):
+                _moved(conn, job_id)
+    finally:
+        ring(str(store.path))
 
 
 def admit(
@@ -325,13 +330,55 @@ def admit(
     )
     # Marked lost, these rows no longer hold a booking, and no later attempt will find them
     # again: their leftovers are cleared now, before this job is refused, waits or starts.
-    clear_lost(lost)
+    _cleared(store, lost)
     booked = job.booking.booked
     if decision is Decision.NEVER:
         raise NotAdmittedError(never_line(job_id, booked, book))
+    if decision is Decision.ADMIT:
+        return Admission(job_id=job_id, book=book)
+    try:
+        bell: Doorbell | None = Doorbell(str(store.path), job.runner.pid, job.runner.start_ticks)
+    except OSError as error:
+        # No doorbell (the state folder refuses a FIFO): the job still waits, re-checking at
+        # intervals as it did before doorbells.
+        say(f"queued without a doorbell ({error.strerror}): it re-checks at intervals")
+        bell = None
+    try:
+        return _queued(store, job, facts, cage_path, wait, say, wakeup_fd, stop_signal,
+                       (job_id, book), bell)
+    finally:
+        if bell is not None:
+            bell.close()
+
+
+def _cleared(store: StateStore, lost: list[LostJob]) -> None:
+    """Clear what lost jobs left, and wake the queue: their bookings no longer hold room."""
+    clear_lost(lost)
+    if lost:
+        ring(str(store.path))
+
+
+def _queued(
+    store: StateStore,
+    job: JobRow,
+    facts: SliceFacts,
+    cage_path: Callable[[int], str],
+    wait: float,
+    say: Callable[[str], None],
+    wakeup_fd: int | None,
+    stop_signal: Callable[[], int | None],
+    first: tuple[int, MemoryBook],
+    bell: Doorbell | None,
+) -> Admission:
+    """Wait, queued, until admitted: re-check at once after the doorbell is up (room freed
+    before it was is seen then), then each time it rings, and at growing intervals besides."""
+    job_id, book = first
+    booked = job.booking.booked
+    decision = Decision.WAIT
     started = time.monotonic()
     next_line = started
     interval = RECHECK_INTERVAL
+    rung = True
     while decision is not Decision.ADMIT:
         waited = time.monotonic() - started
         if waited >= wait:
@@ -342,12 +389,17 @@ def admit(
         if time.monotonic() >= next_line:
             say(f"queued: job {job_id} {room_line(booked, book)}")
             next_line += QUEUED_LINE_EVERY
-        pause = min(interval, wait - waited)
-        interval = min(RECHECK_MAX, interval * 1.5)
-        if wakeup_fd is not None:
-            select.select([wakeup_fd], [], [], pause)
-        else:
-            time.sleep(pause)
+        if not rung:
+            pause = min(interval, wait - waited)
+            interval = min(RECHECK_MAX, interval * 1.5)
+            fds = [fd for fd in (bell.fileno() if bell else None, wakeup_fd) if fd is not None]
+            if fds:
+                select.select(fds, [], [], pause)
+            else:
+                time.sleep(pause)
+        rung = False
+        if bell is not None:
+            bell.drain()
         signum = stop_signal()
         if signum is not None:
             give_up(store, job_id, f"stopped while queued by signal {signum}", 128 + signum)
@@ -363,7 +415,7 @@ def admit(
         except NotAdmittedError as error:
             give_up(store, job_id, "admission lock held too long", exits.NOT_ADMITTED)
             raise error from None
-        clear_lost(lost)
+        _cleared(store, lost)
         if decision is Decision.NEVER:
             give_up(store, job_id, "never fits", exits.NOT_ADMITTED)
             raise NotAdmittedError(never_line(job_id, booked, book))

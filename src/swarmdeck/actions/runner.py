@@ -26,6 +26,7 @@ from swarmdeck.actions.booking import (
 )
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
 from swarmdeck.actions.cage.owner import claim_slice
+from swarmdeck.actions.doorbell import ring
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
@@ -355,6 +356,8 @@ def _admitted_run(run: RunContext) -> int:
     finally:
         if output is not None and not output.handed_over:
             output.discard()
+        # Its booking is given back and its cage is gone: wake the queued runners now.
+        ring(str(run.store.path))
 
 
 def _caged_run(run: RunContext, job_id: int, output: JobOutput | None) -> int:
