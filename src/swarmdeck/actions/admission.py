@@ -15,7 +15,8 @@ import time
 
 from swarmdeck import exit_numbers as exits
 from swarmdeck import json_text, sqlite
-from swarmdeck.actions.booking import Booking, Decision, decide_admission
+from swarmdeck.actions.backfill import Holder, Waiter, holder_end, may_start, waiter_run
+from swarmdeck.actions.booking import HISTORY_WINDOW, Booking, Decision, decide_admission
 from swarmdeck.actions.doorbell import Doorbell, ring
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
 from swarmdeck.errors import StateError, SwarmdeckError
@@ -239,7 +240,10 @@ def attempt(
             _moved(conn, job_id)
         lost = mark_lost_jobs(conn, job.host, facts.slice_path)
         book = read_book(conn, facts, job.host, runners=False, meminfo=meminfo)
-        decision = decide(job.booking.booked, book, queued_ahead(conn, job.host, job_id))
+        ahead = queued_ahead(conn, job.host, job_id)
+        decision = decide(job.booking.booked, book, ahead)
+        if decision is Decision.WAIT and ahead and backfills(conn, job, book, job_id):
+            decision = Decision.ADMIT
         at = now()
         if job_id is None:
             state = {Decision.ADMIT: ADMITTED, Decision.WAIT: QUEUED}.get(decision, REFUSED)
@@ -254,6 +258,57 @@ def attempt(
                 "UPDATE jobs SET cgroup = ? WHERE id = ?", (str(cage_path(job_id)), job_id)
             )
         return decision, job_id, book, lost
+
+
+def backfills(
+    conn: sqlite.Connection, job: JobRow, book: MemoryBook, job_id: int | None
+) -> bool:
+    """Whether the job may start ahead of the queue by EASY backfill (actions/backfill.py), from
+    the learned durations of the jobs running, the jobs queued before it and its own."""
+    queued = conn.execute(
+        "SELECT booked, fingerprint FROM jobs WHERE host = ? AND state = ?"
+        " AND (? IS NULL OR id < ?) ORDER BY id",
+        (job.host, QUEUED, job_id, job_id),
+    ).fetchall()
+    held = {row.id: row for row in book.jobs}
+    marks = ",".join("?" * len(held))
+    running = conn.execute(
+        f"SELECT id, fingerprint FROM jobs WHERE id IN ({marks})", tuple(held)
+    ).fetchall() if held else []
+    spans = durations(conn, {job.fingerprint} | {row["fingerprint"] for row in [*queued, *running]})
+    clock = now()
+    holders = []
+    for row in running:
+        holder = held[row["id"]]
+        began = holder.started_at or holder.admitted_at or clock
+        shortest = spans.get(row["fingerprint"], (None, None))[0]
+        holders.append(Holder(
+            max(holder.booked or 0, holder.current or 0), holder_end(clock - began, shortest)
+        ))
+    ahead = [
+        Waiter(row["booked"] or 0, waiter_run(spans.get(row["fingerprint"], (None, None))[1]))
+        for row in queued
+    ]
+    own = Waiter(job.booking.booked, waiter_run(spans.get(job.fingerprint, (None, None))[1]))
+    return may_start(own, ahead, holders, book.usable)
+
+
+def durations(
+    conn: sqlite.Connection, fingerprints: set[str | None]
+) -> dict[str, tuple[float, float]]:
+    """The shortest and the longest of each workload's recent recorded run times."""
+    spans = {}
+    for workload in fingerprints:
+        if not workload:
+            continue
+        row = conn.execute(
+            "SELECT MIN(duration), MAX(duration) FROM (SELECT duration FROM peaks"
+            " WHERE fingerprint = ? AND duration IS NOT NULL ORDER BY recorded_at DESC LIMIT ?)",
+            (workload, HISTORY_WINDOW),
+        ).fetchone()
+        if row is not None and row[0] is not None:
+            spans[workload] = (float(row[0]), float(row[1]))
+    return spans
 
 
 def decide(booked: int, book: MemoryBook, ahead: int) -> Decision:

@@ -1,0 +1,92 @@
+"""EASY backfill: when a queued job may start ahead of a bigger one waiting before it.
+
+The queue is in order: a job ahead that fits is as good as started. The first job ahead that
+does not fit is the head; it is given a reservation at its shadow time, the moment enough of the
+running jobs will have ended for it to fit (from their learned durations). A later job may start
+now only if it fits now and either ends before the shadow time, or leaves the head's room at
+that time untouched (it fits in what is left over beside the head then). So the head is never
+delayed, as with Slurm's backfill on time limits; jobs behind the head are not protected (EASY).
+
+Estimates lean to the head's side: a running job's end is its shortest recent run (one running
+longer than that has an unknown end), a job backfilled in its longest recent run times
+SLACK. Whenever an end is unknown, the rule is the queue's strict order: the job must fit
+beside every job ahead of it. Pure: admission gathers the numbers.
+"""
+
+from __future__ import annotations
+
+from swarmdeck.records import dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+SLACK = 1.25
+"""A backfilled job is taken to run its longest recent run times this."""
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A job holding room now: what it gives back when it ends, and when that is."""
+
+    frees: int
+    ends_in: float | None
+    """Seconds from now, at the earliest; None when not known."""
+
+
+@dataclass(frozen=True)
+class Waiter:
+    """A queued job: its booking, and how long it runs at the most (None: not known)."""
+
+    booked: int
+    runs_for: float | None
+
+
+def may_start(job: Waiter, ahead: Sequence[Waiter], holders: Sequence[Holder], usable: int) -> bool:
+    """Whether `job` may be admitted now, with `ahead` queued before it (in order), `holders`
+    running, and `usable` room in the book."""
+    in_order = job.booked + sum(waiter.booked for waiter in ahead) <= usable
+    room = usable
+    starting: list[Waiter] = []
+    head: Waiter | None = None
+    for waiter in ahead:
+        if waiter.booked > room:
+            head = waiter
+            break
+        room -= waiter.booked
+        starting.append(waiter)
+    if head is None or job.booked > room:
+        return in_order
+    ends = [*holders, *(Holder(w.booked, w.runs_for) for w in starting)]
+    if any(end.ends_in is None for end in ends):
+        return in_order
+    shadow = shadow_of(head.booked, room, ends)
+    if shadow is None:
+        return in_order
+    at, left_over = shadow
+    ends_first = job.runs_for is not None and job.runs_for <= at
+    return in_order or ends_first or job.booked <= left_over
+
+
+def shadow_of(needed: int, room: int, ends: Sequence[Holder]) -> tuple[float, int] | None:
+    """When the head first fits as the `ends` come (seconds from now), and the room left over
+    beside it then; None when it does not fit even after all of them."""
+    available = room
+    for end in sorted(ends, key=lambda end: end.ends_in or 0.0):
+        available += end.frees
+        if available >= needed:
+            return end.ends_in or 0.0, available - needed
+    return None
+
+
+def holder_end(started_ago: float, shortest: float | None) -> float | None:
+    """A running job's earliest end from its shortest recent run; None when it has no history
+    or has already run longer than that (its end is then anyone's guess)."""
+    if shortest is None or started_ago >= shortest:
+        return None
+    return shortest - started_ago
+
+
+def waiter_run(longest: float | None) -> float | None:
+    """How long a queued job is taken to run at the most, from its longest recent run."""
+    return None if longest is None else longest * SLACK
