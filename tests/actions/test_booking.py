@@ -61,6 +61,20 @@ def test_history_books_the_largest_recent_peak_with_headroom() -> None:
     assert result.cap == 660 * MIB
 
 
+def test_runs_that_peak_alike_are_booked_close_to_their_peak() -> None:
+    runs = [PastRun(400 * MIB, GIB, False), PastRun(399 * MIB, GIB, False)]
+    assert booking(runs).booked == 408 * MIB, "2 %, not a fixed tenth"
+    spread = [PastRun(380 * MIB, GIB, False), PastRun(400 * MIB, GIB, False)]
+    assert booking(spread).booked == 420 * MIB, "their 5 % spread"
+
+
+def test_a_workload_that_grows_each_run_is_booked_one_step_ahead() -> None:
+    runs = [PastRun(460 * MIB, GIB, False), PastRun(400 * MIB, GIB, False)]
+    assert booking(runs).booked >= 520 * MIB
+    shrinking = [PastRun(400 * MIB, GIB, False), PastRun(460 * MIB, GIB, False)]
+    assert booking(shrinking).booked < 520 * MIB
+
+
 def test_one_small_run_does_not_erase_a_big_one() -> None:
     runs = [PastRun(10 * MIB, GIB, False), PastRun(800 * MIB, GIB, False)]
     assert booking(runs).booked >= 800 * MIB

@@ -6,6 +6,8 @@ without a machine and the runner only gathers numbers and acts on the answer.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from swarmdeck.actions.run_request import MIN_CAP
 from swarmdeck.choices import Choice
 from swarmdeck.probes.ledger import MemoryBook
@@ -20,7 +22,10 @@ if TYPE_CHECKING:
 HISTORY_WINDOW = 5
 """How many recent runs of a workload the prediction looks at."""
 HEADROOM_TENTHS = 11
-"""A prediction books a tenth more than the largest recent peak: 11 tenths of it, exactly."""
+"""A prediction from one run books a tenth more than its peak: 11 tenths of it, exactly; from
+more runs, the margin is their spread, never more than this tenth."""
+LEAST_MARGIN_PERCENT = 2
+"""The least margin over the largest recent peak, however alike the recent runs were."""
 
 OOM_ADJ_UNBOUNDED = 1000
 OOM_ADJ_PREDICTED = 500
@@ -89,12 +94,40 @@ def made_cap(booked: int, cap_factor: float) -> int:
 
 
 def predicted_peak(history: Sequence[PastRun]) -> int:
-    """The largest peak of the recent runs, plus headroom.
+    """The largest peak of the recent runs (newest first), plus its growth when they climb,
+    plus a margin from their spread.
 
     Taking the maximum over a window is the hysteresis: one small run does not erase a big one;
-    only HISTORY_WINDOW small runs in a row do.
+    only HISTORY_WINDOW small runs in a row do. The margin is the recent runs' own spread
+    (max − min over max, at least LEAST_MARGIN_PERCENT, at most a tenth; a tenth from a single
+    run), so a workload that peaks alike every time is booked close to its peak. A workload
+    whose peak grew run after run is booked for one more step of the same growth, so it is
+    not killed again for the growth it has already shown.
     """
-    return -(-max(run.peak for run in history) * HEADROOM_TENTHS // (10 * MIB)) * MIB
+    peaks = [run.peak for run in history]
+    top = max(peaks)
+    return -(-(top + growth(peaks)) * (100 + margin_percent(peaks)) // (100 * MIB)) * MIB
+
+
+def margin_percent(peaks: Sequence[int]) -> int:
+    """The margin over the largest peak, in percent, from the spread of `peaks`."""
+    most = (HEADROOM_TENTHS - 10) * 10
+    top = max(peaks)
+    if len(peaks) < 2 or top <= 0:
+        return most
+    spread = -(-(top - min(peaks)) * 100 // top)
+    return max(LEAST_MARGIN_PERCENT, min(most, spread))
+
+
+def growth(peaks: Sequence[int]) -> int:
+    """The last step of growth when every recent run (newest first) peaked at least as high
+    as the one before it and the newest higher still by more than LEAST_MARGIN_PERCENT (less
+    is the noise of measuring a peak); 0 otherwise."""
+    climbing = all(newer >= older for newer, older in pairwise(peaks))
+    if len(peaks) < 2 or not climbing:
+        return 0
+    step = peaks[0] - peaks[1]
+    return step if step * 100 > peaks[1] * LEAST_MARGIN_PERCENT else 0
 
 
 def decide_booking(
