@@ -75,6 +75,18 @@ def test_a_workload_that_grows_each_run_is_booked_one_step_ahead() -> None:
     assert booking(shrinking).booked < 520 * MIB
 
 
+def test_a_command_with_no_history_books_its_familys_prior_and_is_killed_first() -> None:
+    kin = [PastRun(300 * MIB, GIB, False), PastRun(280 * MIB, GIB, False)]
+    result = decide_booking([], declared_cap=2 * GIB, default_prediction=GIB, cap_factor=1.5,
+                            unbounded=False, slice_cap=SLICE, family=kin)
+    assert (result.booked, result.cap, result.via) == (321 * MIB, 2 * GIB, Via.FAMILY)
+    assert result.oom_score_adj == OOM_ADJ_PREDICTED
+    ceiling = [PastRun(300 * MIB, 300 * MIB, True)]
+    fallback = decide_booking([], declared_cap=2 * GIB, default_prediction=GIB, cap_factor=1.5,
+                              unbounded=False, slice_cap=SLICE, family=ceiling)
+    assert fallback.via is Via.CAP, "a family that hit its ceiling is no prior"
+
+
 def test_one_small_run_does_not_erase_a_big_one() -> None:
     runs = [PastRun(10 * MIB, GIB, False), PastRun(800 * MIB, GIB, False)]
     assert booking(runs).booked >= 800 * MIB

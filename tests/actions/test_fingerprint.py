@@ -157,3 +157,13 @@ def test_a_fifo_in_place_of_a_git_file_is_no_head_and_never_blocks(tmp_path: Pat
     reader.start()
     reader.join(5)
     assert found == [None]
+
+
+def test_a_family_is_the_program_and_its_subcommand_with_other_arguments() -> None:
+    from swarmdeck.actions.fingerprint import family_of
+
+    assert family_of(["pytest", "tests/a"]) == family_of(["/venv/bin/pytest", "tests/b"])
+    assert family_of(["cargo", "build", "-p", "x"]) == ["cargo", "build"]
+    assert family_of(["python3", "-S", "/w/run.py", "suite", "tests/a"]) == [
+        "python3", "run.py", "suite"]
+    assert family_of(["cargo", "test"]) != family_of(["cargo", "build"])

@@ -800,6 +800,24 @@ def test_the_next_run_books_its_learned_peak(slice_config: Path, isolated_home) 
     assert two["oom_score_adj"] == 500
 
 
+def test_a_command_with_no_history_books_the_prior_of_its_family(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    """`suite tests/a` ran; `suite tests/b` never did: it books the family's peak with its
+    margin, well under its declared cap, and stands to be killed first."""
+    script = tmp_path / "suite.py"
+    script.write_text("import sys\nb = bytearray(12 << 20)\nb[::4096] = b'\\1' * 3072\n")
+    first = swarmdeck_run("--cap", "60M", "--", sys.executable, str(script), "suite", "tests/a",
+                          cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    second = swarmdeck_run("--cap", "60M", "--", sys.executable, str(script), "suite",
+                           "tests/b", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    one, two = rows(isolated_home)
+    assert one["admitted_via"] == "cap" and two["admitted_via"] == "family"
+    assert one["peak"] < two["booked"] < 60 * MIB and two["oom_score_adj"] == 500
+
+
 def holds_flock(pid: int, path: Path) -> bool:
     """Whether process `pid` holds a flock() on `path`, as /proc/locks lists it."""
     inode = path.stat().st_ino if path.exists() else -1

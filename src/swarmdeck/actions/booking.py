@@ -39,6 +39,7 @@ class Via(Choice):
     HISTORY = "history"
     CEILING = "ceiling"
     DEFAULT = "default"
+    FAMILY = "family"
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,7 @@ def decide_booking(
     cap_factor: float,
     unbounded: bool,
     slice_cap: int,
+    family: Sequence[PastRun] = (),
 ) -> Booking:
     """The booking, cap and oom_score_adj of a job.
 
@@ -149,9 +151,22 @@ def decide_booking(
     runner refuses --cap beside --unbounded), and it never books more than that cap, so a
     default prediction or a history above the slice makes it wait for the whole slice, never
     refused as a job that can never fit.
+
+    A job with no history of its own whose `family` (the same program and subcommand with
+    other arguments, newest first) has runs, none at its ceiling, books the family's
+    prediction, never over its declared cap: a prior, not fiction, and with the OOM standing
+    of a prediction it is killed first if it guessed wrong.
     """
     recent = list(history[:HISTORY_WINDOW])
-    if not recent:
+    kin = list(family[:HISTORY_WINDOW])
+    if not recent and kin and not any(run.hit_ceiling for run in kin):
+        peaks = [run.peak for run in kin]
+        # The family's largest peak with its spread's margin; no growth: the order of its
+        # members' runs is no trend of any one of them.
+        booked, via = mib_ceil(max(peaks) * (100 + margin_percent(peaks)) / 100), Via.FAMILY
+        if declared_cap is not None and booked >= declared_cap:
+            booked, via = declared_cap, Via.CAP
+    elif not recent:
         if declared_cap is not None:
             booked, via = declared_cap, Via.CAP
         else:

@@ -236,6 +236,37 @@ def normalise_command(argv: Sequence[str], cwd: PathLike[str] | str) -> list[str
     return words
 
 
+INTERPRETERS = frozenset({
+    "python", "python3", "node", "ruby", "perl", "sh", "bash", "zsh", "deno", "bun", "uv",
+})
+"""Programs whose script, not themselves, says what runs: the family takes the script too."""
+
+
+def family_of(argv: Sequence[str]) -> list[str]:
+    """The command's family: the program (and its script, for an interpreter), then its
+    subcommand when the next argument is a plain word. `pytest tests/a` and `pytest tests/b`
+    are one family (pytest), `cargo build -p x` and `cargo build -p y` another (cargo build).
+    """
+    if not argv:
+        return []
+    family = [name_of(argv[0])]
+    rest = list(argv[1:])
+    program = family[0].rstrip("0123456789.")
+    if program in INTERPRETERS:
+        while rest and rest[0].startswith("-"):
+            rest.pop(0)
+        if rest:
+            family.append(name_of(rest.pop(0)))
+    if rest and _plain_word(rest[0]):
+        family.append(rest[0])
+    return family
+
+
+def _plain_word(word: str) -> bool:
+    """A subcommand-like word: letters first, then letters, digits, '-' or '_'."""
+    return word[:1].isalpha() and all(c.isalnum() or c in "-_" for c in word)
+
+
 def fingerprint(argv: Sequence[str], cwd: PathLike[str] | str) -> str:
     """A short stable key for the workload `argv` run in `cwd`."""
     ident = tree_identity(cwd)

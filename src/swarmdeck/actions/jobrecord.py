@@ -45,6 +45,33 @@ class Ending:
     duration: float | None
 
 
+FAMILY_LOOKBACK = 200
+"""Recent runs of the same program in the same folder looked through for a family's runs."""
+
+
+def family_runs(store: StateStore, argv: list[str], cwd: str) -> list[PastRun]:
+    """The recent runs of the command's family (actions/fingerprint.family_of: the same program
+    and subcommand with other arguments) in the same folder, newest first, as many as the
+    prediction looks at: the prior of a command with no history of its own."""
+    from swarmdeck.actions.fingerprint import family_of
+
+    family = family_of(argv)
+    if not family:
+        return []
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT p.peak, p.cap, p.hit_ceiling, j.argv FROM peaks p JOIN jobs j"
+            " ON j.id = p.job_id WHERE j.cwd = ? AND json_extract(j.argv, '$[0]') = ?"
+            " ORDER BY p.recorded_at DESC LIMIT ?",
+            (str(cwd), argv[0], FAMILY_LOOKBACK),
+        ).fetchall()
+    runs = [
+        PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"]))
+        for row in rows if family_of(json_text.loads(row["argv"] or "[]")) == family
+    ]
+    return runs[:HISTORY_WINDOW]
+
+
 def past_runs(store: StateStore, fingerprint: str) -> list[PastRun]:
     """The workload's recorded runs, newest first, as many as the prediction looks at."""
     history = workload_history(store, fingerprint, HISTORY_WINDOW)

@@ -28,7 +28,13 @@ from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
 from swarmdeck.actions.cage.owner import claim_slice
 from swarmdeck.actions.doorbell import ring
 from swarmdeck.actions.fingerprint import fingerprint
-from swarmdeck.actions.jobrecord import Ending, mark_running, past_runs, record_end
+from swarmdeck.actions.jobrecord import (
+    Ending,
+    family_runs,
+    mark_running,
+    past_runs,
+    record_end,
+)
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import (
     SLICE_FULL_OVER_BOOKING,
@@ -264,13 +270,15 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
     )
     given, result_file = handed_by_driver()
     workload = given or fingerprint(request.argv, request.cwd)
+    history = past_runs(store, workload)
     booking = decide_booking(
-        past_runs(store, workload),
+        history,
         declared_cap=declared,
         default_prediction=config.memory.default_prediction.resolve(total),
         cap_factor=config.memory.cap_factor,
         unbounded=request.unbounded,
         slice_cap=slice_cap,
+        family=() if history else family_runs(store, list(request.argv), request.cwd),
     )
     return Prepared(backend, facts, booking, workload, local_host_name(), result_file)
 
