@@ -818,6 +818,33 @@ def test_a_command_with_no_history_books_the_prior_of_its_family(
     assert one["peak"] < two["booked"] < 60 * MIB and two["oom_score_adj"] == 500
 
 
+def test_a_queued_job_of_fiction_rebooks_from_its_family_once_a_member_ended(
+    slice_config: Path, isolated_home, tmp_path: Path, start_run: Start
+) -> None:
+    """`suite tests/a` and `suite tests/b` start together, both booked on their 60M caps: b
+    queues. When a ends, having peaked near 12M, b is woken and admitted on the family's
+    prior, not the cap it queued with."""
+    script = tmp_path / "suite.py"
+    script.write_text(
+        "import os, sys, time\nb = bytearray(12 << 20)\nb[::4096] = b'\\1' * 3072\n"
+        "while len(sys.argv) > 3 and not os.path.exists(sys.argv[3]):\n    time.sleep(0.05)\n"
+    )
+    go = tmp_path / "go"
+    first = start_run("--cap", "60M", "--", sys.executable, str(script), "suite", "tests/a",
+                      str(go))
+    wait_for(lambda: job_state(isolated_home, 1) == "running")
+    second = start_run("--cap", "60M", "--wait", "60", "--", sys.executable, str(script),
+                       "suite", "tests/b")
+    wait_for(lambda: job_state(isolated_home, 2) == "queued")
+    go.touch()
+    assert first.wait(timeout=DEADLINE) == 0
+    _, err = second.communicate(timeout=DEADLINE)
+    assert second.returncode == 0, err
+    one, two = rows(isolated_home)
+    assert one["admitted_via"] == "cap" and two["admitted_via"] == "family"
+    assert two["booked"] < 60 * MIB and two["cap"] == 60 * MIB and two["oom_score_adj"] == 500
+
+
 def holds_flock(pid: int, path: Path) -> bool:
     """Whether process `pid` holds a flock() on `path`, as /proc/locks lists it."""
     inode = path.stat().st_ino if path.exists() else -1

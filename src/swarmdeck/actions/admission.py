@@ -108,6 +108,17 @@ class Admission:
 
     job_id: int
     book: MemoryBook
+    booking: Booking | None = None
+    """The booking it was admitted on, when a re-booking while queued changed it."""
+
+
+def rebooked(job: JobRow, booking: Booking) -> JobRow:
+    """The same job row on another booking."""
+    return JobRow(
+        label=job.label, host=job.host, fingerprint=job.fingerprint, argv=job.argv,
+        cwd=job.cwd, runner=job.runner, booking=booking, threads=job.threads,
+        detached=job.detached, timeout=job.timeout, declared_cap=job.declared_cap,
+    )
 
 
 def room_line(booked: int, book: MemoryBook) -> str:
@@ -249,9 +260,12 @@ def attempt(
             state = {Decision.ADMIT: ADMITTED, Decision.WAIT: QUEUED}.get(decision, REFUSED)
             job_id = _insert(conn, job, state, at)
         elif decision is Decision.ADMIT:
+            booking = job.booking
             conn.execute(
-                "UPDATE jobs SET state = ?, admitted_at = ? WHERE id = ? AND state = ?",
-                (ADMITTED, at, job_id, QUEUED),
+                "UPDATE jobs SET state = ?, admitted_at = ?, booked = ?, cap = ?,"
+                " admitted_via = ?, oom_score_adj = ? WHERE id = ? AND state = ?",
+                (ADMITTED, at, booking.booked, booking.cap, booking.via.value,
+                 booking.oom_score_adj, job_id, QUEUED),
             )
         if decision is Decision.ADMIT:
             conn.execute(
@@ -376,10 +390,13 @@ def admit(
     say: Callable[[str], None],
     wakeup_fd: int | None = None,
     stop_signal: Callable[[], int | None] = lambda: None,
+    rebook: Callable[[], Booking | None] | None = None,
 ) -> Admission:
     """Admit the job or raise: NotAdmittedError (252) when it never fits or the wait ran out,
     Interrupted when a signal arrived while queued, Moved (242) when its queued row was moved
-    to another host. `say` gets the queued lines."""
+    to another host. `say` gets the queued lines. While queued, `rebook` may give the job a
+    new booking before each look (what its family learned meanwhile); the row then carries it
+    and so does the Admission."""
     decision, job_id, book, lost = attempt(
         store, job, facts, None, cage_path, wakeup_fd, stop_signal
     )
@@ -400,7 +417,7 @@ def admit(
         bell = None
     try:
         return _queued(store, job, facts, cage_path, wait, say, wakeup_fd, stop_signal,
-                       (job_id, book), bell)
+                       (job_id, book), bell, rebook)
     finally:
         if bell is not None:
             bell.close()
@@ -424,6 +441,7 @@ def _queued(
     stop_signal: Callable[[], int | None],
     first: tuple[int, MemoryBook],
     bell: Doorbell | None,
+    rebook: Callable[[], Booking | None] | None = None,
 ) -> Admission:
     """Wait, queued, until admitted: re-check at once after the doorbell is up (room freed
     before it was is seen then), then each time it rings, and at growing intervals besides."""
@@ -459,6 +477,10 @@ def _queued(
         if signum is not None:
             give_up(store, job_id, f"stopped while queued by signal {signum}", 128 + signum)
             raise Interrupted(f"job {job_id} stopped while queued", signum)
+        fresh = rebook() if rebook is not None else None
+        if fresh is not None and fresh != job.booking:
+            job = rebooked(job, fresh)
+            booked = fresh.booked
         try:
             decision, job_id, book, lost = attempt(
                 store, job, facts, job_id, cage_path, wakeup_fd, stop_signal
@@ -474,4 +496,4 @@ def _queued(
         if decision is Decision.NEVER:
             give_up(store, job_id, "never fits", exits.NOT_ADMITTED)
             raise NotAdmittedError(never_line(job_id, booked, book))
-    return Admission(job_id=job_id, book=book)
+    return Admission(job_id=job_id, book=book, booking=job.booking)

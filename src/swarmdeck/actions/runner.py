@@ -20,6 +20,7 @@ from swarmdeck.actions.admission import Interrupted, JobRow, Moved, NotAdmittedE
 from swarmdeck.actions.booking import (
     OOM_ADJ_UNBOUNDED,
     Booking,
+    Via,
     decide_booking,
     hit_ceiling,
     mib_ceil,
@@ -298,6 +299,29 @@ class RunContext:
     """The channel to a --detach launcher waiting for the job id; None when not detached."""
 
 
+def rebook(run: RunContext) -> Booking | None:
+    """While queued on a booking of fiction (its declared cap or the default prediction: no
+    history of its own), the booking its family's runs give now, if any have ended since it
+    was prepared; None to keep the booking it has."""
+    prepared, request = run.prepared, run.request
+    if prepared.booking.via not in (Via.CAP, Via.DEFAULT) or request.unbounded:
+        return None
+    family = family_runs(run.store, list(request.argv), request.cwd)
+    if not family:
+        return None
+    total = mem_total()
+    booking = decide_booking(
+        past_runs(run.store, prepared.fingerprint),
+        declared_cap=parse_cap(request.cap, total),
+        default_prediction=run.config.memory.default_prediction.resolve(total),
+        cap_factor=run.config.memory.cap_factor,
+        unbounded=False,
+        slice_cap=prepared.facts.slice_cap,
+        family=family,
+    )
+    return booking if booking.via is Via.FAMILY else None
+
+
 def run_job(
     config: Config, store: StateStore, request: RunRequest, note: Callable[[str], None] = say
 ) -> int:
@@ -342,7 +366,7 @@ def _admitted_run(run: RunContext) -> int:
     try:
         admission = admit(
             run.store, row, prepared.facts, prepared.backend.job_path, wait, queued_note,
-            run.signals.read_fd, run.signals.pending,
+            run.signals.read_fd, run.signals.pending, lambda: rebook(run),
         )
     except NotAdmittedError as error:
         run.note(error.message)
@@ -355,6 +379,8 @@ def _admitted_run(run: RunContext) -> int:
         run.note(error.message)
         return int(error.exit_code)
     job_id = admission.job_id
+    if admission.booking is not None:
+        prepared.booking = admission.booking
     try:
         output = run.detached.output(job_id) if run.detached is not None else None
     except StateError as error:
