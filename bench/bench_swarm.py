@@ -10,10 +10,12 @@ the slice), as agents' caps are fiction. Rows, each on the same trace:
 - `swarmdeck run` with no history (first day) and with the first day's history (second day;
   the drifting trace has a third day, its peaks grow each day).
 
-Figures: makespan / bound, where bound = max(Σ peak × seconds / slice, longest job), seconds
-being each job's ramp and hold plus the measured start cost of one job alone; utilisation
-= Σ peak × seconds / (slice × makespan); jobs lost = ended 250, 254 or killed by the OOM
-killer. A job swarmdeck lost is run again at once (what its agent would do), and the makespan
+Figures: makespan / bound, where bound = max(Σ peak × seconds / slice, longest job). Two
+bounds: "as run" takes each job's seconds as it logged them in that row (on a loaded machine
+jobs that run beside many others take longer: the CPU, not the memory, is then the limit, and
+the memory scheduler is judged against the memory limit), "alone" takes its ramp and hold
+plus the start cost of one job alone. Utilisation = Σ peak × seconds as run / (slice ×
+makespan); jobs lost = ended 250, 254 or killed by the OOM killer. A job swarmdeck lost is run again at once (what its agent would do), and the makespan
 includes the rerun; the naive row cannot be finished that way and shows no ratio.
 
 Needs root (cgroup v1) and, for the Slurm rows, the Slurm/munge/MariaDB binaries (bash .ci/run
@@ -52,7 +54,9 @@ V1_MEMORY = Path("/sys/fs/cgroup/memory")
 
 JOB = r'''
 import json, os, sys, time
-plan = json.load(open(os.environ["SWARM_BENCH_PLAN"]))[" ".join(sys.argv[1:])]
+began = time.time()
+key = " ".join(sys.argv[1:])
+plan = json.load(open(os.environ["SWARM_BENCH_PLAN"]))[key]
 n = int(plan["peak"] * 1048576)
 steps = 8
 held = []
@@ -62,6 +66,8 @@ for _ in range(steps):
     held.append(chunk)
     time.sleep(plan["ramp"] / steps)
 time.sleep(plan["hold"])
+with open(os.environ["SWARM_BENCH_LOG"], "a") as log:
+    log.write(f"{key}\t{time.time() - began}\n")
 '''
 """The job: its peak, ramp and hold come from the plan file, not its arguments, so the same
 command (the same workload to swarmdeck) can grow from one day to the next."""
@@ -87,15 +93,37 @@ class Row:
     makespan: float | None
     lost: int
     note: str = ""
+    ran: dict[str, float] = field(default_factory=dict)
+    """Seconds each job ran (from its own log line), its last run where it ran twice."""
+
+
+def ran_for(log: Path) -> dict[str, float]:
+    """What the jobs logged: each job's seconds from its start to its end."""
+    seconds: dict[str, float] = {}
+    if log.exists():
+        for line in log.read_text().splitlines():
+            key, _, took = line.rpartition("\t")
+            seconds[key] = float(took)
+    return seconds
 
 
 @dataclass
 class TraceResult:
     name: str
-    jobs: int
-    bound: float
-    area: float
+    jobs: list[Job]
+    growth: float
+    nominal: float
+    """The bound from each job's ramp and hold and one job's start cost alone."""
     rows: list[Row] = field(default_factory=list)
+
+    def measured(self, row: Row) -> tuple[float, float] | None:
+        """(bound, Σ peak × seconds) from the seconds the jobs ran in this row; None when
+        some job never finished there."""
+        if any(job.key not in row.ran for job in self.jobs):
+            return None
+        seconds = [row.ran[job.key] for job in self.jobs]
+        area = sum(j.peak * self.growth * s for j, s in zip(self.jobs, seconds, strict=True))
+        return max(area / SLICE_MIB, max(seconds)), area
 
 
 def caps(rng: random.Random, peak: float) -> int:
@@ -150,11 +178,17 @@ def start_cost(script: Path, plan: Path, env: dict[str, str]) -> float:
     return max(0.0, min(took))
 
 
-def bound_of(jobs: list[Job], growth: float, cost: float) -> tuple[float, float]:
-    """(bound seconds, Σ peak × seconds in MiB·s)."""
+def bound_of(jobs: list[Job], growth: float, cost: float) -> float:
+    """The bound from the jobs' nominal seconds: ramp, hold and the start cost."""
     seconds = [RAMP + job.hold + cost for job in jobs]
     area = sum(job.peak * growth * s for job, s in zip(jobs, seconds, strict=True))
-    return max(area / SLICE_MIB, max(seconds)), area
+    return max(area / SLICE_MIB, max(seconds))
+
+
+def logged(env: dict[str, str], log: Path) -> dict[str, str]:
+    """`env` with the jobs' log (where each writes how long it ran) at `log`, emptied."""
+    log.unlink(missing_ok=True)
+    return {**env, "SWARM_BENCH_LOG": str(log)}
 
 
 # ---- all at once in one cgroup ----------------------------------------------------------------
@@ -274,16 +308,21 @@ def run_trace(
     growths = [1.0, 1.15, 1.3] if name == "drifting" else [1.0, 1.0]
     results = []
     write_plan(plan, jobs)
-    bound, area = bound_of(jobs, 1.0, cost)
-    first = TraceResult(name, len(jobs), bound, area)
-    first.rows.append(naive(script, jobs, env, slice_path))
+    first = TraceResult(name, jobs, 1.0, bound_of(jobs, 1.0, cost))
+    log = root / f"log-{name}"
+    first.rows.append(naive(script, jobs, logged(env, log), slice_path))
+    first.rows[-1].ran = ran_for(log)
     if cluster is not None:
         out = root / f"slurm-{name}"
         out.mkdir()
-        first.rows.append(slurm_row(cluster, script, jobs, env, out, "Slurm --mem=cap",
-                                    {job.key: job.cap for job in jobs}))
-        first.rows.append(slurm_row(cluster, script, jobs, env, out, "Slurm --mem=peak×1.1",
-                                    {job.key: int(job.peak * 1.1) + 1 for job in jobs}))
+        for row_name, mem in (
+            ("Slurm --mem=cap", {job.key: job.cap for job in jobs}),
+            ("Slurm --mem=peak×1.1", {job.key: int(job.peak * 1.1) + 1 for job in jobs}),
+        ):
+            first.rows.append(slurm_row(cluster, script, jobs, logged(env, log), out, row_name,
+                                        mem))
+            first.rows[-1].ran = ran_for(log)
+            print(f"{name}: {row_name}: {first.rows[-1].makespan:.1f} s", flush=True)
     config = root / f"config-{name}.toml"
     total = mem_total()
     config.write_text(
@@ -299,15 +338,14 @@ def run_trace(
             "swarmdeck, third day (learned)"]
     for day, growth in enumerate(growths):
         write_plan(plan, jobs, growth)
-        row = swarmdeck_day(script, jobs, sd_env, work, days[day])
+        row = swarmdeck_day(script, jobs, logged(sd_env, log), work, days[day])
+        row.ran = ran_for(log)
         if day == 0:
             first.rows.append(row)
             results.append(first)
         else:
-            bound, area = bound_of(jobs, growth, cost)
-            later = TraceResult(f"{name}, peaks ×{growth:g}" if growth != 1.0 else name,
-                                len(jobs), bound, area, [row])
-            results.append(later)
+            label = f"{name}, peaks ×{growth:g}" if growth != 1.0 else name
+            results.append(TraceResult(label, jobs, growth, bound_of(jobs, growth, cost), [row]))
         print(f"{name}: {row.name}: {row.makespan:.1f} s, lost {row.lost}", flush=True)
     return results
 
@@ -321,18 +359,23 @@ def mem_total() -> int:
 
 def table(results: list[TraceResult]) -> list[str]:
     lines = [
-        "| trace | scheduler | makespan / bound | utilisation | jobs lost | makespan | bound |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| trace | scheduler | makespan / bound | utilisation | jobs lost | makespan"
+        " | bound (as run) | bound (alone) | makespan / bound (alone) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for result in results:
         for row in result.rows:
-            ratio = (f"{row.makespan / result.bound:.2f}×" if row.makespan and not row.note
-                     else "—")
-            use = (f"{result.area / (SLICE_MIB * row.makespan):.0%}"
-                   if row.makespan and not row.note else "—")
+            measured = result.measured(row)
+            finished = row.makespan is not None and not row.note and measured is not None
+            ratio = f"{row.makespan / measured[0]:.2f}×" if finished and measured else "—"
+            use = (f"{measured[1] / (SLICE_MIB * row.makespan):.0%}"
+                   if finished and measured and row.makespan else "—")
+            alone = f"{row.makespan / result.nominal:.2f}×" if finished and row.makespan else "—"
             lines.append(
-                f"| {result.name} | {row.name} | {ratio} | {use} | {row.lost} of {result.jobs}"
-                f" | {row.makespan:.1f} s | {result.bound:.1f} s |"
+                f"| {result.name} | {row.name} | {ratio} | {use} | {row.lost} of"
+                f" {len(result.jobs)} | {row.makespan or 0:.1f} s"
+                f" | {f'{measured[0]:.1f} s' if measured else '—'} | {result.nominal:.1f} s"
+                f" | {alone} |"
             )
     return lines
 
@@ -344,6 +387,8 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiply every hold by this (the ratios are what matter)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="work in this (new) folder and leave it: the ledgers to look at")
     args = parser.parse_args()
     if os.geteuid() != 0 or not V1_MEMORY.is_dir():
         sys.exit("bench_swarm: needs root and a cgroup v1 memory hierarchy")
@@ -352,6 +397,9 @@ def main() -> None:
     results: list[TraceResult] = []
     with tempfile.TemporaryDirectory(prefix="swarmdeck-bench-swarm-") as folder:
         root = Path(folder)
+        if args.keep is not None:
+            args.keep.mkdir(parents=True)
+            root = args.keep
         script = root / "job.py"
         script.write_text(JOB)
         slice_path = V1_MEMORY / f"swarmdeck-bench-swarm-{os.getpid()}"
@@ -370,7 +418,8 @@ def main() -> None:
                     except ClusterBusy as busy:
                         cluster, slurm_why = None, str(busy)
             plan = root / "plan-probe.json"
-            cost = start_cost(script, plan, {**base_env, "SWARM_BENCH_PLAN": str(plan)})
+            cost = start_cost(script, plan, logged({**base_env, "SWARM_BENCH_PLAN": str(plan)},
+                                                   root / "log-probe"))
             for name in args.traces.split(","):
                 results += run_trace(name, args, root, slice_path, cluster, cost, script,
                                      base_env)
