@@ -5,7 +5,7 @@ once to a 3 GiB slice. Every job declares a `--cap` of 2–6× its real peak (ne
 the slice), as agents' caps are fiction. Rows, each on the same trace:
 
 - all at once in one cgroup capped at the slice (what running everything does);
-- Slurm on the single-node test cluster (node memory = the slice, memory the only consumable,
+- Slurm on the single-node test cluster (node memory = the slice, 64 CPUs so cores never limit,
   backfill every second) with `--mem=<cap>`, and with `--mem=<true peak × 1.1>`;
 - `swarmdeck run` with no history (first day) and with the first day's history (second day;
   the drifting trace has a third day, its peaks grow each day).
@@ -15,8 +15,9 @@ bounds: "as run" takes each job's seconds as it logged them in that row (on a lo
 jobs that run beside many others take longer: the CPU, not the memory, is then the limit, and
 the memory scheduler is judged against the memory limit), "alone" takes its ramp and hold
 plus the start cost of one job alone. Utilisation = Σ peak × seconds as run / (slice ×
-makespan); jobs lost = ended 250, 254 or killed by the OOM killer. A job swarmdeck lost is run again at once (what its agent would do), and the makespan
-includes the rerun; the naive row cannot be finished that way and shows no ratio.
+makespan); jobs lost = ended 250, 254 or killed by the OOM killer. A job swarmdeck lost is
+run again at once (what its agent would do), and the makespan includes the rerun; the naive
+row cannot be finished that way and shows no ratio.
 
 Needs root (cgroup v1) and, for the Slurm rows, the Slurm/munge/MariaDB binaries (bash .ci/run
 installs them; without them those rows say why). Writes bench/results/swarm.md.
@@ -412,7 +413,7 @@ def main() -> None:
                 slurm_why = why_no_cluster()
                 if slurm_why is None:
                     cluster = SlurmCluster(root / "cluster", node_memory_mib=SLICE_MIB,
-                                           select="CR_Memory", scheduler="bf_interval=1")
+                                           node_cpus=64, scheduler="bf_interval=1")
                     try:
                         cluster.start()
                     except ClusterBusy as busy:

@@ -111,9 +111,9 @@ class SlurmCluster:
     root: Path
     node_memory_mib: int = NODE_MEMORY_MIB
     """The node's RealMemory: what `--mem` bookings on it may add up to."""
-    select: str = "CR_Core_Memory"
-    """SelectTypeParameters: CR_Memory makes memory the only consumable (a bench where cores
-    must never be what limits the cluster)."""
+    node_cpus: int = NODE_CPUS
+    """The node's CPUs; more than the machine has are taken as configured (config_overrides):
+    a bench where cores must never be what limits the cluster."""
     scheduler: str = ""
     """SchedulerParameters, when not Slurm's defaults (a bench runs backfill every second)."""
     env: dict[str, str] = field(default_factory=dict)
@@ -280,15 +280,16 @@ class SlurmCluster:
             f"SlurmdLogFile={r / 'log' / 'slurmd.log'}\n"
             "ProctrackType=proctrack/cgroup\nTaskPlugin=task/cgroup\n"
             "JobAcctGatherType=jobacct_gather/cgroup\nJobAcctGatherFrequency=1\n"
-            f"SelectType=select/cons_tres\nSelectTypeParameters={self.select}\n"
+            "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\n"
             + (f"SchedulerParameters={self.scheduler}\n" if self.scheduler else "")
+            + ("SlurmdParameters=config_overrides\n" if self.node_cpus != NODE_CPUS else "")
             + "AccountingStorageType=accounting_storage/slurmdbd\n"
             f"AccountingStorageHost=127.0.0.1\nAccountingStoragePort={p['dbd']}\n"
             "MpiDefault=none\nReturnToService=2\nSchedulerType=sched/backfill\n"
             "KillWait=2\nMinJobAge=600\nInactiveLimit=0\nWaitTime=0\nMessageTimeout=5\n"
             "SlurmctldTimeout=10\nSlurmdTimeout=30\n"
             f"NodeName={NODE} NodeHostname={socket.gethostname()} NodeAddr=127.0.0.1 "
-            f"CPUs={NODE_CPUS} RealMemory={self.node_memory_mib} State=UNKNOWN\n"
+            f"CPUs={self.node_cpus} RealMemory={self.node_memory_mib} State=UNKNOWN\n"
             f"PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP\n"
         )
         (r / "etc" / "cgroup.conf").write_text(
