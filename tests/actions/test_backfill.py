@@ -125,3 +125,40 @@ def test_admission_backfills_a_short_job_with_history_and_keeps_a_long_one_waiti
 
     assert decide("long") is Decision.WAIT
     assert decide("short") is Decision.ADMIT
+
+
+def test_the_queue_plan_says_what_each_job_waits_for_and_when_it_starts() -> None:
+    """10G: a job holds 6G for 10 s more. Queued: a head of 8G (20 s), a 3G job of 30 s that
+    would outlast the head's start, a 2G job of 5 s that ends before it."""
+    from swarmdeck.actions.backfill import queue_plan
+
+    plan = queue_plan(
+        [Waiter(8 * GIB, 20.0), Waiter(3 * GIB, 30.0), Waiter(2 * GIB, 5.0)],
+        [Holder(6 * GIB, 10.0)], 4 * GIB,
+    )
+    head, long_one, short = plan
+    assert (head.place, head.waits_for, head.starts_in) == (1, "room", 10.0)
+    assert long_one.waits_for.startswith("the head (place 1)") and long_one.starts_in == 30.0
+    assert short.waits_for.startswith("nothing") and short.starts_in == 0.0
+    unknown = queue_plan([Waiter(8 * GIB, 20.0)], [Holder(6 * GIB, None)], 4 * GIB)
+    assert unknown[0].starts_in is None
+
+
+def test_a_queued_jobs_detail_names_its_place_from_the_ledger(tmp_path: Path) -> None:
+    from swarmdeck.actions.admission import planned_queue
+    from swarmdeck.app.detail import job_facts, queue_text
+    from swarmdeck.probes.ledger import ledger_jobs
+
+    store = StateStore(tmp_path / "state.db")
+    with store.transaction() as conn:
+        insert_job(conn, host="here", booked=60 * MIB, fingerprint="holder", state="running",
+                   started_at=conn.execute("SELECT unixepoch('subsec')").fetchone()[0])
+        queued = insert_job(conn, host="here", booked=80 * MIB, fingerprint="big",
+                            state="queued")
+        conn.execute("INSERT INTO peaks (fingerprint, peak, duration) VALUES ('holder', 1, 60)")
+    jobs = list(ledger_jobs(store, "here"))
+    spots = planned_queue(store, "here", jobs, 40 * MIB)
+    text = queue_text(spots[queued], len(spots))
+    assert text.startswith("place 1 of 1; waits for room; expected start in about ")
+    job = next(j for j in jobs if j.id == queued)
+    assert "queue  place 1 of 1" in job_facts(job, 0.0, 200, queue=text).plain

@@ -15,7 +15,15 @@ import time
 
 from swarmdeck import exit_numbers as exits
 from swarmdeck import json_text, sqlite
-from swarmdeck.actions.backfill import Holder, Waiter, holder_end, may_start, waiter_run
+from swarmdeck.actions.backfill import (
+    Holder,
+    Spot,
+    Waiter,
+    holder_end,
+    may_start,
+    queue_plan,
+    waiter_run,
+)
 from swarmdeck.actions.booking import HISTORY_WINDOW, Booking, Decision, decide_admission
 from swarmdeck.actions.doorbell import Doorbell, ring
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
@@ -26,6 +34,7 @@ from swarmdeck.probes.ledger import (
     MOVED,
     QUEUED,
     REFUSED,
+    RUNNING,
     MemoryBook,
     SliceFacts,
     read_book,
@@ -42,6 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from os import PathLike
 
+    from swarmdeck.probes.ledger import LedgerJob
     from swarmdeck.state import StateStore
 
 RECHECK_INTERVAL = 0.2
@@ -305,6 +315,34 @@ def backfills(
     ]
     own = Waiter(job.booking.booked, waiter_run(spans.get(job.fingerprint, (None, None))[1]))
     return may_start(own, ahead, holders, book.usable)
+
+
+def planned_queue(
+    store: StateStore, host: str, jobs: list[LedgerJob], usable: int
+) -> dict[int, Spot]:
+    """The host's queue as it will run (actions/backfill.queue_plan), by job id, from the jobs
+    of a snapshot, the room its book shows and the learned run times."""
+    queued = sorted((j for j in jobs if j.host == host and j.state == QUEUED), key=lambda j: j.id)
+    holding = [j for j in jobs if j.host == host and j.state in (ADMITTED, RUNNING)]
+    if not queued:
+        return {}
+    with store.read() as conn:
+        spans = durations(conn, {j.fingerprint for j in [*queued, *holding]})
+    clock = now()
+    holders = [
+        Holder(
+            max(j.booked or 0, j.current or 0),
+            holder_end(clock - (j.started_at or j.admitted_at or clock),
+                       spans.get(j.fingerprint or "", (None, None))[0]),
+        )
+        for j in holding
+    ]
+    waiters = [
+        Waiter(j.booked or 0, waiter_run(spans.get(j.fingerprint or "", (None, None))[1]))
+        for j in queued
+    ]
+    plan = queue_plan(waiters, holders, usable)
+    return {job.id: spot for job, spot in zip(queued, plan, strict=True)}
 
 
 def durations(

@@ -90,3 +90,73 @@ def holder_end(started_ago: float, shortest: float | None) -> float | None:
 def waiter_run(longest: float | None) -> float | None:
     """How long a queued job is taken to run at the most, from its longest recent run."""
     return None if longest is None else longest * SLACK
+
+
+@dataclass(frozen=True)
+class Spot:
+    """Where a queued job stands: its place, what it waits for, when it should start."""
+
+    place: int
+    """1 for the first job in the queue."""
+    waits_for: str
+    starts_in: float | None
+    """Seconds from now, as the learned run times say; None when they do not say."""
+
+
+def queue_plan(queued: Sequence[Waiter], holders: Sequence[Holder], usable: int) -> list[Spot]:
+    """The queue as it will run: each queued job (in order) with what it waits for now and its
+    expected start, from playing the rule of `may_start` forward over the learned run times.
+    Memory given back is taken as booked; a job whose start depends on an end nobody knows has
+    no expected start."""
+    starts: dict[int, float] = {}
+    now, room = 0.0, usable
+    ends = [(h.ends_in, h.frees) for h in holders]
+    waiting = list(range(len(queued)))
+    while waiting:
+        started = next(
+            (
+                place for place, index in enumerate(waiting)
+                if may_start(
+                    queued[index], [queued[i] for i in waiting[:place]],
+                    [Holder(frees, None if end is None else end - now) for end, frees in ends],
+                    room,
+                )
+            ),
+            None,
+        )
+        if started is not None:
+            index = waiting.pop(started)
+            starts[index] = now
+            room -= queued[index].booked
+            runs = queued[index].runs_for
+            ends.append((None if runs is None else now + runs, queued[index].booked))
+            continue
+        known = [end for end, _ in ends if end is not None and end > now]
+        if not known:
+            break
+        now = min(known)
+        room += sum(frees for end, frees in ends if end == now)
+        ends = [(end, frees) for end, frees in ends if end != now]
+    return [
+        Spot(
+            place + 1,
+            "nothing: it starts at its next look" if starts.get(place) == 0.0
+            else _waits_for(place, queued, usable),
+            starts.get(place),
+        )
+        for place in range(len(queued))
+    ]
+
+
+def _waits_for(place: int, queued: Sequence[Waiter], usable: int) -> str:
+    """What the job at `place`, which cannot start now, waits for: the head before it (it
+    fits, but would hold the head's room), or room."""
+    room = usable
+    for before, waiter in enumerate(queued[:place]):
+        if waiter.booked > room:
+            if queued[place].booked <= room:
+                return (f"the head (place {before + 1}): it would still run when that one "
+                        "can start")
+            break
+        room -= waiter.booked
+    return "room"

@@ -25,6 +25,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, Static
 
 from swarmdeck import sqlite
+from swarmdeck.actions.admission import planned_queue
+from swarmdeck.actions.backfill import Spot
 from swarmdeck.actions.hosts.peer_ledger import VIA_PEER
 from swarmdeck.actions.migration import moved_copy, moved_to
 from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar, bar_line
@@ -36,7 +38,7 @@ from swarmdeck.errors import StateError
 from swarmdeck.printable import printable, printable_lines, printable_text
 from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.claude.subagents import SubagentInfo
-from swarmdeck.probes.ledger import ACTIVE, LedgerJob
+from swarmdeck.probes.ledger import ACTIVE, QUEUED, LedgerJob
 from swarmdeck.probes.peaks import WorkloadHistory, workload_history
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
@@ -175,12 +177,26 @@ def moved_text(job: LedgerJob, copy: LedgerJob | None) -> str:
     return f"{copy.host}, as job {copy.id}: {how}"
 
 
+def queue_text(spot: Spot, queued: int) -> str:
+    """Where a queued job stands, what it waits for, and when it should start."""
+    if spot.starts_in is None:
+        start = "not known: it waits on a job with no learned run time"
+    elif spot.starts_in <= 0:
+        start = "now"
+    else:
+        start = f"in about {runtime_text(spot.starts_in)}"
+    return f"place {spot.place} of {queued}; waits for {spot.waits_for}; expected start {start}"
+
+
 def job_facts(
-    job: LedgerJob, now: float, width: int = 120, copy: LedgerJob | None = None
+    job: LedgerJob, now: float, width: int = 120, copy: LedgerJob | None = None,
+    queue: str | None = None,
 ) -> Text:
     """Everything the ledger knows of a job, one fact a line, to fit `width` cells; a job that
-    moved to a peer says where and how its copy (`copy`, its row here) runs there."""
+    moved to a peer says where and how its copy (`copy`, its row here) runs there; a queued
+    one, where it stands in the queue (`queue`, from queue_text)."""
     moved = (("moved to", moved_text(job, copy)),) if moved_to(job) is not None else ()
+    moved += (("queue", queue),) if queue else ()
     facts = (
         ("state", state_cell(job, whole=True)),
         ("command", shlex.join(job.argv) or NONE),
@@ -291,6 +307,10 @@ class JobDetail(DetailScreen):
         """The recorded peaks once read, or why they could not be."""
         self._peaks_read_for: tuple[str, str] | None = None
         """(fingerprint, job state) the peaks were last read for: a run that ends adds one."""
+        self._queue: str | None = None
+        """Where the job stands in the queue while it is queued (queue_text)."""
+        self._queue_for: float | None = None
+        """The snapshot (its taken_at) the queue was last worked out from."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail panel") as box:
@@ -317,12 +337,34 @@ class JobDetail(DetailScreen):
             return
         self.query_one(".detail").border_title = job_title(job)
         copy = moved_copy(job, snapshot.jobs)
-        show_text(facts, job_facts(job, time.time(), self.text_width, copy))
+        self._show_queue(job, snapshot)
+        show_text(facts, job_facts(job, time.time(), self.text_width, copy, self._queue))
         bar = self.query_one("#job-memory", StackedBar)
         bar.segments, bar.total = memory_segments(job)
         self._show_peaks(job)
         self._show_usage(job, snapshot)
         self._show_output(job)
+
+    def _show_queue(self, job: LedgerJob, snapshot: Snapshot) -> None:
+        """A queued job's place: worked out in a thread from each new snapshot (the learned
+        run times are read from the state file), shown from the one before meanwhile."""
+        if job.state != QUEUED:
+            self._queue = None
+            return
+        book = next((b for b in snapshot.books if b.host == job.host), None)
+        if book is not None and snapshot.taken_at != self._queue_for:
+            self._queue_for = snapshot.taken_at
+            self._read_queue(job.host, list(snapshot.jobs), book.usable)
+
+    @work(thread=True, exclusive=True, group="job-queue", exit_on_error=False)
+    def _read_queue(self, host: str, jobs: list[LedgerJob], usable: int) -> None:
+        try:
+            spots = planned_queue(self._store, host, jobs, usable)
+        except (sqlite.Error, StateError):
+            return  # the place is shown again from the next snapshot
+        spot = spots.get(self.job_id)
+        text = queue_text(spot, len(spots)) if spot is not None else None
+        self.app.call_from_thread(setattr, self, "_queue", text)
 
     def _show_output(self, job: LedgerJob) -> None:
         """The end of the job's output, followed like `tail -f`: while the reader has not
