@@ -329,7 +329,6 @@ def run_trace(
     config.write_text(
         f'[memory]\nslice = "{slice_path / ("swarmdeck-" + name)}"\n'
         f'reserve = "{total - SLICE_MIB * MIB}"\nmargin = "1M"\nadmission_wait = 3600.0\n'
-        "sample_interval = 0.1\n"
     )
     (slice_path / f"swarmdeck-{name}").mkdir()
     sd_env = {**env, "SWARMDECK_CONFIG": str(config),

@@ -8,7 +8,7 @@ that time untouched (it fits in what is left over beside the head then). So the 
 delayed, as with Slurm's backfill on time limits; jobs behind the head are not protected (EASY).
 
 Estimates lean to the head's side: a running job's end is its shortest recent run (one running
-longer than that has an unknown end), a job backfilled in its longest recent run times
+longer than that may end any moment: now), a job backfilled in its longest recent run times
 SLACK. Whenever an end is unknown, the rule is the queue's strict order: the job must fit
 beside every job ahead of it. Pure: admission gathers the numbers.
 """
@@ -80,11 +80,12 @@ def shadow_of(needed: int, room: int, ends: Sequence[Holder]) -> tuple[float, in
 
 
 def holder_end(started_ago: float, shortest: float | None) -> float | None:
-    """A running job's earliest end from its shortest recent run; None when it has no history
-    or has already run longer than that (its end is then anyone's guess)."""
-    if shortest is None or started_ago >= shortest:
+    """A running job's earliest end from its shortest recent run: now, once it has run longer
+    than that (it may end any moment, and the earliest end is the one that keeps the head
+    safe); None when it has no history."""
+    if shortest is None:
         return None
-    return shortest - started_ago
+    return max(0.0, shortest - started_ago)
 
 
 def waiter_run(longest: float | None) -> float | None:
