@@ -328,7 +328,7 @@ def run_trace(
     total = mem_total()
     config.write_text(
         f'[memory]\nslice = "{slice_path / ("swarmdeck-" + name)}"\n'
-        f'reserve = "{total - SLICE_MIB * MIB}"\nmargin = "1M"\nadmission_wait = 3600.0\n'
+        f'reserve = "{total - SLICE_MIB * MIB}B"\nmargin = "1M"\nadmission_wait = 3600.0\n'
     )
     (slice_path / f"swarmdeck-{name}").mkdir()
     sd_env = {**env, "SWARMDECK_CONFIG": str(config),

@@ -109,7 +109,7 @@ def test_watch_reads_the_peers_so_a_queued_job_wakes_its_session_headless(
     here = new_slice()
     try:
         memory = (
-            f'[memory]\nslice = "{here}"\nreserve = "{mem_total() - 256 * MIB}"\n'
+            f'[memory]\nslice = "{here}"\nreserve = "{mem_total() - 256 * MIB}B"\n'
             'margin = "99%"\ndefault_prediction = "64M"\nadmission_wait = 0.0\n'
             "[watchdog]\nmin_duration = 0\ninterval = 0.5\n"
         )
