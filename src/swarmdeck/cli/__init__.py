@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 COMMANDS: dict[str, str] = {
     "ui": "ui",
+    "serve": "serve",
     "status": "status",
     "probe": "status",
     "config": "config",
