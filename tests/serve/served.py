@@ -1,9 +1,9 @@
 """A real `swarmdeck serve` for the tests, and a real headless Chromium that opens it.
 
-The browser is Debian's chromium, driven through Playwright's Python API with that executable
-(no browser is downloaded); the tests skip with one line where it is missing. What the browser
-shows is read from the websocket frames the served app sends it: the page draws them on a
-canvas, and the frames are the screen's text with its escape sequences.
+The browser is Debian's chromium (swarmdeck/serve/headless.py); the tests skip with one line
+where it or Playwright is missing. What the browser shows is read from the websocket frames
+the served app sends it: the page draws them on a canvas, and the frames are the screen's text
+with its escape sequences.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,12 +22,6 @@ import pytest
 
 from waiting import wait_for
 
-CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-"""Chromium on a closed network: nothing it would fetch or update by itself."""
 SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
 ESCAPES = re.compile(
     r"\x1b(\[[0-9;?<>=$]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-B]|[=>78])"
@@ -38,6 +31,8 @@ ESCAPES = re.compile(
 
 def need_chromium() -> None:
     """Skip the module, in one line, where the browser or its driver is missing."""
+    from swarmdeck.serve.headless import CHROMIUM
+
     if not CHROMIUM.exists():
         pytest.skip("no /usr/bin/chromium: apt-get install chromium", allow_module_level=True)
     pytest.importorskip("playwright", reason="no playwright: make installs it with the tests")
@@ -135,20 +130,11 @@ class Screen:
             self.page.keyboard.press(key)
 
 
-@contextlib.contextmanager
-def browser() -> Iterator[object]:
+def browser():
     """A headless Chromium with a fresh profile: a Playwright browser context."""
-    from playwright.sync_api import sync_playwright
+    from swarmdeck.serve.headless import chromium
 
-    with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
-        context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=str(CHROMIUM), headless=True, args=BROWSER_FLAGS,
-            viewport={"width": 1400, "height": 900},
-        )
-        try:
-            yield context
-        finally:
-            context.close()
+    return chromium()
 
 
 def open_screen(context, url: str) -> Screen:

@@ -112,14 +112,15 @@ class SnapshotReader:
         """
         self.path = folder / SNAPSHOT_FILE
         self.wait = wait
-        self._seen: int | None = None
+        self._seen: tuple[int, int] | None = None
+        """The file's inode and mtime when last loaded: each snapshot is a new file."""
         self._last: Snapshot | None = None
 
     def __call__(self) -> Snapshot:
         deadline = time.monotonic() + self.wait
         while True:
             st = os.stat(self.path)
-            if st.st_mtime_ns != self._seen:
+            if (st.st_ino, st.st_mtime_ns) != self._seen:
                 return self._load(st)
             if self._last is not None and time.monotonic() >= deadline:
                 return self._last
@@ -131,5 +132,5 @@ class SnapshotReader:
         snapshot = pickle.loads(self.path.read_bytes())
         if not isinstance(snapshot, Snapshot):
             raise TypeError(f"{self.path} holds no snapshot")
-        self._seen, self._last = st.st_mtime_ns, snapshot
+        self._seen, self._last = (st.st_ino, st.st_mtime_ns), snapshot
         return snapshot
