@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint compile clean demo pictures snapshots
+.PHONY: run test lint compile clean demo pictures browser-picture snapshots
 
 # The venv's own setuptools goes: the package builds in pip's isolated environment, and its
 # distutils-precedence.pth imports a module at every interpreter start, every hook's included.
@@ -31,9 +31,15 @@ run: compile
 demo: compile
 	$(VENV)/bin/swarmdeck demo
 
-# The README's first picture, drawn by Textual from the demo scene (the others: `make snapshots`).
-pictures: compile
+# The README's first picture, drawn by Textual from the demo scene, and its browser picture (the
+# others: `make snapshots`).
+pictures: compile browser-picture
 	$(PY) docs/make_pictures.py
+
+# The README's picture of `swarmdeck serve`: Debian's chromium (.ci/run installs it) opens the
+# demo scene served, and Chromium's screenshot is kept.
+browser-picture: compile
+	$(PY) docs/make_browser_picture.py
 
 # The snapshot tests' pictures on fixed probe data (tests/app/fixed_room.py): accept the current
 # screens as their references and copy the README's (main screen, approve modal, details) next to
