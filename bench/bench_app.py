@@ -15,7 +15,7 @@ run and no more than 2× its own idle figure.
 
 htop, btop and glances are installed from Debian when missing (as root). Needs a writable
 cgroup v1 memory hierarchy for the cages; builds its own slice and removes it.
-Writes bench/results/app.md.
+Writes bench/results/app.md, keeping bench_serve.py's section at its end.
 
     .venv/bin/python bench/bench_app.py [--phase 30] [--jobs 20] [--extra 1000]
 """
@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench_serve import SECTION as SERVE_SECTION
 from scene import caged_jobs, load_average, make_slice, remove_slice, scratch_home, sleepers
 from swarmdeck.probes import procs
 
@@ -225,7 +226,10 @@ def main() -> int:
             "",
         ]
     args.write.parent.mkdir(parents=True, exist_ok=True)
-    args.write.write_text("\n".join(lines))
+    # bench_serve.py's section (the browser viewers' cost) follows; it is kept as it was.
+    before = args.write.read_text() if args.write.exists() else ""
+    kept = before[before.index(SERVE_SECTION):] if SERVE_SECTION in before else ""
+    args.write.write_text("\n".join(lines) + ("\n" + kept if kept else ""))
     print("\n".join(lines))
     return 0
 
