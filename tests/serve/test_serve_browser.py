@@ -30,12 +30,21 @@ TITLES = ("Hosts", "Jobs", "Agents", "GPUs", "Locks", "Watchdog", "Alerts")
 WATCHDOG_KEY = str(PANELS.index("watchdog") + 1)
 
 
-def test_the_page_draws_every_panel() -> None:
+def _children(pid: int) -> list[int]:
+    return [int(n) for n in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def test_the_page_draws_every_panel_and_stopping_serve_ends_its_app() -> None:
     with serving() as served, browser() as context:
         screen = open_screen(context, served.url)
         screen.wait_for_text(*TITLES, "read-only")
         # The token left the address bar for a cookie.
         assert screen.page.url == served.base + "/"
+        apps = [identity(pid) for pid in _children(served.process.pid)]
+        assert len(apps) == 1 and apps[0] is not None
+        served.stop()
+        assert served.process.returncode == 0
+        wait_for(lambda: not apps[0].is_alive())
 
 
 def _status(base: str, path: str, headers: dict[str, str] | None = None) -> int:
