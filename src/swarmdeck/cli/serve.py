@@ -83,11 +83,6 @@ def _serve(args: argparse.Namespace) -> int:
         writer.start()
         asyncio.run(serve_until_stopped(web_app(shlex.join(command), token), args.bind,
                                         args.port, ready))
-    except OSError as error:
-        raise UsageError(
-            f"cannot listen on {args.bind} port {args.port} ({error.strerror or error});"
-            " pick another with --port or --bind"
-        ) from None
     finally:
         writer.stop()
         for leftover in folder.iterdir():

@@ -20,6 +20,7 @@ import jinja2
 from aiohttp import web
 from textual_serve.server import Server
 
+from swarmdeck.errors import UsageError
 from swarmdeck.serve.access import COOKIE_NAME, QUERY_KEY, token_matches
 
 TITLE = "swarmdeck"
@@ -89,12 +90,18 @@ async def serve_until_stopped(
     app: web.Application, host: str, port: int, ready: Callable[[Listening], None]
 ) -> None:
     """Listen on `host`:`port` (0: any free port), call `ready` once listening, and serve until
-    SIGINT or SIGTERM; OSError when the address cannot be had."""
+    SIGINT or SIGTERM; UsageError (one line) when the address cannot be had."""
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as error:
+            raise UsageError(
+                f"cannot listen on {host} port {port} ({error.strerror or error});"
+                " pick another with --port or --bind"
+            ) from None
         bound_host, bound_port = runner.addresses[0][:2]
         ready(Listening(host if host else bound_host, bound_port))
         stop = asyncio.Event()
