@@ -17,6 +17,7 @@ import pytest
 from served import SWARMDECK, browser, need_chromium, open_screen, serving
 
 from swarmdeck.app.main import PANELS
+from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.ledger import RUNNING, ledger_jobs
 from swarmdeck.probes.procs import identity
 from swarmdeck.probes.records import Finding
@@ -91,10 +92,10 @@ def test_a_request_without_the_token_gets_401_page_files_and_websocket() -> None
 
 @contextlib.contextmanager
 def caged_job_with_a_kill_request(home: Path) -> Iterator[tuple[int, StateStore]]:
-    """A real `swarmdeck run -- sleep` in this test's slice, and a pending kill request for it;
-    yields the job's pid."""
+    """A real caged job in this test's slice, a tree (a shell's sleep and the shell become
+    sleep), and a pending kill request for it; yields the job's pid and the store."""
     store = StateStore.open_default()
-    runner = subprocess.Popen([SWARMDECK, "run", "--", "sleep", "300"],
+    runner = subprocess.Popen([SWARMDECK, "run", "--", "sh", "-c", "sleep 300 & exec sleep 301"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
     try:
@@ -143,6 +144,9 @@ def test_with_allow_actions_an_approve_from_the_browser_stops_the_caged_job(
             serving("--allow-actions") as served, browser() as context:
         job = identity(pid)
         assert job is not None
+        [row] = [j for j in ledger_jobs(store) if j.state == RUNNING]
+        cage = Path(row.cgroup or "")
+        wait_for(lambda: len(cgroup_pids(cage)) == 2, seen=lambda: cgroup_pids(cage))
         screen = open_screen(context, served.url)
         screen.wait_for_text("Watchdog", "stalled")
         assert "read-only" not in screen.text()
@@ -157,6 +161,8 @@ def test_with_allow_actions_an_approve_from_the_browser_stops_the_caged_job(
         # Cancel has the focus: tab to the approve button, then press it.
         screen.press("Tab", "Enter")
         wait_for(lambda: not job.is_alive(), seen=lambda: screen.text()[-1500:])
+        # The whole tree: the shell's background sleep too.
+        wait_for(lambda: not cgroup_pids(cage), seen=lambda: cgroup_pids(cage))
         wait_for(lambda: _request_state(store) == "approved")
 
 
