@@ -4,7 +4,8 @@ textual-serve's Server knows how to run an app process per websocket; its own `s
 every request line (the first one carries the token) and print a banner, so this module makes
 the aiohttp application itself from the Server's public handlers, without an access log, and
 refuses every request that lacks the token: 401, the page, the websocket and the files alike. A
-websocket whose Origin is another site is refused too (403), cookie or not.
+websocket whose Origin is another site is refused too (403), cookie or not. The app delivers no
+files, so textual-serve's download route is left out.
 """
 
 from __future__ import annotations
@@ -74,7 +75,6 @@ def web_app(command: str, token: str) -> web.Application:
     app.add_routes([
         web.get("/", index),
         web.get("/ws", server.handle_websocket),
-        web.get("/download/{key}", server.handle_download),
         web.static("/static", server.statics_path),
     ])
     return app
