@@ -6,11 +6,13 @@ cells). Each phase reads, from stat lines at its start and end over `--phase` se
 time, the CPU seconds of: the terminal app; serve's own process (its one probe and the web
 server); each browser's app process (textual-serve starts one per page). RSS is read at the end
 of each phase. The phases, one viewer then two, run `--rounds` times in turn; each figure is the
-mean of its rounds. The browser itself is left out: it runs on the person's laptop.
+mean of its rounds; a third phase, one viewer again with `--jobs` caged jobs running (real
+`swarmdeck run -- sleep` runners), shows where a probe's work goes: to serve, not the viewer.
+The browser itself is left out: it runs on the person's laptop.
 
 Writes the "In a browser" section of bench/results/app.md (bench_app.py keeps it).
 
-    .venv/bin/python bench/bench_serve.py [--phase 30] [--rounds 2]
+    .venv/bin/python bench/bench_serve.py [--phase 30] [--rounds 2] [--jobs 20]
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from scene import load_average, make_slice, remove_slice, scratch_home
+from scene import caged_jobs, load_average, make_slice, remove_slice, scratch_home
 from swarmdeck.probes import procs
 from swarmdeck.serve.headless import chromium
 
@@ -146,12 +148,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--phase", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=20)
     parser.add_argument("--write", type=Path, default=RESULTS)
     args = parser.parse_args()
     load_before = load_average()
     slice_path = make_slice("bench-serve")
     one: list[Figures] = []
     two: list[Figures] = []
+    loaded: list[Figures] = []
     try:
         with tempfile.TemporaryDirectory(prefix="swarmdeck-bench-") as tmp:
             home = scratch_home(Path(tmp), slice_path)
@@ -168,10 +172,13 @@ def main() -> int:
                     time.sleep(WARM_UP)
                     two.append(measure(ui, serve, args.phase))
                     second.close()
+                    with caged_jobs(home, args.jobs):
+                        time.sleep(WARM_UP)
+                        loaded.append(measure(ui, serve, args.phase))
                 load_during = load_average()
     finally:
         remove_slice(slice_path)
-    a, b = mean(one), mean(two)
+    a, b, c = mean(one), mean(two), mean(loaded)
     lines = [
         SECTION,
         "",
@@ -179,8 +186,9 @@ def main() -> int:
         f" {time.strftime('%Y-%m-%d %H:%M')}, in one run: `swarmdeck ui` in a tmux pane"
         " (155×50) beside `swarmdeck serve` with idle headless Chromium pages on it (1400×900"
         " px, 155×50 cells), all at the default 2 s refresh on an empty scratch home;"
-        f" {args.phase:.0f} s per phase after {WARM_UP:.0f} s to settle, one viewer then two,"
-        f" {args.rounds} times in turn, each figure the mean of its rounds. Load average"
+        f" {args.phase:.0f} s per phase after {WARM_UP:.0f} s to settle, one viewer, two, then"
+        f" one with {args.jobs} caged jobs, {args.rounds} times in turn, each figure the mean of"
+        " its rounds. Load average"
         f" {load_before} before, {load_during} after. CPU is a share of one core; the browser"
         " itself (on the person's laptop) is not counted.",
         "",
@@ -191,6 +199,8 @@ def main() -> int:
         f" {pct(a['viewers'])} |",
         f"| two idle viewers | {pct(b['ui'])} | {pct(b['serve'])} | {pct(b['viewer'])} |"
         f" {pct(b['viewers'])} |",
+        f"| one viewer, {args.jobs} caged jobs running | {pct(c['ui'])} | {pct(c['serve'])} |"
+        f" {pct(c['viewer'])} | {pct(c['viewers'])} |",
         "",
         f"- RSS: terminal app {a['ui_rss']:.0f} MiB; serve {a['serve_rss']:.0f} MiB; each"
         f" browser's app {a['viewer_rss']:.0f} MiB",
@@ -199,9 +209,13 @@ def main() -> int:
         f"- a second viewer adds {pct(b['serve'] + b['viewers'] - a['serve'] - a['viewers'])}"
         f" of a core (serve's own share: {pct(a['serve'])} with one, {pct(b['serve'])} with"
         " two: the probe is not doubled)",
-        "- by round (one viewer, two viewers; serve + all viewers): " + "; ".join(
-            f"{pct(x['serve'] + x['viewers'])}, {pct(y['serve'] + y['viewers'])}"
-            for x, y in zip(one, two, strict=True)
+        f"- with {args.jobs} caged jobs the terminal app goes from {pct(a['ui'])} to"
+        f" {pct(c['ui'])}, serve from {pct(a['serve'])} to {pct(c['serve'])}, a viewer from"
+        f" {pct(a['viewer'])} to {pct(c['viewer'])}",
+        "- by round (one viewer, two viewers, loaded; serve + all viewers): " + "; ".join(
+            f"{pct(x['serve'] + x['viewers'])}, {pct(y['serve'] + y['viewers'])},"
+            f" {pct(z['serve'] + z['viewers'])}"
+            for x, y, z in zip(one, two, loaded, strict=True)
         ),
         "",
     ]
