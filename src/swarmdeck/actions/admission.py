@@ -27,6 +27,7 @@ from swarmdeck.actions.backfill import (
 from swarmdeck.actions.booking import HISTORY_WINDOW, Booking, Decision, decide_admission
 from swarmdeck.actions.doorbell import Doorbell, ring
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
+from swarmdeck.breaks import broken
 from swarmdeck.errors import StateError, SwarmdeckError
 from swarmdeck.file_lock import take_within
 from swarmdeck.probes.ledger import (
@@ -254,6 +255,8 @@ def attempt(
     # before the turn, the kernel's generating and parsing it (0.1 ms) is not spent while every
     # other runner waits.
     meminfo = read_meminfo()
+    if broken("no-admission-lock"):
+        return _unlocked_attempt(store, job, facts, job_id, cage_path, meminfo)
     with admission_turn(store.path, wakeup_fd, stop_signal), store.transaction() as conn:
         if job_id is not None:
             # A queued row may have been moved to another host meanwhile: it must not start
@@ -363,6 +366,43 @@ def durations(
     return spans
 
 
+UNLOCKED_WINDOW = 1.0
+"""Seconds between reading the book and writing the row when the admission lock is switched
+off (`no-admission-lock`, selftest only): wide enough that concurrent runners on any machine
+meet inside it, so the race the lock prevents shows every time."""
+
+
+def _unlocked_attempt(
+    store: StateStore,
+    job: JobRow,
+    facts: SliceFacts,
+    job_id: int | None,
+    cage_path: Callable[[int], str],
+    meminfo: dict[str, int],
+) -> tuple[Decision, int, MemoryBook, list[LostJob]]:
+    """`attempt` with the room read outside the write transaction: the broken decision the
+    `no-admission-lock` switch stands for, which lets concurrent runners overbook."""
+    with store.read() as conn:
+        book = read_book(conn, facts, job.host, runners=False, meminfo=meminfo)
+        decision = decide(job.booking.booked, book, queued_ahead(conn, job.host, job_id))
+    time.sleep(UNLOCKED_WINDOW)
+    with store.transaction() as conn:
+        at = now()
+        if job_id is None:
+            state = {Decision.ADMIT: ADMITTED, Decision.WAIT: QUEUED}.get(decision, REFUSED)
+            job_id = _insert(conn, job, state, at)
+        elif decision is Decision.ADMIT:
+            conn.execute(
+                "UPDATE jobs SET state = ?, admitted_at = ? WHERE id = ? AND state = ?",
+                (ADMITTED, at, job_id, QUEUED),
+            )
+        if decision is Decision.ADMIT:
+            conn.execute(
+                "UPDATE jobs SET cgroup = ? WHERE id = ?", (str(cage_path(job_id)), job_id)
+            )
+    return decision, job_id, book, []
+
+
 def decide(booked: int, book: MemoryBook, ahead: int) -> Decision:
     """The runner's decision: the booking rule, and no waiting that nothing could end.
 
@@ -372,11 +412,13 @@ def decide(booked: int, book: MemoryBook, ahead: int) -> Decision:
     refused at once (252) instead of queueing until its --wait runs out.
     """
     decision = decide_admission(booked, book, ahead)
+    if decision is Decision.NEVER and broken("no-never-fits"):
+        return Decision.WAIT
     if decision is not Decision.WAIT or book.jobs or ahead:
         return decision
     if booked <= book.slice_cap and booked <= book.machine_room:
         return Decision.ADMIT
-    return Decision.NEVER
+    return Decision.WAIT if broken("no-never-fits") else Decision.NEVER
 
 
 def never_line(job_id: int, booked: int, book: MemoryBook) -> str:

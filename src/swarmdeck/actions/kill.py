@@ -20,6 +20,7 @@ import select
 import time
 
 from swarmdeck.actions.stop_guard import StopGuard
+from swarmdeck.breaks import broken
 from swarmdeck.errors import RefusedError
 from swarmdeck.probes.procs import ProcessIdentity, StatLine, process_table, read_stat
 from swarmdeck.records import dataclass, field
@@ -108,6 +109,8 @@ def is_supervised(
     table: dict[int, StatLine],
 ) -> bool:
     """True when target is a supervised process or descends from one (checked by identity)."""
+    if broken("no-supervised-check"):
+        return True
     ident: ProcessIdentity | None = target
     seen: set[int] = set()
     while ident is not None and ident.pid not in seen:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swarmdeck.breaks import broken
 from swarmdeck.paths import state_dir
 from swarmdeck.probes import procs
 
@@ -167,7 +168,7 @@ def judge(holder: LockHolder, current_start_ticks: int | None) -> tuple[str, str
         return STALE, f"process {holder.pid} is gone"
     if current_start_ticks == UNREADABLE:
         return HELD, f"process {holder.pid} is another user's; its start cannot be checked"
-    if current_start_ticks != holder.start_ticks:
+    if current_start_ticks != holder.start_ticks and not broken("no-pid-start-check"):
         return STALE, (
             f"pid {holder.pid} now belongs to another process"
             f" (started at tick {current_start_ticks}, the holder at {holder.start_ticks})"

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import asyncssh
 
+from swarmdeck.breaks import broken
 from swarmdeck.probes.peer_cache import (
     DISABLED,
     NOT_READ,
@@ -109,7 +110,7 @@ async def open_connection(host: HostConfig) -> asyncssh.SSHClientConnection:
         host.address,
         host.port,
         username=host.user or getpass.getuser(),
-        known_hosts=known,
+        known_hosts=None if broken("no-host-key") else known,
         connect_timeout=host.timeout,
         **options,
     )

@@ -24,6 +24,7 @@ from swarmdeck.actions.kill import (
     stop_tree,
     tree_of,
 )
+from swarmdeck.breaks import broken
 from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cgroup_pids
@@ -307,11 +308,13 @@ def approve(
         return _approve_cluster_job(store, request, decided_by, now)
     target = ProcessIdentity(request.pid, request.start_ticks)
     stat = read_stat(request.pid)
+    if stat is not None and broken("no-pid-start-check"):
+        target = ProcessIdentity(request.pid, stat.start_ticks)
     if request.host != local_host_name():
         result, detail = OTHER_HOST, f"pid {request.pid} runs on {request.host}, not here"
     elif has_ended(stat):
         result, detail = ALREADY_GONE, f"pid {request.pid} had already ended"
-    elif stat.start_ticks != request.start_ticks:
+    elif stat.start_ticks != target.start_ticks:
         result, detail = PID_REUSED, (
             f"pid {request.pid} now names another process ({stat.comm}); not signalled"
         )

@@ -37,6 +37,7 @@ from swarmdeck.actions.hosts.peer_ledger import (
     run_dir_name,
 )
 from swarmdeck.actions.hosts.peer_side import EXIT_CODE, OUTPUT, RESULT, SHELL
+from swarmdeck.breaks import broken
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.peer import open_connection, reason_of
@@ -103,7 +104,7 @@ class Redactor:
         self._pattern = re.compile(rb"(?<![A-Za-z0-9_-])" + word + rb"(?![A-Za-z0-9_-])")
         self._shown = shown_as.encode()
         self._pending = b""
-        self._active = bool(hostname)
+        self._active = bool(hostname) and not broken("no-redact")
 
     def feed(self, data: bytes) -> bytes:
         data = self._pending + data
