@@ -1,0 +1,124 @@
+"""`swarmdeck selftest`: the real command, its real cells and switches, in a sandbox it removes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from swarmdeck.breaks import SWITCHES
+from swarmdeck.probes.cgroups import read_hierarchies
+from swarmdeck.probes.procs import environment, pids
+from swarmdeck.selftest.cells import CELLS, reddening
+from swarmdeck.selftest.table import FAIL, PASS, SKIP, Result, SwitchResult, judge_switch
+from waiting import wait_for
+
+SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
+
+
+def selftest(tmp_path: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """`swarmdeck selftest ARGS` with its sandbox made under tmp_path (TMPDIR)."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    return subprocess.run(
+        [SWARMDECK, "selftest", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
+
+
+def leftovers(tmp_path: Path) -> list[str]:
+    """What a selftest left: its folders, processes pointing into them, its slices."""
+    found = [str(path) for path in tmp_path.glob("swarmdeck-selftest-*")]
+    marker = f"={tmp_path}/swarmdeck-selftest-".encode()
+    found += [f"process {pid}" for pid in pids() if marker in environment(pid)]
+    root = read_hierarchies().v1_memory
+    if root is not None:
+        found += [str(path) for path in Path(root).glob("swarmdeck-selftest-*")]
+    return found
+
+
+def test_breaks_every_cell_holds_and_every_switch_turns_exactly_its_cells_red(
+    tmp_path: Path,
+) -> None:
+    """The whole proof, as a user runs it: every cell green, then each switch red where it
+    names and nowhere else. A switch left unwired keeps its cells green and fails this."""
+    done = selftest(tmp_path, "--breaks", "--json")
+    report = json.loads(done.stdout)
+    failed = [cell for cell in report["cells"] if cell["result"] != "pass"]
+    failed += [row for row in report["breaks"] if row["result"] != "pass"]
+    assert done.returncode == 0 and report["ok"], failed
+    assert [cell["cell"] for cell in report["cells"]] == list(CELLS)
+    assert {row["switch"] for row in report["breaks"]} == set(SWITCHES)
+    assert leftovers(tmp_path) == []
+
+
+def test_every_switch_names_a_cell_it_turns_red() -> None:
+    table = reddening()
+    assert set(table) == set(SWITCHES)
+    assert all(table.values()), [switch for switch, cells in table.items() if not cells]
+
+
+def test_one_cell_as_text_says_what_it_proves_and_removes_its_sandbox(tmp_path: Path) -> None:
+    done = selftest(tmp_path, "--cell", "lock-live")
+    assert done.returncode == 0, done.stderr
+    assert "lock-live" in done.stdout and "not taken over" in done.stdout
+    assert "pass" in done.stdout and "selftest: all held" in done.stdout
+    assert "own-cap" not in done.stdout
+    assert leftovers(tmp_path) == []
+
+
+def test_an_unknown_cell_is_a_usage_error_in_one_line(tmp_path: Path) -> None:
+    done = selftest(tmp_path, "--cell", "no-such-cell")
+    assert done.returncode == 251
+    assert done.stderr.count("\n") == 1 and "no selftest cell named 'no-such-cell'" in done.stderr
+    assert leftovers(tmp_path) == []
+
+
+def test_an_interrupted_selftest_leaves_nothing_behind(tmp_path: Path) -> None:
+    """Ctrl-C while a cell's caged jobs hold their slice: the jobs, the slice and the sandbox
+    are all gone when the selftest has ended."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen(
+        [SWARMDECK, "selftest", "--cell", "admissions", "--cell", "lock-live"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    marker = f"={tmp_path}/swarmdeck-selftest-".encode()
+    wait_for(lambda: any(marker in environment(pid) for pid in pids()) or proc.poll() is not None)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert leftovers(tmp_path) == []
+
+
+def _row(turns_red: tuple[str, ...], *results: tuple[str, str]) -> SwitchResult:
+    row = SwitchResult("no-x", turns_red)
+    row.cells = [Result(name, "", status, "why", 0.0, "no-x") for name, status in results]
+    judge_switch(row, {"a": "no cage here"})
+    return row
+
+
+def test_a_switch_whose_cell_stays_green_fails() -> None:
+    row = _row(("a",), ("a", PASS), ("b", PASS))
+    assert (row.result, row.reason) == (FAIL, "a stayed green")
+
+
+def test_a_switch_that_turns_another_cell_red_fails() -> None:
+    row = _row(("a",), ("a", FAIL), ("b", FAIL))
+    assert row.result == FAIL and row.reason.startswith("b went red too")
+
+
+def test_a_switch_whose_cells_could_not_run_is_a_skip_saying_why() -> None:
+    row = _row(("a",), ("b", PASS))
+    assert (row.result, row.reason) == (SKIP, "a: no cage here")
+
+
+def test_a_switch_set_around_the_selftest_changes_nothing_in_its_clean_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A switch in the caller's environment is not passed on to the clean pass's processes."""
+    monkeypatch.setenv("SWARMDECK_BREAK", "no-cage-fallback")
+    done = selftest(tmp_path, "--cell", "no-cage")
+    assert done.returncode == 0, done.stdout
+    assert leftovers(tmp_path) == []
