@@ -315,6 +315,14 @@ MIGRATIONS: list[Migration] = [
         " from the ledger it was (ledger_mark.py)",
         _LEDGER_ID_SQL,
     ),
+    Migration(
+        12,
+        "input runs: the fingerprint of a run's --inputs and the job that ran with them, so a"
+        " rerun with nothing changed since a success is refused (actions/preflight.py)",
+        "CREATE TABLE input_runs (fingerprint TEXT NOT NULL, job_id INTEGER NOT NULL,"
+        " recorded_at REAL NOT NULL);"
+        " CREATE INDEX input_runs_by_fingerprint ON input_runs (fingerprint, job_id);",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 

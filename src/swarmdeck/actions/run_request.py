@@ -87,6 +87,34 @@ def checked_seconds(flag: str, seconds: float | None, *, zero_ok: bool) -> float
     return seconds
 
 
+INPUTS_HEADER = "# swarmdeck: inputs "
+"""A script line naming its inputs, as `--inputs` would (`# swarmdeck: inputs src/ tests/`)."""
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "python", "python3"})
+
+
+def script_inputs(argv: list[str], cwd: str) -> tuple[str, ...]:
+    """The inputs a run's script names in its first lines: the script is the command's first
+    word when it is a path (`./check.sh`), else the word after an interpreter (`sh check.sh`)."""
+    if not argv:
+        return ()
+    name = argv[0].rsplit("/", 1)[-1]
+    script = argv[1] if name in SHELLS and len(argv) > 1 else argv[0]
+    if "/" not in script and script == argv[0]:
+        return ()
+    path = os.path.join(cwd, script)
+    if not os.path.isfile(path):
+        return ()
+    try:
+        with open(path, "rb") as file:
+            head = file.read(4096).decode(errors="replace")
+    except OSError:
+        return ()
+    for line in head.splitlines()[:20]:
+        if line.startswith(INPUTS_HEADER):
+            return tuple(line[len(INPUTS_HEADER):].split())
+    return ()
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """What `swarmdeck run` was asked to do."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
+from swarmdeck.actions.run_request import script_inputs
 from swarmdeck.cli.common import context, example, exit_codes, flag_type, thread_count
 from swarmdeck.durations import seconds_above_zero, seconds_or_zero
 
@@ -19,6 +20,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
+
+    from swarmdeck.actions.run_request import RunRequest
+    from swarmdeck.config import Config
+    from swarmdeck.state import StateStore
 
 SimpleNamespace = type(sys.implementation)
 """`types.SimpleNamespace`, as types.py itself finds it, for the namespace a plain line gives:
@@ -35,7 +40,7 @@ _RUN_VALUES: dict[str, Callable[[str], object]] = {
 """`swarmdeck run`'s options that take a value, with the type argparse gives it: a value it
 refuses (`--wait inf`) leaves the line to argparse, which says why."""
 _RUN_CHOICES = {"--on": ("slurm",)}
-_RUN_FLAGS = ("--unbounded", "--detach")
+_RUN_FLAGS = ("--unbounded", "--detach", "--force", "--single", "--needs-gpu")
 
 
 def plain_run_words(words: list[str]) -> SimpleNamespace | None:
@@ -45,6 +50,7 @@ def plain_run_words(words: list[str]) -> SimpleNamespace | None:
     values: dict[str, object] = {
         "cap": None, "label": None, "threads": None, "unbounded": False, "wait": None,
         "timeout": None, "detach": False, "on": None,
+        "inputs": None, "needs": None, "force": False, "single": False, "needs_gpu": False,
     }
     at = 0
     while at < len(words):
@@ -52,7 +58,7 @@ def plain_run_words(words: list[str]) -> SimpleNamespace | None:
         if word == "--" or not word.startswith("-"):
             break
         if word in _RUN_FLAGS:
-            values[word[2:]] = True
+            values[word[2:].replace("-", "_")] = True
             at += 1
             continue
         name, equals, given = word.partition("=")
@@ -86,7 +92,8 @@ def _add_run(sub) -> None:
         "run",
         help="run a command in a memory cage after booking its memory",
         usage="swarmdeck run [--cap SIZE] [--label L] [--threads N] [--unbounded] [--wait S] "
-        "[--timeout S] [--detach] [--on slurm] -- CMD...",
+        "[--timeout S] [--detach] [--on slurm] [--inputs PATH... [--force]] [--needs CMD...] "
+        "[--single] [--needs-gpu] -- CMD...",
         **example(
             "swarmdeck run --cap 8G --label tests --threads 16 -- pytest -n 16",
             "swarmdeck run --cap 4G --timeout 1800 --detach -- make -j8 check",
@@ -95,7 +102,12 @@ def _add_run(sub) -> None:
             "recorded in its ledger row): while it is serial on purpose (linking, one last test)\n"
             "it may write 'serial right now: REASON' into it, and remove it or write anything\n"
             "else when the phase ends. The Jobs panel shows the reason beside the job's cores\n"
-            "figures, so a low thread count is read as intended, not as waste.",
+            "figures, so a low thread count is read as intended, not as waste.\n\n"
+            "--inputs (or a script's '# swarmdeck: inputs src/ tests/' line) makes a rerun with\n"
+            "nothing changed exit 78 at once: the files (git's view where tracked), the command,\n"
+            "its folder and each $NAME given are compared with the last run's; unchanged since\n"
+            "a run that ended ok, nothing runs. --needs, --single and --needs-gpu exit 78 when\n"
+            "unmet, naming what is missing.",
         ),
     )
     p.add_argument("--cap", metavar="SIZE", help="hard memory cap (512M, 8G, 70%%)")
@@ -122,6 +134,22 @@ def _add_run(sub) -> None:
         "--on",
         choices=["slurm"],
         help="submit to the Slurm cluster of [slurm] (sbatch --mem from its learned peak)",
+    )
+    p.add_argument(
+        "--inputs", nargs="+", metavar="PATH",
+        help="skip (exit 78) when these files, $VARIABLES and the command are unchanged since"
+        " its last run that ended ok",
+    )
+    p.add_argument("--force", action="store_true", help="run even when --inputs are unchanged")
+    p.add_argument(
+        "--needs", nargs="+", metavar="CMD", help="refuse (exit 78) unless these are on PATH"
+    )
+    p.add_argument(
+        "--single", action="store_true",
+        help="refuse (exit 78) while another run of the same label is live",
+    )
+    p.add_argument(
+        "--needs-gpu", action="store_true", help="refuse (exit 78) unless a GPU can be read here"
     )
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     p.set_defaults(handler=_run, ends_process=True)
@@ -168,7 +196,35 @@ def _run(args: argparse.Namespace) -> int:
         from swarmdeck.actions.slurm_run import run_on_slurm
 
         return run_on_slurm(config, store, request)
-    return run_job(config, store, request)
+    inputs = tuple(args.inputs or ()) or script_inputs(command, request.cwd)
+    if not (inputs or args.needs or args.single or args.needs_gpu):
+        return run_job(config, store, request)
+    return _run_with_conditions(config, store, request, args, inputs)
+
+
+def _run_with_conditions(
+    config: Config, store: StateStore, request: RunRequest, args: argparse.Namespace,
+    inputs: tuple[str, ...],
+) -> int:
+    """A run that asked for conditions or named inputs: refused (78) before anything is booked
+    when one is unmet or nothing changed; its inputs remembered once it ended."""
+    from swarmdeck.actions import preflight
+    from swarmdeck.actions.runner import job_label, run_job
+
+    if request.detach and inputs:
+        from swarmdeck.errors import UsageError
+
+        raise UsageError("--inputs and --detach: a skipped rerun needs the run's end; drop one")
+    conditions = preflight.Conditions(
+        inputs=inputs, force=args.force, needs=tuple(args.needs or ()), single=args.single,
+        needs_gpu=args.needs_gpu,
+    )
+    fingerprint = preflight.check(store, conditions, request.argv, request.cwd,
+                                  job_label(request))
+    code = run_job(config, store, request)
+    if fingerprint is not None:
+        preflight.record(store, fingerprint)
+    return code
 
 
 def _working_folder() -> str:
