@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "hook": "hooks",
     "hooks": "hooks",
     "demo": "demo",
+    "handover": "handover",
     "selftest": "selftest",
 }
 """Every subcommand, in the order help lists them, and the module of `swarmdeck.cli` adding it."""
