@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -111,7 +112,7 @@ def test_a_switch_that_turns_another_cell_red_fails() -> None:
 
 def test_a_switch_whose_cells_could_not_run_is_a_skip_saying_why() -> None:
     row = _row(("a",), ("b", PASS))
-    assert (row.result, row.reason) == (SKIP, "a: no cage here")
+    assert (row.result, row.reason) == (SKIP, "a skipped: no cage here")
 
 
 def test_a_switch_set_around_the_selftest_changes_nothing_in_its_clean_pass(
@@ -121,4 +122,36 @@ def test_a_switch_set_around_the_selftest_changes_nothing_in_its_clean_pass(
     monkeypatch.setenv("SWARMDECK_BREAK", "no-cage-fallback")
     done = selftest(tmp_path, "--cell", "no-cage")
     assert done.returncode == 0, done.stdout
+    assert leftovers(tmp_path) == []
+
+
+CAGED = ["own-cap", "slice-full", "never-fits", "admissions", "peer-redact"]
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None,
+    reason="needs root and unshare to hide the writable cgroup hierarchy",
+)
+def test_where_no_cage_can_be_made_the_caged_cells_skip_saying_why_and_the_rest_pass(
+    tmp_path: Path,
+) -> None:
+    """As a user without a writable cgroup sees it: the cgroup v1 memory hierarchy is mounted
+    read-only in a mount namespace of the test's own."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    script = (
+        "mount -o remount,ro,bind /sys/fs/cgroup/memory && "
+        f'exec "{SWARMDECK}" selftest --json'
+    )
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    report = json.loads(done.stdout)
+    results = {cell["cell"]: cell for cell in report["cells"]}
+    assert done.returncode == 0 and report["ok"], done.stdout
+    for name in CAGED:
+        assert results[name]["result"] == "skip", results[name]
+        assert results[name]["reason"].startswith("no memory cage here: "), results[name]
+        assert "/sys/fs/cgroup/memory is not writable" in results[name]["reason"]
+    assert {results[name]["result"] for name in results if name not in CAGED} == {"pass"}
     assert leftovers(tmp_path) == []

@@ -197,8 +197,7 @@ class Sandbox:
         sites = slice_sites(self._slice_name(0))
         site = chosen_site(sites)
         self.cage_problem: str | None = None if site is not None else (
-            "no memory cage here (" + _why_no_site(sites) + "): run as root where cgroup v1"
-            " memory is writable, or delegate a cgroup v2 subtree with the memory controller"
+            f"no memory cage here: {_why_no_site(sites)}"
         )
 
     def _slice_name(self, number: int) -> str:

@@ -192,7 +192,13 @@ def judge_switch(row: SwitchResult, skipped: dict[str, str]) -> None:
         row.reason = f"{went_red[0].cell} went red too: {went_red[0].reason}"
     elif not proved:
         row.result = SKIP
-        row.reason = "; ".join(f"{name}: {skipped.get(name, 'not run')}" for name in row.turns_red)
+        reasons = {skipped.get(name, "not run") for name in row.turns_red}
+        if len(reasons) == 1:
+            row.reason = f"{', '.join(row.turns_red)} skipped: {reasons.pop()}"
+        else:
+            row.reason = "; ".join(
+                f"{name}: {skipped.get(name, 'not run')}" for name in row.turns_red
+            )
     else:
         red = next(r for r in row.cells if r.cell == proved[0])
         row.reason = f"{', '.join(proved)} red ({red.reason})"
