@@ -155,3 +155,30 @@ def test_where_no_cage_can_be_made_the_caged_cells_skip_saying_why_and_the_rest_
         assert "/sys/fs/cgroup/memory is not writable" in results[name]["reason"]
     assert {results[name]["result"] for name in results if name not in CAGED} == {"pass"}
     assert leftovers(tmp_path) == []
+
+
+def test_what_a_selftest_killed_outright_left_is_removed_by_the_next(tmp_path: Path) -> None:
+    """SIGKILL leaves no chance to clean up: the folder, its caged jobs and their slice stay;
+    the next selftest finds the owner gone and removes them before it starts."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    killed = subprocess.Popen(
+        [SWARMDECK, "selftest", "--cell", "slice-full"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+    )
+    root = read_hierarchies().v1_memory
+    if root is None or not os.access(root, os.W_OK):
+        killed.kill()
+        killed.wait()
+        pytest.skip("needs a writable cgroup v1 memory hierarchy (root on these machines)")
+
+    def caged() -> bool:
+        cages = Path(root).glob(f"swarmdeck-selftest-{killed.pid}-*/*")
+        return any(path.is_dir() for path in cages) or killed.poll() is not None
+
+    wait_for(caged)
+    killed.kill()
+    killed.wait()
+    assert leftovers(tmp_path) != []
+    done = selftest(tmp_path, "--cell", "lock-live")
+    assert done.returncode == 0, done.stdout
+    assert leftovers(tmp_path) == []

@@ -4,7 +4,9 @@ Each cell gets a place (a folder with its own state folder, config and Claude Co
 runs real `swarmdeck` processes pointed at it through the environment, in sessions of their
 own. `close()` ends every process whose environment points into the sandbox (TERM, then KILL),
 removes the slices it named (only names made of its own pid, proved by the site's path) and the
-folder; the command line calls it on every way out, Ctrl-C and SIGTERM included.
+folder; the command line calls it on every way out, Ctrl-C and SIGTERM included. A selftest
+killed outright (SIGKILL) leaves its folder with an owner file naming its process (pid, start
+ticks) and the slices it made: the next selftest removes what such a dead owner left.
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ from swarmdeck.breaks import BREAK_VARIABLE, MARKER_VARIABLE, write_marker
 from swarmdeck.probes.cgroups import SCOPE, SliceSite, cgroup_pids, chosen_site, slice_sites
 from swarmdeck.probes.cgroups import why_no_site as _why_no_site
 from swarmdeck.probes.machine import mem_total
-from swarmdeck.probes.procs import environment, pids, read_stat
+from swarmdeck.probes.procs import ProcessIdentity, environment, own_identity, pids, read_stat
 
 if TYPE_CHECKING:
     from swarmdeck.demo.loopback import LoopbackSshServer
 
 PREFIX = "swarmdeck-selftest-"
+OWNER_FILE = "owner"
 MIB = 1 << 20
 PLACE_VARIABLES = (
     "SWARMDECK_STATE_DIR", "SWARMDECK_CONFIG", "CLAUDE_CONFIG_DIR", "SWARMDECK_RUN_DIR",
@@ -183,7 +186,10 @@ class Sandbox:
     """The selftest's own temporary folder, slices and loopback peer."""
 
     def __init__(self) -> None:
+        sweep_abandoned(Path(tempfile.gettempdir()))
         self.root = Path(tempfile.mkdtemp(prefix=PREFIX))
+        me = own_identity()
+        (self.root / OWNER_FILE).write_text(f"{me.pid} {me.start_ticks}\n")
         self.marker = self.root / "selftest.marker"
         self.closing = False
         """Set once the run ends (or is interrupted): no cell starts anything after it."""
@@ -226,8 +232,14 @@ class Sandbox:
             site = chosen_site(slice_sites(name))
             if site is None:
                 raise CellSkipped(_why_no_site(slice_sites(name)))
-            self._slices.append(site)
+            self._made(site, name)
         return name
+
+    def _made(self, site: SliceSite, name: str) -> None:
+        """Remember a slice to remove, here and in the owner file (for a later sweep)."""
+        self._slices.append(site)
+        with open(self.root / OWNER_FILE, "a") as owner:
+            owner.write(name + "\n")
 
     def peer(self) -> LoopbackSshServer:
         """The loopback SSH peer (asyncssh's server on 127.0.0.1), started on first use, with
@@ -249,7 +261,7 @@ class Sandbox:
                 setting = self._slice_name(next(self._names))
                 site = chosen_site(slice_sites(setting))
                 if site is not None:
-                    self._slices.append(site)
+                    self._made(site, setting)
                     self.peer_slice = setting
             reserve = mem_total() - PEER_SLICE_MIB * MIB
             (folder / "config.toml").write_text(
@@ -274,6 +286,37 @@ class Sandbox:
             remove_slice(site)
         self._slices.clear()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def sweep_abandoned(folder: Path) -> list[Path]:
+    """Remove what selftests killed before they could clean up left in `folder`: processes
+    pointing into their sandboxes, the slices their owner files name, the folders. Only this
+    user's folders whose owner file names a process that is gone are taken."""
+    removed = []
+    for entry in sorted(folder.glob(PREFIX + "*")):
+        try:
+            facts = entry.lstat()
+            first, *names = (entry / OWNER_FILE).read_text().splitlines()
+            pid, ticks = (int(part) for part in first.split())
+        except (OSError, ValueError):
+            continue
+        if not entry.is_dir() or entry.is_symlink() or facts.st_uid != os.geteuid():
+            continue
+        if ProcessIdentity(pid, ticks).is_alive():
+            continue
+        stop_strays(entry)
+        for name in names:
+            site = chosen_site(slice_sites(name)) if name.startswith(_slice_prefixes(pid)) else None
+            if site is not None:
+                remove_slice(site)
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+def _slice_prefixes(pid: int) -> tuple[str, str]:
+    """How the slices of the selftest with this pid are named: nothing else is ever removed."""
+    return (f"swarmdeck-selftest-{pid}-", f"swarmdeckselftest{pid}x")
 
 
 def stop_strays(root: Path, grace: float = 5.0) -> None:
