@@ -296,3 +296,43 @@ async def test_the_agents_tree_never_scrolls_sideways_at_100x30(isolated_home: P
         _never_sideways(tree)
         [line] = [line for line in drawn_lines(screen_lines(app), tree) if line]
         assert line.endswith("…") and len(line) == wide, line
+
+
+def _node(tree: SessionTree, key_end: str):
+    found = []
+
+    def walk(node) -> None:
+        for child in node.children:
+            if isinstance(child.data, str) and child.data.endswith(key_end):
+                found.append(child)
+            walk(child)
+
+    walk(tree.root)
+    return found[0] if found else None
+
+
+async def test_h_on_a_subagent_shows_its_handover_and_the_palette_offers_it(
+    isolated_home: Path,
+) -> None:
+    from swarmdeck.app.handover import HandoverScreen
+
+    _session(isolated_home)
+    app = SwarmdeckApp(load_config(), StateStore.open_default())
+    async with app.run_test(size=(160, 45)) as pilot:
+        tree = app.query_one(SessionTree)
+        await until(pilot, lambda: _node(tree, ":aa") is not None, "the subagent aa")
+        offered = [command.title for command in app.get_system_commands(app.screen)]
+        assert "Handover of the subagent (h)" in offered
+        tree.focus()
+        tree.move_cursor(tree.root.children[0])
+        await pilot.press("h")
+        await pilot.pause()
+        assert not isinstance(app.screen, HandoverScreen)
+        tree.move_cursor(_node(tree, ":aa"))
+        await pilot.press("h")
+        await until(pilot, lambda: isinstance(app.screen, HandoverScreen), "the handover")
+        text = str(app.screen.query_one("#handover-text").render())
+        assert "Survey." in text and "$ ls src/web  -> exit no result" in text
+        assert "It was in the middle of: Agent Nested look" in text
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, HandoverScreen), "back")

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import Label, Tree
@@ -35,6 +36,7 @@ class AgentsPanel(Vertical, can_focus=True):
     """Which sessions are live and what their subagents are doing."""
 
     TITLE = "Agents"
+    BINDINGS = [Binding("h", "handover", "Handover of the subagent")]
 
     DEFAULT_CSS = """
     AgentsPanel #agents-tree {
@@ -76,6 +78,17 @@ class AgentsPanel(Vertical, can_focus=True):
 
     def on_mount(self) -> None:
         self.show([])
+
+    def action_handover(self) -> None:
+        """What a new subagent needs to continue the highlighted one (`swarmdeck handover`)."""
+        from swarmdeck.app.handover import HandoverScreen
+
+        node = self.query_one(SessionTree).cursor_node
+        key = node.data if node is not None else None
+        if not isinstance(key, str) or not key.startswith("a:"):
+            self.notify("select a subagent in the Agents panel first", severity="warning")
+            return
+        self.app.push_screen(HandoverScreen(self._claude_dir, key.split(":", 2)[2]))
 
     def watch_sessions(self, sessions: list[SessionInfo] | None) -> None:
         if sessions is not None and self.is_attached:  # not attached: the app is ending
