@@ -192,3 +192,18 @@ def test_a_plain_line_with_the_new_flags_reads_as_argparse_would() -> None:
         True, True, True, ["--", "make"]
     )
     assert plain_run_words(["--inputs", "src", "--", "make"]) is None
+
+
+def test_needs_gpu_runs_where_a_card_can_be_read(
+    checkout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No GPU here: this host's NVML is the scripted stand-in (tests/nvml_standin.py) with
+    one card, and the run is called in process so that it reads it."""
+    from nvml_standin import ScriptedNvml
+    from swarmdeck.cli import main
+    from swarmdeck.probes import nvml as nvml_module
+
+    monkeypatch.setattr(nvml_module, "_shared", nvml_module.Nvml(ScriptedNvml()))
+    monkeypatch.chdir(checkout)
+    assert main(["run", "--needs-gpu", "--", *COUNT]) == 0
+    assert runs(checkout) == 1
