@@ -167,7 +167,7 @@ def _run_switches(
     table = reddening()
     wanted = {cell.name for cell in cells}
     rows = [
-        SwitchResult(switch, table[switch])
+        SwitchResult(switch, tuple(name for name in table[switch] if name in wanted))
         for switch in SWITCHES
         if set(table[switch]) & wanted
     ]
