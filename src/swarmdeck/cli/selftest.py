@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 
@@ -42,6 +43,7 @@ def _stop(signum: int, _frame: object) -> None:
 
 
 def _selftest(args: argparse.Namespace) -> int:
+    from swarmdeck.breaks import BREAK_VARIABLE, MARKER_VARIABLE
     from swarmdeck.errors import UsageError
     from swarmdeck.selftest.cells import CELLS
     from swarmdeck.selftest.table import report_text, run_selftest
@@ -59,6 +61,10 @@ def _selftest(args: argparse.Namespace) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _stop)
+    # The loopback peer runs its commands in this process's environment: a switch set around
+    # the selftest must not reach them (it would only be refused there, in a line of output).
+    for name in (BREAK_VARIABLE, MARKER_VARIABLE):
+        os.environ.pop(name, None)
     report = run_selftest(args.cell, args.breaks, progress=progress)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

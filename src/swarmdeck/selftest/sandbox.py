@@ -43,7 +43,8 @@ PLACE_VARIABLES = (
     "SWARMDECK_STATE_DIR", "SWARMDECK_CONFIG", "CLAUDE_CONFIG_DIR", "SWARMDECK_RUN_DIR",
     "XDG_CONFIG_HOME", "XDG_STATE_HOME",
 )
-"""What points a process at a place; every one is set, so nothing reaches the user's own."""
+"""What points a process at a place; every one is set, so nothing reaches the user's own.
+No other SWARMDECK_ variable of the caller's is passed on: a cell runs as the table says."""
 PEER_NAME = "box"
 PEER_SLICE_MIB = 256
 
@@ -98,8 +99,10 @@ class Place:
 
     def env(self) -> dict[str, str]:
         """The environment of every process of this cell: this place, and the switch if any."""
-        whole = {key: value for key, value in os.environ.items() if key not in PLACE_VARIABLES}
-        whole.pop(BREAK_VARIABLE, None)
+        whole = {
+            key: value for key, value in os.environ.items()
+            if key not in PLACE_VARIABLES and not key.startswith("SWARMDECK_")
+        }
         whole.update({
             "SWARMDECK_STATE_DIR": str(self.state_dir),
             "SWARMDECK_CONFIG": str(self.config),
