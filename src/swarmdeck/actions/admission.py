@@ -366,7 +366,7 @@ def durations(
     return spans
 
 
-UNLOCKED_WINDOW = 1.0
+UNLOCKED_WINDOW = 3.0
 """Seconds between reading the book and writing the row when the admission lock is switched
 off (`no-admission-lock`, selftest only): wide enough that concurrent runners on any machine
 meet inside it, so the race the lock prevents shows every time."""
