@@ -207,3 +207,9 @@ def test_needs_gpu_runs_where_a_card_can_be_read(
     monkeypatch.chdir(checkout)
     assert main(["run", "--needs-gpu", "--", *COUNT]) == 0
     assert runs(checkout) == 1
+
+
+def test_conditions_with_on_slurm_are_a_usage_error(checkout: Path) -> None:
+    done = run(checkout, "--on", "slurm", "--needs", "sh", "--", *COUNT)
+    assert done.returncode == 251 and "do not go with --on slurm" in done.stderr
+    assert done.stderr.count("\n") == 1 and runs(checkout) == 0

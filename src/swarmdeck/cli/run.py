@@ -192,12 +192,20 @@ def _run(args: argparse.Namespace) -> int:
     # interpreter's teardown), every write is committed, and closing the last connection would
     # checkpoint the WAL into the main file, changing it, so the next runner would have to
     # verify the whole file again (17 ms at 16 MB) instead of once per change.
+    conditions = args.inputs or args.needs or args.single or args.needs_gpu
     if args.on == "slurm":
+        if conditions:
+            from swarmdeck.errors import UsageError
+
+            raise UsageError(
+                "--inputs, --needs, --single and --needs-gpu are checked on this host: they do"
+                " not go with --on slurm; drop them or run it here"
+            )
         from swarmdeck.actions.slurm_run import run_on_slurm
 
         return run_on_slurm(config, store, request)
     inputs = tuple(args.inputs or ()) or script_inputs(command, request.cwd)
-    if not (inputs or args.needs or args.single or args.needs_gpu):
+    if not (inputs or conditions):
         return run_job(config, store, request)
     return _run_with_conditions(config, store, request, args, inputs)
 
