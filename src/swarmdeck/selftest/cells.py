@@ -136,11 +136,11 @@ def slice_full(place: Place) -> str:
     holder = place.start(swarmdeck_argv(
         "run", "--label", "holder", "--", *hog(70, hold=600, after=grow_holder, started=holder_up)
     ))
-    wait_until(place, holder_up.exists, "the holder job started")
+    _wait_started(place, holder, holder_up, "the holder")
     grower = place.start(swarmdeck_argv(
         "run", "--label", "grower", "--", *hog(50, after=grow_grower, started=grower_up)
     ))
-    wait_until(place, grower_up.exists, "the grower job started")
+    _wait_started(place, grower, grower_up, "the grower")
     grow_holder.touch()
     assert holder.stdout is not None
     expect(holder.stdout.readline() == "held\n", "the holder never held its 70M")
@@ -150,6 +150,16 @@ def slice_full(place: Place) -> str:
     expect(held.code == 254, f"the holder exited {held.code}, not 254: {held.tail()}")
     expect(grew.code == 0, f"the grower exited {grew.code}, not 0: {grew.tail()}")
     return "the holder exit 254 (slice full), the grower exit 0"
+
+
+def _wait_started(
+    place: Place, runner: subprocess.Popen[str], started: Path, who: str
+) -> None:
+    """Wait until the job touched `started`; a runner that ended first fails the cell at once."""
+    wait_until(place, lambda: started.exists() or runner.poll() is not None, f"{who} started")
+    if not started.exists():
+        done = place.finish(runner, DEADLINE)
+        raise CellFailed(f"{who} ended before its job started: exit {done.code}: {done.tail()}")
 
 
 @cell("never-fits", "a booking that can never fit exits 252 at once", "no-never-fits")

@@ -147,7 +147,7 @@ class Place:
         """This place's config: its slice capped at `slice_mib`, quick sampling, no waiting."""
         settings: dict[str, object] = {
             "slice": str(slice_setting),
-            "reserve": str(mem_total() - slice_mib * MIB),
+            "reserve": f"{mem_total() - slice_mib * MIB}B",
             "margin": "1M",
             "sample_interval": 0.05,
             "admission_wait": 0.0,
@@ -223,6 +223,7 @@ class Sandbox:
         root = self.root / f"{number:03d}-{name}"
         for sub in ("state", "claude", "work"):
             (root / sub).mkdir(parents=True)
+        (root / "config.toml").write_text("# a selftest cell's config: the defaults\n")
         return Place(self, root, switch)
 
     def new_slice(self) -> str:
@@ -268,7 +269,7 @@ class Sandbox:
                     self.peer_slice = setting
             reserve = mem_total() - PEER_SLICE_MIB * MIB
             (folder / "config.toml").write_text(
-                f'[memory]\nslice = "{setting}"\nreserve = "{reserve}"\n'
+                f'[memory]\nslice = "{setting}"\nreserve = "{reserve}B"\n'
                 'default_prediction = "16M"\nsample_interval = 0.05\n'
             )
             self._peer = LoopbackSshServer(folder, env={
