@@ -45,10 +45,6 @@ class Conditions:
     single: bool = False
     needs_gpu: bool = False
 
-    @property
-    def any(self) -> bool:
-        return bool(self.inputs or self.needs or self.single or self.needs_gpu)
-
 
 def check(
     store: StateStore, conditions: Conditions, argv: list[str], cwd: str, label: str
