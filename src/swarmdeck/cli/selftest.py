@@ -45,13 +45,14 @@ def _stop(signum: int, _frame: object) -> None:
 def _selftest(args: argparse.Namespace) -> int:
     from swarmdeck.breaks import BREAK_VARIABLE, MARKER_VARIABLE
     from swarmdeck.errors import UsageError
-    from swarmdeck.selftest.cells import CELLS
+    from swarmdeck.selftest.cells import all_cells
     from swarmdeck.selftest.table import report_text, run_selftest
 
-    unknown = [name for name in args.cell or [] if name not in CELLS]
+    cells = all_cells()
+    unknown = [name for name in args.cell or [] if name not in cells]
     if unknown:
         raise UsageError(
-            f"no selftest cell named {unknown[0]!r}: the cells are {', '.join(CELLS)}"
+            f"no selftest cell named {unknown[0]!r}: the cells are {', '.join(cells)}"
         )
 
     def progress(result) -> None:

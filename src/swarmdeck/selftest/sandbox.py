@@ -116,12 +116,16 @@ class Place:
             whole[BREAK_VARIABLE] = self.switch
         return whole
 
-    def start(self, argv: list[str], cwd: Path | None = None) -> subprocess.Popen[str]:
-        """Start `argv` in a session of its own, pointed at this place."""
+    def start(
+        self, argv: list[str], cwd: Path | None = None, *, stdin: bool = False
+    ) -> subprocess.Popen[str]:
+        """Start `argv` in a session of its own, pointed at this place; with `stdin`, its input
+        is a pipe to write to (else it reads nothing)."""
         if self.sandbox.closing:
             raise CellFailed("stopped: the selftest is ending")
         proc = subprocess.Popen(
-            argv, cwd=cwd or self.root, env=self.env(), stdin=subprocess.DEVNULL,
+            argv, cwd=cwd or self.root, env=self.env(),
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         )
         self.started.append(proc)
@@ -315,7 +319,26 @@ def sweep_abandoned(folder: Path) -> list[Path]:
                 remove_slice(site)
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)
+    _sweep_orphan_slices()
     return removed
+
+
+def _sweep_orphan_slices() -> None:
+    """Remove slices named for a selftest whose process is gone, wherever its folder was (a
+    selftest killed outright under another TMPDIR): the name holds the pid, as the tests'
+    slices do; one whose pid runs again is left alone."""
+    site = chosen_site(slice_sites(f"{PREFIX}0-0"))
+    if site is None or site.path is None or site.backend == SCOPE:
+        return
+    parent = Path(site.path).parent
+    try:
+        entries = list(parent.glob(PREFIX + "*-*"))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}") and entry.is_dir():
+            remove_slice(SliceSite(site.backend, True, "", str(entry)))
 
 
 def _slice_prefixes(pid: int) -> tuple[str, str]:

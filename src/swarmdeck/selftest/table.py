@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 from swarmdeck.breaks import SWITCHES
-from swarmdeck.selftest.cells import CELLS, Cell, reddening
+from swarmdeck.selftest.cells import Cell, all_cells, reddening
 from swarmdeck.selftest.sandbox import CellFailed, CellSkipped, Sandbox, stop_strays
 
 PASS, FAIL, SKIP = "pass", "FAIL", "skip"
@@ -103,9 +103,10 @@ def run_cell(sandbox: Sandbox, cell: Cell, switch: str | None) -> Result:
 
 def selected(names: Iterable[str] | None) -> list[Cell]:
     """The cells asked for (all when None), in the table's order."""
+    cells = all_cells()
     if names is None:
-        return list(CELLS.values())
-    return [CELLS[name] for name in names]
+        return list(cells.values())
+    return [cells[name] for name in names]
 
 
 def run_selftest(
