@@ -21,6 +21,10 @@ from waiting import wait_for
 
 SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
 
+pytestmark = pytest.mark.xdist_group("selftest")
+"""One worker runs these in turn: each looks for selftest slices left anywhere on the machine,
+and another test's selftest holding its slices at that moment would look like one left."""
+
 
 def selftest(tmp_path: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     """`swarmdeck selftest ARGS` with its sandbox made under tmp_path (TMPDIR)."""
