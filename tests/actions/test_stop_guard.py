@@ -158,7 +158,7 @@ def kill_the_runner_in_its_freeze(own_slice: Path, freezer: Path, folder: Path) 
 def guardian(said: bytes) -> subprocess.CompletedProcess[bytes]:
     """The guardian as a stopper with threads starts it, told `said`, its pipe then ended."""
     return subprocess.run(
-        [sys.executable, "-m", "swarmdeck.actions.stop_guard"], input=said, timeout=60,
+        [sys.executable, "-m", "swarmdeck.actions.stop_guardian"], input=said, timeout=60,
         capture_output=True,
     )
 

@@ -270,7 +270,7 @@ def stop_tree(
             " that tree, from another terminal"
         )
     pinned: dict[int, PinnedProcess] = {}
-    guard = StopGuard.start()
+    guard = StopGuard.start(finish_stop)
     try:
         report = _freeze_and_stop(
             lambda now: _roots(target, members, now), table, pinned, grace, mine, guard
