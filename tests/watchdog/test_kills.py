@@ -313,3 +313,24 @@ def test_without_the_policy_repeats_never_stop_anything(
     for _ in range(4):
         assert engine.run_pass(take_snapshot(config, store)).escalated == []
     assert proc.poll() is None
+
+
+def test_escalation_never_stops_a_rows_process_outside_its_runners_cage(
+    isolated_home, store, processes, own_slice
+):
+    """A row any same-user process can write (a live runner, a process of its choosing, no
+    cage of that runner's holding it): the escalation acts on it as approval does, refusing."""
+    config = write_watchdog_config(isolated_home, min_duration=0, output_stall=60,
+                                   escalate_after=1)
+    proc, _ = start_tree(processes)
+    output = isolated_home / "job.out"
+    output.write_text("x\n")
+    then = time.time() - 600
+    import os
+
+    os.utime(output, (then, then))
+    insert_job(store, proc.pid, output_path=str(output), started_at=then)
+    [line] = Watchdog(config, store).run_pass(take_snapshot(config, store)).escalated
+    assert "not supervised" in line, line
+    time.sleep(0.2)
+    assert proc.poll() is None
