@@ -30,7 +30,7 @@ def one_stop(leftovers: int, guarded: bool) -> float:
     assert me is not None
     start = kill.StopGuard.start
     if not guarded:
-        kill.StopGuard.start = classmethod(lambda cls: None)  # type: ignore[method-assign]
+        kill.StopGuard.start = classmethod(lambda cls, finish: None)  # type: ignore[method-assign]
     try:
         began = time.perf_counter()
         kill.stop_tree(me, {me}, grace=1.0)

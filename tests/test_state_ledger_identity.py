@@ -14,29 +14,18 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from one_command import SWARMDECK, one_line, swarmdeck
 from swarmdeck.errors import StateError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.ledger_mark import LEDGER_SUFFIX
 from swarmdeck.state import StateStore
 
-SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
 DEADLINE = 60.0
-
-
-def swarmdeck(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SWARMDECK, *argv], capture_output=True, text=True, timeout=120)
-
-
-def _one_line(done: subprocess.CompletedProcess[str]) -> str:
-    lines = done.stderr.strip().splitlines()
-    assert "Traceback" not in done.stderr and len(lines) == 1, done.stderr
-    return lines[0]
 
 
 def _running_job(isolated_home: Path) -> subprocess.Popen[str]:
@@ -64,7 +53,7 @@ def _assert_refused(db: Path, before: dict[str, bytes]) -> None:
     for argv in (["run", "--", "true"], ["status", "--json"], ["watch", "--once"]):
         done = swarmdeck(*argv)
         assert done.returncode == ExitCode.USAGE, (argv, done.stdout, done.stderr)
-        assert str(db) in _one_line(done)
+        assert str(db) in one_line(done)
     assert _files(db.parent) == before, "the refused file was changed"
 
 
@@ -87,7 +76,7 @@ def test_a_state_file_truncated_under_a_running_job_is_refused(
     try:
         os.truncate(db, 0)
         _assert_refused(db, _files(db.parent))
-        assert "empty" in _one_line(swarmdeck("run", "--", "true"))
+        assert "empty" in one_line(swarmdeck("run", "--", "true"))
     finally:
         _stop(job)
 
@@ -101,7 +90,7 @@ def test_a_log_and_index_deleted_under_a_running_job_are_refused(
         os.unlink(f"{db}-wal")
         os.unlink(f"{db}-shm")
         _assert_refused(db, _files(db.parent))
-        line = _one_line(swarmdeck("run", "--", "true"))
+        line = one_line(swarmdeck("run", "--", "true"))
         assert "write-ahead log" in line and str(job.pid) in line
     finally:
         _stop(job)
@@ -177,7 +166,9 @@ def test_a_store_made_before_ledger_ids_gets_one(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     StateStore(db).close()
     conn = sqlite3.connect(db)
+    # Schema 10, as it was before ledger ids: without what steps 11 and on added.
     conn.execute("DELETE FROM swarmdeck_meta WHERE key = 'ledger_id'")
+    conn.execute("DROP TABLE input_runs")
     conn.execute("UPDATE swarmdeck_meta SET value = '10' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
@@ -185,3 +176,25 @@ def test_a_store_made_before_ledger_ids_gets_one(tmp_path: Path) -> None:
     store = StateStore(db)
     assert len(store.ledger_id) == 32
     store.close()
+
+
+@pytest.mark.parametrize("command", [("status",), ("kills",)])
+@pytest.mark.parametrize("kind", ["a FIFO", "a directory"])
+def test_a_mark_that_is_not_a_regular_file_is_one_line_and_exit_251(
+    isolated_home: Path, command: tuple[str, ...], kind: str
+) -> None:
+    """A FIFO at `state.db.ledger` once hung every command in the open of the mark; it is
+    read without blocking, and anything but a regular file there is refused, left as it is."""
+    db = isolated_home / "state" / "state.db"
+    StateStore(db).close()
+    mark = Path(f"{db}{LEDGER_SUFFIX}")
+    mark.unlink()
+    if kind == "a FIFO":
+        os.mkfifo(mark)
+    else:
+        mark.mkdir()
+    done = swarmdeck(*command, timeout=60)
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    line = one_line(done)
+    assert str(mark) in line and f"it is {kind}, not a regular file" in line, line
+    assert mark.exists() and not mark.is_file()

@@ -14,26 +14,14 @@ import contextlib
 import os
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from one_command import SWARMDECK, one_line, swarmdeck
 from swarmdeck.exitcodes import ExitCode
-
-SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
-
-
-def swarmdeck(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SWARMDECK, *argv], capture_output=True, text=True, timeout=120)
-
-
-def _one_line(done: subprocess.CompletedProcess[str]) -> str:
-    lines = done.stderr.strip().splitlines()
-    assert "Traceback" not in done.stderr and len(lines) == 1, done.stderr
-    return lines[0]
 
 
 @contextlib.contextmanager
@@ -86,13 +74,13 @@ def _job_count(db: Path) -> int:
 def _assert_refused(db: Path, marker: Path, watch: bool = True) -> None:
     ran = swarmdeck("run", "--", "touch", str(marker))
     assert ran.returncode == ExitCode.USAGE, ran.stderr
-    assert "state" in _one_line(ran)
+    assert "state" in one_line(ran)
     assert not marker.exists(), "the job ran although nothing could be recorded"
     if not watch:
         return
     watched = swarmdeck("watch", "--once")
     assert watched.returncode == ExitCode.USAGE, watched.stderr
-    assert "state" in _one_line(watched)
+    assert "state" in one_line(watched)
 
 
 @pytest.mark.parametrize("with_log", [True, False], ids=["with-wal", "without-wal"])

@@ -22,8 +22,12 @@ from __future__ import annotations
 
 import os
 
+from swarmdeck.regular_files import NotRegularFile, read_regular, replace_private
+
 LEDGER_SUFFIX = ".ledger"
 """Beside the state file: `LEDGER_ID DEVICE INODE`, the ledger it holds and the file's identity."""
+MAX_MARK = 256
+"""A mark is one short line; a longer file is no mark (it proves nothing)."""
 
 _SHARED_FIRST = 0x40000000 + 2
 _SHARED_LAST = _SHARED_FIRST + 510 - 1
@@ -48,10 +52,15 @@ class LedgerMark:
 
 def read_mark(db: str) -> LedgerMark | None:
     """The mark beside the state file `db`; None when there is none (a new state folder, or a
-    store made before marks). A mark that cannot be read as one is None too: it proves nothing."""
+    store made before marks). A mark that cannot be read as one is None too: it proves nothing.
+
+    Raises NotRegularFile when something else is there (a FIFO, whose open would wait for a
+    writer, a device, a folder): the caller refuses in one line. The mark is opened without
+    blocking and read up to MAX_MARK bytes (regular_files.read_regular)."""
     try:
-        with open(db + LEDGER_SUFFIX, "rb") as file:
-            words = file.read(256).split()
+        words = read_regular(db + LEDGER_SUFFIX, MAX_MARK).split()
+    except NotRegularFile:
+        raise
     except OSError:
         return None
     if len(words) != 3 or not words[1].isdigit() or not words[2].isdigit():
@@ -65,8 +74,6 @@ def read_mark(db: str) -> LedgerMark | None:
 
 def write_mark(db: str, ledger_id: str, status: os.stat_result) -> None:
     """Record that the state file `db`, as `status` found it, holds `ledger_id`."""
-    from swarmdeck.regular_files import replace_private
-
     text = f"{ledger_id} {status.st_dev} {status.st_ino}\n"
     try:
         replace_private(db + LEDGER_SUFFIX, text.encode("ascii"))

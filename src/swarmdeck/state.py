@@ -28,7 +28,7 @@ from swarmdeck.ledger_mark import (
     write_mark,
 )
 from swarmdeck.records import dataclass
-from swarmdeck.regular_files import replace_private
+from swarmdeck.regular_files import NotRegularFile, replace_private
 from swarmdeck.text_paths import parent_of, tidy
 
 # Not `from typing import TYPE_CHECKING`; and the state file's path is a plain string, since
@@ -594,6 +594,17 @@ def _quick_check(conn: sqlite.Connection) -> list[str]:
     return [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
 
 
+def _mark(path: str) -> LedgerMark | None:
+    """The ledger mark beside the state file at `path` (ledger_mark.read_mark); StateError when
+    something other than a regular file is there."""
+    try:
+        return read_mark(path)
+    except NotRegularFile as error:
+        raise StateError(
+            f"ledger mark {error.path}: {error}; swarmdeck left it untouched: {_MOVE_ASIDE}"
+        ) from None
+
+
 def _inspect(path: str, verify: bool, lock_timeout: float) -> None:
     """Refuse, before SQLite opens it for writing, any file at `path` that is not ours and sound.
 
@@ -750,7 +761,7 @@ class StateStore:
         paths.private_dir(parent_of(self.path))
         # The mark is read before the file is looked at: a mark is written only once its file
         # holds a ledger, so a file found empty after it was read is one that was emptied.
-        mark = read_mark(self.path)
+        mark = _mark(self.path)
         _inspect(self.path, self.verify, self.lock_timeout)
         if mark is not None:
             _refuse_emptied(self.path, mark)

@@ -112,10 +112,10 @@ def test_a_forged_rows_cgroup_survives_status_and_the_row_is_set_aside(
 def test_approving_a_kill_for_a_forged_running_row_leaves_its_foreign_cgroup_alone(
     isolated_home: Path, own_slice: Path, foreign_cgroup: Path
 ) -> None:
-    """A running row naming a foreign cgroup: an approved kill of its process stops that
-    process's own tree, never the other members of the cgroup the row names."""
+    """A running row naming a foreign cgroup, its runner alive: the row proves nothing, so an
+    approved kill of its process is refused and no member of that cgroup is signalled."""
     from ledger_rows import add_job
-    from swarmdeck.watchdog.kills import approve, request_kill
+    from swarmdeck.watchdog.kills import NOT_SUPERVISED, approve, request_kill
 
     store = StateStore.open_default()
     subject, bystander = sleeping_in(foreign_cgroup), sleeping_in(foreign_cgroup)
@@ -127,10 +127,49 @@ def test_approving_a_kill_for_a_forged_running_row_leaves_its_foreign_cgroup_alo
         request = request_kill(store, finding_about(me.pid, me.start_ticks, job_id), "tester",
                                1.0)
         outcome = approve(store, request.id, "tester", time.time(), grace=1.0)
-        assert outcome.detail == f"stopped pid {me.pid}", outcome.said
+        assert outcome.result == NOT_SUPERVISED, outcome.said
+        time.sleep(0.2)
+        assert subject.poll() is None, "the process a forged row named was killed"
         assert bystander.poll() is None, "a member of a cgroup the row only named was killed"
     finally:
         for proc in (subject, bystander):
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("cgroup", ["none", "its own made cage, the victim outside it"])
+def test_a_running_row_naming_any_live_process_as_its_runner_supervises_nothing(
+    isolated_home: Path, own_slice: Path, cgroup: str
+) -> None:
+    """What a same-user process can write: a running row naming itself (alive) as the runner
+    and a victim as the job. Unless the victim is in the cage that runner made for that row,
+    approving a kill of it signals nothing."""
+    from ledger_rows import add_job
+    from swarmdeck.actions.cage.base import cage_name
+    from swarmdeck.watchdog.kills import NOT_SUPERVISED, approve, request_kill
+
+    store = StateStore.open_default()
+    forger = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    victim = subprocess.Popen(["sleep", "301"], start_new_session=True)
+    try:
+        runner, target = identity(forger.pid), identity(victim.pid)
+        assert runner is not None and target is not None
+        job_id = add_job(store, pid=target.pid, start_ticks=target.start_ticks,
+                         runner_pid=runner.pid, runner_start_ticks=runner.start_ticks)
+        if cgroup != "none":
+            cage = own_slice / cage_name(job_id, runner.pid)
+            cage.mkdir()
+            (cage / "cgroup.procs").write_text(str(runner.pid))  # the forger, not the victim
+            with store.transaction() as conn:
+                conn.execute("UPDATE jobs SET cgroup = ? WHERE id = ?", (str(cage), job_id))
+        request = request_kill(store, finding_about(target.pid, target.start_ticks), "tester",
+                               1.0)
+        outcome = approve(store, request.id, "tester", time.time(), grace=1.0)
+        assert outcome.result == NOT_SUPERVISED, outcome.said
+        time.sleep(0.2)
+        assert victim.poll() is None, "a forged row's pid was killed"
+    finally:
+        for proc in (forger, victim):
             proc.kill()
             proc.wait()
 

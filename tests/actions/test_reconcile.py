@@ -107,3 +107,43 @@ async def test_the_apps_worker_closes_a_dead_runners_row(isolated_home: Path) ->
         await pilot_wait_for(pilot, lambda: app.snapshot is not None)
         assert app.snapshot is not None
         assert {job.id: job.state for job in app.snapshot.jobs} == {1: "lost", 2: "running"}
+
+
+def test_a_lost_jobs_cage_that_holds_the_reader_is_cleared_by_the_next_reader_outside(
+    isolated_home: Path, own_slice: Path
+) -> None:
+    """A job that runs `swarmdeck status` outlives its runner: that status cannot clear the
+    cage it runs in (it would stop itself), so the row is left for the next reader outside,
+    which closes it and clears the cage; the cage never leaks."""
+    from swarmdeck.actions.cage.base import cage_name
+    from swarmdeck.probes.cgroups import cgroup_pids
+    from swarmdeck.probes.procs import identity
+
+    store = StateStore.open_default()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    leftover = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        me = identity(leftover.pid)
+        assert me is not None
+        job_id = add_job(store, pid=me.pid, start_ticks=me.start_ticks, runner_pid=gone.pid,
+                         runner_start_ticks=1)
+        cage = own_slice / cage_name(job_id, gone.pid)
+        cage.mkdir()
+        (cage / "cgroup.procs").write_text(str(leftover.pid))
+        with store.transaction() as conn:
+            conn.execute("UPDATE jobs SET cgroup = ? WHERE id = ?", (str(cage), job_id))
+        inside = subprocess.run(
+            ["sh", "-c", f'echo $$ > {cage}/cgroup.procs && exec {SWARMDECK} status --json'],
+            capture_output=True, text=True, timeout=120, env=os.environ.copy(),
+        )
+        assert inside.returncode == 0, inside.stderr
+        assert cgroup_pids(cage) == [leftover.pid], "the reader inside cleared its own cage"
+        outside = run_cli("status", "--json")
+        assert outside.returncode == 0, outside.stderr
+        assert leftover.wait(timeout=60) is not None
+        assert not cage.exists(), "the lost job's cage was left behind"
+        assert dict((row[0], row[1]) for row in _rows(store)) == {job_id: "lost"}
+    finally:
+        leftover.kill()
+        leftover.wait()

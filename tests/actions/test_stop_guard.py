@@ -1,11 +1,14 @@
 """A runner SIGKILLed while it stops its job's leftovers never leaves them frozen: whoever reads
 the run's output gets its end, and no process of the job stays stopped.
 
-The moment is hit for certain, not by luck: one leftover is held in a v1 freezer cgroup of the
-test's own, so the runner's SIGSTOP cannot take hold on it and the runner waits its whole
-STOP_CONFIRM (1 s) with every other leftover already stopped. The test kills the runner once it
-sees a leftover stopped, then proves from the held one's pending signals that the runner died
-inside the freeze: SIGSTOP pending, SIGTERM not yet sent (a run that missed it is tried again).
+The moment is caught, not hoped for: one leftover is held in a v1 freezer cgroup of the test's
+own, so the runner's SIGSTOP cannot take hold on it (it stays pending) and the runner waits its
+whole STOP_CONFIRM (1 s) inside the freeze. Once the test sees that SIGSTOP pending, it freezes
+the runner (and its guardian) in a second freezer cgroup, and decides on the frozen runner:
+SIGSTOP pending on the held leftover and SIGTERM not yet sent is inside the freeze. Only then
+is the runner SIGKILLed and thawed, so it dies exactly there, running nothing more. A run whose
+look came too late (a loaded machine kept the test off the CPU past the runner's second) still
+has its outcome asserted, and is tried again, up to ATTEMPTS runs.
 """
 
 from __future__ import annotations
@@ -30,17 +33,18 @@ from swarmdeck.probes.procs import read_stat
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
 FREEZER = Path("/sys/fs/cgroup/freezer")
 LEFTOVERS = 300
-ATTEMPTS = 3
-"""Runs until one kills the runner inside its freeze: each leaves it a whole second to be seen,
-but a loaded machine may keep the test from looking in time."""
+ATTEMPTS = 10
+"""Runs until one catches the runner inside its freeze. Each gives the test a whole second to
+look, and the decision is made on a frozen runner; only a test kept off the CPU for that second
+misses, and ten misses in a row mean the freeze no longer waits for the held leftover."""
 EOF_BOUND = 60.0
 """How long the caller may wait for the end of the output once the runner is killed; a frozen
 tree never gives it."""
 _names = itertools.count()
 
 
-@pytest.fixture
-def freezer() -> Iterator[Path]:
+@contextlib.contextmanager
+def freezer_cgroup() -> Iterator[Path]:
     """A v1 freezer cgroup of the test's own, thawed and removed afterwards."""
     if not os.access(FREEZER, os.W_OK):
         pytest.skip("needs a writable cgroup v1 freezer hierarchy (root on these machines)")
@@ -59,6 +63,20 @@ def freezer() -> Iterator[Path]:
             if not path.exists():
                 break
             time.sleep(0.02)
+
+
+@pytest.fixture
+def freezer() -> Iterator[Path]:
+    """Where the held leftover is frozen."""
+    with freezer_cgroup() as path:
+        yield path
+
+
+@pytest.fixture
+def runner_freezer() -> Iterator[Path]:
+    """Where the runner (and the guardian it forks) is frozen at the moment the test decides."""
+    with freezer_cgroup() as path:
+        yield path
 
 
 def pending(pid: int) -> set[int]:
@@ -80,13 +98,18 @@ def stopped(pids: list[int]) -> list[int]:
     return [pid for pid in pids if (stat := read_stat(pid)) is not None and stat.state in "Tt"]
 
 
+def set_state(freezer: Path, state: str) -> None:
+    """FROZEN or THAWED, waiting until the kernel says every member is."""
+    (freezer / "freezer.state").write_text(state)
+    deadline = time.monotonic() + 30
+    while (freezer / "freezer.state").read_text().strip() != state:
+        assert time.monotonic() < deadline, f"the freezer cgroup never became {state}"
+        time.sleep(0.01)
+
+
 def freeze(freezer: Path, pid: int) -> None:
     (freezer / "cgroup.procs").write_text(str(pid))
-    (freezer / "freezer.state").write_text("FROZEN")
-    deadline = time.monotonic() + 30
-    while (freezer / "freezer.state").read_text().strip() != "FROZEN":
-        assert time.monotonic() < deadline, "the freezer cgroup never froze"
-        time.sleep(0.01)
+    set_state(freezer, "FROZEN")
 
 
 def read_to_end(stream, bound: float) -> bool:
@@ -101,19 +124,24 @@ def read_to_end(stream, bound: float) -> bool:
 
 
 def test_a_runner_killed_while_it_freezes_its_leftovers_leaves_nothing_frozen(
-    isolated_home: Path, own_slice: Path, freezer: Path, tmp_path: Path
+    isolated_home: Path, own_slice: Path, freezer: Path, runner_freezer: Path, tmp_path: Path
 ) -> None:
     hits = []
     for attempt in range(ATTEMPTS):
-        hits.append(kill_the_runner_in_its_freeze(own_slice, freezer, tmp_path / str(attempt)))
+        hits.append(kill_the_runner_in_its_freeze(
+            own_slice, freezer, runner_freezer, tmp_path / str(attempt)
+        ))
         if hits[-1]:
             break
-    assert any(hits), f"the test never killed the runner inside its freeze in {ATTEMPTS} tries"
+    assert any(hits), f"the runner was never caught inside its freeze in {ATTEMPTS} runs"
 
 
-def kill_the_runner_in_its_freeze(own_slice: Path, freezer: Path, folder: Path) -> bool:
-    """One run: the runner killed once it froze a leftover; the output ends and nothing stays
-    stopped (asserted whatever the moment); True when the moment was inside the freeze."""
+def kill_the_runner_in_its_freeze(
+    own_slice: Path, freezer: Path, runner_freezer: Path, folder: Path
+) -> bool:
+    """One run: the runner frozen once it sent the held leftover its SIGSTOP, then killed; the
+    output ends and nothing stays stopped (asserted whatever the moment); True when the frozen
+    runner was inside its freeze."""
     folder.mkdir()
     go = folder / "go"
     os.mkfifo(go)
@@ -130,26 +158,31 @@ def kill_the_runner_in_its_freeze(own_slice: Path, freezer: Path, folder: Path) 
         while len(leftovers := sleeping(cage)) < LEFTOVERS:
             assert time.monotonic() < deadline, f"only {len(leftovers)} leftovers started"
             time.sleep(0.02)
-        held, watched = leftovers[0], leftovers[-1]
+        held = leftovers[0]
         freeze(freezer, held)
+        # The runner alone (its job started already): the guardian it forks joins it.
+        (runner_freezer / "cgroup.procs").write_text(str(runner.pid))
         with open(go, "w") as fifo:
             fifo.write("go\n")  # the job's main process ends: the runner stops the leftovers
         deadline = time.monotonic() + 60
-        while not stopped([watched]):
+        while signal.SIGSTOP not in pending(held):
             assert time.monotonic() < deadline, "the runner never froze its leftovers"
             time.sleep(0.001)
-        runner.kill()
-        runner.wait()
+        set_state(runner_freezer, "FROZEN")
         signals = pending(held)
-        (freezer / "freezer.state").write_text("THAWED")
+        runner.kill()
+        set_state(runner_freezer, "THAWED")
+        runner.wait()
+        set_state(freezer, "THAWED")
         assert read_to_end(runner.stdout, EOF_BOUND), (
             f"no end of output: {len(stopped(leftovers))} leftovers are still stopped"
         )
         assert stopped(leftovers) == []
-        return signal.SIGSTOP in signals and signal.SIGTERM not in signals
+        return signal.SIGTERM not in signals
     finally:
         if runner.poll() is None:
             runner.kill()
+            (runner_freezer / "freezer.state").write_text("THAWED")
             runner.wait()
         runner.stdout.close()
         runner.stderr.close()
@@ -158,7 +191,7 @@ def kill_the_runner_in_its_freeze(own_slice: Path, freezer: Path, folder: Path) 
 def guardian(said: bytes) -> subprocess.CompletedProcess[bytes]:
     """The guardian as a stopper with threads starts it, told `said`, its pipe then ended."""
     return subprocess.run(
-        [sys.executable, "-m", "swarmdeck.actions.stop_guard"], input=said, timeout=60,
+        [sys.executable, "-m", "swarmdeck.actions.stop_guardian"], input=said, timeout=60,
         capture_output=True,
     )
 

@@ -22,6 +22,7 @@ from rendered import plain
 from textual.widgets import Button, Static
 
 from swarmdeck.actions.alerts import raise_alert
+from swarmdeck.actions.cage.base import cage_name
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
@@ -43,15 +44,24 @@ DEADLINE = 30.0
 
 
 def _config(home: Path):
-    (home / "config.toml").write_text(
-        "[ui]\nrefresh_interval = 0.2\n"
+    """Tiny watchdog thresholds; the `[memory]` table of the test's own slice (`own_slice`)
+    is kept."""
+    config = home / "config.toml"
+    kept = config.read_text()
+    config.write_text(
+        (kept if kept.startswith("[memory]") else "")
+        + "[ui]\nrefresh_interval = 0.2\n"
         "[watchdog]\ninterval = 0.1\nmin_duration = 0\noutput_stall = 60\n"
     )
     return load_config()
 
 
-def _stalled_job(home: Path, store: StateStore, ticks_offset: int = 0):
-    """A real process tree with a ledger row whose output has not grown for ten minutes."""
+def _stalled_job(
+    home: Path, store: StateStore, ticks_offset: int = 0, slice_path: Path | None = None
+):
+    """A real process tree with a ledger row whose output has not grown for ten minutes; with
+    `slice_path`, its process is in the cage its runner (this test) would have made there, so
+    it is supervised (watchdog/kills.supervised_set)."""
     proc = subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE, text=True,
                             start_new_session=True)
     assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
@@ -69,6 +79,12 @@ def _stalled_job(home: Path, store: StateStore, ticks_offset: int = 0):
             (local_host_name(), json.dumps(["python", "train.py"]), proc.pid,
              me.start_ticks + ticks_offset, runner.pid, runner.start_ticks, then, str(output)),
         )
+        if slice_path is not None:
+            [job_id] = conn.execute("SELECT max(id) FROM jobs").fetchone()
+            cage = slice_path / cage_name(job_id, runner.pid)
+            cage.mkdir()
+            (cage / "cgroup.procs").write_text(str(proc.pid))
+            conn.execute("UPDATE jobs SET cgroup = ? WHERE id = ?", (str(cage), job_id))
     return proc
 
 
@@ -102,10 +118,12 @@ async def _request_kill(app, pilot) -> None:
     await _until(pilot, lambda: kills.row_count == 1)
 
 
-async def test_finding_to_approved_kill_stops_the_tree_and_records_an_alert(isolated_home):
+async def test_finding_to_approved_kill_stops_the_tree_and_records_an_alert(
+    isolated_home, own_slice
+):
     store = StateStore.open_default()
     config = _config(isolated_home)
-    proc = _stalled_job(isolated_home, store)
+    proc = _stalled_job(isolated_home, store, slice_path=own_slice)
     child = int(Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()[0])
     child_ident = identity(child)
     assert child_ident is not None

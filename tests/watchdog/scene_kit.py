@@ -26,11 +26,15 @@ SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
 
 
 def write_watchdog_config(home: Path, **keys: Any) -> Config:
-    """This test's config with `[watchdog]` keys set (tiny thresholds), loaded."""
-    lines = ["[watchdog]"]
+    """This test's config with `[watchdog]` keys set (tiny thresholds), loaded; the `[memory]`
+    table of a slice of the test's own (the `own_slice` fixture) is kept."""
+    config = home / "config.toml"
+    kept = config.read_text() if config.exists() else ""
+    lines = [kept] if kept.startswith("[memory]") and "[watchdog]" not in kept else []
+    lines.append("[watchdog]")
     for key, value in keys.items():
         lines.append(f"{key} = {json.dumps(value)}")
-    (home / "config.toml").write_text("\n".join(lines) + "\n")
+    config.write_text("\n".join(lines) + "\n")
     return load_config()
 
 
@@ -101,6 +105,20 @@ def insert_job(store: StateStore, pid: int, **columns: Any) -> int:
             conn.execute(f"INSERT INTO jobs ({names}) VALUES ({marks})", list(row.values()))
             .lastrowid
         )
+
+
+def caged_job(store: StateStore, slice_path: Path, pid: int, **columns: Any) -> int:
+    """`insert_job`, its process moved into the cage its runner (this test process) would have
+    made for it in the test's own slice: only such a row's process is supervised."""
+    from swarmdeck.actions.cage.base import cage_name
+
+    job_id = insert_job(store, pid, **columns)
+    cage = slice_path / cage_name(job_id, os.getpid())
+    cage.mkdir()
+    (cage / "cgroup.procs").write_text(str(pid))
+    with store.transaction() as conn:
+        conn.execute("UPDATE jobs SET cgroup = ? WHERE id = ?", (str(cage), job_id))
+    return job_id
 
 
 def insert_hook_event(

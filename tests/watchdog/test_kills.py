@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from scene_kit import SWARMDECK, insert_job, write_watchdog_config
+from scene_kit import SWARMDECK, caged_job, insert_job, write_watchdog_config
 
 from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.probes.procs import ProcessIdentity, identity, read_stat
@@ -71,11 +71,13 @@ def gone(ident: ProcessIdentity) -> bool:
     return not ident.is_alive()
 
 
-def test_approval_stops_the_whole_supervised_tree_and_raises_an_alert(store, processes):
+def test_approval_stops_the_whole_supervised_tree_and_raises_an_alert(
+    store, processes, own_slice
+):
     proc, me = start_tree(processes)
     [child] = children_of(proc.pid)
     child_ident = identity(child)
-    job_id = insert_job(store, proc.pid, started_at=time.time())
+    job_id = caged_job(store, own_slice, proc.pid, started_at=time.time())
     request = request_kill(store, finding_for(me.pid, me.start_ticks, job_id), "tester", 1.0)
     assert {m.pid for m in stop_preview(store, request)} == {proc.pid, child}
     outcome = approve(store, request.id, "tester", time.time(), grace=2.0)
@@ -273,7 +275,7 @@ def test_escalation_is_off_by_default_and_needs_unacknowledged_repeats():
     assert not escalates(finding_for(None, None, count=9), 5)  # type: ignore[arg-type]
 
 
-def _stalled_job(isolated_home, store, processes) -> subprocess.Popen[str]:
+def _stalled_job(isolated_home, store, processes, own_slice) -> subprocess.Popen[str]:
     proc, _ = start_tree(processes)
     output = isolated_home / "job.out"
     output.write_text("x\n")
@@ -281,16 +283,16 @@ def _stalled_job(isolated_home, store, processes) -> subprocess.Popen[str]:
     import os
 
     os.utime(output, (then, then))
-    insert_job(store, proc.pid, output_path=str(output), started_at=then)
+    caged_job(store, own_slice, proc.pid, output_path=str(output), started_at=then)
     return proc
 
 
 def test_escalation_stops_the_subject_after_n_repeats_and_raises_a_critical_alert(
-    isolated_home, store, processes
+    isolated_home, store, processes, own_slice
 ):
     config = write_watchdog_config(isolated_home, min_duration=0, output_stall=60,
                                    escalate_after=3)
-    proc = _stalled_job(isolated_home, store, processes)
+    proc = _stalled_job(isolated_home, store, processes, own_slice)
     engine = Watchdog(config, store)
     for _ in range(2):
         assert engine.run_pass(take_snapshot(config, store)).escalated == []
@@ -302,10 +304,33 @@ def test_escalation_stops_the_subject_after_n_repeats_and_raises_a_critical_aler
     assert "acted by itself" in critical.message, "one alert per escalation"
 
 
-def test_without_the_policy_repeats_never_stop_anything(isolated_home, store, processes):
+def test_without_the_policy_repeats_never_stop_anything(
+    isolated_home, store, processes, own_slice
+):
     config = write_watchdog_config(isolated_home, min_duration=0, output_stall=60)
-    proc = _stalled_job(isolated_home, store, processes)
+    proc = _stalled_job(isolated_home, store, processes, own_slice)
     engine = Watchdog(config, store)
     for _ in range(4):
         assert engine.run_pass(take_snapshot(config, store)).escalated == []
+    assert proc.poll() is None
+
+
+def test_escalation_never_stops_a_rows_process_outside_its_runners_cage(
+    isolated_home, store, processes, own_slice
+):
+    """A row any same-user process can write (a live runner, a process of its choosing, no
+    cage of that runner's holding it): the escalation acts on it as approval does, refusing."""
+    config = write_watchdog_config(isolated_home, min_duration=0, output_stall=60,
+                                   escalate_after=1)
+    proc, _ = start_tree(processes)
+    output = isolated_home / "job.out"
+    output.write_text("x\n")
+    then = time.time() - 600
+    import os
+
+    os.utime(output, (then, then))
+    insert_job(store, proc.pid, output_path=str(output), started_at=then)
+    [line] = Watchdog(config, store).run_pass(take_snapshot(config, store)).escalated
+    assert "not supervised" in line, line
+    time.sleep(0.2)
     assert proc.poll() is None

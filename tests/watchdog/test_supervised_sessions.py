@@ -146,9 +146,40 @@ def test_claude_codes_programs_are_told_by_their_executable(program, argv, prove
 
 
 def test_a_program_named_for_the_version_its_pid_file_records_is_claude_codes() -> None:
-    assert is_claude_code_program("/opt/cc/2.1.328", [], "2.1.328")
-    assert not is_claude_code_program("/opt/cc/2.1.328", [], "2.1.329")
-    assert not is_claude_code_program("/opt/cc/2.1.328", [], None)
+    """The native installer's binary, copied elsewhere, keeps `versions/2.1.328`."""
+    assert is_claude_code_program("/opt/cc/versions/2.1.328", [], "2.1.328")
+    assert not is_claude_code_program("/opt/cc/versions/2.1.328", [], "2.1.329")
+    assert not is_claude_code_program("/opt/cc/versions/2.1.328", [], None)
+
+
+@pytest.mark.parametrize(
+    ("program", "version"),
+    [
+        ("/usr/bin/sleep", "sleep"),
+        ("/opt/cc/2.1.328", "2.1.328"),
+        ("/opt/cc/versions/sleep", "sleep"),
+        ("/opt/cc/versions/2.1", "2.1"),
+        ("/opt/cc/versions/1.2.3.4", "1.2.3.4"),
+        ("/opt/versions/x/2.1.328", "2.1.328"),
+    ],
+)
+def test_a_pid_files_version_proves_only_a_version_shaped_name_in_a_versions_folder(
+    program, version
+):
+    """Any process can write a pid file: its `version` names Claude Code's executable only as
+    the native installer lays it out (`…/versions/N.N.N`)."""
+    assert not is_claude_code_program(program, [], version)
+
+
+def test_a_pid_file_whose_version_names_the_program_does_not_supervise_it(
+    isolated_home, store, tree, processes
+):
+    """`"version": "sleep"` once made `/usr/bin/sleep` Claude Code, killable on approval."""
+    _proc, me = started(processes, *SLEEPER)
+    tree.write_pid_file(
+        me.pid, SID, **real_shaped(me.pid, procStart=str(me.start_ticks), version="sleep")
+    )
+    refused_and_alive(store, me)
 
 
 def test_a_pid_file_whose_pid_is_not_its_name_is_not_a_session(tmp_path: Path) -> None:

@@ -261,8 +261,7 @@ def stop_tree(
             f"process {target.pid} is not a job or agent swarmdeck supervises; not signalling it"
         )
     mine = own_line(table)
-    held = [ident.pid for ident in tree_of(_roots(target, members, table), table)
-            if ident.pid in mine]
+    held = _held(target, members, table, mine)
     if held:
         raise OwnTreeError(
             f"stopping process {target.pid if target else held[0]}'s tree would stop this"
@@ -270,7 +269,7 @@ def stop_tree(
             " that tree, from another terminal"
         )
     pinned: dict[int, PinnedProcess] = {}
-    guard = StopGuard.start()
+    guard = StopGuard.start(finish_stop)
     try:
         report = _freeze_and_stop(
             lambda now: _roots(target, members, now), table, pinned, grace, mine, guard
@@ -285,6 +284,26 @@ def stop_tree(
     if guard is not None:
         guard.done()
     return report
+
+
+def would_stop_itself(
+    target: ProcessIdentity | None, members: Callable[[], Iterable[int]] | None = None
+) -> bool:
+    """Whether a stop of target's tree and the processes `members` lists would reach this
+    process or one of its ancestors: what stop_tree refuses (OwnTreeError), asked before."""
+    table = process_table()
+    return bool(_held(target, members, table, own_line(table)))
+
+
+def _held(
+    target: ProcessIdentity | None,
+    members: Callable[[], Iterable[int]] | None,
+    table: dict[int, StatLine],
+    mine: set[int],
+) -> list[int]:
+    """The pids of this process's own line (`mine`) that the stop would reach."""
+    return [ident.pid for ident in tree_of(_roots(target, members, table), table)
+            if ident.pid in mine]
 
 
 def finish_stop(told: Iterable[ProcessIdentity]) -> StopReport:

@@ -21,7 +21,7 @@ from swarmdeck import exit_numbers as exits
 from swarmdeck import sqlite
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.cage.base import made_cage
-from swarmdeck.actions.kill import OwnTreeError, stop_tree
+from swarmdeck.actions.kill import OwnTreeError, stop_tree, would_stop_itself
 from swarmdeck.probes.cgroups import cgroup_pids, chosen_site, slice_sites
 from swarmdeck.probes.ledger import ACTIVE, LOST
 from swarmdeck.probes.procs import ProcessIdentity
@@ -31,6 +31,8 @@ from swarmdeck.state import now
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from swarmdeck.state import StateStore
 
 LOST_OUTCOME = "lost: its runner is gone"
@@ -68,7 +70,12 @@ def mark_lost_jobs(
 ) -> list[LostJob]:
     """Mark active rows of dead runners lost; call inside a write transaction. A row whose
     cgroup is not the cage its runner made in `slice_path` is closed with a note saying so,
-    and nothing of it is to be cleared."""
+    and nothing of it is to be cleared.
+
+    A row whose cage holds this very process or one of its ancestors (a job that ran
+    `swarmdeck status` or `run` outlived its runner) is left as it is: clearing the cage would
+    stop the caller, and a row closed without its cage cleared would leave the cage for good
+    (nothing looks at a closed row again). The next caller outside the cage closes it."""
     lost = []
     for row in _dead_runner_rows(conn, host):
         cgroup = row["cgroup"] or None
@@ -77,6 +84,14 @@ def mark_lost_jobs(
             and row["runner_pid"] is not None
             and made_cage(cgroup, slice_path, row["id"], row["runner_pid"])
         )
+        job = (
+            ProcessIdentity(row["pid"], row["start_ticks"])
+            if made and row["pid"] is not None and row["start_ticks"] is not None
+            else None
+        )
+        found = LostJob(row["id"], job, cgroup if made else None)
+        if _holds_caller(found):
+            continue
         outcome = LOST_OUTCOME if made else (
             f"{LOST_OUTCOME}; its cgroup {cgroup} is not a cage swarmdeck made in"
             f" {slice_path or 'the configured slice'}: left alone"
@@ -85,34 +100,43 @@ def mark_lost_jobs(
             "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ? WHERE id = ?",
             (LOST, outcome, int(exits.LOST), now(), row["id"]),
         )
-        job = (
-            ProcessIdentity(row["pid"], row["start_ticks"])
-            if made and row["pid"] is not None and row["start_ticks"] is not None
-            else None
-        )
-        lost.append(LostJob(row["id"], job, cgroup if made else None))
+        lost.append(found)
     return lost
+
+
+def _what_to_stop(job: LostJob) -> tuple[ProcessIdentity | None, Callable[[], list[int]]] | None:
+    """The job's process (only while it is in its cage) and the cage's member list; None when
+    there is no cage of its left to clear."""
+    cgroup = job.cgroup
+    if cgroup is None or not os.path.exists(cgroup):
+        return None
+    target = job.job if job.job is not None and job.job.pid in cgroup_pids(cgroup) else None
+    return target, lambda: cgroup_pids(cgroup)
+
+
+def _holds_caller(job: LostJob) -> bool:
+    """Whether clearing the lost job's cage would stop this process or an ancestor."""
+    what = _what_to_stop(job)
+    return what is not None and would_stop_itself(*what)
 
 
 def clear_lost(lost: list[LostJob]) -> None:
     """Stop whatever a lost job left running in its cage, then remove the cage. Its job's
     process is stopped with the cage's members only while it is one of them."""
     for job in lost:
-        cgroup = job.cgroup
-        if cgroup is None or not os.path.exists(cgroup):
+        what = _what_to_stop(job)
+        if what is None:
             continue
-        target = job.job if job.job is not None and job.job.pid in cgroup_pids(cgroup) else None
+        target, members = what
         supervised = {target} if target is not None else set()
         try:
-            stop_tree(target, supervised, grace=CLEAR_GRACE,
-                      members=lambda c=cgroup: cgroup_pids(c))
+            stop_tree(target, supervised, grace=CLEAR_GRACE, members=members)
         except OwnTreeError:
-            # This very command runs in the lost job's cage (a job that ran `swarmdeck status`
-            # outlived its runner): stopping it would freeze the caller. The row is closed;
-            # the cage is cleared by the next reader outside it.
+            # An ancestor of this command joined the cage after mark_lost_jobs looked (it
+            # leaves such a row open): nothing is stopped that would stop the caller.
             continue
         try:
-            remove_cgroup(cgroup)
+            remove_cgroup(job.cgroup)
         except CageError:
             # A process stuck in the kernel keeps it busy past the retries. The row is closed
             # and its booking given back; the empty cage holds no booking of its own.

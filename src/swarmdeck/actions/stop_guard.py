@@ -11,14 +11,15 @@ CONT), so nothing stays frozen.
 
 A single-threaded stopper (`swarmdeck run`, `status`, `approve`) forks the guardian: a few
 milliseconds, paid only by a stop that found something alive. A stopper with threads (the app)
-starts it as `python -m swarmdeck.actions.stop_guard` instead, since a fork copies only the
+starts it as `python -m swarmdeck.actions.stop_guardian` instead, since a fork copies only the
 forking thread and could inherit a lock another thread held.
+
+How the guardian finishes a stop is the stopper's to say (`finish`, kill.finish_stop): this
+module imports nothing of kill.py, which imports it.
 """
 
 from __future__ import annotations
 
-# _signal, signal's own C module, as kill.py uses it: the runner imports this module.
-import _signal
 import os
 import sys
 
@@ -27,7 +28,9 @@ from swarmdeck.probes.procs import ProcessIdentity
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
+
+    Finish = Callable[[list[ProcessIdentity]], object]
 
 DONE = b"done\n"
 """What the stopper writes when its stop is over: the guardian then exits without acting."""
@@ -42,21 +45,23 @@ class StopGuard:
         self._process = process
 
     @classmethod
-    def start(cls) -> StopGuard | None:
-        """A guardian, started; None when none could be (no process or pipe left): the stop
-        then goes on as it always did, unguarded."""
+    def start(cls, finish: Finish) -> StopGuard | None:
+        """A guardian, started, that calls `finish` with what it was told should the stopper
+        die halfway; None when none could be (no process or pipe left): the stop then goes on
+        as it always did, unguarded. A guardian started apart (the stopper has threads) is
+        stop_guardian.py, whose `finish` is kill.finish_stop."""
         try:
             read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
         except OSError:
             return None
         try:
             if _single_threaded():
-                return cls(write_fd, _fork_guardian(read_fd, write_fd), None)
+                return cls(write_fd, _fork_guardian(read_fd, write_fd, finish), None)
             # Imported here: it costs a caged run milliseconds, and the runner forks instead.
             import subprocess
 
             process = subprocess.Popen(
-                [sys.executable, "-m", "swarmdeck.actions.stop_guard"],
+                [sys.executable, "-m", "swarmdeck.actions.stop_guardian"],
                 stdin=read_fd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 cwd="/", start_new_session=True,
             )
@@ -110,17 +115,21 @@ def _single_threaded() -> bool:
         return False
 
 
-def _fork_guardian(read_fd: int, write_fd: int) -> int:
+def _fork_guardian(read_fd: int, write_fd: int, finish: Finish) -> int:
     """Fork the guardian; in the child, run it and exit without returning."""
+    # Imported here, before the fork: with the enum it builds, signal costs 0.5 ms or more,
+    # paid only by a stop that found something alive, never by every caged run's import.
+    import signal
+
     pid = os.fork()
     if pid:
         return pid
     try:
         os.close(write_fd)
         os.setsid()
-        _signal.set_wakeup_fd(-1)
-        for sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
-            _signal.signal(sig, _signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
         # Hold nothing of the stopper's: not its output (the caller waits for that pipe's
         # end), not its files, not its pipe's write end.
         null = os.open(os.devnull, os.O_RDWR)
@@ -134,14 +143,14 @@ def _fork_guardian(read_fd: int, write_fd: int) -> int:
                     os.close(int(name))
                 except OSError:
                     continue  # the listing's own descriptor, closed already
-        guard(0)
+        guard(0, finish)
     finally:
         os._exit(0)
 
 
-def guard(read_fd: int) -> None:
-    """The guardian: read what the stopper says until the pipe ends; unless it said DONE, stop
-    every process it was told of, and their descendants."""
+def guard(read_fd: int, finish: Finish) -> None:
+    """The guardian: read what the stopper says until the pipe ends; unless it said DONE, hand
+    every process it was told of to `finish` (which stops them and their descendants)."""
     chunks = []
     while chunk := os.read(read_fd, 65536):
         chunks.append(chunk)
@@ -154,10 +163,4 @@ def guard(read_fd: int) -> None:
         if len(words) == 2 and words[0].isdigit() and words[1].isdigit():
             told.append(ProcessIdentity(int(words[0]), int(words[1])))
     if told:
-        from swarmdeck.actions.kill import finish_stop
-
-        finish_stop(told)
-
-
-if __name__ == "__main__":
-    guard(0)
+        finish(told)

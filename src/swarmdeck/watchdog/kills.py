@@ -36,6 +36,7 @@ from swarmdeck.probes.records import Finding, KillRequest
 from swarmdeck.words import counted
 
 if TYPE_CHECKING:
+    from swarmdeck.sqlite import Row
     from swarmdeck.state import StateStore
 
 PENDING = "pending"
@@ -258,20 +259,49 @@ def recent_kill_requests(store: StateStore, limit: int = 50) -> list[tuple[KillR
 
 
 def supervised_set(store: StateStore, claude_dir: Path | None = None) -> set[ProcessIdentity]:
-    """Running caged jobs' root processes, while the runner each row names still runs (a row
-    of a dead runner is lost, whatever it says), and the processes of live Claude Code
-    sessions, each proven to be the Claude Code process its pid file names
-    (`claude_code_processes`)."""
+    """Running caged jobs' root processes, and the processes of live Claude Code sessions, each
+    proven to be the Claude Code process its pid file names (`claude_code_processes`).
+
+    A row is not proof: any same-user process can write one naming itself as the live runner
+    and any process as the job. A row's process counts only while the row's runner still runs
+    (a row of a dead runner is lost, whatever it says) and the process is a member of the cage
+    that runner made for that row (`job_cage`): a cgroup only root, or the slice's delegated
+    owner, can make there and fill."""
     from swarmdeck.actions.reconcile import runner_alive
 
     with store.read() as conn:
         rows = conn.execute(
-            "SELECT pid, start_ticks, runner_pid, runner_start_ticks FROM jobs WHERE state = ?"
-            " AND pid IS NOT NULL AND start_ticks IS NOT NULL",
+            "SELECT id, pid, start_ticks, runner_pid, runner_start_ticks, cgroup FROM jobs"
+            " WHERE state = ? AND pid IS NOT NULL AND start_ticks IS NOT NULL",
             (RUNNING,),
         ).fetchall()
-    out = {ProcessIdentity(row["pid"], row["start_ticks"]) for row in rows if runner_alive(row)}
+    out = set()
+    slice_path = _slice_path() if rows else None
+    for row in rows:
+        cage = job_cage(row, slice_path)
+        if cage is not None and runner_alive(row) and row["pid"] in cgroup_pids(cage):
+            out.add(ProcessIdentity(row["pid"], row["start_ticks"]))
     return out | claude_code_processes(claude_dir or paths.claude_dir())
+
+
+def _slice_path() -> str | None:
+    """The configured slice, where every cage of this host's rows lies."""
+    from swarmdeck.actions.reconcile import configured_slice
+    from swarmdeck.config import load_config
+
+    return configured_slice(load_config().memory.slice)
+
+
+def job_cage(row: Row, slice_path: str | None) -> Path | None:
+    """The row's cgroup when it is the cage its runner made (right inside `slice_path`, named
+    for that job and that runner: cage.base.made_cage); None for any other cgroup, or none."""
+    from swarmdeck.actions.cage.base import made_cage
+
+    if slice_path is None or not row["cgroup"] or row["runner_pid"] is None:
+        return None
+    if not made_cage(row["cgroup"], slice_path, row["id"], row["runner_pid"]):
+        return None
+    return Path(row["cgroup"])
 
 
 def stop_preview(store: StateStore, request: KillRequest) -> list[TreeMember]:
@@ -381,25 +411,18 @@ def _cage_members(store: StateStore, request: KillRequest):
     too)."""
     if request.job_id is None:
         return None
-    from swarmdeck.actions.cage.base import made_cage
-    from swarmdeck.actions.reconcile import configured_slice
-    from swarmdeck.config import load_config
-
     with store.read() as conn:
         row = conn.execute(
             "SELECT id, cgroup, pid, start_ticks, runner_pid FROM jobs WHERE id = ? AND state = ?",
             (request.job_id, RUNNING),
         ).fetchone()
-    if row is None or not row["cgroup"] or row["runner_pid"] is None:
-        return None
-    if (row["pid"], row["start_ticks"]) != (request.pid, request.start_ticks):
+    if row is None or (row["pid"], row["start_ticks"]) != (request.pid, request.start_ticks):
         return None
     # Only the cage its runner made in the configured slice: a row anyone can write is no
     # proof that a cgroup's processes are the job's.
-    slice_path = configured_slice(load_config().memory.slice)
-    if slice_path is None or not made_cage(row["cgroup"], slice_path, row["id"], row["runner_pid"]):
+    cgroup = job_cage(row, _slice_path())
+    if cgroup is None:
         return None
-    cgroup = Path(row["cgroup"])
     return lambda: cgroup_pids(cgroup)
 
 

@@ -38,6 +38,9 @@ npm's `bin/claude.exe`, which 2.1.328 runs as itself)."""
 PROGRAM_FOLDERS = ("/claude/versions/", "/@anthropic-ai/claude-code")
 """Where Claude Code's executable lives under another name: the native installer's
 `~/.local/share/claude/versions/2.1.328`, npm's `@anthropic-ai/claude-code-linux-x64/claude`."""
+VERSIONS_FOLDER = "versions"
+VERSION_SHAPE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")
+"""The native installer keeps each version's binary as `versions/2.1.328`."""
 NODE_SCRIPT = "@anthropic-ai/claude-code/cli.js"
 """The script older versions ran under node, which then named its process `claude`."""
 
@@ -125,16 +128,27 @@ def is_claude_code(pid: int, proc_start: int, version: str | None = None) -> boo
 
 def is_claude_code_program(program: str, argv: list[str], version: str | None = None) -> bool:
     """Whether an executable (and, under node, its command line) is Claude Code's: named as
-    Claude Code's is, or for the `version` its pid file records (the native installer's
-    `versions/2.1.328`, wherever it was copied)."""
+    Claude Code's is, or laid out as the native installer lays out the `version` its pid file
+    records (`versions/2.1.328`, wherever that folder was copied)."""
     name = os.path.basename(program)
-    if name in PROGRAM_NAMES or name == version or any(
+    if name in PROGRAM_NAMES or _is_version_binary(program, version) or any(
         folder in program for folder in PROGRAM_FOLDERS
     ):
         return True
     if not os.path.basename(program).startswith("node"):
         return False
     return argv[:1] == ["claude"] or any(word.endswith(NODE_SCRIPT) for word in argv)
+
+
+def _is_version_binary(program: str, version: str | None) -> bool:
+    """Whether `program` is `…/versions/VERSION` for a version shaped N.N.N: a pid file is any
+    process's to write, so its `version` alone (`"sleep"`) proves nothing about a program."""
+    return (
+        version is not None
+        and VERSION_SHAPE.fullmatch(version) is not None
+        and os.path.basename(program) == version
+        and os.path.basename(os.path.dirname(program)) == VERSIONS_FOLDER
+    )
 
 
 def read_pid_file(path: Path, pid_from_name: int) -> LiveSession | None:
