@@ -1,0 +1,125 @@
+"""Boot the guest of `make test-v2` and run the cgroup v2 tier inside it, in one boot.
+
+The guest is this machine's Debian kernel under qemu (virtme-ng, TCG: a KVM guest stalls here,
+nested) on this machine's own root file system, read-only; only the results folder under .cache/
+is shared writable. One boot takes about half a minute, so every v2 test runs in the one pytest
+run of tests_v2/guest/inside.sh, and this script reads its junit XML back. Where the guest
+cannot be had (no qemu, no kernel image, no virtme-ng), the tier is skipped with one line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache"
+VNG = CACHE / "vng" / "bin" / "vng"
+GUEST_TIMEOUT = 540
+"""Seconds one guest may take, boot included, before it is stopped and the tier fails."""
+
+
+@dataclass(frozen=True)
+class Tally:
+    passed: int
+    failed: int
+    skipped: int
+
+
+def newest_kernel() -> Path | None:
+    """The newest Debian kernel image in /boot (linux-image-amd64)."""
+
+    def version(path: Path) -> list[int]:
+        return [int(n) for n in re.findall(r"\d+", path.name)]
+
+    images = sorted(Path("/boot").glob("vmlinuz-*"), key=version)
+    return images[-1] if images else None
+
+
+def missing() -> str:
+    """What the guest needs and this machine lacks, or ""."""
+    if not VNG.exists():
+        return f"virtme-ng is not installed in {VNG.parent.parent} (make test-v2 installs it)"
+    if shutil.which("qemu-system-x86_64") is None:
+        return "qemu-system-x86_64 is not installed (Debian package qemu-system-x86)"
+    if newest_kernel() is None:
+        return "no kernel image in /boot (Debian package linux-image-amd64)"
+    return ""
+
+
+def tally(junit: Path) -> Tally:
+    suites = ElementTree.parse(junit).getroot()
+    tests = failed = skipped = 0
+    for suite in suites.iter("testsuite"):
+        tests += int(suite.get("tests", 0))
+        failed += int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+        skipped += int(suite.get("skipped", 0))
+    return Tally(tests - failed - skipped, failed, skipped)
+
+
+def boot(name: str, command: list[str], extra: list[str]) -> tuple[Tally | None, float]:
+    """Boot one guest that runs `command` with its results folder as its first argument."""
+    out = CACHE / "test-v2" / name
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    env = dict(os.environ, PATH=f"{VNG.parent}:{os.environ.get('PATH', '')}")
+    argv = [
+        str(VNG), "--disable-kvm", "--run", str(newest_kernel()), "--memory", "2G",
+        "--cpus", "2", "--rwdir", str(out), *extra, "--", command[0], str(out), *command[1:],
+    ]
+    started = time.monotonic()
+    guest = subprocess.Popen(argv, cwd=ROOT, env=env, start_new_session=True)
+    try:
+        guest.wait(timeout=GUEST_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        print(f"test-v2: the {name} guest did not finish in {GUEST_TIMEOUT} s", flush=True)
+    finally:
+        # qemu runs in the guest's session: nothing of it outlives this script.
+        if guest.poll() is None:
+            os.killpg(guest.pid, signal.SIGKILL)
+        guest.wait()
+    took = time.monotonic() - started
+    junit = out / "junit.xml"
+    return (tally(junit) if junit.exists() else None), took
+
+
+def main(tests: list[str]) -> int:
+    """Boot each guest; `tests` (pytest node ids) narrow the v2 guest's run while developing."""
+    why = missing()
+    if why:
+        print(f"test-v2 skipped: {why}")
+        return 0
+    total = Tally(0, 0, 0)
+    lines = []
+    ok = True
+    for name, command, extra in (("v2", ["tests_v2/guest/inside.sh", *tests], []),):
+        result, took = boot(name, command, extra)
+        if result is None:
+            ok = False
+            lines.append(f"{name} guest: no results came back ({took:.0f} s)")
+            continue
+        total = Tally(*(a + b for a, b in zip(
+            (total.passed, total.failed, total.skipped),
+            (result.passed, result.failed, result.skipped), strict=True,
+        )))
+        lines.append(
+            f"{name} guest: {result.passed} passed, {result.failed} failed,"
+            f" {result.skipped} skipped in {took:.0f} s"
+        )
+    for line in lines:
+        print(f"test-v2: {line}", flush=True)
+    ok = ok and total.failed == 0
+    print(f"{total.passed} passed, {total.failed} failed, {total.skipped} skipped")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
