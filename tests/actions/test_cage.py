@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from swarmdeck.actions.cage.scope import scope_command
 from swarmdeck.actions.cage.v1 import V1Backend
 from swarmdeck.actions.cage.v2 import v2_evidence
 from swarmdeck.actions.oom import OomVerdict, classify_oom
+from swarmdeck.probes import cgroups
 from swarmdeck.probes.cgroups import (
     V1,
     V2,
@@ -154,6 +156,23 @@ def test_scope_command_caps_the_scope_and_passes_argv_untouched() -> None:
 def test_scope_is_not_available_without_systemd_as_init() -> None:
     site = scope_site("", parse_mountinfo(MOUNTINFO))
     assert not site.available and "PID 1" in site.reason
+
+
+def test_a_slice_unit_in_the_config_goes_to_systemd_when_systemd_runs_the_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memory.slice = "NAME.slice"` names a systemd unit: on a systemd machine it is systemd's
+    to make (found on the systemd guest of `make test-v2`, where the v2 backend took the name
+    as a raw cgroup at the hierarchy's root, beside systemd's own slices, without telling it)."""
+    if shutil.which("systemd-run") is None:
+        pytest.skip("needs systemd-run installed (systemd need not run)")
+    monkeypatch.setattr(cgroups, "SYSTEMD_BOOTED", str(tmp_path))
+    v2, v1, scope = slice_sites("swarmdeck-test.slice")
+    assert not v2.available and not v1.available
+    assert "systemd slice unit swarmdeck-test.slice" in v1.reason
+    assert scope.available and scope.unit == "swarmdeck-test.slice"
+    assert scope.path is not None and scope.path.endswith("/swarmdeck.slice/swarmdeck-test.slice")
+    assert slice_sites("swarmdeck-test")[1].available, "a plain name is still a cgroup"
 
 
 def test_prepare_slice_caps_the_slice(v1_slice: Path) -> None:

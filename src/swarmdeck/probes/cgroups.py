@@ -340,10 +340,23 @@ def scope_site(setting: str, hier: Hierarchies) -> SliceSite:
     return SliceSite(SCOPE, True, "", scope_slice_path(unit, root), "systemd slice unit", unit)
 
 
+def names_a_unit(setting: str) -> bool:
+    """Whether memory.slice names a systemd slice unit ("NAME.slice") rather than a cgroup."""
+    return setting.endswith(".slice") and "/" not in setting
+
+
 def slice_sites(setting: str = "") -> list[SliceSite]:
-    """Every backend's verdict, in the order they are preferred."""
+    """Every backend's verdict, in the order they are preferred.
+
+    A slice unit in the config is systemd's to make where systemd runs the machine: the cgroup
+    backends would make a cgroup of that name beside systemd's own, which systemd does not know.
+    """
     hier, own = read_hierarchies(), read_own_cgroups()
-    return [v2_site(setting, hier, own), v1_site(setting, hier, own), scope_site(setting, hier)]
+    scope = scope_site(setting, hier)
+    if names_a_unit(setting) and scope.available:
+        why = f"memory.slice names the systemd slice unit {setting}, which systemd makes"
+        return [SliceSite(V2, False, why), SliceSite(V1, False, why), scope]
+    return [v2_site(setting, hier, own), v1_site(setting, hier, own), scope]
 
 
 def chosen_site(sites: list[SliceSite]) -> SliceSite | None:
