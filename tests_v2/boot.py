@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
@@ -25,6 +26,9 @@ CACHE = ROOT / ".cache"
 VNG = CACHE / "vng" / "bin" / "vng"
 GUEST_TIMEOUT = 540
 """Seconds one guest may take, boot included, before it is stopped and the tier fails."""
+SYSTEMD_IMAGE = CACHE / "systemd.img"
+"""The systemd guest's root file system (tests_v2/systemd/make_root.sh), made once and kept;
+each boot writes to a throwaway snapshot of it."""
 
 
 @dataclass(frozen=True)
@@ -91,8 +95,82 @@ def boot(name: str, command: list[str], extra: list[str]) -> tuple[Tally | None,
     return (tally(junit) if junit.exists() else None), took
 
 
+def systemd_image() -> str:
+    """Make the systemd guest's image unless it is there; why it cannot be had, or ""."""
+    if SYSTEMD_IMAGE.exists():
+        return ""
+    if shutil.which("debootstrap") is None or shutil.which("mkfs.ext4") is None:
+        return "debootstrap or mkfs.ext4 is not installed (Debian packages debootstrap, e2fsprogs)"
+    print("test-v2: making the systemd guest's root file system (once, some minutes)", flush=True)
+    made = subprocess.run(
+        ["sh", str(ROOT / "tests_v2/systemd/make_root.sh"), str(SYSTEMD_IMAGE)], check=False
+    )
+    if made.returncode != 0 or not SYSTEMD_IMAGE.exists():
+        return f"tests_v2/systemd/make_root.sh failed (see {SYSTEMD_IMAGE}.log)"
+    return ""
+
+
+def source_archive(path: Path) -> None:
+    """What the systemd guest runs: the source tree and its checks, as a tar on its second disk."""
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        return None if "__pycache__" in info.name or info.name.endswith(".egg-info") else info
+
+    with tarfile.open(path, "w") as archive:
+        archive.add(ROOT / "src", "src", filter=keep)
+        archive.add(ROOT / "tests_v2" / "systemd", "tests_v2/systemd", filter=keep)
+
+
+def boot_systemd() -> tuple[Tally | None, float]:
+    """Boot the systemd guest (qemu itself: its init must be systemd, not virtme-ng's) and read
+    its PASS/FAIL lines from the console."""
+    out = CACHE / "test-v2" / "systemd"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    archive = out / "run.tar"
+    source_archive(archive)
+    kernel = newest_kernel()
+    assert kernel is not None
+    initrd = kernel.with_name(kernel.name.replace("vmlinuz", "initrd.img"))
+    argv = [
+        "qemu-system-x86_64", "-accel", "tcg", "-m", "2G", "-smp", "2", "-nographic",
+        "-no-reboot", "-kernel", str(kernel), "-initrd", str(initrd),
+        "-append", "root=/dev/vda rw console=ttyS0 quiet panic=-1 systemd.show_status=0",
+        "-drive", f"file={SYSTEMD_IMAGE},format=raw,if=virtio,snapshot=on",
+        "-drive", f"file={archive},format=raw,if=virtio,readonly=on",
+    ]
+    started = time.monotonic()
+    passed = failed = 0
+    counted = False
+    with open(out / "console.log", "w") as log:
+        guest = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, errors="replace", start_new_session=True,
+        )
+        assert guest.stdout is not None
+        try:
+            for line in guest.stdout:
+                log.write(line)
+                text = line.strip()
+                if text.startswith(("PASS ", "FAIL ", "    ", "systemd guest:")):
+                    print(text if not text.startswith("    ") else line.rstrip(), flush=True)
+                passed += text.startswith("PASS ")
+                failed += text.startswith("FAIL ")
+                counted = counted or text.startswith("systemd guest:")
+                if time.monotonic() - started > GUEST_TIMEOUT:
+                    print(f"test-v2: the systemd guest did not finish in {GUEST_TIMEOUT} s")
+                    break
+        finally:
+            if guest.poll() is None:
+                os.killpg(guest.pid, signal.SIGKILL)
+            guest.wait()
+    took = time.monotonic() - started
+    return (Tally(passed, failed, 0) if counted else None), took
+
+
 def main(tests: list[str]) -> int:
-    """Boot each guest; `tests` (pytest node ids) narrow the v2 guest's run while developing."""
+    """Boot each guest; `tests` (pytest node ids) narrow the v2 guest's run and TEST_V2_GUESTS
+    ("v2", "systemd") picks the guests, while developing."""
     why = missing()
     if why:
         print(f"test-v2 skipped: {why}")
@@ -100,16 +178,25 @@ def main(tests: list[str]) -> int:
     total = Tally(0, 0, 0)
     lines = []
     ok = True
-    for name, command, extra in (("v2", ["tests_v2/guest/inside.sh", *tests], []),):
-        result, took = boot(name, command, extra)
+    results: list[tuple[str, Tally | None, float]] = []
+    guests = os.environ.get("TEST_V2_GUESTS", "v2 systemd").split()
+    if "v2" in guests:
+        results.append(("v2", *boot("v2", ["tests_v2/guest/inside.sh", *tests], [])))
+    if "systemd" in guests and not tests:
+        why_not = systemd_image()
+        if why_not:
+            lines.append(f"systemd guest skipped: {why_not}")
+        else:
+            results.append(("systemd", *boot_systemd()))
+    for name, result, took in results:
         if result is None:
             ok = False
             lines.append(f"{name} guest: no results came back ({took:.0f} s)")
             continue
-        total = Tally(*(a + b for a, b in zip(
-            (total.passed, total.failed, total.skipped),
-            (result.passed, result.failed, result.skipped), strict=True,
-        )))
+        total = Tally(
+            total.passed + result.passed, total.failed + result.failed,
+            total.skipped + result.skipped,
+        )
         lines.append(
             f"{name} guest: {result.passed} passed, {result.failed} failed,"
             f" {result.skipped} skipped in {took:.0f} s"
