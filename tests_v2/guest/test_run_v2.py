@@ -50,7 +50,7 @@ def test_status_names_the_v2_cage_and_its_slice(v2_slice: Path, isolated_home: P
     assert f"cgroup-v2, slice {v2_slice}" in status.stdout
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(900)
 def test_twenty_concurrent_runs_never_book_more_than_the_slice(
     v2_slice: Path, isolated_home: Path
 ) -> None:
@@ -61,12 +61,12 @@ def test_twenty_concurrent_runs_never_book_more_than_the_slice(
     job = ["sh", "-c", "sleep 0.5"]
     runners = [
         subprocess.Popen(
-            [SWARMDECK, "run", "--cap", "24M", "--wait", "300", "--", *job],
+            [SWARMDECK, "run", "--cap", "24M", "--wait", "900", "--", *job],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         for _ in range(20)
     ]
-    results = [runner.communicate(timeout=400) for runner in runners]
+    results = [runner.communicate(timeout=900) for runner in runners]
     assert [runner.returncode for runner in runners] == [0] * 20, results
     rows = ledger(isolated_home / "state")
     assert len(rows) == 20 and {row["state"] for row in rows} == {"done"}
@@ -167,6 +167,8 @@ def test_a_user_cages_jobs_in_a_delegated_subtree(delegated: Path, user_home: Pa
 
 def test_a_user_without_a_delegated_subtree_is_refused_in_one_line(user_home: Path) -> None:
     """Root's cgroup is not the user's: nothing runs, exit 251, one line saying why."""
+    write_config(user_home / "config.toml", "", 100 * MIB)
+    os.chown(user_home / "config.toml", NOBODY, NOBODY)
     marker = user_home / "ran"
     result = user_run(user_home, "run", "--", "touch", str(marker))
     assert result.returncode == 251

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds the systemd guest's root file system image once; `make test-v2` keeps it in .cache/.
-# A Debian minbase (debootstrap, from Debian's packages) whose init is systemd, with a user
+# A Debian minbase (debootstrap, from Debian's packages) whose init is systemd (udev too: without
+# it no device unit ever appears and the boot waits them out), with a user
 # `agent` (uid 1000) whose user manager, user@1000.service, starts at boot (linger), and one
 # unit that runs whatever tar archive the second disk holds (tests_v2/systemd/inside.sh
 # and the source tree, made afresh for each run) and powers the guest off.
@@ -12,7 +13,7 @@ root=$image.d
 if [ ! -e "$root/.debootstrapped" ]; then
     rm -rf "$root"
     debootstrap --variant=minbase \
-        --include=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,python3,procps \
+        --include=systemd,systemd-sysv,udev,dbus,dbus-user-session,libpam-systemd,python3,procps \
         bookworm "$root" http://deb.debian.org/debian >"$image.log" 2>&1
     touch "$root/.debootstrapped"
 fi
@@ -27,7 +28,11 @@ done
 cat > "$root/opt/v2/boot.sh" <<'SCRIPT'
 #!/bin/sh
 # The run of one boot: unpack the second disk's archive and run its inside.sh on the console.
-systemctl is-system-running --wait >/dev/null 2>&1
+echo "swarmdeck-v2: the guest is up" > /dev/ttyS0
+i=0
+while [ $i -lt 240 ] && ! systemctl --quiet is-active user@1000.service; do
+    sleep 0.5; i=$((i+1))
+done
 rm -rf /opt/v2/work && mkdir -p /opt/v2/work
 tar -xf /dev/vdb -C /opt/v2/work && sh /opt/v2/work/tests_v2/systemd/inside.sh
 systemctl poweroff --no-block
