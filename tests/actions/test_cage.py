@@ -14,7 +14,7 @@ from cagekit import MIB, hog
 from swarmdeck.actions.cage import CageError, open_backend
 from swarmdeck.actions.cage.scope import scope_command
 from swarmdeck.actions.cage.v1 import V1Backend
-from swarmdeck.actions.cage.v2 import v2_evidence
+from swarmdeck.actions.cage.v2 import V2Cage, v2_evidence
 from swarmdeck.actions.oom import OomVerdict, classify_oom
 from swarmdeck.probes import cgroups
 from swarmdeck.probes.cgroups import (
@@ -255,3 +255,28 @@ def test_a_cage_reads_its_working_set(backend: V1Backend) -> None:
     proc.wait()
     cage.remove()
     assert read_memory(cage.path) is None
+
+
+def test_a_v2_cage_keeps_its_oom_evidence_after_its_cgroup_is_gone(tmp_path: Path) -> None:
+    """systemd removes a scope's cgroup as soon as its last process is gone, often before the
+    runner reads why it went (found on the systemd guest of `make test-v2`: a job over its
+    scope's cap exited 137, not 250). The cage remembers what it read while the files were
+    there: here a cgroup made of plain files, removed after the kill was seen."""
+    slice_dir, job = tmp_path / "slice", tmp_path / "slice" / "job"
+    job.mkdir(parents=True)
+    (slice_dir / "memory.events.local").write_text("low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n")
+    for name in ("memory.events", "memory.events.local"):
+        (job / name).write_text("low 0\nhigh 0\nmax 3\noom 0\noom_kill 0\n")
+    (job / "memory.peak").write_text(f"{30 * MIB}\n")
+    cage = V2Cage(str(job), 30 * MIB, str(slice_dir))
+    cage.before_start()
+    assert not cage.lost_process()
+    for name in ("memory.events", "memory.events.local"):
+        (job / name).write_text("low 0\nhigh 0\nmax 9\noom 1\noom_kill 1\n")
+    cage.drain()
+    for name in ("memory.events", "memory.events.local", "memory.peak"):
+        (job / name).unlink()
+    job.rmdir()
+    assert cage.lost_process()
+    assert classify_oom(cage.evidence()) == OomVerdict.OWN_CAP
+    cage.release()
