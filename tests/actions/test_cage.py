@@ -280,3 +280,25 @@ def test_a_v2_cage_keeps_its_oom_evidence_after_its_cgroup_is_gone(tmp_path: Pat
     assert cage.lost_process()
     assert classify_oom(cage.evidence()) == OomVerdict.OWN_CAP
     cage.release()
+
+
+def test_a_users_scope_slice_is_looked_for_under_its_user_manager(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`systemd-run --user` puts the slice in the user manager's own subtree, not at the root
+    (found on the systemd guest of `make test-v2`: the cage was looked for at
+    /sys/fs/cgroup/swarmdeck.slice, never found, and a job over its cap exited 137, not 250)."""
+    if shutil.which("systemd-run") is None:
+        pytest.skip("needs systemd-run installed (systemd need not run)")
+    monkeypatch.setattr(cgroups, "SYSTEMD_BOOTED", str(tmp_path))
+    monkeypatch.setattr(cgroups.os, "geteuid", lambda: 1000)
+    (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")
+    hier = Hierarchies(None, str(tmp_path))
+    manager = "/user.slice/user-1000.slice/user@1000.service"
+    inside = OwnCgroups(None, f"{manager}/app.slice/run-u7.service")
+    site = scope_site("", hier, inside)
+    assert site.available and site.path == f"{tmp_path}{manager}/swarmdeck.slice"
+    elsewhere = OwnCgroups(None, "/user.slice/user-1000.slice/session-3.scope")
+    assert scope_site("", hier, elsewhere).path == f"{tmp_path}{manager}/swarmdeck.slice"
+    monkeypatch.setattr(cgroups.os, "geteuid", lambda: 0)
+    assert scope_site("", hier, inside).path == f"{tmp_path}/swarmdeck.slice"
