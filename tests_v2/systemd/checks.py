@@ -24,7 +24,9 @@ from pathlib import Path
 MIB = 1 << 20
 SLICE_CAP = 100 * MIB
 SRC = str(Path(__file__).resolve().parents[2] / "src")
-AS_COMMAND = "import sys; from swarmdeck.cli import main; sys.argv[0] = 'swarmdeck'; main()"
+AS_COMMAND = (
+    "import sys; from swarmdeck.cli import main; sys.argv[0] = 'swarmdeck'; sys.exit(main())"
+)
 HOG = "import sys; n = int(sys.argv[1]) << 20; b = bytearray(n); b[::4096] = b'1' * (n // 4096)"
 OWN_CAP = (
     'c=$(cut -d: -f3 /proc/self/cgroup); echo "$c"; cat "/sys/fs/cgroup$c/memory.max"'
