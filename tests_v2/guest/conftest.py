@@ -36,6 +36,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point every path swarmdeck reads or writes into this test's own folder."""
     monkeypatch.setenv("SWARMDECK_STATE_DIR", str(tmp_path / "state"))
+    # An empty file, the defaults: a config SWARMDECK_CONFIG names must exist.
+    (tmp_path / "config.toml").touch()
     monkeypatch.setenv("SWARMDECK_CONFIG", str(tmp_path / "config.toml"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))

@@ -52,7 +52,7 @@ def write_config(path: Path, slice_setting: str | None) -> None:
     if slice_setting is not None:
         lines.append(f'slice = "{slice_setting}"')
     lines += [
-        f'reserve = "{mem_total() - SLICE_CAP}"', 'margin = "1M"', 'default_prediction = "16M"',
+        f'reserve = "{mem_total() - SLICE_CAP}B"', 'margin = "1M"', 'default_prediction = "16M"',
         "sample_interval = 0.05", "admission_wait = 0.0",
     ]
     path.write_text("\n".join(lines) + "\n")
