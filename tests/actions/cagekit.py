@@ -1,4 +1,8 @@
-"""Helpers for cage and runner tests: a memory hog, and real v1 test slices made and removed."""
+"""Helpers for cage and runner tests: a memory hog, and real test slices made and removed.
+
+The slices are cgroup v1 memory cgroups on these machines; on a cgroup v2 host with the memory
+controller (the guest of `make test-v2`) they are v2 cgroups, so the same runner tests run there.
+"""
 
 from __future__ import annotations
 
@@ -100,6 +104,28 @@ def v1_root() -> Path:
     return Path(root)
 
 
+def v2_root() -> Path | None:
+    """The cgroup2 mount when it offers the memory controller and this user may write there."""
+    root = read_hierarchies().v2
+    if root is None or not os.access(root, os.W_OK):
+        return None
+    if "memory" not in Path(root, "cgroup.controllers").read_text().split():
+        return None
+    return Path(root)
+
+
+def slice_root() -> Path:
+    """Where test slices go: the v1 memory hierarchy here, the v2 root on a v2-only host (with
+    memory passed on to its children, so a new slice has its memory files at once)."""
+    v2 = v2_root() if read_hierarchies().v1_memory is None else None
+    if v2 is None:
+        return v1_root()
+    control = v2 / "cgroup.subtree_control"
+    if "memory" not in control.read_text().split():
+        control.write_text("+memory")
+    return v2
+
+
 def remove_tree(path: Path) -> None:
     """Kill what is left in a test slice and remove it, children first."""
     if not path.exists():
@@ -141,13 +167,14 @@ def sweep_stale_slices(root: Path) -> None:
 
 
 def new_slice() -> Path:
-    """A fresh slice directory of this test's own: /sys/fs/cgroup/memory/swarmdeck-test-PID-N.
+    """A fresh slice directory of this test's own: /sys/fs/cgroup/memory/swarmdeck-test-PID-N
+    (/sys/fs/cgroup/swarmdeck-test-PID-N on a cgroup v2 host).
 
     A leftover of the same name can only come from an earlier run that had this pid and was
     killed: it is cleared, not reused.
     """
     global _swept
-    root = v1_root()
+    root = slice_root()
     if not _swept:
         sweep_stale_slices(root)
         _swept = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +14,9 @@ from cagekit import MIB, hog
 from swarmdeck.actions.cage import CageError, open_backend
 from swarmdeck.actions.cage.scope import scope_command
 from swarmdeck.actions.cage.v1 import V1Backend
-from swarmdeck.actions.cage.v2 import v2_evidence
+from swarmdeck.actions.cage.v2 import V2Cage, v2_evidence
 from swarmdeck.actions.oom import OomVerdict, classify_oom
+from swarmdeck.probes import cgroups
 from swarmdeck.probes.cgroups import (
     V1,
     V2,
@@ -156,6 +158,23 @@ def test_scope_is_not_available_without_systemd_as_init() -> None:
     assert not site.available and "PID 1" in site.reason
 
 
+def test_a_slice_unit_in_the_config_goes_to_systemd_when_systemd_runs_the_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memory.slice = "NAME.slice"` names a systemd unit: on a systemd machine it is systemd's
+    to make (found on the systemd guest of `make test-v2`, where the v2 backend took the name
+    as a raw cgroup at the hierarchy's root, beside systemd's own slices, without telling it)."""
+    if shutil.which("systemd-run") is None:
+        pytest.skip("needs systemd-run installed (systemd need not run)")
+    monkeypatch.setattr(cgroups, "SYSTEMD_BOOTED", str(tmp_path))
+    v2, v1, scope = slice_sites("swarmdeck-test.slice")
+    assert not v2.available and not v1.available
+    assert "systemd slice unit swarmdeck-test.slice" in v1.reason
+    assert scope.available and scope.unit == "swarmdeck-test.slice"
+    assert scope.path is not None and scope.path.endswith("/swarmdeck.slice/swarmdeck-test.slice")
+    assert slice_sites("swarmdeck-test")[1].available, "a plain name is still a cgroup"
+
+
 def test_prepare_slice_caps_the_slice(v1_slice: Path) -> None:
     backend = v1_backend(v1_slice)
     backend.prepare_slice(64 * MIB)
@@ -236,3 +255,50 @@ def test_a_cage_reads_its_working_set(backend: V1Backend) -> None:
     proc.wait()
     cage.remove()
     assert read_memory(cage.path) is None
+
+
+def test_a_v2_cage_keeps_its_oom_evidence_after_its_cgroup_is_gone(tmp_path: Path) -> None:
+    """systemd removes a scope's cgroup as soon as its last process is gone, often before the
+    runner reads why it went (found on the systemd guest of `make test-v2`: a job over its
+    scope's cap exited 137, not 250). The cage remembers what it read while the files were
+    there: here a cgroup made of plain files, removed after the kill was seen."""
+    slice_dir, job = tmp_path / "slice", tmp_path / "slice" / "job"
+    job.mkdir(parents=True)
+    (slice_dir / "memory.events.local").write_text("low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n")
+    for name in ("memory.events", "memory.events.local"):
+        (job / name).write_text("low 0\nhigh 0\nmax 3\noom 0\noom_kill 0\n")
+    (job / "memory.peak").write_text(f"{30 * MIB}\n")
+    cage = V2Cage(str(job), 30 * MIB, str(slice_dir))
+    cage.before_start()
+    assert not cage.lost_process()
+    for name in ("memory.events", "memory.events.local"):
+        (job / name).write_text("low 0\nhigh 0\nmax 9\noom 1\noom_kill 1\n")
+    cage.drain()
+    for name in ("memory.events", "memory.events.local", "memory.peak"):
+        (job / name).unlink()
+    job.rmdir()
+    assert cage.lost_process()
+    assert classify_oom(cage.evidence()) == OomVerdict.OWN_CAP
+    cage.release()
+
+
+def test_a_users_scope_slice_is_looked_for_under_its_user_manager(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`systemd-run --user` puts the slice in the user manager's own subtree, not at the root
+    (found on the systemd guest of `make test-v2`: the cage was looked for at
+    /sys/fs/cgroup/swarmdeck.slice, never found, and a job over its cap exited 137, not 250)."""
+    if shutil.which("systemd-run") is None:
+        pytest.skip("needs systemd-run installed (systemd need not run)")
+    monkeypatch.setattr(cgroups, "SYSTEMD_BOOTED", str(tmp_path))
+    monkeypatch.setattr(cgroups.os, "geteuid", lambda: 1000)
+    (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")
+    hier = Hierarchies(None, str(tmp_path))
+    manager = "/user.slice/user-1000.slice/user@1000.service"
+    inside = OwnCgroups(None, f"{manager}/app.slice/run-u7.service")
+    site = scope_site("", hier, inside)
+    assert site.available and site.path == f"{tmp_path}{manager}/swarmdeck.slice"
+    elsewhere = OwnCgroups(None, "/user.slice/user-1000.slice/session-3.scope")
+    assert scope_site("", hier, elsewhere).path == f"{tmp_path}{manager}/swarmdeck.slice"
+    monkeypatch.setattr(cgroups.os, "geteuid", lambda: 0)
+    assert scope_site("", hier, inside).path == f"{tmp_path}/swarmdeck.slice"

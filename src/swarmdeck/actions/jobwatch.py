@@ -110,6 +110,10 @@ def watch(
     kinds = {pidfd: EXITED, signals.read_fd: SIGNALLED, **dict.fromkeys(cage.wake_fds(), OOM)}
     for fd in kinds:
         poller.register(fd, select.POLLIN)
+    # A cgroup file always reads as ready; only its priority data says that a count changed.
+    for fd in cage.priority_fds():
+        kinds[fd] = OOM
+        poller.register(fd, select.POLLPRI)
     peak = 0
     ended_by = EXITED
     try:

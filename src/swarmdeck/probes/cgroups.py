@@ -322,8 +322,20 @@ def scope_slice_path(unit: str, root: str) -> str:
     return joined(root, *nested)
 
 
-def scope_site(setting: str, hier: Hierarchies) -> SliceSite:
-    """`systemd-run --scope` under a swarmdeck slice, when systemd runs this machine."""
+def user_manager_cgroup(own: OwnCgroups | None) -> str:
+    """Where a non-root user's systemd manager lives, whose subtree `systemd-run --user` uses:
+    the user@UID.service this process runs under, else systemd's standard place for it."""
+    uid = os.geteuid()
+    manager = f"user@{uid}.service"
+    parts = str(own.v2 if own and own.v2 else "").strip("/").split("/")
+    if manager in parts:
+        return "/".join(parts[: parts.index(manager) + 1])
+    return f"user.slice/user-{uid}.slice/{manager}"
+
+
+def scope_site(setting: str, hier: Hierarchies, own: OwnCgroups | None = None) -> SliceSite:
+    """`systemd-run --scope` under a swarmdeck slice, when systemd runs this machine; a
+    non-root user's slice is its user manager's (`systemd-run --user`)."""
     if not os.path.isdir(SYSTEMD_BOOTED):
         return SliceSite(SCOPE, False, "systemd is not PID 1 (/run/systemd/system is absent)")
     # Imported here: shutil brings its archive modules (bz2, lzma, zlib), which every
@@ -337,13 +349,28 @@ def scope_site(setting: str, hier: Hierarchies) -> SliceSite:
     root = hier.v2 if unified else hier.v1_memory
     if root is None:
         return SliceSite(SCOPE, False, "no cgroup hierarchy with memory is mounted")
+    if os.geteuid() != 0:
+        root = joined(root, user_manager_cgroup(own if unified else None))
     return SliceSite(SCOPE, True, "", scope_slice_path(unit, root), "systemd slice unit", unit)
 
 
+def names_a_unit(setting: str) -> bool:
+    """Whether memory.slice names a systemd slice unit ("NAME.slice") rather than a cgroup."""
+    return setting.endswith(".slice") and "/" not in setting
+
+
 def slice_sites(setting: str = "") -> list[SliceSite]:
-    """Every backend's verdict, in the order they are preferred."""
+    """Every backend's verdict, in the order they are preferred.
+
+    A slice unit in the config is systemd's to make where systemd runs the machine: the cgroup
+    backends would make a cgroup of that name beside systemd's own, which systemd does not know.
+    """
     hier, own = read_hierarchies(), read_own_cgroups()
-    return [v2_site(setting, hier, own), v1_site(setting, hier, own), scope_site(setting, hier)]
+    scope = scope_site(setting, hier, own)
+    if names_a_unit(setting) and scope.available:
+        why = f"memory.slice names the systemd slice unit {setting}, which systemd makes"
+        return [SliceSite(V2, False, why), SliceSite(V1, False, why), scope]
+    return [v2_site(setting, hier, own), v1_site(setting, hier, own), scope]
 
 
 def chosen_site(sites: list[SliceSite]) -> SliceSite | None:

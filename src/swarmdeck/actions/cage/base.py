@@ -114,7 +114,11 @@ class Cage(abc.ABC):
         """File descriptors that become readable when an OOM notification arrives."""
         return []
 
-    def drain(self) -> None:  # noqa: B027 (optional hook, only eventfd cages buffer anything)
+    def priority_fds(self) -> list[int]:
+        """Cgroup files whose poll for priority data wakes when an OOM is counted (v2)."""
+        return []
+
+    def drain(self) -> None:  # noqa: B027 (optional hook, only notified cages buffer anything)
         """Consume pending notifications so they are counted once."""
 
     def reading(self) -> MemoryReading | None:

@@ -77,6 +77,9 @@ class ScopeCage(Cage):
     def wake_fds(self) -> list[int]:
         return self._reader.wake_fds()
 
+    def priority_fds(self) -> list[int]:
+        return self._reader.priority_fds()
+
     def drain(self) -> None:
         self._reader.drain()
 

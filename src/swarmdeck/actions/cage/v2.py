@@ -3,6 +3,11 @@
 v2 keeps per-cgroup counts in memory.events.local: `oom` rises on the cgroup whose limit was
 hit, so the job's own count against the slice's own count tells own cap from slice full without
 any notification plumbing. memory.oom.group=1 makes the kernel take the whole job at once.
+
+A cage remembers what its files said each time it read them: a systemd scope's cgroup is
+removed as soon as its last process is gone, often before the runner reads why it went. The
+kernel wakes a poll for priority data on memory.events when a count changes, so the runner
+reads them the moment an OOM is counted, while the cgroup is still there.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import os
 
 from swarmdeck.actions.cage.base import Backend, Cage, remove_cgroup, write_value
 from swarmdeck.actions.oom import OomEvidence, reached
-from swarmdeck.probes.cgroups import read_int, read_keyed
+from swarmdeck.probes.cgroups import parse_flat_keyed, read_int, read_keyed
 from swarmdeck.text_paths import parent_of
 
 
@@ -57,25 +62,70 @@ class V2Cage(Cage):
         super().__init__(path, cap)
         self.slice_path = slice_path
         self._slice_before: dict[str, int] = {}
+        self._events: dict[str, int] = {}
+        self._events_local: dict[str, int] = {}
+        self._peak: int | None = None
+        self._events_fd: int | None = None
 
     def before_start(self) -> None:
         self._slice_before = read_keyed(f"{self.slice_path}/memory.events.local")
+        try:
+            self._events_fd = os.open(f"{self.path}/memory.events", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self._events_fd = None
+        self._remember()
+
+    def priority_fds(self) -> list[int]:
+        return [] if self._events_fd is None else [self._events_fd]
+
+    def drain(self) -> None:
+        self._remember()
+
+    def _remember(self) -> None:
+        """Read the job's counts while its cgroup is there; keep the last ones once it is gone.
+
+        memory.events is read through the descriptor the runner polls: reading it is what
+        settles the kernel's notification, which would otherwise wake the poll at once again.
+        """
+        events: dict[str, int] = {}
+        if self._events_fd is not None:
+            try:
+                events = parse_flat_keyed(os.pread(self._events_fd, 4096, 0).decode())
+            except OSError:
+                events = {}
+        else:
+            events = read_keyed(f"{self.path}/memory.events")
+        if events:
+            self._events = events
+        local = read_keyed(f"{self.path}/memory.events.local")
+        if local:
+            self._events_local = local
+        peak = read_int(f"{self.path}/memory.peak")
+        if peak is not None:
+            self._peak = peak
 
     def lost_process(self) -> bool:
-        events = read_keyed(f"{self.path}/memory.events")
-        return events.get("oom_kill", 0) + events.get("oom_group_kill", 0) > 0
+        self._remember()
+        return self._events.get("oom_kill", 0) + self._events.get("oom_group_kill", 0) > 0
 
     def evidence(self) -> OomEvidence:
+        self._remember()
         return v2_evidence(
-            job_events=read_keyed(f"{self.path}/memory.events"),
-            job_events_local=read_keyed(f"{self.path}/memory.events.local"),
+            job_events=self._events,
+            job_events_local=self._events_local,
             slice_local_before=self._slice_before,
             slice_local_after=read_keyed(f"{self.slice_path}/memory.events.local"),
-            job_peak=read_int(f"{self.path}/memory.peak"),
+            job_peak=self._peak,
             job_cap=self.cap,
         )
 
+    def release(self) -> None:
+        if self._events_fd is not None:
+            os.close(self._events_fd)
+            self._events_fd = None
+
     def remove(self) -> None:
+        self.release()
         remove_cgroup(self.path)
 
 
