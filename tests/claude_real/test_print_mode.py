@@ -1,0 +1,41 @@
+"""`claude -p` runs of the real CLI with swarmdeck's hooks installed."""
+
+from __future__ import annotations
+
+import json
+
+from claude_rig import Rig
+
+
+def bash(tool_id: str, command: str) -> dict:
+    return {"type": "tool_use", "id": tool_id, "name": "Bash",
+            "input": {"command": command, "description": "run it"}}
+
+
+def test_settings_accepted_and_session_start_context_reaches_the_model(rig: Rig) -> None:
+    done = rig.print_run("hello there")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Done."
+    requests = [r for r in rig.requests() if r["path"].startswith("/v1/messages")]
+    assert requests, "the CLI sent nothing to the fake API"
+    assert all(r["headers"].get("x-api-key") == "sk-ant-test-swarmdeck-0000" for r in requests)
+    first = json.dumps(requests[0]["body"]["messages"])
+    assert "swarmdeck control room, at session startup" in first
+    events = rig.events()
+    assert events[0] == "SessionStart"
+    assert "Stop" in events
+
+
+def test_reminder_for_a_heavy_command_reaches_the_model(rig: Rig) -> None:
+    (rig.project / "Makefile").write_text("test:\n\t@echo all good\n")
+    rig.script(
+        {"match": "run the tests", "reply": [bash("toolu_heavy1", "make test")]},
+    )
+    done = rig.print_run("run the tests")
+    assert done.returncode == 0, done.stderr
+    after = [r for r in rig.requests() if "toolu_heavy1" in json.dumps(r["body"]["messages"])]
+    assert after, "no request carried the tool's result"
+    tail = json.dumps(after[0]["body"]["messages"][-3:])
+    assert "make test" in tail and "swarmdeck run" in tail, tail[:2000]
+    events = rig.events()
+    assert "PreToolUse" in events and "PostToolUse" in events
