@@ -80,6 +80,15 @@ class Rig:
     def start(self) -> None:
         self.project.mkdir(exist_ok=True)
         self.config_dir.mkdir(parents=True, exist_ok=True)
+        (self.root / "tmp").mkdir(exist_ok=True)
+        # What a person has answered once: onboarding done, this key and this folder trusted.
+        (self.config_dir / ".claude.json").write_text(json.dumps({
+            "hasCompletedOnboarding": True,
+            "theme": "dark",
+            "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+            "projects": {str(self.project): {"hasTrustDialogAccepted": True,
+                                             "hasCompletedProjectOnboarding": True}},
+        }))
         self.write_script()
         port_file = self.root / "api-port"
         self.server = subprocess.Popen(
@@ -133,6 +142,7 @@ class Rig:
             "DISABLE_ERROR_REPORTING": "1",
             "IS_SANDBOX": "1",
             "TERM": "xterm-256color",
+            "TMPDIR": str(self.root / "tmp"),
         })
         return env
 
@@ -202,7 +212,7 @@ class Rig:
         env = self.env()
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()
                            if k.startswith(("ANTHROPIC_", "DISABLE_", "CLAUDE_", "SWARMDECK_",
-                                            "XDG_", "IS_SANDBOX", "CLAUDE_CODE_")))
+                                            "XDG_", "IS_SANDBOX", "TMPDIR", "PATH")))
         line = f"env {exports} {shlex.join(self.command(*args))}"
         subprocess.run(
             ["tmux", "-S", str(self.tmux_socket), "new-session", "-d", "-x", "160", "-y", "50",

@@ -62,8 +62,8 @@ class LiveSession:
     proc_start: int | None
     """The process start the file recorded, to tell the process from a reuse of its pid."""
     updated_at: float | None = None
-    """When the process last rewrote its status (`updatedAt`, epoch milliseconds like
-    `startedAt`): for a waiting session, when it began to wait."""
+    """When the process last changed its status (`statusUpdatedAt`, else `updatedAt`, epoch
+    milliseconds like `startedAt`): for a waiting session, when it began to wait."""
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ def read_pid_file(path: Path, pid_from_name: int) -> LiveSession | None:
         kind=_text(data.get("kind")),
         version=_text(data.get("version")),
         proc_start=_ticks(data.get("procStart")),
-        updated_at=timestamp(data.get("updatedAt")),
+        updated_at=timestamp(data.get("statusUpdatedAt", data.get("updatedAt"))),
     )
 
 

@@ -488,10 +488,13 @@ class SessionsProbe:
 
     def _with_wait(self, info: SessionInfo, now: float) -> SessionInfo:
         """The session with its hook wait: none where its pid file says it waits (the file
-        says it all), once the session is over, or for a quiet session whose liveness is
-        unknown."""
+        says it all) or changed its status after the wait began, once the session is over, or
+        for a quiet session whose liveness is unknown."""
         wait = self._hook_waits.get(info.session_id)
         if (info.live and info.state == "waiting") or not self._may_run(info, now):
+            wait = None
+        elif wait is not None and self._status_after(info.session_id, wait.since):
+            # A declined prompt raises no hook: only the pid file's newer status tells.
             wait = None
         if wait == info.hook_wait:
             return info
@@ -501,6 +504,11 @@ class SessionsProbe:
             waiting_for=wait.what if wait else None,
             waiting_since=wait.since if wait else None,
         )
+
+    def _status_after(self, sid: str, since: float) -> bool:
+        """True when the session's live process changed its status after `since`."""
+        live = self._pids.live.get(sid)
+        return live is not None and live.updated_at is not None and live.updated_at > since
 
     def _may_run(self, info: SessionInfo, now: float) -> bool:
         """Live, or of unknown liveness and active lately: not a session known to be over."""

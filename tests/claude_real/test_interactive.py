@@ -1,0 +1,52 @@
+"""The real CLI in tmux: a permission prompt, seen waiting, then answered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from claude_rig import Rig, wait_for
+
+
+def bash(tool_id: str, command: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tool_id, "name": "Bash",
+            "input": {"command": command, "description": "make it"}}
+
+
+def session(rig: Rig) -> dict[str, Any] | None:
+    sessions = rig.sessions()
+    return sessions[0] if sessions else None
+
+
+def waiting(rig: Rig) -> dict[str, Any] | None:
+    found = session(rig)
+    return found if found and found["waiting_for"] else None
+
+
+@pytest.mark.parametrize("answer", ["approve", "decline"])
+def test_permission_prompt_waits_then_clears(rig: Rig, answer: str) -> None:
+    rig.script({"match": "make a file", "reply": [bash("toolu_p1", "touch made.txt")]})
+    rig.interactive("--permission-mode", "manual")
+    rig.wait_screen("manual mode on")
+    rig.keys("make a file", "Enter")
+    rig.wait_screen("Do you want to proceed?")
+    found = wait_for(lambda: waiting(rig), 30, "status --json to show the wait")
+    assert found["live"] and found["state"] == "waiting"
+    assert "permission" in found["waiting_for"].lower()
+    assert found["waiting_since"] is not None
+    # Claude Code's Notification hook comes a few seconds into the wait; the answer after it.
+    wait_for(lambda: "Notification" in rig.events(), 30, "the Notification hook")
+    if answer == "approve":
+        rig.keys("1")
+        wait_for(lambda: (rig.project / "made.txt").exists(), 30, "the approved command")
+    else:
+        rig.keys("Escape")
+        wait_for(lambda: "Do you want to proceed?" not in rig.screen(), 30, "the prompt gone")
+    wait_for(lambda: any(p.get("status") == "idle" for p in rig.pid_files()), 30,
+             "the pid file to say idle")
+    cleared = session(rig)
+    assert cleared is not None and cleared["live"]
+    assert cleared["waiting_for"] is None, cleared
+    assert cleared["waiting_since"] is None
+    assert cleared["state"] == "idle"
+    assert (rig.project / "made.txt").exists() == (answer == "approve")
