@@ -39,3 +39,19 @@ def test_reminder_for_a_heavy_command_reaches_the_model(rig: Rig) -> None:
     assert "make test" in tail and "swarmdeck run" in tail, tail[:2000]
     events = rig.events()
     assert "PreToolUse" in events and "PostToolUse" in events
+
+
+def test_failing_heavy_command_is_seen_ending_by_the_watchdog(rig: Rig) -> None:
+    (rig.project / "Makefile").write_text("test:\n\t@echo one failed; exit 3\n")
+    (rig.root / "config.toml").write_text("[watchdog]\nmin_duration = 0\n")
+    rig.script({"match": "run the tests", "reply": [bash("toolu_fail1", "make test")]})
+    done = rig.print_run("run the tests")
+    assert done.returncode == 0, done.stderr
+    ended = [data for event, data in rig.hook_events() if event == "PostToolUseFailure"]
+    assert [data.get("tool_use_id") for data in ended] == ["toolu_fail1"]
+    assert "PostToolUseFailure" in json.dumps(rig.config_dir.joinpath("settings.json").read_text())
+    watch = rig.swarmdeck("watch", "--once", "--json")
+    assert watch.returncode == 0, watch.stderr
+    fired = [f for line in watch.stdout.splitlines() for f in json.loads(line)["fired"]]
+    assert [f["rule"] for f in fired if f["rule"] == "heavy_without_run"] == ["heavy_without_run"]
+    assert "make test" in next(f["subject"] for f in fired if f["rule"] == "heavy_without_run")

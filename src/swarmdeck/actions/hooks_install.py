@@ -53,6 +53,8 @@ ENTRIES = (
     # Every tool: a finding that appeared during any tool call (a Bash one above all) is said
     # right after it (hooks/findings_note.py), and the watchdog reads the Bash calls' ends.
     HookEntry("PostToolUse", None, "post-tool-use", 10),
+    # A call that failed (a Bash command's non-zero exit) ends here instead of PostToolUse.
+    HookEntry("PostToolUseFailure", None, "post-tool-use-failure", 10),
     HookEntry("SessionStart", SESSION_SOURCES, "session-start", 20),
     HookEntry("SubagentStart", None, "subagent-start", 10),
     HookEntry("SubagentStop", None, "subagent-stop", 10),

@@ -20,6 +20,7 @@ MAX_INPUT = 4 * 1024 * 1024
 EVENTS = {
     "pre-tool-use": "PreToolUse",
     "post-tool-use": "PostToolUse",
+    "post-tool-use-failure": "PostToolUseFailure",
     "session-start": "SessionStart",
     "subagent-start": "SubagentStart",
     "subagent-stop": "SubagentStop",
