@@ -50,3 +50,22 @@ def test_permission_prompt_waits_then_clears(rig: Rig, answer: str) -> None:
     assert cleared["waiting_since"] is None
     assert cleared["state"] == "idle"
     assert (rig.project / "made.txt").exists() == (answer == "approve")
+
+
+def test_an_interactive_session_keeps_its_title_after_exit(rig: Rig) -> None:
+    from swarmdeck.probes.claude.sessions import SessionsProbe
+
+    probe = SessionsProbe(rig.config_dir)
+    rig.interactive("--permission-mode", "manual")
+    rig.wait_screen("manual mode on")
+    rig.keys("say hello", "Enter")
+    wait_for(lambda: "Done." in rig.screen(), 30, "the answer")
+    name = wait_for(lambda: [p.get("name") for p in rig.pid_files()], 30, "the pid file")[0]
+    live = wait_for(lambda: [s for s in probe.refresh() if s.live], 30, "the live session")
+    assert live[0].title == name
+    assert live[0].mode == "interactive"
+    assert live[0].to_json()["mode"] == "interactive"
+    rig.keys("/exit", "Enter")
+    wait_for(lambda: not rig.pid_files(), 30, "the pid file removed at exit")
+    ended = probe.refresh()
+    assert [(s.live, s.title) for s in ended] == [(False, name)]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
-from claude_rig import Rig
+from claude_rig import Rig, wait_for
 
 
 def bash(tool_id: str, command: str) -> dict:
@@ -55,3 +56,22 @@ def test_failing_heavy_command_is_seen_ending_by_the_watchdog(rig: Rig) -> None:
     fired = [f for line in watch.stdout.splitlines() for f in json.loads(line)["fired"]]
     assert [f["rule"] for f in fired if f["rule"] == "heavy_without_run"] == ["heavy_without_run"]
     assert "make test" in next(f["subject"] for f in fired if f["rule"] == "heavy_without_run")
+
+
+def test_a_print_run_is_print_mode_and_a_plain_folder_has_no_branch(rig: Rig) -> None:
+    release = rig.root / "release"
+    rig.script({"match": "wait here", "reply": [bash(
+        "toolu_hold1", f"while [ ! -e {release} ]; do sleep 0.1; done")]})
+    run = subprocess.Popen(rig.command("-p", "wait here", "--dangerously-skip-permissions"),
+                           cwd=rig.project, env=rig.env(), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        live = wait_for(lambda: [s for s in rig.sessions() if s["live"]], 60, "a live session")
+        entrypoints = [p["entrypoint"] for p in rig.pid_files()]
+    finally:
+        release.touch()
+        run.wait(60)
+    assert entrypoints == ["sdk-cli"]
+    assert live[0]["mode"] == "print"
+    assert live[0]["git_branch"] is None
+    assert rig.sessions()[0]["git_branch"] is None

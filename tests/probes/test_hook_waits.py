@@ -107,3 +107,28 @@ def test_a_session_that_is_over_waits_for_no_one(tmp_path: Path) -> None:
     _ask(time.time(), message="permission")
     sessions = sessions_with_hooks(SessionsProbe(tmp_path / "claude"), StateStore.open_default())
     assert [s.session_id for s in sessions if s.needs_person] == []
+
+
+def test_a_newer_idle_in_the_pid_file_ends_an_older_wait(tmp_path: Path) -> None:
+    """A declined permission prompt raises no hook (2.1.328): only the pid file's newer status
+    says the person answered."""
+    asked = time.time() - 10
+    probe = _live_session(tmp_path, status="idle", updatedAt=int((asked + 5) * 1000),
+                          statusUpdatedAt=int((asked + 5) * 1000))
+    _ask(asked, message="Claude needs your permission to use Bash")
+    [session] = sessions_with_hooks(probe, StateStore.open_default())
+    assert not session.needs_person
+    assert session.waiting_for is None and session.waiting_since is None
+
+
+def test_an_older_idle_in_the_pid_file_keeps_a_newer_wait(tmp_path: Path) -> None:
+    asked = time.time()
+    probe = _live_session(tmp_path, status="idle", statusUpdatedAt=int((asked - 60) * 1000))
+    _ask(asked, message="Claude needs your permission to use Bash")
+    [session] = sessions_with_hooks(probe, StateStore.open_default())
+    assert session.needs_person and session.waiting_since == asked
+
+
+def test_a_workers_permission_prompt_is_a_wait() -> None:
+    _ask(100, kind="worker_permission_prompt", message="a worker needs your permission")
+    assert hook_waits(StateStore.open_default(), 0)[SID].what == "a worker needs your permission"

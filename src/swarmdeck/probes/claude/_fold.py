@@ -35,6 +35,8 @@ BACKGROUND_RESULT_STATUSES = frozenset(
     {"async_launched", "teammate_spawned", "remote_launched", "forked"}
 )
 """toolUseResult statuses that say the agent was launched, not that it finished."""
+NO_BRANCH = "HEAD"
+"""The `gitBranch` Claude Code writes for a folder outside any git repository."""
 
 
 @dataclass
@@ -200,7 +202,8 @@ class TranscriptFold:
             self.cwd = cwd
         branch = record.get("gitBranch")
         if isinstance(branch, str) and branch:
-            self.git_branch = branch
+            # "HEAD": a folder outside any repository (or a detached head), on no branch.
+            self.git_branch = branch if branch != NO_BRANCH else None
         version = record.get("version")
         if isinstance(version, str) and version:
             self.version = version

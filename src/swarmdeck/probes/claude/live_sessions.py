@@ -64,6 +64,16 @@ class LiveSession:
     updated_at: float | None = None
     """When the process last changed its status (`statusUpdatedAt`, else `updatedAt`, epoch
     milliseconds like `startedAt`): for a waiting session, when it began to wait."""
+    entrypoint: str | None = None
+    """How it was started: `cli` in a terminal, `sdk-cli` for `claude -p`, `sdk-*` from an
+    SDK (`kind` says `interactive` for all of them)."""
+
+    @property
+    def mode(self) -> str | None:
+        """`interactive` or `print` (`claude -p`, an SDK), by its entrypoint, else its kind."""
+        if self.entrypoint is not None:
+            return "print" if self.entrypoint.startswith("sdk") else "interactive"
+        return self.kind
 
 
 @dataclass(frozen=True)
@@ -177,6 +187,7 @@ def read_pid_file(path: Path, pid_from_name: int) -> LiveSession | None:
         version=_text(data.get("version")),
         proc_start=_ticks(data.get("procStart")),
         updated_at=timestamp(data.get("statusUpdatedAt", data.get("updatedAt"))),
+        entrypoint=_text(data.get("entrypoint")),
     )
 
 

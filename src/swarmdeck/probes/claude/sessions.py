@@ -96,6 +96,8 @@ class SessionInfo:
     waiting_since: float | None = None
     """When it began waiting for the person (its pid file's `updatedAt`, the last change of
     its status), while its state is `waiting`; None otherwise or when the file does not say."""
+    mode: str | None = None
+    """`interactive` or `print` (`claude -p`, an SDK) while live, as its pid file tells."""
     hook_wait: HookWait | None = None
     """A Notification hook event asking for the person with nothing after it, where the pid
     file does not say `waiting`: `waiting_for` and `waiting_since` are then its message and
@@ -121,6 +123,7 @@ class SessionInfo:
             "pid": self.pid,
             "process_started_at": self.process_started_at,
             "state": self.state,
+            "mode": self.mode,
             "waiting_for": self.waiting_for,
             "waiting_since": self.waiting_since,
             "transcript_path": self.transcript_path,
@@ -203,6 +206,9 @@ class SessionsProbe:
         self._flat: dict[Path, _Tracked] = {}
         self._pids = PidFiles({}, frozenset(), False)
         self._seen_live: set[str] = set()
+        self._names: dict[str, str] = {}
+        """The name each session's pid file last gave: its title once the process is gone
+        (2.1.328 writes no title record into the transcript)."""
         self._running: set[str] = set()
         """Sessions known to run without a pid file saying so: the caller of a hook."""
         self._assembled: dict[str, SessionInfo] = {}
@@ -307,6 +313,7 @@ class SessionsProbe:
         self._pids = pid_files(self.claude_dir)
         now_live = self._pids.live
         self._seen_live |= set(now_live)
+        self._names.update((sid, live.name) for sid, live in now_live.items() if live.name)
         self._dirty |= {
             sid for sid in before.keys() | now_live.keys() if before.get(sid) != now_live.get(sid)
         }
@@ -555,7 +562,7 @@ class SessionsProbe:
             session_id=sid,
             cwd=fold.cwd or (live.cwd if live else None),
             git_branch=fold.git_branch,
-            title=fold.title or (live.name if live else None),
+            title=fold.title or (live.name if live else self._names.get(sid)),
             live=live is not None,
             pid=live.pid if live else None,
             process_started_at=process_start,
@@ -569,6 +576,7 @@ class SessionsProbe:
             health=swarm_health(subagents, fold.main.context_tokens, now),
             waiting_for=live.waiting_for if live else None,
             waiting_since=_waiting_since(live),
+            mode=live.mode if live else None,
         )
 
     def _agent_transcript(
@@ -656,6 +664,7 @@ def _live_without_transcript(live: LiveSession, projects: Path, now: float) -> S
         health=swarm_health([], None, now),
         waiting_for=live.waiting_for,
         waiting_since=_waiting_since(live),
+        mode=live.mode,
     )
 
 
