@@ -180,7 +180,8 @@ PINNED: set[tuple[str, tuple[str, ...]]] = {
     ('.sessions[]', (
         'context_bytes_max', 'context_bytes_mean', 'context_bytes_total', 'cwd', 'dispatches',
         'effective_parallelism', 'git_branch', 'hook_running_agents', 'last_activity_at', 'live',
-        'main_context_tokens', 'nested_dispatches', 'parallelism_timeline', 'peak_parallel', 'pid',
+        'main_context_tokens', 'mode', 'nested_dispatches', 'parallelism_timeline', 'peak_parallel',
+        'pid',
         'process_started_at', 'running_subagents', 'session_id', 'started_at', 'state',
         'subagents', 'title', 'tool_in_flight', 'tool_in_flight_since', 'tool_in_flight_summary',
         'transcript_path', 'version', 'waiting_for', 'waiting_since',
