@@ -36,6 +36,7 @@ def test_permission_prompt_waits_then_clears(rig: Rig, answer: str) -> None:
     assert found["waiting_since"] is not None
     # Claude Code's Notification hook comes a few seconds into the wait; the answer after it.
     wait_for(lambda: "Notification" in rig.events(), 30, "the Notification hook")
+    assert rig.events()[:3] == ["SessionStart", "PreToolUse", "PermissionRequest"]
     if answer == "approve":
         rig.keys("1")
         wait_for(lambda: (rig.project / "made.txt").exists(), 30, "the approved command")
@@ -50,6 +51,8 @@ def test_permission_prompt_waits_then_clears(rig: Rig, answer: str) -> None:
     assert cleared["waiting_since"] is None
     assert cleared["state"] == "idle"
     assert (rig.project / "made.txt").exists() == (answer == "approve")
+    if answer == "approve":
+        assert "PostToolUse" in rig.events()
 
 
 def test_an_interactive_session_keeps_its_title_after_exit(rig: Rig) -> None:
@@ -69,3 +72,5 @@ def test_an_interactive_session_keeps_its_title_after_exit(rig: Rig) -> None:
     wait_for(lambda: not rig.pid_files(), 30, "the pid file removed at exit")
     ended = probe.refresh()
     assert [(s.live, s.title) for s in ended] == [(False, name)]
+    assert [d.get("reason") for e, d in rig.hook_events() if e == "SessionEnd"] == [
+        "prompt_input_exit"]

@@ -62,6 +62,10 @@ ENTRIES = (
     # Only the prompts that wait for the person: the Agents panel's "waiting for you"
     # (probes/claude/hook_activity.py); one that only tells something would end a wait.
     HookEntry("Notification", "|".join(ASKING_NOTIFICATIONS), "notification", 10),
+    # The permission dialog, the moment it opens (the Notification comes seconds later).
+    HookEntry("PermissionRequest", None, "permission-request", 10),
+    # The session's end: its subagents and waits end with it, pid file or not.
+    HookEntry("SessionEnd", None, "session-end", 10),
 )
 
 

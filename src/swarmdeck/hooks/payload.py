@@ -28,6 +28,7 @@ EVENTS = {
     "session-end": "SessionEnd",
     "user-prompt-submit": "UserPromptSubmit",
     "notification": "Notification",
+    "permission-request": "PermissionRequest",
     "pre-compact": "PreCompact",
 }
 """`swarmdeck hook EVENT` names and the Claude Code event names they stand for."""

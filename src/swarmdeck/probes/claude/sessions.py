@@ -28,6 +28,7 @@ from swarmdeck.probes.claude._tail import JsonlTail
 from swarmdeck.probes.claude.hook_activity import (
     HookAgent,
     HookWait,
+    ended_sessions,
     hook_waits,
     running_hook_agents,
     unseen_hook_agents,
@@ -216,6 +217,8 @@ class SessionsProbe:
         self._assembled_at = 0.0
         self._hook_running: dict[str, list[HookAgent]] = {}
         self._hook_waits: dict[str, HookWait] = {}
+        self._hook_ended: dict[str, float] = {}
+        """When each session whose last hook event is its SessionEnd ended, by session."""
         """Subagents running by their hook events, by session, as last handed to
         `attach_hook_agents`; every assembly adds the ones its transcripts do not show."""
         self.generation = 0
@@ -258,11 +261,15 @@ class SessionsProbe:
             return self.generation, self._ordered()
 
     def attach_hook_agents(
-        self, running: dict[str, list[HookAgent]], waits: dict[str, HookWait] | None = None
+        self,
+        running: dict[str, list[HookAgent]],
+        waits: dict[str, HookWait] | None = None,
+        ended: dict[str, float] | None = None,
     ) -> list[SessionInfo]:
         """Take the subagents that hook events say run (by session) and give each session the
         ones its transcripts do not show yet, and the sessions whose last hook event asks for
-        the person (`waits`) their wait; the sessions, up to date.
+        the person (`waits`) their wait; the sessions that ended (`ended`, by their SessionEnd)
+        are over at once. The sessions, up to date.
 
         The sessions handed out are never changed afterwards: a session whose hook subagents
         changed is replaced by a new one, under the lock, so a reader in another thread (the
@@ -272,6 +279,12 @@ class SessionsProbe:
             self._hook_running = running
             self._hook_waits = waits or {}
             now = self.clock()
+            ended = ended or {}
+            if ended != self._hook_ended:
+                self._dirty |= set(ended) ^ set(self._hook_ended)
+                self._dirty |= {s for s in ended if ended[s] != self._hook_ended.get(s)}
+                self._hook_ended = ended
+                self._assemble(now)
             changed = False
             for sid, info in list(self._assembled.items()):
                 agents = self._hooked(info, now)
@@ -512,6 +525,19 @@ class SessionsProbe:
             waiting_since=wait.since if wait else None,
         )
 
+    def _live(self, sid: str) -> LiveSession | None:
+        """The session's live process, unless its SessionEnd came since that process began."""
+        return None if sid in self._ended_now() else self._pids.live.get(sid)
+
+    def _ended_now(self) -> set[str]:
+        """The sessions over by their SessionEnd: no process of theirs started after it."""
+        out = set()
+        for sid, at in self._hook_ended.items():
+            live = self._pids.live.get(sid)
+            if live is None or live.started_at is None or live.started_at <= at:
+                out.add(sid)
+        return out
+
     def _status_after(self, sid: str, since: float) -> bool:
         """True when the session's live process changed its status after `since`."""
         live = self._pids.live.get(sid)
@@ -538,7 +564,7 @@ class SessionsProbe:
 
     def _assemble_one(self, sid: str, now: float) -> SessionInfo | None:
         session = self._sessions.get(sid)
-        live = self._pids.live.get(sid)
+        live = self._live(sid)
         if session is None or not session.main.path.exists():
             return _live_without_transcript(live, self.projects_dir, now) if live else None
         fold = session.main.fold
@@ -595,6 +621,8 @@ class SessionsProbe:
         Only a Claude Code that writes no pid files at all leaves liveness unknown; its
         subagents then keep the status their transcripts give them.
         """
+        if sid in self._ended_now():
+            return True
         if sid in self._pids.live or sid in self._running:
             return False
         return self._pids.folder_exists or sid in self._seen_live or sid in self._pids.ended
@@ -610,10 +638,11 @@ def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[Session
     try:
         running = running_hook_agents(store, now - HOOK_WINDOW, starts)
         waits = hook_waits(store, now - HOOK_WINDOW)
+        ended = ended_sessions(store, now - HOOK_WINDOW)
     except (sqlite.Error, StateError):
         # Hook events only add to what the transcripts say; without them the view is still true.
-        running, waits = {}, {}
-    return probe.attach_hook_agents(running, waits)
+        running, waits, ended = {}, {}, {}
+    return probe.attach_hook_agents(running, waits, ended)
 
 
 def read_session(
