@@ -27,6 +27,29 @@ def test_settings_accepted_and_session_start_context_reaches_the_model(rig: Rig)
     assert "Stop" in events
 
 
+def test_a_sessions_tokens_cost_and_context_fill(rig: Rig) -> None:
+    rig.script({"match": "hello", "reply": [{"type": "text", "text": "Hi."}], "usage": {
+        "input_tokens": 1000, "output_tokens": 50, "cache_read_input_tokens": 20000,
+        "cache_creation_input_tokens": 3000}})
+    assert rig.print_run("hello").returncode == 0
+    [request] = rig.requests()
+    [session] = rig.sessions()
+    model = request["body"]["model"]
+    assert session["model"] == model
+    assert (session["tokens_in"], session["tokens_out"]) == (1000, 50)
+    assert (session["cache_read_tokens"], session["cache_write_tokens"]) == (20000, 3000)
+    assert session["context_tokens"] == 24000
+    assert session["context_fill"] == round(24000 / session["context_window"], 4)
+    assert session["last_answer_at"] is not None
+    from swarmdeck.probes.claude.usage import price_of
+
+    price = price_of(model)
+    assert price is not None, f"{model} is not in the price table"
+    expected = (1000 * price.input + 50 * price.output + 20000 * price.cache_read
+                + 3000 * price.cache_write) / 1e6
+    assert session["cost_usd"] == round(expected, 6)
+
+
 def test_reminder_for_a_heavy_command_reaches_the_model(rig: Rig) -> None:
     (rig.project / "Makefile").write_text("test:\n\t@echo all good\n")
     rig.script(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 
 from claude_rig import Rig, wait_for
@@ -32,16 +31,19 @@ def test_background_subagent_running_then_completed(rig: Rig) -> None:
             return None
 
         sub = wait_for(running, 60, "a running subagent in status --json")
-        print(json.dumps(sub, indent=1))
+        assert sub["description"] == "Survey the code"
         release.touch()
-        out, err = run.communicate(timeout=90)
+        _out, err = run.communicate(timeout=90)
     finally:
         release.touch()
         if run.poll() is None:
             run.kill()
             run.wait()
-    print(out, err)
-    print(rig.events())
-    session = rig.sessions()[0]
-    print(json.dumps(session, indent=1)[:4000])
+    assert run.returncode == 0, err
+    [session] = rig.sessions()
     assert [s["status"] for s in session["subagents"]] == ["completed"]
+    # Every request was one turn of the main thread or of the subagent, each written in its
+    # own transcript: the session's figures count them all, the subagent's included.
+    answered = [r for r in rig.requests() if r["reply"]]
+    assert session["tokens_out"] == 30 * len(answered)
+    assert session["tokens_in"] == 1200 * len(answered)

@@ -41,6 +41,7 @@ from swarmdeck.probes.claude.subagents import (
     resolve_subagents,
 )
 from swarmdeck.probes.claude.swarm_health import SwarmHealth, swarm_health
+from swarmdeck.probes.claude.usage import NO_FIGURES, SessionFigures, session_figures
 from swarmdeck.regular_files import read_regular
 
 DEFAULT_MAX_AGE = 48 * 3600.0
@@ -99,6 +100,8 @@ class SessionInfo:
     its status), while its state is `waiting`; None otherwise or when the file does not say."""
     mode: str | None = None
     """`interactive` or `print` (`claude -p`, an SDK) while live, as its pid file tells."""
+    figures: SessionFigures = NO_FIGURES
+    """Tokens, cost, context fill and last answer, its subagents' tokens included."""
     hook_wait: HookWait | None = None
     """A Notification hook event asking for the person with nothing after it, where the pid
     file does not say `waiting`: `waiting_for` and `waiting_since` are then its message and
@@ -134,6 +137,7 @@ class SessionInfo:
             **in_flight_json(self.tool_in_flight),
         }
         out.update(self.health.to_json())
+        out.update(self.figures.to_json())
         out["subagents"] = [s.to_json() for s in self.subagents]
         out["hook_running_agents"] = [
             {"id": a.agent_id, "type": a.agent_type, "started_at": a.started_at}
@@ -582,6 +586,12 @@ class SessionsProbe:
         call = fold.main.in_flight()
         if over or (call is not None and predates_process(call.started_at, process_start)):
             call = None
+        figures = session_figures(
+            [fold.usage, *(agent.fold.usage for agent in agents)],
+            fold.model,
+            fold.context_input,
+            fold.last_answer_at,
+        )
         activity = [fold.last_at] + [s.last_activity_at for s in subagents]
         known = [t for t in activity if t is not None]
         return SessionInfo(
@@ -603,6 +613,7 @@ class SessionsProbe:
             waiting_for=live.waiting_for if live else None,
             waiting_since=_waiting_since(live),
             mode=live.mode if live else None,
+            figures=figures,
         )
 
     def _agent_transcript(
