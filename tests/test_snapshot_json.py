@@ -184,8 +184,9 @@ PINNED: set[tuple[str, tuple[str, ...]]] = {
         'last_activity_at', 'last_answer_at', 'live', 'main_context_tokens', 'mode', 'model',
         'nested_dispatches', 'parallelism_timeline', 'peak_parallel', 'pid', 'prices_date',
         'process_started_at', 'running_subagents', 'session_id', 'started_at', 'state',
-        'subagents', 'title', 'tokens_in', 'tokens_out', 'tool_in_flight', 'tool_in_flight_since',
-        'tool_in_flight_summary', 'transcript_path', 'version', 'waiting_for', 'waiting_since',
+        'subagents', 'title', 'tmux', 'tokens_in', 'tokens_out', 'tool_in_flight',
+        'tool_in_flight_since', 'tool_in_flight_summary', 'transcript_path', 'version',
+        'waiting_for', 'waiting_since',
     )),
     ('.sessions[].subagents[]', (
         'background', 'context_bytes', 'description', 'ended_at', 'id', 'last_activity_at',

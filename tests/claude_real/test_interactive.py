@@ -74,3 +74,45 @@ def test_an_interactive_session_keeps_its_title_after_exit(rig: Rig) -> None:
     assert [(s.live, s.title) for s in ended] == [(False, name)]
     assert [d.get("reason") for e, d in rig.hook_events() if e == "SessionEnd"] == [
         "prompt_input_exit"]
+
+
+def test_go_switches_a_tmux_client_to_the_sessions_pane(rig: Rig) -> None:
+    """A client of the tmux server the session runs in (attached from a second server's pane,
+    as a person's terminal would be) is switched to the pane the pid file names."""
+    import subprocess
+
+    from swarmdeck.tmux_pane import go_to_pane
+
+    rig.interactive("--permission-mode", "manual")
+    rig.wait_screen("manual mode on")
+    session = wait_for(lambda: [s for s in rig.sessions() if s["live"] and s["tmux"]], 30,
+                       "the live session's pane")[0]
+    [pid_file] = rig.pid_files()
+    assert session["tmux"] == pid_file["tmux"]
+    assert session["mode"] == "interactive"
+    outside = go_to_pane(session["tmux"], {})
+    assert not outside.switched and "tmux switch-client -t %" in outside.message
+
+    socket = str(rig.tmux_socket)
+    subprocess.run(["tmux", "-S", socket, "new-session", "-d", "-s", "viewer"], check=True)
+    terminal = str(rig.root / "terminal.sock")
+    subprocess.run(["tmux", "-S", terminal, "new-session", "-d", "-x", "100", "-y", "30",
+                    f"env -u TMUX tmux -S {socket} attach -t viewer"], check=True)
+    try:
+        def client_on(name: str) -> bool:
+            clients = subprocess.run(
+                ["tmux", "-S", socket, "list-clients", "-F", "#{client_session} #{pane_id}"],
+                capture_output=True, text=True, check=False).stdout.split("\n")
+            return any(line.split(" ")[:1] == [name] for line in clients)
+
+        wait_for(lambda: client_on("viewer"), 20, "the viewer's client")
+        pane = session["tmux"].rsplit(".", 1)[-1]
+        done = go_to_pane(session["tmux"], {"TMUX": f"{socket},0,0", "PATH": "/usr/bin:/bin"})
+        assert done.switched, done.message
+        target = session["tmux"].split(":", 1)[0]
+        wait_for(lambda: client_on(target), 20, "the client on the session's pane")
+        active = subprocess.run(["tmux", "-S", socket, "display", "-p", "-t", pane,
+                                 "#{pane_active}"], capture_output=True, text=True).stdout
+        assert active.strip() == "1"
+    finally:
+        subprocess.run(["tmux", "-S", terminal, "kill-server"], capture_output=True, check=False)

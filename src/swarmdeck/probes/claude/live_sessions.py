@@ -68,6 +68,9 @@ class LiveSession:
     """How it was started: `cli` in a terminal, `sdk-cli` for `claude -p`, `sdk-*` from an
     SDK (`kind` says `interactive` for all of them)."""
 
+    tmux: str | None = None
+    """Where an interactive session runs in tmux: `session:@window.%pane`."""
+
     @property
     def mode(self) -> str | None:
         """`interactive` or `print` (`claude -p`, an SDK), by its entrypoint, else its kind."""
@@ -188,6 +191,7 @@ def read_pid_file(path: Path, pid_from_name: int) -> LiveSession | None:
         proc_start=_ticks(data.get("procStart")),
         updated_at=timestamp(data.get("statusUpdatedAt", data.get("updatedAt"))),
         entrypoint=_text(data.get("entrypoint")),
+        tmux=_text(data.get("tmux")),
     )
 
 

@@ -100,6 +100,9 @@ class SessionInfo:
     its status), while its state is `waiting`; None otherwise or when the file does not say."""
     mode: str | None = None
     """`interactive` or `print` (`claude -p`, an SDK) while live, as its pid file tells."""
+    tmux: str | None = None
+    """The tmux pane the live session runs in (`session:@window.%pane`), as its pid file
+    says; None when not live or not in tmux."""
     figures: SessionFigures = NO_FIGURES
     """Tokens, cost, context fill and last answer, its subagents' tokens included."""
     hook_wait: HookWait | None = None
@@ -128,6 +131,7 @@ class SessionInfo:
             "process_started_at": self.process_started_at,
             "state": self.state,
             "mode": self.mode,
+            "tmux": self.tmux,
             "waiting_for": self.waiting_for,
             "waiting_since": self.waiting_since,
             "transcript_path": self.transcript_path,
@@ -613,6 +617,7 @@ class SessionsProbe:
             waiting_for=live.waiting_for if live else None,
             waiting_since=_waiting_since(live),
             mode=live.mode if live else None,
+            tmux=live.tmux if live else None,
             figures=figures,
         )
 
@@ -705,6 +710,7 @@ def _live_without_transcript(live: LiveSession, projects: Path, now: float) -> S
         waiting_for=live.waiting_for,
         waiting_since=_waiting_since(live),
         mode=live.mode,
+        tmux=live.tmux,
     )
 
 
