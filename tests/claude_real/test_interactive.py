@@ -72,8 +72,9 @@ def test_an_interactive_session_keeps_its_title_after_exit(rig: Rig) -> None:
     wait_for(lambda: not rig.pid_files(), 30, "the pid file removed at exit")
     ended = probe.refresh()
     assert [(s.live, s.title) for s in ended] == [(False, name)]
-    assert [d.get("reason") for e, d in rig.hook_events() if e == "SessionEnd"] == [
-        "prompt_input_exit"]
+    ends = wait_for(lambda: [d.get("reason") for e, d in rig.hook_events() if e == "SessionEnd"],
+                    30, "the SessionEnd hook")
+    assert ends == ["prompt_input_exit"]
 
 
 def test_go_switches_a_tmux_client_to_the_sessions_pane(rig: Rig) -> None:

@@ -41,7 +41,12 @@ from swarmdeck.probes.claude.subagents import (
     resolve_subagents,
 )
 from swarmdeck.probes.claude.swarm_health import SwarmHealth, swarm_health
-from swarmdeck.probes.claude.usage import NO_FIGURES, SessionFigures, session_figures
+from swarmdeck.probes.claude.usage import (
+    NO_FIGURES,
+    SessionFigures,
+    session_figures,
+    summed_usage,
+)
 from swarmdeck.regular_files import read_regular
 
 DEFAULT_MAX_AGE = 48 * 3600.0
@@ -183,6 +188,9 @@ class _Session:
     main: _Tracked
     agents: dict[Path, _Tracked] = field(default_factory=dict)
     metas: dict[Path, tuple[float, dict[str, Any]]] = field(default_factory=dict)
+    agents_usage: dict[str, list[int]] | None = None
+    """Its agent files' tokens by model, summed; None once one of them changed. A line added
+    to the main file alone then costs no pass over the agent files' counts."""
 
     @property
     def subagents_dir(self) -> Path:
@@ -480,7 +488,10 @@ class SessionsProbe:
         if tracked.tail.size == 0 and not path.exists():
             del session.agents[path]
             session.metas.pop(path, None)
+            session.agents_usage = None
             return True
+        if changed:
+            session.agents_usage = None
         return self._read_meta(session, path) or changed
 
     def _read_meta(self, session: _Session, agent_path: Path) -> bool:
@@ -590,8 +601,11 @@ class SessionsProbe:
         call = fold.main.in_flight()
         if over or (call is not None and predates_process(call.started_at, process_start)):
             call = None
+        if session.agents_usage is None:
+            session.agents_usage = summed_usage(t.fold.usage for t in session.agents.values())
+        flat = (t.fold.usage.by_model for t in self._flat.values() if t.fold.session_id == sid)
         figures = session_figures(
-            [fold.usage, *(agent.fold.usage for agent in agents)],
+            [fold.usage.by_model, session.agents_usage, *flat],
             fold.model,
             fold.context_input,
             fold.last_answer_at,

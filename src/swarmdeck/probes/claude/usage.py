@@ -14,6 +14,7 @@ table does not name has no cost: the figure says "unpriced" rather than guess.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,27 +170,48 @@ class SessionFigures:
 NO_FIGURES = SessionFigures(0, 0, 0, 0, 0.0, None, CONTEXT_WINDOW, None, None)
 
 
+def summed_usage(counters: Iterable[UsageCounter]) -> dict[str, list[int]]:
+    """The counters' tokens by model, added up."""
+    return _summed(counter.by_model for counter in counters)
+
+
+def _summed(parts: Iterable[Mapping[str, list[int]]]) -> dict[str, list[int]]:
+    by_model: dict[str, list[int]] = {}
+    for part in parts:
+        for name, counts in part.items():
+            known = by_model.get(name)
+            if known is None:
+                by_model[name] = list(counts)
+            else:
+                known[0] += counts[0]
+                known[1] += counts[1]
+                known[2] += counts[2]
+                known[3] += counts[3]
+    return by_model
+
+
 def session_figures(
-    counters: list[UsageCounter],
+    parts: Iterable[Mapping[str, list[int]]],
     model: str | None,
     context_tokens: int | None,
     last_answer_at: float | None,
 ) -> SessionFigures:
-    """The figures of a session from its files' counters and its main thread's latest turn."""
+    """The figures of a session from its files' tokens by model (`UsageCounter.by_model`, or
+    `summed_usage` of several) and its main thread's latest turn."""
+    by_model = _summed(parts)
     totals = [0, 0, 0, 0]
     cost: float | None = 0.0
-    for counter in counters:
-        for name, counts in counter.by_model.items():
-            for index in range(4):
-                totals[index] += counts[index]
-            if not any(counts):
-                continue
-            price = price_of(name)
-            if price is None or cost is None:
-                cost = None
-                continue
-            cost += (counts[0] * price.input + counts[1] * price.output
-                     + counts[2] * price.cache_read + counts[3] * price.cache_write) / 1e6
+    for name, counts in by_model.items():
+        for index in range(4):
+            totals[index] += counts[index]
+        if not any(counts):
+            continue
+        price = price_of(name)
+        if price is None or cost is None:
+            cost = None
+            continue
+        cost += (counts[0] * price.input + counts[1] * price.output
+                 + counts[2] * price.cache_read + counts[3] * price.cache_write) / 1e6
     return SessionFigures(
         tokens_in=totals[0],
         tokens_out=totals[1],
