@@ -47,3 +47,41 @@ def test_background_subagent_running_then_completed(rig: Rig) -> None:
     answered = [r for r in rig.requests() if r["reply"]]
     assert session["tokens_out"] == 30 * len(answered)
     assert session["tokens_in"] == 1200 * len(answered)
+
+
+def test_a_dispatch_over_the_limit_is_denied_and_the_model_reads_why(rig: Rig) -> None:
+    (rig.root / "config.toml").write_text("[hooks]\nmax_running_subagents = 1\n")
+    release = rig.root / "release"
+    rig.script(
+        {"match": "fan out", "reply": [{
+            "type": "tool_use", "id": "toolu_one", "name": "Agent",
+            "input": {"description": "First part", "subagent_type": "general-purpose",
+                      "prompt": "TASK-ONE: wait"}}]},
+        {"match": "TASK-ONE", "reply": [{
+            "type": "tool_use", "id": "toolu_hold", "name": "Bash",
+            "input": {"command": f"while [ ! -e {release} ]; do sleep 0.1; done",
+                      "description": "wait"}}]},
+        {"match": "toolu_one", "reply": [{
+            "type": "tool_use", "id": "toolu_two", "name": "Agent",
+            "input": {"description": "Second part", "subagent_type": "general-purpose",
+                      "prompt": "TASK-TWO: never runs"}}]},
+    )
+    run = subprocess.Popen(rig.command("-p", "fan out", "--dangerously-skip-permissions"),
+                           cwd=rig.project, env=rig.env(), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        def denial() -> str | None:
+            for request in rig.requests():
+                for message in request["body"].get("messages", []):
+                    for block in message.get("content") if isinstance(
+                            message.get("content"), list) else []:
+                        if block.get("tool_use_id") == "toolu_two":
+                            return str(block.get("content"))
+            return None
+
+        reason = wait_for(denial, 60, "the second dispatch's result")
+    finally:
+        release.touch()
+        run.wait(90)
+    assert "hooks.max_running_subagents" in reason and "First part" in reason, reason
+    assert not any("TASK-TWO" in str(r["body"].get("messages", [])[:1]) for r in rig.requests())
