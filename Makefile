@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-v2 lint compile clean demo pictures browser-picture snapshots
+.PHONY: run test test-v2 lint compile clean demo pictures browser-picture snapshots claude-code
 
 # The venv's own setuptools goes: the package builds in pip's isolated environment, and its
 # distutils-precedence.pth imports a module at every interpreter start, every hook's included.
@@ -56,6 +56,17 @@ snapshots: compile
 	cp '$(SHOTS)/test_views[host_detail-keys5].svg' docs/pictures/host-detail.svg
 	cp '$(SHOTS)/test_watched_views[approve_modal-keys0].svg' docs/pictures/approve.svg
 	cp '$(SHOTS)/test_watched_views[migrate_modal-keys1].svg' docs/pictures/migrate.svg
+
+# The real Claude Code for tests/claude_real, at the version pinned there: its native binary from
+# the npm registry (no install scripts run; the tests call the binary itself).
+CLAUDE_CODE_VERSION := $(shell cat tests/claude_real/claude-code-version)
+CLAUDE_CODE := .cache/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude
+claude-code: $(CLAUDE_CODE)
+$(CLAUDE_CODE): tests/claude_real/claude-code-version
+	mkdir -p .cache/claude-code
+	npm install --prefix .cache/claude-code --no-audit --no-fund --ignore-scripts --no-save \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	test -x $@ && touch $@
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

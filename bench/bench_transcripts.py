@@ -7,6 +7,13 @@ scan (every file stat'ed) and once through the watcher's path (only the changed 
 appended-line figures are measured at two total sizes; they must not grow with the total.
 
     python bench/bench_transcripts.py [--mb 200] [--small-mb 50] [--runs 20] [--write FILE]
+
+`--compare SRC` measures another tree's swarmdeck (its `src`, say main's before a change) against
+this one on the same --mb transcripts, in one run: two reader processes, one per tree, take
+turns refreshing after each appended line (a user line, then an assistant line with usage), so
+a busy machine slows both alike; the figure is the ratio of their medians.
+
+    python bench/bench_transcripts.py --compare /path/to/main/src [--mb 200] [--runs 60]
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -146,13 +154,90 @@ def measure(root: Path, runs: int) -> dict[str, float]:
     }
 
 
+def appended(n: int) -> str:
+    """The n-th appended line: a user line, or an assistant line with usage (the figures')."""
+    if n % 2 == 0:
+        return _line("user", "x", 10**6 + n, message={"role": "user", "content": f"ping {n}"})
+    return _assistant_tool("x", 10**6 + n, f"toolu_ab_{n}", "Bash", {"command": "ls"})
+
+
+def worker(root: Path) -> int:
+    """One reader of the comparison: refresh on each path read from stdin, print the ms."""
+    probe = SessionsProbe(root)
+    sessions = probe.refresh()
+    print(sessions[0].transcript_path, flush=True)
+    for line in sys.stdin:
+        kind, path = line.split(" ", 1)
+        start = time.perf_counter()
+        probe.refresh([Path(path.strip())] if kind == "watched" else None)
+        print(f"{(time.perf_counter() - start) * 1000:.4f}", flush=True)
+    return 0
+
+
+def compare(other_src: Path, mb: float, runs: int) -> str:
+    """This tree's reader against `other_src`'s, taking turns on the same transcripts."""
+    here = Path(__file__).resolve().parents[1] / "src"
+    scratch = Path(tempfile.mkdtemp(prefix="swarmdeck-bench-transcripts-"))
+    readers: list[subprocess.Popen[str]] = []
+    try:
+        written = build(scratch, mb)
+        for src in (other_src, here):
+            env = {**os.environ, "PYTHONPATH": str(src)}
+            readers.append(subprocess.Popen(
+                [sys.executable, __file__, "--worker", str(scratch)], env=env, text=True,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE))
+        targets = [reader.stdout.readline().strip() for reader in readers]  # type: ignore[union-attr]
+        assert targets[0] == targets[1], targets
+        figures: dict[str, list[list[float]]] = {"watched": [[], []], "full": [[], []]}
+        for n in range(runs):
+            for kind in ("watched", "full") if n % 4 == 0 else ("watched",):
+                with open(targets[0], "a") as out:
+                    out.write(appended(n))
+                order = (0, 1) if n % 2 == 0 else (1, 0)
+                for index in order:
+                    reader = readers[index]
+                    reader.stdin.write(f"{kind} {targets[0]}\n")  # type: ignore[union-attr]
+                    reader.stdin.flush()  # type: ignore[union-attr]
+                    figures[kind][index].append(float(reader.stdout.readline()))  # type: ignore[union-attr]
+    finally:
+        for reader in readers:
+            reader.stdin.close()  # type: ignore[union-attr]
+            reader.wait()
+        shutil.rmtree(scratch, ignore_errors=True)
+    rows = [
+        f"Compared: {other_src} (before) and {here} (after), taking turns on"
+        f" {written / 1024 / 1024:.0f} MB of transcripts; medians; {os.cpu_count()} cores.",
+        "",
+        "| one appended line | before | after | after / before |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for kind, label in (("watched", "watched path"), ("full", "full scan")):
+        before, after = (statistics.median(values) for values in figures[kind])
+        count = len(figures[kind][0])
+        rows.append(f"| {label} ({count} lines) | {before:.2f} ms | {after:.2f} ms"
+                    f" | {after / before:.2f}x |")
+    return "\n".join(rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=200)
     parser.add_argument("--small-mb", type=float, default=50)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--write", type=Path)
+    parser.add_argument("--compare", type=Path, metavar="SRC")
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker is not None:
+        return worker(args.worker)
+    if args.compare is not None:
+        text = compare(args.compare, args.mb, args.runs)
+        print(text)
+        if args.write:
+            with args.write.open("a") as out:
+                out.write("\nMeasured with `python bench/bench_transcripts.py --compare SRC`.\n\n"
+                          + text + "\n")
+        return 0
     results = {}
     for size in (args.small_mb, args.mb):
         scratch = Path(tempfile.mkdtemp(prefix="swarmdeck-bench-transcripts-"))

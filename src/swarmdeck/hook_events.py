@@ -60,7 +60,7 @@ REJECTED_NAME = "hook-spool.rejected"
 SPOOLED_EVENT = "PreToolUse"
 """The one event spooled: the light Bash call."""
 ASKING_NOTIFICATIONS = ("agent_needs_input", "elicitation_dialog", "idle_prompt",
-                        "permission_prompt")
+                        "permission_prompt", "worker_permission_prompt")
 """Notification types that wait for the person (a session waiting for them, as the Agents panel
 shows it), and the ones `hooks install` asks Claude Code for; the others (auth_success,
 agent_completed) only tell something."""

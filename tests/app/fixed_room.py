@@ -26,6 +26,7 @@ from swarmdeck.config import load_config
 from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.claude.subagents import SubagentInfo
 from swarmdeck.probes.claude.swarm_health import swarm_health
+from swarmdeck.probes.claude.usage import SessionFigures
 from swarmdeck.probes.gpu import gpu_snapshot
 from swarmdeck.probes.host import HostSnapshot
 from swarmdeck.probes.ledger import LedgerJob, MemoryBook
@@ -191,6 +192,9 @@ def sessions(now: float) -> list[SessionInfo]:
             tool_in_flight=None, subagents=subagents,
             health=swarm_health(subagents, 90000, now),
             waiting_for="permission to run git push", waiting_since=now - 270,
+            # Opus 4.6 at list prices: 18.4k in, 9.2k out, 1.25M cache read, 86k cache write.
+            figures=SessionFigures(18_400, 9_200, 1_250_000, 86_000, 1.4845, 90_000, 200_000,
+                                   "claude-opus-4-6", now - 95),
         )
     ]
 

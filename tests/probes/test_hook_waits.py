@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from claude_lines import ClaudeTree, Lines
+from claude_lines import BASE, ClaudeTree, Lines
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.record import record_event
 from swarmdeck.probes.claude.hook_activity import hook_waits
@@ -107,3 +107,55 @@ def test_a_session_that_is_over_waits_for_no_one(tmp_path: Path) -> None:
     _ask(time.time(), message="permission")
     sessions = sessions_with_hooks(SessionsProbe(tmp_path / "claude"), StateStore.open_default())
     assert [s.session_id for s in sessions if s.needs_person] == []
+
+
+def test_a_newer_idle_in_the_pid_file_ends_an_older_wait(tmp_path: Path) -> None:
+    """A declined permission prompt raises no hook (2.1.328): only the pid file's newer status
+    says the person answered."""
+    asked = time.time() - 10
+    probe = _live_session(tmp_path, status="idle", updatedAt=int((asked + 5) * 1000),
+                          statusUpdatedAt=int((asked + 5) * 1000))
+    _ask(asked, message="Claude needs your permission to use Bash")
+    [session] = sessions_with_hooks(probe, StateStore.open_default())
+    assert not session.needs_person
+    assert session.waiting_for is None and session.waiting_since is None
+
+
+def test_an_older_idle_in_the_pid_file_keeps_a_newer_wait(tmp_path: Path) -> None:
+    asked = time.time()
+    probe = _live_session(tmp_path, status="idle", statusUpdatedAt=int((asked - 60) * 1000))
+    _ask(asked, message="Claude needs your permission to use Bash")
+    [session] = sessions_with_hooks(probe, StateStore.open_default())
+    assert session.needs_person and session.waiting_since == asked
+
+
+def test_a_workers_permission_prompt_is_a_wait() -> None:
+    _ask(100, kind="worker_permission_prompt", message="a worker needs your permission")
+    assert hook_waits(StateStore.open_default(), 0)[SID].what == "a worker needs your permission"
+
+
+def test_a_permission_request_is_a_wait_from_the_moment_the_dialog_opens() -> None:
+    _event("PermissionRequest", 100, tool_name="Bash",
+           tool_input={"command": "touch made.txt", "description": "make it"})
+    wait = hook_waits(StateStore.open_default(), 0)[SID]
+    assert wait.what == "permission for Bash: touch made.txt"
+    assert wait.since == 100
+
+
+def test_a_session_end_closes_the_session_at_once(tmp_path: Path) -> None:
+    """Without pid files (liveness unknown), a wait and a running subagent would last until the
+    session went quiet for STALE_AFTER; its SessionEnd ends both."""
+    tree = ClaudeTree(tmp_path / "claude")
+    main = Lines(SID)
+    main.prompt("go", 0)
+    tree.write_main(main)
+    now = BASE + 60
+    _event("SubagentStart", now - 3, agent_id="a1", agent_type="general-purpose")
+    _ask(now - 2, message="Claude needs your permission")
+    probe = SessionsProbe(tmp_path / "claude", clock=lambda: now)
+    store = StateStore.open_default()
+    [session] = sessions_with_hooks(probe, store)
+    assert session.needs_person and [a.agent_id for a in session.hook_agents] == ["a1"]
+    _event("SessionEnd", now - 1, reason="prompt_input_exit")
+    [session] = sessions_with_hooks(probe, store)
+    assert not session.needs_person and session.hook_agents == []

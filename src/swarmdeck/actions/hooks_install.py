@@ -53,6 +53,8 @@ ENTRIES = (
     # Every tool: a finding that appeared during any tool call (a Bash one above all) is said
     # right after it (hooks/findings_note.py), and the watchdog reads the Bash calls' ends.
     HookEntry("PostToolUse", None, "post-tool-use", 10),
+    # A call that failed (a Bash command's non-zero exit) ends here instead of PostToolUse.
+    HookEntry("PostToolUseFailure", None, "post-tool-use-failure", 10),
     HookEntry("SessionStart", SESSION_SOURCES, "session-start", 20),
     HookEntry("SubagentStart", None, "subagent-start", 10),
     HookEntry("SubagentStop", None, "subagent-stop", 10),
@@ -60,6 +62,10 @@ ENTRIES = (
     # Only the prompts that wait for the person: the Agents panel's "waiting for you"
     # (probes/claude/hook_activity.py); one that only tells something would end a wait.
     HookEntry("Notification", "|".join(ASKING_NOTIFICATIONS), "notification", 10),
+    # The permission dialog, the moment it opens (the Notification comes seconds later).
+    HookEntry("PermissionRequest", None, "permission-request", 10),
+    # The session's end: its subagents and waits end with it, pid file or not.
+    HookEntry("SessionEnd", None, "session-end", 10),
 )
 
 

@@ -24,7 +24,7 @@ from swarmdeck.durations import runtime_text
 from swarmdeck.printable import printable_text
 from swarmdeck.probes.claude.sessions import SessionInfo, ToolCall
 from swarmdeck.probes.claude.subagents import SubagentInfo
-from swarmdeck.views.sessions import session_name
+from swarmdeck.views.sessions import figures_label, session_name
 from swarmdeck.words import counted
 
 STATUS_STYLES = {
@@ -104,6 +104,12 @@ def session_label(session: SessionInfo, now: float, *, tool_call_max: float) -> 
             f" · peak {health.peak_parallel} at once · eff {health.effective_parallelism:.1f}",
             style="dim" if not health.running else "",
         )
+    used = figures_label(session.figures)
+    if used:
+        label.append(f" · {used}", style="dim")
+    answer = session.figures.last_answer_at
+    if session.live and answer is not None:
+        label.append(f" · answered {runtime_text(now - answer)} ago", style="dim")
     if session.last_activity_at is not None and not session.live:
         label.append(f" · {runtime_text(now - session.last_activity_at)} ago", style="dim")
     return label

@@ -26,6 +26,7 @@ from swarmdeck.app.quiet import show_subtitle, show_text
 from swarmdeck.printable import printable
 from swarmdeck.probes.claude.sessions import SessionInfo, waiting_for_person
 from swarmdeck.probes.claude.swarm_health import parallelism_series
+from swarmdeck.tmux_pane import go_to_pane
 from swarmdeck.views.sessions import home_relative, waiting_text
 
 SPARK_WINDOW = 3600.0
@@ -36,7 +37,10 @@ class AgentsPanel(Vertical, can_focus=True):
     """Which sessions are live and what their subagents are doing."""
 
     TITLE = "Agents"
-    BINDINGS = [Binding("h", "handover", "Handover of the subagent")]
+    BINDINGS = [
+        Binding("h", "handover", "Handover of the subagent"),
+        Binding("g", "go_to_pane", "Go to its tmux pane"),
+    ]
 
     DEFAULT_CSS = """
     AgentsPanel #agents-tree {
@@ -99,6 +103,17 @@ class AgentsPanel(Vertical, can_focus=True):
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         self.focus_session = self.query_one(SessionTree).session_of(event.node)
+
+    def action_go_to_pane(self) -> None:
+        """Switch the tmux client to the highlighted session's (or subagent's) pane."""
+        tree = self.query_one(SessionTree)
+        session_id = tree.session_of(tree.cursor_node)
+        session = next((s for s in self._sessions if s.session_id == session_id), None)
+        if session is None:
+            self.notify("select a session or subagent first", severity="warning")
+            return
+        result = go_to_pane(session.tmux)
+        self.notify(result.message, severity="information" if result.switched else "warning")
 
     def show(self, sessions: list[SessionInfo]) -> None:
         """Redraw from these sessions; only what changed is touched."""

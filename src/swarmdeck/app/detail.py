@@ -45,6 +45,7 @@ from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.views.cells import size_cell
 from swarmdeck.views.jobs import cores_cell, state_cell
+from swarmdeck.views.sessions import figures_facts
 
 OUTPUT_LINES = 20
 """How many of a job's last output lines the detail view shows."""
@@ -456,6 +457,7 @@ def agent_facts(
             ("state", session.state or NONE),
             ("waiting for", session.waiting_for or NONE),
             ("subagents", f"{session.health.running} running of {len(session.subagents)}"),
+            *figures_facts(session.figures, now),
             ("transcript", session.transcript_path),
         ]
         call = session.tool_in_flight

@@ -45,6 +45,8 @@ GUARDED_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit", "SendMessage", "C
 """PreToolUse tools only guards look at (hooks/guards.py)."""
 CLASSIFY_LIMIT = 8 * 1024
 """Characters of a command the prefilter reads; a longer one always goes to the parser."""
+TOOL_ENDS = ("PostToolUse", "PostToolUseFailure")
+"""The events that end a tool call: a failed one raises the second instead of the first."""
 
 
 def main(argv: list[str]) -> int:
@@ -170,10 +172,10 @@ def answer(hook: HookInput) -> dict[str, Any] | None:
         from swarmdeck.hooks.session_start import session_start_answer
 
         return within(SESSION_START_BUDGET, lambda: session_start_answer(hook))
-    if hook.event == "PostToolUse":
+    if hook.event in TOOL_ENDS:
         from swarmdeck.hooks.findings_note import findings_answer
 
-        if hook.tool_name in DISPATCH_TOOLS:
+        if hook.event == "PostToolUse" and hook.tool_name in DISPATCH_TOOLS:
             _name_scratch_holder(hook)
         return findings_answer(hook)
     if hook.event == "SubagentStop":

@@ -1,8 +1,9 @@
-"""PostToolUse: tell the agent about watchdog findings on its session that are new to it.
+"""PostToolUse and PostToolUseFailure: tell the agent about watchdog findings on its session
+that are new to it.
 
-"New" means fired since this session's previous PostToolUse call, so each finding is said once,
-right after the tool call during which it appeared. One indexed query through a plain sqlite3
-connection: this runs after every tool call an agent makes.
+"New" means fired since this session's previous tool call ended (either event), so each
+finding is said once, right after the tool call during which it appeared. One indexed query
+through a plain sqlite3 connection: this runs after every tool call an agent makes.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ _NEW_FINDINGS = (
     "SELECT rule, subject, advice, message FROM findings"
     " WHERE session_id = ? AND resolved_at IS NULL AND fired_at IS NOT NULL"
     " AND fired_at > coalesce((SELECT max(received_at) FROM hook_events"
-    "  WHERE session_id = ? AND event = 'PostToolUse'), 0) ORDER BY fired_at LIMIT ?"
+    "  WHERE session_id = ? AND event IN ('PostToolUse', 'PostToolUseFailure')), 0)"
+    " ORDER BY fired_at LIMIT ?"
 )
 
 
@@ -44,4 +46,4 @@ def findings_answer(hook: HookInput) -> dict[str, Any] | None:
     lines = [f"- {rule}: {subject} — {advice or message}"
              for rule, subject, advice, message in rows]
     text = "swarmdeck watchdog, new about this session:\n" + "\n".join(lines)
-    return added_context("PostToolUse", text)
+    return added_context(hook.event, text)

@@ -20,6 +20,7 @@ MAX_INPUT = 4 * 1024 * 1024
 EVENTS = {
     "pre-tool-use": "PreToolUse",
     "post-tool-use": "PostToolUse",
+    "post-tool-use-failure": "PostToolUseFailure",
     "session-start": "SessionStart",
     "subagent-start": "SubagentStart",
     "subagent-stop": "SubagentStop",
@@ -27,6 +28,7 @@ EVENTS = {
     "session-end": "SessionEnd",
     "user-prompt-submit": "UserPromptSubmit",
     "notification": "Notification",
+    "permission-request": "PermissionRequest",
     "pre-compact": "PreCompact",
 }
 """`swarmdeck hook EVENT` names and the Claude Code event names they stand for."""

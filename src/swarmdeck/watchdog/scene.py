@@ -76,7 +76,8 @@ class BashRun:
 
 @dataclass(frozen=True)
 class HookCommand:
-    """A Bash command a session ran, as the PostToolUse hook recorded it."""
+    """A Bash command a session ran, as its PostToolUse (or PostToolUseFailure) hook recorded
+    it."""
 
     session_id: str
     agent_id: str | None
@@ -201,7 +202,8 @@ def supervised_processes(
 
 def hook_facts(store: StateStore, now: float) -> tuple[dict[str, StopSeen], list[HookCommand]]:
     """Each session whose latest main-thread hook event is a Stop, and the Bash commands that
-    sessions ran (PostToolUse) in the last EVENT_WINDOW seconds."""
+    sessions ran (PostToolUse, or PostToolUseFailure for one that failed) in the last
+    EVENT_WINDOW seconds."""
     try:
         fold(store)  # light Bash calls wait in the spool, and each says its session is busy
         with store.read() as conn:
@@ -218,7 +220,8 @@ def hook_facts(store: StateStore, now: float) -> tuple[dict[str, StopSeen], list
                 "SELECT session_id, agent_id, received_at,"
                 " json_extract(payload, '$.tool_use_id') AS tool_use_id,"
                 " json_extract(payload, '$.tool_input.command') AS command FROM hook_events"
-                " WHERE event = 'PostToolUse' AND tool_name = 'Bash' AND received_at >= ?"
+                " WHERE event IN ('PostToolUse', 'PostToolUseFailure') AND tool_name = 'Bash'"
+                " AND received_at >= ?"
                 " AND session_id IS NOT NULL ORDER BY id",
                 (now - EVENT_WINDOW,),
             ).fetchall()

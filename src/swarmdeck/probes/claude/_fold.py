@@ -29,12 +29,15 @@ from swarmdeck.probes.claude._records import (
     usage_figures,
     usage_tokens,
 )
+from swarmdeck.probes.claude.usage import UsageCounter, turn_input
 
 MAIN = "main"
 BACKGROUND_RESULT_STATUSES = frozenset(
     {"async_launched", "teammate_spawned", "remote_launched", "forked"}
 )
 """toolUseResult statuses that say the agent was launched, not that it finished."""
+NO_BRANCH = "HEAD"
+"""The `gitBranch` Claude Code writes for a folder outside any git repository."""
 
 
 @dataclass
@@ -136,6 +139,14 @@ class TranscriptFold:
         self.git_branch: str | None = None
         self.version: str | None = None
         self._titles: dict[str, str] = {}
+        self.usage = UsageCounter()
+        """The file's tokens by model, each message once (usage.py)."""
+        self.model: str | None = None
+        """The main thread's latest model."""
+        self.context_input: int | None = None
+        """The main thread's latest turn's whole input (fresh, cache read, cache written)."""
+        self.last_answer_at: float | None = None
+        """When the main thread last answered."""
         self.threads: dict[str, Thread] = {MAIN: Thread()}
         self.dispatches: dict[str, Dispatch] = {}
         self.notices: dict[str, NoticeSeen] = {}
@@ -200,7 +211,8 @@ class TranscriptFold:
             self.cwd = cwd
         branch = record.get("gitBranch")
         if isinstance(branch, str) and branch:
-            self.git_branch = branch
+            # "HEAD": a folder outside any repository (or a detached head), on no branch.
+            self.git_branch = branch if branch != NO_BRANCH else None
         version = record.get("version")
         if isinstance(version, str) and version:
             self.version = version
@@ -248,6 +260,9 @@ class TranscriptFold:
         tokens = usage_tokens(message.get("usage"))
         if tokens is not None:
             thread.context_tokens = tokens
+        self.usage.add(message)
+        if thread is self.main:
+            self._main_answer(message, at)
         content = message.get("content")
         if not isinstance(content, list):
             if isinstance(content, str) and content.strip():
@@ -261,6 +276,16 @@ class TranscriptFold:
                 self._tool_use(block, thread, at)
             elif btype == "text" and isinstance(block.get("text"), str) and block["text"].strip():
                 thread.turn_done = not thread.open_calls
+
+    def _main_answer(self, message: dict[str, Any], at: float | None) -> None:
+        model = message.get("model")
+        if isinstance(model, str) and model and not model.startswith("<"):
+            self.model = model  # not Claude Code's own `<synthetic>` error lines
+            context = turn_input(message.get("usage"))
+            if context is not None:
+                self.context_input = context
+        if at is not None and (self.last_answer_at is None or at > self.last_answer_at):
+            self.last_answer_at = at
 
     def _tool_use(self, block: dict[str, Any], thread: Thread, at: float | None) -> None:
         call_id = block.get("id")

@@ -14,9 +14,11 @@ the watchdog).
 Claude Code's own helpers (compaction, prompt suggestions, internal one-turn forks) raise the
 same events; they are no one's subagents and are left out.
 
-A Notification that asks for the person (a permission prompt, an idle prompt, a question) with
-no later event of its session is a session waiting for the person: what a Claude Code that
-writes no status into its pid file says only this way, and what any version says at once.
+A Notification that asks for the person (a permission prompt, an idle prompt, a question), or a
+PermissionRequest (the dialog opening, seconds before its Notification), with no later event of
+its session is a session waiting for the person: what a Claude Code that writes no status into
+its pid file says only this way, and what any version says at once. A session whose last event
+is its SessionEnd is over.
 """
 
 from __future__ import annotations
@@ -69,23 +71,50 @@ def hook_waits(store: StateStore, since: float) -> dict[str, HookWait]:
     next prompt, a Stop, its end) means the person answered."""
     with store.read() as conn:
         rows = conn.execute(
-            "SELECT n.session_id, n.received_at,"
+            "SELECT n.session_id, n.received_at, n.event, n.tool_name,"
             " json_extract(n.payload, '$.notification_type') AS kind,"
-            " json_extract(n.payload, '$.message') AS message"
+            " json_extract(n.payload, '$.message') AS message,"
+            " json_extract(n.payload, '$.tool_input.command') AS command"
             " FROM hook_events n"
-            " WHERE n.event = 'Notification' AND n.received_at >= ? AND n.session_id IS NOT NULL"
+            " WHERE n.event IN ('Notification', 'PermissionRequest') AND n.received_at >= ?"
+            " AND n.session_id IS NOT NULL"
             " AND NOT EXISTS (SELECT 1 FROM hook_events l WHERE l.session_id = n.session_id"
             " AND l.received_at >= n.received_at AND l.id > n.id)",
             (since,),
         ).fetchall()
     waits = {}
     for row in rows:
-        kind, message = row["kind"], row["message"]
-        if kind not in ASKING:
+        if row["event"] == "PermissionRequest":
+            what = _permission_text(row["tool_name"], row["command"])
+        elif row["kind"] in ASKING:
+            message = row["message"]
+            what = message if isinstance(message, str) and message.strip() else row["kind"]
+        else:
             continue
-        what = message if isinstance(message, str) and message.strip() else kind
         waits[row["session_id"]] = HookWait(row["session_id"], what.strip(), row["received_at"])
     return waits
+
+
+def _permission_text(tool: Any, command: Any) -> str:
+    """What a PermissionRequest asks for, in a line: the tool, and a Bash call's command."""
+    name = tool if isinstance(tool, str) and tool else "a tool"
+    if isinstance(command, str) and command.strip():
+        return f"permission for {name}: {command.strip().splitlines()[0][:120]}"
+    return f"permission for {name}"
+
+
+def ended_sessions(store: StateStore, since: float) -> dict[str, float]:
+    """When each session whose latest hook event since `since` is a SessionEnd ended, by
+    session id: over at once, whatever its pid file or its quiet transcript would say."""
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT e.session_id, e.received_at FROM hook_events e"
+            " WHERE e.event = 'SessionEnd' AND e.received_at >= ? AND e.session_id IS NOT NULL"
+            " AND NOT EXISTS (SELECT 1 FROM hook_events l WHERE l.session_id = e.session_id"
+            " AND l.id > e.id)",
+            (since,),
+        ).fetchall()
+    return {row["session_id"]: row["received_at"] for row in rows}
 
 
 def last_hook_events(store: StateStore, since: float) -> dict[str, float]:

@@ -62,8 +62,21 @@ class LiveSession:
     proc_start: int | None
     """The process start the file recorded, to tell the process from a reuse of its pid."""
     updated_at: float | None = None
-    """When the process last rewrote its status (`updatedAt`, epoch milliseconds like
-    `startedAt`): for a waiting session, when it began to wait."""
+    """When the process last changed its status (`statusUpdatedAt`, else `updatedAt`, epoch
+    milliseconds like `startedAt`): for a waiting session, when it began to wait."""
+    entrypoint: str | None = None
+    """How it was started: `cli` in a terminal, `sdk-cli` for `claude -p`, `sdk-*` from an
+    SDK (`kind` says `interactive` for all of them)."""
+
+    tmux: str | None = None
+    """Where an interactive session runs in tmux: `session:@window.%pane`."""
+
+    @property
+    def mode(self) -> str | None:
+        """`interactive` or `print` (`claude -p`, an SDK), by its entrypoint, else its kind."""
+        if self.entrypoint is not None:
+            return "print" if self.entrypoint.startswith("sdk") else "interactive"
+        return self.kind
 
 
 @dataclass(frozen=True)
@@ -176,7 +189,9 @@ def read_pid_file(path: Path, pid_from_name: int) -> LiveSession | None:
         kind=_text(data.get("kind")),
         version=_text(data.get("version")),
         proc_start=_ticks(data.get("procStart")),
-        updated_at=timestamp(data.get("updatedAt")),
+        updated_at=timestamp(data.get("statusUpdatedAt", data.get("updatedAt"))),
+        entrypoint=_text(data.get("entrypoint")),
+        tmux=_text(data.get("tmux")),
     )
 
 

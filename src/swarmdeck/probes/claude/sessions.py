@@ -28,6 +28,7 @@ from swarmdeck.probes.claude._tail import JsonlTail
 from swarmdeck.probes.claude.hook_activity import (
     HookAgent,
     HookWait,
+    ended_sessions,
     hook_waits,
     running_hook_agents,
     unseen_hook_agents,
@@ -40,6 +41,12 @@ from swarmdeck.probes.claude.subagents import (
     resolve_subagents,
 )
 from swarmdeck.probes.claude.swarm_health import SwarmHealth, swarm_health
+from swarmdeck.probes.claude.usage import (
+    NO_FIGURES,
+    SessionFigures,
+    session_figures,
+    summed_usage,
+)
 from swarmdeck.regular_files import read_regular
 
 DEFAULT_MAX_AGE = 48 * 3600.0
@@ -96,6 +103,13 @@ class SessionInfo:
     waiting_since: float | None = None
     """When it began waiting for the person (its pid file's `updatedAt`, the last change of
     its status), while its state is `waiting`; None otherwise or when the file does not say."""
+    mode: str | None = None
+    """`interactive` or `print` (`claude -p`, an SDK) while live, as its pid file tells."""
+    tmux: str | None = None
+    """The tmux pane the live session runs in (`session:@window.%pane`), as its pid file
+    says; None when not live or not in tmux."""
+    figures: SessionFigures = NO_FIGURES
+    """Tokens, cost, context fill and last answer, its subagents' tokens included."""
     hook_wait: HookWait | None = None
     """A Notification hook event asking for the person with nothing after it, where the pid
     file does not say `waiting`: `waiting_for` and `waiting_since` are then its message and
@@ -121,6 +135,8 @@ class SessionInfo:
             "pid": self.pid,
             "process_started_at": self.process_started_at,
             "state": self.state,
+            "mode": self.mode,
+            "tmux": self.tmux,
             "waiting_for": self.waiting_for,
             "waiting_since": self.waiting_since,
             "transcript_path": self.transcript_path,
@@ -130,6 +146,7 @@ class SessionInfo:
             **in_flight_json(self.tool_in_flight),
         }
         out.update(self.health.to_json())
+        out.update(self.figures.to_json())
         out["subagents"] = [s.to_json() for s in self.subagents]
         out["hook_running_agents"] = [
             {"id": a.agent_id, "type": a.agent_type, "started_at": a.started_at}
@@ -171,6 +188,9 @@ class _Session:
     main: _Tracked
     agents: dict[Path, _Tracked] = field(default_factory=dict)
     metas: dict[Path, tuple[float, dict[str, Any]]] = field(default_factory=dict)
+    agents_usage: dict[str, list[int]] | None = None
+    """Its agent files' tokens by model, summed; None once one of them changed. A line added
+    to the main file alone then costs no pass over the agent files' counts."""
 
     @property
     def subagents_dir(self) -> Path:
@@ -203,6 +223,9 @@ class SessionsProbe:
         self._flat: dict[Path, _Tracked] = {}
         self._pids = PidFiles({}, frozenset(), False)
         self._seen_live: set[str] = set()
+        self._names: dict[str, str] = {}
+        """The name each session's pid file last gave: its title once the process is gone
+        (2.1.328 writes no title record into the transcript)."""
         self._running: set[str] = set()
         """Sessions known to run without a pid file saying so: the caller of a hook."""
         self._assembled: dict[str, SessionInfo] = {}
@@ -210,6 +233,8 @@ class SessionsProbe:
         self._assembled_at = 0.0
         self._hook_running: dict[str, list[HookAgent]] = {}
         self._hook_waits: dict[str, HookWait] = {}
+        self._hook_ended: dict[str, float] = {}
+        """When each session whose last hook event is its SessionEnd ended, by session."""
         """Subagents running by their hook events, by session, as last handed to
         `attach_hook_agents`; every assembly adds the ones its transcripts do not show."""
         self.generation = 0
@@ -252,11 +277,15 @@ class SessionsProbe:
             return self.generation, self._ordered()
 
     def attach_hook_agents(
-        self, running: dict[str, list[HookAgent]], waits: dict[str, HookWait] | None = None
+        self,
+        running: dict[str, list[HookAgent]],
+        waits: dict[str, HookWait] | None = None,
+        ended: dict[str, float] | None = None,
     ) -> list[SessionInfo]:
         """Take the subagents that hook events say run (by session) and give each session the
         ones its transcripts do not show yet, and the sessions whose last hook event asks for
-        the person (`waits`) their wait; the sessions, up to date.
+        the person (`waits`) their wait; the sessions that ended (`ended`, by their SessionEnd)
+        are over at once. The sessions, up to date.
 
         The sessions handed out are never changed afterwards: a session whose hook subagents
         changed is replaced by a new one, under the lock, so a reader in another thread (the
@@ -266,6 +295,12 @@ class SessionsProbe:
             self._hook_running = running
             self._hook_waits = waits or {}
             now = self.clock()
+            ended = ended or {}
+            if ended != self._hook_ended:
+                self._dirty |= set(ended) ^ set(self._hook_ended)
+                self._dirty |= {s for s in ended if ended[s] != self._hook_ended.get(s)}
+                self._hook_ended = ended
+                self._assemble(now)
             changed = False
             for sid, info in list(self._assembled.items()):
                 agents = self._hooked(info, now)
@@ -307,6 +342,7 @@ class SessionsProbe:
         self._pids = pid_files(self.claude_dir)
         now_live = self._pids.live
         self._seen_live |= set(now_live)
+        self._names.update((sid, live.name) for sid, live in now_live.items() if live.name)
         self._dirty |= {
             sid for sid in before.keys() | now_live.keys() if before.get(sid) != now_live.get(sid)
         }
@@ -452,7 +488,10 @@ class SessionsProbe:
         if tracked.tail.size == 0 and not path.exists():
             del session.agents[path]
             session.metas.pop(path, None)
+            session.agents_usage = None
             return True
+        if changed:
+            session.agents_usage = None
         return self._read_meta(session, path) or changed
 
     def _read_meta(self, session: _Session, agent_path: Path) -> bool:
@@ -488,10 +527,13 @@ class SessionsProbe:
 
     def _with_wait(self, info: SessionInfo, now: float) -> SessionInfo:
         """The session with its hook wait: none where its pid file says it waits (the file
-        says it all), once the session is over, or for a quiet session whose liveness is
-        unknown."""
+        says it all) or changed its status after the wait began, once the session is over, or
+        for a quiet session whose liveness is unknown."""
         wait = self._hook_waits.get(info.session_id)
         if (info.live and info.state == "waiting") or not self._may_run(info, now):
+            wait = None
+        elif wait is not None and self._status_after(info.session_id, wait.since):
+            # A declined prompt raises no hook: only the pid file's newer status tells.
             wait = None
         if wait == info.hook_wait:
             return info
@@ -501,6 +543,24 @@ class SessionsProbe:
             waiting_for=wait.what if wait else None,
             waiting_since=wait.since if wait else None,
         )
+
+    def _live(self, sid: str) -> LiveSession | None:
+        """The session's live process, unless its SessionEnd came since that process began."""
+        return None if sid in self._ended_now() else self._pids.live.get(sid)
+
+    def _ended_now(self) -> set[str]:
+        """The sessions over by their SessionEnd: no process of theirs started after it."""
+        out = set()
+        for sid, at in self._hook_ended.items():
+            live = self._pids.live.get(sid)
+            if live is None or live.started_at is None or live.started_at <= at:
+                out.add(sid)
+        return out
+
+    def _status_after(self, sid: str, since: float) -> bool:
+        """True when the session's live process changed its status after `since`."""
+        live = self._pids.live.get(sid)
+        return live is not None and live.updated_at is not None and live.updated_at > since
 
     def _may_run(self, info: SessionInfo, now: float) -> bool:
         """Live, or of unknown liveness and active lately: not a session known to be over."""
@@ -523,7 +583,7 @@ class SessionsProbe:
 
     def _assemble_one(self, sid: str, now: float) -> SessionInfo | None:
         session = self._sessions.get(sid)
-        live = self._pids.live.get(sid)
+        live = self._live(sid)
         if session is None or not session.main.path.exists():
             return _live_without_transcript(live, self.projects_dir, now) if live else None
         fold = session.main.fold
@@ -541,13 +601,22 @@ class SessionsProbe:
         call = fold.main.in_flight()
         if over or (call is not None and predates_process(call.started_at, process_start)):
             call = None
+        if session.agents_usage is None:
+            session.agents_usage = summed_usage(t.fold.usage for t in session.agents.values())
+        flat = (t.fold.usage.by_model for t in self._flat.values() if t.fold.session_id == sid)
+        figures = session_figures(
+            [fold.usage.by_model, session.agents_usage, *flat],
+            fold.model,
+            fold.context_input,
+            fold.last_answer_at,
+        )
         activity = [fold.last_at] + [s.last_activity_at for s in subagents]
         known = [t for t in activity if t is not None]
         return SessionInfo(
             session_id=sid,
             cwd=fold.cwd or (live.cwd if live else None),
             git_branch=fold.git_branch,
-            title=fold.title or (live.name if live else None),
+            title=fold.title or (live.name if live else self._names.get(sid)),
             live=live is not None,
             pid=live.pid if live else None,
             process_started_at=process_start,
@@ -561,6 +630,9 @@ class SessionsProbe:
             health=swarm_health(subagents, fold.main.context_tokens, now),
             waiting_for=live.waiting_for if live else None,
             waiting_since=_waiting_since(live),
+            mode=live.mode if live else None,
+            tmux=live.tmux if live else None,
+            figures=figures,
         )
 
     def _agent_transcript(
@@ -579,6 +651,8 @@ class SessionsProbe:
         Only a Claude Code that writes no pid files at all leaves liveness unknown; its
         subagents then keep the status their transcripts give them.
         """
+        if sid in self._ended_now():
+            return True
         if sid in self._pids.live or sid in self._running:
             return False
         return self._pids.folder_exists or sid in self._seen_live or sid in self._pids.ended
@@ -594,10 +668,11 @@ def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[Session
     try:
         running = running_hook_agents(store, now - HOOK_WINDOW, starts)
         waits = hook_waits(store, now - HOOK_WINDOW)
+        ended = ended_sessions(store, now - HOOK_WINDOW)
     except (sqlite.Error, StateError):
         # Hook events only add to what the transcripts say; without them the view is still true.
-        running, waits = {}, {}
-    return probe.attach_hook_agents(running, waits)
+        running, waits, ended = {}, {}, {}
+    return probe.attach_hook_agents(running, waits, ended)
 
 
 def read_session(
@@ -648,6 +723,8 @@ def _live_without_transcript(live: LiveSession, projects: Path, now: float) -> S
         health=swarm_health([], None, now),
         waiting_for=live.waiting_for,
         waiting_since=_waiting_since(live),
+        mode=live.mode,
+        tmux=live.tmux,
     )
 
 

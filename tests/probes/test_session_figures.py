@@ -1,0 +1,105 @@
+"""Per-session figures from transcript lines: each message counted once, priced at list prices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from swarmdeck.probes.claude._fold import TranscriptFold
+from swarmdeck.probes.claude.usage import (
+    CONTEXT_WINDOW,
+    LONG_CONTEXT_WINDOW,
+    PRICES,
+    price_of,
+    session_figures,
+)
+
+
+def assistant(message_id: str, model: str, at: str, **usage: int) -> dict[str, Any]:
+    return {"type": "assistant", "sessionId": "s1", "timestamp": at, "message": {
+        "id": message_id, "role": "assistant", "model": model,
+        "content": [{"type": "text", "text": "ok"}], "usage": usage}}
+
+
+def test_a_streamed_message_counts_once_with_its_last_figures() -> None:
+    fold = TranscriptFold()
+    fold.feed([
+        assistant("m1", "claude-sonnet-4-5", "2026-12-01T00:00:00Z", input_tokens=10,
+                  cache_read_input_tokens=1000, cache_creation_input_tokens=100, output_tokens=1),
+        assistant("m1", "claude-sonnet-4-5", "2026-12-01T00:00:01Z", input_tokens=10,
+                  cache_read_input_tokens=1000, cache_creation_input_tokens=100, output_tokens=40),
+        assistant("m2", "claude-sonnet-4-5", "2026-12-01T00:00:05Z", input_tokens=20,
+                  cache_read_input_tokens=1200, output_tokens=60),
+        # m1 repeated further on (a resumed transcript copies it): not counted again
+        assistant("m1", "claude-sonnet-4-5", "2026-12-01T00:00:06Z", input_tokens=10,
+                  cache_read_input_tokens=1000, cache_creation_input_tokens=100, output_tokens=40),
+    ])
+    agent = TranscriptFold(agent_file=True)
+    agent.feed([assistant("m9", "claude-haiku-4-5-20251001", "2026-12-01T00:00:03Z",
+                          input_tokens=500, output_tokens=100)])
+    figures = session_figures([fold.usage.by_model, agent.usage.by_model], fold.model,
+                              fold.context_input, fold.last_answer_at)
+    assert (figures.tokens_in, figures.tokens_out) == (530, 200)
+    assert (figures.cache_read_tokens, figures.cache_write_tokens) == (2200, 100)
+    sonnet, haiku = price_of("claude-sonnet-4-5"), price_of("claude-haiku-4-5-20251001")
+    assert sonnet is not None and haiku is not None
+    expected = (30 * sonnet.input + 100 * sonnet.output + 2200 * sonnet.cache_read
+                + 100 * sonnet.cache_write + 500 * haiku.input + 100 * haiku.output) / 1e6
+    assert figures.cost_usd == pytest.approx(expected)
+    assert figures.model == "claude-sonnet-4-5"
+    assert figures.context_tokens == 1010 + 100  # the last line read: m1's repeat
+    assert figures.context_window == CONTEXT_WINDOW
+    assert figures.to_json()["last_answer_at"] == fold.last_answer_at
+
+
+def test_an_unpriced_model_has_no_cost_and_a_long_turn_a_long_window() -> None:
+    fold = TranscriptFold()
+    fold.feed([assistant("m1", "claude-unknown-9", "2026-12-01T00:00:00Z",
+                         input_tokens=10, cache_read_input_tokens=300_000, output_tokens=5)])
+    figures = session_figures([fold.usage.by_model], fold.model, fold.context_input,
+                              fold.last_answer_at)
+    assert figures.cost_usd is None
+    assert figures.context_window == LONG_CONTEXT_WINDOW
+    assert figures.context_fill == pytest.approx(300_010 / LONG_CONTEXT_WINDOW)
+
+
+def test_every_price_prefix_is_reachable() -> None:
+    """A prefix listed after a shorter one it extends would never be used."""
+    prefixes = [prefix for prefix, _ in PRICES]
+    for index, prefix in enumerate(prefixes):
+        assert not any(prefix.startswith(earlier) for earlier in prefixes[:index]), prefix
+
+
+def test_a_line_added_to_a_subagents_file_adds_to_its_sessions_figures(tmp_path) -> None:
+    import json
+
+    from swarmdeck.probes.claude.sessions import SessionsProbe
+
+    project = tmp_path / "projects" / "-work"
+    agents = project / "s1" / "subagents"
+    agents.mkdir(parents=True)
+    main = project / "s1.jsonl"
+    agent = agents / "agent-a1.jsonl"
+
+    def write(path, *records) -> None:
+        with path.open("a") as out:
+            out.writelines(json.dumps(r) + "\n" for r in records)
+
+    write(main, assistant("m1", "claude-sonnet-4-5", "2026-12-01T00:00:00Z", input_tokens=10,
+                          output_tokens=1))
+    write(agent, {**assistant("m2", "claude-haiku-4-5", "2026-12-01T00:00:01Z",
+                              input_tokens=100, output_tokens=10), "agentId": "a1",
+                  "isSidechain": True})
+    probe = SessionsProbe(tmp_path)
+    [session] = probe.refresh()
+    assert (session.figures.tokens_in, session.figures.tokens_out) == (110, 11)
+    write(main, assistant("m3", "claude-sonnet-4-5", "2026-12-01T00:00:02Z", input_tokens=5,
+                          output_tokens=1))
+    [session] = probe.refresh([main])
+    assert (session.figures.tokens_in, session.figures.tokens_out) == (115, 12)
+    write(agent, {**assistant("m4", "claude-haiku-4-5", "2026-12-01T00:00:03Z",
+                              input_tokens=1000, output_tokens=100), "agentId": "a1",
+                  "isSidechain": True})
+    [session] = probe.refresh([agent])
+    assert (session.figures.tokens_in, session.figures.tokens_out) == (1115, 112)
