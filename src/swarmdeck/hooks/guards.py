@@ -638,7 +638,9 @@ def _scratch_lock(hook: HookInput, prompt: str) -> Finding | None:
 
 
 def handback_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
-    if mode(settings, "handback") == "off":
+    """The handback guard's case; none when this stop follows a block (stop_hook_active), so
+    that a subagent is held back at most once."""
+    if mode(settings, "handback") == "off" or hook.data.get("stop_hook_active") is True:
         return []
     from swarmdeck.hooks.scratch_locks import made_folders
 
@@ -658,8 +660,8 @@ def handback_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
     return [Finding(
         "handback",
         "scratch copies or build folders this subagent made still exist: " + ", ".join(left),
-        "Delete them before handing back, or keep each with a line `not deleted: PATH` (and"
-        " why) in the report",
+        "Of those you made for this task: delete them, or say `not deleted: PATH` in your report"
+        " (one line each, and why)",
     )]
 
 
@@ -733,10 +735,11 @@ class Sample:
     `event` is the `swarmdeck hook` argument; `setup` names what the call needs around it:
     "" nothing, "handed-back" a recorded SubagentStop of agent `a-done`, "scratch-held" a
     hold of /tmp/swarmdeck-sample-scratch by another dispatch, "made-folder" the folder
-    `sample-build-copy` in the call's cwd, made by the transcript the input names (written by
-    the caller from `transcript`), "limit" hooks.max_running_subagents = 1 and one running
-    subagent in the transcript. The selftest turns each row into a cell; the hook tests run
-    each through real `swarmdeck hook` processes."""
+    `sample-build-copy` in the call's cwd, made by running `cp -r src sample-build-copy`, the
+    command the transcript the input names records (both done by the caller),
+    "limit" hooks.max_running_subagents = 1 and one running subagent in the transcript. The
+    selftest turns each row into a cell; the hook tests run each through
+    real `swarmdeck hook` processes."""
 
     __slots__ = ("allowed", "denied", "event", "guard", "setup")
 

@@ -7,8 +7,10 @@ SubagentStop releases the folder. A hold older than HOLD_FOR is not live (a sess
 The holds are one small JSON file in the state folder, replaced whole under a lock file.
 
 handback: the folders a subagent made are its scratch folder and what its Bash calls created
-(`git worktree add`, `git clone`, `cp -r`, and `mkdir` of a folder outside the project or named
-as scratch or build), read from its transcript with the shell parser.
+(`git worktree add`, `git clone`, and `cp -r` or `mkdir` of a folder outside the project or named
+as scratch, copy or build), read from its transcript with the shell parser. A path git tracks is
+the project's own, never one the subagent made: `cp -r x tests/` copies into the project's
+`tests`, and an obedient agent told to delete it would delete the project's tests.
 """
 
 from __future__ import annotations
@@ -143,7 +145,22 @@ def made_folders(hook: HookInput) -> list[str]:
         for path in created_by(command, cwd):
             if path not in found:
                 found.append(path)
-    return found
+    return [path for path in found if not git_tracked(path)]
+
+
+def git_tracked(path: str) -> bool:
+    """Whether git tracks `path` or anything under it (then it is the project's, not made)."""
+    import subprocess
+
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    try:
+        done = subprocess.run(
+            ["git", "-C", folder, "ls-files", "--", path], capture_output=True, timeout=5,
+            check=False, stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and bool(done.stdout.strip())
 
 
 def created_by(command: str, cwd: str) -> list[str]:
@@ -163,7 +180,7 @@ def created_by(command: str, cwd: str) -> list[str]:
         elif program == "cp" and any(a in ("-r", "-R", "-a", "--recursive", "--archive") or
                                      (a.startswith("-") and not a.startswith("--") and
                                       ("r" in a or "R" in a or "a" in a)) for a in argv[1:]):
-            targets = words[-1:]
+            targets = [w for w in words[-1:] if _scratch_like(w, cwd)]
         elif program == "mkdir":
             targets = [w for w in words if _scratch_like(w, cwd)]
         made += [os.path.normpath(os.path.join(cwd, t)) for t in targets]
