@@ -52,7 +52,9 @@ def verdict(command: str, settings: HookSettings) -> str:
     hook = HookInput("PreToolUse", {"cwd": str(CORPUS), "tool_name": "Bash",
                                     "tool_input": {"command": command}})
     findings, _hits = bash_findings(hook, command, settings)
-    return findings[0].guard if findings else "light"
+    if not findings:
+        return "light"
+    return "remind" if findings[0].remind_only else findings[0].guard
 
 
 ROWS = corpus()
@@ -61,7 +63,7 @@ ROWS = corpus()
 def test_the_corpus_is_large_enough_and_holds_every_kind() -> None:
     kinds = {expected for expected, _ in ROWS}
     assert len(ROWS) >= 300
-    assert {"heavy-outside-cage", "light", "timer", "wait-loop"} <= kinds
+    assert {"heavy-outside-cage", "light", "timer", "wait-loop", "remind"} <= kinds
 
 
 def test_every_heavy_command_is_caught_and_no_light_one_touched() -> None:

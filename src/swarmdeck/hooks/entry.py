@@ -210,14 +210,16 @@ def _bash(hook: HookInput) -> dict[str, Any] | None:
 
     findings, hits = bash_findings(hook, command, settings)
     reply, reminders = decide(hook, findings, settings)
-    if reply is not None or not any(f.guard == "heavy-outside-cage" for f in findings):
+    uncaged = [h for h in hits if not h.command.caged]
+    heavy_reminder = any(f.guard == "heavy-outside-cage" and not f.remind_only for f in findings)
+    if reply is not None or not heavy_reminder or not uncaged:
         return reply if reply is not None else context_answer(reminders)
     from swarmdeck.hooks.bash_reminder import reminder_text
     from swarmdeck.hooks.classify import HeavyMatch
     from swarmdeck.hooks.contract import added_context
     from swarmdeck.hooks.deadline import REMINDER_BUDGET, within
 
-    hit = next(h for h in hits if not h.command.caged)
+    hit = uncaged[0]
     match = HeavyMatch(hit.entry, " ".join(hit.command.argv), hit.label)
     others = [text for text in reminders if "heavy-outside-cage" not in text]
     rich = within(REMINDER_BUDGET, lambda: reminder_text(hook, command, match))

@@ -104,14 +104,18 @@ WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
 
 class Finding:
-    """One guard's case in this call: what it refuses and the allowed form."""
+    """One guard's case in this call: what it refuses and the allowed form.
 
-    __slots__ = ("allowed", "guard", "refused")
+    `remind_only`: what the call runs cannot be known before it runs (text piped into a shell,
+    a script not read): the guard reminds, never denies, whatever its mode."""
 
-    def __init__(self, guard: str, refused: str, allowed: str) -> None:
+    __slots__ = ("allowed", "guard", "refused", "remind_only")
+
+    def __init__(self, guard: str, refused: str, allowed: str, remind_only: bool = False) -> None:
         self.guard = guard
         self.refused = refused
         self.allowed = allowed
+        self.remind_only = remind_only
 
     def reason(self, mode: str) -> str:
         verb = "refused" if mode == "deny" else "reminder"
@@ -219,7 +223,27 @@ def bash_findings(hook: HookInput, command: str, settings: HookSettings) -> tupl
         found = check()
         if found is not None:
             findings.append(found)
+    unknown = _unknown(command, facts)
+    if unknown is not None and mode(settings, "heavy-outside-cage") != "off" and not any(
+        f.guard == "heavy-outside-cage" for f in findings
+    ):
+        findings.append(unknown)
     return findings, hits
+
+
+def _unknown(command: str, facts: ShellFacts) -> Finding | None:
+    """A reminder for what runs uncaged and cannot be judged before it runs (facts.unread)."""
+    if not facts.unread or broken("guard-heavy-outside-cage"):
+        return None
+    from swarmdeck.actions.hooks_install import swarmdeck_executable
+
+    line = f"{shlex.quote(swarmdeck_executable())} run -- bash -c {shlex.quote(command.strip())}"
+    return Finding(
+        "heavy-outside-cage",
+        f"what `{_short(command)}` runs cannot be known before it runs ({facts.unread[0]})",
+        f"If it runs heavy work, run it as: {line}",
+        remind_only=True,
+    )
 
 
 def run_line(command: str, facts: ShellFacts, hits: list[HeavyHit]) -> str:
@@ -319,6 +343,8 @@ def sleep_seconds(argv: list[str]) -> float | None:
 
 
 def _timer(facts: ShellFacts) -> Finding | None:
+    total = 0.0
+    sleeps: list[str] = []
     for item in facts.commands:
         if item.program == "crontab" and not any(a in ("-l", "-V") for a in item.argv[1:]):
             if broken("guard-timer"):
@@ -332,10 +358,15 @@ def _timer(facts: ShellFacts) -> Finding | None:
         if item.program != "sleep" or item.loop is not None or item.background:
             continue
         seconds = sleep_seconds(item.argv)
-        if seconds is not None and seconds >= TIMER_SECONDS and not broken("guard-timer"):
+        if seconds is None:
+            continue
+        # The foreground sleeps of one call add up: `sleep 29; sleep 29` waits 58 s.
+        total += seconds
+        sleeps.append(shlex.join(item.argv))
+        if total >= TIMER_SECONDS and not broken("guard-timer"):
             return Finding(
                 "timer",
-                f"`{shlex.join(item.argv)}` waits {seconds:g} s in the foreground as a timer",
+                f"`{'; '.join(sleeps)}` waits {total:g} s in the foreground as a timer",
                 "To be woken when something happens, keep `swarmdeck watch --wake` running as a"
                 " background task; to wait for a job, run it as a background task"
                 " (run_in_background) and go on",
@@ -674,8 +705,9 @@ def decide(
     """The answer for these findings (a deny beats reminders), and the reminder texts.
 
     The verdicts are kept in the hook's data (GUARD_FIELD) so the recorded event holds them."""
-    denied = [f for f in findings if mode(settings, f.guard) == "deny"]
-    reminded = [f for f in findings if mode(settings, f.guard) == "remind"]
+    denied = [f for f in findings if mode(settings, f.guard) == "deny" and not f.remind_only]
+    reminded = [f for f in findings if mode(settings, f.guard) == "remind" or
+                (f.remind_only and mode(settings, f.guard) == "deny")]
     verdicts = [{"guard": f.guard, "decision": "deny", "refused": f.refused} for f in denied]
     verdicts += [{"guard": f.guard, "decision": "remind", "refused": f.refused}
                  for f in reminded]
