@@ -234,6 +234,7 @@ def _dispatch(hook: HookInput) -> dict[str, Any] | None:
         decide,
         dispatch_findings,
         mode,
+        scratch_lock_finding,
         scratch_path,
     )
     from swarmdeck.hooks.settings import hook_settings
@@ -256,8 +257,12 @@ def _dispatch(hook: HookInput) -> dict[str, Any] | None:
     if scratch is not None and mode(settings, "scratch-lock") != "off":
         from swarmdeck.hooks.scratch_locks import take
 
-        take(scratch, hook)
-    return context_answer(reminders)
+        # Checked and taken under one lock: of dispatches naming it at once, one gets it.
+        held = take(scratch, hook)
+        lock = scratch_lock_finding(scratch, held) if held is not None else None
+        if lock is not None:
+            reply, reminders = decide(hook, [*findings, lock], settings)
+    return reply if reply is not None else context_answer(reminders)
 
 
 def _tool(hook: HookInput) -> dict[str, Any] | None:
@@ -283,13 +288,16 @@ def _subagent_stop(hook: HookInput) -> dict[str, Any] | None:
 
 
 def _name_scratch_holder(hook: HookInput) -> None:
-    """The Agent call's response names the subagent: a scratch hold becomes that agent's."""
+    """The Agent call's response names the subagent: a scratch hold becomes that agent's, or
+    ends when the subagent has already handed back (scratch_locks.py)."""
     response = hook.data.get("tool_response")
     agent_id = response.get("agentId") if isinstance(response, dict) else None
     if isinstance(agent_id, str) and agent_id and hook.tool_use_id:
         from swarmdeck.hooks.scratch_locks import name_holder
 
-        name_holder(hook.tool_use_id, agent_id)
+        # A foreground call answers once the subagent has finished ("completed").
+        finished = isinstance(response, dict) and response.get("status") == "completed"
+        name_holder(hook.tool_use_id, agent_id, finished)
 
 
 def note(stderr: TextIO, text: str) -> None:

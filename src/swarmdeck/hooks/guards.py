@@ -568,7 +568,6 @@ def dispatch_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
         ("dispatch-types", lambda: _forbidden_type(subagent_type, settings)),
         ("thread-cap", lambda: _thread_cap(prompt, settings)),
         ("placeholders", lambda: _placeholders(prompt)),
-        ("scratch-lock", lambda: _scratch_lock(hook, prompt)),
     )
     for name, check in checks:
         if mode(settings, name) == "off":
@@ -648,14 +647,12 @@ def scratch_path(prompt: str, cwd: str | None) -> str | None:
     return None
 
 
-def _scratch_lock(hook: HookInput, prompt: str) -> Finding | None:
-    from swarmdeck.hooks.scratch_locks import holder
+def scratch_lock_finding(path: str, held: str) -> Finding | None:
+    """The scratch-lock guard's case: `path` is held by `held` (scratch_locks.take said so).
 
-    path = scratch_path(prompt, hook.cwd)
-    if path is None:
-        return None
-    held = holder(path, hook.tool_use_id)
-    if held is None or broken("guard-scratch-lock"):
+    The dispatch guards above are pure checks; this one is decided by the locked take that
+    entry.py makes once they let the dispatch through."""
+    if broken("guard-scratch-lock"):
         return None
     return Finding(
         "scratch-lock",
