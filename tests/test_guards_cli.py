@@ -82,3 +82,33 @@ def test_the_strict_preset_is_written_into_any_shape_of_file() -> None:
     assert with_strict_preset('[guards]\npreset = "remind"\n[ui]\n') == (
         '[guards]\npreset = "strict"\n[ui]\n'
     )
+
+
+def test_hooks_install_strict_with_project_is_refused_in_one_line(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """The preset is the user config's, so for every project: --project cannot scope it."""
+    config = isolated_home / "config.toml"
+    config.write_text("[ui]\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    done = swarmdeck("hooks", "install", "--project", str(project), "--strict")
+    assert done.returncode == 251, done.stdout  # USAGE (DESIGN.md)
+    assert done.stderr.count("\n") == 1 and "--project" in done.stderr, done.stderr
+    assert config.read_text() == "[ui]\n"
+    assert not (project / ".claude").exists()
+
+
+def test_hooks_install_strict_writes_through_a_symlinked_config(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    real = tmp_path / "dotfiles" / "swarmdeck.toml"
+    real.parent.mkdir()
+    real.write_text("[ui]\n")
+    link = isolated_home / "config.toml"
+    link.unlink()
+    link.symlink_to(real)
+    done = swarmdeck("hooks", "install", "--strict")
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert 'preset = "strict"' in real.read_text()
