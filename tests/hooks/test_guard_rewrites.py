@@ -81,3 +81,14 @@ def test_what_cannot_be_known_before_it_runs_is_reminded(
     out = (done.answer or {}).get("hookSpecificOutput", {})
     assert "permissionDecision" not in out, done.stdout
     assert "swarmdeck guard heavy-outside-cage (reminder)" in done.context, done.stdout
+
+
+@pytest.mark.parametrize("command,also", [("(make test &) &", "wait-loop: "),
+                                          ("sleep 60; pytest", "timer: ")])
+def test_a_deny_whose_form_is_refused_too_says_every_reason(
+    run_hook, isolated_home: Path, command: str, also: str
+) -> None:
+    done = _run(run_hook, isolated_home, command)
+    reason = (done.answer or {}).get("hookSpecificOutput", {}).get("permissionDecisionReason", "")
+    assert reason.startswith("swarmdeck guard heavy-outside-cage (refused)"), done.stdout
+    assert also in reason, reason

@@ -13,7 +13,7 @@ import pytest
 
 from swarmdeck.config import default_config, parse_config
 from swarmdeck.hooks.entry import _user_literals
-from swarmdeck.hooks.guards import bash_findings, guard_settings
+from swarmdeck.hooks.guards import Finding, bash_findings, guard_settings
 from swarmdeck.hooks.heavy import certainly_light
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.settings import HookSettings
@@ -92,6 +92,40 @@ def test_the_prefilter_never_calls_light_what_the_parser_would_not(
     settings = strict_settings()
     if certainly_light(command, settings.heavy, _user_literals(settings)):
         assert verdict(command, settings) == "light", command
+
+
+def _refusing(command: str, settings: HookSettings, **more: str) -> list[Finding]:
+    hook = HookInput("PreToolUse", {"cwd": str(CORPUS), "tool_name": "Bash",
+                                    "tool_input": {"command": command}, **more})
+    findings, _hits = bash_findings(hook, command, settings)
+    return [f for f in findings if not f.remind_only]
+
+
+@pytest.mark.parametrize("agent", [{}, {"agent_id": "a-sub", "agent_type": "reviewer"}],
+                         ids=["main", "subagent"])
+def test_every_deny_suggests_a_form_that_passes_or_names_every_refusing_guard(
+    agent: dict[str, str]
+) -> None:
+    """The form a deny suggests is allowed as it stands (run by the main agent); where no form
+    can be (`sleep 60; pytest`: the sleep itself is refused), the reason says every refusing
+    guard's reason."""
+    settings = strict_settings()
+    passing = named = 0
+    for _expected, command in ROWS:
+        refusing = _refusing(command, settings, **agent)
+        if not refusing or not refusing[0].form:
+            continue
+        first = refusing[0]
+        again = _refusing(first.form, settings)
+        if not again:
+            passing += 1
+            continue
+        reason = first.reason("deny")
+        for finding in [*refusing[1:], *again]:
+            assert f"{finding.guard}: {finding.refused}" in reason, (command, reason)
+        named += 1
+    print(f"forms: {passing} pass as they stand, {named} name every refusing guard")
+    assert passing > 0
 
 
 def test_default_settings_see_the_same_heavy_list() -> None:

@@ -107,15 +107,18 @@ class Finding:
     """One guard's case in this call: what it refuses and the allowed form.
 
     `remind_only`: what the call runs cannot be known before it runs (text piped into a shell,
-    a script not read): the guard reminds, never denies, whatever its mode."""
+    a script not read): the guard reminds, never denies, whatever its mode. `form`: the exact
+    command line `allowed` suggests, when it gives one (bash_findings checks it)."""
 
-    __slots__ = ("allowed", "guard", "refused", "remind_only")
+    __slots__ = ("allowed", "form", "guard", "refused", "remind_only")
 
-    def __init__(self, guard: str, refused: str, allowed: str, remind_only: bool = False) -> None:
+    def __init__(self, guard: str, refused: str, allowed: str, remind_only: bool = False,
+                 form: str = "") -> None:
         self.guard = guard
         self.refused = refused
         self.allowed = allowed
         self.remind_only = remind_only
+        self.form = form
 
     def reason(self, mode: str) -> str:
         verb = "refused" if mode == "deny" else "reminder"
@@ -201,10 +204,45 @@ def heavy_hits(facts: ShellFacts, settings: HookSettings) -> list[HeavyHit]:
     return hits
 
 
-def bash_findings(hook: HookInput, command: str, settings: HookSettings) -> tuple[
+def bash_findings(
+    hook: HookInput, command: str, settings: HookSettings, check_form: bool = True
+) -> tuple[list[Finding], list[HeavyHit]]:
+    """Each Bash guard's case in this command, in priority order, and its heavy commands.
+
+    The first deny's suggested form is run through the guards itself (`check_form`): when a
+    guard would refuse that too, the reason goes on with every refusing guard's own reason, so
+    the agent is never sent from one deny to the next."""
+    findings, hits = _bash_findings(hook, command, settings)
+    refusing = [f for f in findings if mode(settings, f.guard) == "deny" and not f.remind_only]
+    if check_form and refusing and refusing[0].form:
+        _check_form(hook, refusing, settings)
+    return findings, hits
+
+
+def _check_form(hook: HookInput, refusing: list[Finding], settings: HookSettings) -> None:
+    first = refusing[0]
+    data = {key: value for key, value in hook.data.items() if key not in ("agent_id",
+                                                                          "agent_type")}
+    data["tool_input"] = {"command": first.form}
+    # The form is the main agent's to run (a subagent is told to hand it back).
+    again = HookInput(hook.event, data)
+    found, _hits = _bash_findings(again, first.form, settings)
+    refused_too = [f for f in found if mode(settings, f.guard) == "deny" and not f.remind_only]
+    if not refused_too:
+        return
+    others = list(refusing[1:])
+    named = {f.guard for f in refusing}
+    others += [f for f in refused_too if f.guard not in named]
+    first.allowed += (
+        " — but " + ", ".join(sorted({f.guard for f in refused_too})) + " would refuse that"
+        " as it stands; every guard's reason: "
+        + " / ".join(f"{f.guard}: {f.refused}. {f.allowed}" for f in others)
+    )
+
+
+def _bash_findings(hook: HookInput, command: str, settings: HookSettings) -> tuple[
     list[Finding], list[HeavyHit]
 ]:
-    """Each Bash guard's case in this command, in priority order, and its heavy commands."""
     from swarmdeck.hooks.shell_parse import parse
 
     facts = parse(command, hook.cwd)
@@ -292,10 +330,11 @@ def _outside_cage(command: str, facts: ShellFacts, hits: list[HeavyHit]) -> Find
     uncaged = [hit for hit in hits if not hit.command.caged]
     if not uncaged or broken("guard-heavy-outside-cage"):
         return None
+    line = run_line(command, facts, uncaged)
     return Finding(
         "heavy-outside-cage",
         f"`{_short(command)}` runs {_seen(uncaged[0])} outside the cage",
-        f"Run it as: {run_line(command, facts, uncaged)}",
+        f"Run it as: {line}", form=line,
     )
 
 
@@ -308,20 +347,22 @@ def _by_subagent(
     if hook.agent_id is not None:
         if broken("guard-heavy-by-subagent"):
             return None
+        line = run_line(command, facts, hits)
         return Finding(
             "heavy-by-subagent",
             f"a subagent ({hook.agent_id}) may not start heavy work: {_seen(hits[0])}",
             "Heavy tests are run by the main agent: hand back and say in your report which"
-            f" command to run, as: {run_line(command, facts, hits)}",
+            f" command to run, as: {line}", form=line,
         )
     prefix = str(settings.guards.get("heavy_prefix") or "")
     if prefix and not command.lstrip().startswith(prefix):
         if broken("guard-heavy-by-subagent"):
             return None
+        line = f"{prefix} {run_line(command, facts, hits)}"
         return Finding(
             "heavy-by-subagent",
             f"heavy work without the declaration guards.heavy_prefix asks for: {_seen(hits[0])}",
-            f"Declare it and run it caged: {prefix} {run_line(command, facts, hits)}",
+            f"Declare it and run it caged: {line}", form=line,
         )
     return None
 
@@ -377,19 +418,21 @@ def _timer(facts: ShellFacts) -> Finding | None:
 def _wait_loop(facts: ShellFacts) -> Finding | None:
     for loop in facts.loops:
         if loop.waits and not loop.timeout and not broken("guard-wait-loop"):
+            line = f"timeout {LOOP_TIMEOUT} bash -c {shlex.quote(loop.text)}"
             return Finding(
                 "wait-loop",
                 f"`{_short(loop.text)}` waits with no end in sight",
-                f"Give it a timeout: timeout {LOOP_TIMEOUT} bash -c {shlex.quote(loop.text)}",
+                f"Give it a timeout: {line}", form=line,
             )
     if facts.nested_background and not broken("guard-wait-loop"):
         inner = facts.nested_background[0]
+        line = _one_background(inner)
         return Finding(
             "wait-loop",
             f"`{_short(inner)} &` puts something in the background inside the background, where"
             " no one waits for it or sees it end",
-            "Start it once, as a background task (run_in_background), or with one `&`: "
-            + _one_background(inner),
+            "Start it once, as a background task (run_in_background), or with one `&`: " + line,
+            form=line,
         )
     return None
 
