@@ -43,8 +43,6 @@ BASH = "Bash"
 DISPATCH_TOOLS = ("Agent", "Task")
 GUARDED_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit", "SendMessage", "CronCreate")
 """PreToolUse tools only guards look at (hooks/guards.py)."""
-CLASSIFY_LIMIT = 8 * 1024
-"""Characters of a command the prefilter reads; a longer one always goes to the parser."""
 
 
 def main(argv: list[str]) -> int:
@@ -195,6 +193,7 @@ def _bash(hook: HookInput) -> dict[str, Any] | None:
     command = hook.command
     if command is None:
         return None
+    from swarmdeck.hooks.classify import CLASSIFY_LIMIT
     from swarmdeck.hooks.heavy import certainly_light
     from swarmdeck.hooks.settings import hook_settings
 

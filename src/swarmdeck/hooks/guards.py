@@ -278,7 +278,7 @@ def _unknown(command: str, facts: ShellFacts) -> Finding | None:
     line = f"{shlex.quote(swarmdeck_executable())} run -- bash -c {shlex.quote(command.strip())}"
     return Finding(
         "heavy-outside-cage",
-        f"what `{_short(command)}` runs cannot be known before it runs ({facts.unread[0]})",
+        f"what `{short(command)}` runs cannot be known before it runs ({facts.unread[0]})",
         f"If it runs heavy work, run it as: {line}",
         remind_only=True,
     )
@@ -290,14 +290,15 @@ def run_line(command: str, facts: ShellFacts, hits: list[HeavyHit]) -> str:
 
     if hits and all(hit.command.caged for hit in hits):
         return command.strip()
-    argv = _argv(command, facts)
+    argv = run_argv(command, facts)
     program = shlex.quote(swarmdeck_executable())
     label = hits[0].label if hits else "job"
     return f"{program} run --label {shlex.quote(label)} -- {shlex.join(argv)}"
 
 
-def _argv(command: str, facts: ShellFacts) -> list[str]:
-    """The command's own words when it is one simple command, else `bash -c COMMAND`."""
+def run_argv(command: str, facts: ShellFacts) -> list[str]:
+    """The argv `swarmdeck run` gets: the command's own words when it is one simple command
+    (its facts, from the parser, say so), else `bash -c COMMAND`."""
     text = command.strip()
     top = [item for item in facts.commands if not item.via]
     simple = (
@@ -316,7 +317,8 @@ def _argv(command: str, facts: ShellFacts) -> list[str]:
     return ["bash", "-c", text]
 
 
-def _short(command: str) -> str:
+def short(command: str) -> str:
+    """The command on one line, at most 120 characters, for a reason or a reminder."""
     flat = " ".join(command.split())
     return flat if len(flat) <= 120 else flat[:119] + "…"
 
@@ -333,7 +335,7 @@ def _outside_cage(command: str, facts: ShellFacts, hits: list[HeavyHit]) -> Find
     line = run_line(command, facts, uncaged)
     return Finding(
         "heavy-outside-cage",
-        f"`{_short(command)}` runs {_seen(uncaged[0])} outside the cage",
+        f"`{short(command)}` runs {_seen(uncaged[0])} outside the cage",
         f"Run it as: {line}", form=line,
     )
 
@@ -421,7 +423,7 @@ def _wait_loop(facts: ShellFacts) -> Finding | None:
             line = f"timeout {LOOP_TIMEOUT} bash -c {shlex.quote(loop.text)}"
             return Finding(
                 "wait-loop",
-                f"`{_short(loop.text)}` waits with no end in sight",
+                f"`{short(loop.text)}` waits with no end in sight",
                 f"Give it a timeout: {line}", form=line,
             )
     if facts.nested_background and not broken("guard-wait-loop"):
@@ -429,7 +431,7 @@ def _wait_loop(facts: ShellFacts) -> Finding | None:
         line = _one_background(inner)
         return Finding(
             "wait-loop",
-            f"`{_short(inner)} &` puts something in the background inside the background, where"
+            f"`{short(inner)} &` puts something in the background inside the background, where"
             " no one waits for it or sees it end",
             "Start it once, as a background task (run_in_background), or with one `&`: " + line,
             form=line,

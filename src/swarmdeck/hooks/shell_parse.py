@@ -606,7 +606,7 @@ def _value(node: Node) -> tuple[str, bool]:
             if child.type == '"' or child.type == '$"':
                 continue
             if child.type == "string_content":
-                parts.append(_unescape_double(_text(child)))
+                parts.append(_unescape(_text(child), DOUBLE_QUOTED_ESCAPES))
                 continue
             value, known = _value(child)
             parts.append(value)
@@ -617,31 +617,21 @@ def _value(node: Node) -> tuple[str, bool]:
     return text, False
 
 
-def _unescape(text: str) -> str:
+DOUBLE_QUOTED_ESCAPES = '$`"\\\n'
+"""What a backslash escapes inside double quotes; outside quotes it escapes any character."""
+
+
+def _unescape(text: str, escapable: str | None = None) -> str:
+    """Backslash removal: of any character (`escapable` None), or only of those in it."""
     if "\\" not in text:
         return text
     out = []
     index = 0
     while index < len(text):
         char = text[index]
-        if char == "\\" and index + 1 < len(text):
-            if text[index + 1] != "\n":
-                out.append(text[index + 1])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def _unescape_double(text: str) -> str:
-    if "\\" not in text:
-        return text
-    out = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\" and index + 1 < len(text) and text[index + 1] in '$`"\\\n':
+        if char == "\\" and index + 1 < len(text) and (
+            escapable is None or text[index + 1] in escapable
+        ):
             if text[index + 1] != "\n":
                 out.append(text[index + 1])
             index += 2
@@ -842,6 +832,15 @@ def _script_command(args: list[tuple[str, bool]]) -> str | None:
                 return after
             return words[index + 1] if index + 1 < len(words) else None
     return None
+
+
+def caged_argv(words: list[str]) -> list[str] | None:
+    """The words after `--` of `swarmdeck run|dispatch|gpu-run|peer run … -- COMMAND` (as the
+    runner gets them), or None when `words` is no such command."""
+    if not words or os.path.basename(words[0]) != "swarmdeck":
+        return None
+    inner = _caged([(word, True) for word in words[1:]])
+    return None if inner is None else [word for word, _ in inner]
 
 
 def _caged(args: list[tuple[str, bool]]) -> list[tuple[str, bool]] | None:
