@@ -33,19 +33,28 @@ def _config(home: Path) -> None:
         STRICT + 'dispatch_required_lines = []\nthread_cap = "off"\n')
 
 
+def _stop(run_hook, agent: str) -> None:
+    stop = hook_payload("SubagentStop", session_id=SID, agent_id=agent, agent_type="reviewer",
+                        last_assistant_message="Done.", stop_hook_active=False, cwd="/tmp")
+    assert run_hook("subagent-stop", stop).answer is None
+
+
+def _answered(run_hook, tool_use_id: str, response: dict[str, Any]) -> None:
+    post = hook_payload("PostToolUse", session_id=SID, tool_name="Agent",
+                        tool_use_id=tool_use_id, cwd="/tmp", tool_input={"prompt": PROMPT},
+                        tool_response=response)
+    assert run_hook("post-tool-use", post).returncode == 0
+
+
 def test_a_foreground_subagents_hold_ends_when_it_hands_back(
     run_hook, isolated_home: Path
 ) -> None:
+    """Claude Code's order for a foreground subagent: SubagentStop, then PostToolUse."""
     _config(isolated_home)
     assert not _denied(run_hook("pre-tool-use", _dispatch("toolu_a1")))
-    stop = hook_payload("SubagentStop", session_id=SID, agent_id="a1", agent_type="reviewer",
-                        last_assistant_message="Done.", stop_hook_active=False, cwd="/tmp")
-    assert run_hook("subagent-stop", stop).answer is None
-    post = hook_payload("PostToolUse", session_id=SID, tool_name="Agent", tool_use_id="toolu_a1",
-                        cwd="/tmp", tool_input={"prompt": PROMPT},
-                        tool_response={"status": "completed", "agentId": "a1",
-                                       "content": [{"type": "text", "text": "Done."}]})
-    assert run_hook("post-tool-use", post).returncode == 0
+    _stop(run_hook, "a1")
+    _answered(run_hook, "toolu_a1", {"status": "completed", "agentId": "a1",
+                                     "content": [{"type": "text", "text": "Done."}]})
     again = run_hook("pre-tool-use", _dispatch("toolu_b1", OTHER))
     assert not _denied(again), again.stdout
 
@@ -55,13 +64,8 @@ def test_a_hold_named_after_a_handback_without_a_status_is_dropped(
 ) -> None:
     _config(isolated_home)
     assert not _denied(run_hook("pre-tool-use", _dispatch("toolu_a2")))
-    stop = hook_payload("SubagentStop", session_id=SID, agent_id="a2", agent_type="reviewer",
-                        last_assistant_message="Done.", stop_hook_active=False, cwd="/tmp")
-    assert run_hook("subagent-stop", stop).answer is None
-    post = hook_payload("PostToolUse", session_id=SID, tool_name="Agent", tool_use_id="toolu_a2",
-                        cwd="/tmp", tool_input={"prompt": PROMPT},
-                        tool_response={"agentId": "a2"})
-    assert run_hook("post-tool-use", post).returncode == 0
+    _stop(run_hook, "a2")
+    _answered(run_hook, "toolu_a2", {"agentId": "a2"})
     assert not _denied(run_hook("pre-tool-use", _dispatch("toolu_b2", OTHER)))
 
 
@@ -70,11 +74,10 @@ def test_a_background_subagent_keeps_its_hold_until_it_hands_back(
 ) -> None:
     _config(isolated_home)
     assert not _denied(run_hook("pre-tool-use", _dispatch("toolu_a3")))
-    post = hook_payload("PostToolUse", session_id=SID, tool_name="Agent", tool_use_id="toolu_a3",
-                        cwd="/tmp", tool_input={"prompt": PROMPT},
-                        tool_response={"status": "async_launched", "agentId": "a3"})
-    assert run_hook("post-tool-use", post).returncode == 0
+    _answered(run_hook, "toolu_a3", {"status": "async_launched", "agentId": "a3"})
     assert _denied(run_hook("pre-tool-use", _dispatch("toolu_b3", OTHER)))
+    _stop(run_hook, "a3")
+    assert not _denied(run_hook("pre-tool-use", _dispatch("toolu_b4", OTHER)))
 
 
 def test_dispatches_naming_one_folder_at_once_get_it_once(
