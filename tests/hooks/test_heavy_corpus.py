@@ -85,12 +85,31 @@ def test_every_heavy_command_is_caught_and_no_light_one_touched() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def remind_settings() -> HookSettings:
+    config = parse_config("", "remind.toml")
+    return HookSettings((), (), 0, tuple(config.hooks.heavy), guard_settings(config))
+
+
 @pytest.mark.parametrize("expected,command", ROWS)
 def test_the_prefilter_never_calls_light_what_the_parser_would_not(
     expected: str, command: str
 ) -> None:
     settings = strict_settings()
     if certainly_light(command, settings.heavy, _user_literals(settings)):
+        assert verdict(command, settings) == "light", command
+
+
+@pytest.mark.parametrize("expected,command", ROWS)
+def test_without_waiting_guards_the_prefilter_never_calls_light_what_the_parser_would_not(
+    expected: str, command: str
+) -> None:
+    """The remind preset (timer and wait-loop off): the prefilter runs with waits=False, as
+    entry.py calls it, and skips sleeps, loops and `&`; nothing it calls light may be a case
+    of a guard that is on."""
+    settings = remind_settings()
+    modes = settings.guards["modes"]
+    assert modes["timer"] == "off" and modes["wait-loop"] == "off"
+    if certainly_light(command, settings.heavy, _user_literals(settings), waits=False):
         assert verdict(command, settings) == "light", command
 
 
