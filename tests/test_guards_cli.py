@@ -50,9 +50,13 @@ def test_status_json_counts_the_guards(isolated_home: Path) -> None:
     _deny_once(isolated_home)
     done = swarmdeck("status", "--json")
     assert done.returncode == 0, done.stderr
-    figures = json.loads(done.stdout)["guards"]
-    assert figures["preset"] == "strict"
-    assert figures["counts"]["timer"] == {"remind": 0, "deny": 1}
+    rows = json.loads(done.stdout)["guards"]
+    # The snapshot's contract (DESIGN.md): each top-level key is a list of flat objects.
+    assert isinstance(rows, list) and all(
+        set(row) == {"name", "mode", "reminded_24h", "denied_24h"} for row in rows)
+    by_name = {row["name"]: row for row in rows}
+    assert by_name["timer"] == {"name": "timer", "mode": "deny", "reminded_24h": 0,
+                                "denied_24h": 1}
 
 
 def test_hooks_install_strict_writes_the_preset_and_keeps_the_file(
