@@ -21,6 +21,7 @@ import shlex
 from swarmdeck.breaks import broken
 from swarmdeck.hooks.contract import added_context, deny
 from swarmdeck.hooks.payload import HookInput
+from swarmdeck.run_scope import SCOPE_KINDS, SCOPE_VARIABLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,8 +98,6 @@ ALERT_SOURCE = "guard"
 """The source of the alerts a deny raises (the Alerts panel counts them on its guards line)."""
 GUARD_FIELD = "swarmdeck_guard"
 """Key under which a call's guard verdicts are kept in its recorded hook event."""
-SCOPE_VARIABLE = "SWARMDECK_SCOPE"
-SCOPE_KINDS = ("full", "items", "light", "target")
 SCOPE_WHY = 12
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
