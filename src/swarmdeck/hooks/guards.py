@@ -714,7 +714,7 @@ def handback_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
     that a subagent is held back at most once."""
     if mode(settings, "handback") == "off" or hook.data.get("stop_hook_active") is True:
         return []
-    from swarmdeck.hooks.scratch_locks import made_folders
+    from swarmdeck.hooks.scratch_locks import git_tracked, made_folders
 
     message = hook.text("last_assistant_message") or ""
     cwd = hook.cwd or os.getcwd()
@@ -727,6 +727,8 @@ def handback_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
         path for path in made_folders(hook)
         if os.path.isdir(path) and os.path.normpath(path) not in kept
     ]
+    # A path git tracks is the project's own: never one to delete (asked only of what is left).
+    left = [path for path in left if not git_tracked(path)]
     if not left or broken("guard-handback"):
         return []
     return [Finding(

@@ -172,7 +172,7 @@ def made_folders(hook: HookInput) -> list[str]:
         for path in created_by(command, cwd):
             if path not in found:
                 found.append(path)
-    return [path for path in found if not git_tracked(path)]
+    return found
 
 
 def git_tracked(path: str) -> bool:
