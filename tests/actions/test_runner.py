@@ -991,3 +991,15 @@ def test_the_run_scope_declaration_is_kept_with_the_job_and_shown(
     jobs = ledger_jobs(store(isolated_home), declared["host"], finished=None, runners=False)
     shown = job_facts(next(j for j in jobs if j.id == declared["id"]), time.time(), 200).plain
     assert f"scope  {scope}" in shown, shown
+
+
+def test_a_run_without_threads_declares_the_hosts_heavy_threads(
+    slice_config: Path, isolated_home
+) -> None:
+    """No --threads: the job declares this host's heavy threads (cores.heavy_threads, else
+    cores less one), so the book of threads counts it; a given --threads stands."""
+    config = isolated_home / "config.toml"
+    config.write_text(config.read_text() + "\n[cores]\nheavy_threads = 3\n")
+    assert swarmdeck_run("--", "true").returncode == 0
+    assert swarmdeck_run("--threads", "2", "--", "true").returncode == 0
+    assert [row["threads"] for row in rows(isolated_home)] == [3, 2]

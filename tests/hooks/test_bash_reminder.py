@@ -157,3 +157,11 @@ def test_the_label_comes_from_the_parsed_command(run_hook, tmp_path: Path) -> No
     assert "--label make " in text and "(make'" not in text
     text = _heavy(run_hook, "FOO=1 nohup ionice -c3 python -m pytest -q &", tmp_path)
     assert "--label pytest " in text
+
+
+def test_the_reminder_states_the_threads_a_run_declares(
+    run_hook, tmp_path: Path, isolated_home: Path
+) -> None:
+    (isolated_home / "config.toml").write_text("[cores]\nheavy_threads = 3\n")
+    text = _heavy(run_hook, "pytest -q tests", tmp_path)
+    assert "a run without --threads declares this host's 3 heavy threads" in text

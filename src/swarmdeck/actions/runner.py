@@ -363,7 +363,7 @@ def _admitted_run(run: RunContext) -> int:
         cwd=request.cwd,
         runner=own_identity(),
         booking=booking,
-        threads=request.threads,
+        threads=_declared_threads(run.config, request.threads),
         detached=request.detach,
         timeout=request.timeout,
         declared_cap=request.cap or "",
@@ -544,3 +544,13 @@ def _scope_declaration() -> str:
     """The run-scope declaration this run was started with (`SWARMDECK_SCOPE='…' swarmdeck run
     -- CMD`, the run-scope guard's form), kept with the job; "" when none was."""
     return os.environ.get(SCOPE_VARIABLE, "")[:SCOPE_KEPT]
+
+
+def _declared_threads(config: Config, given: int | None) -> int:
+    """`--threads` as given, else this host's heavy threads (config.heavy_thread_budget): a run
+    that says nothing is booked as one that may use them all."""
+    from swarmdeck.config import heavy_thread_budget
+
+    if given is not None:
+        return given
+    return heavy_thread_budget(config.cores.heavy_threads, os.cpu_count() or 1)

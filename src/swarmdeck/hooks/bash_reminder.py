@@ -59,7 +59,7 @@ def reminder_text(hook: HookInput, command: str, match: HeavyMatch) -> str:
 def _text(
     config: Config, store: StateStore, hook: HookInput, command: str, match: HeavyMatch
 ) -> str:
-    from swarmdeck.hooks.guards import run_argv, short
+    from swarmdeck.hooks.guards import heavy_threads, run_argv, short
     from swarmdeck.hooks.shell_parse import caged_argv, parse
 
     cwd = _cwd(hook.cwd)
@@ -74,6 +74,9 @@ def _text(
     lines += [f"- {host.row()}" for host in hosts]
     booking, history, problem = _booking(config, store, argv, cwd, declared, hosts[0])
     lines.append(_history_line(history, booking, problem))
+    threads = heavy_threads(config)
+    lines.append(f"Threads: a run without --threads declares this host's {threads} heavy"
+                 " threads; give --threads N if it uses fewer.")
     if booking is None:
         lines.append("Conclusion: cannot tell (memory figures not read).")
         return "\n".join(lines)
