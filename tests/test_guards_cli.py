@@ -50,9 +50,13 @@ def test_status_json_counts_the_guards(isolated_home: Path) -> None:
     _deny_once(isolated_home)
     done = swarmdeck("status", "--json")
     assert done.returncode == 0, done.stderr
-    figures = json.loads(done.stdout)["guards"]
-    assert figures["preset"] == "strict"
-    assert figures["counts"]["timer"] == {"remind": 0, "deny": 1}
+    rows = json.loads(done.stdout)["guards"]
+    # The snapshot's contract (DESIGN.md): each top-level key is a list of flat objects.
+    assert isinstance(rows, list) and all(
+        set(row) == {"name", "mode", "reminded_24h", "denied_24h"} for row in rows)
+    by_name = {row["name"]: row for row in rows}
+    assert by_name["timer"] == {"name": "timer", "mode": "deny", "reminded_24h": 0,
+                                "denied_24h": 1}
 
 
 def test_hooks_install_strict_writes_the_preset_and_keeps_the_file(
@@ -82,3 +86,33 @@ def test_the_strict_preset_is_written_into_any_shape_of_file() -> None:
     assert with_strict_preset('[guards]\npreset = "remind"\n[ui]\n') == (
         '[guards]\npreset = "strict"\n[ui]\n'
     )
+
+
+def test_hooks_install_strict_with_project_is_refused_in_one_line(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """The preset is the user config's, so for every project: --project cannot scope it."""
+    config = isolated_home / "config.toml"
+    config.write_text("[ui]\n")
+    project = tmp_path / "proj"
+    project.mkdir()
+    done = swarmdeck("hooks", "install", "--project", str(project), "--strict")
+    assert done.returncode == 251, done.stdout  # USAGE (DESIGN.md)
+    assert done.stderr.count("\n") == 1 and "--project" in done.stderr, done.stderr
+    assert config.read_text() == "[ui]\n"
+    assert not (project / ".claude").exists()
+
+
+def test_hooks_install_strict_writes_through_a_symlinked_config(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    real = tmp_path / "dotfiles" / "swarmdeck.toml"
+    real.parent.mkdir()
+    real.write_text("[ui]\n")
+    link = isolated_home / "config.toml"
+    link.unlink()
+    link.symlink_to(real)
+    done = swarmdeck("hooks", "install", "--strict")
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert 'preset = "strict"' in real.read_text()

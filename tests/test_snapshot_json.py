@@ -166,8 +166,8 @@ PINNED: set[tuple[str, tuple[str, ...]]] = {
         'cores_in_use', 'created_at', 'current', 'cwd', 'declared_cap', 'detached', 'ended_at',
         'exit_code', 'fingerprint', 'hit_ceiling', 'host', 'id', 'kernel_peak', 'label',
         'oom_score_adj', 'outcome', 'output_path', 'peak', 'pid', 'runner_alive', 'runtime',
-        'serial_marker_path', 'serial_reason', 'session_id', 'stale', 'start_ticks', 'started_at',
-        'state', 'threads', 'threads_at_once', 'timeout',
+        'scope', 'serial_marker_path', 'serial_reason', 'session_id', 'stale', 'start_ticks',
+        'started_at', 'state', 'threads', 'threads_at_once', 'timeout',
     )),
     ('.kill_requests[]', (
         'command', 'finding_key', 'host', 'id', 'job_id', 'pid', 'reason', 'requested_at',

@@ -323,6 +323,12 @@ MIGRATIONS: list[Migration] = [
         " recorded_at REAL NOT NULL);"
         " CREATE INDEX input_runs_by_fingerprint ON input_runs (fingerprint, job_id);",
     ),
+    Migration(
+        13,
+        "jobs: the run-scope declaration (SWARMDECK_SCOPE='kind=…; what=…; scope=…; why=…')"
+        " the job was started with; NULL when none was",
+        "ALTER TABLE jobs ADD COLUMN scope TEXT;",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 

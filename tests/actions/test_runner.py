@@ -971,3 +971,35 @@ def test_exit_codes_follow_the_contract() -> None:
     assert exit_and_outcome(watched(-15, TIMEOUT), OomVerdict.NONE) == (253, "timed out")
     assert exit_and_outcome(watched(-11), OomVerdict.NONE) == (139, "killed by SIGSEGV")
     assert exit_and_outcome(watched(-15, SIGNALLED, 2), OomVerdict.NONE)[0] == 130
+
+
+def test_the_run_scope_declaration_is_kept_with_the_job_and_shown(
+    slice_config: Path, isolated_home
+) -> None:
+    """`SWARMDECK_SCOPE='…' swarmdeck run -- CMD` (the run-scope guard's form): the row keeps
+    the declaration, the job's detail shows it; a run without one keeps NULL."""
+    from swarmdeck.app.detail import job_facts
+    from swarmdeck.probes.ledger import ledger_jobs
+
+    scope = "kind=full; what=all tests; scope=repo; why=before the merge of the parser"
+    env = {**os.environ, "SWARMDECK_SCOPE": scope}
+    assert swarmdeck_run("--", "true", env=env).returncode == 0
+    plain = {k: v for k, v in os.environ.items() if k != "SWARMDECK_SCOPE"}
+    assert swarmdeck_run("--", "true", env=plain).returncode == 0
+    declared, bare = rows(isolated_home)
+    assert (declared["scope"], bare["scope"]) == (scope, None)
+    jobs = ledger_jobs(store(isolated_home), declared["host"], finished=None, runners=False)
+    shown = job_facts(next(j for j in jobs if j.id == declared["id"]), time.time(), 200).plain
+    assert f"scope  {scope}" in shown, shown
+
+
+def test_a_run_without_threads_declares_the_hosts_heavy_threads(
+    slice_config: Path, isolated_home
+) -> None:
+    """No --threads: the job declares this host's heavy threads (cores.heavy_threads, else
+    cores less one), so the book of threads counts it; a given --threads stands."""
+    config = isolated_home / "config.toml"
+    config.write_text(config.read_text() + "\n[cores]\nheavy_threads = 3\n")
+    assert swarmdeck_run("--", "true").returncode == 0
+    assert swarmdeck_run("--threads", "2", "--", "true").returncode == 0
+    assert [row["threads"] for row in rows(isolated_home)] == [3, 2]

@@ -8,9 +8,10 @@ from pathlib import Path
 from claude_lines import bash_payload
 from swarmdeck.actions.booking import Booking, Via
 from swarmdeck.actions.fingerprint import fingerprint
-from swarmdeck.hooks.bash_reminder import command_argv, decide
-from swarmdeck.hooks.classify import caged_command
+from swarmdeck.hooks.bash_reminder import decide
+from swarmdeck.hooks.guards import run_argv
 from swarmdeck.hooks.resources import HostFacts
+from swarmdeck.hooks.shell_parse import caged_argv, parse
 from swarmdeck.state import StateStore
 from swarmdeck.views.hosts import HostFigures
 
@@ -97,12 +98,15 @@ def test_caged_command_matched_by_a_pattern_gets_no_reminder(
     assert "--label mything" in text
 
 
-def test_command_argv_keeps_simple_commands_and_wraps_sequences() -> None:
-    assert command_argv("pytest -q 'tests/a b'") == ["pytest", "-q", "tests/a b"]
-    assert command_argv("FOO=1 make") == ["bash", "-c", "FOO=1 make"]
-    assert command_argv("make; make test") == ["bash", "-c", "make; make test"]
-    assert command_argv("pytest | tail") == ["bash", "-c", "pytest | tail"]
-    assert command_argv("echo 'unterminated") == ["bash", "-c", "echo 'unterminated"]
+def test_run_argv_keeps_simple_commands_and_wraps_sequences() -> None:
+    def argv(command: str) -> list[str]:
+        return run_argv(command, parse(command))
+
+    assert argv("pytest -q 'tests/a b'") == ["pytest", "-q", "tests/a b"]
+    assert argv("FOO=1 make") == ["bash", "-c", "FOO=1 make"]
+    assert argv("make; make test") == ["bash", "-c", "make; make test"]
+    assert argv("pytest | tail") == ["bash", "-c", "pytest | tail"]
+    assert argv("echo 'unterminated") == ["bash", "-c", "echo 'unterminated"]
 
 
 def _host(name: str, room: int | None, local: bool = False, cap: int = 60 * GIB) -> HostFacts:
@@ -133,14 +137,17 @@ def test_decide_here_then_peer_then_short() -> None:
 
 
 def test_only_a_swarmdeck_wrapper_with_its_command_counts_as_caged() -> None:
-    assert caged_command("swarmdeck run --cap 4G -- pytest -q") == ["pytest", "-q"]
-    assert caged_command("/opt/bin/swarmdeck dispatch --gpu -- python train.py") == [
+    def caged(command: str) -> list[str] | None:
+        return caged_argv(command.split())
+
+    assert caged("swarmdeck run --cap 4G -- pytest -q") == ["pytest", "-q"]
+    assert caged("/opt/bin/swarmdeck dispatch --gpu -- python train.py") == [
         "python", "train.py"
     ]
-    assert caged_command("swarmdeck status --json") is None
-    assert caged_command("swarmdeck hooks install -- --user") is None
-    assert caged_command("swarmdeck run --cap 4G") is None
-    assert caged_command("pytest -q -- swarmdeck run") is None
+    assert caged("swarmdeck status --json") is None
+    assert caged("swarmdeck hooks install -- --user") is None
+    assert caged("swarmdeck run --cap 4G") is None
+    assert caged("pytest -q -- swarmdeck run") is None
 
 
 def test_the_label_comes_from_the_parsed_command(run_hook, tmp_path: Path) -> None:
@@ -150,3 +157,11 @@ def test_the_label_comes_from_the_parsed_command(run_hook, tmp_path: Path) -> No
     assert "--label make " in text and "(make'" not in text
     text = _heavy(run_hook, "FOO=1 nohup ionice -c3 python -m pytest -q &", tmp_path)
     assert "--label pytest " in text
+
+
+def test_the_reminder_states_the_threads_a_run_declares(
+    run_hook, tmp_path: Path, isolated_home: Path
+) -> None:
+    (isolated_home / "config.toml").write_text("[cores]\nheavy_threads = 3\n")
+    text = _heavy(run_hook, "pytest -q tests", tmp_path)
+    assert "a run without --threads declares this host's 3 heavy threads" in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,10 @@ def _setup(sample: Sample, run_hook, home: Path) -> dict[str, Any]:
                          session_id="dddd4444-0000-4000-8000-000000000001")
         assert _decision(run_hook("pre-tool-use", other).answer)[0] == ""
     if sample.setup == "made-folder":
-        (home / "sample-build-copy").mkdir()
+        # The copy the transcript records is made by that command, as the subagent made it:
+        # a folder that was there before would be the project's, never one to delete.
+        (home / "src").mkdir()
+        subprocess.run(["cp", "-r", "src", "sample-build-copy"], cwd=home, check=True)
         transcript = home / "agent-a-sample.jsonl"
         line = {"type": "assistant", "isSidechain": True, "agentId": "a-sample",
                 "message": {"role": "assistant", "content": [

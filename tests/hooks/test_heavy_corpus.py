@@ -13,7 +13,7 @@ import pytest
 
 from swarmdeck.config import default_config, parse_config
 from swarmdeck.hooks.entry import _user_literals
-from swarmdeck.hooks.guards import bash_findings, guard_settings
+from swarmdeck.hooks.guards import Finding, bash_findings, guard_settings
 from swarmdeck.hooks.heavy import certainly_light
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.settings import HookSettings
@@ -52,7 +52,9 @@ def verdict(command: str, settings: HookSettings) -> str:
     hook = HookInput("PreToolUse", {"cwd": str(CORPUS), "tool_name": "Bash",
                                     "tool_input": {"command": command}})
     findings, _hits = bash_findings(hook, command, settings)
-    return findings[0].guard if findings else "light"
+    if not findings:
+        return "light"
+    return "remind" if findings[0].remind_only else findings[0].guard
 
 
 ROWS = corpus()
@@ -61,7 +63,7 @@ ROWS = corpus()
 def test_the_corpus_is_large_enough_and_holds_every_kind() -> None:
     kinds = {expected for expected, _ in ROWS}
     assert len(ROWS) >= 300
-    assert {"heavy-outside-cage", "light", "timer", "wait-loop"} <= kinds
+    assert {"heavy-outside-cage", "light", "timer", "wait-loop", "remind"} <= kinds
 
 
 def test_every_heavy_command_is_caught_and_no_light_one_touched() -> None:
@@ -83,6 +85,11 @@ def test_every_heavy_command_is_caught_and_no_light_one_touched() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def remind_settings() -> HookSettings:
+    config = parse_config("", "remind.toml")
+    return HookSettings((), (), 0, tuple(config.hooks.heavy), guard_settings(config))
+
+
 @pytest.mark.parametrize("expected,command", ROWS)
 def test_the_prefilter_never_calls_light_what_the_parser_would_not(
     expected: str, command: str
@@ -90,6 +97,54 @@ def test_the_prefilter_never_calls_light_what_the_parser_would_not(
     settings = strict_settings()
     if certainly_light(command, settings.heavy, _user_literals(settings)):
         assert verdict(command, settings) == "light", command
+
+
+@pytest.mark.parametrize("expected,command", ROWS)
+def test_without_waiting_guards_the_prefilter_never_calls_light_what_the_parser_would_not(
+    expected: str, command: str
+) -> None:
+    """The remind preset (timer and wait-loop off): the prefilter runs with waits=False, as
+    entry.py calls it, and skips sleeps, loops and `&`; nothing it calls light may be a case
+    of a guard that is on."""
+    settings = remind_settings()
+    modes = settings.guards["modes"]
+    assert modes["timer"] == "off" and modes["wait-loop"] == "off"
+    if certainly_light(command, settings.heavy, _user_literals(settings), waits=False):
+        assert verdict(command, settings) == "light", command
+
+
+def _refusing(command: str, settings: HookSettings, **more: str) -> list[Finding]:
+    hook = HookInput("PreToolUse", {"cwd": str(CORPUS), "tool_name": "Bash",
+                                    "tool_input": {"command": command}, **more})
+    findings, _hits = bash_findings(hook, command, settings)
+    return [f for f in findings if not f.remind_only]
+
+
+@pytest.mark.parametrize("agent", [{}, {"agent_id": "a-sub", "agent_type": "reviewer"}],
+                         ids=["main", "subagent"])
+def test_every_deny_suggests_a_form_that_passes_or_names_every_refusing_guard(
+    agent: dict[str, str]
+) -> None:
+    """The form a deny suggests is allowed as it stands (run by the main agent); where no form
+    can be (`sleep 60; pytest`: the sleep itself is refused), the reason says every refusing
+    guard's reason."""
+    settings = strict_settings()
+    passing = named = 0
+    for _expected, command in ROWS:
+        refusing = _refusing(command, settings, **agent)
+        if not refusing or not refusing[0].form:
+            continue
+        first = refusing[0]
+        again = _refusing(first.form, settings)
+        if not again:
+            passing += 1
+            continue
+        reason = first.reason("deny")
+        for finding in [*refusing[1:], *again]:
+            assert f"{finding.guard}: {finding.refused}" in reason, (command, reason)
+        named += 1
+    print(f"forms: {passing} pass as they stand, {named} name every refusing guard")
+    assert passing > 0
 
 
 def test_default_settings_see_the_same_heavy_list() -> None:

@@ -123,12 +123,13 @@ def caged_job(store: StateStore, slice_path: Path, pid: int, **columns: Any) -> 
 
 def insert_hook_event(
     store: StateStore, event: str, at: float, session_id: str = SID,
-    agent_id: str | None = None, tool_name: str | None = None, **payload: Any,
+    agent_id: str | None = None, tool_name: str | None = None, cwd: str | None = None,
+    **payload: Any,
 ) -> None:
     with store.transaction() as conn:
         conn.execute(
-            "INSERT INTO hook_events (event, session_id, agent_id, tool_name, payload,"
-            " received_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (event, session_id, agent_id, tool_name,
+            "INSERT INTO hook_events (event, session_id, agent_id, tool_name, cwd, payload,"
+            " received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (event, session_id, agent_id, tool_name, cwd,
              json.dumps({"hook_event_name": event, **payload}), at),
         )

@@ -319,6 +319,18 @@ def test_a_heavy_command_run_outside_the_cage_is_found(isolated_home, store):
     assert [d.key for d in found] == [f"heavy_without_run:{SID}:toolu_h"]
 
 
+def test_a_heavy_script_is_read_in_the_calls_own_cwd(isolated_home, store):
+    """`bash run_tests.sh` is read where the agent ran it, not in the watchdog's own cwd."""
+    config = write_watchdog_config(isolated_home)
+    project = isolated_home / "proj"
+    project.mkdir()
+    (project / "run_tests.sh").write_text("make -j8 test\n")
+    insert_hook_event(store, "PostToolUse", time.time(), tool_name="Bash", cwd=str(project),
+                      tool_use_id="toolu_s", tool_input={"command": "bash run_tests.sh"})
+    found = drafts(rules.heavy_without_run, config, store, time.time())
+    assert [d.key for d in found] == [f"heavy_without_run:{SID}:toolu_s"]
+
+
 def test_a_heavy_command_under_swarmdeck_run_is_not_found(isolated_home, store):
     config = write_watchdog_config(isolated_home)
     insert_hook_event(store, "PostToolUse", time.time(), tool_name="Bash",

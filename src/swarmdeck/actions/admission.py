@@ -111,6 +111,8 @@ class JobRow:
     timeout: float | None
     declared_cap: str = ""
     """The `--cap` as it was given; "" when none was."""
+    scope: str = ""
+    """The run-scope declaration (SWARMDECK_SCOPE) it was started with; "" when none was."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,7 @@ def rebooked(job: JobRow, booking: Booking) -> JobRow:
         label=job.label, host=job.host, fingerprint=job.fingerprint, argv=job.argv,
         cwd=job.cwd, runner=job.runner, booking=booking, threads=job.threads,
         detached=job.detached, timeout=job.timeout, declared_cap=job.declared_cap,
+        scope=job.scope,
     )
 
 
@@ -146,7 +149,7 @@ def _insert(conn: sqlite.Connection, job: JobRow, state: str, at: float) -> int:
         "booked": booking.booked, "cap": booking.cap, "admitted_via": booking.via.value,
         "oom_score_adj": booking.oom_score_adj, "threads": job.threads,
         "detached": int(job.detached), "timeout": job.timeout,
-        "declared_cap": job.declared_cap, "created_at": at,
+        "declared_cap": job.declared_cap, "scope": job.scope or None, "created_at": at,
         "admitted_at": at if state == ADMITTED else None,
         "exit_code": exits.NOT_ADMITTED if refused else None,
         "outcome": "never fits" if refused else None,

@@ -3,7 +3,7 @@
 The file is edited as text, so its comments and order stay: the `preset` line of an existing
 [guards] table is replaced, or one is added under its header, or the table is appended. The new
 text is checked by the config's own loader before it replaces the file, so a file that would
-not load is never written.
+not load is never written; a symlinked config is written where it points.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ def set_strict(path: str) -> bool:
     from swarmdeck.config import load_config, parse_config
     from swarmdeck.regular_files import replace_whole
 
+    # A symlinked config (dotfiles) is written where it points, and stays a link.
+    path = os.path.realpath(path)
     config = load_config(path)
     if config.guards.preset == "strict" and config.sources.get("guards.preset") != "default":
         return False

@@ -60,6 +60,7 @@ from swarmdeck.probes.ledger import SliceFacts, reserve_problem, slice_cap_of
 from swarmdeck.probes.machine import local_host_name, mem_total
 from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
 from swarmdeck.records import dataclass
+from swarmdeck.run_scope import SCOPE_KEPT, SCOPE_VARIABLE
 from swarmdeck.sizes import SizeSpec, exact_size, format_size
 from swarmdeck.text_paths import joined, name_of
 
@@ -362,10 +363,11 @@ def _admitted_run(run: RunContext) -> int:
         cwd=request.cwd,
         runner=own_identity(),
         booking=booking,
-        threads=request.threads,
+        threads=_declared_threads(run.config, request.threads),
         detached=request.detach,
         timeout=request.timeout,
         declared_cap=request.cap or "",
+        scope=_scope_declaration(),
     )
     wait = request.wait if request.wait is not None else run.config.memory.admission_wait
     queued_note = PeerHint(
@@ -536,3 +538,19 @@ def memory_kill_alert(store: StateStore, job_id: int, host: str, line: str) -> N
     except StateError as error:
         # The exit code and the job's row already say how it ended; only the alert is missing.
         say(f"job {job_id}: no alert raised: {error.message}")
+
+
+def _scope_declaration() -> str:
+    """The run-scope declaration this run was started with (`SWARMDECK_SCOPE='…' swarmdeck run
+    -- CMD`, the run-scope guard's form), kept with the job; "" when none was."""
+    return os.environ.get(SCOPE_VARIABLE, "")[:SCOPE_KEPT]
+
+
+def _declared_threads(config: Config, given: int | None) -> int:
+    """`--threads` as given, else this host's heavy threads (config.heavy_thread_budget): a run
+    that says nothing is booked as one that may use them all."""
+    from swarmdeck.config import heavy_thread_budget
+
+    if given is not None:
+        return given
+    return heavy_thread_budget(config.cores.heavy_threads, os.cpu_count() or 1)

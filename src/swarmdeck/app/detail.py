@@ -201,6 +201,7 @@ def job_facts(
     facts = (
         ("state", state_cell(job, whole=True)),
         ("command", shlex.join(job.argv) or NONE),
+        *((("scope", job.scope),) if job.scope else ()),
         ("cwd", job.cwd or NONE),
         ("host", job.host),
         *moved,

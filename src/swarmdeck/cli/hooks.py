@@ -70,12 +70,18 @@ def _add_hooks(sub) -> None:
 def _hooks_install(args: argparse.Namespace) -> int:
     from swarmdeck.actions.hooks_install import apply, settings_path
 
-    path = settings_path(user=args.user, project=args.project)
     if args.strict and args.uninstall:
         from swarmdeck.errors import UsageError
 
         raise UsageError("--strict sets the guards' preset on install; leave it out with"
                          " --uninstall")
+    if args.strict and args.project is not None:
+        from swarmdeck.errors import UsageError
+
+        # The preset lives in the user's config, so it would hold for every project.
+        raise UsageError("--strict writes the user config, for every project: leave out"
+                         " --project, or set [guards] preset in a config SWARMDECK_CONFIG names")
+    path = settings_path(user=args.user, project=args.project)
     result = apply(path, uninstall=args.uninstall)
     if args.strict:
         from swarmdeck.actions.guard_preset import set_strict

@@ -112,7 +112,8 @@ def _add_run(sub) -> None:
     )
     p.add_argument("--cap", metavar="SIZE", help="hard memory cap (512M, 8G, 70%%)")
     p.add_argument("--label", metavar="L", help="name shown in the Jobs panel")
-    p.add_argument("--threads", type=thread_count, metavar="N", help="threads the job will use")
+    p.add_argument("--threads", type=thread_count, metavar="N",
+                   help="threads the job will use (default: this host's heavy threads)")
     p.add_argument(
         "--unbounded",
         action="store_true",

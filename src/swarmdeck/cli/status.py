@@ -35,15 +35,15 @@ def _status(args: argparse.Namespace) -> int:
         import json
         import time
 
-        from swarmdeck.hooks.guards import COUNT_WINDOW, guard_counts
+        from swarmdeck.cli.guards import guard_rows
 
         data = snapshot.to_json()
-        with store.read() as conn:
-            data["guards"] = {
-                "preset": config.guards.preset,
-                "window_s": COUNT_WINDOW,
-                "counts": guard_counts(conn, time.time() - COUNT_WINDOW),
-            }
+        # A list of flat objects, as every top-level key of the snapshot (DESIGN.md).
+        data["guards"] = [
+            {"name": row["guard"], "mode": row["mode"], "reminded_24h": row["reminded_24h"],
+             "denied_24h": row["denied_24h"]}
+            for row in guard_rows(config, store, time.time())
+        ]
         print(json.dumps(data, indent=2))
     else:
         from swarmdeck.status_report import print_status

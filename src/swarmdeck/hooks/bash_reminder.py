@@ -12,11 +12,10 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from swarmdeck.durations import runtime_text
-from swarmdeck.hooks.classify import CLASSIFY_LIMIT, HeavyMatch, caged_command
-from swarmdeck.hooks.contract import added_context
+from swarmdeck.hooks.classify import HeavyMatch
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.resources import HostFacts, local_facts, peer_facts
 from swarmdeck.sizes import format_size
@@ -25,9 +24,6 @@ if TYPE_CHECKING:
     from swarmdeck.actions.booking import Booking
     from swarmdeck.config import Config
     from swarmdeck.state import StateStore
-
-SEQUENCE_TOKENS = frozenset({";", "&&", "||", "&", "|", ";;", "|&"})
-
 
 @dataclass(frozen=True)
 class LastRun:
@@ -48,11 +44,6 @@ class Verdict:
     line: str
 
 
-def reminder_answer(hook: HookInput, command: str, match: HeavyMatch) -> dict[str, Any]:
-    """The PreToolUse answer for a heavy command: context only, never a decision."""
-    return added_context("PreToolUse", reminder_text(hook, command, match))
-
-
 def reminder_text(hook: HookInput, command: str, match: HeavyMatch) -> str:
     from swarmdeck.config import load_config
     from swarmdeck.state import StateStore
@@ -68,15 +59,24 @@ def reminder_text(hook: HookInput, command: str, match: HeavyMatch) -> str:
 def _text(
     config: Config, store: StateStore, hook: HookInput, command: str, match: HeavyMatch
 ) -> str:
+    from swarmdeck.hooks.guards import heavy_threads, run_argv, short
+    from swarmdeck.hooks.shell_parse import caged_argv, parse
+
     cwd = _cwd(hook.cwd)
-    inner = caged_command(command)
-    argv = inner if inner is not None else command_argv(command)
+    facts = parse(command, hook.cwd)
+    top = [item for item in facts.commands if not item.via]
+    # One caged simple command (`swarmdeck run … -- CMD`): its CMD, as the runner gets it.
+    inner = caged_argv(_words(command)) if len(top) == 1 and top[0].caged else None
+    argv = inner if inner is not None else run_argv(command, facts)
     declared = _declared_cap(command) if inner is not None else None
     hosts = [local_facts(config, store), *peer_facts(config)]
-    lines = [f"swarmdeck: `{_short(command)}` is a heavy command ({match.label}). Resources now:"]
+    lines = [f"swarmdeck: `{short(command)}` is a heavy command ({match.label}). Resources now:"]
     lines += [f"- {host.row()}" for host in hosts]
     booking, history, problem = _booking(config, store, argv, cwd, declared, hosts[0])
     lines.append(_history_line(history, booking, problem))
+    threads = heavy_threads(config)
+    lines.append(f"Threads: a run without --threads declares this host's {threads} heavy"
+                 " threads; give --threads N if it uses fewer.")
     if booking is None:
         lines.append("Conclusion: cannot tell (memory figures not read).")
         return "\n".join(lines)
@@ -92,28 +92,11 @@ def _cwd(cwd: str | None) -> Path:
     return Path.cwd()
 
 
-def _short(command: str) -> str:
-    flat = " ".join(command.split())
-    return flat if len(flat) <= 120 else flat[:119] + "…"
-
-
-def command_argv(command: str) -> list[str]:
-    """The argv `swarmdeck run` gets: the words of a simple command, else `bash -c COMMAND`
-    (also for one over CLASSIFY_LIMIT, which is not split into words)."""
-    if "\n" in command.strip() or len(command) > CLASSIFY_LIMIT:
-        return ["bash", "-c", command]
+def _words(command: str) -> list[str]:
     try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-        words = shlex.split(command)
+        return shlex.split(command)
     except ValueError:
-        return ["bash", "-c", command]
-    if any(token in SEQUENCE_TOKENS for token in tokens) or not words:
-        return ["bash", "-c", command]
-    if "=" in words[0] or words[0] in {"cd", "export", "source", "."}:
-        return ["bash", "-c", command]
-    return words
+        return []
 
 
 def _declared_cap(command: str) -> int | None:

@@ -20,7 +20,6 @@ WRAPPERS = frozenset(
     {"sudo", "env", "nice", "time", "exec", "do", "then", "else", "timeout", "run", "-m"}
     | {"uv", "poetry", "pipenv", "pdm", "hatch", "npx", "bunx"}
 )
-SWARMDECK_WRAPPERS = frozenset({"run", "dispatch", "gpu-run", "peer"})
 CLASSIFY_LIMIT = 8 * 1024
 """Characters of a command the patterns are tried on; the rest of a longer one is not read."""
 WORDS_LIMIT = 4096
@@ -79,23 +78,6 @@ def workload_label(matched: str, command: str) -> str:
             continue
         return name[:40]
     return "job"
-
-
-def caged_command(command: str) -> list[str] | None:
-    """The argv after `--` when the command already runs under `swarmdeck run|dispatch|…`.
-
-    A command over CLASSIFY_LIMIT is not split (None): it would be run as `bash -c`.
-    """
-    head = command.split(None, 1)
-    if len(command) > CLASSIFY_LIMIT or not head or os.path.basename(head[0]) != "swarmdeck":
-        return None
-    words = _words(command)
-    if len(words) < 3 or os.path.basename(words[0]) != "swarmdeck":
-        return None
-    if words[1] not in SWARMDECK_WRAPPERS or "--" not in words:
-        return None
-    inner = words[words.index("--") + 1 :]
-    return inner or None
 
 
 def _words(text: str) -> list[str]:

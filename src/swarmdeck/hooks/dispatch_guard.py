@@ -15,18 +15,11 @@ import time
 from typing import Any
 
 from swarmdeck.durations import age_text
-from swarmdeck.hooks.contract import deny
 from swarmdeck.hooks.payload import HookInput
 
 HOOK_AGENT_WINDOW = 24 * 3600.0
 SHOWN = 8
 """Running subagents named in the reason; the rest are an ellipsis."""
-
-
-def guard_answer(hook: HookInput, limit: int, now: float | None = None) -> dict[str, Any] | None:
-    """The deny for a dispatch over the limit, or None."""
-    reason = guard_reason(hook, limit, now)
-    return None if reason is None else deny(reason)
 
 
 def guard_reason(hook: HookInput, limit: int, now: float | None = None) -> str | None:

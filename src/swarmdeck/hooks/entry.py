@@ -43,8 +43,6 @@ BASH = "Bash"
 DISPATCH_TOOLS = ("Agent", "Task")
 GUARDED_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit", "SendMessage", "CronCreate")
 """PreToolUse tools only guards look at (hooks/guards.py)."""
-CLASSIFY_LIMIT = 8 * 1024
-"""Characters of a command the prefilter reads; a longer one always goes to the parser."""
 TOOL_ENDS = ("PostToolUse", "PostToolUseFailure")
 """The events that end a tool call: a failed one raises the second instead of the first."""
 
@@ -197,6 +195,7 @@ def _bash(hook: HookInput) -> dict[str, Any] | None:
     command = hook.command
     if command is None:
         return None
+    from swarmdeck.hooks.classify import CLASSIFY_LIMIT
     from swarmdeck.hooks.heavy import certainly_light
     from swarmdeck.hooks.settings import hook_settings
 
@@ -212,14 +211,16 @@ def _bash(hook: HookInput) -> dict[str, Any] | None:
 
     findings, hits = bash_findings(hook, command, settings)
     reply, reminders = decide(hook, findings, settings)
-    if reply is not None or not any(f.guard == "heavy-outside-cage" for f in findings):
+    uncaged = [h for h in hits if not h.command.caged]
+    heavy_reminder = any(f.guard == "heavy-outside-cage" and not f.remind_only for f in findings)
+    if reply is not None or not heavy_reminder or not uncaged:
         return reply if reply is not None else context_answer(reminders)
     from swarmdeck.hooks.bash_reminder import reminder_text
     from swarmdeck.hooks.classify import HeavyMatch
     from swarmdeck.hooks.contract import added_context
     from swarmdeck.hooks.deadline import REMINDER_BUDGET, within
 
-    hit = next(h for h in hits if not h.command.caged)
+    hit = uncaged[0]
     match = HeavyMatch(hit.entry, " ".join(hit.command.argv), hit.label)
     others = [text for text in reminders if "heavy-outside-cage" not in text]
     rich = within(REMINDER_BUDGET, lambda: reminder_text(hook, command, match))
@@ -234,6 +235,7 @@ def _dispatch(hook: HookInput) -> dict[str, Any] | None:
         decide,
         dispatch_findings,
         mode,
+        scratch_lock_finding,
         scratch_path,
     )
     from swarmdeck.hooks.settings import hook_settings
@@ -256,8 +258,12 @@ def _dispatch(hook: HookInput) -> dict[str, Any] | None:
     if scratch is not None and mode(settings, "scratch-lock") != "off":
         from swarmdeck.hooks.scratch_locks import take
 
-        take(scratch, hook)
-    return context_answer(reminders)
+        # Checked and taken under one lock: of dispatches naming it at once, one gets it.
+        held = take(scratch, hook)
+        lock = scratch_lock_finding(scratch, held) if held is not None else None
+        if lock is not None:
+            reply, reminders = decide(hook, [*findings, lock], settings)
+    return reply if reply is not None else context_answer(reminders)
 
 
 def _tool(hook: HookInput) -> dict[str, Any] | None:
@@ -283,13 +289,16 @@ def _subagent_stop(hook: HookInput) -> dict[str, Any] | None:
 
 
 def _name_scratch_holder(hook: HookInput) -> None:
-    """The Agent call's response names the subagent: a scratch hold becomes that agent's."""
+    """The Agent call's response names the subagent: a scratch hold becomes that agent's, or
+    ends when the subagent has already handed back (scratch_locks.py)."""
     response = hook.data.get("tool_response")
     agent_id = response.get("agentId") if isinstance(response, dict) else None
     if isinstance(agent_id, str) and agent_id and hook.tool_use_id:
         from swarmdeck.hooks.scratch_locks import name_holder
 
-        name_holder(hook.tool_use_id, agent_id)
+        # A foreground call answers once the subagent has finished ("completed").
+        finished = isinstance(response, dict) and response.get("status") == "completed"
+        name_holder(hook.tool_use_id, agent_id, finished)
 
 
 def note(stderr: TextIO, text: str) -> None:

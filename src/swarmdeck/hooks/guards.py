@@ -21,6 +21,7 @@ import shlex
 from swarmdeck.breaks import broken
 from swarmdeck.hooks.contract import added_context, deny
 from swarmdeck.hooks.payload import HookInput
+from swarmdeck.run_scope import SCOPE_KINDS, SCOPE_VARIABLE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,21 +98,26 @@ ALERT_SOURCE = "guard"
 """The source of the alerts a deny raises (the Alerts panel counts them on its guards line)."""
 GUARD_FIELD = "swarmdeck_guard"
 """Key under which a call's guard verdicts are kept in its recorded hook event."""
-SCOPE_VARIABLE = "SWARMDECK_SCOPE"
-SCOPE_KINDS = ("full", "items", "light", "target")
 SCOPE_WHY = 12
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
 
 class Finding:
-    """One guard's case in this call: what it refuses and the allowed form."""
+    """One guard's case in this call: what it refuses and the allowed form.
 
-    __slots__ = ("allowed", "guard", "refused")
+    `remind_only`: what the call runs cannot be known before it runs (text piped into a shell,
+    a script not read): the guard reminds, never denies, whatever its mode. `form`: the exact
+    command line `allowed` suggests, when it gives one (bash_findings checks it)."""
 
-    def __init__(self, guard: str, refused: str, allowed: str) -> None:
+    __slots__ = ("allowed", "form", "guard", "refused", "remind_only")
+
+    def __init__(self, guard: str, refused: str, allowed: str, remind_only: bool = False,
+                 form: str = "") -> None:
         self.guard = guard
         self.refused = refused
         self.allowed = allowed
+        self.remind_only = remind_only
+        self.form = form
 
     def reason(self, mode: str) -> str:
         verb = "refused" if mode == "deny" else "reminder"
@@ -197,10 +203,45 @@ def heavy_hits(facts: ShellFacts, settings: HookSettings) -> list[HeavyHit]:
     return hits
 
 
-def bash_findings(hook: HookInput, command: str, settings: HookSettings) -> tuple[
+def bash_findings(
+    hook: HookInput, command: str, settings: HookSettings, check_form: bool = True
+) -> tuple[list[Finding], list[HeavyHit]]:
+    """Each Bash guard's case in this command, in priority order, and its heavy commands.
+
+    The first deny's suggested form is run through the guards itself (`check_form`): when a
+    guard would refuse that too, the reason goes on with every refusing guard's own reason, so
+    the agent is never sent from one deny to the next."""
+    findings, hits = _bash_findings(hook, command, settings)
+    refusing = [f for f in findings if mode(settings, f.guard) == "deny" and not f.remind_only]
+    if check_form and refusing and refusing[0].form:
+        _check_form(hook, refusing, settings)
+    return findings, hits
+
+
+def _check_form(hook: HookInput, refusing: list[Finding], settings: HookSettings) -> None:
+    first = refusing[0]
+    data = {key: value for key, value in hook.data.items() if key not in ("agent_id",
+                                                                          "agent_type")}
+    data["tool_input"] = {"command": first.form}
+    # The form is the main agent's to run (a subagent is told to hand it back).
+    again = HookInput(hook.event, data)
+    found, _hits = _bash_findings(again, first.form, settings)
+    refused_too = [f for f in found if mode(settings, f.guard) == "deny" and not f.remind_only]
+    if not refused_too:
+        return
+    others = list(refusing[1:])
+    named = {f.guard for f in refusing}
+    others += [f for f in refused_too if f.guard not in named]
+    first.allowed += (
+        " — but " + ", ".join(sorted({f.guard for f in refused_too})) + " would refuse that"
+        " as it stands; every guard's reason: "
+        + " / ".join(f"{f.guard}: {f.refused}. {f.allowed}" for f in others)
+    )
+
+
+def _bash_findings(hook: HookInput, command: str, settings: HookSettings) -> tuple[
     list[Finding], list[HeavyHit]
 ]:
-    """Each Bash guard's case in this command, in priority order, and its heavy commands."""
     from swarmdeck.hooks.shell_parse import parse
 
     facts = parse(command, hook.cwd)
@@ -219,7 +260,27 @@ def bash_findings(hook: HookInput, command: str, settings: HookSettings) -> tupl
         found = check()
         if found is not None:
             findings.append(found)
+    unknown = _unknown(command, facts)
+    if unknown is not None and mode(settings, "heavy-outside-cage") != "off" and not any(
+        f.guard == "heavy-outside-cage" for f in findings
+    ):
+        findings.append(unknown)
     return findings, hits
+
+
+def _unknown(command: str, facts: ShellFacts) -> Finding | None:
+    """A reminder for what runs uncaged and cannot be judged before it runs (facts.unread)."""
+    if not facts.unread or broken("guard-heavy-outside-cage"):
+        return None
+    from swarmdeck.actions.hooks_install import swarmdeck_executable
+
+    line = f"{shlex.quote(swarmdeck_executable())} run -- bash -c {shlex.quote(command.strip())}"
+    return Finding(
+        "heavy-outside-cage",
+        f"what `{short(command)}` runs cannot be known before it runs ({facts.unread[0]})",
+        f"If it runs heavy work, run it as: {line}",
+        remind_only=True,
+    )
 
 
 def run_line(command: str, facts: ShellFacts, hits: list[HeavyHit]) -> str:
@@ -228,14 +289,15 @@ def run_line(command: str, facts: ShellFacts, hits: list[HeavyHit]) -> str:
 
     if hits and all(hit.command.caged for hit in hits):
         return command.strip()
-    argv = _argv(command, facts)
+    argv = run_argv(command, facts)
     program = shlex.quote(swarmdeck_executable())
     label = hits[0].label if hits else "job"
     return f"{program} run --label {shlex.quote(label)} -- {shlex.join(argv)}"
 
 
-def _argv(command: str, facts: ShellFacts) -> list[str]:
-    """The command's own words when it is one simple command, else `bash -c COMMAND`."""
+def run_argv(command: str, facts: ShellFacts) -> list[str]:
+    """The argv `swarmdeck run` gets: the command's own words when it is one simple command
+    (its facts, from the parser, say so), else `bash -c COMMAND`."""
     text = command.strip()
     top = [item for item in facts.commands if not item.via]
     simple = (
@@ -254,7 +316,8 @@ def _argv(command: str, facts: ShellFacts) -> list[str]:
     return ["bash", "-c", text]
 
 
-def _short(command: str) -> str:
+def short(command: str) -> str:
+    """The command on one line, at most 120 characters, for a reason or a reminder."""
     flat = " ".join(command.split())
     return flat if len(flat) <= 120 else flat[:119] + "…"
 
@@ -268,10 +331,11 @@ def _outside_cage(command: str, facts: ShellFacts, hits: list[HeavyHit]) -> Find
     uncaged = [hit for hit in hits if not hit.command.caged]
     if not uncaged or broken("guard-heavy-outside-cage"):
         return None
+    line = run_line(command, facts, uncaged)
     return Finding(
         "heavy-outside-cage",
-        f"`{_short(command)}` runs {_seen(uncaged[0])} outside the cage",
-        f"Run it as: {run_line(command, facts, uncaged)}",
+        f"`{short(command)}` runs {_seen(uncaged[0])} outside the cage",
+        f"Run it as: {line}", form=line,
     )
 
 
@@ -284,20 +348,22 @@ def _by_subagent(
     if hook.agent_id is not None:
         if broken("guard-heavy-by-subagent"):
             return None
+        line = run_line(command, facts, hits)
         return Finding(
             "heavy-by-subagent",
             f"a subagent ({hook.agent_id}) may not start heavy work: {_seen(hits[0])}",
             "Heavy tests are run by the main agent: hand back and say in your report which"
-            f" command to run, as: {run_line(command, facts, hits)}",
+            f" command to run, as: {line}", form=line,
         )
     prefix = str(settings.guards.get("heavy_prefix") or "")
     if prefix and not command.lstrip().startswith(prefix):
         if broken("guard-heavy-by-subagent"):
             return None
+        line = f"{prefix} {run_line(command, facts, hits)}"
         return Finding(
             "heavy-by-subagent",
             f"heavy work without the declaration guards.heavy_prefix asks for: {_seen(hits[0])}",
-            f"Declare it and run it caged: {prefix} {run_line(command, facts, hits)}",
+            f"Declare it and run it caged: {line}", form=line,
         )
     return None
 
@@ -319,6 +385,8 @@ def sleep_seconds(argv: list[str]) -> float | None:
 
 
 def _timer(facts: ShellFacts) -> Finding | None:
+    total = 0.0
+    sleeps: list[str] = []
     for item in facts.commands:
         if item.program == "crontab" and not any(a in ("-l", "-V") for a in item.argv[1:]):
             if broken("guard-timer"):
@@ -332,10 +400,15 @@ def _timer(facts: ShellFacts) -> Finding | None:
         if item.program != "sleep" or item.loop is not None or item.background:
             continue
         seconds = sleep_seconds(item.argv)
-        if seconds is not None and seconds >= TIMER_SECONDS and not broken("guard-timer"):
+        if seconds is None:
+            continue
+        # The foreground sleeps of one call add up: `sleep 29; sleep 29` waits 58 s.
+        total += seconds
+        sleeps.append(shlex.join(item.argv))
+        if total >= TIMER_SECONDS and not broken("guard-timer"):
             return Finding(
                 "timer",
-                f"`{shlex.join(item.argv)}` waits {seconds:g} s in the foreground as a timer",
+                f"`{'; '.join(sleeps)}` waits {total:g} s in the foreground as a timer",
                 "To be woken when something happens, keep `swarmdeck watch --wake` running as a"
                 " background task; to wait for a job, run it as a background task"
                 " (run_in_background) and go on",
@@ -346,19 +419,21 @@ def _timer(facts: ShellFacts) -> Finding | None:
 def _wait_loop(facts: ShellFacts) -> Finding | None:
     for loop in facts.loops:
         if loop.waits and not loop.timeout and not broken("guard-wait-loop"):
+            line = f"timeout {LOOP_TIMEOUT} bash -c {shlex.quote(loop.text)}"
             return Finding(
                 "wait-loop",
-                f"`{_short(loop.text)}` waits with no end in sight",
-                f"Give it a timeout: timeout {LOOP_TIMEOUT} bash -c {shlex.quote(loop.text)}",
+                f"`{short(loop.text)}` waits with no end in sight",
+                f"Give it a timeout: {line}", form=line,
             )
     if facts.nested_background and not broken("guard-wait-loop"):
         inner = facts.nested_background[0]
+        line = _one_background(inner)
         return Finding(
             "wait-loop",
-            f"`{_short(inner)} &` puts something in the background inside the background, where"
+            f"`{short(inner)} &` puts something in the background inside the background, where"
             " no one waits for it or sees it end",
-            "Start it once, as a background task (run_in_background), or with one `&`: "
-            + _one_background(inner),
+            "Start it once, as a background task (run_in_background), or with one `&`: " + line,
+            form=line,
         )
     return None
 
@@ -537,7 +612,6 @@ def dispatch_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
         ("dispatch-types", lambda: _forbidden_type(subagent_type, settings)),
         ("thread-cap", lambda: _thread_cap(prompt, settings)),
         ("placeholders", lambda: _placeholders(prompt)),
-        ("scratch-lock", lambda: _scratch_lock(hook, prompt)),
     )
     for name, check in checks:
         if mode(settings, name) == "off":
@@ -617,14 +691,12 @@ def scratch_path(prompt: str, cwd: str | None) -> str | None:
     return None
 
 
-def _scratch_lock(hook: HookInput, prompt: str) -> Finding | None:
-    from swarmdeck.hooks.scratch_locks import holder
+def scratch_lock_finding(path: str, held: str) -> Finding | None:
+    """The scratch-lock guard's case: `path` is held by `held` (scratch_locks.take said so).
 
-    path = scratch_path(prompt, hook.cwd)
-    if path is None:
-        return None
-    held = holder(path, hook.tool_use_id)
-    if held is None or broken("guard-scratch-lock"):
+    The dispatch guards above are pure checks; this one is decided by the locked take that
+    entry.py makes once they let the dispatch through."""
+    if broken("guard-scratch-lock"):
         return None
     return Finding(
         "scratch-lock",
@@ -638,9 +710,11 @@ def _scratch_lock(hook: HookInput, prompt: str) -> Finding | None:
 
 
 def handback_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
-    if mode(settings, "handback") == "off":
+    """The handback guard's case; none when this stop follows a block (stop_hook_active), so
+    that a subagent is held back at most once."""
+    if mode(settings, "handback") == "off" or hook.data.get("stop_hook_active") is True:
         return []
-    from swarmdeck.hooks.scratch_locks import made_folders
+    from swarmdeck.hooks.scratch_locks import git_tracked, made_folders
 
     message = hook.text("last_assistant_message") or ""
     cwd = hook.cwd or os.getcwd()
@@ -653,13 +727,15 @@ def handback_findings(hook: HookInput, settings: HookSettings) -> list[Finding]:
         path for path in made_folders(hook)
         if os.path.isdir(path) and os.path.normpath(path) not in kept
     ]
+    # A path git tracks is the project's own: never one to delete (asked only of what is left).
+    left = [path for path in left if not git_tracked(path)]
     if not left or broken("guard-handback"):
         return []
     return [Finding(
         "handback",
         "scratch copies or build folders this subagent made still exist: " + ", ".join(left),
-        "Delete them before handing back, or keep each with a line `not deleted: PATH` (and"
-        " why) in the report",
+        "Of those you made for this task: delete them, or say `not deleted: PATH` in your report"
+        " (one line each, and why)",
     )]
 
 
@@ -672,8 +748,9 @@ def decide(
     """The answer for these findings (a deny beats reminders), and the reminder texts.
 
     The verdicts are kept in the hook's data (GUARD_FIELD) so the recorded event holds them."""
-    denied = [f for f in findings if mode(settings, f.guard) == "deny"]
-    reminded = [f for f in findings if mode(settings, f.guard) == "remind"]
+    denied = [f for f in findings if mode(settings, f.guard) == "deny" and not f.remind_only]
+    reminded = [f for f in findings if mode(settings, f.guard) == "remind" or
+                (f.remind_only and mode(settings, f.guard) == "deny")]
     verdicts = [{"guard": f.guard, "decision": "deny", "refused": f.refused} for f in denied]
     verdicts += [{"guard": f.guard, "decision": "remind", "refused": f.refused}
                  for f in reminded]
@@ -733,10 +810,11 @@ class Sample:
     `event` is the `swarmdeck hook` argument; `setup` names what the call needs around it:
     "" nothing, "handed-back" a recorded SubagentStop of agent `a-done`, "scratch-held" a
     hold of /tmp/swarmdeck-sample-scratch by another dispatch, "made-folder" the folder
-    `sample-build-copy` in the call's cwd, made by the transcript the input names (written by
-    the caller from `transcript`), "limit" hooks.max_running_subagents = 1 and one running
-    subagent in the transcript. The selftest turns each row into a cell; the hook tests run
-    each through real `swarmdeck hook` processes."""
+    `sample-build-copy` in the call's cwd, made by running `cp -r src sample-build-copy`, the
+    command the transcript the input names records (both done by the caller),
+    "limit" hooks.max_running_subagents = 1 and one running subagent in the transcript. The
+    selftest turns each row into a cell; the hook tests run each through
+    real `swarmdeck hook` processes."""
 
     __slots__ = ("allowed", "denied", "event", "guard", "setup")
 

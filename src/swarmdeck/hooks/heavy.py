@@ -52,7 +52,8 @@ LIGHT_FLAGS = frozenset(
 ANY_WORDS = "..."
 GUARD_WORDS = frozenset({"sleep", "crontab", "while", "until"})
 """Programs and keywords the timer and wait-loop guards look at."""
-SEPARATORS = " \t\n;&|()`{}<>$!"
+SEPARATORS = " \t\n;&|()`{}<>$!,"
+"""`,` too: a brace list `{pytest,-q}` puts a program in command position."""
 SEGMENT_BREAKS = ";&|()`{}\n"
 FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
@@ -207,6 +208,8 @@ def _script_in_command_position(flat: str) -> bool:
     """Whether any word that may stand in command position is a path, a shell or `source`."""
     from swarmdeck.hooks.shell_parse import COMMAND_LEADS, SCRIPT_PROGRAMS
 
+    if _dynamic_command_word(flat):
+        return True
     text = flat.replace("$(", "(")
     for separator in SEGMENT_BREAKS[1:]:
         text = text.replace(separator, ";")
@@ -223,6 +226,20 @@ def _script_in_command_position(flat: str) -> bool:
             words = words[starts[0] :] if starts else words[:1]
         leads = lead in COMMAND_LEADS or lead.startswith("python")
         if leads and any("/" in word or word in SCRIPT_PROGRAMS for word in words[1:]):
+            return True
+    return False
+
+
+def _dynamic_command_word(flat: str) -> bool:
+    """Whether a command word is known only when it runs (`$X`, `$(which x) …`): the parser
+    reminds of it (shell_parse.py's `unread`)."""
+    text = flat
+    for separator in ";&|\n":
+        text = text.replace(separator, ";")
+    for segment in text.split(";"):
+        words = [w for w in segment.replace("(", " ( ").replace("{", " { ").split()
+                 if not _assignment(w) and w not in ("(", "{", "!", "then", "do", "else")]
+        if words and words[0][:1] in ("$", "`"):
             return True
     return False
 

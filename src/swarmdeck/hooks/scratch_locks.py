@@ -3,12 +3,18 @@
 scratch-lock: a dispatch whose prompt names `scratch: PATH` takes PATH for that subagent; another
 dispatch naming it is denied while the holder lives. The holder is known by the dispatch's
 tool_use_id, then by its agent id (PostToolUse of the Agent call gives `agentId`); its
-SubagentStop releases the folder. A hold older than HOLD_FOR is not live (a session that died).
+SubagentStop releases the folder. A foreground subagent's SubagentStop comes before the Agent
+call's PostToolUse, so a stop that finds no hold is remembered (HANDED_BACK), and the PostToolUse
+of a subagent that handed back (or whose `status` is "completed") drops the hold instead of
+naming it. The free check and the take are one update under the lock: of dispatches naming one
+folder at once, one gets it. A hold older than HOLD_FOR is not live (a session that died).
 The holds are one small JSON file in the state folder, replaced whole under a lock file.
 
 handback: the folders a subagent made are its scratch folder and what its Bash calls created
-(`git worktree add`, `git clone`, `cp -r`, and `mkdir` of a folder outside the project or named
-as scratch or build), read from its transcript with the shell parser.
+(`git worktree add`, `git clone`, and `cp -r` or `mkdir` of a folder outside the project or named
+as scratch, copy or build), read from its transcript with the shell parser. A path git tracks is
+the project's own, never one the subagent made: `cp -r x tests/` copies into the project's
+`tests`, and an obedient agent told to delete it would delete the project's tests.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ HOLD_FOR = 24 * 3600.0
 MAX_FILE = 1024 * 1024
 MAX_TRANSCRIPT = 16 * 1024 * 1024
 SCRATCH_WORDS = ("scratch", "tmp", "temp", "build", "copy", "worktree")
+HANDED_BACK = "handed back"
+"""Key of {agent id: time} of the subagents that handed back (no absolute path is this)."""
 
 
 def _file() -> str:
@@ -52,8 +60,8 @@ def _save(data: dict[str, Any]) -> None:
     replace_private(_file(), json.dumps(data).encode())
 
 
-def _update(change: Any) -> None:
-    """Apply `change(holds)` under an exclusive lock of the holds file."""
+def _update(change: Any) -> Any:
+    """Apply `change(holds)` under an exclusive lock of the holds file; its result."""
     import fcntl
 
     os.makedirs(paths.state_dir_text(), exist_ok=True)
@@ -61,23 +69,22 @@ def _update(change: Any) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         holds = _load()
-        change(holds)
+        result = change(holds)
         _save(holds)
     finally:
         os.close(fd)
+    return result
 
 
 def _live(hold: Any, now: float) -> bool:
     return isinstance(hold, dict) and now - float(hold.get("since", 0)) < HOLD_FOR
 
 
-def holder(path: str, tool_use_id: str | None, now: float | None = None) -> str | None:
-    """Who holds `path` other than the dispatch `tool_use_id`, described; None if free.
+def _other_holder(hold: Any, tool_use_id: str | None, now: float) -> str | None:
+    """Who holds a folder by `hold`, other than the dispatch `tool_use_id`; None if free.
 
     A hold is live while it is younger than HOLD_FOR and, where Claude Code writes pid files,
     while its session's Claude Code process runs (probes/claude/live_sessions.py)."""
-    now = time.time() if now is None else now
-    hold = _load().get(path)
     if not _live(hold, now) or hold.get("tool_use_id") == tool_use_id:
         return None
     if not _session_live(hold.get("session_id")):
@@ -96,23 +103,37 @@ def _session_live(session_id: object) -> bool:
     return session_id in files.live
 
 
-def take(path: str, hook: HookInput, now: float | None = None) -> None:
+def take(path: str, hook: HookInput, now: float | None = None) -> str | None:
+    """Take `path` for this dispatch if no other live one holds it: None when taken, else who
+    holds it (checked and taken under one lock)."""
+    now = time.time() if now is None else now
+
+    def change(holds: dict[str, Any]) -> str | None:
+        other = _other_holder(holds.get(path), hook.tool_use_id, now)
+        if other is None:
+            holds[path] = {"tool_use_id": hook.tool_use_id, "session_id": hook.session_id,
+                           "agent_id": None, "since": now}
+        return other
+
+    return _update(change)
+
+
+def name_holder(tool_use_id: str, agent_id: str, finished: bool = False,
+                now: float | None = None) -> None:
+    """The Agent call `tool_use_id` started `agent_id`: its hold is that agent's now, or is
+    dropped when the agent has finished (`finished`, or its SubagentStop came first)."""
     now = time.time() if now is None else now
 
     def change(holds: dict[str, Any]) -> None:
-        holds[path] = {"tool_use_id": hook.tool_use_id, "session_id": hook.session_id,
-                       "agent_id": None, "since": now}
-
-    _update(change)
-
-
-def name_holder(tool_use_id: str, agent_id: str) -> None:
-    """The Agent call `tool_use_id` started `agent_id`: its hold is that agent's now."""
-
-    def change(holds: dict[str, Any]) -> None:
-        for hold in holds.values():
+        stopped = holds.get(HANDED_BACK)
+        done = finished or (isinstance(stopped, dict) and agent_id in stopped)
+        for path in list(holds):
+            hold = holds[path]
             if isinstance(hold, dict) and hold.get("tool_use_id") == tool_use_id:
-                hold["agent_id"] = agent_id
+                if done:
+                    del holds[path]
+                else:
+                    hold["agent_id"] = agent_id
 
     if any(isinstance(h, dict) and h.get("tool_use_id") == tool_use_id
            for h in _load().values()):
@@ -124,14 +145,22 @@ def held_by(agent_id: str) -> list[str]:
             if isinstance(hold, dict) and hold.get("agent_id") == agent_id]
 
 
-def release(agent_id: str) -> None:
+def release(agent_id: str, now: float | None = None) -> None:
+    """The subagent handed back: drop its holds, and remember it for a later name_holder."""
+    now = time.time() if now is None else now
+
     def change(holds: dict[str, Any]) -> None:
         for path in [p for p, h in holds.items()
                      if isinstance(h, dict) and h.get("agent_id") == agent_id]:
             del holds[path]
+        stopped = holds.get(HANDED_BACK)
+        stopped = {key: since for key, since in stopped.items()
+                   if isinstance(since, (int, float)) and now - since < HOLD_FOR} \
+            if isinstance(stopped, dict) else {}
+        stopped[agent_id] = now
+        holds[HANDED_BACK] = stopped
 
-    if held_by(agent_id):
-        _update(change)
+    _update(change)
 
 
 def made_folders(hook: HookInput) -> list[str]:
@@ -144,6 +173,21 @@ def made_folders(hook: HookInput) -> list[str]:
             if path not in found:
                 found.append(path)
     return found
+
+
+def git_tracked(path: str) -> bool:
+    """Whether git tracks `path` or anything under it (then it is the project's, not made)."""
+    import subprocess
+
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    try:
+        done = subprocess.run(
+            ["git", "-C", folder, "ls-files", "--", path], capture_output=True, timeout=5,
+            check=False, stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and bool(done.stdout.strip())
 
 
 def created_by(command: str, cwd: str) -> list[str]:
@@ -163,7 +207,7 @@ def created_by(command: str, cwd: str) -> list[str]:
         elif program == "cp" and any(a in ("-r", "-R", "-a", "--recursive", "--archive") or
                                      (a.startswith("-") and not a.startswith("--") and
                                       ("r" in a or "R" in a or "a" in a)) for a in argv[1:]):
-            targets = words[-1:]
+            targets = [w for w in words[-1:] if _scratch_like(w, cwd)]
         elif program == "mkdir":
             targets = [w for w in words if _scratch_like(w, cwd)]
         made += [os.path.normpath(os.path.join(cwd, t)) for t in targets]

@@ -6,10 +6,15 @@ over the text cannot follow that; tree-sitter-bash (the grammar editors use) rea
 as bash would, and this module walks the tree: lists, pipelines, subshells, `$(…)`, loops and
 backgrounding, then sees through wrappers (env, nohup, nice, timeout, xargs, sudo, …), runners
 (`uv run`, `poetry run`, `npx`, `python -m`), `bash -c`/`eval` strings (parsed again) and
-scripts in command position (`bash x.sh`, `./x.sh`, `source x.sh`), which are read and parsed
-the same way: a regular file of at most SCRIPT_LIMIT bytes, opened without blocking, relative
-to the hook input's cwd, each script once per check, at most SCRIPT_DEPTH levels deep. The
-caller's deadline (deadline.py) bounds the whole walk.
+scripts in command position (`bash x.sh`, `./x.sh`, `source x.sh`, `bash < x.sh`), which are
+read and parsed the same way: a regular file of at most SCRIPT_LIMIT bytes, opened without
+blocking, relative to the hook input's cwd, read once per check and walked again in each context
+that reaches it (caged or not, under a timeout or not, in the background or not), at most
+SCRIPT_DEPTH levels deep. `tmux new … CMD` and `script -c CMD` run their command string;
+`coproc CMD` runs CMD; a command word in braces (`{pytest,-q}`) is brace-expanded. What cannot be
+known before the command runs (text piped into a shell, a script not read, a command word only
+known at run time) is kept in ShellFacts.unread, for a reminder. The caller's deadline
+(deadline.py) bounds the whole walk.
 
 tree_sitter costs about 20 ms to import (it brings typing and importlib.resources), so this
 module is imported only when heavy.py's prefilter cannot tell a command is light; plain classes
@@ -69,6 +74,7 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "flock": (frozenset({"-w", "--timeout", "-E"}), 1),
     "systemd-run": (frozenset({"-u", "--unit", "-p", "--property", "-E", "--setenv"}), 0),
     "parallel": (frozenset({"-j", "--jobs", "-S"}), 0),
+    "coproc": (frozenset(), 0),
 }
 """Programs that run the command given after their options (and `positional` words)."""
 RUNNERS: dict[str, tuple[str, ...]] = {
@@ -84,6 +90,13 @@ RUNNER_VALUES = frozenset(
      "-w", "--with-requirements", "--from", "-c", "--call"}
 )
 """Runner options that take a separate value (`uv run --with X cmd`, `conda run -n env cmd`)."""
+TMUX_NEW = frozenset({"new", "new-session", "new-window", "neww", "split-window", "splitw"})
+"""tmux commands whose trailing words are a shell command the new pane runs."""
+TMUX_VALUES = frozenset({"-c", "-e", "-F", "-n", "-s", "-t", "-x", "-y", "-f", "-l", "-p",
+                         "-L", "-S"})
+"""tmux options (global and of TMUX_NEW) that take a separate value."""
+STRING_RUNNERS = frozenset({"tmux", "script"})
+"""Programs that run a command string given among their arguments (`script -c CMD`)."""
 CAGES = {"run": 1, "dispatch": 1, "gpu-run": 1, "peer": 2}
 """`swarmdeck SUB … -- COMMAND` forms that run COMMAND under the cage (peer: `peer run`)."""
 RESERVED_LEADS = frozenset(
@@ -91,7 +104,8 @@ RESERVED_LEADS = frozenset(
 )
 """Words after which a command starts, for the prefilter's notion of command position."""
 COMMAND_LEADS = frozenset(
-    {*WRAPPERS, *RUNNERS, *RESERVED_LEADS, "eval", "find", "swarmdeck", "then", "do"}
+    {*WRAPPERS, *RUNNERS, *RESERVED_LEADS, *STRING_RUNNERS, "eval", "find", "swarmdeck", "then",
+     "do"}
 )
 """Leading words after which any later word of a simple command may be the program run."""
 SCRIPT_PROGRAMS = SHELLS | SOURCE
@@ -145,8 +159,8 @@ class Command:
 
 
 class _Context:
-    __slots__ = ("assignments", "background", "caged", "depth", "loop", "scripts", "stdin",
-                 "timeout", "via")
+    __slots__ = ("assignments", "background", "caged", "depth", "loop", "piped", "scripts",
+                 "stdin", "stdin_file", "timeout", "via")
 
     def __init__(self) -> None:
         self.assignments: tuple[str, ...] = ()
@@ -159,6 +173,10 @@ class _Context:
         self.scripts = 0
         self.stdin: tuple[str, ...] = ()
         """Here-documents and here-strings fed to the statement (`bash <<EOF`)."""
+        self.stdin_file = ""
+        """The file the statement reads as stdin (`bash < x.sh`)."""
+        self.piped = False
+        """The command reads the output of the one before it in a pipeline (`cat x | bash`)."""
 
     def but(self, **changes: object) -> _Context:
         copy = _Context()
@@ -180,7 +198,8 @@ class ShellFacts:
         self.scripts: list[str] = []
         """Scripts read, by real path, in the order met."""
         self.unread: list[str] = []
-        """Scripts in command position that could not be read, with why."""
+        """What runs outside the cage and cannot be judged before it runs, with why: a script in
+        command position not read, text piped into a shell, a command word known at run time."""
 
 
 _PARSER: list[Parser] = []
@@ -211,7 +230,11 @@ class _Walker:
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
         self.facts = ShellFacts()
-        self.seen: set[str] = set()
+        self.texts: dict[str, str] = {}
+        """Scripts read, by real path: each is read once, walked in each context."""
+        self.walked: set[tuple[object, ...]] = set()
+        self.reading: list[str] = []
+        """The scripts being walked, outermost first (a script calling itself stops there)."""
 
     def source(self, text: str, context: _Context) -> None:
         tree = _parser().parse(text.encode("utf-8", "surrogateescape"))
@@ -225,6 +248,12 @@ class _Walker:
         if kind == "while_statement":
             self.loop(node, context)
             return
+        if kind == "ERROR" and "{" in _text(node):
+            expanded = " ".join(word for part in _text(node).split()
+                                for word in expand_braces(part))
+            if expanded != _text(node):
+                self._string(expanded, context, "brace expansion")
+                return
         if kind == "redirected_statement":
             bodies = tuple(
                 _redirect_body(child)
@@ -233,7 +262,16 @@ class _Walker:
             )
             if bodies:
                 context = context.but(stdin=context.stdin + bodies)
+            for child in node.children:
+                if child.type == "file_redirect" and any(c.type == "<" for c in child.children):
+                    target = child.child_by_field_name("destination")
+                    if target is not None:
+                        context = context.but(stdin_file=_value(target)[0])
         children = node.children
+        if kind == "pipeline":
+            for index, child in enumerate(children):
+                self.node(child, context.but(piped=index > 0) if child.type != "|" else context)
+            return
         for index, child in enumerate(children):
             if index + 1 < len(children) and children[index + 1].type == "&":
                 if context.background:
@@ -275,6 +313,8 @@ class _Walker:
                 self._substitutions(child, context)
         if not words:
             return
+        if words[0][1] and "{" in words[0][0]:
+            words = [(word, True) for word in expand_braces(words[0][0])] + words[1:]
         here = context.but(assignments=tuple(assignments), stdin=())
         self.argv(words, here, _text(node), bodies)
 
@@ -355,6 +395,12 @@ class _Walker:
             if program == "find":
                 self._find(words, context, text)
                 return
+            if program in STRING_RUNNERS:
+                self.emit([w for w, _ in words], False, context, text)
+                inner = _tmux_command(args) if program == "tmux" else _script_command(args)
+                if inner is not None:
+                    self._string(inner, context, program)
+                return
             self.emit([w for w, _ in words], False, context, text)
             if program == "cd" and len(args) == 1 and args[0][1]:
                 self._cd(args[0][0])
@@ -370,6 +416,9 @@ class _Walker:
 
     def emit(self, argv: list[str], dynamic: bool, context: _Context, text: str) -> None:
         command = Command(argv, dynamic, context, text)
+        if dynamic and not context.caged:
+            self.facts.unread.append(f"`{text.strip()[:80]}`: its command word is known only"
+                                     " when it runs")
         if context.loop is not None and command.program == "sleep":
             context.loop.sleeps = True
         self.facts.commands.append(command)
@@ -386,6 +435,7 @@ class _Walker:
                 return
         index = 0
         string = False
+        stdin = False
         while index < len(args):
             word = args[index][0]
             if word == "--":
@@ -397,6 +447,8 @@ class _Walker:
             if word.startswith(("-", "+")) and len(word) > 1:
                 if not word.startswith("--") and "c" in word[1:]:
                     string = True
+                if word.startswith("-") and not word.startswith("--") and "s" in word[1:]:
+                    stdin = True
                 if word.startswith("-") and not word.startswith("--") and "n" in word[1:]:
                     return  # -n: read, never run
                 index += 1
@@ -407,16 +459,21 @@ class _Walker:
             if rest:
                 self._string(rest[0][0], context, f"{program} -c")
             return
-        if rest:
+        if rest and not stdin:
             self._script(rest[0][0], context, f"{program} {rest[0][0]}")
             return
         for body in bodies:
             self._string(body, context, f"{program} <<")
+        if context.stdin_file:
+            self._script(context.stdin_file, context, f"{program} < {context.stdin_file}")
+        elif context.piped and not bodies and not context.caged:
+            self.facts.unread.append(f"`{text.strip()[:80]}`: the shell runs text piped into it")
 
     def _string(self, text: str, context: _Context, via: str) -> None:
         if context.depth >= STRING_DEPTH or not text.strip():
             return
-        self.source(text, context.but(depth=context.depth + 1, via=via))
+        self.source(text, context.but(depth=context.depth + 1, via=via, stdin_file="",
+                                      piped=False))
 
     def _find(self, words: list[tuple[str, bool]], context: _Context, text: str) -> None:
         argv = [w for w, _ in words]
@@ -432,22 +489,39 @@ class _Walker:
                     self.argv(inner, context.but(via="find -exec"), text, [])
 
     def _script(self, name: str, context: _Context, via: str, executable: bool = False) -> None:
-        if context.scripts >= SCRIPT_DEPTH:
-            return
         path = os.path.join(self.cwd, os.path.expanduser(name))
-        text, problem = read_script(path)
-        if text is None:
-            if problem and not executable:
-                self.facts.unread.append(f"{name}: {problem}")
-            return
         real = os.path.realpath(path)
-        if real in self.seen:
+        if context.scripts >= SCRIPT_DEPTH:
+            if not executable and not context.caged:
+                self.facts.unread.append(f"{name}: scripts nested over {SCRIPT_DEPTH} deep")
             return
-        if executable and not _shell_text(text):
+        text: str | None = self.texts.get(real)
+        if text is None:
+            text, problem = read_script(path)
+            if text is None:
+                if problem and problem != NOT_FOUND and not executable and not context.caged:
+                    self.facts.unread.append(f"{name}: {problem}")
+                return
+            self.texts[real] = text
+            self.facts.scripts.append(real)
+        if real in self.reading or (executable and not _shell_text(text)):
             return
-        self.seen.add(real)
-        self.facts.scripts.append(real)
-        self.source(text, context.but(scripts=context.scripts + 1, via=via))
+        # Walked again in each context that changes a guard's verdict; once per context.
+        key = (real, context.caged, context.timeout, context.background, id(context.loop),
+               context.assignments)
+        if key in self.walked:
+            return
+        self.walked.add(key)
+        self.reading.append(real)
+        try:
+            self.source(text, context.but(scripts=context.scripts + 1, via=via, stdin_file="",
+                                          piped=False))
+        finally:
+            self.reading.pop()
+
+
+NOT_FOUND = os.strerror(2)
+"""read_script's reason for a missing file (ENOENT): bash fails on it, nothing runs."""
 
 
 def read_script(path: str) -> tuple[str | None, str]:
@@ -532,7 +606,7 @@ def _value(node: Node) -> tuple[str, bool]:
             if child.type == '"' or child.type == '$"':
                 continue
             if child.type == "string_content":
-                parts.append(_unescape_double(_text(child)))
+                parts.append(_unescape(_text(child), DOUBLE_QUOTED_ESCAPES))
                 continue
             value, known = _value(child)
             parts.append(value)
@@ -543,31 +617,21 @@ def _value(node: Node) -> tuple[str, bool]:
     return text, False
 
 
-def _unescape(text: str) -> str:
+DOUBLE_QUOTED_ESCAPES = '$`"\\\n'
+"""What a backslash escapes inside double quotes; outside quotes it escapes any character."""
+
+
+def _unescape(text: str, escapable: str | None = None) -> str:
+    """Backslash removal: of any character (`escapable` None), or only of those in it."""
     if "\\" not in text:
         return text
     out = []
     index = 0
     while index < len(text):
         char = text[index]
-        if char == "\\" and index + 1 < len(text):
-            if text[index + 1] != "\n":
-                out.append(text[index + 1])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def _unescape_double(text: str) -> str:
-    if "\\" not in text:
-        return text
-    out = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\" and index + 1 < len(text) and text[index + 1] in '$`"\\\n':
+        if char == "\\" and index + 1 < len(text) and (
+            escapable is None or text[index + 1] in escapable
+        ):
             if text[index + 1] != "\n":
                 out.append(text[index + 1])
             index += 2
@@ -709,6 +773,74 @@ def _python_script(args: list[tuple[str, bool]]) -> list[tuple[str, bool]] | Non
             continue
         return args[index:] if word.endswith(".py") else None
     return None
+
+
+def expand_braces(word: str) -> list[str]:
+    """Bash's brace expansion of one unquoted word: `{pytest,-q}` is `pytest -q`, `a{b,c}d` is
+    `abd acd`; nested braces expand from the first; a word without a comma list is itself."""
+    start = word.find("{")
+    while start >= 0:
+        depth = 0
+        for end in range(start, len(word)):
+            depth += {"{": 1, "}": -1}.get(word[end], 0)
+            if depth == 0:
+                break
+        else:
+            return [word]
+        inner = word[start + 1 : end]
+        parts, depth, begin = [], 0, 0
+        for index, char in enumerate(inner):
+            depth += {"{": 1, "}": -1}.get(char, 0)
+            if char == "," and depth == 0:
+                parts.append(inner[begin:index])
+                begin = index + 1
+        if parts:
+            parts.append(inner[begin:])
+            head, tail = word[:start], word[end + 1 :]
+            return [out for part in parts for out in expand_braces(head + part + tail)]
+        start = word.find("{", start + 1)
+    return [word]
+
+
+def _tmux_command(args: list[tuple[str, bool]]) -> str | None:
+    """The shell command `tmux [options] new|new-window|split-window [options] CMD` runs."""
+    words = [w for w, _ in args]
+    index = 0
+    while index < len(words) and words[index] not in TMUX_NEW:
+        if words[index] == "-c" and index + 1 < len(words):
+            return words[index + 1]  # `tmux -c CMD`: tmux runs CMD as a shell command
+        index += 2 if words[index] in TMUX_VALUES else 1
+    index += 1
+    while index < len(words) and words[index].startswith("-"):
+        index += 2 if words[index] in TMUX_VALUES else 1
+    rest = words[index:]
+    if not rest:
+        return None
+    return rest[0] if len(rest) == 1 else " ".join(rest)
+
+
+def _script_command(args: list[tuple[str, bool]]) -> str | None:
+    """The command `script -c CMD` (or `-qc CMD`, `--command[=]CMD`) runs."""
+    words = [w for w, _ in args]
+    for index, word in enumerate(words):
+        if word.startswith("--command="):
+            return word.split("=", 1)[1]
+        if word == "--command" or (word.startswith("-") and not word.startswith("--")
+                                   and "c" in word[1:]):
+            after = word[word.index("c") + 1 :] if word != "--command" else ""
+            if after:
+                return after
+            return words[index + 1] if index + 1 < len(words) else None
+    return None
+
+
+def caged_argv(words: list[str]) -> list[str] | None:
+    """The words after `--` of `swarmdeck run|dispatch|gpu-run|peer run … -- COMMAND` (as the
+    runner gets them), or None when `words` is no such command."""
+    if not words or os.path.basename(words[0]) != "swarmdeck":
+        return None
+    inner = _caged([(word, True) for word in words[1:]])
+    return None if inner is None else [word for word, _ in inner]
 
 
 def _caged(args: list[tuple[str, bool]]) -> list[tuple[str, bool]] | None:

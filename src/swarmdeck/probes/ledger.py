@@ -100,6 +100,8 @@ class LedgerJob:
     declared_cap: str | None = None
     """The `--cap` as it was given ("8G", "70%"); "" when none was, None on a row from before
     the ledger recorded it (`cap` is the cage's, which a share or a made cap is not)."""
+    scope: str | None = None
+    """The run-scope declaration it was started with (SWARMDECK_SCOPE); None when none was."""
 
     @property
     def process(self) -> ProcessIdentity | None:
@@ -311,6 +313,7 @@ def job_from_row(
         fingerprint=row["fingerprint"] if "fingerprint" in keys else None,
         timeout=row["timeout"] if "timeout" in keys else None,
         declared_cap=row["declared_cap"] if "declared_cap" in keys else None,
+        scope=row["scope"] if "scope" in keys else None,
     )
 
 

@@ -254,7 +254,7 @@ def heavy_without_run(
     out = []
     for ran in scene.ran_commands:
         if not runs_heavy_uncaged(
-            ran.command, config.hooks.heavy, config.hooks.heavy_patterns
+            ran.command, config.hooks.heavy, config.hooks.heavy_patterns, ran.cwd
         ):
             continue
         session = scene.session(ran.session_id)

@@ -84,6 +84,8 @@ class HookCommand:
     tool_use_id: str
     command: str
     at: float
+    cwd: str | None = None
+    """The folder the command ran in (its scripts are read there)."""
 
 
 @dataclass
@@ -217,7 +219,7 @@ def hook_facts(store: StateStore, now: float) -> tuple[dict[str, StopSeen], list
                 (now - 86400.0,),
             ).fetchall()
             ran = conn.execute(
-                "SELECT session_id, agent_id, received_at,"
+                "SELECT session_id, agent_id, received_at, cwd,"
                 " json_extract(payload, '$.tool_use_id') AS tool_use_id,"
                 " json_extract(payload, '$.tool_input.command') AS command FROM hook_events"
                 " WHERE event IN ('PostToolUse', 'PostToolUseFailure') AND tool_name = 'Bash'"
@@ -236,7 +238,7 @@ def hook_facts(store: StateStore, now: float) -> tuple[dict[str, StopSeen], list
     }
     commands = [
         HookCommand(row["session_id"], row["agent_id"], row["tool_use_id"] or str(index),
-                    row["command"], row["received_at"])
+                    row["command"], row["received_at"], row["cwd"])
         for index, row in enumerate(ran)
         if isinstance(row["command"], str)
     ]

@@ -1,0 +1,1 @@
+bash verify.sh

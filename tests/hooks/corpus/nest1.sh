@@ -1,0 +1,1 @@
+bash nest2.sh

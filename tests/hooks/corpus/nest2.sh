@@ -1,0 +1,1 @@
+bash nest3.sh

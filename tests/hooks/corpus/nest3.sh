@@ -1,0 +1,1 @@
+bash nest4.sh

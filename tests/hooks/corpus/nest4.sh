@@ -1,0 +1,1 @@
+bash nest5.sh

@@ -1,0 +1,1 @@
+bash nest6.sh

@@ -1,0 +1,1 @@
+while ! test -f done; do sleep 5; done
