@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from swarmdeck.actions.guard_preset import with_strict_preset
-from swarmdeck.hooks.guards import GUARDS
+from swarmdeck.hooks.guard_table import GUARDS
 
 SWARMDECK = Path(sys.executable).parent / "swarmdeck"
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from claude_lines import hook_payload
-from swarmdeck.hooks.guards import GUARDS, SAMPLE_CONFIG, SAMPLES, Sample
+from swarmdeck.hooks.guard_table import GUARDS
+from swarmdeck.hooks.guards import SAMPLE_CONFIG, SAMPLES, Sample
 
 THREADS = 3
 SID = "cccc3333-0000-4000-8000-000000000031"

@@ -13,7 +13,8 @@ import pytest
 
 from swarmdeck.config import default_config, parse_config
 from swarmdeck.hooks.entry import _user_literals
-from swarmdeck.hooks.guards import Finding, bash_findings, guard_settings
+from swarmdeck.hooks.guard_table import guard_settings
+from swarmdeck.hooks.guards import Finding, bash_findings
 from swarmdeck.hooks.heavy import certainly_light
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.settings import HookSettings

@@ -15,7 +15,7 @@ import pytest
 from swarmdeck.breaks import SWITCHES
 from swarmdeck.probes.cgroups import read_hierarchies
 from swarmdeck.probes.procs import environment, pids
-from swarmdeck.selftest.cells import all_cells, reddening
+from swarmdeck.selftest.every_cell import all_cells, reddening
 from swarmdeck.selftest.table import FAIL, PASS, SKIP, Result, SwitchResult, judge_switch
 from waiting import wait_for
 

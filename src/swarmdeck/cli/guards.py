@@ -22,7 +22,8 @@ def _add_guards(sub) -> None:
 
 def guard_rows(config, store, now: float) -> list[dict[str, object]]:
     """One row per guard, in priority order: name, mode, what it looks at and refuses, counts."""
-    from swarmdeck.hooks.guards import COUNT_WINDOW, GUARDS, guard_counts, guard_settings
+    from swarmdeck.hooks.guard_table import GUARDS, guard_settings
+    from swarmdeck.hooks.guards import COUNT_WINDOW, guard_counts
 
     modes = guard_settings(config)["modes"]
     with store.read() as conn:
@@ -42,7 +43,7 @@ def guard_rows(config, store, now: float) -> list[dict[str, object]]:
 
 
 def _guards(args: argparse.Namespace) -> int:
-    from swarmdeck.hooks.guards import heavy_threads
+    from swarmdeck.hooks.guard_table import heavy_threads
 
     config, store = context()
     rows = guard_rows(config, store, time.time())

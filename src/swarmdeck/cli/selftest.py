@@ -45,7 +45,7 @@ def _stop(signum: int, _frame: object) -> None:
 def _selftest(args: argparse.Namespace) -> int:
     from swarmdeck.breaks import BREAK_VARIABLE, MARKER_VARIABLE
     from swarmdeck.errors import UsageError
-    from swarmdeck.selftest.cells import all_cells
+    from swarmdeck.selftest.every_cell import all_cells
     from swarmdeck.selftest.table import report_text, run_selftest
 
     cells = all_cells()

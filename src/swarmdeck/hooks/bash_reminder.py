@@ -59,7 +59,8 @@ def reminder_text(hook: HookInput, command: str, match: HeavyMatch) -> str:
 def _text(
     config: Config, store: StateStore, hook: HookInput, command: str, match: HeavyMatch
 ) -> str:
-    from swarmdeck.hooks.guards import heavy_threads, run_argv, short
+    from swarmdeck.hooks.guard_table import heavy_threads
+    from swarmdeck.hooks.guards import run_argv, short
     from swarmdeck.hooks.shell_parse import caged_argv, parse
 
     cwd = _cwd(hook.cwd)

@@ -131,7 +131,7 @@ def settings_from_config(config_path: str) -> HookSettings:
     from pathlib import Path
 
     from swarmdeck.config import load_config
-    from swarmdeck.hooks.guards import guard_settings
+    from swarmdeck.hooks.guard_table import guard_settings
     from swarmdeck.hooks.prefilter import necessary_literals
 
     config = load_config(Path(config_path))

@@ -89,7 +89,8 @@ class Cell:
 
 
 CELLS: dict[str, Cell] = {}
-"""This module's cells by name, in the order the table lists them (all_cells adds the guards')."""
+"""This module's cells by name, in the order the table lists them (every_cell.py adds the
+guards')."""
 
 
 def cell(name: str, proves: str, *reddened_by: str) -> Callable[[Callable[[Place], str]], Cell]:
@@ -101,23 +102,6 @@ def cell(name: str, proves: str, *reddened_by: str) -> Callable[[Callable[[Place
         return made
 
     return register
-
-
-def all_cells() -> dict[str, Cell]:
-    """Every cell in the table's order: this module's, then one per guard (guard_cells.py)."""
-    from swarmdeck.selftest.guard_cells import guard_cells
-
-    return {**CELLS, **{made.name: made for made in guard_cells()}}
-
-
-def reddening() -> dict[str, tuple[str, ...]]:
-    """Each switch with the cells it must turn red, from the cells' own declarations."""
-    from swarmdeck.breaks import SWITCHES
-
-    cells = all_cells().values()
-    return {
-        switch: tuple(c.name for c in cells if switch in c.reddened_by) for switch in SWITCHES
-    }
 
 
 # ---- the memory cage ------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The guards' cells: each guard's sample (hooks/guards.py SAMPLES) through real `swarmdeck hook`
 processes, in the strict preset; the refused input must be denied naming its guard and its twin
-let through. `guard-NAME` must turn the guard's own cell red. cells.all_cells() adds them to the
-table after the cells of cells.py.
+let through. `guard-NAME` must turn the guard's own cell red. every_cell.all_cells() adds them
+to the table after the cells of cells.py.
 
 Each sample's `setup` is made here the way Claude Code would make it: earlier hook calls
 (a subagent that handed back, another dispatch holding a scratch folder, a running subagent

@@ -16,7 +16,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 from swarmdeck.breaks import SWITCHES
-from swarmdeck.selftest.cells import Cell, all_cells, reddening
+from swarmdeck.selftest.cells import Cell
+from swarmdeck.selftest.every_cell import all_cells, reddening
 from swarmdeck.selftest.sandbox import CellFailed, CellSkipped, Sandbox, stop_strays
 
 PASS, FAIL, SKIP = "pass", "FAIL", "skip"
