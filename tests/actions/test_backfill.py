@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,14 +102,19 @@ def test_admission_backfills_a_short_job_with_history_and_keeps_a_long_one_waiti
     tmp_path: Path,
 ) -> None:
     """The ledger as the runners leave it: a job holds 60M of 100M with a learned 10 s; the
-    head wants 80M. A 30M job that ran 2 s starts; one that ran 60 s waits."""
+    head wants 80M, queued before the newcomers came (longer ago than LONGEST_FIRST_WITHIN:
+    arriving with it, the long one would go first). A 30M job that ran 2 s starts; one that
+    ran 60 s waits."""
+    from swarmdeck.actions.backfill import LONGEST_FIRST_WITHIN
+
     store = StateStore(tmp_path / "state.db")
     facts = SliceFacts(100 * MIB, MIB, "cgroup-v1", None, "configured", "")
     runner = own_identity()
     with store.transaction() as conn:
         insert_job(conn, host="here", booked=60 * MIB, fingerprint="holder", state="running",
                    started_at=conn.execute("SELECT unixepoch('subsec')").fetchone()[0])
-        insert_job(conn, host="here", booked=80 * MIB, fingerprint="head", state="queued")
+        insert_job(conn, host="here", booked=80 * MIB, fingerprint="head", state="queued",
+                   created_at=time.time() - LONGEST_FIRST_WITHIN - 5)
         for workload, seconds in (("holder", 10.0), ("short", 2.0), ("long", 60.0)):
             conn.execute(
                 "INSERT INTO peaks (fingerprint, peak, duration) VALUES (?, ?, ?)",
@@ -163,3 +169,55 @@ def test_a_queued_jobs_detail_names_its_place_from_the_ledger(tmp_path: Path) ->
     assert text.startswith("place 1 of 1; waits for room; expected start in about ")
     job = next(j for j in jobs if j.id == queued)
     assert "queue  place 1 of 1" in job_facts(job, 0.0, 200, queue=text).plain
+
+
+def test_the_queue_puts_the_longest_known_runs_first_among_jobs_that_arrive_together() -> None:
+    from swarmdeck.actions.backfill import LONGEST_FIRST_WITHIN, queue_key
+
+    arrived = [(100.0, 2.0, 1), (100.5, 60.0, 2), (101.0, None, 3), (100.2, 30.0, 4)]
+    order = sorted(arrived, key=lambda job: queue_key(*job))
+    assert [job_id for *_, job_id in order] == [2, 4, 1, 3]
+    late = queue_key(100.0 + LONGEST_FIRST_WITHIN + 1, 10 * LONGEST_FIRST_WITHIN, 9)
+    assert late > queue_key(100.0, None, 1), "no job is passed by one that came that much later"
+
+
+def test_admission_starts_a_long_job_ahead_of_a_short_one_queued_together(
+    tmp_path: Path,
+) -> None:
+    """100M: a job of no known end holds 60M; a 30M job that ran 2 s is queued. A 30M job
+    that ran 60 s arrives: it goes first (longest first), where in arrival order it waited
+    behind the short one; one that arrived over LONGEST_FIRST_WITHIN later would not."""
+    from swarmdeck.actions.backfill import LONGEST_FIRST_WITHIN
+
+    store = StateStore(tmp_path / "state.db")
+    facts = SliceFacts(100 * MIB, MIB, "cgroup-v1", None, "configured", "")
+    runner = own_identity()
+    with store.transaction() as conn:
+        clock = time.time()
+        insert_job(conn, host="here", booked=60 * MIB, fingerprint="holder", state="running",
+                   started_at=clock)
+        short = insert_job(conn, host="here", booked=30 * MIB, fingerprint="short",
+                           state="queued", created_at=clock)
+        for workload, seconds in (("short", 2.0), ("long", 60.0), ("longer", 2000.0)):
+            conn.execute(
+                "INSERT INTO peaks (fingerprint, peak, duration) VALUES (?, ?, ?)",
+                (workload, 30 * MIB, seconds),
+            )
+
+    def decide(workload: str) -> Decision:
+        row = admission.JobRow(
+            label=workload, host="here", fingerprint=workload, argv=["true"], cwd=Path("/"),
+            runner=runner, booking=Booking(30 * MIB, 30 * MIB, Via.HISTORY, 500),
+            threads=None, detached=False, timeout=None,
+        )
+        decision, *_ = admission.attempt(store, row, facts, None, lambda i: tmp_path / str(i))
+        return decision
+
+    with store.transaction() as conn:
+        conn.execute("UPDATE jobs SET created_at = ? WHERE id = ?",
+                     (clock - LONGEST_FIRST_WITHIN - 5, short))
+    assert decide("longer") is Decision.WAIT, "the short job came too long before it"
+    with store.transaction() as conn:
+        conn.execute("UPDATE jobs SET created_at = ? WHERE id = ?", (clock, short))
+        conn.execute("DELETE FROM jobs WHERE fingerprint = 'longer'")
+    assert decide("long") is Decision.ADMIT

@@ -1,6 +1,7 @@
 """EASY backfill: when a queued job may start ahead of a bigger one waiting before it.
 
-The queue is in order: a job ahead that fits is as good as started. The first job ahead that
+The queue is in order (queue_key: arrival, the longest known runs first among jobs that arrive
+together): a job ahead that fits is as good as started. The first job ahead that
 does not fit is the head; it is given a reservation at its shadow time, the moment enough of the
 running jobs will have ended for it to fit (from their learned durations). A later job may start
 now only if it fits now and either ends before the shadow time, or leaves the head's room at
@@ -23,6 +24,12 @@ if TYPE_CHECKING:
 
 SLACK = 1.25
 """A backfilled job is taken to run its longest recent run times this."""
+LONGEST_FIRST_WITHIN = 60.0
+"""Seconds: the queue's order is arrival, a job with a known run time counted as having come
+that much earlier (its longest recent run, this at the most). Among jobs that arrive together
+(a swarm's burst) the longest go first, as LPT scheduling does, so no long job submitted late
+runs on alone at the end of the day; a job queued longer than this is never passed by one
+that arrives after it, so a head that has waited is not delayed by newcomers."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,15 @@ class Waiter:
 
     booked: int
     runs_for: float | None
+
+
+def queue_key(created_at: float, runs_for: float | None, job_id: int | None) -> tuple[float, int]:
+    """Where a queued job stands in the queue (lowest first): its arrival, advanced by its
+    longest recent run up to LONGEST_FIRST_WITHIN; ties by id, a job not yet written last."""
+    return (
+        created_at - min(runs_for or 0.0, LONGEST_FIRST_WITHIN),
+        job_id if job_id is not None else 1 << 62,
+    )
 
 
 def may_start(job: Waiter, ahead: Sequence[Waiter], holders: Sequence[Holder], usable: int) -> bool:
