@@ -37,6 +37,24 @@ def test_an_unknown_end_keeps_the_queue_in_order() -> None:
     assert holder_end(4.0, 10.0) == 6.0
 
 
+def test_room_beside_the_head_is_never_room_a_job_past_its_runs_still_holds() -> None:
+    """10G: a job holds 6G past its shortest run (it may end any moment) and past its longest
+    run times SLACK (no end is sure). The head needs 8G (room 4G). A 2G job of 20 s would fit
+    beside the head once that job ended, but that may be long after: it waits, where counting
+    the earliest end let it in, and the next such one, and the head waited on behind them.
+    With that job sure to have ended soon, the same job leaves the head its room: it starts."""
+    from swarmdeck.actions.backfill import SLACK, holder_sure_end
+
+    head = [Waiter(8 * GIB, 30.0)]
+    running = [Holder(6 * GIB, holder_end(13.0, 10.0))]
+    assert 10.0 * SLACK < 13.0 and holder_sure_end(13.0, 10.0) is None
+    assert not may_start(Waiter(2 * GIB, 20.0), head, running, 4 * GIB, [Holder(6 * GIB, None)])
+    assert may_start(Waiter(2 * GIB, 20.0), head, running, 4 * GIB,
+                     [Holder(6 * GIB, holder_sure_end(12.0, 10.0))])
+    assert holder_sure_end(12.0, 10.0) == 10.0 * SLACK - 12.0
+    assert holder_sure_end(0.0, None) is None
+
+
 def test_with_no_head_waiting_the_rule_is_the_queue_order() -> None:
     ahead = [Waiter(GIB, None), Waiter(GIB, None)]
     assert may_start(Waiter(GIB, None), ahead, [], 3 * GIB)

@@ -20,6 +20,7 @@ from swarmdeck.actions.backfill import (
     Spot,
     Waiter,
     holder_end,
+    holder_sure_end,
     may_start,
     queue_key,
     queue_plan,
@@ -322,20 +323,20 @@ def backfills(
     ).fetchall() if held else []
     spans = {**spans, **durations(conn, {row["fingerprint"] for row in running} - set(spans))}
     clock = now()
-    holders = []
+    holders, sure = [], []
     for row in running:
         holder = held[row["id"]]
         began = holder.started_at or holder.admitted_at or clock
-        shortest = spans.get(row["fingerprint"], (None, None))[0]
-        holders.append(Holder(
-            max(holder.booked or 0, holder.current or 0), holder_end(clock - began, shortest)
-        ))
+        shortest, longest = spans.get(row["fingerprint"], (None, None))
+        frees = max(holder.booked or 0, holder.current or 0)
+        holders.append(Holder(frees, holder_end(clock - began, shortest)))
+        sure.append(Holder(frees, holder_sure_end(clock - began, longest)))
     ahead = [
         Waiter(row["booked"] or 0, waiter_run(spans.get(row["fingerprint"], (None, None))[1]))
         for row in queued
     ]
     own = Waiter(job.booking.booked, waiter_run(spans.get(job.fingerprint, (None, None))[1]))
-    return may_start(own, ahead, holders, book.usable)
+    return may_start(own, ahead, holders, book.usable, sure)
 
 
 def planned_queue(

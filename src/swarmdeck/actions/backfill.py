@@ -8,10 +8,13 @@ now only if it fits now and either ends before the shadow time, or leaves the he
 that time untouched (it fits in what is left over beside the head then). So the head is never
 delayed, as with Slurm's backfill on time limits; jobs behind the head are not protected (EASY).
 
-Estimates lean to the head's side: a running job's end is its shortest recent run (one running
-longer than that may end any moment: now), a job backfilled in its longest recent run times
-SLACK. Whenever an end is unknown, the rule is the queue's strict order: the job must fit
-beside every job ahead of it. Pure: admission gathers the numbers.
+Estimates lean to the head's side: the head's earliest start comes from the running jobs'
+shortest recent runs (one running longer than that may end any moment: now), and a job must
+end before it in its longest recent run times SLACK; the room left beside the head comes from
+when the running jobs have surely ended (their longest runs times SLACK; never, for one past
+that), so it is never room a job still running holds. Whenever an end is unknown, the rule is
+the queue's strict order: the job must fit beside every job ahead of it. Pure: admission
+gathers the numbers.
 """
 
 from __future__ import annotations
@@ -58,9 +61,23 @@ def queue_key(created_at: float, runs_for: float | None, job_id: int | None) -> 
     )
 
 
-def may_start(job: Waiter, ahead: Sequence[Waiter], holders: Sequence[Holder], usable: int) -> bool:
+def may_start(
+    job: Waiter,
+    ahead: Sequence[Waiter],
+    holders: Sequence[Holder],
+    usable: int,
+    ended_by: Sequence[Holder] | None = None,
+) -> bool:
     """Whether `job` may be admitted now, with `ahead` queued before it (in order), `holders`
-    running, and `usable` room in the book."""
+    running (each at its earliest end) and `usable` room in the book. `ended_by` holds the
+    same running jobs at the time by which each has surely ended (None: no such time known);
+    by default their earliest ends, as when run times are exact.
+
+    The earliest ends give the head's earliest start, which a job must end before; the sure
+    ends give the time by which the head surely fits, beside which a job must leave it room:
+    taking the earliest ends there would count room given back by jobs still running (one
+    past its shortest run "may end any moment", and may well not), and the head would wait on
+    behind the jobs let in beside it."""
     in_order = job.booked + sum(waiter.booked for waiter in ahead) <= usable
     room = usable
     starting: list[Waiter] = []
@@ -73,15 +90,21 @@ def may_start(job: Waiter, ahead: Sequence[Waiter], holders: Sequence[Holder], u
         starting.append(waiter)
     if head is None or job.booked > room:
         return in_order
-    ends = [*holders, *(Holder(w.booked, w.runs_for) for w in starting)]
+    started = [Holder(w.booked, w.runs_for) for w in starting]
+    ends = [*holders, *started]
     if any(end.ends_in is None for end in ends):
         return in_order
     shadow = shadow_of(head.booked, room, ends)
     if shadow is None:
         return in_order
-    at, left_over = shadow
-    ends_first = job.runs_for is not None and job.runs_for <= at
-    return in_order or ends_first or job.booked <= left_over
+    ends_first = job.runs_for is not None and job.runs_for <= shadow[0]
+    sure = [
+        end for end in [*(holders if ended_by is None else ended_by), *started]
+        if end.ends_in is not None
+    ]
+    surely = shadow_of(head.booked, room, sure)
+    beside = surely is not None and job.booked <= surely[1]
+    return in_order or ends_first or beside
 
 
 def shadow_of(needed: int, room: int, ends: Sequence[Holder]) -> tuple[float, int] | None:
@@ -102,6 +125,14 @@ def holder_end(started_ago: float, shortest: float | None) -> float | None:
     if shortest is None:
         return None
     return max(0.0, shortest - started_ago)
+
+
+def holder_sure_end(started_ago: float, longest: float | None) -> float | None:
+    """By when a running job has surely ended, from its longest recent run times SLACK; None
+    when it has no history or has run past that (it may run on: no end is sure)."""
+    if longest is None or started_ago > longest * SLACK:
+        return None
+    return longest * SLACK - started_ago
 
 
 def waiter_run(longest: float | None) -> float | None:
