@@ -406,7 +406,8 @@ def _unlocked_attempt(
     `no-admission-lock` switch stands for, which lets concurrent runners overbook."""
     with store.read() as conn:
         book = read_book(conn, facts, job.host, runners=False, meminfo=meminfo)
-        decision = decide(job.booking.booked, book, queued_ahead(conn, job.host, job_id))
+        queued, _ = queue_ahead(conn, job, job_id)
+        decision = decide(job.booking.booked, book, sum(row["booked"] or 0 for row in queued))
     time.sleep(UNLOCKED_WINDOW)
     with store.transaction() as conn:
         at = now()
