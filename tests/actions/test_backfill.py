@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +35,24 @@ def test_an_unknown_end_keeps_the_queue_in_order() -> None:
     assert holder_end(12.0, 10.0) == 0.0, "a job past its shortest run may end any moment"
     assert holder_end(12.0, None) is None
     assert holder_end(4.0, 10.0) == 6.0
+
+
+def test_room_beside_the_head_is_never_room_a_job_past_its_runs_still_holds() -> None:
+    """10G: a job holds 6G past its shortest run (it may end any moment) and past its longest
+    run times SLACK (no end is sure). The head needs 8G (room 4G). A 2G job of 20 s would fit
+    beside the head once that job ended, but that may be long after: it waits, where counting
+    the earliest end let it in, and the next such one, and the head waited on behind them.
+    With that job sure to have ended soon, the same job leaves the head its room: it starts."""
+    from swarmdeck.actions.backfill import SLACK, holder_sure_end
+
+    head = [Waiter(8 * GIB, 30.0)]
+    running = [Holder(6 * GIB, holder_end(13.0, 10.0))]
+    assert 10.0 * SLACK < 13.0 and holder_sure_end(13.0, 10.0) is None
+    assert not may_start(Waiter(2 * GIB, 20.0), head, running, 4 * GIB, [Holder(6 * GIB, None)])
+    assert may_start(Waiter(2 * GIB, 20.0), head, running, 4 * GIB,
+                     [Holder(6 * GIB, holder_sure_end(12.0, 10.0))])
+    assert holder_sure_end(12.0, 10.0) == 10.0 * SLACK - 12.0
+    assert holder_sure_end(0.0, None) is None
 
 
 def test_with_no_head_waiting_the_rule_is_the_queue_order() -> None:
@@ -101,14 +120,19 @@ def test_admission_backfills_a_short_job_with_history_and_keeps_a_long_one_waiti
     tmp_path: Path,
 ) -> None:
     """The ledger as the runners leave it: a job holds 60M of 100M with a learned 10 s; the
-    head wants 80M. A 30M job that ran 2 s starts; one that ran 60 s waits."""
+    head wants 80M, queued before the newcomers came (longer ago than LONGEST_FIRST_WITHIN:
+    arriving with it, the long one would go first). A 30M job that ran 2 s starts; one that
+    ran 60 s waits."""
+    from swarmdeck.actions.backfill import LONGEST_FIRST_WITHIN
+
     store = StateStore(tmp_path / "state.db")
     facts = SliceFacts(100 * MIB, MIB, "cgroup-v1", None, "configured", "")
     runner = own_identity()
     with store.transaction() as conn:
         insert_job(conn, host="here", booked=60 * MIB, fingerprint="holder", state="running",
                    started_at=conn.execute("SELECT unixepoch('subsec')").fetchone()[0])
-        insert_job(conn, host="here", booked=80 * MIB, fingerprint="head", state="queued")
+        insert_job(conn, host="here", booked=80 * MIB, fingerprint="head", state="queued",
+                   created_at=time.time() - LONGEST_FIRST_WITHIN - 5)
         for workload, seconds in (("holder", 10.0), ("short", 2.0), ("long", 60.0)):
             conn.execute(
                 "INSERT INTO peaks (fingerprint, peak, duration) VALUES (?, ?, ?)",
@@ -163,3 +187,55 @@ def test_a_queued_jobs_detail_names_its_place_from_the_ledger(tmp_path: Path) ->
     assert text.startswith("place 1 of 1; waits for room; expected start in about ")
     job = next(j for j in jobs if j.id == queued)
     assert "queue  place 1 of 1" in job_facts(job, 0.0, 200, queue=text).plain
+
+
+def test_the_queue_puts_the_longest_known_runs_first_among_jobs_that_arrive_together() -> None:
+    from swarmdeck.actions.backfill import LONGEST_FIRST_WITHIN, queue_key
+
+    arrived = [(100.0, 2.0, 1), (100.5, 60.0, 2), (101.0, None, 3), (100.2, 30.0, 4)]
+    order = sorted(arrived, key=lambda job: queue_key(*job))
+    assert [job_id for *_, job_id in order] == [2, 4, 1, 3]
+    late = queue_key(100.0 + LONGEST_FIRST_WITHIN + 1, 10 * LONGEST_FIRST_WITHIN, 9)
+    assert late > queue_key(100.0, None, 1), "no job is passed by one that came that much later"
+
+
+def test_admission_starts_a_long_job_ahead_of_a_short_one_queued_together(
+    tmp_path: Path,
+) -> None:
+    """100M: a job of no known end holds 60M; a 30M job that ran 2 s is queued. A 30M job
+    that ran 60 s arrives: it goes first (longest first), where in arrival order it waited
+    behind the short one; one that arrived over LONGEST_FIRST_WITHIN later would not."""
+    from swarmdeck.actions.backfill import LONGEST_FIRST_WITHIN
+
+    store = StateStore(tmp_path / "state.db")
+    facts = SliceFacts(100 * MIB, MIB, "cgroup-v1", None, "configured", "")
+    runner = own_identity()
+    with store.transaction() as conn:
+        clock = time.time()
+        insert_job(conn, host="here", booked=60 * MIB, fingerprint="holder", state="running",
+                   started_at=clock)
+        short = insert_job(conn, host="here", booked=30 * MIB, fingerprint="short",
+                           state="queued", created_at=clock)
+        for workload, seconds in (("short", 2.0), ("long", 60.0), ("longer", 2000.0)):
+            conn.execute(
+                "INSERT INTO peaks (fingerprint, peak, duration) VALUES (?, ?, ?)",
+                (workload, 30 * MIB, seconds),
+            )
+
+    def decide(workload: str) -> Decision:
+        row = admission.JobRow(
+            label=workload, host="here", fingerprint=workload, argv=["true"], cwd=Path("/"),
+            runner=runner, booking=Booking(30 * MIB, 30 * MIB, Via.HISTORY, 500),
+            threads=None, detached=False, timeout=None,
+        )
+        decision, *_ = admission.attempt(store, row, facts, None, lambda i: tmp_path / str(i))
+        return decision
+
+    with store.transaction() as conn:
+        conn.execute("UPDATE jobs SET created_at = ? WHERE id = ?",
+                     (clock - LONGEST_FIRST_WITHIN - 5, short))
+    assert decide("longer") is Decision.WAIT, "the short job came too long before it"
+    with store.transaction() as conn:
+        conn.execute("UPDATE jobs SET created_at = ? WHERE id = ?", (clock, short))
+        conn.execute("DELETE FROM jobs WHERE fingerprint = 'longer'")
+    assert decide("long") is Decision.ADMIT

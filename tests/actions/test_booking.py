@@ -87,6 +87,24 @@ def test_a_command_with_no_history_books_its_familys_prior_and_is_killed_first()
     assert fallback.via is Via.CAP, "a family that hit its ceiling is no prior"
 
 
+def test_a_capped_command_with_no_history_books_the_share_its_folder_reached() -> None:
+    """Capped runs in the folder peaked at a fifth to a quarter of their caps: a new command
+    there books a quarter of its cap and a tenth, killed first if that was wrong; fewer runs,
+    or one at its ceiling, are no prior."""
+    folder = [PastRun(200 * MIB, GIB, False), PastRun(GIB // 4, GIB, False),
+              PastRun(100 * MIB, 500 * MIB, False)]
+    result = decide_booking([], declared_cap=2 * GIB, default_prediction=GIB, cap_factor=1.5,
+                            unbounded=False, slice_cap=SLICE, folder=folder)
+    assert (result.booked, result.cap, result.via) == (mib_ceil(GIB * 1.1 / 2), 2 * GIB,
+                                                       Via.FOLDER)
+    assert result.oom_score_adj == OOM_ADJ_PREDICTED
+    for no_prior in (folder[:2], [*folder, PastRun(GIB, GIB, True)]):
+        fallback = decide_booking([], declared_cap=2 * GIB, default_prediction=GIB,
+                                  cap_factor=1.5, unbounded=False, slice_cap=SLICE,
+                                  folder=no_prior)
+        assert (fallback.booked, fallback.via) == (2 * GIB, Via.CAP)
+
+
 def test_one_small_run_does_not_erase_a_big_one() -> None:
     runs = [PastRun(10 * MIB, GIB, False), PastRun(800 * MIB, GIB, False)]
     assert booking(runs).booked >= 800 * MIB

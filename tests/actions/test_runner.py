@@ -845,6 +845,35 @@ def test_a_queued_job_of_fiction_rebooks_from_its_family_once_a_member_ended(
     assert two["booked"] < 60 * MIB and two["cap"] == 60 * MIB and two["oom_score_adj"] == 500
 
 
+def test_a_queued_capped_job_rebooks_from_its_folders_share_of_caps(
+    slice_config: Path, isolated_home, tmp_path: Path, start_run: Start
+) -> None:
+    """Two capped commands ran in the folder, each near 12M of its 60M cap: too few for a
+    prior. A third, no history nor family, queues on its 60M cap behind a fourth that holds
+    60M; when that one ends (the folder's third capped run), it is admitted on the folder's
+    share of its cap (a fifth and a tenth), not the cap."""
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import os, sys, time\nb = bytearray(12 << 20)\nb[::4096] = b'\\1' * 3072\n"
+        "while len(sys.argv) > 2 and not os.path.exists(sys.argv[2]):\n    time.sleep(0.05)\n"
+    )
+    for name in ("one", "two"):
+        done = swarmdeck_run("--cap", "60M", "--", sys.executable, str(script), name)
+        assert done.returncode == 0, done.stderr
+    go = tmp_path / "go"
+    holder = start_run("--cap", "60M", "--", sys.executable, str(script), "holder", str(go))
+    wait_for(lambda: job_state(isolated_home, 3) == "running")
+    late = start_run("--cap", "60M", "--wait", "60", "--", sys.executable, str(script), "new")
+    wait_for(lambda: job_state(isolated_home, 4) == "queued")
+    go.touch()
+    assert holder.wait(timeout=DEADLINE) == 0
+    _, err = late.communicate(timeout=DEADLINE)
+    assert late.returncode == 0, err
+    new = rows(isolated_home)[-1]
+    assert new["admitted_via"] == "folder" and new["oom_score_adj"] == 500
+    assert new["booked"] < 30 * MIB and new["cap"] == 60 * MIB
+
+
 def holds_flock(pid: int, path: Path) -> bool:
     """Whether process `pid` holds a flock() on `path`, as /proc/locks lists it."""
     inode = path.stat().st_ino if path.exists() else -1

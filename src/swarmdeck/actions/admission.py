@@ -20,7 +20,9 @@ from swarmdeck.actions.backfill import (
     Spot,
     Waiter,
     holder_end,
+    holder_sure_end,
     may_start,
+    queue_key,
     queue_plan,
     waiter_run,
 )
@@ -228,15 +230,31 @@ def _take_turn(
         )
 
 
-def queued_ahead(conn: sqlite.Connection, host: str, job_id: int | None) -> int:
-    """Memory booked by the jobs queued on this host before this one (all of them for a new
-    job, whose row comes last)."""
-    row = conn.execute(
-        "SELECT COALESCE(SUM(booked), 0) FROM jobs"
-        " WHERE host = ? AND state = ? AND (? IS NULL OR id < ?)",
-        (host, QUEUED, job_id, job_id),
-    ).fetchone()
-    return int(row[0])
+def queue_ahead(
+    conn: sqlite.Connection, job: JobRow, job_id: int | None
+) -> tuple[list[sqlite.Row], dict[str, tuple[float, float]]]:
+    """The jobs queued on this host ahead of this one, in the queue's order (backfill.queue_key:
+    arrival, the longest known runs first among jobs that arrive together; a new job's row is
+    not written yet and arrives now), with the learned run times of them and of this job."""
+    queued = conn.execute(
+        "SELECT id, created_at, booked, fingerprint FROM jobs WHERE host = ? AND state = ?",
+        (job.host, QUEUED),
+    ).fetchall()
+    if not queued or all(row["id"] == job_id for row in queued):
+        return [], {}
+    spans = durations(conn, {job.fingerprint} | {row["fingerprint"] for row in queued})
+
+    def key(fingerprint: str | None, created_at: float, row_id: int | None) -> tuple[float, int]:
+        return queue_key(created_at, spans.get(fingerprint or "", (None, None))[1], row_id)
+
+    own_at = next((row["created_at"] for row in queued if row["id"] == job_id), now())
+    own = key(job.fingerprint, own_at, job_id)
+    ahead = [
+        row for row in queued
+        if row["id"] != job_id and key(row["fingerprint"], row["created_at"], row["id"]) < own
+    ]
+    ahead.sort(key=lambda row: key(row["fingerprint"], row["created_at"], row["id"]))
+    return ahead, spans
 
 
 def attempt(
@@ -267,9 +285,10 @@ def attempt(
             _moved(conn, job_id)
         lost = mark_lost_jobs(conn, job.host, facts.slice_path)
         book = read_book(conn, facts, job.host, runners=False, meminfo=meminfo)
-        ahead = queued_ahead(conn, job.host, job_id)
+        queued, spans = queue_ahead(conn, job, job_id)
+        ahead = sum(row["booked"] or 0 for row in queued)
         decision = decide(job.booking.booked, book, ahead)
-        if decision is Decision.WAIT and ahead and backfills(conn, job, book, job_id):
+        if decision is Decision.WAIT and ahead and backfills(conn, job, book, queued, spans):
             decision = Decision.ADMIT
         at = now()
         if job_id is None:
@@ -291,36 +310,36 @@ def attempt(
 
 
 def backfills(
-    conn: sqlite.Connection, job: JobRow, book: MemoryBook, job_id: int | None
+    conn: sqlite.Connection,
+    job: JobRow,
+    book: MemoryBook,
+    queued: list[sqlite.Row],
+    spans: dict[str, tuple[float, float]],
 ) -> bool:
-    """Whether the job may start ahead of the queue by EASY backfill (actions/backfill.py), from
-    the learned durations of the jobs running, the jobs queued before it and its own."""
-    queued = conn.execute(
-        "SELECT booked, fingerprint FROM jobs WHERE host = ? AND state = ?"
-        " AND (? IS NULL OR id < ?) ORDER BY id",
-        (job.host, QUEUED, job_id, job_id),
-    ).fetchall()
+    """Whether the job may start ahead of the `queued` jobs (in the queue's order) by EASY
+    backfill (actions/backfill.py), from the learned durations of the jobs running, the jobs
+    queued before it and its own (`spans` holds those of the queued and its own)."""
     held = {row.id: row for row in book.jobs}
     marks = ",".join("?" * len(held))
     running = conn.execute(
         f"SELECT id, fingerprint FROM jobs WHERE id IN ({marks})", tuple(held)
     ).fetchall() if held else []
-    spans = durations(conn, {job.fingerprint} | {row["fingerprint"] for row in [*queued, *running]})
+    spans = {**spans, **durations(conn, {row["fingerprint"] for row in running} - set(spans))}
     clock = now()
-    holders = []
+    holders, sure = [], []
     for row in running:
         holder = held[row["id"]]
         began = holder.started_at or holder.admitted_at or clock
-        shortest = spans.get(row["fingerprint"], (None, None))[0]
-        holders.append(Holder(
-            max(holder.booked or 0, holder.current or 0), holder_end(clock - began, shortest)
-        ))
+        shortest, longest = spans.get(row["fingerprint"], (None, None))
+        frees = max(holder.booked or 0, holder.current or 0)
+        holders.append(Holder(frees, holder_end(clock - began, shortest)))
+        sure.append(Holder(frees, holder_sure_end(clock - began, longest)))
     ahead = [
         Waiter(row["booked"] or 0, waiter_run(spans.get(row["fingerprint"], (None, None))[1]))
         for row in queued
     ]
     own = Waiter(job.booking.booked, waiter_run(spans.get(job.fingerprint, (None, None))[1]))
-    return may_start(own, ahead, holders, book.usable)
+    return may_start(own, ahead, holders, book.usable, sure)
 
 
 def planned_queue(
@@ -328,12 +347,15 @@ def planned_queue(
 ) -> dict[int, Spot]:
     """The host's queue as it will run (actions/backfill.queue_plan), by job id, from the jobs
     of a snapshot, the room its book shows and the learned run times."""
-    queued = sorted((j for j in jobs if j.host == host and j.state == QUEUED), key=lambda j: j.id)
+    queued = [j for j in jobs if j.host == host and j.state == QUEUED]
     holding = [j for j in jobs if j.host == host and j.state in (ADMITTED, RUNNING)]
     if not queued:
         return {}
     with store.read() as conn:
         spans = durations(conn, {j.fingerprint for j in [*queued, *holding]})
+    queued.sort(key=lambda j: queue_key(
+        j.created_at, spans.get(j.fingerprint or "", (None, None))[1], j.id
+    ))
     clock = now()
     holders = [
         Holder(
@@ -387,7 +409,8 @@ def _unlocked_attempt(
     `no-admission-lock` switch stands for, which lets concurrent runners overbook."""
     with store.read() as conn:
         book = read_book(conn, facts, job.host, runners=False, meminfo=meminfo)
-        decision = decide(job.booking.booked, book, queued_ahead(conn, job.host, job_id))
+        queued, _ = queue_ahead(conn, job, job_id)
+        decision = decide(job.booking.booked, book, sum(row["booked"] or 0 for row in queued))
     time.sleep(UNLOCKED_WINDOW)
     with store.transaction() as conn:
         at = now()

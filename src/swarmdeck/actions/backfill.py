@@ -1,16 +1,20 @@
 """EASY backfill: when a queued job may start ahead of a bigger one waiting before it.
 
-The queue is in order: a job ahead that fits is as good as started. The first job ahead that
+The queue is in order (queue_key: arrival, the longest known runs first among jobs that arrive
+together): a job ahead that fits is as good as started. The first job ahead that
 does not fit is the head; it is given a reservation at its shadow time, the moment enough of the
 running jobs will have ended for it to fit (from their learned durations). A later job may start
 now only if it fits now and either ends before the shadow time, or leaves the head's room at
 that time untouched (it fits in what is left over beside the head then). So the head is never
 delayed, as with Slurm's backfill on time limits; jobs behind the head are not protected (EASY).
 
-Estimates lean to the head's side: a running job's end is its shortest recent run (one running
-longer than that may end any moment: now), a job backfilled in its longest recent run times
-SLACK. Whenever an end is unknown, the rule is the queue's strict order: the job must fit
-beside every job ahead of it. Pure: admission gathers the numbers.
+Estimates lean to the head's side: the head's earliest start comes from the running jobs'
+shortest recent runs (one running longer than that may end any moment: now), and a job must
+end before it in its longest recent run times SLACK; the room left beside the head comes from
+when the running jobs have surely ended (their longest runs times SLACK; never, for one past
+that), so it is never room a job still running holds. Whenever an end is unknown, the rule is
+the queue's strict order: the job must fit beside every job ahead of it. Pure: admission
+gathers the numbers.
 """
 
 from __future__ import annotations
@@ -23,6 +27,12 @@ if TYPE_CHECKING:
 
 SLACK = 1.25
 """A backfilled job is taken to run its longest recent run times this."""
+LONGEST_FIRST_WITHIN = 60.0
+"""Seconds: the queue's order is arrival, a job with a known run time counted as having come
+that much earlier (its longest recent run, this at the most). Among jobs that arrive together
+(a swarm's burst) the longest go first, as LPT scheduling does, so no long job submitted late
+runs on alone at the end of the day; a job queued longer than this is never passed by one
+that arrives after it, so a head that has waited is not delayed by newcomers."""
 
 
 @dataclass(frozen=True)
@@ -42,9 +52,32 @@ class Waiter:
     runs_for: float | None
 
 
-def may_start(job: Waiter, ahead: Sequence[Waiter], holders: Sequence[Holder], usable: int) -> bool:
+def queue_key(created_at: float, runs_for: float | None, job_id: int | None) -> tuple[float, int]:
+    """Where a queued job stands in the queue (lowest first): its arrival, advanced by its
+    longest recent run up to LONGEST_FIRST_WITHIN; ties by id, a job not yet written last."""
+    return (
+        created_at - min(runs_for or 0.0, LONGEST_FIRST_WITHIN),
+        job_id if job_id is not None else 1 << 62,
+    )
+
+
+def may_start(
+    job: Waiter,
+    ahead: Sequence[Waiter],
+    holders: Sequence[Holder],
+    usable: int,
+    ended_by: Sequence[Holder] | None = None,
+) -> bool:
     """Whether `job` may be admitted now, with `ahead` queued before it (in order), `holders`
-    running, and `usable` room in the book."""
+    running (each at its earliest end) and `usable` room in the book. `ended_by` holds the
+    same running jobs at the time by which each has surely ended (None: no such time known);
+    by default their earliest ends, as when run times are exact.
+
+    The earliest ends give the head's earliest start, which a job must end before; the sure
+    ends give the time by which the head surely fits, beside which a job must leave it room:
+    taking the earliest ends there would count room given back by jobs still running (one
+    past its shortest run "may end any moment", and may well not), and the head would wait on
+    behind the jobs let in beside it."""
     in_order = job.booked + sum(waiter.booked for waiter in ahead) <= usable
     room = usable
     starting: list[Waiter] = []
@@ -57,15 +90,21 @@ def may_start(job: Waiter, ahead: Sequence[Waiter], holders: Sequence[Holder], u
         starting.append(waiter)
     if head is None or job.booked > room:
         return in_order
-    ends = [*holders, *(Holder(w.booked, w.runs_for) for w in starting)]
+    started = [Holder(w.booked, w.runs_for) for w in starting]
+    ends = [*holders, *started]
     if any(end.ends_in is None for end in ends):
         return in_order
     shadow = shadow_of(head.booked, room, ends)
     if shadow is None:
         return in_order
-    at, left_over = shadow
-    ends_first = job.runs_for is not None and job.runs_for <= at
-    return in_order or ends_first or job.booked <= left_over
+    ends_first = job.runs_for is not None and job.runs_for <= shadow[0]
+    sure = [
+        end for end in [*(holders if ended_by is None else ended_by), *started]
+        if end.ends_in is not None
+    ]
+    surely = shadow_of(head.booked, room, sure)
+    beside = surely is not None and job.booked <= surely[1]
+    return in_order or ends_first or beside
 
 
 def shadow_of(needed: int, room: int, ends: Sequence[Holder]) -> tuple[float, int] | None:
@@ -86,6 +125,14 @@ def holder_end(started_ago: float, shortest: float | None) -> float | None:
     if shortest is None:
         return None
     return max(0.0, shortest - started_ago)
+
+
+def holder_sure_end(started_ago: float, longest: float | None) -> float | None:
+    """By when a running job has surely ended, from its longest recent run times SLACK; None
+    when it has no history or has run past that (it may run on: no end is sure)."""
+    if longest is None or started_ago > longest * SLACK:
+        return None
+    return longest * SLACK - started_ago
 
 
 def waiter_run(longest: float | None) -> float | None:

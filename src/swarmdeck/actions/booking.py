@@ -26,6 +26,10 @@ HEADROOM_TENTHS = 11
 more runs, the margin is their spread, never more than this tenth."""
 LEAST_MARGIN_PERCENT = 2
 """The least margin over the largest recent peak, however alike the recent runs were."""
+FOLDER_LEAST_RUNS = 3
+"""The least number of recent capped runs in a folder, none at its ceiling, for a job with no
+history of its own nor of its family to book the share of its cap they reached: fewer would
+be a guess."""
 
 OOM_ADJ_UNBOUNDED = 1000
 OOM_ADJ_PREDICTED = 500
@@ -40,6 +44,7 @@ class Via(Choice):
     CEILING = "ceiling"
     DEFAULT = "default"
     FAMILY = "family"
+    FOLDER = "folder"
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,7 @@ def decide_booking(
     unbounded: bool,
     slice_cap: int,
     family: Sequence[PastRun] = (),
+    folder: Sequence[PastRun] = (),
 ) -> Booking:
     """The booking, cap and oom_score_adj of a job.
 
@@ -156,6 +162,12 @@ def decide_booking(
     other arguments, newest first) has runs, none at its ceiling, books the family's
     prediction, never over its declared cap: a prior, not fiction, and with the OOM standing
     of a prediction it is killed first if it guessed wrong.
+
+    Failing that, a job with a declared cap whose `folder` (recent runs of any command in the
+    same folder that declared a cap) holds FOLDER_LEAST_RUNS runs or more, none at its ceiling,
+    books its cap times the largest share of their caps those runs reached, with a tenth's
+    margin (folder_share): caps there are fiction by a measured factor. The same standing: it is
+    killed first if it guessed wrong, and its next booking is its cap.
     """
     recent = list(history[:HISTORY_WINDOW])
     kin = list(family[:HISTORY_WINDOW])
@@ -167,7 +179,10 @@ def decide_booking(
         if declared_cap is not None and booked >= declared_cap:
             booked, via = declared_cap, Via.CAP
     elif not recent:
-        if declared_cap is not None:
+        share = folder_share(folder) if declared_cap is not None else None
+        if declared_cap is not None and share is not None and share < 1:
+            booked, via = max(MIN_CAP, mib_ceil(declared_cap * share)), Via.FOLDER
+        elif declared_cap is not None:
             booked, via = declared_cap, Via.CAP
         else:
             booked, via = default_prediction, Via.DEFAULT
@@ -198,6 +213,17 @@ def decide_booking(
     else:
         adj = OOM_ADJ_PREDICTED
     return Booking(booked=booked, cap=cap, via=via, oom_score_adj=adj)
+
+
+def folder_share(folder: Sequence[PastRun]) -> float | None:
+    """The share of its cap a capped job in this folder may take, from the folder's recent
+    capped runs: the largest share of its cap any of them reached, plus a tenth of it; None
+    when there are fewer than FOLDER_LEAST_RUNS of them or one hit its ceiling (its cap was
+    no fiction)."""
+    runs = [run for run in folder if run.cap > 0]
+    if len(runs) < FOLDER_LEAST_RUNS or any(run.hit_ceiling for run in runs):
+        return None
+    return max(run.peak / run.cap for run in runs) * HEADROOM_TENTHS / 10
 
 
 def decide_admission(booked: int, book: MemoryBook, queued_ahead: int = 0) -> Decision:

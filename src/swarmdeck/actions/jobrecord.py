@@ -47,6 +47,9 @@ class Ending:
 
 FAMILY_LOOKBACK = 200
 """Recent runs of the same program in the same folder looked through for a family's runs."""
+FOLDER_WINDOW = 20
+"""Recent capped runs in a folder whose share of their caps sets a prior (booking.folder_share):
+more than a workload's window, as they are different commands."""
 
 
 def family_runs(store: StateStore, argv: list[str], cwd: str) -> list[PastRun]:
@@ -70,6 +73,18 @@ def family_runs(store: StateStore, argv: list[str], cwd: str) -> list[PastRun]:
         for row in rows if family_of(json_text.loads(row["argv"] or "[]")) == family
     ]
     return runs[:HISTORY_WINDOW]
+
+
+def folder_runs(store: StateStore, cwd: str) -> list[PastRun]:
+    """The recent runs in the folder of jobs that declared a cap, newest first: how far what
+    agents declare there is from what their jobs take."""
+    with store.read() as conn:
+        rows = conn.execute(
+            "SELECT p.peak, p.cap, p.hit_ceiling FROM peaks p JOIN jobs j ON j.id = p.job_id"
+            " WHERE j.cwd = ? AND j.declared_cap != '' ORDER BY p.recorded_at DESC LIMIT ?",
+            (str(cwd), FOLDER_WINDOW),
+        ).fetchall()
+    return [PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"])) for row in rows]
 
 
 def past_runs(store: StateStore, fingerprint: str) -> list[PastRun]:

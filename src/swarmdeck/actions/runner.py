@@ -32,6 +32,7 @@ from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import (
     Ending,
     family_runs,
+    folder_runs,
     mark_running,
     past_runs,
     record_end,
@@ -274,6 +275,7 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
     given, result_file = handed_by_driver()
     workload = given or fingerprint(request.argv, request.cwd)
     history = past_runs(store, workload)
+    family = () if history else family_runs(store, list(request.argv), request.cwd)
     booking = decide_booking(
         history,
         declared_cap=declared,
@@ -281,7 +283,8 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
         cap_factor=config.memory.cap_factor,
         unbounded=request.unbounded,
         slice_cap=slice_cap,
-        family=() if history else family_runs(store, list(request.argv), request.cwd),
+        family=family,
+        folder=() if history or family or not declared else folder_runs(store, request.cwd),
     )
     return Prepared(backend, facts, booking, workload, local_host_name(), result_file)
 
@@ -303,25 +306,28 @@ class RunContext:
 
 def rebook(run: RunContext) -> Booking | None:
     """While queued on a booking of fiction (its declared cap or the default prediction: no
-    history of its own), the booking its family's runs give now, if any have ended since it
-    was prepared; None to keep the booking it has."""
+    history of its own), the booking its family's runs, or failing them its folder's capped
+    runs, give now, if any have ended since it was prepared; None to keep the booking it has."""
     prepared, request = run.prepared, run.request
     if prepared.booking.via not in (Via.CAP, Via.DEFAULT) or request.unbounded:
         return None
-    family = family_runs(run.store, list(request.argv), request.cwd)
-    if not family:
-        return None
     total = mem_total()
+    declared = parse_cap(request.cap, total)
+    family = family_runs(run.store, list(request.argv), request.cwd)
+    folder = () if family or declared is None else folder_runs(run.store, request.cwd)
+    if not family and not folder:
+        return None
     booking = decide_booking(
         past_runs(run.store, prepared.fingerprint),
-        declared_cap=parse_cap(request.cap, total),
+        declared_cap=declared,
         default_prediction=run.config.memory.default_prediction.resolve(total),
         cap_factor=run.config.memory.cap_factor,
         unbounded=False,
         slice_cap=prepared.facts.slice_cap,
         family=family,
+        folder=folder,
     )
-    return booking if booking.via is Via.FAMILY else None
+    return booking if booking.via in (Via.FAMILY, Via.FOLDER) else None
 
 
 def run_job(
