@@ -26,7 +26,7 @@ from swarmdeck.actions.booking import (
     mib_ceil,
 )
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
-from swarmdeck.actions.cage.owner import claim_slice
+from swarmdeck.actions.cage.owner import claim_slice, private_ledger_warning
 from swarmdeck.actions.doorbell import ring
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import (
@@ -251,9 +251,15 @@ def write_result(path: str, cap: int, ending: Ending) -> None:
         say(f"the run's peak was not handed back to its driver: {error.strerror}")
 
 
-def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
-    """Check the request, find the cage backend and the slice, and decide the booking."""
+def prepare(
+    config: Config, store: StateStore, request: RunRequest, note: Callable[[str], None] = say
+) -> Prepared:
+    """Check the request, find the cage backend and the slice, and decide the booking; `note`
+    is given what the person should know about the slice's owner."""
     check_request(request)
+    warning = private_ledger_warning(config.memory.slice, os.path.dirname(store.path))
+    if warning:
+        note(warning)
     total = mem_total()
     declared = parse_cap(request.cap, total)
     no_slice = reserve_problem(config, total)
@@ -261,7 +267,7 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
         raise CageError(no_slice)
     backend = open_backend(config.memory.slice)
     slice_cap = slice_cap_of(config, total)
-    claim_slice(backend, store.path, config.path, slice_cap)
+    claim_slice(backend, store.path, config.path, slice_cap, note)
     facts = SliceFacts(
         slice_cap=slice_cap,
         margin=config.memory.margin.resolve(total),
@@ -333,10 +339,10 @@ def run_job(
 
         detached = detached_channel()
         if detached is None:
-            prepare(config, store, request)
+            prepare(config, store, request, note)
             return launch_detached(request)
     try:
-        prepared = prepare(config, store, request)
+        prepared = prepare(config, store, request, note)
     except CageError:
         if broken("no-cage-fallback"):
             import subprocess
