@@ -97,24 +97,31 @@ WARNED_MARKER = "slice-rule-said"
 """The file in a state folder that says its private-ledger warning was given."""
 
 
-def private_ledger_warning(slice_setting: str, state_folder: str) -> str:
-    """The one line that warns a state folder given by SWARMDECK_STATE_DIR, whose config names no
-    slice of its own, that its ledger is about to claim the machine's slice; "" when that does
-    not apply or the folder was warned before (the warning is said once per folder)."""
+def private_ledger_rule(slice_setting: str, state_folder: str) -> str:
+    """The line that warns a state folder given by SWARMDECK_STATE_DIR, whose config names no
+    slice of its own, that its ledger claims the machine's slice; "" when that does not apply."""
     if slice_setting or os.environ.get("SWARMDECK_STATE_DIR") is None:
-        return ""
-    marker = os.path.join(state_folder, WARNED_MARKER)
-    try:
-        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
-    except OSError:
         return ""
     return (
         f"SWARMDECK_STATE_DIR gives the state folder {state_folder} and its config names no"
         " `[memory] slice`: its first caged run makes this ledger the owner of the machine's"
         " slice, and runs of every other state folder (the default one too) are refused there"
         " while this ledger exists; give it a slice of its own (`[memory] slice = \"…\"`)"
-        " (said once for this folder)"
     )
+
+
+def private_ledger_warning(slice_setting: str, state_folder: str) -> str:
+    """`private_ledger_rule`, said once per state folder (a marker file there remembers it);
+    "" when it does not apply or was said before."""
+    rule = private_ledger_rule(slice_setting, state_folder)
+    if not rule:
+        return ""
+    marker = os.path.join(state_folder, WARNED_MARKER)
+    try:
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    except OSError:
+        return ""
+    return f"{rule} (said once for this folder)"
 
 
 def remove_stale_records() -> None:
