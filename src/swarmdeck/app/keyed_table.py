@@ -123,6 +123,7 @@ class KeyedTable(DataTable[Cell]):
         classes: str | None = None, yielding: Sequence[str] = (), kept: str | None = None,
         fixed: int = 0,
         yielding_floor: int = YIELDING_FLOOR,
+        room: Mapping[str, int] | None = None,
     ) -> None:
         """Args:
             columns: (key, label) pairs, in display order.
@@ -134,6 +135,9 @@ class KeyedTable(DataTable[Cell]):
             fixed: How many leading columns stay in place while Right and Left scroll the
                 others (the Jobs panel's label, which names the row).
             yielding_floor: The narrowest a yielding column is cut to.
+            room: Cells the columns named take at least, whatever their cells now; given,
+                no column is laid out narrower than it has been since the table was made,
+                so a row whose state or figure changes never moves the columns after it.
         """
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self._column_keys = [key for key, _ in columns]
@@ -142,6 +146,9 @@ class KeyedTable(DataTable[Cell]):
         self._kept = self._column_keys.index(kept) if kept is not None else -1
         self._fixed = fixed
         self._yielding_floor = yielding_floor
+        self._steady = room is not None
+        self._widest = [(room or {}).get(key, 0) for key in self._column_keys]
+        """Each column's widest natural width so far (from `room` on), when steady."""
         self.shifted = 0
         """How many columns after the fixed ones Right has scrolled out at the left."""
         self._scrolls: tuple[bool, bool] = (False, False)
@@ -245,6 +252,9 @@ class KeyedTable(DataTable[Cell]):
                 cell = cells.get(column.key)
                 if cell is not None:
                     widths[index] = max(widths[index], cell.cell_len)
+        if self._steady and len(widths) == len(self._widest):
+            self._widest = [max(pair) for pair in zip(widths, self._widest, strict=True)]
+            return list(self._widest)
         return widths
 
     def sync(self, rows: Mapping[str, Sequence[Cell]]) -> None:
