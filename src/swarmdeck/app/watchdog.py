@@ -196,6 +196,8 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         def decided(approved: bool | None) -> None:
             if approved:
                 self.run_approval(request.id)
+            else:
+                self.notify(f"kill request {request.id}: cancelled; nothing was signalled")
 
         self.app.push_screen(ApproveScreen(request, self.tree_lister(self.store, request)), decided)
 
