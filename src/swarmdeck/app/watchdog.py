@@ -22,6 +22,7 @@ from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.panel import NOTHING_TO_OPEN, DrawnPanel, Rows, StorePanel
 from swarmdeck.errors import SwarmdeckError
+from swarmdeck.printable import printable
 from swarmdeck.probes.records import (
     Finding,
     KillRequest,
@@ -47,6 +48,10 @@ FINDING_COLUMNS = (
 )
 """No count of the watchdog passes that saw a finding: it rises once a pass, so it reads as
 that many occurrences; the age says how long the finding has been open."""
+CALL_RULES = frozenset({"long_tool_call", "wait_loop_without_timeout"})
+"""Rules about a tool call in flight: while its session waits for the person, the call waits
+too, and `k` says so instead of asking for a process to stop."""
+
 SUBJECT_FLOOR = 32
 """The narrowest a long subject (a session and its whole command) is cut to so that the
 message, what the rule saw, is drawn whole; the detail view has the subject whole."""
@@ -181,6 +186,10 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         """Ask for `finding`'s process to be stopped (the panel's key, or its detail view's)."""
         if not self.writable():
             return
+        waiting = self._waiting_call(finding)
+        if waiting:
+            self.notify(waiting, severity="warning")
+            return
         try:
             made = request_kill(self.store, finding, getpass.getuser(), time.time())
         except SwarmdeckError as error:
@@ -188,6 +197,19 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
             return
         self.notify(f"kill request {made.id} for pid {made.pid}: `y` to review and approve")
         self.reload()
+
+    def _waiting_call(self, finding: Finding) -> str:
+        """Why a finding about a tool call has nothing to stop while its session waits for the
+        person (the call has not started: Claude Code asks first); "" otherwise."""
+        if finding.pid is not None or finding.rule not in CALL_RULES or self.snapshot is None:
+            return ""
+        session = next((s for s in self.snapshot.sessions
+                        if s.session_id == finding.session_id and s.needs_person), None)
+        if session is None:
+            return ""
+        what = f" ({printable(session.waiting_for)})" if session.waiting_for else ""
+        return (f"session {session.session_id[:8]} waits for you{what}: its call is not running,"
+                " so there is nothing to stop; answer it in that session's terminal")
 
     def action_approve(self) -> None:
         if not self.writable() or (request := self._request()) is None:
