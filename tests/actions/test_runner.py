@@ -971,3 +971,19 @@ def test_exit_codes_follow_the_contract() -> None:
     assert exit_and_outcome(watched(-15, TIMEOUT), OomVerdict.NONE) == (253, "timed out")
     assert exit_and_outcome(watched(-11), OomVerdict.NONE) == (139, "killed by SIGSEGV")
     assert exit_and_outcome(watched(-15, SIGNALLED, 2), OomVerdict.NONE)[0] == 130
+
+
+def test_more_threads_than_the_hosts_budget_get_one_warning_line(
+    slice_config: Path, isolated_home
+) -> None:
+    """`--threads 16` on 2 cores runs, but says that its threads will share the cores, and how
+    the Hosts panel then reads the budget."""
+    budget = os.cpu_count() or 1
+    many = swarmdeck_run("--threads", str(budget * 8), "--", "true")
+    assert many.returncode == 0, many.stderr
+    lines = [line for line in many.stderr.splitlines() if "--threads" in line]
+    assert len(lines) == 1, many.stderr
+    assert f"--threads {budget * 8}" in lines[0] and f"{budget} cores" in lines[0]
+    assert f"threads free 0/{budget} ({budget * 7} over)" in lines[0], lines[0]
+    few = swarmdeck_run("--threads", "1", "--", "true")
+    assert "--threads" not in few.stderr

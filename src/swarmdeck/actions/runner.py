@@ -102,6 +102,20 @@ def check_request(request: RunRequest) -> None:
     checked_seconds("--timeout", request.timeout, zero_ok=False)
 
 
+def threads_warning(threads: int | None, budget: int) -> str:
+    """The line saying that `--threads` asks for more threads than the host's heavy-thread
+    budget (cores.heavy_threads, else its cores): the job runs, its threads share the cores;
+    "" when it asks for no more than that."""
+    if threads is None or threads <= budget:
+        return ""
+    return (
+        f"--threads {threads} is more than this host's {budget} cores (its heavy-thread"
+        f" budget): the job runs, but its threads share the cores and each runs slower, and"
+        f" the Hosts panel reads threads free 0/{budget} ({threads - budget} over) while it"
+        " runs; declare at most that many, or run it on a bigger host"
+    )
+
+
 def job_label(request: RunRequest) -> str:
     if request.label:
         return request.label
@@ -257,9 +271,12 @@ def prepare(
     """Check the request, find the cage backend and the slice, and decide the booking; `note`
     is given what the person should know about the slice's owner."""
     check_request(request)
-    warning = private_ledger_warning(config.memory.slice, os.path.dirname(store.path))
-    if warning:
-        note(warning)
+    for warning in (
+        threads_warning(request.threads, config.cores.heavy_threads or os.cpu_count() or 1),
+        private_ledger_warning(config.memory.slice, os.path.dirname(store.path)),
+    ):
+        if warning:
+            note(warning)
     total = mem_total()
     declared = parse_cap(request.cap, total)
     no_slice = reserve_problem(config, total)
