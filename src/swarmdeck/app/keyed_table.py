@@ -103,14 +103,21 @@ class KeyedTable(DataTable[Cell]):
     class Scrolled(Message):
         """Which way the columns can scroll changed: the panel says so in its border."""
 
-        def __init__(self, passed: bool, more: bool) -> None:
+        def __init__(self, passed: bool, more: bool, table: KeyedTable | None = None) -> None:
             """Args:
                 passed: Columns are scrolled out at the left (Left brings them back).
                 more: Columns give way at the right (Right brings them in).
+                table: The table whose columns these are.
             """
             super().__init__()
             self.passed = passed
             self.more = more
+            self.table = table
+
+        @property
+        def control(self) -> KeyedTable | None:
+            """The table whose columns these are (a panel with two tells them apart)."""
+            return self.table
 
     DEFAULT_CSS = """
     KeyedTable {
@@ -195,7 +202,7 @@ class KeyedTable(DataTable[Cell]):
         scrolls = (self.shifted > 0, self._more_at_right(self.shifted))
         if scrolls != self._scrolls:
             self._scrolls = scrolls
-            self.post_message(self.Scrolled(*scrolls))
+            self.post_message(self.Scrolled(*scrolls, table=self))
         if changed:
             # Renders are cached by cell, not by width: a column of a new width (scrolled in,
             # or out) is rendered again, not drawn from its old cells.

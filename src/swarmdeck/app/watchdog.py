@@ -21,6 +21,7 @@ from textual.widgets import Label
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.panel import NOTHING_TO_OPEN, DrawnPanel, Rows, StorePanel
+from swarmdeck.app.quiet import show_subtitle
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.printable import printable
 from swarmdeck.probes.records import (
@@ -121,6 +122,16 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         kill_table.display = bool(kills)
         kill_table.sync(kills)
         self.show_title()
+
+    def on_keyed_table_scrolled(self, event: KeyedTable.Scrolled) -> None:
+        """Where a findings column gives way (the message, at 80 columns), the bottom border
+        says so, as a table panel's does; Right brings it in."""
+        event.stop()
+        if event.control is not self.query_one("#findings-table", KeyedTable):
+            return
+        hint = " ".join(part for part in ("←" if event.passed else "", "more columns",
+                                          "→" if event.more else "") if part)
+        show_subtitle(self, hint if event.passed or event.more else "")
 
     def tally(self) -> str:
         findings, kills = self._drawn or ({}, {})
