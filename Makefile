@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-v2 lint compile clean demo pictures browser-picture snapshots claude-code
+.PHONY: run test test-v2 lint compile clean demo pictures browser-picture snapshots claude-code install-user
 
 # The venv's own setuptools goes: the package builds in pip's isolated environment, and its
 # distutils-precedence.pth imports a module at every interpreter start, every hook's included.
@@ -26,6 +26,19 @@ compile: $(STAMP)
 
 run: compile
 	$(VENV)/bin/swarmdeck ui
+
+# `swarmdeck` on the user's PATH: a link in ~/.local/bin to this checkout's console script.
+# Made again harmlessly; a file there that is not a link is the user's and is left alone.
+BIN := $(HOME)/.local/bin
+install-user: compile
+	@mkdir -p '$(BIN)'
+	@if [ -e '$(BIN)/swarmdeck' ] && [ ! -L '$(BIN)/swarmdeck' ]; then \
+		echo "make install-user: $(BIN)/swarmdeck is a file of yours, not a link; move it aside and run this again" >&2; \
+		exit 1; fi
+	@ln -sfn '$(CURDIR)/$(VENV)/bin/swarmdeck' '$(BIN)/swarmdeck'
+	@echo "linked $(BIN)/swarmdeck -> $(CURDIR)/$(VENV)/bin/swarmdeck"
+	@case ":$$PATH:" in *":$(BIN):"*) ;; *) \
+		echo "$(BIN) is not on your PATH: add  export PATH=\"$(BIN):\$$PATH\"  to your shell's rc file";; esac
 
 # The control room on a self-contained scene; quitting removes it.
 demo: compile

@@ -13,6 +13,11 @@ one would take that drift for the control room's cost.
 Goals (issue 13): the control room ≤ 0.5 % of a core idle; loaded ≤ htop's figure in the same
 run and no more than 2× its own idle figure.
 
+Resident memory (issue 36) is read beside the CPU at the end of every phase (VmRSS of the
+monitor's process and its children), with a minimal Textual app with one DataTable
+(bench/minimal_table.py) in a pane of its own as the yardstick. Goals: the control room ≤ 1.5×
+the minimal app, and flat (within 5 %) from the first phase's end to the last.
+
 htop, btop and glances are installed from Debian when missing (as root). Needs a writable
 cgroup v1 memory hierarchy for the cages; builds its own slice and removes it.
 Writes bench/results/app.md, keeping bench_serve.py's section at its end.
@@ -67,6 +72,35 @@ def install_missing() -> None:
         ["apt-get", "install", "-y", "-qq", *missing], check=True,
         env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"),
     )
+
+
+def _descendants(pid: int) -> list[int]:
+    """The process and its live descendants."""
+    table = procs.process_table()
+    children: dict[int, list[int]] = {}
+    for stat in table.values():
+        children.setdefault(stat.ppid, []).append(stat.pid)
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        if current in table:
+            found.append(current)
+            todo += children.get(current, [])
+    return found
+
+
+def rss_bytes(pid: int) -> int | None:
+    """Resident memory of a process and its live descendants (VmRSS); None once it is gone."""
+    total = 0
+    for member in _descendants(pid):
+        try:
+            status = Path(f"/proc/{member}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+    return total if procs.identity(pid) is not None else None
 
 
 def cpu_seconds(pid: int) -> float:
@@ -143,6 +177,39 @@ def percent(value: float | None) -> str:
     return "gone" if value is None else f"{value * 100:.2f} %"
 
 
+def mib(value: int | None) -> str:
+    return "gone" if value is None else f"{value / (1 << 20):.1f}M"
+
+
+def rss_lines(monitors: list[Monitor], resident: list[dict[str, int | None]],
+              ran: float) -> list[str]:
+    """The resident-memory table (one row per phase end) and the two goals' verdicts."""
+    phases = ("idle", "unsupervised", "loaded") * ROUNDS
+    lines = [
+        "## Resident memory",
+        "",
+        f"VmRSS of each monitor (and its children) at the end of each phase; {ran / 60:.1f} min"
+        " from the first pane's start to the last reading.",
+        "",
+        "| phase end | " + " | ".join(m.name for m in monitors) + " |",
+        "| --- | " + " | ".join("---:" for _ in monitors) + " |",
+    ]
+    for phase, reading in zip(phases, resident, strict=True):
+        lines.append(f"| {phase} | " + " | ".join(mib(reading[m.name]) for m in monitors) + " |")
+    first, last = resident[0], resident[-1]
+    ours, minimal = last["swarmdeck"], last["textual minimal"]
+    if ours is not None and minimal is not None and first["swarmdeck"]:
+        grew = ours / first["swarmdeck"] - 1
+        lines += [
+            "",
+            f"- swarmdeck / minimal Textual app, at the end: {ours / minimal:.2f}× (goal ≤ 1.5):"
+            f" {'within' if ours <= 1.5 * minimal else 'over'}",
+            f"- swarmdeck from the first phase's end to the last: {grew * 100:+.1f} % (goal"
+            f" within ±5 %): {'within' if abs(grew) <= 0.05 else 'over'}",
+        ]
+    return [*lines, ""]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--phase", type=float, default=30.0)
@@ -165,23 +232,35 @@ def main() -> int:
                 Monitor("htop", "exec htop -d 20"),
                 Monitor("btop", "exec btop --utf-force"),
                 Monitor("glances", "exec glances -t 2"),
+                Monitor("textual minimal",
+                        f"exec {sys.executable} {Path(__file__).with_name('minimal_table.py')}"),
             ]
             rounds: list[tuple[Figures, Figures, Figures]] = []
+            resident: list[dict[str, int | None]] = []
             with panes(monitors, env) as running:
+                started = time.monotonic()
                 time.sleep(WARM_UP)
+
+                def rss_now() -> None:
+                    resident.append({m.name: rss_bytes(m.pid) for m in running})
+
                 for _ in range(ROUNDS):
                     idle_round = measure(running, args.phase)
+                    rss_now()
                     with sleepers(args.extra):
                         time.sleep(WARM_UP)
                         unsupervised_round = measure(running, args.phase)
+                        rss_now()
                         with caged_jobs(home, args.jobs):
                             time.sleep(WARM_UP)
                             processes = sum(1 for _ in procs.pids())
                             loaded_round = measure(running, args.phase)
+                            rss_now()
                             load_loaded = load_average()
                     rounds.append((idle_round, unsupervised_round, loaded_round))
                     # The jobs' rows stay in the ledger as finished ones, as after any work.
                     time.sleep(WARM_UP)
+                ran = time.monotonic() - started
             idle, unsupervised, loaded = (mean_of([r[i] for r in rounds]) for i in range(3))
     finally:
         remove_slice(slice_path)
@@ -201,8 +280,8 @@ def main() -> int:
         "An empty `$CLAUDE_CONFIG_DIR`; the jobs are real `swarmdeck run -- sleep` runners in"
         " a slice of the benchmark's own.",
         "",
-        "| phase | swarmdeck | htop -d 20 | btop | glances -t 2 |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| phase | swarmdeck | htop -d 20 | btop | glances -t 2 | textual minimal |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
         "| idle | " + " | ".join(percent(idle[m.name]) for m in monitors) + " |",
         f"| +{args.extra} sleeping processes, none supervised | "
         + " | ".join(percent(unsupervised[m.name]) for m in monitors) + " |",
@@ -225,6 +304,7 @@ def main() -> int:
             ),
             "",
         ]
+    lines += rss_lines(monitors, resident, ran)
     args.write.parent.mkdir(parents=True, exist_ok=True)
     # bench_serve.py's section (the browser viewers' cost) follows; it is kept as it was.
     before = args.write.read_text() if args.write.exists() else ""

@@ -16,7 +16,7 @@ from swarmdeck.state import StateStore
 
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
 LABEL = "two\nlines\x1b[31mred"
-SHOWN = "two\\nlines\\x1b[31mred"
+SHOWN = "two ⏎ lines\\x1b[31mred"
 
 
 def swarmdeck(*argv: str) -> str:

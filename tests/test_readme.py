@@ -320,6 +320,10 @@ def test_the_heavy_command_reminder_reads_as_the_readme_shows_it() -> None:
     )
     assert done.returncode == 0, done.stderr
     said = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"].splitlines()
+    # On a machine whose load is above its cores the conclusion says so (the README names that
+    # form below the example): the example is the form of a machine with cores to spare.
+    said = [re.sub(r", but its cores are saturated \([^)]*\)|It shares them with what runs now"
+                   r" and runs slower\. ", "", line) for line in said]
     assert [_shape(line) for line in shown] == [_shape(line) for line in said]
 
 

@@ -1,6 +1,7 @@
 """Text from outside (labels, commands, folders, transcripts, what agents wrote) made safe to
-show: every control character written as its escape (`\\x1b`, `\\n`, `\\t`). Kept free of
-heavy imports: `swarmdeck alerts` and `kills` print plain lines through it.
+show: every control character written as its escape (`\\x1b`, `\\t`), a newline as ` ⏎ `, so
+a command of several lines (a heredoc, a `set -e` script) reads as its lines, not as `\\n`.
+Kept free of heavy imports: `swarmdeck alerts` and `kills` print plain lines through it.
 
 Such text reaches a person's terminal in a table cell or a line of the control room: an escape
 sequence in it would be obeyed by the terminal (colours, a moved cursor, a retitled window),
@@ -16,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rich.text import Text
 
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_NAMED = {"\n": " ⏎ ", "\r": "\\r", "\t": "\\t"}
 
 
 def _escape(code: int) -> str:
@@ -33,7 +34,7 @@ _ESCAPES_BUT_NEWLINE = {code: text for code, text in _ESCAPES.items() if code !=
 
 
 def printable(text: str) -> str:
-    """`text` with every control character, the newline too, as its escape: one line."""
+    """`text` with every control character as its escape and each newline as ` ⏎ `: one line."""
     return text if text.isprintable() else text.translate(_ESCAPES)
 
 

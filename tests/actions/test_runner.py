@@ -1032,3 +1032,19 @@ def test_a_run_without_threads_declares_the_hosts_heavy_threads(
     assert swarmdeck_run("--", "true").returncode == 0
     assert swarmdeck_run("--threads", "2", "--", "true").returncode == 0
     assert [row["threads"] for row in rows(isolated_home)] == [3, 2]
+
+
+def test_more_threads_than_the_hosts_budget_get_one_warning_line(
+    slice_config: Path, isolated_home
+) -> None:
+    """`--threads 16` on 2 cores runs, but says that its threads will share the cores, and how
+    the Hosts panel then reads the budget."""
+    budget = os.cpu_count() or 1
+    many = swarmdeck_run("--threads", str(budget * 8), "--", "true")
+    assert many.returncode == 0, many.stderr
+    lines = [line for line in many.stderr.splitlines() if "--threads" in line]
+    assert len(lines) == 1, many.stderr
+    assert f"--threads {budget * 8}" in lines[0] and f"{budget} cores" in lines[0]
+    assert f"threads free 0/{budget} ({budget * 7} over)" in lines[0], lines[0]
+    few = swarmdeck_run("--threads", "1", "--", "true")
+    assert "--threads" not in few.stderr

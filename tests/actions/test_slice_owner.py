@@ -222,3 +222,95 @@ def test_status_says_when_the_config_gives_another_cap_than_the_slice_holds(
     assert f"slice cap {format_size(100 * MIB)} set " in said, said
     assert f"the config now gives {format_size(80 * MIB)}, which the next run sets" in said, said
     assert "room in the slice " in said and "on the machine " in said, said
+
+
+def _forget_ledger(home: Path, state: str) -> None:
+    """Take a ledger away as moving its state folder would."""
+    for name in ("state.db", "state.db-wal", "state.db-shm"):
+        (home / state / name).unlink(missing_ok=True)
+
+
+def test_a_claim_holds_while_the_slice_holds_a_process_though_its_ledger_is_gone(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    """The owner's folder moved away while its job still ran in the slice: another ledger may
+    not start booking that slice beside the job nobody books any longer."""
+    first = write_config(isolated_home / "a.toml", v1_slice, 100 * MIB)
+    assert _run(isolated_home, "state-a", first).returncode == 0
+    holder = subprocess.Popen(["sleep", "60"])
+    try:
+        (v1_slice / "cgroup.procs").write_text(str(holder.pid))
+        _forget_ledger(isolated_home, "state-a")
+        second = write_config(isolated_home / "b.toml", v1_slice, 60 * MIB)
+        refused = _run(isolated_home, "state-b", second)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert refused.returncode == 251, refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert str(isolated_home / "state-a" / "state.db") in line
+    assert "is gone" in line and str(holder.pid) in line
+    owner = read_owner(v1_slice)
+    assert owner is not None and owner.ledger == str(isolated_home / "state-a" / "state.db")
+    assert _limit(v1_slice) == 100 * MIB
+
+
+def test_a_claim_whose_ledger_is_gone_and_slice_empty_lapses_in_one_line(
+    isolated_home: Path, v1_slice: Path
+) -> None:
+    first = write_config(isolated_home / "a.toml", v1_slice, 100 * MIB)
+    assert _run(isolated_home, "state-a", first).returncode == 0
+    _forget_ledger(isolated_home, "state-a")
+    second = write_config(isolated_home / "b.toml", v1_slice, 60 * MIB)
+    taken = _run(isolated_home, "state-b", second)
+    assert taken.returncode == 0, taken.stderr
+    (line,) = [line for line in taken.stderr.splitlines() if "lapses" in line]
+    assert str(isolated_home / "state-a" / "state.db") in line
+    assert str(isolated_home / "state-b" / "state.db") in line
+    again = _run(isolated_home, "state-b", second)
+    assert "lapses" not in again.stderr
+
+
+def test_a_state_folder_without_its_own_slice_is_warned_once_before_it_claims(
+    isolated_home: Path
+) -> None:
+    """SWARMDECK_STATE_DIR names a private ledger, and a config without `[memory] slice` would
+    make that ledger the owner of the machine's slice; said once per folder, first. (The
+    reserve here leaves no slice, so the run stops before it claims anything.)"""
+    config = isolated_home / "c.toml"
+    config.write_text('[memory]\nreserve = "100%"\n')
+    first = _run(isolated_home, "state-w", config)
+    second = _run(isolated_home, "state-w", config)
+    assert first.returncode == second.returncode == 251
+    lines = first.stderr.strip().splitlines()
+    assert len(lines) == 2, first.stderr
+    assert "SWARMDECK_STATE_DIR" in lines[0] and "[memory] slice" in lines[0]
+    assert "memory.reserve" in lines[1]
+    assert "SWARMDECK_STATE_DIR" not in second.stderr
+    own = write_config(isolated_home / "own.toml", "swarmdeck-own-test", 0, reserve="100%")
+    assert "SWARMDECK_STATE_DIR" not in _run(isolated_home, "state-o", own).stderr
+
+
+def test_an_owner_record_of_a_slice_gone_with_its_ledger_is_removed(
+    isolated_home: Path, v1_slice: Path, tmp_path: Path
+) -> None:
+    from cagekit import new_slice, remove_tree
+
+    from swarmdeck.actions.cage import open_backend
+    from swarmdeck.actions.cage.owner import claim_slice
+    from swarmdeck.probes.slice_owner import record_path
+
+    gone_ledger, kept_ledger = tmp_path / "gone.db", tmp_path / "kept.db"
+    gone_ledger.touch()
+    kept_ledger.touch()
+    other = new_slice()
+    try:
+        claim_slice(open_backend(str(other)), gone_ledger, None, 50 * MIB)
+    finally:
+        remove_tree(other)
+    gone_ledger.unlink()
+    stale = Path(record_path(other))
+    assert stale.exists()
+    claim_slice(open_backend(str(v1_slice)), kept_ledger, None, 50 * MIB)
+    assert not stale.exists() and not Path(f"{stale}.lock").exists()
+    assert Path(record_path(v1_slice)).exists()

@@ -3,11 +3,17 @@ wraps under itself, not back at the left edge."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+from fixed_room import fix_trees, fixed_app
+from pilot_waits import probed, until
 from rendered import plain
 from textual.app import App
 from textual.widgets import Button, Static
 
 from swarmdeck.app.approve import ApproveScreen
+from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.probes.records import KillRequest
 from swarmdeck.watchdog.kills import TreeMember
 
@@ -67,3 +73,31 @@ async def test_a_request_whose_process_is_gone_offers_to_dismiss_it_not_to_stop_
     assert "pid 4242 has already ended: there is nothing left to stop" in tree, tree
     assert "0 processes" not in tree
     assert "Approve: stop them" not in buttons and "Dismiss the request" in buttons
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35), (200, 60)])
+async def test_cancel_is_focused_enter_on_it_says_cancelled_and_y_confirms(
+    isolated_home: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README says: `y` opens the modal with Cancel focused; Enter (or Escape, `n`) there
+    cancels, and the room says so; `y` in the modal approves."""
+    approved: list[int] = []
+    monkeypatch.setattr(WatchdogPanel, "run_approval",
+                        lambda self, request_id: approved.append(request_id))
+    app = fixed_app(isolated_home, watched=True)
+    async with app.run_test(size=size) as pilot:
+        fix_trees(app)
+        await probed(pilot)
+        await pilot.press("6", "y")
+        await until(pilot, lambda: isinstance(app.screen, ApproveScreen), "the approve modal")
+        assert app.focused is app.screen.query_one("#cancel", Button)
+        await pilot.press("enter")
+        await until(pilot, lambda: not isinstance(app.screen, ApproveScreen), "it closed")
+        said = [str(n.message) for n in app._notifications]
+        assert any("cancelled" in line and "nothing was signalled" in line for line in said), said
+        assert approved == []
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, ApproveScreen), "the modal again")
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, ApproveScreen), "it approved")
+        assert len(approved) == 1

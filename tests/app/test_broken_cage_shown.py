@@ -132,3 +132,32 @@ def test_a_peers_card_without_a_cage_says_so_and_offers_no_slice_or_room() -> No
     assert text.index("no memory cage") < text.index("slice cap –")
     assert "slice cap –" in text and "memory room –" in text
     assert "slice cap 240G" in str(peer_text(fine))
+
+
+def _screen_text(app) -> str:
+    """The screen as drawn, its lines joined."""
+    return "".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def _unboxed(text: str) -> str:
+    """The text without the box characters of panel borders, scrollbars and any white space:
+    what is left reads the same however the lines wrapped."""
+    return "".join(text.translate({ord(c): " " for c in "│┃║╎╏▏▕▁▂▃▄▅▆▇█"}).split())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 35), (200, 60)])
+async def test_the_owners_whole_line_is_shown_at_every_width(
+    owned_elsewhere: Path, size: tuple[int, int]
+) -> None:
+    """The person reads the whole refusal, the owning ledger's path and what to do included,
+    however wide the terminal: cut at the panel's edge, it named a ledger nobody could find."""
+    app, problem = _app()
+    async with app.run_test(size=size) as pilot:
+        await probed(pilot, 2)
+        await pilot.press("1")
+        # Where the panel is shorter than the card, the person scrolls down to the line.
+        app.query_one(HostCard).query_one(".memory-legend").scroll_visible(animate=False)
+        await pilot.pause()
+        shown = _unboxed(_screen_text(app))
+        assert _unboxed(problem) in shown, _screen_text(app)
+    app.store.close()

@@ -25,7 +25,7 @@ async def test_the_locks_panel_at_120_shows_what_is_locked(isolated_home: Path) 
     assert any(str(held.path) in line for line in shown[1:]), shown
 
 
-async def test_a_long_label_is_cut_before_current_and_peak_give_way(isolated_home: Path) -> None:
+async def test_a_long_label_is_cut_before_the_memory_figures_give_way(isolated_home: Path) -> None:
     app = fixed_app(isolated_home)
     room = app.prober()
     first = dataclasses.replace(room.jobs[0], label=LONG_LABEL)
@@ -34,8 +34,8 @@ async def test_a_long_label_is_cut_before_current_and_peak_give_way(isolated_hom
         await probed(pilot)
         shown = drawn_lines(screen_lines(app), app.query_one("#jobs-table"))
     header = shown[0].split()
-    assert {"current", "peak"} <= set(header), shown
-    assert any(line.strip().startswith("integration suite") and "…" in line
+    assert {"booked", "peak", "cap", "runtime"} <= set(header), shown
+    assert any(line.strip().startswith("integration") and "…" in line
                for line in shown[1:]), shown
 
 
@@ -53,7 +53,9 @@ async def test_a_long_state_is_drawn_whole_beside_long_labels(isolated_home: Pat
         shown = drawn_lines(screen_lines(app), app.query_one("#jobs-table"))
     assert any("running, runner gone" in line for line in shown[1:]), shown
     assert any("moved to gpu-box-2 (job 17)" in line for line in shown[1:]), shown
-    assert all(line.split()[0].endswith("…") for line in shown[1:] if line), shown
+    # Every row has the same label, so each starts with its job's id.
+    assert all(line.split()[0].startswith("#") and line.split()[1].endswith("…")
+               for line in shown[1:] if line), shown
 
 
 async def test_a_long_alert_message_is_cut_before_its_count_and_age(isolated_home: Path) -> None:
@@ -84,7 +86,7 @@ async def test_a_column_that_grows_after_the_table_was_fitted_still_fits(
     async with app.run_test(size=(112, 30)) as pilot:
         await probed(pilot, rounds=6)
         shown = drawn_lines(screen_lines(app), app.query_one("#jobs-table"))
-    assert {"current", "peak"} <= set(shown[0].split()), shown
+    assert {"booked", "peak", "cap"} <= set(shown[0].split()), shown
     assert any("160M ceiling" in line for line in shown[1:]), shown
 
 

@@ -113,9 +113,9 @@ async def test_the_jobs_state_says_how_each_job_ended_and_is_on_screen(
         keys = [key for key, _ in PANEL_COLUMNS]
         for wanted, job_id in ids.items():
             assert str(table.get_row(str(job_id))[keys.index("state")]) == wanted
-        assert keys[:4] == ["label", "state", "runtime", "current"]
+        assert keys[:6] == ["label", "state", "booked", "peak", "cap", "runtime"]
         assert keys.index("via") > keys.index("cap") and keys.index("adj") > keys.index("cap")
-        assert visible_columns(table)[:3] == ["label", "state", "runtime"]
+        assert visible_columns(table)[:4] == ["label", "state", "booked", "peak"]
 
 
 @SIZES

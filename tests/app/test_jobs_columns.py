@@ -26,18 +26,19 @@ def shown_labels(app) -> list[str]:
     return sorted((label for label in LABELS if f" {label} " in f" {line} "), key=line.index)
 
 
-async def test_at_160x45_the_cores_column_is_drawn_whole(isolated_home: Path) -> None:
-    """The cores in use come before what admission set: they stay whole where booked, cap and
-    the admission details give way."""
+async def test_at_160x45_the_memory_figures_come_before_current_and_cores(
+    isolated_home: Path,
+) -> None:
+    """What admission booked, the peak and the cap come right after the state, then the
+    runtime; the memory now and the cores in use follow them, before the admission details."""
     app = fixed_app(isolated_home)
     async with app.run_test(size=(160, 45)) as pilot:
         await probed(pilot)
         await pilot.pause()
         lines = drawn_lines(screen_lines(app), app.query_one("#jobs-table"))
-    running = next(line for line in lines if "running" in line)
-    assert "cores ·" in running and running.split("cores ·", 1)[1].strip()[-1] != "…", lines
-    assert LABELS[:6] == ["label", "state", "runtime", "current", "peak", "cores"]
-    assert all(f" {label} " in f" {lines[0]} " for label in LABELS[:6]), lines[0]
+    assert LABELS[:8] == ["label", "state", "booked", "peak", "cap", "runtime", "current",
+                          "cores"]
+    assert all(f" {label} " in f" {lines[0]} " for label in LABELS[:7]), lines[0]
 
 
 async def test_every_column_is_drawn_whole_where_cutting_the_label_makes_room(

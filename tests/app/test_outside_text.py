@@ -41,7 +41,7 @@ async def test_a_jobs_label_command_folder_and_output_are_drawn_escaped(tmp_path
     async with app.run_test(size=(160, 40)) as pilot:
         await probed(pilot)
         table = app.query_one(JobsPanel).query_one(KeyedTable)
-        await until(pilot, lambda: "two\\n" in drawn(table), "the job's row")
+        await until(pilot, lambda: "two ⏎ " in drawn(table), "the job's row")
         assert "\x1b" not in drawn(table)
         await pilot.press("2", "enter")
         screen = app.screen

@@ -70,7 +70,7 @@ def slice_site_for_tests():
 
 @pytest.mark.parametrize("uncaged", [False, True], ids=["caged", "uncaged"])
 def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(
-    demo_slice: str | None, uncaged: bool
+    demo_slice: str | None, uncaged: bool, isolated_home: Path
 ) -> None:
     command = [SWARMDECK, "demo", "--no-ui", "--seconds", "300", "--step", "0.5"]
     command += ["--slice", demo_slice] if demo_slice else []
@@ -110,6 +110,8 @@ def test_the_scene_is_seen_by_the_probes_and_leaves_nothing_behind(
     if demo_slice is not None:
         assert not Path(read_hierarchies().v1_memory or "/nonexistent", demo_slice).exists()
     assert not root.exists()
+    # The owner records of the scene's slices go with them.
+    assert not list((isolated_home / "run" / "slices").glob("*.json"))
 
 
 def test_a_hangup_ends_the_scene_with_129_and_leaves_nothing_behind() -> None:

@@ -38,7 +38,7 @@ def test_heavy_command_gets_the_table_and_a_run_line(run_hook, tmp_path: Path) -
     assert "threads free" in text and "memory room" in text
     assert "GPU free " in text or " · no GPU\n" in text
     assert "no run recorded yet" in text
-    assert "Conclusion: can run here." in text
+    assert "Conclusion: can run here" in text  # ", but its cores are saturated" when loaded
     assert f"Run it as: {SWARMDECK} run --label pytest -- pytest -q tests" in text
     assert "GPU free no GPU" not in text
 
@@ -165,3 +165,18 @@ def test_the_reminder_states_the_threads_a_run_declares(
     (isolated_home / "config.toml").write_text("[cores]\nheavy_threads = 3\n")
     text = _heavy(run_hook, "pytest -q tests", tmp_path)
     assert "a run without --threads declares this host's 3 heavy threads" in text
+
+
+def test_a_host_with_room_but_saturated_cores_says_so() -> None:
+    """Load 7.49 on 2 cores: the memory fits, but the command shares the cores with the rest
+    and runs slower; a peer with room and idle cores is named beside the line here."""
+    booking = Booking(booked=8 * GIB, cap=12 * GIB, via=Via.HISTORY, oom_score_adj=500)
+    busy = HostFacts("a", True, "read", gpu="no GPU", figures=HostFigures(
+        cores=2, load=(7.49, 6.0, 5.0), threads_free=0, heavy_threads=2, slice_cap=60 * GIB,
+        room=10 * GIB))
+    here = decide(booking, [busy], "make", ["make"], "make", False)
+    assert here.text == "can run here, but its cores are saturated (load 7.49 on 2 cores)"
+    assert "runs slower" in here.line and "swarmdeck run --label make" in here.line
+    idle = decide(booking, [busy, _host("b", 20 * GIB)], "make", ["make"], "make", False)
+    assert idle.text.startswith("can run here, but its cores are saturated")
+    assert "or in a checkout on b (load 2.00 on 16 cores)" in idle.line, idle.line

@@ -57,6 +57,23 @@ def test_a_tool_call_running_past_the_limit_is_found(isolated_home, store, tree,
     assert found[0].session_id == SID
 
 
+def test_a_bash_call_waiting_for_the_persons_permission_is_not_long_running(
+    isolated_home, store, tree, live_session
+):
+    """Claude Code asks the person before the call runs: a minute at the prompt is not a
+    minute of running, and the finding would tell the agent to run it detached."""
+    config = write_watchdog_config(isolated_home, tool_call_max=5)
+    lines = main_lines()
+    lines.tool_use("toolu_1", "Bash", {"command": "make -j8 all"}, 1)
+    tree.write_main(lines)
+    pid_file = tree.root / "sessions" / f"{live_session.pid}.json"
+    data = json.loads(pid_file.read_text())
+    data.update(status="waiting", waitingFor="permission to run Bash: make -j8 all",
+                updatedAt=int((BASE + 2) * 1000))
+    pid_file.write_text(json.dumps(data))
+    assert drafts(rules.long_tool_call, config, store, BASE + 60) == []
+
+
 def test_a_tool_call_that_returned_is_not_found(isolated_home, store, tree, live_session):
     config = write_watchdog_config(isolated_home, tool_call_max=5)
     lines = main_lines()

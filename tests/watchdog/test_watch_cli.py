@@ -202,3 +202,17 @@ def test_watch_that_only_reads_shows_what_is_open_and_says_so(isolated_home, sto
     assert len(lines) == 2, (out, err)
     assert "another watchdog" in lines[0] and "only reads" in lines[0]
     assert "heavy_without_run" in lines[1], "an open finding is shown once, not at every pass"
+
+
+def test_once_says_what_is_holding_but_not_shown_yet(isolated_home, store):
+    """A condition seen in this first pass shows as a finding only once it has held
+    `min_duration`: `--once` says it is there and when it shows, not "no open findings"."""
+    write_watchdog_config(isolated_home, min_duration=60)
+    _heavy_run(store, SID)
+    done = subprocess.run([SWARMDECK, "watch", "--once"], capture_output=True, text=True,
+                          timeout=DEADLINE)
+    assert done.returncode == 0, done.stderr
+    [line] = done.stdout.splitlines()
+    assert "no open findings" not in line, line
+    assert line.startswith("1 condition holding, shows after 60 s"), line
+    assert "heavy_without_run" in line, line

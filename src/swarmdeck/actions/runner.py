@@ -26,7 +26,7 @@ from swarmdeck.actions.booking import (
     mib_ceil,
 )
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
-from swarmdeck.actions.cage.owner import claim_slice
+from swarmdeck.actions.cage.owner import claim_slice, private_ledger_warning
 from swarmdeck.actions.doorbell import ring
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import (
@@ -102,6 +102,20 @@ def check_request(request: RunRequest) -> None:
     checked_threads(request.threads)
     checked_seconds("--wait", request.wait, zero_ok=True)
     checked_seconds("--timeout", request.timeout, zero_ok=False)
+
+
+def threads_warning(threads: int | None, budget: int) -> str:
+    """The line saying that `--threads` asks for more threads than the host's heavy-thread
+    budget (cores.heavy_threads, else its cores): the job runs, its threads share the cores;
+    "" when it asks for no more than that."""
+    if threads is None or threads <= budget:
+        return ""
+    return (
+        f"--threads {threads} is more than this host's {budget} cores (its heavy-thread"
+        f" budget): the job runs, but its threads share the cores and each runs slower, and"
+        f" the Hosts panel reads threads free 0/{budget} ({threads - budget} over) while it"
+        " runs; declare at most that many, or run it on a bigger host"
+    )
 
 
 def job_label(request: RunRequest) -> str:
@@ -253,9 +267,18 @@ def write_result(path: str, cap: int, ending: Ending) -> None:
         say(f"the run's peak was not handed back to its driver: {error.strerror}")
 
 
-def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
-    """Check the request, find the cage backend and the slice, and decide the booking."""
+def prepare(
+    config: Config, store: StateStore, request: RunRequest, note: Callable[[str], None] = say
+) -> Prepared:
+    """Check the request, find the cage backend and the slice, and decide the booking; `note`
+    is given what the person should know about the slice's owner."""
     check_request(request)
+    for warning in (
+        threads_warning(request.threads, config.cores.heavy_threads or os.cpu_count() or 1),
+        private_ledger_warning(config.memory.slice, os.path.dirname(store.path)),
+    ):
+        if warning:
+            note(warning)
     total = mem_total()
     declared = parse_cap(request.cap, total)
     no_slice = reserve_problem(config, total)
@@ -263,7 +286,7 @@ def prepare(config: Config, store: StateStore, request: RunRequest) -> Prepared:
         raise CageError(no_slice)
     backend = open_backend(config.memory.slice)
     slice_cap = slice_cap_of(config, total)
-    claim_slice(backend, store.path, config.path, slice_cap)
+    claim_slice(backend, store.path, config.path, slice_cap, note)
     facts = SliceFacts(
         slice_cap=slice_cap,
         margin=config.memory.margin.resolve(total),
@@ -340,10 +363,10 @@ def run_job(
 
         detached = detached_channel()
         if detached is None:
-            prepare(config, store, request)
+            prepare(config, store, request, note)
             return launch_detached(request)
     try:
-        prepared = prepare(config, store, request)
+        prepared = prepare(config, store, request, note)
     except CageError:
         if broken("no-cage-fallback"):
             import subprocess

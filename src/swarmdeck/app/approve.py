@@ -1,8 +1,9 @@
 """The approve modal: everything a person needs before a process tree is stopped, Cancel focused.
 
 It shows the host, pid, user, command and reason of the kill request and the processes the stop
-would signal, as they are now. Only the Approve button approves (a second `y` does not: a key
-pressed twice by mistake must not stop anything); Escape, Cancel and `n` leave it all running.
+would signal, as they are now. `y` in the modal (or the Approve button) approves: the `y` that
+opened it asked to review, this one confirms what was reviewed, as a shell's y/N does. Cancel
+is focused, so Enter leaves it all running, as do Escape and `n`; the room says it cancelled.
 When the request's process has ended already there is nothing to stop: the modal says so and
 offers to dismiss the request instead (recorded as "already gone"; nothing is signalled).
 """
@@ -63,6 +64,7 @@ class ApproveScreen(ModalScreen[bool]):
 
     BINDINGS = [
         Binding("escape,n", "cancel", "Cancel"),
+        Binding("y", "confirm", "Approve"),
     ]
     DEFAULT_CSS = """
     ApproveScreen {
@@ -133,3 +135,7 @@ class ApproveScreen(ModalScreen[bool]):
 
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+    def action_confirm(self) -> None:
+        """`y`: what the Approve (or, for a process gone, the Dismiss) button does."""
+        self.dismiss(True)

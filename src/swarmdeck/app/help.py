@@ -41,14 +41,28 @@ BARS: tuple[tuple[str, str], ...] = (
 GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Bars", BARS),
     ("Hosts", (
-        ("cores busy", "cores computing now, measured over the last refresh"),
-        ("threads free", "threads of the heavy-thread budget (cores.heavy_threads) that no "
-         "running job has declared; cores busy is what is measured"),
+        ("N of M cores busy", "cores of the host computing now (N, measured over the last "
+         "refresh) of all M cores it has"),
+        ("load", "the whole host's run-queue over 1, 5 and 15 minutes; above its cores, "
+         "threads wait for a core and every job runs slower"),
+        ("threads free A/B (N over)", "A threads of the host's heavy-thread budget B "
+         "(cores.heavy_threads, else its cores) that no running job has declared with "
+         "--threads; when the jobs declared more than the budget it reads 0/B and says how "
+         "many over: their threads share the cores. Cores busy is what is measured"),
+        ("available", "the kernel's MemAvailable: what the whole host can still give, inside "
+         "the slice or not"),
+        ("slice cap", "the slice's cap: the host's MemTotal minus memory.reserve, the most "
+         "all caged jobs together may hold; the whole that booked, used and room are parts of"),
         ("history", "busy cores over the last minutes, one bar per refresh"),
         ("enter", "the chosen host's detail (up/down choose among several): each part of "
          "the memory book and the busy cores over time, its GPU cards"),
-        ("memory", "the memory book as a bar (its glyphs: Bars, above)"),
-        ("room", "what a new job can book now"),
+        ("memory", "the memory book as a bar spanning the host's MemTotal: ▓ is outside the "
+         "slice, the rest is the slice's (its glyphs: Bars, above)"),
+        ("room A of the B slice", "A: what a new job can book now, the slice's room (its cap "
+         "less what its jobs hold and what admitted jobs are booked but have not grown to, "
+         "and never more than the host has available); B: the slice cap it is room in"),
+        ("memory room", "the same room, on a host's one-line glance and a peer's line"),
+        ("GPU free", "free memory on each card of the host, in card order"),
     )),
     ("Jobs", (
         ("label", "the job's --label, else its command line"),

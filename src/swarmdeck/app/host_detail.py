@@ -33,6 +33,7 @@ from swarmdeck.app.hosts import (
     legend,
     memory_segments,
     no_cage_text,
+    room_figures,
     shown_figures,
     used_figures,
     used_segment,
@@ -235,7 +236,7 @@ class HostDetail(DetailScreen):
         memory.segments = segments
         memory.rest = REST
         show_text(self.query_one("#host-memory-figures", Label),
-                  f" room {format_size(max(0, book.usable))} of {format_size(book.mem_total)}")
+                  room_figures(max(0, book.usable), book.slice_cap))
         show_text(self.query_one("#host-legend", Static), legend(segments, REST_NAME))
 
     def _show_gpus(self, snapshot: Snapshot, host: HostSnapshot | None) -> None:

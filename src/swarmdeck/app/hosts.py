@@ -105,6 +105,12 @@ def used_segment(used: int) -> BarSegment:
     return BarSegment(used, OUTSIDE.style, "used", OUTSIDE.glyph)
 
 
+def room_figures(room: int, slice_cap: int) -> str:
+    """The figures beside a memory bar that shows a book: the room a new job can book, of the
+    slice it is room in (the bar itself spans the host's MemTotal)."""
+    return f" room {format_size(room)} of the {format_size(slice_cap)} slice"
+
+
 def used_figures(used: int, total: int) -> str:
     """The figures beside a memory bar that shows only what is in use."""
     return f" {format_size(used)}/{format_size(total)} used"
@@ -301,9 +307,7 @@ class HostCard(Vertical):
             for segment in memory_segments(book)
         )
         room = self._held_size("room", max(0, book.usable), total)
-        self._show_memory(
-            segments, total, f" room {format_size(room)} of {format_size(total)}", REST_NAME
-        )
+        self._show_memory(segments, total, room_figures(room, book.slice_cap), REST_NAME)
 
     def _show_memory(
         self,

@@ -103,14 +103,21 @@ class KeyedTable(DataTable[Cell]):
     class Scrolled(Message):
         """Which way the columns can scroll changed: the panel says so in its border."""
 
-        def __init__(self, passed: bool, more: bool) -> None:
+        def __init__(self, passed: bool, more: bool, table: KeyedTable | None = None) -> None:
             """Args:
                 passed: Columns are scrolled out at the left (Left brings them back).
                 more: Columns give way at the right (Right brings them in).
+                table: The table whose columns these are.
             """
             super().__init__()
             self.passed = passed
             self.more = more
+            self.table = table
+
+        @property
+        def control(self) -> KeyedTable | None:
+            """The table whose columns these are (a panel with two tells them apart)."""
+            return self.table
 
     DEFAULT_CSS = """
     KeyedTable {
@@ -123,6 +130,7 @@ class KeyedTable(DataTable[Cell]):
         classes: str | None = None, yielding: Sequence[str] = (), kept: str | None = None,
         fixed: int = 0,
         yielding_floor: int = YIELDING_FLOOR,
+        room: Mapping[str, int] | None = None,
     ) -> None:
         """Args:
             columns: (key, label) pairs, in display order.
@@ -134,6 +142,9 @@ class KeyedTable(DataTable[Cell]):
             fixed: How many leading columns stay in place while Right and Left scroll the
                 others (the Jobs panel's label, which names the row).
             yielding_floor: The narrowest a yielding column is cut to.
+            room: Cells the columns named take at least, whatever their cells now; given,
+                no column is laid out narrower than it has been since the table was made,
+                so a row whose state or figure changes never moves the columns after it.
         """
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=True)
         self._column_keys = [key for key, _ in columns]
@@ -142,6 +153,9 @@ class KeyedTable(DataTable[Cell]):
         self._kept = self._column_keys.index(kept) if kept is not None else -1
         self._fixed = fixed
         self._yielding_floor = yielding_floor
+        self._steady = room is not None
+        self._widest = [(room or {}).get(key, 0) for key in self._column_keys]
+        """Each column's widest natural width so far (from `room` on), when steady."""
         self.shifted = 0
         """How many columns after the fixed ones Right has scrolled out at the left."""
         self._scrolls: tuple[bool, bool] = (False, False)
@@ -188,7 +202,7 @@ class KeyedTable(DataTable[Cell]):
         scrolls = (self.shifted > 0, self._more_at_right(self.shifted))
         if scrolls != self._scrolls:
             self._scrolls = scrolls
-            self.post_message(self.Scrolled(*scrolls))
+            self.post_message(self.Scrolled(*scrolls, table=self))
         if changed:
             # Renders are cached by cell, not by width: a column of a new width (scrolled in,
             # or out) is rendered again, not drawn from its old cells.
@@ -245,6 +259,9 @@ class KeyedTable(DataTable[Cell]):
                 cell = cells.get(column.key)
                 if cell is not None:
                     widths[index] = max(widths[index], cell.cell_len)
+        if self._steady and len(widths) == len(self._widest):
+            self._widest = [max(pair) for pair in zip(widths, self._widest, strict=True)]
+            return list(self._widest)
         return widths
 
     def sync(self, rows: Mapping[str, Sequence[Cell]]) -> None:

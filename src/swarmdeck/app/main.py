@@ -105,6 +105,10 @@ STOP_WAIT = 5.0
 """Seconds quitting waits for a probe under way to finish before the app closes what it uses."""
 
 
+NARROW_WIDTH = 100
+"""Screens fewer columns wide than this are narrow (the breakpoint class `-narrow`)."""
+
+
 class SwarmdeckApp(App[int]):
     """One screen of panels; every panel watches the app's latest snapshot."""
 
@@ -112,6 +116,8 @@ class SwarmdeckApp(App[int]):
     TITLE = "swarmdeck"
     VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_HEIGHT, "-tall")]
     """A short screen folds the panels out of focus to their title line (app/fold.py)."""
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
+    """On a narrow screen the focused Jobs panel widens over Agents (styles/app.tcss)."""
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("q", "quit", "Quit"),

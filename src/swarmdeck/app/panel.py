@@ -16,7 +16,7 @@ change the state store; read-only, those keys are neither offered in the footer 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
@@ -175,6 +175,8 @@ class TablePanel(DrawnPanel[TableDrawing]):
     KEPT: ClassVar[str | None] = None
     FIXED: ClassVar[int] = 0
     """Leading columns that stay while Right and Left scroll the others (KeyedTable's)."""
+    ROOM: ClassVar[Mapping[str, int] | None] = None
+    """Cells columns take at least, and steady widths (KeyedTable's `room`); None: neither."""
 
     _scroll_hint = ""
     """Which way the table's columns scroll, said after the subtitle ("more columns →")."""
@@ -184,7 +186,7 @@ class TablePanel(DrawnPanel[TableDrawing]):
         yield Label(self.empty_text(), classes="empty")
         yield KeyedTable(
             self.COLUMNS, id=f"{self.id}-table", yielding=self.YIELDING, kept=self.KEPT,
-            fixed=self.FIXED,
+            fixed=self.FIXED, room=self.ROOM,
         )
 
     def compose_above(self) -> ComposeResult:

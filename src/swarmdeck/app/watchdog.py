@@ -21,7 +21,9 @@ from textual.widgets import Label
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.panel import NOTHING_TO_OPEN, DrawnPanel, Rows, StorePanel
+from swarmdeck.app.quiet import show_subtitle
 from swarmdeck.errors import SwarmdeckError
+from swarmdeck.printable import printable
 from swarmdeck.probes.records import (
     Finding,
     KillRequest,
@@ -47,6 +49,10 @@ FINDING_COLUMNS = (
 )
 """No count of the watchdog passes that saw a finding: it rises once a pass, so it reads as
 that many occurrences; the age says how long the finding has been open."""
+CALL_RULES = frozenset({"long_tool_call", "wait_loop_without_timeout"})
+"""Rules about a tool call in flight: while its session waits for the person, the call waits
+too, and `k` says so instead of asking for a process to stop."""
+
 SUBJECT_FLOOR = 32
 """The narrowest a long subject (a session and its whole command) is cut to so that the
 message, what the rule saw, is drawn whole; the detail view has the subject whole."""
@@ -117,6 +123,16 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         kill_table.sync(kills)
         self.show_title()
 
+    def on_keyed_table_scrolled(self, event: KeyedTable.Scrolled) -> None:
+        """Where a findings column gives way (the message, at 80 columns), the bottom border
+        says so, as a table panel's does; Right brings it in."""
+        event.stop()
+        if event.control is not self.query_one("#findings-table", KeyedTable):
+            return
+        hint = " ".join(part for part in ("←" if event.passed else "", "more columns",
+                                          "→" if event.more else "") if part)
+        show_subtitle(self, hint if event.passed or event.more else "")
+
     def tally(self) -> str:
         findings, kills = self._drawn or ({}, {})
         parts = [f"{len(findings)} open"] if findings else []
@@ -181,6 +197,10 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         """Ask for `finding`'s process to be stopped (the panel's key, or its detail view's)."""
         if not self.writable():
             return
+        waiting = self._waiting_call(finding)
+        if waiting:
+            self.notify(waiting, severity="warning")
+            return
         try:
             made = request_kill(self.store, finding, getpass.getuser(), time.time())
         except SwarmdeckError as error:
@@ -189,6 +209,19 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         self.notify(f"kill request {made.id} for pid {made.pid}: `y` to review and approve")
         self.reload()
 
+    def _waiting_call(self, finding: Finding) -> str:
+        """Why a finding about a tool call has nothing to stop while its session waits for the
+        person (the call has not started: Claude Code asks first); "" otherwise."""
+        if finding.pid is not None or finding.rule not in CALL_RULES or self.snapshot is None:
+            return ""
+        session = next((s for s in self.snapshot.sessions
+                        if s.session_id == finding.session_id and s.needs_person), None)
+        if session is None:
+            return ""
+        what = f" ({printable(session.waiting_for)})" if session.waiting_for else ""
+        return (f"session {session.session_id[:8]} waits for you{what}: its call is not running,"
+                " so there is nothing to stop; answer it in that session's terminal")
+
     def action_approve(self) -> None:
         if not self.writable() or (request := self._request()) is None:
             return
@@ -196,6 +229,8 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         def decided(approved: bool | None) -> None:
             if approved:
                 self.run_approval(request.id)
+            else:
+                self.notify(f"kill request {request.id}: cancelled; nothing was signalled")
 
         self.app.push_screen(ApproveScreen(request, self.tree_lister(self.store, request)), decided)
 

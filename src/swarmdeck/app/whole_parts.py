@@ -1,6 +1,8 @@
 """A line of parts (a host's figures, a legend's entries) that a narrow panel never cuts inside a
 part: the parts wrap onto more lines whole, or those past the width are left out whole and an
-ellipsis says so. Terminal text wrap and ellipsis both cut words ("· availabl…").
+ellipsis says so. Terminal text wrap and ellipsis both cut words ("· availabl…"). Only a part
+wider than the whole width, alone on its line, wraps by words itself: cut, a refusal would hide
+what it names and what to do.
 
 A part may be laid out as taking more room than it does now (`room`): a legend's entry whose
 figure goes from "0B" to "1.23G" then keeps its line, so a refresh that changes figures
@@ -86,7 +88,13 @@ class WholeParts:
         return self.parts[0].copy()
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
-        for line in self.lines(options.max_width):
+        width = options.max_width
+        for line in self.lines(width):
+            if self.wrap and line.cell_len > width:
+                # A part wider than the panel alone on its line (a refusal naming two paths):
+                # cut, it would hide what it names and what to do, so it wraps by words.
+                yield from line.wrap(console, width, overflow="fold")
+                continue
             line.no_wrap = True
             line.overflow = "ellipsis"
             yield line

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "ui": "ui",
     "serve": "serve",
     "status": "status",
+    "doctor": "doctor",
     "probe": "status",
     "config": "config",
     "run": "run",

@@ -82,7 +82,7 @@ def _watch(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(_pass_json(report, store)), flush=True)
         else:
-            _print_pass(report, store, args.once, shown)
+            _print_pass(report, store, args.once, shown, config.watchdog.min_duration)
         return not args.once
 
     try:
@@ -128,10 +128,11 @@ class _Shown:
     fired_at: dict[int, float | None] = field(default_factory=dict)
 
 
-def _print_pass(report, store, once: bool, shown: _Shown) -> None:
+def _print_pass(report, store, once: bool, shown: _Shown, min_duration: float) -> None:
     """One pass for a person, each finding by the id `swarmdeck kills --request` takes and how
-    long it has been open. With --once, every open finding; in the loop, what began to show
-    since the last pass. A loop that only reads cannot see what fired in its own pass, so it
+    long it has been open. With --once, every open finding, or when there is none, the
+    conditions holding that show once they have held `min_duration`; in the loop, what began
+    to show since the last pass. A loop that only reads cannot see what fired in its own pass, so it
     prints the open findings it has not shown yet (a finding that fires again shows again),
     after saying once that it only reads."""
     from swarmdeck.printable import printable
@@ -159,7 +160,29 @@ def _print_pass(report, store, once: bool, shown: _Shown) -> None:
         print(f"{stamp} [critical] {line}", flush=True)
     if once and not lines:
         role = "" if report.writer else " (another watchdog holds the writer's lease)"
-        print(f"no open findings{role}")
+        print(_holding_line(store, min_duration, now) or "no open findings", end="")
+        print(role)
+
+
+def _holding_line(store, min_duration: float, now: float) -> str:
+    """"N conditions holding, shows after S s: RULE on SUBJECT (in T s), …" for what the
+    watchdog sees but does not show yet; "" when nothing is holding."""
+    from swarmdeck.durations import age_text
+    from swarmdeck.printable import printable
+    from swarmdeck.probes.records import holding_findings
+    from swarmdeck.words import counted
+
+    holding = holding_findings(store)
+    if not holding:
+        return ""
+    each = ", ".join(
+        f"{finding.rule} on {printable(finding.subject)} (in"
+        f" {age_text(finding.first_seen_at + min_duration - now)})"
+        for finding in holding[:3]
+    )
+    more = f", and {len(holding) - 3} more" if len(holding) > 3 else ""
+    return (f"{counted(len(holding), 'condition')} holding, shows after {min_duration:g} s:"
+            f" {each}{more}")
 
 
 def _wake_lines(store, started: float, session: str | None) -> list[str]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from swarmdeck.actions.cage import CageError, backend_for
-from swarmdeck.actions.cage.owner import claim_slice
+from swarmdeck.actions.cage.owner import claim_slice, release_claim
 from swarmdeck.actions.kill import PinnedProcess
 from swarmdeck.demo.jobs import (
     MIB,
@@ -440,11 +440,16 @@ def _take_down_slices(owner: SceneOwner) -> list[str]:
     def belongs(pid: int) -> PinnedProcess | None:
         return scene_process(pid, root, owner.token)
 
-    lines = [take_down(made, owner.ledgers, belongs) for made in owner.cgroups]
+    ledgers = list(owner.ledgers)
+    lines = []
+    for made in owner.cgroups:
+        lines.append(take_down(made, ledgers, belongs))
+        release_claim(made.path, ledgers)
     for unit in owner.units:
         site = next((site for site in slice_sites(unit) if site.backend == SCOPE), None)
         if site is not None and site.path is not None:
-            lines.append(stop_unit(unit, site.path, owner.ledgers, belongs))
+            lines.append(stop_unit(unit, site.path, ledgers, belongs))
+            release_claim(site.path, ledgers)
     return [line for line in lines if line]
 
 

@@ -200,9 +200,23 @@ def decide(
     local, peers = hosts[0], hosts[1:]
     need = booking.booked
     if local.can_cage and local.memory_room is not None and need <= local.memory_room:
+        busy = saturation(local)
         if already_caged:
-            return Verdict("can run here", "It already runs under swarmdeck; run it as it is.")
-        return Verdict("can run here", "Run it as: " + run_line(argv, label, booking))
+            line = "It already runs under swarmdeck; run it as it is."
+        else:
+            line = "Run it as: " + run_line(argv, label, booking)
+        if not busy:
+            return Verdict("can run here", line)
+        idle = next((peer for peer in peers if peer.can_cage and not saturation(peer)
+                     and peer.memory_room is not None and need <= peer.memory_room), None)
+        elsewhere = (
+            f"; or in a checkout on {idle.name} ({_load(idle)}) as: "
+            + run_line(argv, label, booking, "swarmdeck")
+        ) if idle is not None and not already_caged else ""
+        return Verdict(
+            f"can run here, but its cores are saturated ({busy})",
+            f"It shares them with what runs now and runs slower. {line}{elsewhere}",
+        )
     for peer in peers:
         if peer.can_cage and peer.memory_room is not None and need <= peer.memory_room:
             if local.cage_problem:
@@ -233,6 +247,20 @@ def decide(
         text,
         "Wait for running jobs to finish, or queue it: " + run_line(argv, label, booking),
     )
+
+
+def _load(host: HostFacts) -> str:
+    figures = host.figures
+    return f"load {figures.load[0]:.2f} on {figures.cores} cores"
+
+
+def saturation(host: HostFacts) -> str:
+    """"load 7.49 on 2 cores" when the host's one-minute load is above its cores (runnable
+    threads already wait for a core); "" when it is not, or was not read."""
+    figures = host.figures
+    if not figures.load or not figures.cores or figures.load[0] <= figures.cores:
+        return ""
+    return _load(host)
 
 
 def run_line(argv: list[str], label: str, booking: Booking, command: str | None = None) -> str:

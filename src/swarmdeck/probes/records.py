@@ -115,6 +115,16 @@ def open_findings(store: StateStore) -> list[Finding]:
     )
 
 
+def holding_findings(store: StateStore) -> list[Finding]:
+    """Conditions the watchdog saw that have not held their minimum duration yet, so are not
+    findings to show; oldest first (the one to show first)."""
+    return _read(
+        store, Finding, "findings",
+        f"resolved_at IS NULL AND fired_at IS NULL AND NOT {JOB_ENDED}",
+        "first_seen_at ASC",
+    )
+
+
 def pending_kill_requests(store: StateStore) -> list[KillRequest]:
     """Kill requests still waiting for a decision, oldest first."""
     return _read(store, KillRequest, "kill_requests", "state = 'pending'", "requested_at")

@@ -27,14 +27,15 @@ COLUMNS = (
     ("exit", "exit"),
 )
 PANEL_COLUMNS = pick(
-    COLUMNS, ("label", "state", "runtime", "current", "peak", "cores", "booked", "cap", "owner",
+    COLUMNS, ("label", "state", "booked", "peak", "cap", "runtime", "current", "cores", "owner",
               "host", "via", "adj"),
 )
-"""The Jobs panel keys its rows by id and leaves it out. Its columns are in the order they give
-way on a narrow panel, the last first: what a person watches a job by (label, state, runtime,
-its memory now and at its peak, the cores it keeps busy) comes first, what admission set for
-it (booked, cap) next, and who launched it, where, and how it was admitted last; Right brings
-in those that gave way. Its state says how a job ended, so the exit column is left out too."""
+"""The Jobs panel keys its rows by id and leaves it out (a label two rows share gets it). Its
+columns are in the order they give way on a narrow panel, the last first: the job and how it
+stands, then the memory a memory tool is about (what admission booked, the peak it reached,
+the cap it is held to) and how long it ran, at every width; then its memory now and the cores
+it keeps busy, and who launched it, where, and how it was admitted last; Right brings in those
+that gave way. Its state says how a job ended, so the exit column is left out too."""
 STATUS_COLUMNS = pick(
     COLUMNS, ("id", "label", "state", "host", "booked", "current", "peak", "cap", "cores",
               "runtime"),

@@ -83,16 +83,23 @@ def _job_subject(job: LedgerJob) -> str:
 def long_tool_call(
     scene: Scene, history: History, config: Config, now: float
 ) -> list[FindingDraft]:
-    """A single tool call running longer than `watchdog.tool_call_max`."""
+    """A single tool call running longer than `watchdog.tool_call_max`. A session waiting for
+    the person (a permission prompt, a question) is not running its calls: they count only
+    up to when the wait began, and not at all where the wait's start is not known."""
     limit = config.watchdog.tool_call_max
     out = []
     for session in scene.snapshot.sessions:
         if not session.live:
             continue
-        for agent_id, call in _calls(session):
-            if call.started_at is None or now - call.started_at <= limit:
+        until = now
+        if session.needs_person:
+            if session.waiting_since is None:
                 continue
-            ran = runtime_text(now - call.started_at)
+            until = min(now, session.waiting_since)
+        for agent_id, call in _calls(session):
+            if call.started_at is None or until - call.started_at <= limit:
+                continue
+            ran = runtime_text(until - call.started_at)
             out.append(FindingDraft(
                 key=f"long_tool_call:{session.session_id}:{call.tool_use_id}",
                 rule="long_tool_call",
