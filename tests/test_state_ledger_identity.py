@@ -169,6 +169,7 @@ def test_a_store_made_before_ledger_ids_gets_one(tmp_path: Path) -> None:
     # Schema 10, as it was before ledger ids: without what steps 11 and on added.
     conn.execute("DELETE FROM swarmdeck_meta WHERE key = 'ledger_id'")
     conn.execute("DROP TABLE input_runs")
+    conn.execute("ALTER TABLE jobs DROP COLUMN scope")
     conn.execute("UPDATE swarmdeck_meta SET value = '10' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
