@@ -143,7 +143,12 @@ class Rig:
             "IS_SANDBOX": "1",
             "TERM": "xterm-256color",
             "TMPDIR": str(self.root / "tmp"),
+            # The Bash tool runs login shells: with the machine's HOME they read its profile,
+            # whose tools may write there (pyenv's rehash left a lock that hung every later
+            # shell when a killed CLI cut one short). A home of the test's own has no profile.
+            "HOME": str(self.root / "home"),
         })
+        (self.root / "home").mkdir(exist_ok=True)
         return env
 
     def command(self, *args: str) -> list[str]:
