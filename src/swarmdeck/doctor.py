@@ -30,7 +30,7 @@ class Mark(enum.Enum):
     """How a part stands."""
 
     OK = "✓"
-    TODO = "!"
+    ACTION = "!"
     BROKEN = "✗"
     NONE = "–"
     """Not set up, and nothing needs it (no peers configured, no GPU)."""
@@ -82,7 +82,7 @@ def cage_parts(config: Config, ledger: str) -> list[Part]:
     cap = format_size(total - config.memory.reserve.resolve(total))
     rule = private_ledger_rule(config.memory.slice, os.path.dirname(ledger))
     if rule and (owner is None or owner.ledger != os.path.realpath(ledger)):
-        parts.append(Part(Mark.TODO, "slice", rule))
+        parts.append(Part(Mark.ACTION, "slice", rule))
     elif owner is None:
         parts.append(Part(Mark.OK, "slice", f"not claimed yet: the first caged run claims it for"
                           f" this ledger ({ledger}) and caps it at {cap}"))
@@ -100,7 +100,7 @@ def path_part() -> Part:
     found = shutil.which("swarmdeck")
     if found:
         return Part(Mark.OK, "PATH", f"`swarmdeck` is {found}")
-    return Part(Mark.TODO, "PATH", "`swarmdeck` is not on PATH, so the commands the hooks and"
+    return Part(Mark.ACTION, "PATH", "`swarmdeck` is not on PATH, so the commands the hooks and"
                 " this screen suggest are not found: `make install-user` links it into"
                 " ~/.local/bin")
 
@@ -145,10 +145,10 @@ def hooks_part() -> Part:
                     " which is not there: every Bash call of every agent fails its hook; run"
                     " `swarmdeck hooks install` again")
     if unreadable:
-        return Part(Mark.TODO, "hooks", "; ".join(unreadable))
+        return Part(Mark.ACTION, "hooks", "; ".join(unreadable))
     if having:
         return Part(Mark.OK, "hooks", f"swarmdeck's hooks are in {', '.join(having)}")
-    return Part(Mark.TODO, "hooks", "no settings file has swarmdeck's hooks, so agents are not"
+    return Part(Mark.ACTION, "hooks", "no settings file has swarmdeck's hooks, so agents are not"
                 " told the memory book before they run: `swarmdeck hooks install` (or"
                 " `--project DIR`)")
 
@@ -158,7 +158,7 @@ def claude_part() -> Part:
     folder = paths.claude_dir()
     projects = folder / "projects"
     if not folder.is_dir():
-        return Part(Mark.TODO, "Claude Code", f"no folder {folder}: the Agents panel stays empty"
+        return Part(Mark.ACTION, "Claude Code", f"no folder {folder}: the Agents panel stays empty"
                     " until Claude Code runs here as this user (CLAUDE_CONFIG_DIR names another)")
     try:
         sessions = sum(
@@ -238,7 +238,7 @@ def examine(config: Config, ledger: str) -> list[Part]:
 def screen(parts: list[Part]) -> list[str]:
     """The doctor's lines: a verdict, then one line per part, its name in a column."""
     broken = [part for part in parts if part.mark is Mark.BROKEN]
-    todo = [part for part in parts if part.mark is Mark.TODO]
+    todo = [part for part in parts if part.mark is Mark.ACTION]
     verdict = "not usable here" if broken else "usable here"
     counts = [f"{len(broken)} in the way"] if broken else []
     counts += [f"{len(todo)} to do"] if todo else []
