@@ -155,18 +155,18 @@ OTHER_COMMANDS = {
 }
 """The command line's other modules: a plain `swarmdeck run` builds no parser, theirs included."""
 ONLY_ON_A_RARE_BRANCH = {
-    "argparse", "gettext", "asyncio", "contextlib", "signal", "tomllib", "typing",
+    "argparse", "gettext", "asyncio", "contextlib", "tomllib", "typing",
     "swarmdeck.actions.alerts", "swarmdeck.actions.detach",
     "swarmdeck.actions.slurm_run", "swarmdeck.probes.peer_cache",
     "pathlib", "json", "re", "urllib", "urllib.parse", "ipaddress", "fnmatch", "warnings",
-    "enum", "swarmdeck.exitcodes", "sqlite3", "sqlite3.dbapi2", "datetime", "ctypes",
-    "functools", "collections", "collections.abc", "math", "types",
+    "swarmdeck.exitcodes", "sqlite3", "sqlite3.dbapi2", "datetime",
+    "collections.abc", "math",
 }
 """What a job that starts, runs and exits at once never uses: argparse is for lines of another
 shape, an alert for a queued job that a peer fits, detach and Slurm for their flags, TOML
 (and the typing it pulls) for a config not cached yet; the run path's context managers are its
-own, so contextlib is not imported, and signal's C module does without signal.py's enums
-(half a millisecond each); a job that a signal ended is named through them. Its paths are
+own, so contextlib is not imported; signal, and the enum, functools and collections it brings,
+are the public modules (issue 33 withdrew the start-up goal that kept them out). Its paths are
 strings under os.path and its rows go through one small JSON reader and writer: pathlib would
 bring urllib.parse, ipaddress and fnmatch, json and re would bring their parsers (about 7 ms
 on Python 3.11). The job's program is looked up on PATH by the runner's own loop: os.execvpe
@@ -176,12 +176,8 @@ swarmdeck.exit_numbers: the IntEnum that names them is for the commands that pri
 the run path's own sets of words are swarmdeck.choices, not enums: importing enum and building
 its classes costs every run some 2 ms. SQLite is its C module alone (swarmdeck.sqlite): the
 sqlite3 package around it runs all of datetime.py to register date adapters no row here uses;
-the parent-death signal is set through _ctypes, not the ctypes package's hundred classes
-(about 4 ms each on Python 3.11). The functools that _sqlite3 imports for its statement cache
-stands in as its lru_cache alone, since functools brings collections, operator, keyword and
-reprlib (3 ms); collections.abc, which imports collections too, is named only for type
-checkers; math and types, a shared library and a module of classes, give way to a comparison
-and to `type()` of an object the interpreter already has (half a millisecond each); and
+the parent-death signal is set through ctypes; collections.abc is named only for type
+checkers; math gives way to a comparison; and
 stopping a lost job's leftovers is the rare branch that imports the kill module."""
 
 

@@ -17,13 +17,19 @@ SWARMDECK = Path(sys.executable).parent / "swarmdeck"
 
 NEVER = {"textual", "asyncssh", "rich"}
 HEAVY_FOR_A_LIGHT_CALL = {
-    "json", "re", "enum", "dataclasses", "inspect", "sqlite3", "_sqlite3", "tomllib",
-    "argparse", "typing", "pathlib", "signal", "collections", "importlib", "shlex", "datetime",
+    "json", "re", "dataclasses", "inspect", "sqlite3", "_sqlite3", "tomllib",
+    "argparse", "typing", "pathlib", "importlib", "shlex", "datetime",
 }
-"""Modules whose import alone costs a light hook a large part of its budget."""
-LIGHT_EXTRAS = {"_json", "__future__"}
+"""Modules whose import alone costs a light hook a large part of its budget. (signal, with the
+enum and collections it brings, is taken: the hook's deadline uses the public module.)"""
+SIGNAL_MODULES = {
+    "signal", "enum", "types", "functools", "_functools", "collections", "_collections",
+    "operator", "_operator", "keyword", "itertools", "reprlib",
+}
+"""The public signal module, which the hook's deadline uses, and what it imports."""
+LIGHT_EXTRAS = {"_json", "__future__", *SIGNAL_MODULES}
 """What a light call may load beyond a bare interpreter besides swarmdeck's own modules: the C
-JSON scanner, and the module behind `from __future__ import annotations`."""
+JSON scanner, the module behind `from __future__ import annotations`, and signal's."""
 
 
 def _imported(argv: list[str], stdin: bytes) -> set[str]:

@@ -9,11 +9,9 @@ told to stop must not leave children behind.
 
 from __future__ import annotations
 
-# _signal, signal's own C module: signal.py adds only enums over the same functions, and
-# building them costs every caged run half a millisecond.
-import _signal
 import os
 import select
+import signal
 import time
 
 from swarmdeck.actions.cage import Cage
@@ -28,7 +26,7 @@ if TYPE_CHECKING:
 
     from swarmdeck.actions.spawn import Child
 
-STOP_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 LEFTOVER_GRACE = 1.0
 """Grace for processes a job left in its cage after its main process exited."""
 
@@ -53,12 +51,12 @@ class StopSignals:
 
     def install(self) -> None:
         for sig in STOP_SIGNALS:
-            if _signal.getsignal(sig) == _signal.SIG_IGN:
+            if signal.getsignal(sig) == signal.SIG_IGN:
                 # Ignored on entry (nohup, a background job of a script) stays ignored, as a
                 # shell leaves it, for the runner and for the job it starts.
                 continue
-            self._previous[sig] = _signal.signal(sig, self._handle)
-        self._previous_wakeup = _signal.set_wakeup_fd(self._write_fd)
+            self._previous[sig] = signal.signal(sig, self._handle)
+        self._previous_wakeup = signal.set_wakeup_fd(self._write_fd)
 
     def pending(self) -> int | None:
         """The first stop signal received so far, if any."""
@@ -70,9 +68,9 @@ class StopSignals:
         return self.received
 
     def restore(self) -> None:
-        _signal.set_wakeup_fd(self._previous_wakeup)
+        signal.set_wakeup_fd(self._previous_wakeup)
         for sig, previous in self._previous.items():
-            _signal.signal(sig, previous)  # type: ignore[arg-type]
+            signal.signal(sig, previous)  # type: ignore[arg-type]
         os.close(self.read_fd)
         os.close(self._write_fd)
 

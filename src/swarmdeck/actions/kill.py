@@ -12,11 +12,9 @@ stopper killed halfway leaves nothing frozen: a guardian finishes its stop (stop
 
 from __future__ import annotations
 
-# _signal, signal's own C module: signal.py adds only enums over the same functions, and
-# building them costs every caged run half a millisecond.
-import _signal
 import os
 import select
+import signal
 import time
 
 from swarmdeck.actions.stop_guard import StopGuard
@@ -157,7 +155,7 @@ class PinnedProcess:
             return False
         try:
             if self.fd is not None:
-                _signal.pidfd_send_signal(self.fd, sig)
+                signal.pidfd_send_signal(self.fd, sig)
             else:
                 stat = read_stat(self.ident.pid)
                 if stat is None or stat.start_ticks != self.ident.start_ticks:
@@ -355,19 +353,19 @@ def _freeze_and_stop(
         for ident in newborn:
             handle = PinnedProcess(ident)
             pinned[ident.pid] = handle
-            if handle.send(_signal.SIGSTOP):
+            if handle.send(signal.SIGSTOP):
                 frozen.append(handle)
         order.extend(frozen)
         _wait_stopped(frozen, STOP_CONFIRM)
         table = process_table()
     report = StopReport(signalled=[handle.ident for handle in order])
     for handle in reversed(order):
-        handle.send(_signal.SIGTERM)
+        handle.send(signal.SIGTERM)
     for handle in reversed(order):
-        handle.send(_signal.SIGCONT)
+        handle.send(signal.SIGCONT)
     living = _wait_all_exited(order, grace)
     for handle in living:
-        if handle.send(_signal.SIGKILL):
+        if handle.send(signal.SIGKILL):
             report.killed.append(handle.ident)
     report.survivors = [handle.ident for handle in _wait_all_exited(living, KILL_CONFIRM)]
     return report

@@ -8,10 +8,8 @@ before the runner exits, and its row in the ledger says how it ended.
 
 from __future__ import annotations
 
-# _signal, signal's own C module: signal.py adds only enums over the same functions, and
-# building them costs every caged run half a millisecond.
-import _signal
 import os
+import signal
 import sys
 
 from swarmdeck import exit_numbers as exits
@@ -126,9 +124,6 @@ def job_label(request: RunRequest) -> str:
 
 def signal_name(signum: int) -> str:
     """SIGTERM for 15: the name a job's ending is told by, in its row and to the person."""
-    # Here, not at the top: only a job that a signal ended needs the names (see _signal).
-    import signal
-
     return signal.Signals(signum).name
 
 
@@ -227,9 +222,9 @@ class ChildSetup:
             # Lowering below the inherited value needs privilege; keeping the higher value only
             # makes this job the likelier OOM victim, which is the safe side.
             pass
-        die_with_parent(_signal.SIGKILL)
+        die_with_parent(signal.SIGKILL)
         if os.getppid() != self.runner_pid:
-            os._exit(128 + _signal.SIGKILL)
+            os._exit(128 + signal.SIGKILL)
 
 
 @dataclass

@@ -13,16 +13,14 @@ way comes back through a pipe that the exec closes, so the parent knows before `
 
 from __future__ import annotations
 
-# _signal, signal's own C module: signal.py adds only enums over the same functions, and
-# building them costs every caged run half a millisecond.
-import _signal
 import os
+import signal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-_STOP_SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """The signals a runner catches to stop its job; in the child they act as they would in the job."""
 
 _FAILED_SETUP = 255
@@ -73,7 +71,7 @@ def spawn(
     # Held until the child has put the stop signals back at their default: a TERM meant for
     # the job must not reach the parent's handler in the child, nor one that raises (INT's
     # default) take the child back into the parent's code.
-    mask = _signal.pthread_sigmask(_signal.SIG_BLOCK, _STOP_SIGNALS)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         pid = os.fork()
         if pid == 0:
@@ -82,7 +80,7 @@ def spawn(
         os.close(report_read)
         raise
     finally:
-        _signal.pthread_sigmask(_signal.SIG_SETMASK, mask)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.close(report_write)
     try:
         report = b""
@@ -131,19 +129,19 @@ def _child(
 ) -> None:
     """In the forked child: never returns."""
     try:
-        _signal.set_wakeup_fd(-1)
+        signal.set_wakeup_fd(-1)
         for signum in _STOP_SIGNALS:
-            if _signal.getsignal(signum) != _signal.SIG_IGN:
-                _signal.signal(signum, _signal.SIG_DFL)
-        _signal.pthread_sigmask(_signal.SIG_SETMASK, mask)
+            if signal.getsignal(signum) != signal.SIG_IGN:
+                signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         step = b"chdir"
         try:
             os.chdir(cwd)
             step = b"setup"
             setup()
             step = b"exec"
-            for signum in (_signal.SIGPIPE, _signal.SIGXFSZ):
-                _signal.signal(signum, _signal.SIG_DFL)
+            for signum in (signal.SIGPIPE, signal.SIGXFSZ):
+                signal.signal(signum, signal.SIG_DFL)
             for target, fd in enumerate(streams or ()):
                 os.dup2(fd, target)
             os.closerange(3, report)

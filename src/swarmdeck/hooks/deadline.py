@@ -9,9 +9,7 @@ outer one keeps counting once the inner ends.
 
 from __future__ import annotations
 
-# _signal, not signal: the signal module wraps its numbers in enums, and importing enum costs a
-# light hook a third of its budget. The functions used here are the same ones.
-import _signal as signal
+import signal
 import time
 
 # The light path does without typing's import time (see cli.py); every hook call sets a limit.
