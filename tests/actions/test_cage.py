@@ -12,7 +12,7 @@ import pytest
 from cagekit import MIB, hog
 
 from swarmdeck.actions.cage import CageError, open_backend
-from swarmdeck.actions.cage.scope import scope_command
+from swarmdeck.actions.cage.scope import ScopeCage, scope_command
 from swarmdeck.actions.cage.v1 import V1Backend
 from swarmdeck.actions.cage.v2 import V2Cage, v2_evidence
 from swarmdeck.actions.oom import OomVerdict, classify_oom
@@ -150,7 +150,39 @@ def test_scope_command_caps_the_scope_and_passes_argv_untouched() -> None:
     line = scope_command(["make", "-j", "a b"], "swarmdeck-job-1", "swarmdeck.slice", 5 * MIB)
     assert line[0] == "systemd-run" and "--scope" in line
     assert f"MemoryMax={5 * MIB}" in line and "MemorySwapMax=0" in line
-    assert line[line.index("--") + 1 :] == ["make", "-j", "a b"]
+    assert line[line.index("--") + 1 :][-3:] == ["make", "-j", "a b"]
+
+
+def test_a_scoped_job_waits_at_the_gate_until_its_runner_has_armed_the_cage(
+    tmp_path: Path,
+) -> None:
+    """systemd removes a scope as soon as its last process is gone, so a job killed at its cap
+    before the runner opened memory.events would end as a bare 137 (found on the systemd
+    guest). Inside the scope the job first stops itself; the runner arms the cage, then lets it
+    go on with the argv it was given."""
+    scope = tmp_path / "job.scope"
+    scope.mkdir()
+    for cgroup in (tmp_path, scope):
+        (cgroup / "memory.events").write_text("oom 0\noom_kill 0\n")
+    cage = ScopeCage(str(scope), 5 * MIB, str(tmp_path), "swarmdeck-job-1", "swarmdeck.slice")
+    gated = cage.command(["sh", "-c", "echo went $0", "on"])
+    argv = gated[gated.index("--") + 1 :]
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    cage.after_start(child.pid)
+    assert cage.priority_fds(), "memory.events was opened while the job was held"
+    out, _ = child.communicate(timeout=10)
+    assert (child.returncode, out) == (0, "went on\n")
+    cage.remove()
+
+
+def test_a_scoped_job_that_never_reached_the_gate_is_left_for_the_runner_to_reap(
+    tmp_path: Path,
+) -> None:
+    cage = ScopeCage(str(tmp_path / "never"), 5 * MIB, str(tmp_path), "u", "s.slice")
+    child = subprocess.Popen(["sh", "-c", "exit 3"])
+    cage.after_start(child.pid)
+    assert cage.priority_fds() == []
+    assert child.wait(timeout=10) == 3
 
 
 def test_scope_is_not_available_without_systemd_as_init() -> None:
@@ -279,6 +311,74 @@ def test_a_v2_cage_keeps_its_oom_evidence_after_its_cgroup_is_gone(tmp_path: Pat
     job.rmdir()
     assert cage.lost_process()
     assert classify_oom(cage.evidence()) == OomVerdict.OWN_CAP
+    cage.release()
+
+
+def v2_cage_of_files(tmp_path: Path) -> tuple[V2Cage, Path, Path]:
+    """A v2 cage over plain files: the slice's local counts and the job's, all at zero."""
+    slice_dir, job = tmp_path / "slice", tmp_path / "slice" / "job"
+    job.mkdir(parents=True)
+    for path in (slice_dir / "memory.events.local", job / "memory.events",
+                 job / "memory.events.local"):
+        path.write_text("low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n")
+    cage = V2Cage(str(job), 30 * MIB, str(slice_dir))
+    cage.before_start()
+    return cage, slice_dir, job
+
+
+def remove_files(job: Path) -> None:
+    for path in job.iterdir():
+        path.unlink()
+    job.rmdir()
+
+
+def test_a_scope_removed_after_an_oom_at_its_cap_but_before_the_kill_was_read_is_own_cap(
+    tmp_path: Path,
+) -> None:
+    """On the systemd guest the last reading of a user's scope said `oom 1` with `oom_kill 0`:
+    systemd removed the scope before the kill was counted where the runner could see it. An
+    OOM counted at the job's own limit before its cgroup vanished is what killed it."""
+    cage, _, job = v2_cage_of_files(tmp_path)
+    for name in ("memory.events", "memory.events.local"):
+        (job / name).write_text("low 0\nhigh 0\nmax 18\noom 1\noom_kill 0\n")
+    cage.drain()
+    assert not cage.lost_process() and not cage.oom_before_removal()
+    remove_files(job)
+    assert cage.oom_before_removal()
+    assert classify_oom(cage.evidence()) == OomVerdict.OWN_CAP
+    cage.release()
+
+
+def test_a_scope_removed_at_its_cap_before_any_oom_was_read_is_own_cap(tmp_path: Path) -> None:
+    """The systemd guest's fourth run: the last reading said `max 12`, `oom 0`, the scope was
+    gone at the next, and the job had died of SIGKILL. A job whose high-water mark reached its
+    cap had hit it."""
+    cage, _, job = v2_cage_of_files(tmp_path)
+    (job / "memory.peak").write_text(f"{30 * MIB}\n")
+    cage.drain()
+    remove_files(job)
+    assert cage.oom_before_removal()
+    assert classify_oom(cage.evidence()) == OomVerdict.OWN_CAP
+    cage.release()
+
+
+def test_a_scope_removed_after_a_clean_exit_below_its_cap_lost_nothing(tmp_path: Path) -> None:
+    cage, _, job = v2_cage_of_files(tmp_path)
+    (job / "memory.peak").write_text(f"{10 * MIB}\n")
+    cage.drain()
+    remove_files(job)
+    assert not cage.oom_before_removal()
+    assert classify_oom(cage.evidence()) == OomVerdict.NONE
+    cage.release()
+
+
+def test_a_scope_removed_after_the_slice_filled_is_slice_full(tmp_path: Path) -> None:
+    cage, slice_dir, job = v2_cage_of_files(tmp_path)
+    remove_files(job)
+    assert not cage.oom_before_removal()
+    (slice_dir / "memory.events.local").write_text("low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n")
+    assert cage.oom_before_removal()
+    assert classify_oom(cage.evidence()) == OomVerdict.SLICE_FULL
     cage.release()
 
 

@@ -32,6 +32,9 @@ OWN_CAP = (
     'c=$(cut -d: -f3 /proc/self/cgroup); echo "$c"; cat "/sys/fs/cgroup$c/memory.max"'
     ' "/sys/fs/cgroup$c/memory.swap.max"'
 )
+OVER_CAP_RUNS = 4
+"""Runs of a job over its cap per check: systemd removes a scope the moment it is empty, so the
+runner's reading of why the job ended is a race it must win every time, not once."""
 CHECKS: list[Callable[[], None]] = []
 
 
@@ -126,12 +129,13 @@ def root_jobs_run_in_transient_scopes_under_the_configured_slice_unit() -> None:
 def a_root_job_over_its_scopes_cap_exits_250_and_one_that_never_fits_252() -> None:
     home = Path(tempfile.mkdtemp(prefix="scope-root-"))
     write_config(home / "config.toml", "swarmdeck-test.slice")
-    over = as_root(home, "run", "--cap", "30M", "--", sys.executable, "-c", HOG, "40")
-    expect(over, 250)
-    assert "hit its own memory cap of 30M" in over.stderr, over.stderr
+    for _ in range(OVER_CAP_RUNS):
+        over = as_root(home, "run", "--cap", "30M", "--", sys.executable, "-c", HOG, "40")
+        expect(over, 250)
+        assert "hit its own memory cap of 30M" in over.stderr, over.stderr
     expect(as_root(home, "run", "--cap", "1G", "--", "true"), 252)
     expect(as_root(home, "run", "--", "sh", "-c", "exit 7"), 7)
-    assert [row["exit_code"] for row in ledger(home)] == [250, 252, 7]
+    assert [row["exit_code"] for row in ledger(home)] == [250] * OVER_CAP_RUNS + [252, 7]
     shutil.rmtree(home)
 
 
@@ -154,6 +158,15 @@ def a_user_runs_caged_jobs_as_scopes_of_its_own_user_manager() -> None:
     assert "/swarmdeck.slice/swarmdeck-job-1-" in cgroup, cgroup
     assert (cap, swap) == (str(30 * MIB), "0"), result.stdout
     assert property_of("swarmdeck.slice", "MemoryMax", user=True) == str(SLICE_CAP)
+
+
+@check
+def a_user_job_over_its_cap_exits_250() -> None:
+    home = agent_home()
+    for _ in range(OVER_CAP_RUNS):
+        over = as_agent(home, "run", "--cap", "30M", "--", sys.executable, "-c", HOG, "40")
+        expect(over, 250)
+        assert "hit its own memory cap of 30M" in over.stderr, over.stderr
 
 
 def main() -> int:

@@ -146,7 +146,9 @@ def watch(
         members=cage.members,
     )
     returncode = proc.wait()
-    if ended_by == EXITED and cage.lost_process():
+    if ended_by == EXITED and (
+        cage.lost_process() or (returncode == -signal.SIGKILL and cage.oom_before_removal())
+    ):
         ended_by = OOM
     return Watched(
         returncode=returncode,

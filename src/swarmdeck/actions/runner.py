@@ -494,7 +494,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
     ticks = start_ticks(proc.pid)
     assert ticks is not None, "an unreaped child always has a stat line"
     job = ProcessIdentity(proc.pid, ticks)
-    cage.after_start()
+    cage.after_start(proc.pid)
     try:
         mark_running(store, job_id, job, str(output.path) if output else None, marker)
     except StateError as error:

@@ -107,8 +107,9 @@ class Cage(abc.ABC):
     def before_start(self) -> None:  # noqa: B027 (optional hook, most cages need nothing here)
         """Arm OOM notifications before the job can allocate anything."""
 
-    def after_start(self) -> None:  # noqa: B027 (optional hook, most cages need nothing here)
-        """Arm what can only be armed once the job runs (a scope exists only then)."""
+    def after_start(self, pid: int) -> None:  # noqa: B027 (optional hook, most need nothing)
+        """Arm what can only be armed once the job's process `pid` runs (a scope exists only
+        then)."""
 
     def wake_fds(self) -> list[int]:
         """File descriptors that become readable when an OOM notification arrives."""
@@ -117,6 +118,11 @@ class Cage(abc.ABC):
     def priority_fds(self) -> list[int]:
         """Cgroup files whose poll for priority data wakes when an OOM is counted (v2)."""
         return []
+
+    def oom_before_removal(self) -> bool:
+        """Whether the job's cgroup is gone after an OOM was counted at its own or the slice's
+        limit: systemd removes a scope at once, sometimes before the kill itself was read."""
+        return False
 
     def drain(self) -> None:  # noqa: B027 (optional hook, only notified cages buffer anything)
         """Consume pending notifications so they are counted once."""

@@ -1,15 +1,18 @@
 """Cages as transient systemd scopes, for systemd machines that delegate no cgroup subtree.
 
 `systemd-run --scope` asks systemd for the scope, moves itself into it and then execs the
-command, so the command starts inside its cap. The scope's cgroup is read like any other cage
-once it exists: v2 counters where the memory controller is unified, v1 eventfds otherwise.
+command, so the command starts inside its cap. systemd removes the scope as soon as its last
+process is gone, so the job first waits at a gate inside it (a shell that stops itself) until
+the runner has opened the scope's counters: a job killed at its cap at once is still told 250.
+The scope's cgroup is read like any other cage: v2 counters where the memory controller is
+unified, v1 eventfds otherwise.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
-import time
 from collections.abc import Sequence
 
 from swarmdeck.actions.cage.base import Backend, Cage, CageError, cage_name
@@ -18,7 +21,8 @@ from swarmdeck.actions.cage.v2 import V2Cage
 from swarmdeck.actions.oom import OomEvidence
 
 SYSTEMCTL_TIMEOUT = 10.0
-SCOPE_APPEAR_TIMEOUT = 2.0
+GATE = ("/bin/sh", "-c", 'kill -STOP $$ && exec "$@"', "sh")
+"""The job's first step inside its scope: stop until the runner continues it, then exec argv."""
 
 
 def user_flag() -> list[str]:
@@ -62,17 +66,20 @@ class ScopeCage(Cage):
         self._reader: Cage = reader_type(path, cap, slice_path)
 
     def command(self, argv: Sequence[str]) -> list[str]:
-        return scope_command(argv, self.unit, self.slice_unit, self.cap)
+        return scope_command([*GATE, *argv], self.unit, self.slice_unit, self.cap)
 
     def join(self) -> None:
         """systemd-run moves the process into the scope itself, before it execs the command."""
 
-    def after_start(self) -> None:
-        deadline = time.monotonic() + SCOPE_APPEAR_TIMEOUT
-        while not os.path.exists(self.path) and time.monotonic() < deadline:
-            time.sleep(0.01)
+    def after_start(self, pid: int) -> None:
+        """Wait for the job to stop at its gate, arm the reader, and let it go on. A job that
+        ended before it got there (systemd-run refused) is left unreaped for the runner."""
+        held = os.waitid(os.P_PID, pid, os.WSTOPPED | os.WEXITED | os.WNOWAIT)
+        if held is None or held.si_code != os.CLD_STOPPED:
+            return
         if os.path.exists(self.path):
             self._reader.before_start()
+        os.kill(pid, signal.SIGCONT)
 
     def wake_fds(self) -> list[int]:
         return self._reader.wake_fds()
@@ -85,6 +92,9 @@ class ScopeCage(Cage):
 
     def lost_process(self) -> bool:
         return self._reader.lost_process()
+
+    def oom_before_removal(self) -> bool:
+        return self._reader.oom_before_removal()
 
     def evidence(self) -> OomEvidence:
         return self._reader.evidence()

@@ -7,7 +7,8 @@ any notification plumbing. memory.oom.group=1 makes the kernel take the whole jo
 A cage remembers what its files said each time it read them: a systemd scope's cgroup is
 removed as soon as its last process is gone, often before the runner reads why it went. The
 kernel wakes a poll for priority data on memory.events when a count changes, so the runner
-reads them the moment an OOM is counted, while the cgroup is still there.
+reads them the moment an OOM is counted; when the cgroup vanished before the kill itself was
+read, an OOM counted at the job's or the slice's limit during the run says why.
 """
 
 from __future__ import annotations
@@ -27,23 +28,47 @@ def v2_evidence(
     slice_local_after: dict[str, int],
     job_peak: int | None,
     job_cap: int,
+    cgroup_gone: bool = False,
 ) -> OomEvidence:
     """The OOM evidence of one run from memory.events files read before and after it.
 
     The job's files start at zero (its cgroup is new); the slice's are shared by every job, so
-    only what rose during this run counts.
+    only what rose during this run counts. A job whose cgroup vanished before its kill was read
+    lost its process to the OOM killer when an OOM was counted at its own or the slice's limit
+    during the run, or its high-water mark reached its cap (the caller asks only of a job that
+    SIGKILL ended).
     """
 
     def rose(key: str) -> int:
         return max(0, slice_local_after.get(key, 0) - slice_local_before.get(key, 0))
 
+    killed = job_events.get("oom_kill", 0) + job_events.get("oom_group_kill", 0) > 0
+    own_cap_ooms, slice_ooms = job_events_local.get("oom", 0), rose("oom")
+    at_cap = reached(job_peak, job_cap) or job_events_local.get("max", 0) > 0
     return OomEvidence(
-        job_lost_process=job_events.get("oom_kill", 0) + job_events.get("oom_group_kill", 0) > 0,
-        own_cap_ooms=job_events_local.get("oom", 0),
-        slice_ooms=rose("oom"),
-        job_at_cap=reached(job_peak, job_cap) or job_events_local.get("max", 0) > 0,
+        job_lost_process=killed or (cgroup_gone and (own_cap_ooms or slice_ooms or at_cap) > 0),
+        own_cap_ooms=own_cap_ooms,
+        slice_ooms=slice_ooms,
+        job_at_cap=at_cap,
         slice_at_cap=rose("max") > 0,
     )
+
+
+def open_counts(path: str) -> int | None:
+    try:
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def read_counts(fd: int | None, path: str) -> dict[str, int]:
+    """A flat-keyed counts file, through its descriptor when one is open; {} once it is gone."""
+    if fd is None:
+        return read_keyed(path)
+    try:
+        return parse_flat_keyed(os.pread(fd, 4096, 0).decode())
+    except OSError:
+        return {}
 
 
 def enable_memory(cgroup: str) -> None:
@@ -66,13 +91,12 @@ class V2Cage(Cage):
         self._events_local: dict[str, int] = {}
         self._peak: int | None = None
         self._events_fd: int | None = None
+        self._local_fd: int | None = None
 
     def before_start(self) -> None:
         self._slice_before = read_keyed(f"{self.slice_path}/memory.events.local")
-        try:
-            self._events_fd = os.open(f"{self.path}/memory.events", os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            self._events_fd = None
+        self._events_fd = open_counts(f"{self.path}/memory.events")
+        self._local_fd = open_counts(f"{self.path}/memory.events.local")
         self._remember()
 
     def priority_fds(self) -> list[int]:
@@ -84,20 +108,14 @@ class V2Cage(Cage):
     def _remember(self) -> None:
         """Read the job's counts while its cgroup is there; keep the last ones once it is gone.
 
-        memory.events is read through the descriptor the runner polls: reading it is what
-        settles the kernel's notification, which would otherwise wake the poll at once again.
+        Both event files are read through descriptors opened before the job started, one right
+        after the other, so the last reading is of one moment. Reading memory.events through
+        the descriptor the runner polls is what settles the kernel's notification.
         """
-        events: dict[str, int] = {}
-        if self._events_fd is not None:
-            try:
-                events = parse_flat_keyed(os.pread(self._events_fd, 4096, 0).decode())
-            except OSError:
-                events = {}
-        else:
-            events = read_keyed(f"{self.path}/memory.events")
+        events = read_counts(self._events_fd, f"{self.path}/memory.events")
         if events:
             self._events = events
-        local = read_keyed(f"{self.path}/memory.events.local")
+        local = read_counts(self._local_fd, f"{self.path}/memory.events.local")
         if local:
             self._events_local = local
         peak = read_int(f"{self.path}/memory.peak")
@@ -108,6 +126,9 @@ class V2Cage(Cage):
         self._remember()
         return self._events.get("oom_kill", 0) + self._events.get("oom_group_kill", 0) > 0
 
+    def oom_before_removal(self) -> bool:
+        return not os.path.isdir(self.path) and self.evidence().job_lost_process
+
     def evidence(self) -> OomEvidence:
         self._remember()
         return v2_evidence(
@@ -117,12 +138,14 @@ class V2Cage(Cage):
             slice_local_after=read_keyed(f"{self.slice_path}/memory.events.local"),
             job_peak=self._peak,
             job_cap=self.cap,
+            cgroup_gone=not os.path.isdir(self.path),
         )
 
     def release(self) -> None:
-        if self._events_fd is not None:
-            os.close(self._events_fd)
-            self._events_fd = None
+        for fd in (self._events_fd, self._local_fd):
+            if fd is not None:
+                os.close(fd)
+        self._events_fd = self._local_fd = None
 
     def remove(self) -> None:
         self.release()
