@@ -64,6 +64,9 @@ ASKING_NOTIFICATIONS = ("agent_needs_input", "elicitation_dialog", "idle_prompt"
 """Notification types that wait for the person (a session waiting for them, as the Agents panel
 shows it), and the ones `hooks install` asks Claude Code for; the others (auth_success,
 agent_completed) only tell something."""
+DISPATCH_TOOLS = frozenset({"Agent", "Task"})
+"""The tool that spawns a subagent: `Task` until Claude Code 2.1.63, `Agent` since; the hooks
+guard its calls and the transcript reader counts them, so both must know both names."""
 MAX_SPOOLED_INPUT = 64 * 1024
 """A larger input is recorded through the database, trimmed there."""
 MAX_PENDING = 4096

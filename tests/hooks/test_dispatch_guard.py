@@ -186,3 +186,32 @@ def test_without_pid_files_a_quiet_sessions_subagent_stops_counting_after_30_min
     assert ("Another session's subagent counts while that session is live: its Claude Code "
             "process runs, or, where Claude Code writes no pid files, it had a hook event in "
             "the last 30 min.") in reason
+
+
+def test_the_guard_counts_the_hook_agents_the_agents_panel_shows_at_the_window_edge(
+    run_hook, isolated_home: Path
+) -> None:
+    """The guard judges other sessions' hook agents as the Agents panel does: the same look-back
+    (hook_activity.HOOK_AGENT_WINDOW) for both, so neither counts an agent the other does not."""
+    from swarmdeck.probes.claude.hook_activity import HOOK_AGENT_WINDOW
+    from swarmdeck.probes.claude.sessions import SessionsProbe, sessions_with_hooks
+    from swarmdeck.state import StateStore
+
+    _limit(isolated_home, 2)
+    now = time.time()
+    other = "abab7777-0000-4000-8000-000000000018"
+    tree = ClaudeTree(isolated_home / "claude")
+    main = Lines(other)
+    main.prompt("long work", 0)
+    tree.write_main(main)
+    tree.write_pid_file(os.getpid(), other, startedAt=int((now - 3 * HOOK_AGENT_WINDOW) * 1000))
+    _started(other, {"ainside": now - HOOK_AGENT_WINDOW + 600,
+                     "aoutside": now - HOOK_AGENT_WINDOW - 600})
+    answer = _dispatch(run_hook, _transcript(isolated_home, running=1))
+    reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "ainside (Explore) in session abab7777" in reason
+    assert "aoutside" not in reason
+    sessions = sessions_with_hooks(SessionsProbe(isolated_home / "claude"),
+                                   StateStore.open_default())
+    [shown] = [session for session in sessions if session.session_id == other]
+    assert [agent.agent_id for agent in shown.hook_agents] == ["ainside"]

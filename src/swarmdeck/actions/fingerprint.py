@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from os import PathLike
 
-GIT_TIMEOUT = 2.0
+ROOT_GIT_TIMEOUT = 2.0
+"""Seconds for each git call that names the tree (HEAD, git dirs, a commit's root) as a run
+starts: a hung repository must not hold the run, whose directory is then its identity."""
 ROOTS_FILE = "git-roots"
 """In the state folder: one `HEAD-COMMIT ROOT-COMMIT` line per commit a job was run at."""
 ROOTS_KEPT = 512
@@ -77,7 +79,7 @@ def _git(top: str, *args: str) -> str | None:
     try:
         result = subprocess.run(
             ["git", "-C", top, *args],
-            capture_output=True, text=True, timeout=GIT_TIMEOUT, check=False,
+            capture_output=True, text=True, timeout=ROOT_GIT_TIMEOUT, check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         # No git binary or a hung repository: the directory identity still works.

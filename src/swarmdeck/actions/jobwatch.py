@@ -16,6 +16,7 @@ import time
 
 from swarmdeck.actions.cage import Cage
 from swarmdeck.actions.kill import stop_tree
+from swarmdeck.actions.spawn import STOP_SIGNALS
 from swarmdeck.durations import whole_milliseconds
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.records import dataclass
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 
     from swarmdeck.actions.spawn import Child
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 LEFTOVER_GRACE = 1.0
 """Grace for processes a job left in its cage after its main process exited."""
 

@@ -32,6 +32,7 @@ from swarmdeck.actions.hosts.peer_ledger import (
     set_driver,
 )
 from swarmdeck.actions.run_request import checked_cap, checked_threads
+from swarmdeck.actions.spawn import STOP_SIGNALS
 from swarmdeck.breaks import broken
 from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.exitcodes import ExitCode
@@ -43,9 +44,6 @@ if TYPE_CHECKING:
     from swarmdeck.config import Config, HostConfig
     from swarmdeck.state import StateStore
 
-LOST_EXIT = int(ExitCode.LOST)
-"""Exit code when the peer could not be reached again for `reconnect_for` seconds."""
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 TOOLCHAIN_TIMEOUT = 30.0
 SNAPSHOT_HOST_KEYS = ("room", "machine_room", "slice_cap", "mem_total", "slice_backend")
 """Keys of a peer's host object that dispatch and peer run read; a peer without them speaks
@@ -403,7 +401,7 @@ def see_through(
     except HostError as lost:
         signals.disarm()
         say(lost.message)
-        return LOST_EXIT
+        return int(ExitCode.LOST)  # the peer was not reached again for `reconnect_for` s
     try:
         for path in host.fetch(handle, fetch, into):
             say(f"fetched {path}")

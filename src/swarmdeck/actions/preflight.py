@@ -32,7 +32,9 @@ from swarmdeck.probes.procs import ProcessIdentity, own_identity
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
-GIT_TIMEOUT = 60.0
+INPUTS_GIT_TIMEOUT = 60.0
+"""Seconds for each git call that reads `--inputs` (ls-files, diff over their paths): a large
+tree takes long to read, and the answer decides whether the run is refused as unchanged."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,7 @@ def _git(folder: str, *args: str) -> str | None:
     try:
         done = subprocess.run(
             ["git", "-C", folder, *args], capture_output=True, text=True,
-            errors="surrogateescape", timeout=GIT_TIMEOUT, check=False,
+            errors="surrogateescape", timeout=INPUTS_GIT_TIMEOUT, check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -20,8 +20,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-"""The signals a runner catches to stop its job; in the child they act as they would in the job."""
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+"""The signals a runner (and a peer run's driver) catches to stop its job; in the child they act
+as they would in the job."""
 
 _FAILED_SETUP = 255
 """The child's exit status when its set-up or exec failed (it never ran the command)."""
@@ -71,7 +72,7 @@ def spawn(
     # Held until the child has put the stop signals back at their default: a TERM meant for
     # the job must not reach the parent's handler in the child, nor one that raises (INT's
     # default) take the child back into the parent's code.
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         pid = os.fork()
         if pid == 0:
@@ -130,7 +131,7 @@ def _child(
     """In the forked child: never returns."""
     try:
         signal.set_wakeup_fd(-1)
-        for signum in _STOP_SIGNALS:
+        for signum in STOP_SIGNALS:
             if signal.getsignal(signum) != signal.SIG_IGN:
                 signal.signal(signum, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)

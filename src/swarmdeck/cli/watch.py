@@ -14,10 +14,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from swarmdeck.actions.jobrecord import SESSION_ENV
 from swarmdeck.cli.common import context, example, flag_type, session_id
 from swarmdeck.exitcodes import ExitCode
-
-SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 
 
 def _add_watch(sub) -> None:

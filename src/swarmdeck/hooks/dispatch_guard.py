@@ -17,7 +17,6 @@ from typing import Any
 from swarmdeck.durations import age_text
 from swarmdeck.hooks.payload import HookInput
 
-HOOK_AGENT_WINDOW = 24 * 3600.0
 SHOWN = 8
 """Running subagents named in the reason; the rest are an ellipsis."""
 
@@ -49,6 +48,7 @@ def running_subagents(hook: HookInput, now: float) -> list[str]:
     from swarmdeck import paths
     from swarmdeck.hook_events import fold
     from swarmdeck.probes.claude.hook_activity import (
+        HOOK_AGENT_WINDOW,
         last_hook_events,
         running_hook_agents,
         unseen_hook_agents,

@@ -21,6 +21,7 @@ import os
 import sys
 import time
 
+from swarmdeck.hook_events import DISPATCH_TOOLS
 from swarmdeck.hooks.contract import emit
 from swarmdeck.hooks.payload import (
     KNOWN_EVENTS,
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from swarmdeck.hooks.settings import HookSettings
 
 BASH = "Bash"
-DISPATCH_TOOLS = ("Agent", "Task")
 GUARDED_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit", "SendMessage", "CronCreate")
 """PreToolUse tools only guards look at (hooks/guards.py)."""
 TOOL_ENDS = ("PostToolUse", "PostToolUseFailure")

@@ -10,6 +10,7 @@ import subprocess
 from dataclasses import dataclass
 
 GIT_TIMEOUT = 2.0
+"""Seconds `git status` may take inside SessionStart's budget before the line says "not read"."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
 OOM_WINDOW = 12 * 3600.0
-HOOK_AGENT_WINDOW = 24 * 3600.0
 SHOWN = 6
 
 
@@ -66,7 +65,11 @@ def _guarded(what: str, read: Any) -> str | None:
 def running_subagents_line(hook: HookInput, store: StateStore, now: float) -> str | None:
     """Subagents of this session still running, from its transcripts and its hook events."""
     from swarmdeck import paths
-    from swarmdeck.probes.claude.hook_activity import running_hook_agents, unseen_hook_agents
+    from swarmdeck.probes.claude.hook_activity import (
+        HOOK_AGENT_WINDOW,
+        running_hook_agents,
+        unseen_hook_agents,
+    )
     from swarmdeck.probes.claude.live_sessions import pid_files
     from swarmdeck.probes.claude.sessions import session_subagents
 

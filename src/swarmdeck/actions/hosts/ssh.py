@@ -1,9 +1,9 @@
 """A peer reached over ssh as a host: copy the tree there, run it under the peer's own
 `swarmdeck run`, stream its output back, fetch artifacts, remove the copy.
 
-One asyncssh connection per host, its key always checked (probes/peer.py opens it), driven
-from an event loop in a thread of its own so callers stay synchronous and a signal here
-interrupts a wait at once. Every remote argument is quoted with shlex.quote: labels, paths and
+One asyncssh connection per host, its key always checked, on an SSH link of the host's own
+(ssh_link.py: an event loop in a thread of its own), so callers stay synchronous and a signal
+here interrupts a wait at once. Every remote argument is quoted with shlex.quote: labels, paths and
 commands arrive there as text, never as shell. The tree travels as one tar stream over one
 channel, not file by file.
 """
@@ -19,12 +19,11 @@ import re
 import shlex
 import subprocess
 import tarfile
-import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import asyncssh
 
@@ -40,23 +39,20 @@ from swarmdeck.actions.hosts.peer_side import EXIT_CODE, OUTPUT, RESULT, SHELL
 from swarmdeck.breaks import broken
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.peer import open_connection, reason_of
 from swarmdeck.probes.peer_cache import READ, current_reading
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.sizes import exact_size, format_size
+from swarmdeck.ssh_link import SshLink, reason_of
 
 if TYPE_CHECKING:
     from swarmdeck.config import HostConfig
     from swarmdeck.state import StateStore
 
-T = TypeVar("T")
 CHUNK = 1 << 16
 RETRY_PAUSE = 0.5
-LOST_EXIT = int(ExitCode.LOST)
-"""Exit code of a job whose shell vanished without writing one (killed outright there)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Remote:
     """One finished remote command."""
 
@@ -134,37 +130,19 @@ class SshHost(Host):
         self.config = config
         self.name = config.name
         self.store = store
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name=f"swarmdeck-ssh-{config.name}", daemon=True
-        )
-        self._thread.start()
-        self._conn: asyncssh.SSHClientConnection | None = None
+        self._link = SshLink(f"swarmdeck-ssh-{config.name}")
         self._starters: dict[int, asyncssh.SSHClientProcess] = {}
         """Each started job's `remote-start` channel, open until that has reaped its shell."""
 
     # ---- plumbing ---------------------------------------------------------------------------
 
-    def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        """Run on the host's loop; a signal here (an exception raised by its handler) cancels
-        the remote wait and propagates."""
-        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-        try:
-            return future.result()
-        except BaseException:
-            future.cancel()
-            raise
-
     async def _connection(self) -> asyncssh.SSHClientConnection:
-        if self._conn is not None and not self._conn.is_closed():
-            return self._conn
         try:
-            self._conn = await open_connection(self.config)
+            return await self._link.connection(self.config)
         except Exception as error:  # every failure to connect is one line and 78
             raise HostError(
                 f"peer {self.name}: {reason_of(error, self.config.timeout)}"
             ) from None
-        return self._conn
 
     async def _run(self, command: str, stdin: bytes | None = None, timeout: float | None = None
                    ) -> Remote:
@@ -181,7 +159,7 @@ class SshHost(Host):
             ) -> Remote:
         """One remote shell command (already quoted), its output and exit status."""
         try:
-            return self._call(self._run(command, stdin, timeout))
+            return self._link.call(self._run(command, stdin, timeout))
         except SwarmdeckError:
             raise
         except (asyncssh.Error, OSError, TimeoutError) as error:
@@ -194,26 +172,12 @@ class SshHost(Host):
         return " ".join([self.config.swarmdeck, *(shlex.quote(arg) for arg in args)])
 
     def close(self) -> None:
-        async def close() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                await self._conn.wait_closed()
-            await asyncio.sleep(0.01)
-
-        if self._thread.is_alive():
-            self._call(close())
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=5)
-            self._loop.close()
+        """Close the connection and stop the host's loop; the host cannot be used after."""
+        self._link.close()
 
     def drop_connection(self) -> None:
         """Close the connection as a network failure would; the next call makes a new one."""
-
-        async def drop() -> None:
-            if self._conn is not None:
-                self._conn.abort()
-
-        self._call(drop())
+        self._link.call(self._link.abort(self.name))
 
     # ---- the interface ----------------------------------------------------------------------
 
@@ -288,7 +252,7 @@ class SshHost(Host):
         starting = self.swarmdeck_command(*args, "--", *job.argv)
         command = f"cd -- {shlex.quote(run_dir)} && {starting}"
         try:
-            started, starter = self._call(self._begin(command))
+            started, starter = self._link.call(self._begin(command))
         except (asyncssh.Error, OSError, TimeoutError) as error:
             self.clean(Handle(self.name, job_id, "", run_dir))
             raise HostError(
@@ -334,7 +298,7 @@ class SshHost(Host):
             with contextlib.suppress(asyncssh.Error, OSError, TimeoutError):
                 await asyncio.wait_for(starter.wait_closed(), self.config.timeout)
 
-        self._call(settle())
+        self._link.call(settle())
 
     def _copy(self, cwd: Path, files: list[str], name: str) -> str:
         """Stream the files as one tar into RUNROOT/NAME; returns that folder's real path.
@@ -347,19 +311,19 @@ class SshHost(Host):
             f"cd -- {shlex.quote(name)} && tar -xf - && pwd -P"
         )
         try:
-            done = self._call(self._stream_tar(command, cwd, files))
+            done = self._link.call(self._stream_tar(command, cwd, files))
         except SwarmdeckError:
             self._remove_partial(name)
             raise
         except (asyncssh.Error, OSError, TimeoutError) as error:
-            self._conn = None
+            self._link.forget(self.name)
             why = reason_of(error, self.config.timeout)
             raise HostError(
                 f"peer {self.name}: copy failed: {why}{self._remove_partial(name)}"
             ) from None
         if done.code != 0:
             if done.code is None:  # the channel closed without a status: the connection went
-                self._conn = None
+                self._link.forget(self.name)
             why = done.err or ("connection lost" if done.code is None else f"exit {done.code}")
             raise HostError(f"peer {self.name}: copy failed: {why}{self._remove_partial(name)}")
         return done.out.decode().strip()
@@ -433,12 +397,12 @@ class SshHost(Host):
         deadline: float | None = None
         while True:
             try:
-                self._call(self._stream(
+                self._link.call(self._stream(
                     f"tail -c +{received + 1} -f -- {output} & t=$!; {until_ended}", passed_on
                 ))
                 ended = self._ended(handle)
                 if ended is not None:
-                    self._call(self._stream(f"tail -c +{received + 1} -- {output}", passed_on))
+                    self._link.call(self._stream(f"tail -c +{received + 1} -- {output}", passed_on))
             except HostError:
                 deadline = deadline or time.monotonic() + self.config.reconnect_for
                 if time.monotonic() >= deadline:
@@ -468,10 +432,10 @@ class SshHost(Host):
                 out(data)
             done = await process.wait()
         except (asyncssh.Error, OSError) as error:
-            self._conn = None
+            self._link.forget(self.name)
             raise HostError(f"peer {self.name}: {reason_of(error, self.config.timeout)}") from None
         if done.exit_status is None and done.exit_signal is None:
-            self._conn = None
+            self._link.forget(self.name)
             raise HostError(f"peer {self.name}: connection lost")
 
     def _ended(self, handle: Handle) -> Ended | None:
@@ -486,8 +450,8 @@ class SshHost(Host):
         if word == "running":
             return None
         if word == "vanished":
-            return Ended(LOST_EXIT, "lost: its runner on the peer vanished")
-        code = int(word) if word.isdigit() else LOST_EXIT
+            return Ended(int(ExitCode.LOST), "lost: its runner on the peer vanished")
+        code = int(word) if word.isdigit() else int(ExitCode.LOST)
         return ended_with_result(code, learned)
 
     def stop(self, handle: Handle, signum: int) -> None:

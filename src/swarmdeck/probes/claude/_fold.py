@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from swarmdeck.hook_events import DISPATCH_TOOLS
 from swarmdeck.probes.claude._records import (
-    DISPATCH_TOOLS,
     INTERRUPT_MARKER,
     Notification,
     agent_id_in,

@@ -11,9 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-DISPATCH_TOOLS = frozenset({"Agent", "Task"})
-"""The tool that spawns a subagent: `Task` until Claude Code 2.1.63, `Agent` since."""
-
 INTERNAL_AGENT_PREFIXES = ("acompact-", "aprompt_suggestion-", "aside_question-")
 """Agent ids of Claude Code's own helpers (context compaction, prompt suggestions, side
 questions): their `agent-<id>.jsonl` files sit beside real subagents' but no one dispatched them,

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     from swarmdeck.state import StateStore
 
 RUNNING_TASK = frozenset({"running", "pending", "in_progress"})
+HOOK_AGENT_WINDOW = 24 * 3600.0
+"""How far back hook events of subagents (started, stopped, waiting) are looked at: the Agents
+panel, the dispatch guard and SessionStart must count the same running agents."""
 ASKING = frozenset(ASKING_NOTIFICATIONS)
 """Notification types that wait for the person (hook_events.py keeps the list)."""
 

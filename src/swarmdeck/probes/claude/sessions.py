@@ -26,6 +26,7 @@ from swarmdeck.probes.claude._fold import ToolCall, TranscriptFold, in_flight_js
 from swarmdeck.probes.claude._records import is_internal_agent
 from swarmdeck.probes.claude._tail import JsonlTail
 from swarmdeck.probes.claude.hook_activity import (
+    HOOK_AGENT_WINDOW,
     HookAgent,
     HookWait,
     ended_sessions,
@@ -58,8 +59,6 @@ STALE_AFTER = 30 * 60.0
 REASSEMBLE_EVERY = 30.0
 """Seconds after which every session is re-decided even if no file changed (staleness is time)."""
 MAX_META = 256 * 1024
-HOOK_WINDOW = 24 * 3600.0
-"""How far back SubagentStart hook events are looked at."""
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
@@ -666,9 +665,9 @@ def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[Session
     now = probe.clock()
     starts = {s.session_id: s.process_started_at for s in sessions}
     try:
-        running = running_hook_agents(store, now - HOOK_WINDOW, starts)
-        waits = hook_waits(store, now - HOOK_WINDOW)
-        ended = ended_sessions(store, now - HOOK_WINDOW)
+        running = running_hook_agents(store, now - HOOK_AGENT_WINDOW, starts)
+        waits = hook_waits(store, now - HOOK_AGENT_WINDOW)
+        ended = ended_sessions(store, now - HOOK_AGENT_WINDOW)
     except (sqlite.Error, StateError):
         # Hook events only add to what the transcripts say; without them the view is still true.
         running, waits, ended = {}, {}, {}
