@@ -61,7 +61,7 @@ def cache_file() -> Path:
 def poison(reserve: str) -> bytes:
     """The cache as it stands, with memory.reserve changed: what a forged cache would say."""
     stored = marshal.loads(cache_file().read_bytes())
-    stored["config"]["sections"]["memory"]["reserve"] = {
+    stored["value"]["sections"]["memory"]["reserve"] = {
         "absolute": SizeSpec.parse(reserve).absolute, "percent": None,
     }
     return marshal.dumps(stored)
@@ -85,18 +85,18 @@ def test_cache_is_private_to_its_owner(config_file: Path) -> None:
     assert status.st_uid == os.geteuid()
 
 
-def test_warm_start_does_not_import_tomllib(config_file: Path) -> None:
+def test_warm_start_does_not_parse_toml(config_file: Path) -> None:
     settled(config_file)
     probe = (
         "import sys; from swarmdeck.config_cache import cached_config; c = cached_config(); "
-        "print(c.memory.reserve, 'tomllib' in sys.modules, 'typing' in sys.modules)"
+        "print(c.memory.reserve, 'tomllib._parser' in sys.modules)"
     )
     runs = [
         subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
         for _ in range(2)
     ]
-    assert runs[0].stdout.split() == ["3G", "True", "True"]
-    assert runs[1].stdout.split() == ["3G", "False", "False"]
+    assert runs[0].stdout.split() == ["3G", "True"]
+    assert runs[1].stdout.split() == ["3G", "False"]
 
 
 def test_changed_config_is_parsed_again(config_file: Path) -> None:
@@ -151,7 +151,7 @@ def test_cache_that_is_a_link_is_not_followed(config_file: Path, tmp_path: Path)
     cache_file().symlink_to(target)
     assert cached_config().memory.reserve == SizeSpec.of_bytes(3 * G)
     assert not cache_file().is_symlink()
-    assert marshal.loads(target.read_bytes())["config"]["sections"]["memory"]["reserve"] == {
+    assert marshal.loads(target.read_bytes())["value"]["sections"]["memory"]["reserve"] == {
         "absolute": 7 * G, "percent": None,
     }
 
@@ -176,15 +176,11 @@ def test_a_config_rewritten_in_the_clock_tick_the_cache_was_written_is_parsed_ag
     # A file system's clock moves in ticks (a jiffy, or a whole second on some): a cache and
     # an in-place rewrite of the same size within one tick leave the key as it was. The cache
     # written then is what the old text said; only its own time tells it may be stale.
-    from swarmdeck import config as schema
-    from swarmdeck import paths, sizes
-    from swarmdeck.config_cache import _key
-
     cached_config()
     config_file.write_text(CONFIG.replace('"3G"', '"4G"'))
     changed = config_file.stat()
     stored = marshal.loads(cache_file().read_bytes())
-    stored["key"] = _key(paths.config_path_text(), (schema.__file__, sizes.__file__))
+    stored["sources"] = cache_settle.identities(tuple(stored["sources"]))
     cache_file().write_bytes(marshal.dumps(stored))
     os.utime(cache_file(), ns=(changed.st_atime_ns, changed.st_mtime_ns))
     assert cached_config().memory.reserve == SizeSpec.of_bytes(4 * G)

@@ -19,6 +19,7 @@ from _thread import _local as thread_local
 from itertools import pairwise
 
 from swarmdeck import paths, sqlite
+from swarmdeck.cache_settle import stamp_holds, write_stamp
 from swarmdeck.errors import StateError
 from swarmdeck.ledger_mark import (
     LEDGER_SUFFIX,
@@ -28,7 +29,7 @@ from swarmdeck.ledger_mark import (
     write_mark,
 )
 from swarmdeck.records import dataclass
-from swarmdeck.regular_files import NotRegularFile, replace_private
+from swarmdeck.regular_files import NotRegularFile
 from swarmdeck.text_paths import parent_of, tidy
 
 # Not `from typing import TYPE_CHECKING`; and the state file's path is a plain string, since
@@ -561,16 +562,8 @@ def _make_private(path: str) -> None:
 
 
 VERIFIED_SUFFIX = ".verified"
-"""Beside the state file: the device, inode, size, mtime and change time it had when it last
-passed quick_check (a write that keeps size and mtime, as `cp -p` onto it does, still moves the
-change time, which no one can set back)."""
-
-
-def _file_key(status: os.stat_result) -> str:
-    return (
-        f"{status.st_dev} {status.st_ino} {status.st_size} {status.st_mtime_ns}"
-        f" {status.st_ctime_ns}"
-    )
+"""Beside the state file: its identity when it last passed quick_check, a stamp under the one
+cache rule (cache_settle.py): believed only once the file had settled when it was written."""
 
 
 def _verified_as_is(path: str, status: os.stat_result) -> bool:
@@ -580,20 +573,13 @@ def _verified_as_is(path: str, status: os.stat_result) -> bool:
     SQLite) changes its change time, and a replaced file has another inode; the WAL's frames
     carry checksums of their own, so a torn frame is never read as data.
     """
-    try:
-        with open(path + VERIFIED_SUFFIX) as file:
-            return file.read() == _file_key(status)
-    except (OSError, UnicodeDecodeError):
-        return False
+    return stamp_holds(path + VERIFIED_SUFFIX, path, status)
 
 
 def _remember_verified(path: str, status: os.stat_result) -> None:
-    """Record the file as it was before a quick_check that it passed."""
-    try:
-        replace_private(path + VERIFIED_SUFFIX, _file_key(status).encode())
-    except OSError:
-        # Without the stamp the next start verifies again: slower, never less safe.
-        return
+    """Record the file as it was before a quick_check that it passed; without the stamp the
+    next start verifies again: slower, never less safe."""
+    write_stamp(path + VERIFIED_SUFFIX, path, status)
 
 
 def _quick_check(conn: sqlite.Connection) -> list[str]:

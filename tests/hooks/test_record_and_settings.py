@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import re
 import sqlite3
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from regex_patterns import HEAVY_PATTERNS
 
-from swarmdeck import paths
+from swarmdeck import cache_settle, paths
 from swarmdeck.errors import StateError
 from swarmdeck.hook_events import APPLICATION_ID, trimmed
 from swarmdeck.hooks.classify import heavy_match, may_match, workload_label
@@ -100,7 +101,6 @@ def test_a_config_rewritten_within_the_tick_the_cache_was_written_in_is_read_aga
     # too). The cache below is that cache: the key it holds is the one the new text gives, and
     # its time is the config's own whole second. Only the cache's age can tell it is stale.
     from claude_lines import bash_payload
-    from swarmdeck.hooks.settings import cache_key
 
     config = isolated_home / "config.toml"
     second = (int(config.parent.stat().st_mtime) - 10) * 1_000_000_000
@@ -111,9 +111,9 @@ def test_a_config_rewritten_within_the_tick_the_cache_was_written_in_is_read_aga
     assert cache.exists()
     config.write_text("[hooks]\nheavy_patterns = ['^fastthing']\n")
     os.utime(config, ns=(second, second))
-    stored = json.loads(cache.read_text())
-    stored["key"] = cache_key(str(config))
-    cache.write_text(json.dumps(stored))
+    stored = marshal.loads(cache.read_bytes())
+    stored["sources"] = cache_settle.identities(tuple(stored["sources"]))
+    cache.write_bytes(marshal.dumps(stored))
     os.utime(cache, ns=(second, second))
     done = run_hook("pre-tool-use", bash_payload("fastthing --all"))
     assert done.returncode == 0 and done.stderr == "", done.stderr
@@ -123,9 +123,9 @@ def test_a_config_rewritten_within_the_tick_the_cache_was_written_in_is_read_aga
 def test_damaged_cache_is_recomputed() -> None:
     hook_settings()
     cache = paths.state_dir() / CACHE_NAME
-    cache.write_text("{broken")
+    cache.write_bytes(b"{broken")
     assert hook_settings().heavy == HEAVY_COMMANDS
-    assert json.loads(cache.read_text())["settings"]["heavy"]
+    assert marshal.loads(cache.read_bytes())["value"]["heavy"]
 
 
 def _regex_settings() -> HookSettings:
@@ -171,6 +171,19 @@ def test_workload_label_names_the_program() -> None:
     assert workload_label("&& python -m pytest", "cd x && python -m pytest") == "pytest"
     assert workload_label("FOO=1 make -j8", "FOO=1 make -j8") == "make"
     assert workload_label("/usr/bin/cargo build", "/usr/bin/cargo build") == "cargo"
+
+
+def test_workload_label_sees_past_every_wrapper_the_parser_sees_past() -> None:
+    # One home for the wrappers (shell_parse.py): a label that stops at one the parser walks
+    # through names the wrapper (`nohup`), not the work, as classify's own copy once did.
+    from swarmdeck.hooks.shell_parse import RUNNERS, WRAPPERS
+
+    forms = [f"{wrapper} pytest -q" for wrapper in WRAPPERS]
+    forms += [" ".join((runner, *subcommands[:1], "pytest -q")) for runner, subcommands
+              in RUNNERS.items()]
+    named = {form: workload_label(form, form) for form in forms}
+    assert {form: name for form, name in named.items() if name != "pytest"} == {}
+    assert workload_label("npm test", "npm test") == "npm"
 
 
 def test_necessary_literals_of_simple_patterns() -> None:

@@ -15,11 +15,8 @@ from __future__ import annotations
 import os
 
 from swarmdeck.hooks.settings import HookSettings
+from swarmdeck.hooks.shell_parse import RESERVED_LEADS, RUNNERS, WRAPPERS
 
-WRAPPERS = frozenset(
-    {"sudo", "env", "nice", "time", "exec", "do", "then", "else", "timeout", "run", "-m"}
-    | {"uv", "poetry", "pipenv", "pdm", "hatch", "npx", "bunx"}
-)
 CLASSIFY_LIMIT = 8 * 1024
 """Characters of a command the patterns are tried on; the rest of a longer one is not read."""
 WORDS_LIMIT = 4096
@@ -39,6 +36,19 @@ class HeavyMatch:
 
     def __repr__(self) -> str:
         return f"HeavyMatch({self.pattern!r}, {self.matched!r}, {self.label!r})"
+
+
+def patterns_problem(patterns: tuple[str, ...]) -> str | None:
+    """What is wrong with a `hooks.heavy_patterns` list, for the config's check; None when
+    every item is a regular expression."""
+    import re
+
+    for number, pattern in enumerate(patterns, start=1):
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            return f"item {number} ({pattern!r}) is not a regular expression: {err}"
+    return None
 
 
 def may_match(text: str, literals: tuple[str, ...] | None) -> bool:
@@ -64,13 +74,26 @@ def heavy_match(command: str, settings: HookSettings) -> HeavyMatch | None:
 
 
 def workload_label(matched: str, command: str) -> str:
-    """The program the heavy part runs, by name: `pytest`, `make`, `cargo`…"""
-    for word in _words(matched[:WORDS_LIMIT]) + _words(command[:WORDS_LIMIT]):
+    """The program the heavy part runs, by name: `pytest`, `make`, `cargo`…, past the wrappers
+    and runners the shell parser walks through (shell_parse.WRAPPERS and RUNNERS)."""
+    words = _words(matched[:WORDS_LIMIT]) + _words(command[:WORDS_LIMIT])
+    subcommand_at = -1
+    for index, word in enumerate(words):
         name = os.path.basename(word)
+        subcommands = RUNNERS.get(name)
+        if subcommands is not None:
+            following = words[index + 1] if index + 1 < len(words) else ""
+            if not subcommands:
+                continue
+            if following in subcommands:
+                subcommand_at = index + 1
+                continue
         if (
-            not name
+            index == subcommand_at
+            or not name
             or "=" in word
             or name in WRAPPERS
+            or name in RESERVED_LEADS
             or name.startswith(("-", "python"))
             or name[0].isdigit()
             or name in {";", "&&", "||", "|", "&", "(", ")"}

@@ -1,12 +1,12 @@
 """The few config values a hook needs, cached beside the state database so the light path is fast.
 
 Loading the config module and building its schema costs several times a hook's whole budget for
-a light command. The hook needs only the heavy-command patterns (with their necessary literals,
-see prefilter.py) and the subagent limit, so those are written to `hook-settings.json` once and
-reused while the config file, the config module and the swarmdeck version are the ones they were
-computed from, and the cache was written after the config file settled (cache_settle.py, the
-rule the config cache follows too). Any change to those reloads through `config.load_config`,
-the one reader of the config: the cache holds nothing the config does not say.
+a light command. The hook needs only the heavy list and patterns (with their necessary literals,
+see prefilter.py), the guards' modes and facts, and the subagent limit, so those are kept in
+`hook-settings.cache` under the one cache rule (cache_settle.py): recorded with the identity of
+the config file and of every module they were computed by, believed while those are unchanged
+and settled. Any change reloads through `config.load_config`, the one reader of the config: the
+cache holds nothing the config does not say.
 """
 
 from __future__ import annotations
@@ -14,22 +14,15 @@ from __future__ import annotations
 import os
 
 from swarmdeck import __version__, paths
-from swarmdeck.cache_settle import settled
-from swarmdeck.json_text import loads
+from swarmdeck.cache_settle import identities, read_cache, write_cache
 
-# The light path does without typing's import time (see cli.py).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-CACHE_NAME = "hook-settings.json"
-CACHE_FORMAT = 2
-MAX_CACHE = 4 * 1024 * 1024
-"""A cache larger than this is not read (it holds the patterns, well under the config's limit)."""
+CACHE_NAME = "hook-settings.cache"
+CACHE_FORMAT = 3
 
 
 class HookSettings:
-    """What the hooks take from the config (a plain class: dataclasses cost the light path)."""
+    """What the hooks take from the config (a plain class: dataclasses would add their import,
+    and inspect's, to the light path)."""
 
     __slots__ = ("guards", "heavy", "heavy_patterns", "literals", "max_running_subagents")
 
@@ -39,7 +32,7 @@ class HookSettings:
         literals: tuple[tuple[str, ...] | None, ...],
         max_running_subagents: int,
         heavy: tuple[str, ...] = (),
-        guards: dict[str, Any] | None = None,
+        guards: dict[str, object] | None = None,
     ) -> None:
         self.heavy = heavy
         """`hooks.heavy`: the readable list of heavy work (hooks/heavy.py)."""
@@ -51,11 +44,12 @@ class HookSettings:
         self.max_running_subagents = max_running_subagents
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, HookSettings) and self.to_json() == other.to_json()
+        return isinstance(other, HookSettings) and self.to_plain() == other.to_plain()
 
     __hash__ = None  # type: ignore[assignment]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_plain(self) -> dict[str, object]:
+        """The settings as the cache keeps them (lists, dicts, strings and numbers)."""
         return {
             "heavy_patterns": list(self.heavy_patterns),
             "literals": [list(lits) if lits is not None else None for lits in self.literals],
@@ -65,7 +59,8 @@ class HookSettings:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> HookSettings:
+    def from_plain(cls, data: dict[str, object]) -> HookSettings:
+        """Settings read back from `to_plain`'s form; ValueError when the shape is wrong."""
         patterns = data["heavy_patterns"]
         literals = data["literals"]
         limit = data["max_running_subagents"]
@@ -96,45 +91,43 @@ class HookSettings:
         )
 
 
-SCHEMA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config.py")
-"""config.py: its defaults are part of what the cache was computed from."""
-
-
-def cache_key(config_path: str) -> dict[str, Any]:
-    """What the cached values were computed from: when any of it changes they are recomputed."""
-    return {
-        "format": CACHE_FORMAT,
-        "version": __version__,
-        "config": config_path,
-        "config_stat": _stat(config_path),
-        "schema_stat": _stat(SCHEMA),
-    }
-
-
 def hook_settings() -> HookSettings:
     """The settings from the cache when it is current, else from the config (and cached)."""
     config_path = paths.config_path_text()
-    key = cache_key(config_path)
+    key = (CACHE_FORMAT, __version__, config_path)
     cache = os.path.join(paths.state_dir_text(), CACHE_NAME)
-    cached = _read_cache(cache, key)
-    if cached is not None:
-        return cached
+    stored = read_cache(cache, key)
+    if isinstance(stored, dict):
+        try:
+            return HookSettings.from_plain(stored)
+        except (ValueError, KeyError, TypeError):
+            pass  # a damaged or foreign-shaped cache is recomputed from the config below
+    sources = identities((config_path, *settings_readers()))
     settings = settings_from_config(config_path)
-    if cache_key(config_path) == key:
-        # Written only when the file did not change while it was read.
-        _write_cache(cache, key, settings)
+    try:
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+    except OSError:
+        return settings  # the cache only saves time; the settings in hand are correct either way
+    write_cache(cache, key, sources, settings.to_plain())
     return settings
+
+
+def settings_readers() -> tuple[str, ...]:
+    """The modules whose text decides the settings a config gives: the config's own readers,
+    the literals' finder and this module."""
+    from swarmdeck.config import config_readers
+    from swarmdeck.hooks import prefilter
+
+    return (*config_readers(), prefilter.__file__ or "", __file__)
 
 
 def settings_from_config(config_path: str) -> HookSettings:
     """Load the config (the slow, authoritative way) and work out the patterns' literals."""
-    from pathlib import Path
-
     from swarmdeck.config import load_config
     from swarmdeck.hooks.guard_table import guard_settings
     from swarmdeck.hooks.prefilter import necessary_literals
 
-    config = load_config(Path(config_path))
+    config = load_config(config_path)
     patterns = tuple(config.hooks.heavy_patterns)
     return HookSettings(
         heavy_patterns=patterns,
@@ -143,51 +136,3 @@ def settings_from_config(config_path: str) -> HookSettings:
         heavy=tuple(config.hooks.heavy),
         guards=guard_settings(config),
     )
-
-
-def _stat(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    # The change time too: a rewrite that keeps size and mtime (`cp -p`, an edit within the
-    # clock's tick) still moves it, and no one can set it back.
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-
-
-def _read_cache(cache: str, key: dict[str, Any]) -> HookSettings | None:
-    """The cached settings when the cache was built from `key` once the config had settled."""
-    from swarmdeck.regular_files import open_regular
-
-    try:
-        fd = open_regular(cache)
-        try:
-            written = os.fstat(fd)
-            config = key["config_stat"]
-            if written.st_size > MAX_CACHE or (
-                config is not None and not settled(written.st_mtime_ns, config[3], config[4])
-            ):
-                return None
-            data = loads(os.read(fd, MAX_CACHE + 1))
-        finally:
-            os.close(fd)
-        if not isinstance(data, dict) or data.get("key") != key:
-            return None
-        return HookSettings.from_json(data["settings"])
-    except (OSError, ValueError, KeyError, TypeError):
-        # A missing, stale or damaged cache is recomputed from the config below.
-        return None
-
-
-def _write_cache(cache: str, key: dict[str, Any], settings: HookSettings) -> None:
-    """Write atomically; a hook that cannot write its cache still answers, only slower next time."""
-    import json
-
-    from swarmdeck.regular_files import replace_private
-
-    try:
-        os.makedirs(os.path.dirname(cache), exist_ok=True)
-        replace_private(cache, json.dumps({"key": key, "settings": settings.to_json()}).encode())
-    except OSError:
-        # The cache only saves time; the settings in hand are correct either way.
-        return
