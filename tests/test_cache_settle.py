@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import swarmdeck
-from swarmdeck import cache_settle, state
+from swarmdeck import state
 from swarmdeck.errors import StateError
 from swarmdeck.state import StateStore
 
@@ -58,12 +58,29 @@ def test_a_settled_stamp_spares_the_check(tmp_path: Path, monkeypatch: pytest.Mo
     path = tmp_path / "state.db"
     closed_store_with_rows(path, 10)
     StateStore(path).close()
-    monkeypatch.setattr(cache_settle, "SETTLE_NS", 0)
-    StateStore(path).close()
+    stamp = Path(str(path) + state.VERIFIED_SUFFIX)
+    later = time.time_ns() + 60 * 10**9
+    os.utime(stamp, ns=(later, later))  # written long after the file last changed
     checks: list[int] = []
     monkeypatch.setattr(state, "_quick_check", lambda conn: checks.append(1) or ["ok"])
     StateStore(path).close()
     assert checks == []
+
+
+def test_a_stamp_of_another_user_is_not_believed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "state.db"
+    closed_store_with_rows(path, 10)
+    StateStore(path).close()
+    stamp = Path(str(path) + state.VERIFIED_SUFFIX)
+    later = time.time_ns() + 60 * 10**9
+    os.utime(stamp, ns=(later, later))
+    os.chown(stamp, 4242, 4242)
+    checks: list[int] = []
+    monkeypatch.setattr(state, "_quick_check", lambda conn: checks.append(1) or ["ok"])
+    StateStore(path).close()
+    assert checks == [1]
 
 
 HOOK_DEFAULT = (

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmdeck import state
+from swarmdeck import cache_settle, state
 from swarmdeck.errors import StateError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.state import APPLICATION_ID, Migration, StateStore, file_uri, latest_version
@@ -629,6 +629,9 @@ def test_corruption_met_by_a_query_is_a_state_error_when_opening_skipped_the_che
 
 
 def counting_quick_checks(monkeypatch) -> list[int]:
+    # The stamp is believed once the file settled (cache_settle.py; tests/test_cache_settle.py
+    # has that rule): here as soon as it matches, whatever the clock's tick.
+    monkeypatch.setattr(cache_settle, "SETTLE_NS", -10**12)
     calls: list[int] = []
     real = state._quick_check
     monkeypatch.setattr(state, "_quick_check", lambda conn: calls.append(1) or real(conn))

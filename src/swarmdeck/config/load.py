@@ -8,11 +8,12 @@ parsed TOML into a Config by it, and names the modules a cached Config depends o
 
 import os
 from dataclasses import MISSING, fields
+from pathlib import PurePath
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+import swarmdeck.config.schema as schema
 from swarmdeck import paths, sizes
-from swarmdeck.config import schema
 from swarmdeck.config.schema import (
     SECTIONS,
     Config,
@@ -25,7 +26,7 @@ from swarmdeck.config.schema import (
 )
 from swarmdeck.durations import finite
 from swarmdeck.errors import ConfigError, UsageError
-from swarmdeck.hooks import classify, guard_table, heavy
+from swarmdeck.hooks import heavy
 from swarmdeck.sizes import SizeSpec, format_size
 
 if TYPE_CHECKING:
@@ -42,14 +43,14 @@ MAX_DEPTH = 16
 def config_readers() -> tuple[str, ...]:
     """The source files whose text decides what a config file gives (its keys, defaults and
     checks): a Config cached from the file is stale when any of them changes."""
-    others = (schema, sizes, heavy, guard_table, classify)
+    others = (schema, sizes, heavy)
     return (__file__, *(module.__file__ or "" for module in others))
 
 
 def load_config(path: os.PathLike[str] | str | None = None) -> Config:
     """The effective config from `path` (default: paths.config_path()); a missing file means
     the defaults, unless SWARMDECK_CONFIG names it: a path given on purpose must exist."""
-    name = os.path.normpath(paths.config_path_text() if path is None else os.fspath(path))
+    name = str(PurePath(paths.config_path_text() if path is None else path))
     text = _read(name)
     if text is None:
         if name == paths.explicit_config_text():
@@ -68,7 +69,7 @@ def parse_config(text: str, path: os.PathLike[str] | str) -> Config:
 
     from swarmdeck.toml_lines import KeyLines
 
-    path = os.path.normpath(os.fspath(path))
+    path = str(PurePath(path))
     too_deep = f"config {path}: values nested over {MAX_DEPTH} levels deep; the schema needs 3"
     try:
         data = tomllib.loads(text)

@@ -12,9 +12,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from types import MappingProxyType
 from typing import Any
 
-from swarmdeck.hooks.classify import patterns_problem
-from swarmdeck.hooks.guard_table import mode_problem, preset_problem
-from swarmdeck.hooks.heavy import HEAVY_COMMANDS
+from swarmdeck.hooks.heavy import HEAVY_COMMANDS, patterns_problem
 from swarmdeck.hooks.heavy import entry_problem as heavy_entry_problem
 from swarmdeck.sizes import SizeSpec
 
@@ -318,11 +316,29 @@ class HooksConfig:
     )
 
 
+GUARD_MODES = ("off", "remind", "deny")
+"""What a guard may do with a call it refuses: nothing, add a reminder, or deny it."""
+GUARD_PRESETS = ("remind", "strict")
+"""`guards.preset`: every guard's mode where its own key is "" (guard_table.GUARDS)."""
+
+
+def _mode(value: str) -> str | None:
+    if value == "" or value in GUARD_MODES:
+        return None
+    return f'{value!r} is not a mode: give "off", "remind", "deny", or "" for the preset\'s'
+
+
+def _preset(value: str) -> str | None:
+    if value in GUARD_PRESETS:
+        return None
+    return f'{value!r} is not a preset: give "remind" (the hooks remind) or "strict" (they deny)'
+
+
 def _mode_field(guard: str) -> Any:
     return field(
         default="",
         metadata=about(f'mode of the {guard} guard: off, remind or deny; "" = the preset\'s',
-                       check=mode_problem),
+                       check=_mode),
     )
 
 
@@ -344,7 +360,7 @@ class GuardsConfig:
         metadata=about(
             '"remind": the hooks add a reminder and let the call run (as before); "strict":'
             " every guard denies",
-            check=preset_problem,
+            check=_preset,
         ),
     )
     heavy_outside_cage: str = _mode_field("heavy-outside-cage")

@@ -38,19 +38,6 @@ class HeavyMatch:
         return f"HeavyMatch({self.pattern!r}, {self.matched!r}, {self.label!r})"
 
 
-def patterns_problem(patterns: tuple[str, ...]) -> str | None:
-    """What is wrong with a `hooks.heavy_patterns` list, for the config's check; None when
-    every item is a regular expression."""
-    import re
-
-    for number, pattern in enumerate(patterns, start=1):
-        try:
-            re.compile(pattern)
-        except re.error as err:
-            return f"item {number} ({pattern!r}) is not a regular expression: {err}"
-    return None
-
-
 def may_match(text: str, literals: tuple[str, ...] | None) -> bool:
     """False only when `text` holds none of the literals, so the pattern cannot match."""
     return literals is None or any(literal in text for literal in literals)

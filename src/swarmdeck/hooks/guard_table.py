@@ -13,26 +13,6 @@ if TYPE_CHECKING:
     from swarmdeck.config import Config
 
 
-MODES = ("off", "remind", "deny")
-"""What a guard may do with a call it refuses: nothing, add a reminder, or deny it."""
-PRESETS = ("remind", "strict")
-"""`guards.preset`: every guard's mode when its own key is "" (see each Guard)."""
-
-
-def mode_problem(value: str) -> str | None:
-    """What is wrong with a `guards.NAME` mode, for the config's check; None when usable."""
-    if value == "" or value in MODES:
-        return None
-    return f'{value!r} is not a mode: give "off", "remind", "deny", or "" for the preset\'s'
-
-
-def preset_problem(value: str) -> str | None:
-    """What is wrong with `guards.preset`, for the config's check; None when usable."""
-    if value in PRESETS:
-        return None
-    return f'{value!r} is not a preset: give "remind" (the hooks remind) or "strict" (they deny)'
-
-
 class Guard:
     """One guard: its name, when it looks, what it refuses, its mode in each preset."""
 

@@ -17,10 +17,7 @@ light what the parser would not (tests/hooks/test_heavy_corpus.py checks both on
 
 from __future__ import annotations
 
-# The light path does without typing's import time (see cli.py).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from swarmdeck.hooks.shell_parse import Command
+from swarmdeck.hooks.shell_parse import COMMAND_LEADS, SCRIPT_PROGRAMS, Command
 
 HEAVY_COMMANDS: tuple[str, ...] = (
     "pytest", "py.test",
@@ -149,6 +146,19 @@ def entry_problem(lines: tuple[str, ...]) -> str | None:
     return None
 
 
+def patterns_problem(patterns: tuple[str, ...]) -> str | None:
+    """What is wrong with a `hooks.heavy_patterns` list (the user's own regexes, classify.py),
+    for the config's check; None when every item is a regular expression."""
+    import re
+
+    for number, pattern in enumerate(patterns, start=1):
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            return f"item {number} ({pattern!r}) is not a regular expression: {err}"
+    return None
+
+
 def certainly_light(
     command: str,
     heavy_lines: tuple[str, ...],
@@ -206,8 +216,6 @@ def _tokens(text: str) -> list[str]:
 
 def _script_in_command_position(flat: str) -> bool:
     """Whether any word that may stand in command position is a path, a shell or `source`."""
-    from swarmdeck.hooks.shell_parse import COMMAND_LEADS, SCRIPT_PROGRAMS
-
     if _dynamic_command_word(flat):
         return True
     text = flat.replace("$(", "(")

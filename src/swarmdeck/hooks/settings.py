@@ -114,11 +114,11 @@ def hook_settings() -> HookSettings:
 
 def settings_readers() -> tuple[str, ...]:
     """The modules whose text decides the settings a config gives: the config's own readers,
-    the literals' finder and this module."""
+    the guards' table (each preset's modes), the literals' finder and this module."""
     from swarmdeck.config import config_readers
-    from swarmdeck.hooks import prefilter
+    from swarmdeck.hooks import guard_table, prefilter
 
-    return (*config_readers(), prefilter.__file__ or "", __file__)
+    return (*config_readers(), guard_table.__file__ or "", prefilter.__file__ or "", __file__)
 
 
 def settings_from_config(config_path: str) -> HookSettings:
