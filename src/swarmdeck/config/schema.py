@@ -3,8 +3,8 @@
 Each section is a dataclass and each key one field: its type is the annotation, its default the
 field's, and `metadata=about("doc", …)` its doc and bounds; a key without a default is
 required. Loading (load.py), the `sources` map and `swarmdeck config show` (describe.py) all
-read this one place, so a key is added by adding one field. The hooks' own grammars (the heavy
-list, heavy patterns, guard modes) are checked by the hooks' modules that read them.
+read this one place, so a key is added by adding one field. The heavy list's and the heavy
+patterns' grammar (and the default list) live beside the hook's classifier, in hooks/heavy.py.
 """
 
 from collections.abc import Callable
