@@ -4,6 +4,7 @@ the cache is this user's own private regular file."""
 
 from __future__ import annotations
 
+import marshal
 import os
 import shutil
 import subprocess
@@ -118,3 +119,20 @@ def test_a_cache_is_rebuilt_when_the_code_that_gives_its_defaults_changes(
     heavy = source / "swarmdeck" / "hooks" / "heavy.py"
     heavy.write_text(heavy.read_text().replace('"pytest", "py.test",', '"slowtest", "py.test",'))
     assert default_program() == "slowtest"
+
+
+def test_hook_settings_another_user_wrote_are_not_believed(isolated_home: Path) -> None:
+    # The settings say which guards deny: a cache someone else wrote could switch them off.
+    from swarmdeck.hooks.settings import CACHE_NAME, hook_settings
+
+    assert hook_settings().max_running_subagents == 0
+    cache = Path(os.environ["SWARMDECK_STATE_DIR"]) / CACHE_NAME
+    stored = marshal.loads(cache.read_bytes())
+    stored["value"]["max_running_subagents"] = 99
+    cache.write_bytes(marshal.dumps(stored))
+    later = time.time_ns() + 60 * 10**9
+    os.utime(cache, ns=(later, later))
+    assert hook_settings().max_running_subagents == 99  # a settled cache of one's own: believed
+    os.chown(cache, 4242, 4242)
+    assert hook_settings().max_running_subagents == 0
+    assert cache.stat().st_uid == os.geteuid()
