@@ -155,14 +155,16 @@ OTHER_COMMANDS = {
 }
 """The command line's other modules: a plain `swarmdeck run` builds no parser, theirs included."""
 ONLY_ON_A_RARE_BRANCH = {
-    "argparse", "gettext", "asyncio", "contextlib", "tomllib", "typing",
+    "argparse", "gettext", "asyncio", "tomllib",
     "swarmdeck.actions.alerts", "swarmdeck.actions.detach",
     "swarmdeck.actions.slurm_run", "swarmdeck.probes.peer_cache",
-    "pathlib", "json", "re", "urllib", "urllib.parse", "ipaddress", "fnmatch", "warnings",
+    "pathlib", "json", "urllib", "urllib.parse", "ipaddress", "fnmatch",
     "swarmdeck.exitcodes", "sqlite3", "sqlite3.dbapi2", "datetime",
-    "collections.abc", "math",
+    "math",
 }
-"""What a job that starts, runs and exits at once never uses: argparse is for lines of another
+"""The config's schema is plain dataclasses and typing (issue 33): dataclasses brings re,
+contextlib, collections.abc and warnings, so those are on the run path now.
+What a job that starts, runs and exits at once never uses: argparse is for lines of another
 shape, an alert for a queued job that a peer fits, detach and Slurm for their flags, TOML
 (and the typing it pulls) for a config not cached yet; the run path's context managers are its
 own, so contextlib is not imported; signal, and the enum, functools and collections it brings,

@@ -8,7 +8,6 @@ parsed TOML into a Config by it, and names the modules a cached Config depends o
 
 import os
 from dataclasses import MISSING, fields
-from pathlib import PurePath
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +49,8 @@ def config_readers() -> tuple[str, ...]:
 def load_config(path: os.PathLike[str] | str | None = None) -> Config:
     """The effective config from `path` (default: paths.config_path()); a missing file means
     the defaults, unless SWARMDECK_CONFIG names it: a path given on purpose must exist."""
+    from pathlib import PurePath  # here: a start that finds the config cached names no path
+
     name = str(PurePath(paths.config_path_text() if path is None else path))
     text = _read(name)
     if text is None:
@@ -66,6 +67,7 @@ def parse_config(text: str, path: os.PathLike[str] | str) -> Config:
     """Check TOML `text` (read from `path`, named in errors) and build the Config it gives."""
     # Here, not at the top: a start that finds the config cached (config_cache.py) parses none.
     import tomllib
+    from pathlib import PurePath
 
     from swarmdeck.toml_lines import KeyLines
 
