@@ -142,6 +142,7 @@ def main() -> int:
 
     scratch = Path(tempfile.mkdtemp(prefix="swarmdeck-bench-hooks-"))
     (scratch / "config.toml").touch()
+    (scratch / "home").mkdir()
     env = dict(os.environ)
     # Installed packages carry compiled bytecode; a checkout run with PYTHONDONTWRITEBYTECODE
     # would compile every module on every call. Cache it in the scratch folder instead.
@@ -150,7 +151,9 @@ def main() -> int:
     env.update(
         SWARMDECK_STATE_DIR=str(scratch / "state"),
         SWARMDECK_CONFIG=str(scratch / "config.toml"),
+        SWARMDECK_RUN_DIR=str(scratch / "run"),
         CLAUDE_CONFIG_DIR=str(scratch / "claude"),
+        HOME=str(scratch / "home"),
     )
     strict = dict(env)
     strict.update(
