@@ -18,11 +18,9 @@ $(STAMP): pyproject.toml constraints.txt | $(PY)
 	touch $(STAMP)
 
 # Bytecode is compiled up front: hooks and runners start on every agent command, and an
-# environment with PYTHONDONTWRITEBYTECODE would otherwise recompile swarmdeck each time. A
-# caged run reads its modules' code from one file (swarmdeck/module_bundle.py), written here.
+# environment with PYTHONDONTWRITEBYTECODE would otherwise recompile swarmdeck each time.
 compile: $(STAMP)
 	$(PY) -m compileall -q src
-	$(PY) -m swarmdeck.module_bundle
 
 run: compile
 	$(VENV)/bin/swarmdeck ui

@@ -183,17 +183,6 @@ def test_single_refuses_while_another_run_of_the_label_is_live(
     assert runs(checkout) == 2
 
 
-def test_a_plain_line_with_the_new_flags_reads_as_argparse_would() -> None:
-    from swarmdeck.cli.run import plain_run_words
-
-    words = plain_run_words(["--single", "--needs-gpu", "--force", "--", "make"])
-    assert words is not None
-    assert (words.single, words.needs_gpu, words.force, words.command) == (
-        True, True, True, ["--", "make"]
-    )
-    assert plain_run_words(["--inputs", "src", "--", "make"]) is None
-
-
 def test_needs_gpu_runs_where_a_card_can_be_read(
     checkout: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,7 +19,6 @@ import pytest
 from cagekit import MIB, SWARMDECK, end_session, hog, session_processes, write_config
 
 from ledger_rows import insert_job
-from package_copy import package_copy, with_copy
 from swarmdeck.actions.jobwatch import EXITED, SIGNALLED, TIMEOUT, Watched
 from swarmdeck.actions.oom import OomVerdict
 from swarmdeck.actions.reconcile import reconcile
@@ -153,37 +152,24 @@ OTHER_COMMANDS = {
     ("alerts", "config", "demo", "dispatch", "hooks", "kills", "lock", "peer", "status", "ui",
      "watch")
 }
-"""The command line's other modules: a plain `swarmdeck run` builds no parser, theirs included."""
+"""The command line's other modules: a run builds its own subcommand's parser alone."""
 ONLY_ON_A_RARE_BRANCH = {
-    "argparse", "gettext", "asyncio", "tomllib",
+    "asyncio", "tomllib",
     "swarmdeck.actions.alerts", "swarmdeck.actions.detach",
     "swarmdeck.actions.slurm_run", "swarmdeck.probes.peer_cache",
     "pathlib", "json", "urllib", "urllib.parse", "ipaddress", "fnmatch",
-    "swarmdeck.exitcodes", "sqlite3", "sqlite3.dbapi2", "datetime",
-    "math",
+    "sqlite3", "sqlite3.dbapi2", "datetime", "math",
 }
-"""The config's schema is plain dataclasses and typing (issue 33): dataclasses brings re,
-contextlib, collections.abc and warnings, so those are on the run path now.
-What a job that starts, runs and exits at once never uses: argparse is for lines of another
-shape, an alert for a queued job that a peer fits, detach and Slurm for their flags, TOML
-(and the typing it pulls) for a config not cached yet; the run path's context managers are its
-own, so contextlib is not imported; signal, and the enum, functools and collections it brings,
-are the public modules (issue 33 withdrew the start-up goal that kept them out). Its paths are
-strings under os.path and its rows go through one small JSON reader and writer: pathlib would
-bring urllib.parse, ipaddress and fnmatch, json and re would bring their parsers (about 7 ms
-on Python 3.11). The job's program is looked up on PATH by the runner's own loop: os.execvpe
-imports warnings in the forked child (a millisecond between fork and exec), and the child's
-imports are reported on the same stderr. Its exit codes are the plain numbers of
-swarmdeck.exit_numbers: the IntEnum that names them is for the commands that print them, and
-the run path's own sets of words are swarmdeck.choices, not enums: importing enum and building
-its classes costs every run some 2 ms. SQLite is its C module alone (swarmdeck.sqlite): the
-sqlite3 package around it runs all of datetime.py to register date adapters no row here uses;
-the parent-death signal is set through ctypes; collections.abc is named only for type
-checkers; math gives way to a comparison; and
-stopping a lost job's leftovers is the rare branch that imports the kill module."""
+"""What a job that starts, runs and exits at once never uses: an alert for a queued job that
+a peer fits, detach and Slurm for their flags, TOML for a config not cached yet. argparse reads
+the run's line (issue 33) and the config's schema is plain dataclasses and typing, so re,
+contextlib, collections.abc, warnings and the exit codes' enum are on the run path. Its paths
+are strings under os.path and its rows go through one small JSON reader and writer; SQLite is
+its C module alone (the sqlite3 package runs all of datetime.py); math gives way to a
+comparison."""
 
 
-def test_a_plain_run_imports_no_parser_and_nothing_only_a_rare_branch_needs(
+def test_a_run_imports_no_other_command_and_nothing_only_a_rare_branch_needs(
     slice_config: Path, isolated_home
 ) -> None:
     # A config cache is believed only once written well after the file's last change
@@ -202,42 +188,6 @@ def test_a_plain_run_imports_no_parser_and_nothing_only_a_rare_branch_needs(
     assert not imported & (OTHER_COMMANDS | ONLY_ON_A_RARE_BRANCH), sorted(
         imported & (OTHER_COMMANDS | ONLY_ON_A_RARE_BRANCH)
     )
-
-
-AUDITED_RUN = """
-import os, sys
-log = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
-def opened(event, args):
-    if event == "open" and str(args[0]).endswith((".py", ".pyc")):
-        os.write(log, (str(args[0]) + "\\n").encode())
-sys.addaudithook(opened)
-sys.argv = ["swarmdeck", "run", "--", "true"]
-from swarmdeck.cli import main
-sys.exit(main())
-"""
-"""The console script's `swarmdeck run -- true`, writing every Python file it opens to a log
-(the interpreter's audit events: a module imported as usual opens its .pyc or source)."""
-
-
-def test_a_caged_run_reads_every_module_of_ours_it_imports_from_the_bundle(
-    slice_config: Path, isolated_home: Path, tmp_path: Path
-) -> None:
-    src = package_copy(tmp_path)
-    # As a user's runs are: after the config's settle time, the first run caches it.
-    time.sleep(SETTLE_NS / 1e9 + 0.1)
-    log = tmp_path / "opened.log"
-    log.touch()
-    assert with_copy(tmp_path, "-c", AUDITED_RUN, os.devnull).returncode == 0
-    done = with_copy(tmp_path, "-c", AUDITED_RUN, str(log))
-    assert done.returncode == 0, done.stderr
-    ours = {
-        re.sub(r"__pycache__/(\w+)\.[^/]+\.pyc$", r"\1.py", os.path.relpath(line, src))
-        for line in log.read_text().splitlines() if line.startswith(f"{src}/")
-    }
-    # What the command line imports before it knows the command is a run, bundle included.
-    assert ours == {"swarmdeck/__init__.py", "swarmdeck/cli/__init__.py",
-                    "swarmdeck/module_bundle.py"}
-    assert [(row["state"], row["exit_code"]) for row in rows(isolated_home)] == [("done", 0)] * 2
 
 
 def test_the_row_names_the_jobs_process_threads_and_serial_marker(

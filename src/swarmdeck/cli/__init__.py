@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from swarmdeck import __version__
 
-# Not typing's TYPE_CHECKING, and nothing from collections.abc or importlib at the top: a hook
-# starts here, and those imports alone would cost a light one a tenth of its budget.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import NoReturn
@@ -83,15 +81,6 @@ def build_parser(command: str | None = None) -> ArgumentParser:
     return parser
 
 
-def _plain_run(args_list: list[str]):
-    """A plain `swarmdeck run` line, read without argparse (see cli/run.py); None otherwise."""
-    if args_list[:1] != ["run"]:
-        return None
-    from swarmdeck.cli.run import plain_run_words
-
-    return plain_run_words(args_list[1:])
-
-
 def _parse(args_list: list[str]):
     """The parsed command line; words no parser took are named with the help of the command
     they were given to, not the top level's."""
@@ -146,12 +135,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         from swarmdeck.hooks.entry import main as hook_main
 
         return hook_main(args_list[1:])
-    if argv is None and args_list[:1] == ["run"]:
-        # A caged run's fresh interpreter reads the code of the modules it imports next from
-        # one file; a caller in-process has most of them imported already.
-        from swarmdeck import module_bundle
-
-        module_bundle.use()
     # Here, past the hook's return: the errors module brings in enum, which a hook never needs.
     from swarmdeck.cli.output import (
         OutputFailed,
@@ -166,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ends_process = False
     streams = guard_streams()
     try:
-        args = _plain_run(args_list) or _parse(args_list)
+        args = _parse(args_list)
         _refuse_empty_places()
         ends_process = argv is None and getattr(args, "ends_process", False)
         args.whole_process = ends_process

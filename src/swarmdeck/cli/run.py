@@ -1,91 +1,26 @@
 """`swarmdeck run` (a command in a memory cage after admission) and `swarmdeck gpu-run`.
 
-`swarmdeck run` starts before every caged command, and argparse costs it some 8 ms (its import,
-gettext's, building the parser, compiling its patterns). So a line of the plain shape, options
-spelled out in full and then the command, is read by `plain_run_words` into the namespace
-argparse would give; any other line (help, an abbreviation, a mistake) goes to argparse, so what
-a person reads about it, and the exit code, are argparse's own.
+Both are read by argparse (through cli.common's ArgumentParser, which turns its errors into one
+line and exit 251); what a run costs to start is in bench/results/runner.md.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
-import sys
+from typing import TYPE_CHECKING
 
 from swarmdeck.actions.run_request import script_inputs
 from swarmdeck.cli.common import context, example, exit_codes, flag_type, thread_count
 from swarmdeck.durations import seconds_above_zero, seconds_or_zero
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable
-
     from swarmdeck.actions.run_request import RunRequest
     from swarmdeck.config import Config
     from swarmdeck.state import StateStore
 
-SimpleNamespace = type(sys.implementation)
-"""`types.SimpleNamespace`, as types.py itself finds it, for the namespace a plain line gives:
-importing types costs every caged run half a millisecond (see records.MappingProxyType)."""
-
-_RUN_VALUES: dict[str, Callable[[str], object]] = {
-    "--cap": str,
-    "--label": str,
-    "--threads": int,
-    "--wait": seconds_or_zero,
-    "--timeout": seconds_above_zero,
-    "--on": str,
-}
-"""`swarmdeck run`'s options that take a value, with the type argparse gives it: a value it
-refuses (`--wait inf`) leaves the line to argparse, which says why."""
-_RUN_CHOICES = {"--on": ("slurm",)}
-_RUN_FLAGS = ("--unbounded", "--detach", "--force", "--single", "--needs-gpu")
-
-
-def plain_run_words(words: list[str]) -> SimpleNamespace | None:
-    """The arguments of `swarmdeck run WORDS` as argparse reads them, when the line has the
-    plain shape: options spelled in full (`--cap 8G` or `--cap=8G`, values not starting with
-    "-"), then the command, with or without "--" before it. None for any other line."""
-    values: dict[str, object] = {
-        "cap": None, "label": None, "threads": None, "unbounded": False, "wait": None,
-        "timeout": None, "detach": False, "on": None,
-        "inputs": None, "needs": None, "force": False, "single": False, "needs_gpu": False,
-    }
-    at = 0
-    while at < len(words):
-        word = words[at]
-        if word == "--" or not word.startswith("-"):
-            break
-        if word in _RUN_FLAGS:
-            values[word[2:].replace("-", "_")] = True
-            at += 1
-            continue
-        name, equals, given = word.partition("=")
-        if equals:
-            at += 1
-        elif at + 1 < len(words):
-            given = words[at + 1]
-            at += 2
-        else:
-            return None
-        if name not in _RUN_VALUES or not given or given.startswith("-"):
-            return None
-        try:
-            value = _RUN_VALUES[name](given)
-        except ValueError:
-            return None
-        if value not in _RUN_CHOICES.get(name, (value,)):
-            return None
-        values[name[2:]] = value
-    return SimpleNamespace(
-        command=words[at:], **values, handler=_run, ends_process=True
-    )
-
 
 def _add_run(sub) -> None:
-    import argparse
-
     from swarmdeck.exitcodes import RUN_CODES
 
     p = sub.add_parser(
@@ -252,8 +187,6 @@ def _working_folder() -> str:
 
 
 def _add_gpu_run(sub) -> None:
-    import argparse
-
     p = sub.add_parser(
         "gpu-run",
         help="free the GPUs (stop allowlisted services), then run a command",
