@@ -75,13 +75,12 @@ def timed(argv: list[str], env: dict[str, str]) -> Timed:
 
 
 RUN_PATH_IMPORTS = (
-    "import gc, swarmdeck.cli; from swarmdeck import module_bundle; module_bundle.use();"
-    " import swarmdeck.cli.output, swarmdeck.errors; gc.disable(); import swarmdeck.cli.run,"
-    " swarmdeck.actions.runner, swarmdeck.actions.cage.v1, swarmdeck.config_cache, swarmdeck.config"
+    "import gc, swarmdeck.cli, swarmdeck.cli.output, swarmdeck.errors, swarmdeck.cli.common,"
+    " argparse, swarmdeck.cli.run; gc.disable(); import swarmdeck.actions.runner,"
+    " swarmdeck.actions.cage.v1, swarmdeck.config_cache, swarmdeck.config"
 )
-"""What `swarmdeck run` imports before it does anything, as it imports it: the command line,
-then the rest from the run's module bundle (`make compile` writes it), the runner's with the
-collector off."""
+"""What `swarmdeck run` imports before it does anything, as it imports it: the command line
+and its parser, then the runner's modules with the collector off."""
 
 
 def startup_overhead(
@@ -300,24 +299,11 @@ def main() -> int:
         "CPU is user + system time of the command and the children it waited for: on a loaded",
         "machine it stays near what the command costs, where wall time also holds the waiting.",
         "The difference is what a caged run adds: the interpreter (the `python -c pass` row),",
-        "importing the runner's modules (the largest part: the standard library it needs,",
-        "SQLite's C module (not the sqlite3 package, which runs all of datetime.py) and",
-        "imported against a functools of lru_cache alone, so no collections; no math or types;",
-        "_ctypes for the parent-death signal",
-        "(not ctypes' classes); with paths as strings and JSON through",
-        "_json's C code, so no pathlib, json or re, and exit codes and sets of words as plain",
-        "numbers and swarmdeck/choices.py, so no enum; and some 50 modules of swarmdeck's own,",
-        "whose records compile no code, see swarmdeck/records.py, and whose code is read at",
-        "once from the run's module bundle, not from a .pyc each, see swarmdeck/module_bundle.py),",
-        "config",
-        "(from the state folder's config.cache while the file is unchanged: the runs start",
-        "after the config's settle time, as a user's do, so they read the cache), the state file",
-        "(verified once per change of the file: the stamp beside it names the device, inode,",
-        "size, mtime and change time it was verified at, so a start on an unchanged file skips",
-        "quick_check, the last row's cost, and the connection that inspects it), fingerprint",
-        "(HEAD read from git's files), cgroup set-up, admission, starting the job (fork and",
-        "exec of its own, no subprocess, the program looked up on PATH without os.execvpe's",
-        "import of warnings in the child), peak recording.",
+        "importing the command line (argparse) and the runner's modules with the collector off",
+        "(gc.freeze after), the config (from the state folder's config.cache while the file is",
+        "unchanged: the runs start after the config's settle time, as a user's do), the state",
+        "file (verified once per change of the file), fingerprint, cgroup set-up, admission,",
+        "starting the job, peak recording.",
         f"End-to-end admission is bound by starting {args.submissions} Python processes on",
         f"{os.cpu_count()} CPUs; the decision itself is the row after it. The machine is shared:",
         "compare figures within this run only.",

@@ -17,8 +17,8 @@ SWARMDECK = Path(sys.executable).parent / "swarmdeck"
 
 NEVER = {"textual", "asyncssh", "rich"}
 HEAVY_FOR_A_LIGHT_CALL = {
-    "json", "re", "dataclasses", "inspect", "sqlite3", "_sqlite3", "tomllib",
-    "argparse", "typing", "pathlib", "importlib", "shlex", "datetime",
+    "json", "dataclasses", "inspect", "sqlite3", "_sqlite3", "tomllib",
+    "argparse", "pathlib", "importlib", "shlex", "datetime",
 }
 """Modules whose import alone costs a light hook a large part of its budget. (signal, with the
 enum and collections it brings, is taken: the hook's deadline uses the public module.)"""
@@ -27,9 +27,14 @@ SIGNAL_MODULES = {
     "operator", "_operator", "keyword", "itertools", "reprlib",
 }
 """The public signal module, which the hook's deadline uses, and what it imports."""
-LIGHT_EXTRAS = {"_json", "__future__", *SIGNAL_MODULES}
+TYPING_MODULES = {
+    "typing", "_typing", "typing.io", "typing.re", "collections.abc", "contextlib", "copyreg",
+    "re", "re._casefix", "re._compiler", "re._constants", "re._parser", "_sre", "warnings",
+}
+"""typing, for its TYPE_CHECKING (issue 33: no stand-in for it), and what it imports."""
+LIGHT_EXTRAS = {"_json", "__future__", *SIGNAL_MODULES, *TYPING_MODULES}
 """What a light call may load beyond a bare interpreter besides swarmdeck's own modules: the C
-JSON scanner, the module behind `from __future__ import annotations`, and signal's."""
+JSON scanner, the module behind `from __future__ import annotations`, signal's and typing's."""
 
 
 def _imported(argv: list[str], stdin: bytes) -> set[str]:
@@ -75,7 +80,6 @@ def test_light_path_imports_only_what_it_needs() -> None:
     assert "swarmdeck.state" not in modules
     assert "dataclasses" not in modules
     assert "pathlib" not in modules
-    assert "typing" not in modules
     assert "tree_sitter" not in modules  # the prefilter clears it without the shell parser
 
 
