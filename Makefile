@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-v2 lint compile clean demo pictures browser-picture snapshots claude-code install-user
+.PHONY: run test test-fast test-v2 lint compile clean demo pictures browser-picture snapshots claude-code install-user
 
 # The venv's own setuptools goes: the package builds in pip's isolated environment, and its
 # distutils-precedence.pth imports a module at every interpreter start, every hook's included.
@@ -89,6 +89,16 @@ lint: $(STAMP)
 TEST_WORKERS ?= 3
 test: lint compile
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+
+# The unit tier, for the edit-test loop: the top-level tests and those of the hooks, probes and
+# views, in two workers; no SSH servers, Slurm, real Claude Code, qemu guests or Pilot pictures,
+# and none of the fuzzers and race tests that take a minute alone (FAST_LEAVES_OUT). `make test`
+# runs everything.
+FAST_TESTS := $(wildcard tests/test_*.py) tests/hooks tests/probes tests/views
+FAST_LEAVES_OUT := tests/probes/test_peer.py tests/test_hook_events.py tests/test_config_fuzz.py \
+	tests/hooks/test_hook_fuzz.py
+test-fast: lint compile
+	$(PY) -m pytest -q -n 2 $(FAST_TESTS) $(addprefix --ignore=,$(FAST_LEAVES_OUT))
 
 # The cgroup v2 tier (tests_v2/, README "Requirements"): qemu guests on this machine's Debian
 # kernel run the cages on a real cgroup v2 kernel, one boot per guest. virtme-ng boots the first
