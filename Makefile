@@ -92,11 +92,11 @@ test: lint compile
 
 # The unit tier, for the edit-test loop: the top-level tests and those of the hooks, probes and
 # views, in two workers; no SSH servers, Slurm, real Claude Code, qemu guests or Pilot pictures,
-# and none of the fuzzers and race tests that take a minute alone (FAST_LEAVES_OUT). `make test`
-# runs everything.
+# none of the fuzzers and race tests that take a minute alone, and not the usage probe's busy jobs,
+# which burn cores for seconds (FAST_LEAVES_OUT). `make test` runs everything.
 FAST_TESTS := $(wildcard tests/test_*.py) tests/hooks tests/probes tests/views
 FAST_LEAVES_OUT := tests/probes/test_peer.py tests/test_hook_events.py tests/test_config_fuzz.py \
-	tests/hooks/test_hook_fuzz.py
+	tests/hooks/test_hook_fuzz.py tests/probes/test_usage.py
 test-fast: lint compile
 	$(PY) -m pytest -q -n 2 $(FAST_TESTS) $(addprefix --ignore=,$(FAST_LEAVES_OUT))
 
