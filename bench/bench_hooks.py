@@ -10,7 +10,11 @@ Runs are interleaved (bare, light, heavy, bare, light, …) so machine load hits
 alike. Everything runs in a scratch state/config/Claude folder. Each hook is started by the very
 command line `swarmdeck hooks install` writes into Claude Code's settings for its event.
 
-    python bench/bench_hooks.py [--runs 20] [--write bench/results/hooks.md]
+With `--before SRC`, each hook case is also run against another tree's sources (SRC on
+PYTHONPATH, the same venv and console script), interleaved with the rest: a change's before and
+after as ratios within one run.
+
+    python bench/bench_hooks.py [--runs 20] [--before SRC] [--write bench/results/hooks.md]
 """
 
 from __future__ import annotations
@@ -138,6 +142,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--write", type=Path, help="also write the results as markdown here")
+    parser.add_argument("--before", type=Path, help="also run each hook case on these sources")
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="swarmdeck-bench-hooks-"))
@@ -178,6 +183,15 @@ def main() -> int:
             env,
         ),
     }
+    if args.before:
+        before_env = dict(env, PYTHONPATH=str(args.before.resolve()),
+                          SWARMDECK_STATE_DIR=str(scratch / "before-state"))
+        before_strict = dict(strict, PYTHONPATH=str(args.before.resolve()),
+                             SWARMDECK_STATE_DIR=str(scratch / "before-strict-state"))
+        for name, (argv, stdin, case_env) in list(cases.items())[2:]:
+            cases[f"{name} (before)"] = (
+                argv, stdin, before_strict if case_env is strict else before_env
+            )
     # A settings cache is believed once written after the config settled (cache_settle.py),
     # as on a machine whose config was not edited a moment ago.
     time.sleep(SETTLE_NS / 1e9 + 0.1)
@@ -225,6 +239,13 @@ def main() -> int:
         f"light command through the parser / bare venv python: {parsed / bare:.2f} (the"
         f" prefilter spares light commands {parsed - light:.1f} ms)",
     ]
+    if args.before:
+        before = medians["hook, light Bash command (before)"]
+        before_cpu = cpu["hook, light Bash command (before)"]
+        verdicts.append(
+            f"before ({args.before}): light hook / bare venv python {before / bare:.2f}, CPU time"
+            f" ratio {before_cpu / bare_cpu:.2f}; after / before {light / before:.2f}"
+        )
     verdicts.append(prefilter_line())
     text = "\n".join(
         [

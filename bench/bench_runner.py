@@ -16,7 +16,11 @@ The start-up is measured on a state file grown to 16 MB, verified once (by the f
 Needs root where cgroup v1 memory is writable; it builds its own slice and removes it.
 Writes bench/results/runner.md.
 
-    .venv/bin/python bench/bench_runner.py [--runs N] [--submissions N]
+With `--before SRC`, `swarmdeck run -- true` and the 100 concurrent runs are also measured on
+another tree's sources (SRC on PYTHONPATH, the same venv and console script), the start-ups
+interleaved with the rest: a change's before and after within one run.
+
+    .venv/bin/python bench/bench_runner.py [--runs N] [--submissions N] [--before SRC]
 """
 
 from __future__ import annotations
@@ -84,26 +88,33 @@ and its parser, then the runner's modules with the collector off."""
 
 
 def startup_overhead(
-    runs: int, env: dict[str, str], folder: Path, slice_path: Path
-) -> tuple[Timed, Timed, Timed, Timed, Timed]:
+    runs: int, env: dict[str, str], folder: Path, slice_path: Path,
+    before_env: dict[str, str] | None,
+) -> list[Timed]:
     """Medians of `true`, of the interpreter alone, of `swarmdeck run -- true`, of the
-    interpreter importing what the runner imports and of the floor run, interleaved."""
-    samples: list[list[Timed]] = [[], [], [], [], []]
-    timed([SWARMDECK, "run", "--", "true"], env)
-    cases = (
-        ["true"],
-        [sys.executable, "-c", "pass"],
-        [SWARMDECK, "run", "--", "true"],
-        [sys.executable, "-c", RUN_PATH_IMPORTS],
-        [sys.executable, str(FLOOR_RUN), str(folder / "floor.db"), str(slice_path), "true"],
-    )
+    interpreter importing what the runner imports, of the floor run and (with `before_env`)
+    of `swarmdeck run -- true` on the other sources, interleaved."""
+    run_true = [SWARMDECK, "run", "--", "true"]
+    cases = [
+        (["true"], env),
+        ([sys.executable, "-c", "pass"], env),
+        (run_true, env),
+        ([sys.executable, "-c", RUN_PATH_IMPORTS], env),
+        ([sys.executable, str(FLOOR_RUN), str(folder / "floor.db"), str(slice_path), "true"],
+         env),
+    ]
+    if before_env is not None:
+        cases.append((run_true, before_env))
+        timed(run_true, before_env)
+    timed(run_true, env)
+    samples: list[list[Timed]] = [[] for _ in cases]
     for _ in range(runs):
-        for case, argv in zip(samples, cases, strict=True):
-            case.append(timed(argv, env))
-    return tuple(  # type: ignore[return-value]
+        for case, (argv, case_env) in zip(samples, cases, strict=True):
+            case.append(timed(argv, case_env))
+    return [
         Timed(statistics.median(t.wall for t in case), statistics.median(t.cpu for t in case))
         for case in samples
-    )
+    ]
 
 
 def ms(seconds: float) -> str:
@@ -213,9 +224,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--submissions", type=int, default=100)
+    parser.add_argument("--before", type=Path, help="also measure the runs on these sources")
     args = parser.parse_args()
     load_before = Path("/proc/loadavg").read_text().split()[0]
     slice_path = make_slice("bench")
+    # The sources before get a ledger, so a slice, of their own: a slice serves one ledger.
+    before_slice = make_slice("bench-before") if args.before else None
     try:
         with tempfile.TemporaryDirectory(prefix="swarmdeck-bench-") as tmp:
             folder = Path(tmp)
@@ -231,6 +245,16 @@ def main() -> int:
             (folder / "home").mkdir()
             # Measure what an installed swarmdeck costs: with its bytecode cached.
             env.pop("PYTHONDONTWRITEBYTECODE", None)
+            before_env = None
+            if before_slice is not None:
+                before_config = folder / "before.toml"
+                before_config.write_text(config.read_text().replace(
+                    str(slice_path), str(before_slice)))
+                before_env = dict(env, PYTHONPATH=str(args.before.resolve()),
+                                  SWARMDECK_CONFIG=str(before_config),
+                                  SWARMDECK_STATE_DIR=str(folder / "before-state"))
+                (folder / "before-state").mkdir()
+                grown_store(folder / "before-state" / "state.db", STATE_MB)
             (folder / "state").mkdir()
             grown_store(folder / "state" / "state.db", STATE_MB)
             state_mb = (folder / "state" / "state.db").stat().st_size / MIB
@@ -238,17 +262,24 @@ def main() -> int:
             # first run caches it and the others read the cache, as they would there, rather
             # than each parsing the TOML of a file that might still be changing.
             time.sleep(max(0.0, config.stat().st_mtime + SETTLE_NS / 1e9 + 0.1 - time.time()))
-            bare, python, caged, imports, floor = startup_overhead(
-                args.runs, env, folder, slice_path
+            bare, python, caged, imports, floor, *earlier = startup_overhead(
+                args.runs, env, folder, slice_path, before_env
             )
             fresh = verification_cost(folder / "fresh", 0)
             grown = verification_cost(folder / "grown", 16)
             rate, elapsed, over = end_to_end_throughput(
                 args.submissions, env, folder / "state" / "state.db", slice_cap
             )
+            if before_env is not None:
+                before_rate, before_elapsed, before_over = end_to_end_throughput(
+                    args.submissions, before_env, folder / "before-state" / "state.db",
+                    slice_cap,
+                )
             decisions = decision_throughput(args.submissions, folder)
     finally:
         remove_slice(slice_path)
+        if before_slice is not None:
+            remove_slice(before_slice)
     lines = [
         "# swarmdeck run: cage overhead and admission throughput",
         "",
@@ -290,6 +321,22 @@ def main() -> int:
         f" {elapsed:.1f} s |",
         f"| {args.submissions} concurrent admission decisions in threads (one BEGIN IMMEDIATE"
         f" each) | {decisions:.0f} /s |",
+        *(
+            [
+                f"| before ({args.before}): `swarmdeck run -- true`, median of {args.runs},"
+                f" interleaved with the rows above: wall / CPU | {ms(earlier[0].wall)} /"
+                f" {ms(earlier[0].cpu)} |",
+                f"| before: start-up overhead: wall / CPU | {ms(earlier[0].wall - bare.wall)} /"
+                f" {ms(earlier[0].cpu - bare.cpu)} |",
+                f"| start-up overhead, after / before: wall / CPU |"
+                f" {(caged.wall - bare.wall) / (earlier[0].wall - bare.wall):.2f}× /"
+                f" {(caged.cpu - bare.cpu) / (earlier[0].cpu - bare.cpu):.2f}× |",
+                f"| before: {args.submissions} concurrent runs: admissions/s, overbooked,"
+                f" wall time for all | {before_rate:.1f} /s, {before_over},"
+                f" {before_elapsed:.1f} s |",
+            ]
+            if earlier else []
+        ),
         *(
             f"| opening a {size:.1f} MB state file: with quick_check / without |"
             f" {checked * 1000:.1f} ms / {unchecked * 1000:.1f} ms |"
