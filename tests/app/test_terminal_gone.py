@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 from pty_terminal import PtyProgram, SideTerminal, wait_until
-from textual.drivers._writer_thread import MAX_QUEUED_WRITES, WriterThread
 
-from swarmdeck.app.driver import TerminalOutput
+from swarmdeck.app.driver import MAX_QUEUED_WRITES, ScreenWriter, TerminalOutput
 from swarmdeck.exitcodes import ExitCode
 
 SWARMDECK = Path(sys.executable).parent / "swarmdeck"
@@ -186,12 +185,12 @@ def test_sighup_to_the_demo_exits_129_and_removes_its_scene() -> None:
 
 
 def test_the_writer_thread_outlives_a_terminal_that_went_away() -> None:
-    """Textual's own writer thread on a closed pty: every write after the first failed one is
+    """The writer thread on a closed pty: every write after the first failed one is
     dropped, so none blocks on a queue nobody empties, and stopping it returns."""
     leader, follower = os.openpty()
     stream = open(follower, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
     told: list[bool] = []
-    writer = WriterThread(TerminalOutput(stream, lambda: told.append(True)))  # type: ignore[arg-type]
+    writer = ScreenWriter(TerminalOutput(stream, lambda: told.append(True)))
     writer.start()
     try:
         os.close(leader)

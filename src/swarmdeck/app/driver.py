@@ -1,46 +1,51 @@
-"""Textual's Linux driver with an input thread that sleeps until there is input, and that ends
-the app when its terminal goes away.
+"""Textual's Linux driver, whose input thread sleeps until there is input, and which ends the
+app when its terminal goes away; built on the driver's public methods and attributes only.
 
-Textual's own input thread wakes ten times a second to look at its exit flag, whether or not a
-key came: for a control room left open for hours that is a third of what it costs at rest. This
-driver's thread blocks on the terminal and on a pipe of its own, which the exit flag writes to
-when it is set (on quitting, suspending or Ctrl+Z), so the thread wakes only for input or to
-leave. After input it waits one escape delay more, so a lone Escape still reaches the app as a
-key (the parser tells it from the start of a sequence only by the time that passes).
+Textual's input loop waits on the terminal with a 0.1 s timeout and looks at `exit_event`
+between waits, so a control room left open wakes ten times a second. Here `exit_event` is an
+`InputGate`: asked on the input thread, it blocks until input or the exit flag comes (a pipe of
+its own wakes it), and lets Textual's loop run only while there is input, and for a few idle
+rounds after it, so the parser's escape deadline passes and a lone Escape reaches the app.
 
-A terminal can go away under the app (its tmux session killed, its ssh dropped): then SIGHUP
-comes, reads end (EOF or EIO) and writes fail. Each of the three ends the app with 129
-(TERMINAL_GONE), whichever comes first; a failed read ends the input thread rather than
-spinning or dying with a traceback, and after a failed write the screen's output is dropped, so
-Textual's writer thread lives on and nothing waits forever on its queue. SIGTERM ends the app
-as quitting does. Everything else (modes, resize, suspend and resume, the writer thread) is
-Textual's.
+A terminal can go away under the app (tmux session killed, ssh dropped): SIGHUP comes, the
+input hangs up (POLLHUP, EIO) and writes fail. Each ends the app with 129 (TERMINAL_GONE),
+whichever comes first; the screen is written by a writer thread of our own that drops output
+after a failed write, so nothing waits for ever on its queue. SIGTERM ends the app as quitting.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
-import selectors
+import select
 import signal
-from codecs import getincrementaldecoder
-from collections.abc import Callable
-from threading import Event
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from queue import Queue
 from types import FrameType
 from typing import Any, TextIO
 
 from textual import constants
-from textual._parser import ParseError
-from textual._xterm_parser import XTermParser
 from textual.app import App
 from textual.drivers.linux_driver import LinuxDriver
 
 from swarmdeck.exitcodes import ExitCode
 
 READ_SIZE = 4096
-SLACK = 0.01
-"""Seconds past the escape delay: the parser's deadline has surely passed when the wait ends."""
+TEXTUAL_INPUT_WAIT = 0.1
+"""Seconds Textual's input loop waits on the terminal before it ticks its parser."""
+IDLE_ROUNDS = math.ceil(constants.ESCAPE_DELAY / TEXTUAL_INPUT_WAIT)
+"""Idle rounds of Textual's loop after the last input: together as long as the escape delay
+(a wait on the terminal never ends early), so the parser's deadline has passed."""
+SHORT_ROUND = TEXTUAL_INPUT_WAIT
+"""A round of Textual's loop shorter than its wait ended early: input came during it."""
+HANGUP = select.POLLHUP | select.POLLERR | select.POLLNVAL
+MAX_QUEUED_WRITES = 30
+"""Writes queued for the screen before `write` waits (Textual's writer holds as many)."""
 ENDING_SIGNALS: dict[signal.Signals, int] = {
     signal.SIGHUP: ExitCode.TERMINAL_GONE,
     signal.SIGTERM: ExitCode.OK,
@@ -48,28 +53,102 @@ ENDING_SIGNALS: dict[signal.Signals, int] = {
 """The signals that end the app while it runs, and the exit code each ends it with."""
 
 
-class WakingEvent(Event):
-    """An Event that also writes a byte to a pipe when set, to wake a thread blocked on it."""
+class InputGate(threading.Event):
+    """The driver's exit flag. Set, it also writes a byte to a pipe, to wake the input thread
+    blocked in `is_set`; asked on the input thread, `is_set` returns only once there is input
+    or a flag, so Textual's loop turns only for input."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_hangup: Callable[[], None]) -> None:
+        """Args:
+            on_hangup: Called, on the input thread, when the terminal's input hung up.
+        """
         super().__init__()
-        self.wake_fd: int | None = None
-        """The pipe's writing end while a thread may be blocked on its reading end."""
+        self._on_hangup = on_hangup
+        self._wake_read, self._wake_write = -1, -1
+        self.input_fd = -1
+        """The terminal the input thread reads, while it runs (`watch`)."""
+        self._input_thread: int | None = None
+        self._rounds_owed = 0
+        self._round_began = 0.0
+
+    def open(self, input_fd: int) -> None:
+        """Make the wake-up pipe (once) and note the terminal's input."""
+        self.input_fd = input_fd
+        if self._wake_read < 0:
+            self._wake_read, self._wake_write = os.pipe()
+            os.set_blocking(self._wake_read, False)
+            os.set_blocking(self._wake_write, False)
+
+    def close(self) -> None:
+        """Close the wake-up pipe (the driver closes, on quitting or suspending)."""
+        for fd in (self._wake_read, self._wake_write):
+            if fd >= 0:
+                os.close(fd)
+        self._wake_read, self._wake_write = -1, -1
+
+    @contextlib.contextmanager
+    def watch(self) -> Iterator[None]:
+        """While in this block, the calling thread is the input thread that `is_set` gates."""
+        self._input_thread, self._rounds_owed, self._round_began = threading.get_ident(), 0, 0.0
+        try:
+            yield
+        finally:
+            self._input_thread = None
 
     def set(self) -> None:
         super().set()
-        if self.wake_fd is None:
-            return
-        # A full pipe (BlockingIOError) holds unread wake-ups: the thread is woken already.
+        if self._wake_write >= 0:
+            # A full pipe (BlockingIOError) holds unread wake-ups: the thread is woken already.
+            with contextlib.suppress(BlockingIOError):
+                os.write(self._wake_write, b"x")
+
+    def is_set(self) -> bool:
+        if super().is_set():
+            return True
+        if threading.get_ident() != self._input_thread or self._wake_read < 0:
+            return False
+        return self._wait()
+
+    def _wait(self) -> bool:
+        """Wait for input (not at all while rounds are owed to the parser) or the flag: True
+        when the loop is to end (the flag, or the input hung up)."""
+        if time.monotonic() - self._round_began < SHORT_ROUND:
+            self._rounds_owed = IDLE_ROUNDS  # the round just ended read input: owe them again
+        poller = select.poll()
+        poller.register(self.input_fd, select.POLLIN)
+        poller.register(self._wake_read, select.POLLIN)
+        timeout = 0 if self._rounds_owed else None
+        while True:
+            ready = dict(poller.poll(timeout))
+            if ready.get(self._wake_read):
+                self._drain_wake_pipe()
+            if super().is_set():
+                return True
+            events = ready.get(self.input_fd, 0)
+            if events & HANGUP:
+                # Nothing more can come, and a read would return at once, for ever.
+                self._on_hangup()
+                return True
+            if events & select.POLLIN:
+                self._rounds_owed = IDLE_ROUNDS
+            elif self._rounds_owed:
+                self._rounds_owed -= 1
+            else:
+                continue
+            self._round_began = time.monotonic()
+            return False
+
+    def _drain_wake_pipe(self) -> None:
+        # BlockingIOError: the pipe is empty, every wake-up is read.
         with contextlib.suppress(BlockingIOError):
-            os.write(self.wake_fd, b"x")
+            while os.read(self._wake_read, READ_SIZE):
+                pass
 
 
 class TerminalOutput:
-    """The terminal as Textual's writer thread writes on it. The first write or flush that
-    fails (EIO once the terminal hung up, EPIPE, a closed stream) means the terminal is gone:
-    `on_gone` is told, once, and everything after is dropped, so the thread never dies of it
-    and whoever puts output on its queue is never left waiting."""
+    """The terminal as the writer thread writes on it. The first write or flush that fails
+    (EIO once the terminal hung up, EPIPE, a closed stream) means the terminal is gone:
+    `on_gone` is told, once, and everything after is dropped."""
 
     def __init__(self, stream: TextIO, on_gone: Callable[[], None]) -> None:
         """Args:
@@ -81,13 +160,12 @@ class TerminalOutput:
         self.gone = False
         """Whether a write or flush failed: nothing is written any more."""
 
-    def write(self, text: str) -> int:
+    def write(self, text: str) -> None:
         if not self.gone:
             try:
                 self._stream.write(text)
             except (OSError, ValueError):
                 self._went_away()
-        return len(text)
 
     def flush(self) -> None:
         if not self.gone:
@@ -96,15 +174,36 @@ class TerminalOutput:
             except (OSError, ValueError):
                 self._went_away()
 
-    def fileno(self) -> int:
-        return self._stream.fileno()
-
-    def isatty(self) -> bool:
-        return self._stream.isatty()
-
     def _went_away(self) -> None:
         self.gone = True
         self._on_gone()
+
+
+class ScreenWriter(threading.Thread):
+    """Writes the screen on a thread of its own, flushing when its queue runs dry, as Textual's
+    writer does; a terminal gone away ends no thread and leaves no writer waiting."""
+
+    def __init__(self, output: TerminalOutput) -> None:
+        super().__init__(daemon=True, name="swarmdeck-output")
+        self._queue: Queue[str | None] = Queue(MAX_QUEUED_WRITES)
+        self._output = output
+
+    def write(self, text: str) -> None:
+        """Queue text for the screen (dropped once the terminal is gone)."""
+        if not self._output.gone:
+            self._queue.put(text)
+
+    def run(self) -> None:
+        while (text := self._queue.get()) is not None:
+            self._output.write(text)
+            if self._queue.empty():
+                self._output.flush()
+        self._output.flush()
+
+    def stop(self) -> None:
+        """Write what is queued, then end the thread."""
+        self._queue.put(None)
+        self.join()
 
 
 class QuietInputDriver(LinuxDriver):
@@ -125,29 +224,50 @@ class QuietInputDriver(LinuxDriver):
             size: Initial size of the terminal or `None` to detect.
         """
         super().__init__(app, debug=debug, mouse=mouse, size=size)
-        self._exit = WakingEvent()
-        self.exit_event = self._exit
-        self._wake_read = -1
-        """The pipe the input thread blocks on besides the terminal; open from the start of
-        application mode to `close`, which Textual also calls when it suspends the app."""
-        self._file = TerminalOutput(self._file, self._terminal_gone)
+        self.ended_app = app
+        """The app this driver ends when its terminal goes away."""
+        self.exit_event = self.gate = InputGate(self._terminal_gone)
+        self.screen: ScreenWriter | None = None
+        """The writer thread, from the start of application mode to `close`."""
         self._signals_before: dict[signal.Signals, Any] = {}
         """The handlers ENDING_SIGNALS had before application mode, put back when it stops."""
 
     def start_application_mode(self) -> None:
-        if self._wake_read < 0:
-            self._wake_read, wake_write = os.pipe()
-            os.set_blocking(self._wake_read, False)
-            os.set_blocking(wake_write, False)
-            self._exit.wake_fd = wake_write
+        self.gate.open(self.fileno)
+        if self.screen is None:
+            stream = sys.__stderr__
+            assert stream is not None, "the screen is drawn on stderr"
+            self.screen = ScreenWriter(TerminalOutput(stream, self._terminal_gone))
+            self.screen.start()
         self._catch_ending_signals(asyncio.get_running_loop())
         super().start_application_mode()
+
+    def write(self, data: str) -> None:
+        """Queue data for the screen."""
+        assert self.screen is not None, "Driver must be in application mode"
+        self.screen.write(data)
 
     def stop_application_mode(self) -> None:
         super().stop_application_mode()
         for signum, handler in self._signals_before.items():
             signal.signal(signum, handler)
         self._signals_before = {}
+
+    def close(self) -> None:
+        super().close()
+        if self.screen is not None:
+            self.screen.stop()
+            self.screen = None
+        self.gate.close()
+
+    def run_input_thread(self) -> None:
+        """Textual's input loop, gated by `exit_event`; a read that fails (EIO: the terminal
+        hung up) ends the app instead of showing a traceback."""
+        with self.gate.watch():
+            try:
+                super().run_input_thread()
+            except OSError:
+                self._terminal_gone()
 
     def _catch_ending_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         """While the app runs, SIGHUP and SIGTERM end it (with their codes) on its own loop.
@@ -169,66 +289,11 @@ class QuietInputDriver(LinuxDriver):
                 return
 
     def _terminal_gone(self) -> None:
-        """The terminal went away (a read ended or a write failed): end the app with 129."""
+        """The terminal went away (its input hung up or a write failed): end the app, 129."""
         self._end_app(ExitCode.TERMINAL_GONE)
 
     def _end_app(self, code: int) -> None:
         # App.exit posts its message thread-safely; an app already closing takes no message,
         # and one whose loop is closed has ended already.
         with contextlib.suppress(RuntimeError):
-            self._app.exit(return_code=code)
-
-    def close(self) -> None:
-        super().close()
-        wake_write, self._exit.wake_fd = self._exit.wake_fd, None
-        if wake_write is not None:
-            os.close(wake_write)
-        if self._wake_read >= 0:
-            os.close(self._wake_read)
-        self._wake_read = -1
-
-    def run_input_thread(self) -> None:
-        """Wait for input or the exit flag, and dispatch events."""
-        fileno = self.fileno
-        parser = XTermParser(self._debug)
-        decode = getincrementaldecoder("utf-8")().decode
-        selector = selectors.PollSelector()
-        selector.register(fileno, selectors.EVENT_READ)
-        selector.register(self._wake_read, selectors.EVENT_READ)
-        timeout: float | None = None
-        try:
-            while not self.exit_event.is_set():
-                ready = selector.select(timeout)
-                if not ready:
-                    timeout = None
-                for key, _mask in ready:
-                    if key.fd == self._wake_read:
-                        self._drain_wake_pipe()
-                        continue
-                    try:
-                        data = os.read(fileno, READ_SIZE)
-                    except OSError:
-                        data = b""  # EIO: the terminal hung up, as an empty read says too
-                    if not data:
-                        # End of input (a terminal hung up, a pipe closed): nothing more can
-                        # come, and a read would return at once, forever. The app ends.
-                        self._terminal_gone()
-                        return
-                    timeout = constants.ESCAPE_DELAY + SLACK
-                    for event in parser.feed(decode(data)):
-                        self.process_message(event)
-                for event in parser.tick():
-                    self.process_message(event)
-        finally:
-            selector.close()
-            try:
-                for _event in parser.feed(""):
-                    pass
-            except (EOFError, ParseError):
-                pass
-
-    def _drain_wake_pipe(self) -> None:
-        # BlockingIOError: the pipe is empty, every wake-up is read.
-        with contextlib.suppress(BlockingIOError):
-            while os.read(self._wake_read, READ_SIZE):
-                pass
+            self.ended_app.exit(return_code=code)
