@@ -39,11 +39,8 @@ READ_SIZE = 4096
 TEXTUAL_INPUT_WAIT = 0.1
 """Seconds Textual's input loop waits on the terminal before it ticks its parser."""
 IDLE_ROUNDS = math.ceil(constants.ESCAPE_DELAY / TEXTUAL_INPUT_WAIT)
-"""Idle rounds of Textual's loop after the last input: together as long as the escape delay
-(a wait on the terminal never ends early), so the parser's deadline has passed."""
-SHORT_ROUND = TEXTUAL_INPUT_WAIT
-"""A round of Textual's loop shorter than its wait ended early: input came during it."""
-HANGUP = select.POLLHUP | select.POLLERR | select.POLLNVAL
+"""Idle rounds of Textual's loop that, once the escape delay passed, make sure its parser
+ticked after its deadline (a wait never ends early): one, unless ESCDELAY is raised."""
 MAX_QUEUED_WRITES = 30
 """Writes queued for the screen before `write` waits (Textual's writer holds as many)."""
 ENDING_SIGNALS: dict[signal.Signals, int] = {
@@ -54,9 +51,12 @@ ENDING_SIGNALS: dict[signal.Signals, int] = {
 
 
 class InputGate(threading.Event):
-    """The driver's exit flag. Set, it also writes a byte to a pipe, to wake the input thread
-    blocked in `is_set`; asked on the input thread, `is_set` returns only once there is input
-    or a flag, so Textual's loop turns only for input."""
+    """The driver's exit flag, and the only way input reaches Textual's loop.
+
+    Set, it also writes a byte to a pipe, to wake the input thread. Asked on the input thread,
+    `is_set` blocks until the terminal has input or the flag is set, and passes what it read
+    on through a relay pipe, the one Textual's loop reads: so it knows of every byte the parser
+    got, and after an escape it lets the loop turn idle until the parser's deadline passed."""
 
     def __init__(self, on_hangup: Callable[[], None]) -> None:
         """Args:
@@ -65,15 +65,17 @@ class InputGate(threading.Event):
         super().__init__()
         self._on_hangup = on_hangup
         self._wake_read, self._wake_write = -1, -1
-        self.input_fd = -1
-        """The terminal the input thread reads, while it runs (`watch`)."""
+        self._terminal = -1
+        self._relay_read, self._relay_write = -1, -1
         self._input_thread: int | None = None
+        self._escape_fed = False
+        """Input passed on had an escape in it: the parser may hold it for the escape delay."""
+        self._escape_at: float | None = None
+        """When the parser was last fed an escape (at the latest)."""
         self._rounds_owed = 0
-        self._round_began = 0.0
 
-    def open(self, input_fd: int) -> None:
-        """Make the wake-up pipe (once) and note the terminal's input."""
-        self.input_fd = input_fd
+    def open(self) -> None:
+        """Make the wake-up pipe (the driver starts application mode)."""
         if self._wake_read < 0:
             self._wake_read, self._wake_write = os.pipe()
             os.set_blocking(self._wake_read, False)
@@ -87,13 +89,19 @@ class InputGate(threading.Event):
         self._wake_read, self._wake_write = -1, -1
 
     @contextlib.contextmanager
-    def watch(self) -> Iterator[None]:
-        """While in this block, the calling thread is the input thread that `is_set` gates."""
-        self._input_thread, self._rounds_owed, self._round_began = threading.get_ident(), 0, 0.0
+    def relaying(self, terminal: int) -> Iterator[int]:
+        """While in this block, the calling thread is the input thread: `is_set` reads
+        `terminal` for it and passes the input on to the descriptor this yields."""
+        self._relay_read, self._relay_write = os.pipe()
+        self._terminal, self._input_thread = terminal, threading.get_ident()
+        self._escape_fed, self._escape_at, self._rounds_owed = False, None, 0
         try:
-            yield
+            yield self._relay_read
         finally:
             self._input_thread = None
+            os.close(self._relay_read)
+            os.close(self._relay_write)
+            self._relay_read, self._relay_write = -1, -1
 
     def set(self) -> None:
         super().set()
@@ -110,33 +118,49 @@ class InputGate(threading.Event):
         return self._wait()
 
     def _wait(self) -> bool:
-        """Wait for input (not at all while rounds are owed to the parser) or the flag: True
+        """Pass the next input on, or let the loop turn idle for the parser's deadline: True
         when the loop is to end (the flag, or the input hung up)."""
-        if time.monotonic() - self._round_began < SHORT_ROUND:
-            self._rounds_owed = IDLE_ROUNDS  # the round just ended read input: owe them again
+        if select.select([self._relay_read], [], [], 0)[0]:
+            return False  # the loop has not read all it was given yet
+        if self._escape_fed:
+            # The loop read it and fed its parser before it asked again: the deadline runs.
+            self._escape_fed, self._escape_at = False, time.monotonic()
+        if self._rounds_owed:
+            # Idle rounds: the loop's wait ends without input, and its parser's tick sends a
+            # lone Escape. Input that comes meanwhile waits in the terminal, one round at most.
+            self._rounds_owed -= 1
+            return False
+        timeout = None
+        if self._escape_at is not None:
+            timeout = max(0.0, self._escape_at + constants.ESCAPE_DELAY - time.monotonic())
         poller = select.poll()
-        poller.register(self.input_fd, select.POLLIN)
+        poller.register(self._terminal, select.POLLIN)
         poller.register(self._wake_read, select.POLLIN)
-        timeout = 0 if self._rounds_owed else None
         while True:
-            ready = dict(poller.poll(timeout))
+            ready = dict(poller.poll(None if timeout is None else timeout * 1000))
             if ready.get(self._wake_read):
                 self._drain_wake_pipe()
             if super().is_set():
                 return True
-            events = ready.get(self.input_fd, 0)
-            if events & HANGUP:
-                # Nothing more can come, and a read would return at once, for ever.
-                self._on_hangup()
-                return True
-            if events & select.POLLIN:
-                self._rounds_owed = IDLE_ROUNDS
-            elif self._rounds_owed:
-                self._rounds_owed -= 1
-            else:
-                continue
-            self._round_began = time.monotonic()
-            return False
+            if not ready:
+                self._escape_at, self._rounds_owed = None, IDLE_ROUNDS - 1
+                return False
+            if ready.get(self._terminal):
+                return self._pass_on()
+
+    def _pass_on(self) -> bool:
+        """Read the terminal and pass it on; True when it hung up (EOF, EIO)."""
+        try:
+            data = os.read(self._terminal, READ_SIZE)
+        except OSError:
+            data = b""
+        if not data:
+            # Nothing more can come, and a read would return at once, for ever.
+            self._on_hangup()
+            return True
+        os.write(self._relay_write, data)  # the relay is empty: READ_SIZE fits
+        self._escape_fed = self._escape_fed or b"\x1b" in data
+        return False
 
     def _drain_wake_pipe(self) -> None:
         # BlockingIOError: the pipe is empty, every wake-up is read.
@@ -233,7 +257,7 @@ class QuietInputDriver(LinuxDriver):
         """The handlers ENDING_SIGNALS had before application mode, put back when it stops."""
 
     def start_application_mode(self) -> None:
-        self.gate.open(self.fileno)
+        self.gate.open()
         if self.screen is None:
             stream = sys.__stderr__
             assert stream is not None, "the screen is drawn on stderr"
@@ -261,13 +285,18 @@ class QuietInputDriver(LinuxDriver):
         self.gate.close()
 
     def run_input_thread(self) -> None:
-        """Textual's input loop, gated by `exit_event`; a read that fails (EIO: the terminal
-        hung up) ends the app instead of showing a traceback."""
-        with self.gate.watch():
+        """Textual's input loop, reading what the gate (`exit_event`) passes on from the
+        terminal."""
+        terminal = self.fileno
+        with self.gate.relaying(terminal) as relay:
+            # Textual's loop takes the descriptor it reads when it starts; the terminal's is
+            # put back before the thread ends, before anything else uses it (the thread is
+            # joined first).
+            self.fileno = relay
             try:
                 super().run_input_thread()
-            except OSError:
-                self._terminal_gone()
+            finally:
+                self.fileno = terminal
 
     def _catch_ending_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         """While the app runs, SIGHUP and SIGTERM end it (with their codes) on its own loop.
