@@ -77,14 +77,13 @@ async def test_a_sessions_branch_and_a_subagents_description_are_drawn_escaped(
 async def test_a_notification_shows_outside_text_as_written() -> None:
     """A notification carries paths, commands and reasons: brackets in them (a `[tmp]` or `[/]`
     that markup would swallow) are text, and control characters are escapes."""
-    from textual.widgets._toast import Toast
 
     app = SwarmdeckApp(load_config(), StateStore.open_default())
     async with app.run_test(size=(160, 40), notifications=True) as pilot:
         await probed(pilot)
         app.notify("released the stale lock of /w/[tmp]/[/]x")
         app.query_one(JobsPanel).notify("not rerun: [bold]cd\x1b[2J failed")
-        await until(pilot, lambda: len(app.query(Toast)) == 2, "both notifications")
-        shown = [drawn(toast) for toast in app.query(Toast)]
+        await until(pilot, lambda: len(app.query("Toast")) == 2, "both notifications")
+        shown = [drawn(toast) for toast in app.query("Toast")]
         assert any("/w/[tmp]/[/]x" in text for text in shown), shown
         assert any("[bold]cd\\x1b[2J failed" in text for text in shown), shown

@@ -20,7 +20,6 @@ from textual import errors
 from textual.app import App
 from textual.geometry import Region
 from textual.widgets import Button, Footer, Tree
-from textual.widgets._footer import FooterKey
 
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.launch import LaunchScreen
@@ -200,7 +199,7 @@ async def test_at_80_columns_the_footer_shows_whole_key_labels(
 ) -> None:
     async with focused_at_80x24(isolated_home, key) as app:
         footer = app.screen.query_one(Footer)
-        shown = [k for k in footer.query(FooterKey) if k.display and k.region.width]
+        shown = [k for k in footer.query("FooterKey") if k.display and k.region.width]
         assert any(k.key == "question_mark" for k in shown)
         for footer_key in shown:
             assert inside(footer_key.region, footer.region), footer_key.description

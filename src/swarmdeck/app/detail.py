@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import sqlite3
 import time
 from collections.abc import Iterable
 from typing import Any, ClassVar
@@ -24,7 +25,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Label, Static
 
-from swarmdeck import sqlite
 from swarmdeck.actions.admission import planned_queue
 from swarmdeck.actions.backfill import Spot
 from swarmdeck.actions.hosts.peer_ledger import VIA_PEER
@@ -362,7 +362,7 @@ class JobDetail(DetailScreen):
     def _read_queue(self, host: str, jobs: list[LedgerJob], usable: int) -> None:
         try:
             spots = planned_queue(self._store, host, jobs, usable)
-        except (sqlite.Error, StateError):
+        except (sqlite3.Error, StateError):
             return  # the place is shown again from the next snapshot
         spot = spots.get(self.job_id)
         text = queue_text(spot, len(spots)) if spot is not None else None
@@ -398,7 +398,7 @@ class JobDetail(DetailScreen):
         peaks: WorkloadHistory | str
         try:
             peaks = workload_history(self._store, fingerprint, PEAK_RUNS)
-        except (sqlite.Error, StateError) as error:
+        except (sqlite3.Error, StateError) as error:
             peaks = str(error)
         self.app.call_from_thread(self._took_peaks, peaks)
 

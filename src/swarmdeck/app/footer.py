@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from textual.widget import Widget
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
 
 KEPT_KEY = "question_mark"
 """The key shown whatever else gives way: the help, which lists every other."""
+KEY_WIDGETS = "FooterKey"
+"""The footer's key widgets, queried by type name: Textual exports no class for them."""
 
 
 def shown_keys(widths: Sequence[int], room: int, kept: int | None) -> list[bool]:
@@ -39,16 +41,18 @@ class FittedFooter(Footer):
 
     def fit(self) -> None:
         """Show the keys that fit beside the palette key, each whole."""
-        keys = [key for key in self.query_children(FooterKey)
+        keys = [key for key in self.query_children(KEY_WIDGETS)
                 if not key.has_class("-command-palette")]
         palette = sum(self._width(key) for key in self.query_children(".-command-palette"))
         widths = [self._width(key) for key in keys]
-        kept = next((n for n, key in enumerate(keys) if key.key == KEPT_KEY), None)
+        kept = next(
+            (n for n, key in enumerate(keys) if getattr(key, "key", None) == KEPT_KEY), None
+        )
         for key, shown in zip(keys, shown_keys(widths, self.size.width - palette, kept),
                               strict=True):
             key.display = shown
 
-    def _width(self, key: FooterKey) -> int:
+    def _width(self, key: Widget) -> int:
         """The cells a key takes in the footer: its label, padding, border and margin."""
         styles = key.styles
         return (key.get_content_width(self.size, self.size) + styles.gutter.width
