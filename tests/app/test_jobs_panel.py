@@ -108,7 +108,7 @@ def test_a_running_jobs_row_stays_the_same_from_one_refresh_to_the_next() -> Non
     add_job(store, "pytest", "running")
     add_job(store, "build", "done", exit_code=0, outcome="ok", ended_at=time.time() - 30)
     snapshot = Snapshot(taken_at=time.time(), hosts=[], jobs=list(ledger_jobs(store)))
-    panel, now = JobsPanel(), time.time()
+    panel, now = JobsPanel(load_config(), store), time.time()
     assert panel.rows(snapshot, now) == panel.rows(snapshot, now + 2)
     runtimes = [cells[PANEL_COLUMNS.index(("runtime", "runtime"))]
                 for cells in panel.rows(snapshot, now).values()]

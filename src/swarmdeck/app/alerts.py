@@ -11,6 +11,7 @@ from textual.binding import Binding
 
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.panel import Rows, StorePanel, TablePanel
+from swarmdeck.app.readonly import WriteGate
 from swarmdeck.hooks.guards import ALERT_SOURCE
 from swarmdeck.probes.records import Alert, open_alerts
 from swarmdeck.snapshot import Snapshot
@@ -33,8 +34,8 @@ class AlertsPanel(StorePanel, TablePanel):
     ]
     ELSEWHERE = {"acknowledge": "an alert in the Alerts panel (7)"}
 
-    def __init__(self, store: StateStore, *, readonly: bool = False) -> None:
-        super().__init__(store, readonly=readonly, id="alerts")
+    def __init__(self, store: StateStore, *, gate: WriteGate) -> None:
+        super().__init__(store, gate=gate, id="alerts")
 
     def rows(self, snapshot: Snapshot, now: float) -> Rows:
         newest = sorted(snapshot.alerts, key=lambda alert: -alert.last_seen_at)

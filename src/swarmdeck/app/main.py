@@ -1,17 +1,14 @@
-"""The control room app: lays out the panels and feeds them snapshots probed off the UI loop.
-
-One probe thread lives as long as the app: it takes a snapshot, hands it to the UI loop in one
-message and sleeps until the next refresh or until `probe` asks for one now. A Textual Worker per
-refresh would cost more than the refresh itself on an idle machine (a thread start, its state
-messages, a timer to re-arm it).
+"""The control room app: lays out the panels and feeds them the snapshots its probe thread
+(app/probe_loop.py) takes off the UI loop; folds the panels to a short screen's height.
 
 Panels receive the app's `snapshot` (and the Agents panel its `sessions`) by data binding in
 `compose`; they never reach for the app or a probe. Where to add more:
 - a panel: `compose`, with `.data_bind(SwarmdeckApp.snapshot)` (it subclasses SnapshotPanel,
   DrawnPanel or TablePanel from app/panel.py) and its id in PANELS for the number keys;
 - an action that changes something: an `Action` in app/commands.py ACTIONS (key, palette and
-  the read-only guard come from there) and an `action_…` method here that starts with
-  `if self.refused(...)` and asks in a modal screen before it acts.
+  the read-only gate, app/readonly.py, come from there), an `action_…` method on the panel
+  that owns its rows (JobsPanel.action_rerun), asking in a modal screen before it acts, and
+  its name in ROW_ACTIONS here.
 """
 
 from __future__ import annotations
@@ -27,7 +24,6 @@ from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.reactive import var
 from textual.screen import Screen
@@ -35,8 +31,6 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Header, Tree
 
 from swarmdeck.actions.detach import launch_detached_said
-from swarmdeck.actions.lock import release_stale
-from swarmdeck.actions.migration import refusal
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.app import commands
 from swarmdeck.app.agent_tree import FOLD
@@ -60,26 +54,23 @@ from swarmdeck.app.history import RoomHistory
 from swarmdeck.app.host_detail import HostDetail
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
-from swarmdeck.app.keyed_table import KeyedTable
-from swarmdeck.app.launch import LaunchScreen, Preview, form_values, request_preview
+from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.locks import LocksPanel
-from swarmdeck.app.migrate import MigrateScreen
-from swarmdeck.app.more_room import MoreRoom, more_room
+from swarmdeck.app.palette import key_commands
 from swarmdeck.app.panel import SnapshotPanel, StorePanel
+from swarmdeck.app.probe_loop import ProbeLoop
+from swarmdeck.app.readonly import WriteGate
 from swarmdeck.app.record_detail import AlertDetail, FindingDetail
 from swarmdeck.app.terminal import controlling_tty, hung_up
 from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import Config
-from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.paths import claude_dir
 from swarmdeck.printable import printable
 from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, waiting_for_person
-from swarmdeck.probes.host import CpuSampler, HostSnapshot
-from swarmdeck.probes.kernel_files import hold_open, release_unread
-from swarmdeck.probes.ledger import LedgerJob, MemoryBook
-from swarmdeck.probes.locks import LockState
+from swarmdeck.probes.host import CpuSampler
+from swarmdeck.probes.kernel_files import hold_open
 from swarmdeck.probes.peer import PeerProber
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, reconciled_snapshot
@@ -101,9 +92,8 @@ they say what to select and where (or, read-only, that nothing is changed)."""
 
 Prober = Callable[[], Snapshot]
 
-STOP_WAIT = 5.0
-"""Seconds quitting waits for a probe under way to finish before the app closes what it uses."""
-
+ROW_ACTIONS = {"rerun": "jobs", "migrate": "jobs", "release_lock": "locks"}
+"""Each action on a selected row, and the panel that owns the rows (and the action)."""
 
 NARROW_WIDTH = 100
 """Screens fewer columns wide than this are narrow (the breakpoint class `-narrow`)."""
@@ -136,20 +126,6 @@ class SwarmdeckApp(App[int]):
     """The Claude Code sessions the Agents panel shows: the newest the sessions probe has
     (woken by transcript writes between snapshots), or the snapshot's with a given prober."""
 
-    class SnapshotReady(Message):
-        """The probe thread finished a snapshot."""
-
-        def __init__(self, snapshot: Snapshot) -> None:
-            super().__init__()
-            self.snapshot = snapshot
-
-    class ProbeFailed(Message):
-        """The probe thread's round raised; the next round comes as usual."""
-
-        def __init__(self, error: Exception) -> None:
-            super().__init__()
-            self.error = error
-
     def __init__(
         self,
         config: Config,
@@ -176,7 +152,8 @@ class SwarmdeckApp(App[int]):
         super().__init__(driver_class=QuietInputDriver)
         self.config = config
         self.store = store
-        self.readonly = readonly
+        self.gate = WriteGate(readonly)
+        """Read-only mode: every key and action that changes anything asks it."""
         self.terminal = terminal
         self.launch_cwd = launch_cwd if launch_cwd is not None else Path.cwd()
         self.sessions_probe = SessionsProbe() if prober is None else None
@@ -187,12 +164,7 @@ class SwarmdeckApp(App[int]):
         self.snapshots_taken = 0
         """How many snapshots have reached the panels (what tests wait on)."""
         self._stop_watching = threading.Event()
-        self._probe_now = threading.Event()
-        """Set to end the probe thread's wait: a refresh asked for, or the app stopping."""
-        self._stop_probing = threading.Event()
-        self._probe_thread = threading.Thread(
-            target=self._probe_rounds, name="swarmdeck-probe", daemon=True
-        )
+        self.probe_loop = ProbeLoop(self._probe_round, config.ui.refresh_interval, self)
         self.peer_prober = PeerProber(wait=False) if prober is None and config.hosts else None
         """One SSH connection per peer, read in the background: a slow peer never holds up
         this host's figures, and shows as "not read" until it answers or times out."""
@@ -240,18 +212,18 @@ class SwarmdeckApp(App[int]):
         yield Header()
         yield HostsPanel(points, self.config.ui.history_minutes).data_bind(bound)
         with Horizontal(id="middle"):
-            yield JobsPanel().data_bind(bound)
+            yield JobsPanel(self.config, self.store).data_bind(bound)
             yield AgentsPanel(folder).data_bind(SwarmdeckApp.sessions)
         with Horizontal(id="lower"):
             yield GpusPanel().data_bind(bound)
             yield LocksPanel().data_bind(bound)
-        yield WatchdogPanel(self.store, readonly=self.readonly).data_bind(bound)
-        yield AlertsPanel(self.store, readonly=self.readonly).data_bind(bound)
+        yield WatchdogPanel(self.store, gate=self.gate).data_bind(bound)
+        yield AlertsPanel(self.store, gate=self.gate).data_bind(bound)
         yield FittedFooter()
 
     def on_mount(self) -> None:
         self.watch(self.screen_stack[0], "focused", self._fold, init=True)
-        self._probe_thread.start()
+        self.probe_loop.start()
         if self.sessions_probe is not None:
             self.watch_transcripts()
 
@@ -284,7 +256,7 @@ class SwarmdeckApp(App[int]):
         if self.config.ui.bell and waiting - self._waiting:
             self.bell()
         self._waiting = waiting
-        parts = ["read-only"] if self.readonly else []
+        parts = ["read-only"] if self.gate.readonly else []
         if in_order:
             oldest = waiting_text(in_order[:1], time.time())
             which = ", the longest" if len(in_order) > 1 else ""
@@ -294,38 +266,22 @@ class SwarmdeckApp(App[int]):
     def probe(self) -> None:
         """Refresh now: the probe thread takes its next snapshot at once (right after the one
         under way, if any). Safe from any thread."""
-        self._probe_now.set()
+        self.probe_loop.probe()
 
-    def _probe_rounds(self) -> None:
-        """The probe thread: probes read kernel files and SQLite, never on the UI loop, and the
-        watchdog's pass runs here too; one round at a time, each refresh interval or when
-        `probe` asks, until the app stops."""
-        interval = self.config.ui.refresh_interval
-        while not self._stop_probing.is_set():
-            self._probe_now.clear()
-            try:
-                snapshot = self.prober()
-                if self.watchdog is not None:
-                    snapshot = self.watchdog.observe(snapshot)
-            except Exception as error:  # shown to the person; the next round may well work
-                self.post_message(self.ProbeFailed(error))
-            else:
-                self.post_message(self.SnapshotReady(snapshot))
-            release_unread()
-            self._probe_now.wait(interval)
+    def _probe_round(self) -> Snapshot:
+        """One round on the probe thread: a snapshot, with the watchdog's pass over it."""
+        snapshot = self.prober()
+        return snapshot if self.watchdog is None else self.watchdog.observe(snapshot)
 
     def on_unmount(self) -> None:
         self._stop_watching.set()
-        self._stop_probing.set()
-        self._probe_now.set()
-        if self._probe_thread.is_alive():
-            self._probe_thread.join(STOP_WAIT)
+        self.probe_loop.stop()
         if self.peer_prober is not None:
             self.peer_prober.close()
         if self.watchdog is not None:
             self.watchdog.close()
 
-    def on_swarmdeck_app_snapshot_ready(self, message: SnapshotReady) -> None:
+    def on_probe_loop_snapshot_ready(self, message: ProbeLoop.SnapshotReady) -> None:
         self.history.observe(message.snapshot)
         self.snapshot = message.snapshot
         self.snapshots_taken += 1
@@ -344,7 +300,7 @@ class SwarmdeckApp(App[int]):
             top.book_changed()
         self._leave_if_hung_up()
 
-    def on_swarmdeck_app_probe_failed(self, message: ProbeFailed) -> None:
+    def on_probe_loop_probe_failed(self, message: ProbeLoop.ProbeFailed) -> None:
         self.notify(f"probe failed: {message.error}", severity="error", timeout=8)
         self._leave_if_hung_up()
 
@@ -498,70 +454,18 @@ class SwarmdeckApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """In read-only mode no action that changes anything is offered."""
-        return not (self.readonly and action in commands.MUTATING)
+        return self.gate.offers(action in commands.MUTATING)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """Every key the help lists, by name: Textual's own, the app's bindings (help, the
-        panels by number) and, unless read-only, each action and each panel's keys."""
+        """Textual's own commands, then every key the help lists, by name (app/palette.py)."""
         offered = list(super().get_system_commands(screen))
         yield from offered
-        titles = {command.title for command in offered}
-        actions = {action.action for action in commands.ACTIONS}
-        for binding in self.BINDINGS:
-            if (isinstance(binding, Binding) and binding.action not in actions
-                    and binding.description and binding.description not in titles):
-                key = binding.key_display or binding.key
-                yield SystemCommand(
-                    f"{binding.description} ({key})",
-                    f"the {key} key",
-                    partial(self.run_action, binding.action),
-                )
-        if self.readonly:
-            return
-        for action in commands.ACTIONS:
-            yield SystemCommand(
-                f"{action.description} ({action.key})",
-                f"the {action.key} key",
-                getattr(self, f"action_{action.action}"),
-            )
-        for panel in self.screen_stack[0].query(".panel"):
-            for binding in type(panel).BINDINGS:
-                if isinstance(binding, Binding):
-                    if not binding.description:
-                        continue
-                    yield SystemCommand(
-                        f"{binding.description} ({binding.key})",
-                        f"the {binding.key} key in the {type(panel).TITLE} panel",
-                        partial(self._panel_key, panel, binding),
-                    )
-
-    async def _panel_key(self, panel: Widget, binding: Binding) -> None:
-        """A panel's key chosen in the palette does what the key does where the focus is (the
-        palette closed): the panel's action on its selection when the focus is in that panel
-        (or a detail view's own key), else the same refusal as the key's."""
-        active = self.screen.active_bindings.get(binding.key)
-        if isinstance(panel, StorePanel):
-            node = active.node if active is not None and active.enabled else None
-            if node is None or (isinstance(node, StorePanel) and node is not panel):
-                where = panel.elsewhere(binding.key)
-                if self.readonly or where is None:
-                    panel.writable()
-                else:
-                    self.notify(f"select {where} first", severity="warning")
-                return
-            if node is self:
-                self.action_elsewhere(binding.key)
-                return
-            await node.run_action(active.binding.action)
-            return
-        await panel.run_action(binding.action)
+        yield from key_commands(self, screen, offered)
 
     def action_elsewhere(self, key: str) -> None:
         """A row key of the Watchdog's or Alerts' pressed where none of their rows is
         selected: what to select and where; read-only, that nothing is changed."""
-        if self.readonly:
-            self.notify("read-only: nothing is changed (started with --readonly)",
-                        severity="warning")
+        if self.gate.refuses(self):
             return
         wheres = dict.fromkeys(
             where for panel in self.screen_stack[0].query(StorePanel)
@@ -573,7 +477,7 @@ class SwarmdeckApp(App[int]):
     def on_key(self, event: events.Key) -> None:
         """Under `--readonly` an action's key is not bound (the footer does not offer it); it
         still says why nothing happens rather than nothing at all."""
-        if not self.readonly or self.screen is not self.screen_stack[0]:
+        if not self.gate.readonly or self.screen is not self.screen_stack[0]:
             return
         action = next((a.action for a in commands.ACTIONS if a.key == event.key), None)
         if action is not None:
@@ -581,14 +485,7 @@ class SwarmdeckApp(App[int]):
 
     def refused(self, action: str) -> bool:
         """True (and says so) when read-only mode forbids `action`, however it was invoked."""
-        if self.readonly and action in commands.MUTATING:
-            self.notify(f"read-only: {action.replace('_', ' ')} refused", severity="warning")
-            return True
-        return False
-
-    def _selected(self, table_id: str) -> str | None:
-        """The key of the row under the cursor of a panel's table, if it shows rows."""
-        return self.screen_stack[0].query_one(f"#{table_id}", KeyedTable).cursor_key()
+        return action in commands.MUTATING and self.gate.refuses(self, action)
 
     def action_launch(self) -> None:
         if self.refused("launch"):
@@ -597,82 +494,34 @@ class SwarmdeckApp(App[int]):
             if request is not None:
                 self._launch(request, f"job {request.label or shlex.join(request.argv)}")
 
+        jobs = self.screen_stack[0].query_one(JobsPanel)
         self.push_screen(
-            LaunchScreen(self.config, self.store, self._local_book, self.launch_cwd,
-                         cores=self._local_cores()),
+            LaunchScreen(self.config, self.store, jobs.local_book, self.launch_cwd,
+                         cores=jobs.local_cores()),
             answered,
         )
-
-    def _local_host(self) -> HostSnapshot | None:
-        """This host as last read (a snapshot's first host); None before the first one."""
-        snapshot = self.snapshot
-        return snapshot.hosts[0] if snapshot and snapshot.hosts else None
-
-    def _local_book(self) -> MemoryBook | None:
-        """This host's memory book as last read: what a launch or rerun here is booked in."""
-        host = self._local_host()
-        return self.snapshot.book_of(host.name) if self.snapshot and host else None
-
-    def _local_cores(self) -> int | None:
-        """This host's cores as last read, for the launch form's threads range."""
-        host = self._local_host()
-        return host.cores.count if host else None
 
     def action_rerun(self) -> None:
-        if self.refused("rerun"):
-            return
-        job = self._selected_job()
-        if job is None:
-            self.notify("select a finished job in the Jobs panel (2) first", severity="warning")
-            return
-        why = commands.why_not_rerun(job, self.snapshot.jobs if self.snapshot else ())
-        if why:
-            self.notify(f"not rerun: {why}", severity="error")
-            return
-        room = more_room(job, self.config.memory.cap_factor)
-        if room is not None:
-            self._rerun_with_more_room(job, room)
-            return
-        self._offer_rerun(job, self._local_book())
+        self._row_action("rerun")
 
-    @work(thread=True, exclusive=True, group="rerun-offer", exit_on_error=False)
-    def _offer_rerun(self, job: LedgerJob, book: MemoryBook | None) -> None:
-        """Work out the rerun's booking as the runner will (it reads the recorded peaks: off
-        the UI loop), then ask."""
-        request = commands.rerun_request(job, self.config.memory.cap_factor)
-        said = request_preview(self.config, self.store, book, request)
-        self.call_from_thread(self._ask_rerun, job, request, said)
+    def action_migrate(self) -> None:
+        self._row_action("migrate")
 
-    def _ask_rerun(self, job: LedgerJob, request: RunRequest, said: Preview) -> None:
-        """The rerun modal: the command line and how it will be booked, or what stands in its
-        way (the runner has the last word, and its refusal comes back as a notification)."""
-        booking = [f"✗ {said.problem}"] if said.problem else [
-            line for line in said.lines[:2] if line
-        ]
-        lines = [f"job {job.id}: {job.label}", "", commands.command_line(request), "",
-                 *booking, "it runs detached"]
+    def action_release_lock(self) -> None:
+        self._row_action("release_lock")
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._launch(request, f"rerun of job {job.id}")
+    def _row_action(self, action: str) -> None:
+        """A key of a row action, wherever the focus is: the action of the panel that owns
+        the rows, on the row under its cursor, unless read-only refuses it."""
+        if not self.refused(action):
+            panel = self.screen_stack[0].query_one(f"#{ROW_ACTIONS[action]}")
+            getattr(panel, f"action_{action}")()
 
-        self.push_screen(commands.ConfirmScreen("Rerun this job?", lines, "Rerun"), answered)
+    def on_jobs_panel_launch_asked(self, message: JobsPanel.LaunchAsked) -> None:
+        self._launch(message.request, message.what)
 
-    def _rerun_with_more_room(self, job: LedgerJob, room: MoreRoom) -> None:
-        """A job the same rerun would end the same way (its own cap, or a slice it filled with
-        its own growth): the launch form opens filled in with what it declared (command, label,
-        threads, --timeout) and a cap with more room, for the person to set."""
-
-        def answered(request: RunRequest | None) -> None:
-            if request is not None:
-                self._launch(request, f"rerun of job {job.id}")
-
-        self.push_screen(
-            LaunchScreen(self.config, self.store, self._local_book, Path(job.cwd),
-                         form_values(room.request), room.title, cores=self._local_cores(),
-                         unbounded=room.request.unbounded),
-            answered,
-        )
+    def on_snapshot_panel_changed(self, _message: SnapshotPanel.Changed) -> None:
+        self.probe()
 
     @work(thread=True, group="launch", exit_on_error=False)
     def _launch(self, request: RunRequest, what: str) -> None:
@@ -688,72 +537,11 @@ class SwarmdeckApp(App[int]):
             )
         self.probe()
 
-    def action_release_lock(self) -> None:
-        if self.refused("release_lock"):
-            return
-        key = self._selected("locks-table")
-        found = self.snapshot.locks if self.snapshot else []
-        lock = next(
-            (item for item in found
-             if isinstance(item, LockState) and f"lock:{item.lock_file}" == key),
-            None,
-        )
-        if lock is None:
-            self.notify("select a lock in the Locks panel (5) first", severity="warning")
-            return
-        why = commands.why_not_release(lock)
-        if why:
-            self.notify(f"not released: {why}", severity="error")
-            return
-        lines = [printable(lock.path or str(lock.lock_file)),
-                 f"{lock.state}: {printable(lock.reason)}", "", f"removes {lock.lock_file}"]
-
-        def answered(yes: bool | None) -> None:
-            if not yes:
-                return
-            try:
-                release_stale(lock.lock_file)
-            except SwarmdeckError as error:
-                self.notify(f"not released: {error}", severity="error")
-                return
-            self.notify(f"released the stale lock of {lock.path or lock.lock_file}")
-            self.probe()
-
-        self.push_screen(commands.ConfirmScreen("Release this stale lock?", lines, "Release"),
-                         answered)
-
     def action_help(self) -> None:
-        panels = [(cls.TITLE, cls.BINDINGS, self.readonly and issubclass(cls, StorePanel))
+        panels = [(cls.TITLE, cls.BINDINGS, self.gate.readonly and issubclass(cls, StorePanel))
                   for cls in PANEL_CLASSES.values() if cls.BINDINGS]
-        off = commands.MUTATING if self.readonly else frozenset()
+        off = commands.MUTATING if self.gate.readonly else frozenset()
         self.push_screen(HelpScreen(key_list(self.BINDINGS, panels, off)))
-
-    def action_migrate(self) -> None:
-        """The migrate pane for the job under the Jobs panel's cursor."""
-        if self.refused("migrate"):
-            return
-        job = self._selected_job()
-        if job is None:
-            self.notify("select a job row in the Jobs panel first", severity="warning")
-            return
-        refused = refusal(job, self.snapshot.jobs if self.snapshot else ())
-        if refused is not None:
-            self.notify(refused, severity="warning")
-            return
-        if not any(host.enabled and host.name != job.host for host in self.config.hosts):
-            self.notify("no enabled peer: add a [[hosts]] entry to the config", severity="warning")
-            return
-        self.push_screen(MigrateScreen(self.config, job), self._migrated)
-
-    def _selected_job(self) -> LedgerJob | None:
-        key = self._selected("jobs-table")
-        if self.snapshot is None or key is None:
-            return None
-        return next((job for job in self.snapshot.jobs if str(job.id) == key), None)
-
-    def _migrated(self, line: str | None) -> None:
-        if line:
-            self.notify(line, timeout=8)
 
 
 def run_app(config: Config, store: StateStore, *, readonly: bool = False) -> int:

@@ -24,12 +24,14 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import Label
 
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.quiet import show_subtitle
+from swarmdeck.app.readonly import WriteGate
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.views.cells import Cell, Columns
@@ -49,6 +51,10 @@ class SnapshotPanel(Vertical, can_focus=True):
     folded: var[bool] = var(False)
     """Drawn as its title line alone (a short screen: app/fold.py); the title then says how
     many items the panel holds, which its folded lines do not show."""
+
+    class Changed(Message):
+        """A key of the panel's changed something (started a job, released a lock): the
+        room is probed again at once."""
 
     def __init__(self, *, id: str) -> None:
         """Args:
@@ -247,15 +253,15 @@ class StorePanel(SnapshotPanel):
     """A panel whose keys change the state store: it is given the store (and whether the app
     is read-only) rather than reaching for the app's."""
 
-    def __init__(self, store: StateStore, *, readonly: bool, id: str) -> None:
+    def __init__(self, store: StateStore, *, gate: WriteGate, id: str) -> None:
         """Args:
         store: The state store its keys change.
-        readonly: Whether the app was started with --readonly: every such key is refused.
+        gate: Whether the app was started with --readonly: every such key is refused.
         id: The widget id.
         """
         super().__init__(id=id)
         self.store = store
-        self.readonly = readonly
+        self.gate = gate
 
     ELSEWHERE: ClassVar[dict[str, str]] = {}
     """Action → what to select for it, and where ("a finding in the Watchdog panel (6)"):
@@ -274,12 +280,12 @@ class StorePanel(SnapshotPanel):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only, the panel's keys are not offered: the footer leaves them out (each would
         only refuse); `on_key` still says why such a key does nothing."""
-        return not (self.readonly and self.acts(action))
+        return self.gate.offers(self.acts(action))
 
     def on_key(self, event: events.Key) -> None:
         """Read-only, a key of this panel's reaches here unbound: it says why nothing happens
         rather than nothing at all."""
-        if self.readonly and any(
+        if self.gate.readonly and any(
             isinstance(b, Binding) and event.key in b.key.split(",") for b in self.BINDINGS
         ):
             event.stop()
@@ -287,8 +293,4 @@ class StorePanel(SnapshotPanel):
 
     def writable(self) -> bool:
         """False, after saying so, when the app is read-only."""
-        if self.readonly:
-            self.notify("read-only: nothing is changed (started with --readonly)",
-                        severity="warning")
-            return False
-        return True
+        return not self.gate.refuses(self)

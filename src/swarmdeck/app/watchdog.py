@@ -22,6 +22,7 @@ from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.panel import NOTHING_TO_OPEN, DrawnPanel, Rows, StorePanel
 from swarmdeck.app.quiet import show_subtitle
+from swarmdeck.app.readonly import WriteGate
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.printable import printable
 from swarmdeck.probes.records import (
@@ -88,8 +89,8 @@ class WatchdogPanel(StorePanel, DrawnPanel[tuple[Rows, Rows]]):
         "deny": "a kill request in the Watchdog panel (6)",
     }
 
-    def __init__(self, store: StateStore, *, readonly: bool = False) -> None:
-        super().__init__(store, readonly=readonly, id="watchdog")
+    def __init__(self, store: StateStore, *, gate: WriteGate) -> None:
+        super().__init__(store, gate=gate, id="watchdog")
         self.tree_lister: TreeLister = stop_preview
         """What lists the processes a request's approval would stop, for the approve modal:
         this host's process table as it is now (pictures on fixed data give a fixed tree)."""
