@@ -4,8 +4,9 @@ app when its terminal goes away; built on the driver's public methods and attrib
 Textual's input loop waits on the terminal with a 0.1 s timeout and looks at `exit_event`
 between waits, so a control room left open wakes ten times a second. Here `exit_event` is an
 `InputGate`: asked on the input thread, it blocks until input or the exit flag comes (a pipe of
-its own wakes it), and lets Textual's loop run only while there is input, and for a few idle
-rounds after it, so the parser's escape deadline passes and a lone Escape reaches the app.
+its own wakes it) and passes the input on through a pipe that Textual's loop reads; after an
+escape it waits out the escape delay and lets the loop turn once idle, so the parser's tick
+sends a lone Escape. (Textual has no public hook for either.)
 
 A terminal can go away under the app (tmux session killed, ssh dropped): SIGHUP comes, the
 input hangs up (POLLHUP, EIO) and writes fail. Each ends the app with 129 (TERMINAL_GONE),
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 import select
 import signal
@@ -36,11 +36,6 @@ from textual.drivers.linux_driver import LinuxDriver
 from swarmdeck.exitcodes import ExitCode
 
 READ_SIZE = 4096
-TEXTUAL_INPUT_WAIT = 0.1
-"""Seconds Textual's input loop waits on the terminal before it ticks its parser."""
-IDLE_ROUNDS = math.ceil(constants.ESCAPE_DELAY / TEXTUAL_INPUT_WAIT)
-"""Idle rounds of Textual's loop that, once the escape delay passed, make sure its parser
-ticked after its deadline (a wait never ends early): one, unless ESCDELAY is raised."""
 MAX_QUEUED_WRITES = 30
 """Writes queued for the screen before `write` waits (Textual's writer holds as many)."""
 ENDING_SIGNALS: dict[signal.Signals, int] = {
@@ -72,7 +67,6 @@ class InputGate(threading.Event):
         """Input passed on had an escape in it: the parser may hold it for the escape delay."""
         self._escape_at: float | None = None
         """When the parser was last fed an escape (at the latest)."""
-        self._rounds_owed = 0
 
     def open(self) -> None:
         """Make the wake-up pipe (the driver starts application mode)."""
@@ -94,7 +88,7 @@ class InputGate(threading.Event):
         `terminal` for it and passes the input on to the descriptor this yields."""
         self._relay_read, self._relay_write = os.pipe()
         self._terminal, self._input_thread = terminal, threading.get_ident()
-        self._escape_fed, self._escape_at, self._rounds_owed = False, None, 0
+        self._escape_fed, self._escape_at = False, None
         try:
             yield self._relay_read
         finally:
@@ -125,11 +119,6 @@ class InputGate(threading.Event):
         if self._escape_fed:
             # The loop read it and fed its parser before it asked again: the deadline runs.
             self._escape_fed, self._escape_at = False, time.monotonic()
-        if self._rounds_owed:
-            # Idle rounds: the loop's wait ends without input, and its parser's tick sends a
-            # lone Escape. Input that comes meanwhile waits in the terminal, one round at most.
-            self._rounds_owed -= 1
-            return False
         timeout = None
         if self._escape_at is not None:
             timeout = max(0.0, self._escape_at + constants.ESCAPE_DELAY - time.monotonic())
@@ -143,7 +132,10 @@ class InputGate(threading.Event):
             if super().is_set():
                 return True
             if not ready:
-                self._escape_at, self._rounds_owed = None, IDLE_ROUNDS - 1
+                # The escape delay has passed: one idle round of the loop (its wait never ends
+                # early) and its parser's tick sends a lone Escape. Input that comes meanwhile
+                # waits in the terminal, for that round at most.
+                self._escape_at = None
                 return False
             if ready.get(self._terminal):
                 return self._pass_on()
