@@ -187,6 +187,12 @@ def admissions(place: Place) -> str:
     """A 64M slice holds two jobs capped at 24M: of the runners started at once, at most two
     may be running together; the rest are refused (252: --wait 0)."""
     place.caged_config(64)
+    # The ledger is made first: twenty first runs making it at once race over the new file (in
+    # the cgroup v2 guest one was refused, 251), which is the state file's matter, not
+    # admission's.
+    from swarmdeck.state import StateStore
+
+    StateStore(place.state_dir / "state.db").close()
     fits = 64 // 24
     release = place.root / "release"
     runners = []
@@ -204,12 +210,12 @@ def admissions(place: Place) -> str:
         running = sum(1 for up, _ in runners if up.exists())
     finally:
         release.touch()
-    codes = [place.finish(proc, DEADLINE).code for _, proc in runners]
+    ended = [place.finish(proc, DEADLINE) for _, proc in runners]
     expect(running <= fits, f"{running} jobs of 24M ran at once in a 64M slice: overbooked")
     expect(running >= 1, "no job was admitted at all")
-    others = [code for code in codes if code not in (0, 252)]
+    others = [done for done in ended if done.code not in (0, 252)]
     if others:
-        raise CellFailed(f"a runner exited {others[0]}, neither 0 nor 252")
+        raise CellFailed(f"a runner exited {others[0].code}, neither 0 nor 252: {others[0].tail()}")
     return f"{running} of {ADMISSION_RUNNERS} ran at once (room for {fits}); the rest exit 252"
 
 
