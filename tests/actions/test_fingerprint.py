@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -140,6 +141,26 @@ def test_a_run_at_a_commit_seen_before_starts_no_git(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(subprocess, "run", no_git)
     assert tree_identity(repo) == known
+
+
+def test_a_slow_git_walk_gives_the_workload_its_one_fingerprint(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The first walk of a commit's history on a slow machine (a cold cache, a loaded or
+    emulated one) took over the 2 s git was once given: that run fell back to the folder's
+    identity, the next found the root and was another workload, so it booked the default
+    instead of the peak the first had learned (seen in the cgroup v2 guest, under TCG)."""
+    repo = git_repo(tmp_path / "one")
+    fast = fingerprint(["make", "test"], repo)
+    slow_bin = tmp_path / "slow-bin"
+    slow_bin.mkdir()
+    real_git = shutil.which("git")
+    (slow_bin / "git").write_text(f'#!/bin/sh\nsleep 3\nexec "{real_git}" "$@"\n')
+    (slow_bin / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow_bin}:{os.environ['PATH']}")
+    monkeypatch.setenv("SWARMDECK_STATE_DIR", str(tmp_path / "fresh-state"))
+    assert remembered_root(read_head(repo) or "") is None
+    assert fingerprint(["make", "test"], repo) == fast
 
 
 def test_a_fifo_in_place_of_a_git_file_is_no_head_and_never_blocks(tmp_path: Path) -> None:

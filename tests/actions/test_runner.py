@@ -497,6 +497,23 @@ def test_timeout_exits_253_and_leaves_no_process_behind(
     assert row["outcome"] == "timed out"
 
 
+def test_a_timed_out_job_that_ignores_term_and_forks_through_its_grace_leaves_nothing(
+    slice_config: Path, isolated_home, start_run: Start
+) -> None:
+    """The job ignores TERM (its children inherit that) and starts a child every tenth of a
+    second, through the whole grace: the children born after the stop first listed the tree
+    are stopped too, and the cage is removed."""
+    job = "trap '' TERM; while :; do sleep 600 & sleep 0.1; done"
+    runner = start_run("--timeout", "0.5", "--", "sh", "-c", job)
+    # Not communicate(): a child left behind would hold the runner's pipes open.
+    assert runner.wait(timeout=DEADLINE) == 253
+    assert session_processes(runner.pid) == []
+    _, err = runner.communicate(timeout=DEADLINE)
+    assert "cannot remove cage" not in err
+    (row,) = rows(isolated_home)
+    assert row["outcome"] == "timed out"
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_signalling_the_runner_stops_the_job_tree_and_records_it(
     slice_config: Path, isolated_home, sig: signal.Signals, start_run: Start

@@ -9,13 +9,17 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from swarmdeck.breaks import SWITCHES
+from swarmdeck.hooks.guards import SAMPLES
 from swarmdeck.probes.cgroups import read_hierarchies
 from swarmdeck.probes.procs import environment, pids
 from swarmdeck.selftest.every_cell import all_cells, reddening
+from swarmdeck.selftest.guard_cells import guard_check
+from swarmdeck.selftest.sandbox import CellFailed, Place
 from swarmdeck.selftest.table import FAIL, PASS, SKIP, Result, SwitchResult, judge_switch
 from waiting import wait_for
 
@@ -187,3 +191,40 @@ def test_what_a_selftest_killed_outright_left_is_removed_by_the_next(tmp_path: P
     done = selftest(tmp_path, "--cell", "lock-live")
     assert done.returncode == 0, done.stdout
     assert leftovers(tmp_path) == []
+
+
+def test_a_guard_cell_whose_hook_gave_no_answer_says_why_not_that_it_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook that gives up (out of its answer budget, as in the cgroup v2 guest under qemu
+    without KVM) lets the call through undecided: the cell says the hook gave no answer and
+    why, not that the guard let its sample through. Here it gives up on an empty place."""
+    place = Place(SimpleNamespace(marker=tmp_path / "marker", closing=False), tmp_path, None)
+    for sub in ("state", "claude", "work"):
+        (tmp_path / sub).mkdir()
+    whole = place.env()
+    monkeypatch.setattr(Place, "env", lambda self: {**whole, "CLAUDE_CONFIG_DIR": " "})
+    check = guard_check(SAMPLES[0])
+    with pytest.raises(CellFailed, match="gave no answer: swarmdeck hook: nothing done: "):
+        check(place)
+    place.end()
+
+
+def test_a_wait_that_keeps_progressing_outlasts_the_deadline_and_a_stuck_one_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Twenty runners on an emulated machine took over the cell's 60 s to be decided, one by
+    one: the admissions cell fails only when none is decided for that long."""
+    from swarmdeck.selftest import cells
+
+    monkeypatch.setattr(cells, "DEADLINE", 0.3)
+    place = SimpleNamespace(sandbox=SimpleNamespace(closing=False))
+    ticks = [0]
+
+    def slowly() -> int:
+        ticks[0] += 1
+        return ticks[0] // 10  # one step every ten polls, twenty steps in all: past 0.3 s
+
+    cells.wait_progressing(place, slowly, 20, "runners")  # type: ignore[arg-type]
+    with pytest.raises(CellFailed, match=r"runners: 3 of 20, none more within 0\.3 s"):
+        cells.wait_progressing(place, lambda: 3, 20, "runners")  # type: ignore[arg-type]

@@ -144,6 +144,7 @@ def watch(
         supervised={job},
         grace=grace if ended_by != EXITED else LEFTOVER_GRACE,
         members=cage.members,
+        cgroup=cage.path,
     )
     returncode = proc.wait()
     if ended_by == EXITED and (

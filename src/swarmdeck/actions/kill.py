@@ -3,11 +3,17 @@
 Identity is (pid, start ticks); every process is pinned with a pidfd and its start ticks are
 compared after pinning, so a pid reused in between is never signalled. The tree is frozen
 top-down with SIGSTOP, listed again until no newborn escapes, sent SIGTERM bottom-up, thawed
-with SIGCONT, and whatever is still alive after the grace period gets SIGKILL. Only processes
-the control room supervises (a ledger job's tree, members of its cage) may be stopped, and never
-a tree that holds the stopping process itself or one of its ancestors: it would freeze the one
-process that was to thaw it (an agent approving its own session's kill), so that is refused. A
-stopper killed halfway leaves nothing frozen: a guardian finishes its stop (stop_guard.py).
+with SIGCONT; after the grace period the tree is frozen and listed again, so a child born during
+the grace is found too, and all of it gets SIGKILL. A job's cgroup v2 cage is frozen whole with
+its cgroup.freeze instead (the kernel holds every member, and any child it forks, until the
+thaw), its members listed, pinned and signalled while frozen, TERM before the grace and KILL
+after it. cgroup.kill is not used: it spares nobody, and a stop must spare its own line.
+
+Only processes the control room supervises (a ledger job's tree, members of its cage) may be
+stopped, and never a tree that holds the stopping process itself or one of its ancestors: it
+would freeze the one process that was to thaw it (an agent approving its own session's kill),
+so that is refused. A stopper killed halfway leaves nothing frozen: a guardian finishes its stop
+(stop_guard.py).
 """
 
 from __future__ import annotations
@@ -34,6 +40,12 @@ KILL_CONFIRM = 2.0
 STOP_CONFIRM = 1.0
 """How long a freeze round waits for its SIGSTOPs to take hold (a process in the kernel's
 uninterruptible sleep stops only when it leaves it)."""
+FROZEN_CONFIRM = 5.0
+"""How long a cgroup v2 freeze is waited for (cgroup.events says `frozen 1`); a member in the
+kernel's uninterruptible sleep is frozen only when it leaves it."""
+CGROUP_KILL_ROUNDS = 5
+"""Frozen rounds of SIGKILL over a cage's members; one suffices unless a member was still
+leaving the kernel when the freeze was given up on."""
 
 
 class NotSupervisedError(RefusedError):
@@ -234,8 +246,11 @@ def stop_tree(
     supervised: Collection[ProcessIdentity],
     grace: float = 5.0,
     members: Callable[[], Iterable[int]] | None = None,
+    cgroup: str | None = None,
 ) -> StopReport:
-    """Stop target and its descendants, plus the processes `members` lists (a cage's).
+    """Stop target and its descendants, plus the processes `members` lists (a cage's). With
+    `cgroup`, the cage's cgroup v2 directory, its members are stopped by freezing it first
+    (where the kernel has cgroup.freeze), then the rest of target's tree as without.
 
     Raises NotSupervisedError, before any signal, when target is alive but is neither a
     supervised process nor a descendant of one; OwnTreeError when what it would stop holds this
@@ -269,9 +284,16 @@ def stop_tree(
     pinned: dict[int, PinnedProcess] = {}
     guard = StopGuard.start(finish_stop)
     try:
-        report = _freeze_and_stop(
+        report = StopReport()
+        if cgroup is not None and members is not None and freezable(cgroup):
+            report = _frozen_stop(cgroup, members, pinned, grace, mine, guard)
+            table = process_table()
+        more = _freeze_and_stop(
             lambda now: _roots(target, members, now), table, pinned, grace, mine, guard
         )
+        report.signalled += more.signalled
+        report.killed += more.killed
+        report.survivors += more.survivors
     except BaseException:
         if guard is not None:
             guard.abandon()  # the guardian finishes the stop, as if this process had died
@@ -340,7 +362,39 @@ def _freeze_and_stop(
 ) -> StopReport:
     """STOP top-down until no newborn escapes, TERM bottom-up, CONT, KILL after the grace;
     never a pid of `spared` (the stopping process's own line, should one join later). The
-    `guard` hears of each round's processes before they are frozen."""
+    `guard` hears of each round's processes before they are frozen. Whoever lived through the
+    grace is frozen again with what it started meanwhile, and all of that is killed."""
+    order = _stop_newborn(roots, table, pinned, spared, guard)
+    report = StopReport(signalled=[handle.ident for handle in order])
+    if not order:
+        return report
+    for handle in reversed(order):
+        handle.send(signal.SIGTERM)
+    for handle in reversed(order):
+        handle.send(signal.SIGCONT)
+    living = _wait_all_exited(order, grace)
+    # The living ran through the grace and may have forked: hold them, then their newborns.
+    held = [handle for handle in living if handle.send(signal.SIGSTOP)]
+    _wait_stopped(held, STOP_CONFIRM)
+    late = _stop_newborn(roots, process_table(), pinned, spared, guard)
+    report.signalled += [handle.ident for handle in late]
+    doomed = living + late
+    for handle in doomed:
+        if handle.send(signal.SIGKILL):
+            report.killed.append(handle.ident)
+    report.survivors = [handle.ident for handle in _wait_all_exited(doomed, KILL_CONFIRM)]
+    return report
+
+
+def _stop_newborn(
+    roots: Callable[[dict[int, StatLine]], list[ProcessIdentity]],
+    table: dict[int, StatLine],
+    pinned: dict[int, PinnedProcess],
+    spared: Collection[int],
+    guard: StopGuard | None,
+) -> list[PinnedProcess]:
+    """SIGSTOP, top-down, the processes of the roots' trees not pinned yet, round after round
+    until one finds no newborn; the ones it stopped, in that order."""
     order: list[PinnedProcess] = []
     for _ in range(MAX_FREEZE_ROUNDS):
         newborn = [ident for ident in tree_of(roots(table), table)
@@ -358,14 +412,94 @@ def _freeze_and_stop(
         order.extend(frozen)
         _wait_stopped(frozen, STOP_CONFIRM)
         table = process_table()
-    report = StopReport(signalled=[handle.ident for handle in order])
-    for handle in reversed(order):
-        handle.send(signal.SIGTERM)
-    for handle in reversed(order):
-        handle.send(signal.SIGCONT)
-    living = _wait_all_exited(order, grace)
-    for handle in living:
-        if handle.send(signal.SIGKILL):
-            report.killed.append(handle.ident)
-    report.survivors = [handle.ident for handle in _wait_all_exited(living, KILL_CONFIRM)]
+    return order
+
+
+def freezable(cgroup: str) -> bool:
+    """Whether `cgroup` is a cgroup v2 directory with the freezer (kernel 5.2 and later)."""
+    return os.path.exists(os.path.join(cgroup, "cgroup.freeze"))
+
+
+def _set_frozen(cgroup: str, frozen: bool) -> bool:
+    """Freeze or thaw a cgroup; False when it is gone (or refuses)."""
+    try:
+        with open(os.path.join(cgroup, "cgroup.freeze"), "w") as file:
+            file.write("1" if frozen else "0")
+    except OSError:
+        return False
+    return True
+
+
+def _wait_frozen(cgroup: str, timeout: float) -> None:
+    """Wait until cgroup.events says the cgroup is frozen, it is gone, or timeout passed."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(os.path.join(cgroup, "cgroup.events")) as file:
+                events = file.read().split()
+        except OSError:
+            return
+        if "frozen" in events and events[events.index("frozen") + 1] == "1":
+            return
+        time.sleep(0.001)
+
+
+def _signal_frozen(
+    cgroup: str,
+    members: Callable[[], Iterable[int]],
+    pinned: dict[int, PinnedProcess],
+    sig: int,
+    spared: Collection[int],
+    guard: StopGuard | None,
+) -> list[PinnedProcess]:
+    """Freeze the cage, send `sig` to each member (pinned, its start ticks checked; never one
+    of `spared`), thaw it; the members it reached. Frozen, no member can fork a child the
+    listing misses: a child starts in its parent's cgroup, frozen as well."""
+    if not _set_frozen(cgroup, True):
+        return []
+    try:
+        _wait_frozen(cgroup, FROZEN_CONFIRM)
+        idents = []
+        for pid in members():
+            stat = read_stat(pid)
+            if stat is not None and pid not in spared and stat.state != "Z":
+                idents.append(ProcessIdentity(pid, stat.start_ticks))
+        if guard is not None and idents:
+            guard.record(idents)
+        reached = []
+        for ident in idents:
+            handle = pinned.get(ident.pid)
+            if handle is None or handle.ident != ident:
+                if handle is not None:
+                    handle.close()
+                handle = pinned[ident.pid] = PinnedProcess(ident)
+            if handle.send(sig):
+                reached.append(handle)
+        return reached
+    finally:
+        _set_frozen(cgroup, False)
+
+
+def _frozen_stop(
+    cgroup: str,
+    members: Callable[[], Iterable[int]],
+    pinned: dict[int, PinnedProcess],
+    grace: float,
+    spared: Collection[int],
+    guard: StopGuard | None,
+) -> StopReport:
+    """TERM every member of a frozen cage, thaw it, and after the grace KILL, frozen again,
+    whoever is in it then, children born during the grace included."""
+    told = _signal_frozen(cgroup, members, pinned, signal.SIGTERM, spared, guard)
+    report = StopReport(signalled=[handle.ident for handle in told])
+    _wait_all_exited(told, grace)
+    doomed: list[PinnedProcess] = []
+    for _ in range(CGROUP_KILL_ROUNDS):
+        killed = _signal_frozen(cgroup, members, pinned, signal.SIGKILL, spared, guard)
+        if not killed:
+            break
+        doomed += killed
+        report.killed += [handle.ident for handle in killed]
+        _wait_all_exited(killed, KILL_CONFIRM)
+    report.survivors = [handle.ident for handle in doomed if not handle.exited()]
     return report

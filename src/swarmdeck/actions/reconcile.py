@@ -130,7 +130,9 @@ def clear_lost(lost: list[LostJob]) -> None:
         target, members = what
         supervised = {target} if target is not None else set()
         try:
-            stop_tree(target, supervised, grace=CLEAR_GRACE, members=members)
+            stop_tree(
+                target, supervised, grace=CLEAR_GRACE, members=members, cgroup=job.cgroup
+            )
         except OwnTreeError:
             # An ancestor of this command joined the cage after mark_lost_jobs looked (it
             # leaves such a row open): nothing is stopped that would stop the caller.

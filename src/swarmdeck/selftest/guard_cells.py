@@ -23,6 +23,9 @@ THREADS = 3
 HOOK_TIMEOUT = 30.0
 SESSION = "5e1f7e57-0000-4000-8000-00000000cafe"
 OTHER_SESSION = "5e1f7e57-0000-4000-8000-00000000beef"
+UNANSWERED = ("swarmdeck hook: not read:", "swarmdeck hook: input not read:",
+              "swarmdeck hook: nothing done:")
+"""How the hook's stderr begins when it gave no answer at all (hooks/entry.py)."""
 
 
 def _payload(place: Place, data: dict[str, Any], **more: Any) -> dict[str, Any]:
@@ -48,6 +51,11 @@ def hook(place: Place, event: str, payload: dict[str, Any]) -> tuple[str, str]:
         raise CellFailed(f"swarmdeck hook {event} did not answer in {HOOK_TIMEOUT:g} s") from None
     if proc.returncode != 0:
         raise CellFailed(f"swarmdeck hook {event} exited {proc.returncode}: {err.strip()[:120]}")
+    if not out.strip() and any(line.startswith(UNANSWERED) for line in err.splitlines()):
+        # It gave up (out of its budget, say) and let the call through: no decision of the
+        # guard's, so neither a refusal nor an allowed twin.
+        said = next(line for line in err.splitlines() if line.startswith(UNANSWERED))
+        raise CellFailed(f"swarmdeck hook {event} gave no answer: {said[:120]}")
     answer = json.loads(out) if out.strip() else {}
     if answer.get("decision") == "block":
         return "block", str(answer.get("reason", ""))
