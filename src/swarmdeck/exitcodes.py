@@ -2,37 +2,35 @@
 
 from enum import IntEnum
 
-from swarmdeck import exit_numbers as number
-
 
 class ExitCode(IntEnum):
-    """Every code swarmdeck may exit with, besides the wrapped command's own status (the numbers
-    live in swarmdeck.exit_numbers)."""
+    """Every code swarmdeck may exit with, besides the wrapped command's own status: the one
+    home of these numbers."""
 
-    OK = number.OK
-    REFUSED = number.REFUSED
-    CANNOT_EXECUTE = number.CANNOT_EXECUTE
+    OK = 0
+    REFUSED = 78
+    CANNOT_EXECUTE = 126
     """The command was found but cannot be run, as a shell says it."""
-    NOT_FOUND = number.NOT_FOUND
+    NOT_FOUND = 127
     """The command was not found, as a shell says it."""
-    TERMINAL_GONE = number.TERMINAL_GONE
+    TERMINAL_GONE = 129
     """The control room's terminal went away (a killed tmux session, a dropped ssh, SIGHUP):
     128 + SIGHUP, as a shell shows a command that its hang-up ended."""
-    READER_GONE = number.READER_GONE
+    READER_GONE = 141
     """The reader of swarmdeck's output went away (`| head`): 128 + SIGPIPE, as a shell shows a
     command that SIGPIPE ended (`git log | head -1`)."""
-    NEVER_FITS_ANY_HOST = number.NEVER_FITS_ANY_HOST
-    MOVED = number.MOVED
+    NEVER_FITS_ANY_HOST = 241
+    MOVED = 242
     """Withdrawn while queued here because it moved to another host and runs there (its row
     here says where, and its job id there); nothing ran here."""
-    LONG_JOB_SINGLE_HOST = number.LONG_JOB_SINGLE_HOST
-    GPU_OUT_OF_MEMORY = number.GPU_OUT_OF_MEMORY
-    OWN_CAP = number.OWN_CAP
-    USAGE = number.USAGE
-    NOT_ADMITTED = number.NOT_ADMITTED
-    TIMED_OUT = number.TIMED_OUT
-    SLICE_FULL = number.SLICE_FULL
-    LOST = number.LOST
+    LONG_JOB_SINGLE_HOST = 244
+    GPU_OUT_OF_MEMORY = 245
+    OWN_CAP = 250
+    USAGE = 251
+    NOT_ADMITTED = 252
+    TIMED_OUT = 253
+    SLICE_FULL = 254
+    LOST = 255
     """The job's runner vanished (SIGKILL, a crash) before it could record how the job ended."""
 
 

@@ -13,7 +13,6 @@ import os
 import select
 import time
 
-from swarmdeck import exit_numbers as exits
 from swarmdeck import json_text, sqlite
 from swarmdeck.actions.backfill import (
     Holder,
@@ -31,6 +30,7 @@ from swarmdeck.actions.doorbell import Doorbell, ring
 from swarmdeck.actions.reconcile import LostJob, clear_lost, mark_lost_jobs
 from swarmdeck.breaks import broken
 from swarmdeck.errors import StateError, SwarmdeckError
+from swarmdeck.exitcodes import ExitCode
 from swarmdeck.file_lock import take_within
 from swarmdeck.probes.ledger import (
     ADMITTED,
@@ -72,7 +72,7 @@ TURN_POLL_MAX = 0.02
 class NotAdmittedError(SwarmdeckError):
     """The job never fits, or waited past --wait: exit 252, nothing ran."""
 
-    exit_code = exits.NOT_ADMITTED
+    exit_code = ExitCode.NOT_ADMITTED
 
 
 class Interrupted(SwarmdeckError):
@@ -87,7 +87,7 @@ class Moved(SwarmdeckError):
     """The queued row was moved to another host (actions/migration.py): exit 242, nothing ran
     here; the message says where it runs."""
 
-    exit_code = exits.MOVED
+    exit_code = ExitCode.MOVED
 
 
 def _moved(conn: sqlite.Connection, job_id: int) -> None:
@@ -153,7 +153,7 @@ def _insert(conn: sqlite.Connection, job: JobRow, state: str, at: float) -> int:
         "detached": int(job.detached), "timeout": job.timeout,
         "declared_cap": job.declared_cap, "scope": job.scope or None, "created_at": at,
         "admitted_at": at if state == ADMITTED else None,
-        "exit_code": exits.NOT_ADMITTED if refused else None,
+        "exit_code": ExitCode.NOT_ADMITTED if refused else None,
         "outcome": "never fits" if refused else None,
         "ended_at": at if refused else None,
     })
@@ -561,7 +561,7 @@ def _queued(
     while decision is not Decision.ADMIT:
         waited = time.monotonic() - started
         if waited >= wait:
-            give_up(store, job_id, "waited past --wait", exits.NOT_ADMITTED)
+            give_up(store, job_id, "waited past --wait", ExitCode.NOT_ADMITTED)
             raise NotAdmittedError(
                 f"job {job_id} not admitted after {waited:.0f} s: {room_line(booked, book)}"
             )
@@ -596,10 +596,10 @@ def _queued(
                     128 + stopped.signum)
             raise
         except NotAdmittedError as error:
-            give_up(store, job_id, "admission lock held too long", exits.NOT_ADMITTED)
+            give_up(store, job_id, "admission lock held too long", ExitCode.NOT_ADMITTED)
             raise error from None
         _cleared(store, lost)
         if decision is Decision.NEVER:
-            give_up(store, job_id, "never fits", exits.NOT_ADMITTED)
+            give_up(store, job_id, "never fits", ExitCode.NOT_ADMITTED)
             raise NotAdmittedError(never_line(job_id, booked, book))
     return Admission(job_id=job_id, book=book, booking=job.booking)

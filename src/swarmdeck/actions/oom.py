@@ -8,8 +8,8 @@ the notifications are mixed or missing. Pure: the backends gather the evidence, 
 
 from __future__ import annotations
 
-from swarmdeck import exit_numbers as exits
 from swarmdeck.choices import Choice
+from swarmdeck.exitcodes import ExitCode
 from swarmdeck.records import dataclass
 
 PEAK_TOLERANCE = 1 << 20
@@ -26,8 +26,8 @@ class OomVerdict(Choice):
     @property
     def exit_code(self) -> int | None:
         return {
-            OomVerdict.OWN_CAP: exits.OWN_CAP,
-            OomVerdict.SLICE_FULL: exits.SLICE_FULL,
+            OomVerdict.OWN_CAP: ExitCode.OWN_CAP,
+            OomVerdict.SLICE_FULL: ExitCode.SLICE_FULL,
         }.get(self)
 
 

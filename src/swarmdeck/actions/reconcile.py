@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import os
 
-from swarmdeck import exit_numbers as exits
 from swarmdeck import sqlite
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.cage.base import made_cage
 from swarmdeck.actions.kill import OwnTreeError, stop_tree, would_stop_itself
+from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.cgroups import cgroup_pids, chosen_site, slice_sites
 from swarmdeck.probes.ledger import ACTIVE, LOST
 from swarmdeck.probes.procs import ProcessIdentity
@@ -98,7 +98,7 @@ def mark_lost_jobs(
         )
         conn.execute(
             "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ? WHERE id = ?",
-            (LOST, outcome, int(exits.LOST), now(), row["id"]),
+            (LOST, outcome, int(ExitCode.LOST), now(), row["id"]),
         )
         lost.append(found)
     return lost

@@ -12,7 +12,6 @@ import os
 import signal
 import sys
 
-from swarmdeck import exit_numbers as exits
 from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, Moved, NotAdmittedError, admit
 from swarmdeck.actions.booking import (
@@ -55,6 +54,7 @@ from swarmdeck.actions.run_request import (
 from swarmdeck.actions.spawn import CannotEnter, SetupFailed, spawn
 from swarmdeck.breaks import broken
 from swarmdeck.errors import StateError, UsageError
+from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts, reserve_problem, slice_cap_of
 from swarmdeck.probes.machine import local_host_name, mem_total
 from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
@@ -133,12 +133,12 @@ def exit_and_outcome(
     """The runner's exit code and the ledger's outcome for a job that ran; `outgrew`, its peak
     passed its booking, which a slice-full outcome then says."""
     if verdict is OomVerdict.SLICE_FULL and outgrew:
-        return int(exits.SLICE_FULL), SLICE_FULL_OVER_BOOKING
+        return int(ExitCode.SLICE_FULL), SLICE_FULL_OVER_BOOKING
     if verdict is not OomVerdict.NONE:
         assert verdict.exit_code is not None
         return int(verdict.exit_code), verdict.value
     if watched.ended_by == TIMEOUT:
-        return int(exits.TIMED_OUT), "timed out"
+        return int(ExitCode.TIMED_OUT), "timed out"
     if watched.ended_by == SIGNALLED and watched.signum is not None:
         return 128 + watched.signum, f"stopped: runner got {signal_name(watched.signum)}"
     code = watched.returncode
@@ -151,14 +151,14 @@ def verdict_line(
     job_id: int, code: int, booking: Booking, peak: int, slice_cap: int
 ) -> str | None:
     """What the person reads when swarmdeck, not the command, decided the exit code."""
-    if code == exits.OWN_CAP:
+    if code == ExitCode.OWN_CAP:
         return (
             f"job {job_id} hit its own memory cap of {format_size(booking.cap)} (exit 250); "
             "the next run books its cap: rerun with a larger --cap if it needs more"
         )
-    if code == exits.SLICE_FULL:
+    if code == ExitCode.SLICE_FULL:
         return slice_full_line(job_id, booking, peak, slice_cap)
-    if code == exits.TIMED_OUT:
+    if code == ExitCode.TIMED_OUT:
         return f"job {job_id} timed out (exit 253); its whole process tree was stopped"
     return None
 
@@ -453,17 +453,17 @@ def _not_started(request: RunRequest, error: OSError) -> tuple[str, int]:
     """Why exec or the change into the job's folder failed, and the exit code a shell gives."""
     if isinstance(error, CannotEnter):
         why = f"cannot start in {request.cwd}: {error.strerror}; nothing was run"
-        return why, exits.CANNOT_EXECUTE
+        return why, ExitCode.CANNOT_EXECUTE
     if isinstance(error, FileNotFoundError):
-        return f"{request.argv[0]}: command not found", exits.NOT_FOUND
+        return f"{request.argv[0]}: command not found", ExitCode.NOT_FOUND
     if isinstance(error, PermissionError):
         if "/" in request.argv[0] and os.path.isdir(os.path.join(request.cwd, request.argv[0])):
             import errno
 
             # exec refuses a folder with EACCES; a shell says what it is instead.
-            return f"{request.argv[0]}: {os.strerror(errno.EISDIR)}", exits.CANNOT_EXECUTE
-        return f"{request.argv[0]}: permission denied", exits.CANNOT_EXECUTE
-    return f"{request.argv[0]}: cannot execute: {error.strerror}", exits.CANNOT_EXECUTE
+            return f"{request.argv[0]}: {os.strerror(errno.EISDIR)}", ExitCode.CANNOT_EXECUTE
+        return f"{request.argv[0]}: permission denied", ExitCode.CANNOT_EXECUTE
+    return f"{request.argv[0]}: cannot execute: {error.strerror}", ExitCode.CANNOT_EXECUTE
 
 
 def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | None) -> int:
@@ -487,7 +487,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
         return _never_ran(
             run, job_id,
             f"could not put the job into its cage {cage.path} ({error}); nothing was run",
-            int(exits.USAGE),
+            int(ExitCode.USAGE),
         )
     if run.detached is not None and output is not None:
         run.detached.started(job_id, output)
@@ -541,7 +541,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
     line = verdict_line(job_id, code, booking, peak, prepared.facts.slice_cap)
     if line:
         run.note(line)
-    if code in (exits.OWN_CAP, exits.SLICE_FULL) and line:
+    if code in (ExitCode.OWN_CAP, ExitCode.SLICE_FULL) and line:
         memory_kill_alert(store, job_id, prepared.host, line)
     return code
 

@@ -16,14 +16,14 @@ import errno
 import os
 import sys
 
-from swarmdeck import exit_numbers as exits
+from swarmdeck.exitcodes import ExitCode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
 
-UNWRITABLE_EXIT = exits.USAGE
+UNWRITABLE_EXIT = ExitCode.USAGE
 """The exit code of a command whose output cannot be written: an environment it cannot work
 in, as a usage mistake is (README.md says so beside the commands)."""
 
@@ -126,7 +126,7 @@ def restore_streams(before: tuple[object, object]) -> None:
 def reader_gone() -> int:
     """The reader of stdout went away: end quietly with 141."""
     _point_stdout_at_nothing()
-    return exits.READER_GONE
+    return ExitCode.READER_GONE
 
 
 def output_failed(failure: OutputFailed) -> int:

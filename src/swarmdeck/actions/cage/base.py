@@ -14,9 +14,9 @@ import errno
 import os
 import time
 
-from swarmdeck import exit_numbers as exits
 from swarmdeck.actions.oom import OomEvidence
 from swarmdeck.errors import SwarmdeckError
+from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.cgroups import (
     MemoryReading,
     SliceSite,
@@ -36,7 +36,7 @@ RMDIR_PAUSE = 0.02
 class CageError(SwarmdeckError):
     """The cage could not be set up: exit 251, and the command is not run."""
 
-    exit_code = exits.USAGE
+    exit_code = ExitCode.USAGE
 
 
 def cage_name(job_id: int, runner_pid: int) -> str:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swarmdeck import exit_numbers as exits
 from swarmdeck import sqlite
+from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import ACTIVE, ADMITTED, DONE, LOST, RUNNING
 from swarmdeck.probes.procs import ProcessIdentity, own_identity
 from swarmdeck.state import insert, now
@@ -135,7 +135,7 @@ def mark_peer_lost(store: StateStore, job_id: int, outcome: str) -> None:
     with store.transaction() as conn:
         conn.execute(
             "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, outcome = ? WHERE id = ?",
-            (LOST, now(), int(exits.LOST), outcome, job_id),
+            (LOST, now(), int(ExitCode.LOST), outcome, job_id),
         )
 
 
