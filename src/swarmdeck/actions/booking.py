@@ -6,10 +6,10 @@ without a machine and the runner only gathers numbers and acts on the answer.
 
 from __future__ import annotations
 
+from enum import Enum
 from itertools import pairwise
 
 from swarmdeck.actions.run_request import MIN_CAP
-from swarmdeck.choices import Choice
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.records import dataclass
 from swarmdeck.sizes import MIB
@@ -36,7 +36,7 @@ OOM_ADJ_PREDICTED = 500
 OOM_ADJ_ON_CAP = 0
 
 
-class Via(Choice):
+class Via(Enum):
     """What a booking was based on; shown in the Jobs panel as "admitted via"."""
 
     CAP = "cap"
@@ -66,7 +66,7 @@ class Booking:
     oom_score_adj: int
 
 
-class Decision(Choice):
+class Decision(Enum):
     """The admission answer for one booking against one book."""
 
     ADMIT = "admit"

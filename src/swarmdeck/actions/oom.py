@@ -8,7 +8,8 @@ the notifications are mixed or missing. Pure: the backends gather the evidence, 
 
 from __future__ import annotations
 
-from swarmdeck.choices import Choice
+from enum import Enum
+
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.records import dataclass
 
@@ -16,7 +17,7 @@ PEAK_TOLERANCE = 1 << 20
 """How close to a limit a high-water mark must come to count as having reached it."""
 
 
-class OomVerdict(Choice):
+class OomVerdict(Enum):
     """What the memory cage did to the job, if anything."""
 
     NONE = "none"
