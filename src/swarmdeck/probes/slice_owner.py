@@ -13,10 +13,10 @@ when the ledger is gone and the slice is empty; the runner that takes it over sa
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 from swarmdeck import json_text, paths
-from swarmdeck.digest import short_sha256
 from swarmdeck.probes.cgroups import cage_members
 from swarmdeck.records import dataclass, fields
 from swarmdeck.regular_files import read_regular
@@ -43,7 +43,7 @@ class SliceOwner:
 
 def record_path(slice_path: PathLike[str] | str) -> str:
     """The owner record of a slice, in the machine's run folder."""
-    digest = short_sha256(str(slice_path))
+    digest = hashlib.sha256(str(slice_path).encode()).hexdigest()[:16]
     return os.path.join(paths.run_dir_text(), "slices", f"{digest}.json")
 
 
