@@ -9,11 +9,12 @@ after the attempt that found it, whatever this job's own answer. Waiting re-chec
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import time
 
-from swarmdeck import json_text, sqlite
+from swarmdeck import sqlite
 from swarmdeck.actions.backfill import (
     Holder,
     Spot,
@@ -146,7 +147,7 @@ def _insert(conn: sqlite.Connection, job: JobRow, state: str, at: float) -> int:
     refused = state == REFUSED
     return insert(conn, "jobs", {
         "label": job.label, "host": job.host, "fingerprint": job.fingerprint,
-        "argv": json_text.dumps(job.argv), "cwd": str(job.cwd), "state": state,
+        "argv": json.dumps(job.argv), "cwd": str(job.cwd), "state": state,
         "runner_pid": job.runner.pid, "runner_start_ticks": job.runner.start_ticks,
         "booked": booking.booked, "cap": booking.cap, "admitted_via": booking.via.value,
         "oom_score_adj": booking.oom_score_adj, "threads": job.threads,

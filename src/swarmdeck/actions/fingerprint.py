@@ -14,9 +14,10 @@ per HEAD commit and remembered in the state folder, and HEAD itself is read from
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 
-from swarmdeck import json_text, paths
+from swarmdeck import paths
 from swarmdeck.records import dataclass
 from swarmdeck.regular_files import read_regular
 from swarmdeck.text_paths import below, name_of
@@ -276,5 +277,5 @@ def _plain_word(word: str) -> bool:
 def fingerprint(argv: Sequence[str], cwd: PathLike[str] | str) -> str:
     """A short stable key for the workload `argv` run in `cwd`."""
     ident = tree_identity(cwd)
-    text = json_text.dumps([ident.tree, ident.subdir, normalise_command(argv, cwd)])
+    text = json.dumps([ident.tree, ident.subdir, normalise_command(argv, cwd)])
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -6,9 +6,10 @@ closes the job's row, so the next run of the same workload books from it.
 
 from __future__ import annotations
 
+import json
 import os
 
-from swarmdeck import json_text, sqlite
+from swarmdeck import sqlite
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
 from swarmdeck.hook_events import folded_transaction
 from swarmdeck.probes.ledger import DONE, RUNNING
@@ -70,7 +71,7 @@ def family_runs(store: StateStore, argv: list[str], cwd: str) -> list[PastRun]:
         ).fetchall()
     runs = [
         PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"]))
-        for row in rows if family_of(json_text.loads(row["argv"] or "[]")) == family
+        for row in rows if family_of(json.loads(row["argv"] or "[]")) == family
     ]
     return runs[:HISTORY_WINDOW]
 
@@ -128,7 +129,7 @@ def started_by_agent(
     import shlex  # only a job started from an agent's session gets here
 
     row = conn.execute("SELECT argv FROM jobs WHERE id = ?", (job_id,)).fetchone()
-    command = shlex.join(json_text.loads(row["argv"] or "[]")) if row is not None else ""
+    command = shlex.join(json.loads(row["argv"] or "[]")) if row is not None else ""
     if not command:
         return None
     found = conn.execute(

@@ -249,9 +249,9 @@ def handed_by_driver() -> tuple[str | None, str | None]:
 def write_result(path: str, cap: int, ending: Ending) -> None:
     """The run's peak for the driver that started it from another host (actions/hosts/ssh.py
     reads it back); a file that cannot be written loses only what the driver learns."""
-    from swarmdeck import json_text
+    import json
 
-    text = json_text.dumps({
+    text = json.dumps({
         "peak": ending.peak, "cap": cap, "hit_ceiling": ending.hit_ceiling,
         "duration": ending.duration,
     })

@@ -6,8 +6,9 @@ None (or an empty dict) rather than failing, and the caller decides what a missi
 
 from __future__ import annotations
 
+import json
+
 from swarmdeck.hook_events import field_text
-from swarmdeck.json_text import loads
 
 # The light path does without typing's import time (see cli.py).
 TYPE_CHECKING = False
@@ -135,7 +136,7 @@ def parse_input(raw: bytes, event_argument: str) -> HookInput:
     if not raw.strip():
         raise InputNotRead("no input")
     try:
-        data = loads(raw)
+        data = json.loads(raw)
     except ValueError as error:
         raise InputNotRead(f"not JSON ({error.__class__.__name__})") from None
     if not isinstance(data, dict):

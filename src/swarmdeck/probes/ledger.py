@@ -9,9 +9,10 @@ reported (`runner_alive`), and actions/reconcile.py is what marks it lost.
 
 from __future__ import annotations
 
+import json
 import time
 
-from swarmdeck import json_text, sqlite
+from swarmdeck import sqlite
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
@@ -282,7 +283,7 @@ def job_from_row(
         label=row["label"] or "",
         host=row["host"] or "",
         state=state,
-        argv=json_text.loads(row["argv"] or "[]"),
+        argv=json.loads(row["argv"] or "[]"),
         cwd=row["cwd"] or "",
         booked=row["booked"],
         cap=row["cap"],

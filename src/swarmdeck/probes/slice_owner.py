@@ -14,9 +14,10 @@ when the ledger is gone and the slice is empty; the runner that takes it over sa
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 
-from swarmdeck import json_text, paths
+from swarmdeck import paths
 from swarmdeck.probes.cgroups import cage_members
 from swarmdeck.records import dataclass, fields
 from swarmdeck.regular_files import read_regular
@@ -55,7 +56,7 @@ def read_owner(slice_path: PathLike[str] | str) -> SliceOwner | None:
 def read_record(record: str) -> SliceOwner | None:
     """The owner record in the file `record`, or None when it is not a usable one."""
     try:
-        data = json_text.loads(read_regular(record, MAX_RECORD))
+        data = json.loads(read_regular(record, MAX_RECORD))
         return SliceOwner(**{item.name: data[item.name] for item in fields(SliceOwner)})
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -17,10 +17,11 @@ keep one record per slice ever made (the demo's, the tests').
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
-from swarmdeck import json_text, paths
+from swarmdeck import paths
 from swarmdeck.actions.cage.base import Backend, CageError
 from swarmdeck.file_lock import take_within
 from swarmdeck.probes.slice_owner import (
@@ -203,7 +204,7 @@ def _record_lock(record: str, wait: float = RECORD_WAIT) -> int:
 
 def _write(record: str, owner: SliceOwner) -> None:
     try:
-        replace_private(record, json_text.dumps(asdict(owner)).encode())
+        replace_private(record, json.dumps(asdict(owner)).encode())
     except OSError as error:
         raise CageError(
             f"cannot record the owner of the slice in {record}: {error.strerror}"
