@@ -1,8 +1,10 @@
 """Where swarmdeck finds its config, keeps its state and reads Claude Code's files.
 
-Each place is worked out once, as text, by a `*_text` function; the Path-returning functions
-wrap those. pathlib is imported only inside the wrappers: the hook's light path, which runs
-before every Bash call an agent makes, needs two of these places but not pathlib's import time.
+Each place is a Path: `config_path`, `state_dir`, `state_db_path`, `claude_dir`. Their
+`*_text` twins give the same place as a str for the modules that still call them (config.py,
+config_cache.py, state.py, hook_events.py, hooks/settings.py) and go once those move. pathlib
+is imported inside the Path functions, as the hook's light path imports this module and uses
+no Path.
 """
 
 from __future__ import annotations
@@ -67,10 +69,10 @@ def config_path_text() -> str:
 
 def explicit_config_text() -> str | None:
     """The config file SWARMDECK_CONFIG names, tidied as config paths are; None when unset."""
-    from swarmdeck.text_paths import tidy
+    from pathlib import Path
 
     explicit = _explicit("SWARMDECK_CONFIG")
-    return None if explicit is None else tidy(explicit)
+    return None if explicit is None else str(Path(explicit))
 
 
 def state_dir_text() -> str:
@@ -85,12 +87,6 @@ def state_dir_text() -> str:
 def state_db_path_text() -> str:
     """The SQLite store inside the state folder."""
     return os.path.join(state_dir_text(), "state.db")
-
-
-def claude_dir_text() -> str:
-    """Claude Code's folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
-    explicit = _explicit("CLAUDE_CONFIG_DIR")
-    return _home(".claude") if explicit is None else explicit
 
 
 def config_path() -> Path:
@@ -115,10 +111,11 @@ def state_db_path() -> Path:
 
 
 def claude_dir() -> Path:
-    """Claude Code's folder, as a Path."""
+    """Claude Code's folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
     from pathlib import Path
 
-    return Path(claude_dir_text())
+    explicit = _explicit("CLAUDE_CONFIG_DIR")
+    return Path(_home(".claude") if explicit is None else explicit)
 
 
 PRIVATE_DIR_MODE = 0o700

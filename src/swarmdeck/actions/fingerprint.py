@@ -3,8 +3,7 @@
 The tree identity is the project's first commit when the cwd is inside a git repository, so a
 scratch copy or a worktree of the same project shares its history, while another project, or
 another directory within it, is a different workload and shows up as one. Outside git the
-identity is the directory itself. Paths are plain strings (os.path): every `swarmdeck run`
-makes this key, and pathlib would cost it 4 ms to import.
+identity is the directory itself.
 
 Finding the first commit walks the whole history (0.7 s for 100,000 commits), and every
 `swarmdeck run` needs it; but the root of a given commit never changes, so it is walked once
@@ -16,11 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from pathlib import PurePosixPath
 
 from swarmdeck import paths
 from swarmdeck.records import dataclass
 from swarmdeck.regular_files import read_regular
-from swarmdeck.text_paths import below, name_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -184,7 +183,7 @@ def _root_commit(top: str) -> str | None:
 def remembered_root(head: str) -> str | None:
     """The root commit found earlier for commit `head`, if the state folder still has it."""
     try:
-        text = _read(os.path.join(paths.state_dir_text(), ROOTS_FILE))
+        text = _read(str(paths.state_dir() / ROOTS_FILE))
     except (OSError, UnicodeDecodeError):
         return None
     at = text.rfind(head + " ")
@@ -196,7 +195,7 @@ def remembered_root(head: str) -> str | None:
 
 def remember_root(head: str, root: str) -> None:
     """Add one line; past ROOTS_KEPT lines, keep the newest half."""
-    folder = paths.state_dir_text()
+    folder = str(paths.state_dir())
     path = os.path.join(folder, ROOTS_FILE)
     line = f"{head} {root}\n"
     try:
@@ -224,7 +223,8 @@ def tree_identity(cwd: PathLike[str] | str) -> TreeIdentity:
     if top is not None:
         root = _root_commit(top)
         if root is not None:
-            return TreeIdentity(tree=f"git:{root}", subdir=below(folder, top))
+            subdir = str(PurePosixPath(folder).relative_to(top))
+            return TreeIdentity(tree=f"git:{root}", subdir=subdir)
     return TreeIdentity(tree=f"dir:{folder}", subdir=".")
 
 
@@ -237,7 +237,7 @@ def normalise_command(argv: Sequence[str], cwd: PathLike[str] | str) -> list[str
     if not argv:
         return []
     prefix = os.path.realpath(cwd) + os.sep
-    words = [name_of(argv[0])]
+    words = [PurePosixPath(argv[0]).name]
     for word in argv[1:]:
         words.append(word[len(prefix):] if word.startswith(prefix) else " ".join(word.split()))
     return words
@@ -256,14 +256,14 @@ def family_of(argv: Sequence[str]) -> list[str]:
     """
     if not argv:
         return []
-    family = [name_of(argv[0])]
+    family = [PurePosixPath(argv[0]).name]
     rest = list(argv[1:])
     program = family[0].rstrip("0123456789.")
     if program in INTERPRETERS:
         while rest and rest[0].startswith("-"):
             rest.pop(0)
         if rest:
-            family.append(name_of(rest.pop(0)))
+            family.append(PurePosixPath(rest.pop(0)).name)
     if rest and _plain_word(rest[0]):
         family.append(rest[0])
     return family

@@ -106,7 +106,7 @@ def check_lock_folders() -> None:
     state (a file, another user's, open to others' writes): `lock show` refuses it as every
     command that writes there does, rather than read what is there as stale locks. A missing
     one holds no locks, and reading makes none."""
-    for folder in (paths.state_dir_text(), str(locks.locks_dir())):
+    for folder in (str(paths.state_dir()), str(locks.locks_dir())):
         if not os.path.lexists(folder):
             return
         refusal = paths.state_dir_refusal(folder)

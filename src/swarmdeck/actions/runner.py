@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from pathlib import PurePosixPath
 
 from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, Moved, NotAdmittedError, admit
@@ -61,7 +62,6 @@ from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, star
 from swarmdeck.records import dataclass
 from swarmdeck.run_scope import SCOPE_KEPT, SCOPE_VARIABLE
 from swarmdeck.sizes import SizeSpec, exact_size, format_size
-from swarmdeck.text_paths import joined, name_of
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
@@ -119,7 +119,7 @@ def threads_warning(threads: int | None, budget: int) -> str:
 def job_label(request: RunRequest) -> str:
     if request.label:
         return request.label
-    return " ".join([name_of(request.argv[0]), *request.argv[1:]])[:60]
+    return " ".join([PurePosixPath(request.argv[0]).name, *request.argv[1:]])[:60]
 
 
 def signal_name(signum: int) -> str:
@@ -195,7 +195,7 @@ def serial_marker(job_id: int) -> str:
 
     The runner only names it; the job creates it when it has something to say.
     """
-    folder = joined(paths.state_dir_text(), "jobs")
+    folder = str(paths.state_dir() / "jobs")
     os.makedirs(folder, exist_ok=True)
     return f"{folder}/job-{job_id}.serial"
 

@@ -85,9 +85,9 @@ def _hooks_install(args: argparse.Namespace) -> int:
     result = apply(path, uninstall=args.uninstall)
     if args.strict:
         from swarmdeck.actions.guard_preset import set_strict
-        from swarmdeck.paths import config_path_text
+        from swarmdeck.paths import config_path
 
-        config = config_path_text()
+        config = str(config_path())
         if set_strict(config):
             print(f'guards: preset = "strict" written to {config}: every guard denies'
                   " (`swarmdeck guards` lists them)")

@@ -131,10 +131,9 @@ def _lock_claim(args: argparse.Namespace) -> int:
     from swarmdeck.actions.lock import caller_pid, session_name
     from swarmdeck.actions.owners import claim_directory
     from swarmdeck.config import load_config
-    from swarmdeck.text_paths import parent_of
 
     root = load_config().locks.work_root
-    if root and parent_of(os.path.realpath(args.path)) != os.path.realpath(root):
+    if root and os.path.dirname(os.path.realpath(args.path)) != os.path.realpath(root):
         raise UsageError(
             f"{args.path} is not a folder directly under locks.work_root {root}: claim one there,"
             " where status, the Locks panel and lock cleanup look for owned directories"

@@ -505,7 +505,7 @@ def handed_back(agent_id: str) -> bool:
 def _state_connection() -> Any:
     from swarmdeck import paths, sqlite
 
-    db = paths.state_db_path_text()
+    db = str(paths.state_db_path())
     if not os.path.isfile(db):
         return None
     return sqlite.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)

@@ -50,7 +50,7 @@ def record_event(hook: HookInput, now: float | None = None) -> None:
 def _fast_insert(row: tuple[Any, ...]) -> bool:
     """Insert through a plain connection, after the spooled calls (hook_events.py) so that row
     ids follow the calls' order; False when the store must be set up first."""
-    db = paths.state_db_path_text()
+    db = str(paths.state_db_path())
     try:
         st = os.stat(db)
     except OSError:

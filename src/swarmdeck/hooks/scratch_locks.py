@@ -40,7 +40,7 @@ HANDED_BACK = "handed back"
 
 
 def _file() -> str:
-    return os.path.join(paths.state_dir_text(), LOCKS_NAME)
+    return str(paths.state_dir() / LOCKS_NAME)
 
 
 def _load() -> dict[str, Any]:
@@ -64,7 +64,7 @@ def _update(change: Any) -> Any:
     """Apply `change(holds)` under an exclusive lock of the holds file; its result."""
     import fcntl
 
-    os.makedirs(paths.state_dir_text(), exist_ok=True)
+    os.makedirs(paths.state_dir(), exist_ok=True)
     fd = os.open(_file() + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

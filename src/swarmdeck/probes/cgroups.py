@@ -10,11 +10,11 @@ from __future__ import annotations
 import _thread
 import os
 import select
+from pathlib import PurePosixPath
 
 from swarmdeck.probes.kernel_files import read_bytes
 from swarmdeck.probes.procs import own_file
 from swarmdeck.records import dataclass
-from swarmdeck.text_paths import below, is_within, joined, parent_of, tidy
 
 SYSTEMD_BOOTED = "/run/systemd/system"
 DEFAULT_SLICE_NAME = "swarmdeck"
@@ -93,7 +93,8 @@ def parse_mountinfo(text: str) -> Hierarchies:
         fields, tail = left.split(), right.split()
         if len(fields) < 5 or len(tail) < 3:
             continue
-        mount_point, fstype, options = tidy(_unescape(fields[4])), tail[0], tail[2].split(",")
+        mount_point = str(PurePosixPath(_unescape(fields[4])))
+        fstype, options = tail[0], tail[2].split(",")
         if fstype == "cgroup" and "memory" in options and v1_memory is None:
             v1_memory = mount_point
         elif fstype == "cgroup2" and v2 is None:
@@ -191,16 +192,16 @@ def kernel_name(cgroup: PathLike[str] | str, hier: Hierarchies | None = None) ->
     hier = hier or read_hierarchies()
     path = os.fspath(cgroup)
     for root in (hier.v1_memory, hier.v2):
-        if root is not None and is_within(path, root):
-            return "/" + below(path, root).strip(".")
+        if root is not None and PurePosixPath(path).is_relative_to(root):
+            return "/" + str(PurePosixPath(path).relative_to(root)).strip(".")
     return None
 
 
 def configured_path(setting: str, root: str) -> str:
     """The slice the config names: a full path inside the hierarchy, or a path relative to it."""
-    if setting.startswith("/") and is_within(setting, root):
-        return tidy(setting)
-    return joined(root, setting.strip("/"))
+    if setting.startswith("/") and PurePosixPath(setting).is_relative_to(root):
+        return str(PurePosixPath(setting))
+    return str(PurePosixPath(root, setting.strip("/")))
 
 
 def v2_parent_verdict(
@@ -259,16 +260,17 @@ def v2_site(setting: str, hier: Hierarchies, own: OwnCgroups) -> SliceSite:
         path = configured_path(setting, root)
         if os.path.exists(path):
             return _v2_existing(path, "configured")
-        problem = _v2_parent_problem(parent_of(path), parent_of(path) == root)
+        parent = str(PurePosixPath(path).parent)
+        problem = _v2_parent_problem(parent, parent == root)
         if problem:
             return SliceSite(V2, False, f"configured slice {path}: its parent {problem}")
         return SliceSite(V2, True, "", path, "configured")
     candidates = [(root, "hierarchy root")]
     if own.v2 not in (None, "/"):
-        candidates.append((joined(root, str(own.v2).strip("/")), "under own cgroup"))
+        candidates.append((str(PurePosixPath(root, str(own.v2).strip("/"))), "under own cgroup"))
     problems = []
     for parent, placement in candidates:
-        path = joined(parent, DEFAULT_SLICE_NAME)
+        path = str(PurePosixPath(parent, DEFAULT_SLICE_NAME))
         if os.path.exists(path):
             site = _v2_existing(path, placement)
             if site.available:
@@ -297,7 +299,7 @@ def v1_site(setting: str, hier: Hierarchies, own: OwnCgroups) -> SliceSite:
     root = hier.v1_memory
     if setting:
         path = configured_path(setting, root)
-        target = path if os.path.exists(path) else parent_of(path)
+        target = path if os.path.exists(path) else str(PurePosixPath(path).parent)
         if not os.path.isdir(target):
             return SliceSite(V1, False, f"configured slice {path}: {target} does not exist")
         if not os.access(target, os.W_OK):
@@ -305,9 +307,10 @@ def v1_site(setting: str, hier: Hierarchies, own: OwnCgroups) -> SliceSite:
         return SliceSite(V1, True, "", path, "configured")
     candidates = [(root, "hierarchy root")]
     if own.v1_memory not in (None, "/"):
-        candidates.append((joined(root, str(own.v1_memory).strip("/")), "under own cgroup"))
+        own_path = str(PurePosixPath(root, str(own.v1_memory).strip("/")))
+        candidates.append((own_path, "under own cgroup"))
     for parent, placement in candidates:
-        path = joined(parent, DEFAULT_SLICE_NAME)
+        path = str(PurePosixPath(parent, DEFAULT_SLICE_NAME))
         target = path if os.path.exists(path) else parent
         if os.access(target, os.W_OK):
             return SliceSite(V1, True, "", path, placement)
@@ -319,7 +322,7 @@ def scope_slice_path(unit: str, root: str) -> str:
     stem = unit.removesuffix(".slice")
     parts = stem.split("-")
     nested = ["-".join(parts[: i + 1]) + ".slice" for i in range(len(parts))]
-    return joined(root, *nested)
+    return str(PurePosixPath(root, *nested))
 
 
 def user_manager_cgroup(own: OwnCgroups | None) -> str:
@@ -350,7 +353,7 @@ def scope_site(setting: str, hier: Hierarchies, own: OwnCgroups | None = None) -
     if root is None:
         return SliceSite(SCOPE, False, "no cgroup hierarchy with memory is mounted")
     if os.geteuid() != 0:
-        root = joined(root, user_manager_cgroup(own if unified else None))
+        root = str(PurePosixPath(root, user_manager_cgroup(own if unified else None)))
     return SliceSite(SCOPE, True, "", scope_slice_path(unit, root), "systemd slice unit", unit)
 
 

@@ -11,7 +11,7 @@ import os
 import time
 
 from swarmdeck.durations import age_text
-from swarmdeck.paths import state_dir_text
+from swarmdeck.paths import state_dir
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.records import dataclass, field
 from swarmdeck.regular_files import replace_private
@@ -126,7 +126,7 @@ def reading_of(
 
 def cache_path(name: str) -> str:
     """The file that holds `name`'s last reading."""
-    return os.path.join(state_dir_text(), "peers", f"{name}.json")
+    return str(state_dir() / "peers" / f"{name}.json")
 
 
 def write_reading(reading: PeerReading) -> None:

@@ -18,7 +18,6 @@ import os
 from swarmdeck.actions.cage.base import Backend, Cage, remove_cgroup, write_value
 from swarmdeck.actions.oom import OomEvidence, reached
 from swarmdeck.probes.cgroups import parse_flat_keyed, read_int, read_keyed
-from swarmdeck.text_paths import parent_of
 
 
 def v2_evidence(
@@ -165,7 +164,7 @@ class V2Backend(Backend):
 
     def prepare_slice(self, slice_cap: int) -> None:
         self.make_slice()
-        enable_memory(parent_of(self.slice_path))
+        enable_memory(os.path.dirname(self.slice_path))
         if read_int(f"{self.slice_path}/memory.max") != slice_cap:
             cap_v2(self.slice_path, slice_cap)
         enable_memory(self.slice_path)
