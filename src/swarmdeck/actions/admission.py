@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import os
 import select
+import sqlite3
 import time
 
-from swarmdeck import sqlite
 from swarmdeck.actions.backfill import (
     Holder,
     Spot,
@@ -91,7 +91,7 @@ class Moved(SwarmdeckError):
     exit_code = ExitCode.MOVED
 
 
-def _moved(conn: sqlite.Connection, job_id: int) -> None:
+def _moved(conn: sqlite3.Connection, job_id: int) -> None:
     """Raise Moved when the job's row says it moved to another host."""
     row = conn.execute("SELECT state, outcome FROM jobs WHERE id = ?", (job_id,)).fetchone()
     if row is not None and row["state"] == MOVED:
@@ -142,7 +142,7 @@ def room_line(booked: int, book: MemoryBook) -> str:
     return f"needs {format_size(booked)}, room {format_size(max(0, book.usable))}"
 
 
-def _insert(conn: sqlite.Connection, job: JobRow, state: str, at: float) -> int:
+def _insert(conn: sqlite3.Connection, job: JobRow, state: str, at: float) -> int:
     booking = job.booking
     refused = state == REFUSED
     return insert(conn, "jobs", {
@@ -232,8 +232,8 @@ def _take_turn(
 
 
 def queue_ahead(
-    conn: sqlite.Connection, job: JobRow, job_id: int | None
-) -> tuple[list[sqlite.Row], dict[str, tuple[float, float]]]:
+    conn: sqlite3.Connection, job: JobRow, job_id: int | None
+) -> tuple[list[sqlite3.Row], dict[str, tuple[float, float]]]:
     """The jobs queued on this host ahead of this one, in the queue's order (backfill.queue_key:
     arrival, the longest known runs first among jobs that arrive together; a new job's row is
     not written yet and arrives now), with the learned run times of them and of this job."""
@@ -311,10 +311,10 @@ def attempt(
 
 
 def backfills(
-    conn: sqlite.Connection,
+    conn: sqlite3.Connection,
     job: JobRow,
     book: MemoryBook,
-    queued: list[sqlite.Row],
+    queued: list[sqlite3.Row],
     spans: dict[str, tuple[float, float]],
 ) -> bool:
     """Whether the job may start ahead of the `queued` jobs (in the queue's order) by EASY
@@ -375,7 +375,7 @@ def planned_queue(
 
 
 def durations(
-    conn: sqlite.Connection, fingerprints: set[str | None]
+    conn: sqlite3.Connection, fingerprints: set[str | None]
 ) -> dict[str, tuple[float, float]]:
     """The shortest and the longest of each workload's recent recorded run times."""
     spans = {}
@@ -464,7 +464,7 @@ def never_line(job_id: int, booked: int, book: MemoryBook) -> str:
 
 
 def end_queued(
-    conn: sqlite.Connection, job_id: int, state: str, outcome: str, exit_code: int
+    conn: sqlite3.Connection, job_id: int, state: str, outcome: str, exit_code: int
 ) -> bool:
     """End the job's row as `state` (refused here, or moved to another host) with `outcome` and
     `exit_code`, only if it is still queued; whether it was. Run inside the caller's write

@@ -9,11 +9,11 @@ from __future__ import annotations
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from swarmdeck import sqlite
+    import sqlite3
 
 
 def raise_alert(
-    conn: sqlite.Connection,
+    conn: sqlite3.Connection,
     key: str,
     level: str,
     source: str,

@@ -32,7 +32,8 @@ from swarmdeck.sizes import format_size
 from swarmdeck.state import now
 
 if TYPE_CHECKING:
-    from swarmdeck import sqlite
+    import sqlite3
+
     from swarmdeck.config import Config
     from swarmdeck.probes.peer import PeerProber
     from swarmdeck.state import StateStore
@@ -108,7 +109,7 @@ def longest_recent_run(store: StateStore, workload: str) -> float | None:
     return float(row[0]) if row and row[0] is not None else None
 
 
-def pending(conn: sqlite.Connection, host: str, local: str, at: float) -> int:
+def pending(conn: sqlite3.Connection, host: str, local: str, at: float) -> int:
     """Memory dispatched to `host` in the last PENDING_WINDOW seconds that its own figures may
     not show yet: every such dispatch to a peer; to this host, those whose runner has no
     ledger row yet (once it has, the book counts it)."""

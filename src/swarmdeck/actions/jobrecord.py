@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 
-from swarmdeck import sqlite
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
 from swarmdeck.hook_events import folded_transaction
 from swarmdeck.probes.ledger import DONE, RUNNING
@@ -121,7 +121,7 @@ def mark_running(
 
 
 def started_by_agent(
-    conn: sqlite.Connection, job_id: int, session: str, at: float
+    conn: sqlite3.Connection, job_id: int, session: str, at: float
 ) -> str | None:
     """The subagent of `session` whose Bash call holds this job's command, as the PreToolUse
     hook recorded it (the newest such call among the session's HOOK_SCAN newest rows); None for

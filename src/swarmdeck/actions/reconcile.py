@@ -16,8 +16,8 @@ cgroup and its processes are left alone.
 from __future__ import annotations
 
 import os
+import sqlite3
 
-from swarmdeck import sqlite
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.cage.base import made_cage
 from swarmdeck.actions.kill import OwnTreeError, stop_tree, would_stop_itself
@@ -48,14 +48,14 @@ class LostJob:
     cgroup: str | None
 
 
-def runner_alive(row: sqlite.Row) -> bool:
+def runner_alive(row: sqlite3.Row) -> bool:
     """Whether the runner recorded in the row is still the same live process."""
     if row["runner_pid"] is None or row["runner_start_ticks"] is None:
         return False
     return ProcessIdentity(row["runner_pid"], row["runner_start_ticks"]).is_alive()
 
 
-def _dead_runner_rows(conn: sqlite.Connection, host: str) -> list[sqlite.Row]:
+def _dead_runner_rows(conn: sqlite3.Connection, host: str) -> list[sqlite3.Row]:
     marks = ",".join("?" * len(ACTIVE))
     rows = conn.execute(
         f"SELECT id, pid, start_ticks, runner_pid, runner_start_ticks, cgroup FROM jobs"
@@ -66,7 +66,7 @@ def _dead_runner_rows(conn: sqlite.Connection, host: str) -> list[sqlite.Row]:
 
 
 def mark_lost_jobs(
-    conn: sqlite.Connection, host: str, slice_path: str | None
+    conn: sqlite3.Connection, host: str, slice_path: str | None
 ) -> list[LostJob]:
     """Mark active rows of dead runners lost; call inside a write transaction. A row whose
     cgroup is not the cage its runner made in `slice_path` is closed with a note saying so,

@@ -9,8 +9,9 @@ through a plain sqlite3 connection: this runs after every tool call an agent mak
 from __future__ import annotations
 
 import os
+import sqlite3
 
-from swarmdeck import paths, sqlite
+from swarmdeck import paths
 from swarmdeck.hooks.contract import added_context
 from swarmdeck.hooks.payload import HookInput
 
@@ -34,10 +35,10 @@ def findings_answer(hook: HookInput) -> dict[str, Any] | None:
     db = str(paths.state_db_path())
     if not os.path.exists(db):
         return None
-    conn = sqlite.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
     try:
         rows = conn.execute(_NEW_FINDINGS, (hook.session_id, hook.session_id, SHOWN)).fetchall()
-    except sqlite.OperationalError:
+    except sqlite3.OperationalError:
         return None  # a store older than the watchdog's columns: nothing to say
     finally:
         conn.close()

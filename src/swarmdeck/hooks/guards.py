@@ -503,12 +503,14 @@ def handed_back(agent_id: str) -> bool:
 
 
 def _state_connection() -> Any:
-    from swarmdeck import paths, sqlite
+    import sqlite3
+
+    from swarmdeck import paths
 
     db = str(paths.state_db_path())
     if not os.path.isfile(db):
         return None
-    return sqlite.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+    return sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
 
 
 # -- dispatch ------------------------------------------------------------------------------

@@ -10,10 +10,11 @@ the last write are folded in first.
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from stat import S_ISREG
 
-from swarmdeck import hook_events, paths, sqlite
+from swarmdeck import hook_events, paths
 from swarmdeck.hook_events import (
     APPLICATION_ID,
     INSERT,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 LOCK_WAIT = 1.0
 KEEP_DAYS = 7
 PRUNE_EVERY = 500
-_LEFT_OPEN: list[sqlite.Connection] = []
+_LEFT_OPEN: list[sqlite3.Connection] = []
 """Connections of recorded calls, never closed by this process (see _fast_insert)."""
 
 
@@ -41,7 +42,7 @@ def event_row(hook: HookInput, now: float) -> tuple[Any, ...]:
 
 
 def record_event(hook: HookInput, now: float | None = None) -> None:
-    """Append the call to hook_events; raises sqlite.Error or StateError when it cannot."""
+    """Append the call to hook_events; raises sqlite3.Error or StateError when it cannot."""
     row = event_row(hook, time.time() if now is None else now)
     if not _fast_insert(row):
         _store_insert(row)
@@ -57,7 +58,7 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
         return False
     if st.st_size == 0 or not S_ISREG(st.st_mode) or paths.state_dir_refusal(os.path.dirname(db)):
         return False  # the store says what is wrong, or sets itself up
-    conn = sqlite.connect(db, timeout=LOCK_WAIT, isolation_level=None)
+    conn = sqlite3.connect(db, timeout=LOCK_WAIT, isolation_level=None)
     try:
         if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
             conn.close()
@@ -92,7 +93,7 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
     return True
 
 
-def _prune(conn: sqlite.Connection, last_before: int, now: float) -> None:
+def _prune(conn: sqlite3.Connection, last_before: int, now: float) -> None:
     """Delete the hook history older than KEEP_DAYS, its age counted from the newest row
     recorded before this transaction (id up to `last_before`) when `now` lies after it.
 

@@ -10,9 +10,9 @@ reported (`runner_alive`), and actions/reconcile.py is what marks it lost.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 
-from swarmdeck import sqlite
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
@@ -254,7 +254,7 @@ def running_process(state: str, pid: int | None, start_ticks: int | None) -> Pro
 
 
 def job_from_row(
-    row: sqlite.Row,
+    row: sqlite3.Row,
     live: bool = True,
     runners: bool = True,
     usage: Usage | None = None,
@@ -318,7 +318,7 @@ def job_from_row(
     )
 
 
-def booked_rows(conn: sqlite.Connection, host: str) -> list[sqlite.Row]:
+def booked_rows(conn: sqlite3.Connection, host: str) -> list[sqlite3.Row]:
     marks = ",".join("?" * len(HOLDS_BOOKING))
     return conn.execute(
         f"SELECT * FROM jobs WHERE host = ? AND state IN ({marks}) ORDER BY id",
@@ -383,7 +383,7 @@ def for_ledger(facts: SliceFacts, ledger: PathLike[str] | str) -> SliceFacts:
 
 
 def read_book(
-    conn: sqlite.Connection,
+    conn: sqlite3.Connection,
     facts: SliceFacts,
     host: str,
     runners: bool = True,
@@ -453,7 +453,7 @@ def memory_book(
 
 
 def usage_of_rows(
-    rows: list[sqlite.Row], tracker: UsageTracker
+    rows: list[sqlite3.Row], tracker: UsageTracker
 ) -> dict[int, tuple[Usage | None, str | None]]:
     """Each running job's use of the machine since the tracker's last look, and the reason it
     gives for a serial phase, by job id, read from its ledger row."""

@@ -4,10 +4,10 @@ not acknowledged and not resolved is what the Alerts panel shows."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from typing import TYPE_CHECKING
 
-from swarmdeck import sqlite
 from swarmdeck.actions.peer_hint import PEER_FITS
 from swarmdeck.probes.ledger import QUEUED
 
@@ -49,7 +49,7 @@ def why_not_open(store: StateStore, alert_id: int) -> str | None:
     return "open"
 
 
-def resolve_untrue(conn: sqlite.Connection, snapshot: Snapshot, now: float) -> int:
+def resolve_untrue(conn: sqlite3.Connection, snapshot: Snapshot, now: float) -> int:
     """Inside a write transaction: resolve each open peer-fits alert whose workload no longer
     queues on this host (it was admitted, moved or given up); how many were resolved.
 

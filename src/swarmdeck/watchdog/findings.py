@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import secrets
 import socket
+import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from swarmdeck import sqlite
 from swarmdeck.probes.procs import identity, own_identity
 from swarmdeck.probes.records import JOB_ENDED, Finding
 from swarmdeck.words import counted
@@ -90,7 +90,7 @@ def _holder_alive(holder: str) -> bool:
     return found is not None and found.start_ticks == ticks
 
 
-def take_lease(conn: sqlite.Connection, holder: str, now: float, ttl: float) -> bool:
+def take_lease(conn: sqlite3.Connection, holder: str, now: float, ttl: float) -> bool:
     """Inside a write transaction: hold or renew the writer's lease; False when another holds it."""
     row = conn.execute(
         "SELECT holder, expires_at FROM watchdog_lease WHERE name = ?", (LEASE,)
@@ -137,7 +137,7 @@ _COLUMNS = ", ".join(Finding.__dataclass_fields__)
 
 
 def record_pass(
-    conn: sqlite.Connection,
+    conn: sqlite3.Connection,
     drafts: list[FindingDraft],
     config: WatchdogConfig,
     holder: str,
@@ -167,7 +167,7 @@ def record_pass(
     return outcome
 
 
-def _bring_back_from_the_future(conn: sqlite.Connection, now: float) -> None:
+def _bring_back_from_the_future(conn: sqlite3.Connection, now: float) -> None:
     """Take as `now` every time of an open finding that lies after it.
 
     Such a time was written by a pass while the wall clock ran ahead and has since been set
@@ -183,7 +183,7 @@ def _bring_back_from_the_future(conn: sqlite.Connection, now: float) -> None:
 
 
 def _upsert(
-    conn: sqlite.Connection, draft: FindingDraft, config: WatchdogConfig, now: float
+    conn: sqlite3.Connection, draft: FindingDraft, config: WatchdogConfig, now: float
 ) -> bool:
     """One draft into its row; True when the finding begins to show now."""
     at_once = now if config.min_duration <= 0 else None
@@ -223,7 +223,7 @@ def _upsert(
 
 
 def _close_cleared(
-    conn: sqlite.Connection, seen: set[str], config: WatchdogConfig, now: float
+    conn: sqlite3.Connection, seen: set[str], config: WatchdogConfig, now: float
 ) -> int:
     """Close open findings not seen in this pass for `merge_interval` seconds, and at once
     those whose job has ended."""

@@ -36,7 +36,8 @@ from swarmdeck.probes.records import Finding, KillRequest
 from swarmdeck.words import counted
 
 if TYPE_CHECKING:
-    from swarmdeck.sqlite import Row
+    from sqlite3 import Row
+
     from swarmdeck.state import StateStore
 
 PENDING = "pending"

@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarmdeck import sqlite
 from swarmdeck.errors import StateError
 from swarmdeck.hook_events import fold
 from swarmdeck.probes.cgroups import cgroup_pids
@@ -227,7 +227,7 @@ def hook_facts(store: StateStore, now: float) -> tuple[dict[str, StopSeen], list
                 " AND session_id IS NOT NULL ORDER BY id",
                 (now - EVENT_WINDOW,),
             ).fetchall()
-    except (sqlite.Error, StateError):
+    except (sqlite3.Error, StateError):
         # Hook events only add to what the snapshot says; the pass still writes its findings
         # into the same file right after, and an error there is reported as one.
         return {}, []

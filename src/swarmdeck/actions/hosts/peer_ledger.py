@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swarmdeck import sqlite
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import ACTIVE, ADMITTED, DONE, LOST, RUNNING
 from swarmdeck.probes.procs import ProcessIdentity, own_identity
@@ -139,7 +139,7 @@ def mark_peer_lost(store: StateStore, job_id: int, outcome: str) -> None:
         )
 
 
-def _alive(row: sqlite.Row) -> bool:
+def _alive(row: sqlite3.Row) -> bool:
     if row["runner_pid"] is None or row["runner_start_ticks"] is None:
         return False
     return ProcessIdentity(row["runner_pid"], row["runner_start_ticks"]).is_alive()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarmdeck import paths, sqlite
+from swarmdeck import paths
 from swarmdeck.errors import StateError
 from swarmdeck.probes.claude._fold import ToolCall, TranscriptFold, in_flight_json
 from swarmdeck.probes.claude._records import is_internal_agent
@@ -668,7 +669,7 @@ def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[Session
         running = running_hook_agents(store, now - HOOK_AGENT_WINDOW, starts)
         waits = hook_waits(store, now - HOOK_AGENT_WINDOW)
         ended = ended_sessions(store, now - HOOK_AGENT_WINDOW)
-    except (sqlite.Error, StateError):
+    except (sqlite3.Error, StateError):
         # Hook events only add to what the transcripts say; without them the view is still true.
         running, waits, ended = {}, {}, {}
     return probe.attach_hook_agents(running, waits, ended)
