@@ -7,8 +7,9 @@ share of a total the caller supplies (normally MemTotal).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from swarmdeck.errors import UsageError
-from swarmdeck.records import dataclass
 
 # `decimal` and `fractions` cost a caged run 4 ms to import, re 1.6 ms and the grammar's regexes
 # 1 ms to compile, yet the sizes it meets on every start (the config's defaults, "8G") are whole

@@ -14,6 +14,7 @@ import os
 import select
 import sqlite3
 import time
+from dataclasses import dataclass
 
 from swarmdeck.actions.backfill import (
     Holder,
@@ -45,7 +46,6 @@ from swarmdeck.probes.ledger import (
 )
 from swarmdeck.probes.machine import read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
-from swarmdeck.records import dataclass
 from swarmdeck.sizes import format_size
 from swarmdeck.state import MAKE_WRITABLE, insert, now
 

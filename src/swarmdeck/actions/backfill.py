@@ -19,7 +19,7 @@ gathers the numbers.
 
 from __future__ import annotations
 
-from swarmdeck.records import dataclass
+from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -6,12 +6,12 @@ without a machine and the runner only gathers numbers and acts on the answer.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from itertools import pairwise
 
 from swarmdeck.actions.run_request import MIN_CAP
 from swarmdeck.probes.ledger import MemoryBook
-from swarmdeck.records import dataclass
 from swarmdeck.sizes import MIB
 
 TYPE_CHECKING = False

@@ -15,13 +15,13 @@ import contextlib
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from swarmdeck import paths
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.errors import StateError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.records import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

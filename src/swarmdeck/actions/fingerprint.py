@@ -15,10 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from swarmdeck import paths
-from swarmdeck.records import dataclass
 from swarmdeck.regular_files import read_regular
 
 TYPE_CHECKING = False

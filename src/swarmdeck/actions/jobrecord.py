@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from dataclasses import dataclass
 
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
 from swarmdeck.hook_events import folded_transaction
 from swarmdeck.probes.ledger import DONE, RUNNING
 from swarmdeck.probes.peaks import workload_history
 from swarmdeck.probes.procs import ProcessIdentity
-from swarmdeck.records import dataclass
 from swarmdeck.state import now
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.

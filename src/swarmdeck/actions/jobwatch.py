@@ -13,13 +13,13 @@ import os
 import select
 import signal
 import time
+from dataclasses import dataclass
 
 from swarmdeck.actions.cage import Cage
 from swarmdeck.actions.kill import stop_tree
 from swarmdeck.actions.spawn import STOP_SIGNALS
 from swarmdeck.durations import whole_milliseconds
 from swarmdeck.probes.procs import ProcessIdentity
-from swarmdeck.records import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -22,12 +22,12 @@ import os
 import select
 import signal
 import time
+from dataclasses import dataclass, field
 
 from swarmdeck.actions.stop_guard import StopGuard
 from swarmdeck.breaks import broken
 from swarmdeck.errors import RefusedError
 from swarmdeck.probes.procs import ProcessIdentity, StatLine, process_table, read_stat
-from swarmdeck.records import dataclass, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -8,10 +8,10 @@ the notifications are mixed or missing. Pure: the backends gather the evidence, 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.records import dataclass
 
 PEAK_TOLERANCE = 1 << 20
 """How close to a limit a high-water mark must come to count as having reached it."""

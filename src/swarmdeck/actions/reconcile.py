@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from dataclasses import dataclass
 
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.cage.base import made_cage
@@ -25,7 +26,6 @@ from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.cgroups import cgroup_pids, chosen_site, slice_sites
 from swarmdeck.probes.ledger import ACTIVE, LOST
 from swarmdeck.probes.procs import ProcessIdentity
-from swarmdeck.records import dataclass
 from swarmdeck.state import now
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 
 from swarmdeck.config import MAX_SIZE, MAX_THREADS
 from swarmdeck.durations import seconds_problem
 from swarmdeck.errors import UsageError
-from swarmdeck.records import dataclass, field
 from swarmdeck.sizes import format_size
 
 WORKLOAD_ENV = "SWARMDECK_WORKLOAD"

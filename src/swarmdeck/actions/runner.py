@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from swarmdeck import paths
@@ -59,7 +60,6 @@ from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.ledger import SliceFacts, reserve_problem, slice_cap_of
 from swarmdeck.probes.machine import local_host_name, mem_total
 from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
-from swarmdeck.records import dataclass
 from swarmdeck.run_scope import SCOPE_KEPT, SCOPE_VARIABLE
 from swarmdeck.sizes import SizeSpec, exact_size, format_size
 

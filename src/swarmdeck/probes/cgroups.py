@@ -10,11 +10,11 @@ from __future__ import annotations
 import _thread
 import os
 import select
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from swarmdeck.probes.kernel_files import read_bytes
 from swarmdeck.probes.procs import own_file
-from swarmdeck.records import dataclass
 
 SYSTEMD_BOOTED = "/run/systemd/system"
 DEFAULT_SLICE_NAME = "swarmdeck"

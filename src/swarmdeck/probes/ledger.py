@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from dataclasses import asdict, dataclass, replace
 
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.probes.slice_owner import slice_problem
-from swarmdeck.records import asdict, dataclass, replace
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False

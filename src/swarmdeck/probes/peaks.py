@@ -6,7 +6,7 @@ read the same rows the same way. actions/jobrecord.py writes them.
 
 from __future__ import annotations
 
-from swarmdeck.records import dataclass
+from dataclasses import dataclass
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.
 TYPE_CHECKING = False

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass, field
 
 from swarmdeck.durations import age_text
 from swarmdeck.paths import state_dir
 from swarmdeck.probes.ledger import MemoryBook
-from swarmdeck.records import dataclass, field
 from swarmdeck.regular_files import replace_private
 
 # Not `from typing import TYPE_CHECKING`: typing costs every caged run 3 ms to import.

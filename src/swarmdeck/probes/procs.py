@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 
 from swarmdeck.probes.kernel_files import read_bytes
-from swarmdeck.records import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass, fields
 
 from swarmdeck import paths
 from swarmdeck.probes.cgroups import cage_members
-from swarmdeck.records import dataclass, fields
 from swarmdeck.regular_files import read_regular
 
 TYPE_CHECKING = False

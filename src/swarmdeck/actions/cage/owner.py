@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import asdict
 
 from swarmdeck import paths
 from swarmdeck.actions.cage.base import Backend, CageError
@@ -32,7 +33,6 @@ from swarmdeck.probes.slice_owner import (
     record_path,
     slice_problem,
 )
-from swarmdeck.records import asdict
 from swarmdeck.regular_files import replace_private
 
 TYPE_CHECKING = False
