@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import fcntl
 import time
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -10,9 +10,8 @@ no Path.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-# Not `from typing import TYPE_CHECKING`: the hook's light path does without typing's import.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -12,8 +12,8 @@ it itself.
 from __future__ import annotations
 
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rich.text import Text
 

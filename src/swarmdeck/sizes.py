@@ -8,6 +8,7 @@ share of a total the caller supplies (normally MemTotal).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from swarmdeck.errors import UsageError
 
@@ -15,7 +16,6 @@ from swarmdeck.errors import UsageError
 # 1 ms to compile, yet the sizes it meets on every start (the config's defaults, "8G") are whole
 # numbers with one unit: those are read without any of them, and the regexes and the exact
 # arithmetic are imported where a fraction or a percentage really needs them.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from fractions import Fraction

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from swarmdeck.actions.run_request import MIN_CAP
 from swarmdeck.probes.ledger import MemoryBook
 from swarmdeck.sizes import MIB
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from fractions import Fraction

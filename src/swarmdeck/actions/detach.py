@@ -17,13 +17,13 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swarmdeck import paths
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.errors import StateError
 from swarmdeck.exitcodes import ExitCode
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO
 

@@ -17,11 +17,11 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from swarmdeck import paths
 from swarmdeck.regular_files import read_regular
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from os import PathLike

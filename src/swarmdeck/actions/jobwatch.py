@@ -14,6 +14,7 @@ import select
 import signal
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from swarmdeck.actions.cage import Cage
 from swarmdeck.actions.kill import stop_tree
@@ -21,7 +22,6 @@ from swarmdeck.actions.spawn import STOP_SIGNALS
 from swarmdeck.durations import whole_milliseconds
 from swarmdeck.probes.procs import ProcessIdentity
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import FrameType
 

@@ -23,13 +23,13 @@ import select
 import signal
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from swarmdeck.actions.stop_guard import StopGuard
 from swarmdeck.breaks import broken
 from swarmdeck.errors import RefusedError
 from swarmdeck.probes.procs import ProcessIdentity, StatLine, process_table, read_stat
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable
 

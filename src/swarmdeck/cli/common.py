@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
-# Not `from typing import TYPE_CHECKING`: importing typing costs the hook path a tenth of its
-# budget, and this name is all that type checkers and linters look for.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable

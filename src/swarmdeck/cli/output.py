@@ -15,10 +15,10 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from swarmdeck.exitcodes import ExitCode
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 

@@ -7,8 +7,8 @@ to a file by Claude Code, so text is kept well under that.
 
 from __future__ import annotations
 
-# The light path does without typing's import time (see cli.py).
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any, TextIO
 

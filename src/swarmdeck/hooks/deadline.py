@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import signal
 import time
+from typing import TYPE_CHECKING
 
-# The light path does without typing's import time (see cli.py); every hook call sets a limit.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeVar

@@ -7,10 +7,9 @@ keeps in its debug log only. Every step runs inside a time limit (deadline.py): 
 answering within the event's budget, recording within its own, both inside the timeout
 `hooks install` sets, so no input can make a hook outlive it.
 
-The light path (a Bash call that matches no heavy pattern) imports nothing a bare interpreter
-does not, beyond the small modules of this package and json's C scanner: the input is read by
-json_text.py, the answer decided from cached settings by substring tests (classify.py), and the
-call appended to the spool (hook_events.py) instead of the database. Heavy modules are imported
+The light path (a Bash call that matches no heavy pattern) stays small: the input is read by
+json, the answer decided from cached settings by substring tests (classify.py), and the call
+appended to the spool (hook_events.py) instead of the database. Heavy modules are imported
 inside the handlers that need them.
 """
 
@@ -20,6 +19,7 @@ import io
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from swarmdeck.hook_events import DISPATCH_TOOLS
 from swarmdeck.hooks.contract import emit
@@ -33,8 +33,6 @@ from swarmdeck.hooks.payload import (
 )
 from swarmdeck.paths import empty_place_refusal
 
-# The light path does without typing's import time (see cli.py).
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO, TextIO
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from typing import TYPE_CHECKING
 
 from swarmdeck import paths
 from swarmdeck.hooks.contract import added_context
 from swarmdeck.hooks.payload import HookInput
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from typing import TYPE_CHECKING
 
 from swarmdeck.breaks import broken
 from swarmdeck.hooks.contract import added_context, deny
@@ -24,7 +25,6 @@ from swarmdeck.hooks.guard_table import GUARDS
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.run_scope import SCOPE_KINDS, SCOPE_VARIABLE
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -7,11 +7,10 @@ None (or an empty dict) rather than failing, and the caller decides what a missi
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from swarmdeck.hook_events import field_text
 
-# The light path does without typing's import time (see cli.py).
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 

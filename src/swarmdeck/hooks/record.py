@@ -13,6 +13,7 @@ import os
 import sqlite3
 import time
 from stat import S_ISREG
+from typing import TYPE_CHECKING
 
 from swarmdeck import hook_events, paths
 from swarmdeck.hook_events import (
@@ -24,8 +25,6 @@ from swarmdeck.hook_events import (
 )
 from swarmdeck.hooks.payload import HookInput
 
-# The light path does without typing's import time (see cli.py).
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

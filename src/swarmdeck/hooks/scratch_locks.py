@@ -22,11 +22,11 @@ from __future__ import annotations
 import json
 import os
 import time
+from typing import TYPE_CHECKING
 
 from swarmdeck import paths
 from swarmdeck.hooks.payload import HookInput
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -24,8 +24,8 @@ with slots stand in for dataclasses for the same reason (dataclasses imports ins
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 

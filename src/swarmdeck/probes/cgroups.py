@@ -12,6 +12,7 @@ import os
 import select
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from swarmdeck.probes.kernel_files import read_bytes
 from swarmdeck.probes.procs import own_file
@@ -20,10 +21,6 @@ SYSTEMD_BOOTED = "/run/systemd/system"
 DEFAULT_SLICE_NAME = "swarmdeck"
 DEFAULT_SCOPE_SLICE = "swarmdeck.slice"
 
-# typing and threading cost every `swarmdeck run` 4 ms to import: the watch below needs neither
-# at run time (a bare lock is _thread's, and its annotations are never evaluated). Paths are
-# plain strings in pathlib's spelling (text_paths.py), pathlib being another 4 ms.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from os import PathLike

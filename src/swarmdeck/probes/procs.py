@@ -24,9 +24,7 @@ hook. What stays a hand read, and why (figures per call on a 2-core VM, psutil 7
   psutil's children() reads the stat line of every process on the host; and the host's fork
   counter (`processes` in stat), which tells a followed tree that nothing new can have come.
 
-Every read goes through PROC; `use_proc_root` points all of them, psutil too, elsewhere. Paths
-are plain strings: pathlib costs every `swarmdeck run` 4 ms to import (urllib.parse, ipaddress,
-fnmatch and re come with it).
+Every read goes through PROC; `use_proc_root` points all of them, psutil too, elsewhere.
 """
 
 from __future__ import annotations
@@ -34,10 +32,10 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from swarmdeck.probes.kernel_files import read_bytes
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from os import PathLike

@@ -17,12 +17,12 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 from swarmdeck import paths
 from swarmdeck.probes.cgroups import cage_members
 from swarmdeck.regular_files import read_regular
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from os import PathLike
 

@@ -13,6 +13,7 @@ import abc
 import errno
 import os
 import time
+from typing import TYPE_CHECKING
 
 from swarmdeck.actions.oom import OomEvidence
 from swarmdeck.errors import SwarmdeckError
@@ -24,7 +25,6 @@ from swarmdeck.probes.cgroups import (
     read_memory,
 )
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 

@@ -21,6 +21,7 @@ import json
 import os
 import time
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from swarmdeck import paths
 from swarmdeck.actions.cage.base import Backend, CageError
@@ -35,7 +36,6 @@ from swarmdeck.probes.slice_owner import (
 )
 from swarmdeck.regular_files import replace_private
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     # Only for the annotations: collections.abc costs every caged run its import.
     from collections.abc import Callable
