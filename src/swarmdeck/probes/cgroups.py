@@ -7,9 +7,9 @@ which cgroup is "the slice".
 
 from __future__ import annotations
 
-import _thread
 import os
 import select
+import threading
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -131,7 +131,7 @@ class MountWatch:
 
     def __init__(self, parse: Callable[[str], Hierarchies]) -> None:
         self._parse = parse
-        self._lock = _thread.allocate_lock()
+        self._lock = threading.Lock()
         self._file: TextIO | None = None
         self._key: tuple[int, str] | None = None
         self._poller = select.poll()

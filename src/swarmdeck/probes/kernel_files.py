@@ -18,7 +18,7 @@ files the round did not read, so what is held is what is supervised now.
 from __future__ import annotations
 
 import os
-from _thread import allocate_lock
+import threading
 
 CHUNK = 65536
 KERNEL_ROOTS = ("/proc/", "/sys/")
@@ -38,7 +38,7 @@ class _HeldFiles:
         self.read: set[str] = set()
         # Held across the read too: a descriptor is never closed (and its number reused by
         # another open) while another thread reads it.
-        self.lock = allocate_lock()
+        self.lock = threading.Lock()
 
 
 _held: _HeldFiles | None = None
