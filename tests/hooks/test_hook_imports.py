@@ -17,24 +17,27 @@ SWARMDECK = Path(sys.executable).parent / "swarmdeck"
 
 NEVER = {"textual", "asyncssh", "rich"}
 HEAVY_FOR_A_LIGHT_CALL = {
-    "json", "dataclasses", "inspect", "sqlite3", "_sqlite3", "tomllib",
+    "dataclasses", "inspect", "sqlite3", "_sqlite3", "tomllib",
     "argparse", "pathlib", "importlib", "shlex", "datetime",
 }
-"""Modules whose import alone costs a light hook a large part of its budget. (signal, with the
-enum and collections it brings, is taken: the hook's deadline uses the public module.)"""
+"""Modules whose import alone costs a light hook a large part of its budget. (signal, json and
+typing, with the enum, re and collections they bring, are taken: the hook reads its input with
+json, and its modules take TYPE_CHECKING from typing.)"""
 SIGNAL_MODULES = {
     "signal", "enum", "types", "functools", "_functools", "collections", "_collections",
     "operator", "_operator", "keyword", "itertools", "reprlib",
 }
 """The public signal module, which the hook's deadline uses, and what it imports."""
-TYPING_MODULES = {
-    "typing", "_typing", "typing.io", "typing.re", "collections.abc", "contextlib", "copyreg",
-    "re", "re._casefix", "re._compiler", "re._constants", "re._parser", "_sre", "warnings",
+JSON_AND_TYPING = {
+    "json", "json.decoder", "json.encoder", "json.scanner", "_json", "re", "re._casefix",
+    "re._compiler", "re._constants", "re._parser", "_sre", "copyreg", "typing", "_typing",
+    "typing.io", "typing.re",
+    "collections.abc", "contextlib", "warnings",
 }
-"""typing, for its TYPE_CHECKING (issue 33: no stand-in for it), and what it imports."""
-LIGHT_EXTRAS = {"_json", "__future__", *SIGNAL_MODULES, *TYPING_MODULES}
-"""What a light call may load beyond a bare interpreter besides swarmdeck's own modules: the C
-JSON scanner, the module behind `from __future__ import annotations`, signal's and typing's."""
+"""json and typing, and what they import beyond signal's modules."""
+LIGHT_EXTRAS = {"__future__", *SIGNAL_MODULES, *JSON_AND_TYPING}
+"""What a light call may load beyond a bare interpreter besides swarmdeck's own modules: the
+module behind `from __future__ import annotations`, signal's, json's and typing's."""
 
 
 def _imported(argv: list[str], stdin: bytes) -> set[str]:
