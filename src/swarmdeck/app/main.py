@@ -460,7 +460,7 @@ class SwarmdeckApp(App[int]):
         """Textual's own commands, then every key the help lists, by name (app/palette.py)."""
         offered = list(super().get_system_commands(screen))
         yield from offered
-        yield from key_commands(self, screen, offered)
+        yield from key_commands(self, self.gate, self.action_elsewhere, offered)
 
     def action_elsewhere(self, key: str) -> None:
         """A row key of the Watchdog's or Alerts' pressed where none of their rows is

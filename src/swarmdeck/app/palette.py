@@ -5,26 +5,26 @@ chosen there does what the key does where the focus is, as if pressed with the p
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
-from typing import TYPE_CHECKING
 
-from textual.app import SystemCommand
+from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widget import Widget
 
 from swarmdeck.app import commands
 from swarmdeck.app.panel import StorePanel
-
-if TYPE_CHECKING:
-    from swarmdeck.app.main import SwarmdeckApp
+from swarmdeck.app.readonly import WriteGate
 
 
 def key_commands(
-    app: SwarmdeckApp, screen: Screen, offered: list[SystemCommand]
+    app: App[None],
+    gate: WriteGate,
+    elsewhere: Callable[[str], None],
+    offered: list[SystemCommand],
 ) -> Iterable[SystemCommand]:
-    """The commands for the keys `offered` (Textual's) does not already name."""
+    """The commands for the keys `offered` (Textual's) does not already name; `elsewhere` is
+    what the app says of a panel key pressed where the panel has no selection."""
     titles = {command.title for command in offered}
     actions = {action.action for action in commands.ACTIONS}
     for binding in app.BINDINGS:
@@ -36,7 +36,7 @@ def key_commands(
                 f"the {key} key",
                 partial(app.run_action, binding.action),
             )
-    if app.gate.readonly:
+    if gate.readonly:
         return
     for action in commands.ACTIONS:
         yield SystemCommand(
@@ -50,11 +50,17 @@ def key_commands(
                 yield SystemCommand(
                     f"{binding.description} ({binding.key})",
                     f"the {binding.key} key in the {type(panel).TITLE} panel",
-                    partial(panel_key, app, panel, binding),
+                    partial(panel_key, app, gate, elsewhere, panel, binding),
                 )
 
 
-async def panel_key(app: SwarmdeckApp, panel: Widget, binding: Binding) -> None:
+async def panel_key(
+    app: App[None],
+    gate: WriteGate,
+    elsewhere: Callable[[str], None],
+    panel: Widget,
+    binding: Binding,
+) -> None:
     """A panel's key chosen in the palette does what the key does where the focus is (the
     palette closed): the panel's action on its selection when the focus is in that panel
     (or a detail view's own key), else the same refusal as the key's."""
@@ -65,12 +71,12 @@ async def panel_key(app: SwarmdeckApp, panel: Widget, binding: Binding) -> None:
     node = active.node if active is not None and active.enabled else None
     if node is None or (isinstance(node, StorePanel) and node is not panel):
         where = panel.elsewhere(binding.key)
-        if app.gate.readonly or where is None:
+        if gate.readonly or where is None:
             panel.writable()
         else:
             app.notify(f"select {where} first", severity="warning")
         return
     if node is app:
-        app.action_elsewhere(binding.key)
+        elsewhere(binding.key)
         return
     await node.run_action(active.binding.action)
