@@ -84,6 +84,7 @@ def test_light_path_imports_only_what_it_needs() -> None:
     assert "dataclasses" not in modules
     assert "pathlib" not in modules
     assert "tree_sitter" not in modules  # the prefilter clears it without the shell parser
+    assert "swarmdeck.hooks.shell_parse" not in modules  # nor its tables, only a heavy match's
 
 
 def test_light_call_loads_nothing_a_bare_interpreter_does_not_beyond_swarmdeck() -> None:

@@ -176,7 +176,7 @@ def test_workload_label_names_the_program() -> None:
 def test_workload_label_sees_past_every_wrapper_the_parser_sees_past() -> None:
     # One home for the wrappers (shell_parse.py): a label that stops at one the parser walks
     # through names the wrapper (`nohup`), not the work, as classify's own copy once did.
-    from swarmdeck.hooks.shell_parse import RUNNERS, WRAPPERS
+    from swarmdeck.hooks.shell_words import RUNNERS, WRAPPERS
 
     forms = [f"{wrapper} pytest -q" for wrapper in WRAPPERS]
     forms += [" ".join((runner, *subcommands[:1], "pytest -q")) for runner, subcommands

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from swarmdeck.hooks.settings import HookSettings
-from swarmdeck.hooks.shell_parse import RESERVED_LEADS, RUNNERS, WRAPPERS
+from swarmdeck.hooks.shell_words import RESERVED_LEADS, RUNNERS, WRAPPERS
 
 CLASSIFY_LIMIT = 8 * 1024
 """Characters of a command the patterns are tried on; the rest of a longer one is not read."""
@@ -62,7 +62,7 @@ def heavy_match(command: str, settings: HookSettings) -> HeavyMatch | None:
 
 def workload_label(matched: str, command: str) -> str:
     """The program the heavy part runs, by name: `pytest`, `make`, `cargo`…, past the wrappers
-    and runners the shell parser walks through (shell_parse.WRAPPERS and RUNNERS)."""
+    and runners the shell parser walks through (shell_words.WRAPPERS and RUNNERS)."""
     words = _words(matched[:WORDS_LIMIT]) + _words(command[:WORDS_LIMIT])
     subcommand_at = -1
     for index, word in enumerate(words):

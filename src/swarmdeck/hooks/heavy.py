@@ -17,7 +17,12 @@ light what the parser would not (tests/hooks/test_heavy_corpus.py checks both on
 
 from __future__ import annotations
 
-from swarmdeck.hooks.shell_parse import COMMAND_LEADS, SCRIPT_PROGRAMS, Command
+from typing import TYPE_CHECKING
+
+from swarmdeck.hooks.shell_words import COMMAND_LEADS, SCRIPT_PROGRAMS
+
+if TYPE_CHECKING:
+    from swarmdeck.hooks.shell_parse import Command
 
 HEAVY_COMMANDS: tuple[str, ...] = (
     "pytest", "py.test",
