@@ -25,8 +25,9 @@ files) is not inserted twice. A record the database still refuses is set aside, 
 `hook-spool.rejected`, and the others are folded; a database error undoes only the fold, whose
 files wait for the next one, and never the caller's own work.
 
-This module sits beside state.py, below the hooks, the actions and the watchdog that all read
-or write these rows; the spool writer, on the light path, imports neither json nor sqlite3.
+This module sits beside the state package, below the hooks, the actions and the watchdog that
+all read or write these rows (readers through `read_hook_events`, which folds first); the
+spool writer, on the light path, imports neither json nor sqlite3.
 """
 
 from __future__ import annotations
@@ -34,14 +35,15 @@ from __future__ import annotations
 import os
 import stat
 import time
+from typing import TYPE_CHECKING
 
 from swarmdeck import paths
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
+    from contextlib import AbstractContextManager
     from typing import Any
 
-    from swarmdeck import sqlite
     from swarmdeck.state import StateStore
 
 APPLICATION_ID = int.from_bytes(b"SWDK", "big")
@@ -322,7 +324,7 @@ def _private_regular(st: os.stat_result) -> bool:
     )
 
 
-def fold_into(conn: sqlite.Connection, db_path: str) -> list[str]:
+def fold_into(conn: sqlite3.Connection, db_path: str) -> list[str]:
     """Insert the spooled calls into hook_events inside `conn`'s open write transaction.
 
     Returns the files to remove once the transaction has committed. What cannot be taken now
@@ -332,7 +334,7 @@ def fold_into(conn: sqlite.Connection, db_path: str) -> list[str]:
     files for a later fold; the caller's transaction goes on, unless the error ended it (then it
     is raised).
     """
-    from swarmdeck import sqlite
+    import sqlite3
 
     folder = os.path.dirname(db_path)
     folding, calls = _spooled(folder)
@@ -350,7 +352,7 @@ def fold_into(conn: sqlite.Connection, db_path: str) -> list[str]:
             for line, received_at, data in records:
                 _insert_once(conn, folder, line, event_row(SPOOLED_EVENT, data, received_at))
             folded.append(path)
-    except sqlite.Error:
+    except sqlite3.Error:
         if not conn.in_transaction:
             raise  # the error ended the caller's transaction too (a full disk): it says so
         # Safe to go on: the caller's own statements meet the same database and report what
@@ -385,14 +387,14 @@ def _spooled(folder: str) -> tuple[list[str], list[str]]:
 
 
 def _insert_once(
-    conn: sqlite.Connection, folder: str, line: bytes, row: tuple[Any, ...]
+    conn: sqlite3.Connection, folder: str, line: bytes, row: tuple[Any, ...]
 ) -> None:
     """Insert a spooled call's row unless it is there; one the database refuses is set aside."""
-    from swarmdeck import sqlite
+    import sqlite3
 
     try:
         conn.execute(_INSERT_ONCE, row)
-    except (sqlite.IntegrityError, ValueError):
+    except (sqlite3.IntegrityError, ValueError):
         # This record alone: a constraint refused its row, or its text could not be bound. The
         # statement is undone, the transaction goes on; left in the spool it would fail every
         # fold after this one.
@@ -503,7 +505,7 @@ class _FoldedTransaction:
         self._transaction = store.transaction()
         self._folded: list[str] = []
 
-    def __enter__(self) -> sqlite.Connection:
+    def __enter__(self) -> sqlite3.Connection:
         nested = self._store.connect().in_transaction
         conn = self._transaction.__enter__()
         if not nested:
@@ -538,7 +540,19 @@ def has_spooled(db_path: str) -> bool:
 
 
 def fold(store: StateStore) -> None:
-    """Fold the spool into `store` now, in a transaction of its own; for readers."""
+    """Fold the spool into `store` now, in a transaction of its own."""
     if has_spooled(str(store.path)):
         with folded_transaction(store):
             pass
+
+
+def read_hook_events(store: StateStore) -> AbstractContextManager[sqlite3.Connection]:
+    """`store.read()` with every spooled call in hook_events: the one way to read these rows.
+
+    A light call still in the spool is the latest event of its session (it answers a wait, it
+    says the session is busy), so a reader that skipped the fold would see the past. Inside a
+    transaction or a read already open nothing is folded: that snapshot is the caller's.
+    """
+    if not store.connect().in_transaction:
+        fold(store)
+    return store.read()

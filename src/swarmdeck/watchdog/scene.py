@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck.errors import StateError
-from swarmdeck.hook_events import fold
+from swarmdeck.hook_events import read_hook_events
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude._records import text_of, timestamp
 from swarmdeck.probes.ledger import RUNNING, ledger_jobs
@@ -207,8 +207,8 @@ def hook_facts(store: StateStore, now: float) -> tuple[dict[str, StopSeen], list
     sessions ran (PostToolUse, or PostToolUseFailure for one that failed) in the last
     EVENT_WINDOW seconds."""
     try:
-        fold(store)  # light Bash calls wait in the spool, and each says its session is busy
-        with store.read() as conn:
+        # Light Bash calls wait in the spool, and each says its session is busy.
+        with read_hook_events(store) as conn:
             latest = conn.execute(
                 "SELECT h.session_id, h.event, h.received_at,"
                 " json_extract(h.payload, '$.background_tasks') AS tasks FROM hook_events h"
