@@ -7,7 +7,7 @@ transactions); `refusals` words what can go wrong. Callers import from here.
 
 from swarmdeck.state.refusals import MAKE_WRITABLE
 from swarmdeck.state.schema import APPLICATION_ID, MIGRATIONS, Migration, latest_version
-from swarmdeck.state.store import LOCK_TIMEOUT_S, StateStore, ThreadConnection, insert, now
+from swarmdeck.state.store import LOCK_TIMEOUT_S, StateStore, ThreadConnection, now
 from swarmdeck.state.verify import VERIFIED_SUFFIX, file_uri
 
 __all__ = [
@@ -20,7 +20,6 @@ __all__ = [
     "StateStore",
     "ThreadConnection",
     "file_uri",
-    "insert",
     "latest_version",
     "now",
 ]

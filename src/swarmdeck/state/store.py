@@ -63,17 +63,6 @@ def now() -> float:
     return time.time()
 
 
-def insert(conn: sqlite3.Connection, table: str, values: dict[str, object]) -> int:
-    """Insert one row of `values` (column: value) into `table`; its new id."""
-    columns = ", ".join(values)
-    marks = ", ".join("?" * len(values))
-    cursor = conn.execute(
-        f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values())
-    )
-    assert cursor.lastrowid is not None
-    return cursor.lastrowid
-
-
 def _doubling_pauses() -> Iterator[float]:
     """BEGIN_PAUSE_MIN, twice that, … up to BEGIN_PAUSE_MAX: a freed lock is taken within ms."""
     pause = BEGIN_PAUSE_MIN

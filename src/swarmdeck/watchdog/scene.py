@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from swarmdeck.errors import StateError
 from swarmdeck.hook_events import read_hook_events
+from swarmdeck.ledger import running_cluster_hosts
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude._records import text_of, timestamp
 from swarmdeck.probes.ledger import RUNNING, ledger_jobs
@@ -151,10 +152,7 @@ class SceneReader:
 def running_cluster_jobs(store: StateStore) -> list[LedgerJob]:
     """The ledger's running jobs that we submitted to the Slurm cluster, on any node."""
     with store.read() as conn:
-        nodes = [row[0] for row in conn.execute(
-            "SELECT DISTINCT host FROM jobs WHERE slurm_job_id IS NOT NULL AND state = ?",
-            (RUNNING,),
-        )]
+        nodes = running_cluster_hosts(conn)
     return [
         job for node in nodes for job in ledger_jobs(store, node, finished=0)
         if job.state == RUNNING
