@@ -246,11 +246,13 @@ def latest_version() -> int:
     return max(m.version for m in MIGRATIONS)
 
 
-def check_migrations(migrations: list[Migration]) -> None:
-    """A misordered list would skip steps silently on some databases; refuse it loudly."""
-    versions = [m.version for m in migrations]
+def pending_migrations(stored: int) -> list[Migration]:
+    """The steps above schema `stored`, in order. A misordered MIGRATIONS would skip steps
+    silently on some databases: it is refused loudly."""
+    versions = [m.version for m in MIGRATIONS]
     if not versions or versions[0] < 1 or any(b <= a for a, b in pairwise(versions)):
         raise RuntimeError(f"state.MIGRATIONS must be strictly increasing from 1, got {versions}")
+    return [m for m in MIGRATIONS if m.version > stored]
 
 
 def sql_statements(script: str) -> Iterator[str]:

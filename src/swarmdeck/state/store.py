@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from swarmdeck import paths
 from swarmdeck.errors import StateError
 from swarmdeck.ledger_mark import LEDGER_SUFFIX, LedgerMark, write_mark
-from swarmdeck.state import schema
 from swarmdeck.state.refusals import (
     BUSY_CODES,
     MOVE_ASIDE,
@@ -32,10 +31,10 @@ from swarmdeck.state.refusals import (
 )
 from swarmdeck.state.schema import (
     Migration,
-    check_migrations,
     latest_version,
     meta,
     newer,
+    pending_migrations,
     set_up_meta,
     sql_statements,
     stored_version,
@@ -264,7 +263,6 @@ class StateStore:
         the write lock, so a step runs exactly once. A file with no tables where the mark says
         a ledger was is refused before anything is written (see ledger_mark.py).
         """
-        check_migrations(schema.MIGRATIONS)
         conn = self.connect()
         with self.read():
             stored = stored_version(conn, self.path)
@@ -273,7 +271,7 @@ class StateStore:
         if stored == 0 and mark is not None:
             self.close()
             raise emptied(self.path, mark, "holds no ledger")
-        pending = [m for m in schema.MIGRATIONS if m.version > stored]
+        pending = pending_migrations(stored)
         if not pending:
             return
         conn.execute("PRAGMA foreign_keys = OFF")
