@@ -14,6 +14,10 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from swarmdeck.errors import StateError
+
+# APPLICATION_ID is written to the SQLite header (`PRAGMA application_id`) so the file says
+# whose it is; its home is the light hook writer, which checks it without importing this.
+from swarmdeck.hook_spool import APPLICATION_ID
 from swarmdeck.ledger.schema import (
     JOBS_V1,
     JOBS_V2,
@@ -28,9 +32,6 @@ from swarmdeck.state.refusals import MOVE_ASIDE, corrupt
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-
-APPLICATION_ID = int.from_bytes(b"SWDK", "big")
-"""Written to the SQLite header (`PRAGMA application_id`) so the file says whose it is."""
 
 APPLICATION_NAME = "swarmdeck"
 """Written to `swarmdeck_meta` under key `application`."""
