@@ -64,7 +64,7 @@ def slug(label: str) -> str:
 
 def ledger_id(store: StateStore) -> str:
     """This ledger's own id (`swarmdeck_meta.ledger_id`, which the store sets up and checks:
-    state.py, ledger_mark.py)."""
+    state/store.py, ledger_mark.py)."""
     return store.ledger_id
 
 
