@@ -387,8 +387,8 @@ def folded_transaction(store: StateStore) -> _FoldedTransaction:
 
 class _FoldedTransaction:
     """What `folded_transaction` gives: the store's transaction, the spool folded in at its
-    start and the folded files removed once it committed. A context manager of its own, not
-    contextlib's: every caged run ends in one, and that import would cost it."""
+    start and the folded files removed once it committed (the files only after the commit,
+    which a generator-based context manager would make harder to see)."""
 
     def __init__(self, store: StateStore) -> None:
         self._store = store

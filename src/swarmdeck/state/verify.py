@@ -126,8 +126,8 @@ def inspect(path: str, verify: bool, lock_timeout: float) -> None:
 
     Nothing is written here but the verification stamp: a missing or empty file is left for
     setup, anything else is read through a read-only connection that creates no sibling files.
-    `verify` runs quick_check once per change of the file (see _verified_as_is): on a 16 MB
-    file it costs 17 ms, which every `swarmdeck run` paid before.
+    `verify` runs quick_check once per change of the file (see _verified_as_is), not on every
+    open (its cost on a grown file: bench/results/runner.md).
     """
     from swarmdeck.regular_files import NotRegularFile, open_regular
 
