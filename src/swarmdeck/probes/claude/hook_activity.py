@@ -1,6 +1,8 @@
 """What the recorded hook events say is happening now, ahead of the transcripts.
 
-Claude Code writes transcripts asynchronously; a hook call is recorded the moment it happens.
+Claude Code writes transcripts asynchronously; a hook call is recorded the moment it happens
+(every read here goes through hook_events.read_hook_events, which folds the light calls still in
+the spool first).
 A SubagentStart without its SubagentStop is a subagent still running. A Stop event (2.1.145+)
 also lists the session's background tasks still outstanding, which covers subagents whose
 SubagentStart was missed (hooks installed after they started) and ends those whose
