@@ -17,7 +17,7 @@ import pytest
 import swarmdeck
 from swarmdeck import state
 from swarmdeck.errors import StateError
-from swarmdeck.state import StateStore
+from swarmdeck.state import StateStore, verify
 
 
 def closed_store_with_rows(path: Path, rows: int) -> None:
@@ -47,7 +47,7 @@ def test_a_state_file_damaged_in_the_tick_its_stamp_was_written_is_checked_again
         handle.seek(size // 3)
         handle.write(os.urandom(64 * 1024))
     damaged = path.stat()
-    state._remember_verified(str(path), damaged)
+    verify._remember_verified(str(path), damaged)
     stamp = Path(str(path) + state.VERIFIED_SUFFIX)
     os.utime(stamp, ns=(damaged.st_ctime_ns, damaged.st_ctime_ns))
 
@@ -63,7 +63,7 @@ def test_a_settled_stamp_spares_the_check(tmp_path: Path, monkeypatch: pytest.Mo
     later = time.time_ns() + 60 * 10**9
     os.utime(stamp, ns=(later, later))  # written long after the file last changed
     checks: list[int] = []
-    monkeypatch.setattr(state, "_quick_check", lambda conn: checks.append(1) or ["ok"])
+    monkeypatch.setattr(verify, "quick_check", lambda conn: checks.append(1) or ["ok"])
     StateStore(path).close()
     assert checks == []
 
@@ -79,7 +79,7 @@ def test_a_stamp_of_another_user_is_not_believed(
     os.utime(stamp, ns=(later, later))
     os.chown(stamp, 4242, 4242)
     checks: list[int] = []
-    monkeypatch.setattr(state, "_quick_check", lambda conn: checks.append(1) or ["ok"])
+    monkeypatch.setattr(verify, "quick_check", lambda conn: checks.append(1) or ["ok"])
     StateStore(path).close()
     assert checks == [1]
 

@@ -16,7 +16,15 @@ import pytest
 from swarmdeck import cache_settle, state
 from swarmdeck.errors import StateError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.state import APPLICATION_ID, Migration, StateStore, file_uri, latest_version
+from swarmdeck.state import (
+    APPLICATION_ID,
+    Migration,
+    StateStore,
+    file_uri,
+    latest_version,
+    schema,
+    verify,
+)
 
 # The version-1 contract others code against, column order included.
 SCHEMA_V1 = {
@@ -49,7 +57,7 @@ SCHEMA_V1 = {
     ],
 }  # fmt: skip
 
-V1 = state.MIGRATIONS[0]
+V1 = schema.MIGRATIONS[0]
 
 
 def untouched_evidence(path: Path) -> tuple[str, str | None, list[str]]:
@@ -398,7 +406,7 @@ def test_lock_held_past_the_timeout_is_a_clear_state_error(tmp_path):
 
 def test_older_database_is_migrated_forward_and_keeps_its_rows(tmp_path, monkeypatch):
     path = tmp_path / "state.db"
-    monkeypatch.setattr(state, "MIGRATIONS", [V1])
+    monkeypatch.setattr(schema, "MIGRATIONS", [V1])
     old = StateStore(path)
     with old.transaction() as conn:
         conn.execute("INSERT INTO jobs (label, state, argv) VALUES ('build', 'done', '[]')")
@@ -409,7 +417,7 @@ def test_older_database_is_migrated_forward_and_keeps_its_rows(tmp_path, monkeyp
         conn.execute("INSERT INTO notes SELECT id, label || ' noted' FROM jobs")
 
     monkeypatch.setattr(
-        state,
+        schema,
         "MIGRATIONS",
         [
             V1,
@@ -434,13 +442,13 @@ def test_rows_from_before_the_declared_cap_was_recorded_read_it_as_not_known(
     """Schema 10 adds jobs.declared_cap: '' for a row run without --cap, NULL for a row written
     before it was recorded (its rerun can only tell from the cap the cage had)."""
     path = tmp_path / "state.db"
-    every = list(state.MIGRATIONS)
-    monkeypatch.setattr(state, "MIGRATIONS", [m for m in every if m.version <= 9])
+    every = list(schema.MIGRATIONS)
+    monkeypatch.setattr(schema, "MIGRATIONS", [m for m in every if m.version <= 9])
     old = StateStore(path)
     with old.transaction() as conn:
         conn.execute("INSERT INTO jobs (label, state, argv, cap) VALUES ('old', 'done', '[]', 7)")
     old.close()
-    monkeypatch.setattr(state, "MIGRATIONS", every)
+    monkeypatch.setattr(schema, "MIGRATIONS", every)
     store = StateStore(path)
     assert store.schema_version() == latest_version() >= 10
     with store.read() as conn:
@@ -451,7 +459,7 @@ def test_rows_from_before_the_declared_cap_was_recorded_read_it_as_not_known(
 def test_failed_migration_leaves_the_database_at_the_last_good_step(tmp_path, monkeypatch):
     path = tmp_path / "state.db"
     monkeypatch.setattr(
-        state,
+        schema,
         "MIGRATIONS",
         [
             V1,
@@ -480,25 +488,25 @@ def test_migration_that_breaks_a_foreign_key_is_rolled_back(tmp_path, monkeypatc
         "CREATE TABLE child (parent_id INTEGER REFERENCES parent (id));"
         "INSERT INTO child VALUES (42);"
     )
-    monkeypatch.setattr(state, "MIGRATIONS", [V1, Migration(2, "orphan", orphan)])
+    monkeypatch.setattr(schema, "MIGRATIONS", [V1, Migration(2, "orphan", orphan)])
 
     with pytest.raises(StateError, match="broken foreign keys"):
         StateStore(path)
 
-    monkeypatch.setattr(state, "MIGRATIONS", [V1])
+    monkeypatch.setattr(schema, "MIGRATIONS", [V1])
     assert StateStore(path).schema_version() == 1
 
 
 def test_migrations_out_of_order_are_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(
-        state, "MIGRATIONS", [V1, Migration(3, "c", "SELECT 1;"), Migration(2, "b", "SELECT 1;")]
+        schema, "MIGRATIONS", [V1, Migration(3, "c", "SELECT 1;"), Migration(2, "b", "SELECT 1;")]
     )
     with pytest.raises(RuntimeError, match="strictly increasing"):
         StateStore(tmp_path / "state.db")
 
 
 def test_shipped_migrations_are_strictly_increasing_from_one():
-    versions = [m.version for m in state.MIGRATIONS]
+    versions = [m.version for m in schema.MIGRATIONS]
     assert versions[0] == 1
     assert versions == sorted(set(versions))
 
@@ -633,8 +641,8 @@ def counting_quick_checks(monkeypatch) -> list[int]:
     # has that rule): here as soon as it matches, whatever the clock's tick.
     monkeypatch.setattr(cache_settle, "SETTLE_NS", -10**12)
     calls: list[int] = []
-    real = state._quick_check
-    monkeypatch.setattr(state, "_quick_check", lambda conn: calls.append(1) or real(conn))
+    real = verify.quick_check
+    monkeypatch.setattr(verify, "quick_check", lambda conn: calls.append(1) or real(conn))
     return calls
 
 

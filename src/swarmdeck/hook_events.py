@@ -25,8 +25,10 @@ files) is not inserted twice. A record the database still refuses is set aside, 
 `hook-spool.rejected`, and the others are folded; a database error undoes only the fold, whose
 files wait for the next one, and never the caller's own work.
 
-This module sits beside state.py, below the hooks, the actions and the watchdog that all read
-or write these rows; the spool writer, on the light path, imports neither json nor sqlite3.
+This module sits beside the state package, below the hooks, the actions and the watchdog that
+all read or write these rows (readers through `read_hook_events`, which folds first); the
+spool writer, on the light path, is hook_spool.py, which imports neither json, typing nor
+sqlite3.
 """
 
 from __future__ import annotations
@@ -34,27 +36,37 @@ from __future__ import annotations
 import os
 import stat
 import time
+from typing import TYPE_CHECKING
 
 from swarmdeck import paths
 
-TYPE_CHECKING = False
+# The light writer (hook_spool.py), which hooks/entry.py imports alone; its names are
+# importable from here too.
+from swarmdeck.hook_spool import (  # noqa: F401
+    APPLICATION_ID,
+    CALL_PREFIX,
+    DISPATCH_TOOLS,
+    FOLDING_PREFIX,
+    MAX_PENDING,
+    MAX_SPOOLED_INPUT,
+    PART_PREFIX,
+    SPOOL_NAME,
+    SQLITE_MAGIC,
+    append,
+    field_text,
+    record_line,
+    safe_text,
+    spool_path,
+    store_is_set_up,
+)
+
 if TYPE_CHECKING:
+    import sqlite3
+    from contextlib import AbstractContextManager
     from typing import Any
 
-    from swarmdeck import sqlite
     from swarmdeck.state import StateStore
 
-APPLICATION_ID = int.from_bytes(b"SWDK", "big")
-"""state.APPLICATION_ID: calls are spooled only beside a file that says it is swarmdeck's."""
-SQLITE_MAGIC = b"SQLite format 3\x00"
-SPOOL_NAME = "hook-spool"
-"""The one spool file an older swarmdeck appended every light call to; folded when found."""
-FOLDING_PREFIX = "hook-spool.folding."
-"""A spool file an older swarmdeck's fold took and left (it failed, or died before removing it)."""
-CALL_PREFIX = "hook-spool.call."
-"""A spooled call: `CALL_PREFIX` + the time it was written (ns, 20 digits) + `.PID.COUNT`."""
-PART_PREFIX = "hook-spool.part."
-"""A call's file while its writer writes it; renamed to `CALL_PREFIX` once whole."""
 REJECTED_NAME = "hook-spool.rejected"
 """Records the database refused even in their safe form, a line each, kept for a person."""
 SPOOLED_EVENT = "PreToolUse"
@@ -64,14 +76,6 @@ ASKING_NOTIFICATIONS = ("agent_needs_input", "elicitation_dialog", "idle_prompt"
 """Notification types that wait for the person (a session waiting for them, as the Agents panel
 shows it), and the ones `hooks install` asks Claude Code for; the others (auth_success,
 agent_completed) only tell something."""
-DISPATCH_TOOLS = frozenset({"Agent", "Task"})
-"""The tool that spawns a subagent: `Task` until Claude Code 2.1.63, `Agent` since; the hooks
-guard its calls and the transcript reader counts them, so both must know both names."""
-MAX_SPOOLED_INPUT = 64 * 1024
-"""A larger input is recorded through the database, trimmed there."""
-MAX_PENDING = 4096
-"""Call files waiting beyond which a call records through the database; also the most call
-files one fold takes (the oldest first), so a fold's work inside the write lock is bounded."""
 MAX_SPOOL = 8 * 1024 * 1024
 """The most of an older swarmdeck's spool file a fold reads, and of the rejected file kept."""
 PART_AGE = 60.0
@@ -80,9 +84,6 @@ and removed; a writer still alive then finds its rename refused and records dire
 LOCK_WAIT = 0.5
 """Seconds a fold waits for an older swarmdeck's writer holding `hook-spool` before it leaves
 that file for later."""
-_PART_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_written = [0]
-"""Calls this process spooled: the last part of a call file's name, so no two share one."""
 INSERT = (
     "INSERT INTO hook_events (event, session_id, agent_id, tool_name, cwd, payload, received_at)"
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -110,21 +111,8 @@ _TASK_KEYS = ("id", "type", "status", "agent_type", "description")
 since a task left out of it reads as ended (probes/hook_activity.py)."""
 
 
-def field_text(data: dict[str, Any], key: str) -> str | None:
-    """A field of a hook's input as text (safe_text): None when missing, empty or not a string."""
-    value = data.get(key)
-    return safe_text(value) if isinstance(value, str) and value else None
 
 
-def safe_text(text: str) -> str:
-    """`text` as UTF-8 can hold it: each half of a surrogate pair left alone (what JSON's
-    `\\ud83d` reads as: Node's `JSON.stringify` of an emoji cut in two) becomes U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        # Through UTF-16, which pairs the halves that make a character and replaces the rest.
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
 
 
 def _safe_number(value: float) -> float | str:
@@ -203,114 +191,18 @@ def event_row(event: str, data: dict[str, Any], now: float) -> tuple[Any, ...]:
     )
 
 
-def spool_path(db_path: str) -> str:
-    """The spool file an older swarmdeck appended to beside the state database `db_path`."""
-    return os.path.join(os.path.dirname(db_path), SPOOL_NAME)
 
 
-def record_line(raw: bytes, received_at: float) -> bytes:
-    """One call's record, with its newlines (see module doc); `raw` is JSON json read whole."""
-    return b'\n{"received_at": %s, "input": %s}\n' % (
-        repr(received_at).encode(),
-        raw.replace(b"\n", b" "),
-    )
 
 
-def append(raw: bytes, received_at: float) -> bool:
-    """Spool a light PreToolUse call; False when it must be recorded through the database.
-
-    That is when the input is not a plain UTF-8 object, the store is not one a plain insert
-    would write to (not set up yet, not swarmdeck's, not a database: the database path sets it
-    up or says what is wrong), the state folder is not private, MAX_PENDING calls wait already,
-    or the write fails. It takes no lock and never waits.
-    """
-    if len(raw) > MAX_SPOOLED_INPUT or not _plain_object(raw):
-        return False
-    db = paths.state_db_path_text()
-    folder = os.path.dirname(db)
-    if not store_is_set_up(db) or paths.state_dir_refusal(folder) is not None:
-        return False
-    if _pending(folder) >= MAX_PENDING:
-        return False
-    _written[0] += 1
-    name = f"{time.time_ns():020d}.{os.getpid()}.{_written[0]}"
-    return _write_call(
-        os.path.join(folder, PART_PREFIX + name),
-        os.path.join(folder, CALL_PREFIX + name),
-        record_line(raw, received_at),
-    )
 
 
-def _pending(folder: str) -> int:
-    """Call files waiting in `folder`, counted up to MAX_PENDING."""
-    count = 0
-    try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.name.startswith(CALL_PREFIX):
-                    count += 1
-                    if count >= MAX_PENDING:
-                        break
-    except OSError:
-        return MAX_PENDING  # a folder that cannot be listed cannot be folded either
-    return count
 
 
-def _write_call(part: str, call: str, record: bytes) -> bool:
-    """Write `record` as the new file `part`, then rename it to `call`: whether it got there."""
-    try:
-        fd = os.open(part, _PART_FLAGS, paths.PRIVATE_FILE_MODE)
-    except OSError:
-        return False  # a full disk, a name taken: the database path says more
-    try:
-        whole = os.write(fd, record) == len(record)
-    except OSError:
-        whole = False
-    finally:
-        os.close(fd)
-    if whole:
-        try:
-            # Refused when a fold took the part file for abandoned and removed it.
-            os.rename(part, call)
-            return True
-        except OSError:
-            pass
-    try:
-        os.unlink(part)
-    except OSError:
-        return False  # removed already (by a fold): nothing of this call is left in the spool
-    return False
 
 
-def _plain_object(raw: bytes) -> bool:
-    """Whether `raw` is an object in UTF-8 without a mark, as a spool line is read: json also
-    reads a marked or a UTF-16 or UTF-32 input, which in a line of UTF-8 would be no JSON at
-    all, and the fold would skip the call as a damaged line. Such an input has a mark before
-    its brace or a zero byte, which no UTF-8 JSON text holds."""
-    return raw.lstrip(b" \t\n\r")[:1] == b"{" and b"\x00" not in raw
 
 
-def store_is_set_up(db: str) -> bool:
-    """Whether `db` is a regular file whose SQLite header names swarmdeck's application and a
-    schema version: what record.py's plain insert asks the database, read from the header."""
-    from swarmdeck.regular_files import open_regular
-
-    try:
-        fd = open_regular(db)
-    except OSError:
-        return False
-    try:
-        header = os.read(fd, 100)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return (
-        len(header) == 100
-        and header.startswith(SQLITE_MAGIC)
-        and int.from_bytes(header[68:72], "big") == APPLICATION_ID
-        and int.from_bytes(header[60:64], "big") >= 1
-    )
 
 
 def _private_regular(st: os.stat_result) -> bool:
@@ -322,7 +214,7 @@ def _private_regular(st: os.stat_result) -> bool:
     )
 
 
-def fold_into(conn: sqlite.Connection, db_path: str) -> list[str]:
+def fold_into(conn: sqlite3.Connection, db_path: str) -> list[str]:
     """Insert the spooled calls into hook_events inside `conn`'s open write transaction.
 
     Returns the files to remove once the transaction has committed. What cannot be taken now
@@ -332,7 +224,7 @@ def fold_into(conn: sqlite.Connection, db_path: str) -> list[str]:
     files for a later fold; the caller's transaction goes on, unless the error ended it (then it
     is raised).
     """
-    from swarmdeck import sqlite
+    import sqlite3
 
     folder = os.path.dirname(db_path)
     folding, calls = _spooled(folder)
@@ -350,7 +242,7 @@ def fold_into(conn: sqlite.Connection, db_path: str) -> list[str]:
             for line, received_at, data in records:
                 _insert_once(conn, folder, line, event_row(SPOOLED_EVENT, data, received_at))
             folded.append(path)
-    except sqlite.Error:
+    except sqlite3.Error:
         if not conn.in_transaction:
             raise  # the error ended the caller's transaction too (a full disk): it says so
         # Safe to go on: the caller's own statements meet the same database and report what
@@ -385,14 +277,14 @@ def _spooled(folder: str) -> tuple[list[str], list[str]]:
 
 
 def _insert_once(
-    conn: sqlite.Connection, folder: str, line: bytes, row: tuple[Any, ...]
+    conn: sqlite3.Connection, folder: str, line: bytes, row: tuple[Any, ...]
 ) -> None:
     """Insert a spooled call's row unless it is there; one the database refuses is set aside."""
-    from swarmdeck import sqlite
+    import sqlite3
 
     try:
         conn.execute(_INSERT_ONCE, row)
-    except (sqlite.IntegrityError, ValueError):
+    except (sqlite3.IntegrityError, ValueError):
         # This record alone: a constraint refused its row, or its text could not be bound. The
         # statement is undone, the transaction goes on; left in the spool it would fail every
         # fold after this one.
@@ -495,15 +387,15 @@ def folded_transaction(store: StateStore) -> _FoldedTransaction:
 
 class _FoldedTransaction:
     """What `folded_transaction` gives: the store's transaction, the spool folded in at its
-    start and the folded files removed once it committed. A context manager of its own, not
-    contextlib's: every caged run ends in one, and that import would cost it."""
+    start and the folded files removed once it committed (the files only after the commit,
+    which a generator-based context manager would make harder to see)."""
 
     def __init__(self, store: StateStore) -> None:
         self._store = store
         self._transaction = store.transaction()
         self._folded: list[str] = []
 
-    def __enter__(self) -> sqlite.Connection:
+    def __enter__(self) -> sqlite3.Connection:
         nested = self._store.connect().in_transaction
         conn = self._transaction.__enter__()
         if not nested:
@@ -538,7 +430,19 @@ def has_spooled(db_path: str) -> bool:
 
 
 def fold(store: StateStore) -> None:
-    """Fold the spool into `store` now, in a transaction of its own; for readers."""
+    """Fold the spool into `store` now, in a transaction of its own."""
     if has_spooled(str(store.path)):
         with folded_transaction(store):
             pass
+
+
+def read_hook_events(store: StateStore) -> AbstractContextManager[sqlite3.Connection]:
+    """`store.read()` with every spooled call in hook_events: the one way to read these rows.
+
+    A light call still in the spool is the latest event of its session (it answers a wait, it
+    says the session is busy), so a reader that skipped the fold would see the past. Inside a
+    transaction or a read already open nothing is folded: that snapshot is the caller's.
+    """
+    if not store.connect().in_transaction:
+        fold(store)
+    return store.read()

@@ -3,11 +3,13 @@ until any later event of the session; the pid file's own `waiting` says it first
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
 
-from claude_lines import BASE, ClaudeTree, Lines
+from claude_lines import BASE, ClaudeTree, Lines, bash_payload
+from swarmdeck.hook_events import append
 from swarmdeck.hooks.payload import HookInput
 from swarmdeck.hooks.record import record_event
 from swarmdeck.probes.claude.hook_activity import hook_waits
@@ -159,3 +161,15 @@ def test_a_session_end_closes_the_session_at_once(tmp_path: Path) -> None:
     _event("SessionEnd", now - 1, reason="prompt_input_exit")
     [session] = sessions_with_hooks(probe, store)
     assert not session.needs_person and session.hook_agents == []
+
+
+def test_a_light_call_still_in_the_spool_answers_a_wait() -> None:
+    """The light PreToolUse path spools its call instead of writing a row; the wait it answers
+    ends at once, not at the next fold some other writer happens to run."""
+    store = StateStore.open_default()
+    store.close()  # checkpointed: the file's header says whose it is, so calls may be spooled
+    _ask(100, message="Claude needs your permission to use Bash")
+    assert SID in hook_waits(store, 0)
+    raw = json.dumps(bash_payload("ls -la", session_id=SID)).encode()
+    assert append(raw, 101.0), "the light call went to the spool"
+    assert hook_waits(store, 0) == {}

@@ -35,6 +35,16 @@ from swarmdeck.breaks import broken
 from swarmdeck.errors import StateError, SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.file_lock import take_within
+from swarmdeck.ledger import (
+    add_job,
+    admit_queued,
+    admit_queued_as_booked,
+    close_job,
+    fingerprints,
+    job_row,
+    queued_rows,
+    set_cgroup,
+)
 from swarmdeck.probes.ledger import (
     ADMITTED,
     MOVED,
@@ -48,7 +58,7 @@ from swarmdeck.probes.ledger import (
 from swarmdeck.probes.machine import read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.sizes import format_size
-from swarmdeck.state import MAKE_WRITABLE, insert, now
+from swarmdeck.state import MAKE_WRITABLE, now
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -92,7 +102,7 @@ class Moved(SwarmdeckError):
 
 def _moved(conn: sqlite3.Connection, job_id: int) -> None:
     """Raise Moved when the job's row says it moved to another host."""
-    row = conn.execute("SELECT state, outcome FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    row = job_row(conn, job_id)
     if row is not None and row["state"] == MOVED:
         raise Moved(f"job {job_id} {row['outcome'] or 'moved'}: it runs there; nothing ran here")
 
@@ -144,7 +154,7 @@ def room_line(booked: int, book: MemoryBook) -> str:
 def _insert(conn: sqlite3.Connection, job: JobRow, state: str, at: float) -> int:
     booking = job.booking
     refused = state == REFUSED
-    return insert(conn, "jobs", {
+    return add_job(conn, {
         "label": job.label, "host": job.host, "fingerprint": job.fingerprint,
         "argv": json.dumps(job.argv), "cwd": str(job.cwd), "state": state,
         "runner_pid": job.runner.pid, "runner_start_ticks": job.runner.start_ticks,
@@ -236,10 +246,7 @@ def queue_ahead(
     """The jobs queued on this host ahead of this one, in the queue's order (backfill.queue_key:
     arrival, the longest known runs first among jobs that arrive together; a new job's row is
     not written yet and arrives now), with the learned run times of them and of this job."""
-    queued = conn.execute(
-        "SELECT id, created_at, booked, fingerprint FROM jobs WHERE host = ? AND state = ?",
-        (job.host, QUEUED),
-    ).fetchall()
+    queued = queued_rows(conn, job.host)
     if not queued or all(row["id"] == job_id for row in queued):
         return [], {}
     spans = durations(conn, {job.fingerprint} | {row["fingerprint"] for row in queued})
@@ -296,16 +303,10 @@ def attempt(
             job_id = _insert(conn, job, state, at)
         elif decision is Decision.ADMIT:
             booking = job.booking
-            conn.execute(
-                "UPDATE jobs SET state = ?, admitted_at = ?, booked = ?, cap = ?,"
-                " admitted_via = ?, oom_score_adj = ? WHERE id = ? AND state = ?",
-                (ADMITTED, at, booking.booked, booking.cap, booking.via.value,
-                 booking.oom_score_adj, job_id, QUEUED),
-            )
+            admit_queued(conn, job_id, at, booking.booked, booking.cap, booking.via.value,
+                         booking.oom_score_adj)
         if decision is Decision.ADMIT:
-            conn.execute(
-                "UPDATE jobs SET cgroup = ? WHERE id = ?", (str(cage_path(job_id)), job_id)
-            )
+            set_cgroup(conn, job_id, str(cage_path(job_id)))
         return decision, job_id, book, lost
 
 
@@ -320,10 +321,7 @@ def backfills(
     backfill (actions/backfill.py), from the learned durations of the jobs running, the jobs
     queued before it and its own (`spans` holds those of the queued and its own)."""
     held = {row.id: row for row in book.jobs}
-    marks = ",".join("?" * len(held))
-    running = conn.execute(
-        f"SELECT id, fingerprint FROM jobs WHERE id IN ({marks})", tuple(held)
-    ).fetchall() if held else []
+    running = fingerprints(conn, tuple(held))
     spans = {**spans, **durations(conn, {row["fingerprint"] for row in running} - set(spans))}
     clock = now()
     holders, sure = [], []
@@ -418,14 +416,9 @@ def _unlocked_attempt(
             state = {Decision.ADMIT: ADMITTED, Decision.WAIT: QUEUED}.get(decision, REFUSED)
             job_id = _insert(conn, job, state, at)
         elif decision is Decision.ADMIT:
-            conn.execute(
-                "UPDATE jobs SET state = ?, admitted_at = ? WHERE id = ? AND state = ?",
-                (ADMITTED, at, job_id, QUEUED),
-            )
+            admit_queued_as_booked(conn, job_id, at)
         if decision is Decision.ADMIT:
-            conn.execute(
-                "UPDATE jobs SET cgroup = ? WHERE id = ?", (str(cage_path(job_id)), job_id)
-            )
+            set_cgroup(conn, job_id, str(cage_path(job_id)))
     return decision, job_id, book, []
 
 
@@ -468,11 +461,7 @@ def end_queued(
     """End the job's row as `state` (refused here, or moved to another host) with `outcome` and
     `exit_code`, only if it is still queued; whether it was. Run inside the caller's write
     transaction, so what it then does about a row no longer queued sees the same row."""
-    return bool(conn.execute(
-        "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ?"
-        " WHERE id = ? AND state = ?",
-        (state, outcome, int(exit_code), now(), job_id, QUEUED),
-    ).rowcount)
+    return close_job(conn, job_id, state, outcome, exit_code, now(), only_from=(QUEUED,))
 
 
 def give_up(store: StateStore, job_id: int, outcome: str, exit_code: int) -> None:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
 from swarmdeck.hook_events import folded_transaction
-from swarmdeck.probes.ledger import DONE, RUNNING
+from swarmdeck.ledger import declared_cap_peaks, family_peaks, job_row, record_ending
+from swarmdeck.ledger import mark_running as ledger_running
 from swarmdeck.probes.peaks import workload_history
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.state import now
@@ -62,12 +63,7 @@ def family_runs(store: StateStore, argv: list[str], cwd: str) -> list[PastRun]:
     if not family:
         return []
     with store.read() as conn:
-        rows = conn.execute(
-            "SELECT p.peak, p.cap, p.hit_ceiling, j.argv FROM peaks p JOIN jobs j"
-            " ON j.id = p.job_id WHERE j.cwd = ? AND json_extract(j.argv, '$[0]') = ?"
-            " ORDER BY p.recorded_at DESC LIMIT ?",
-            (str(cwd), argv[0], FAMILY_LOOKBACK),
-        ).fetchall()
+        rows = family_peaks(conn, str(cwd), argv[0], FAMILY_LOOKBACK)
     runs = [
         PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"]))
         for row in rows if family_of(json.loads(row["argv"] or "[]")) == family
@@ -79,11 +75,7 @@ def folder_runs(store: StateStore, cwd: str) -> list[PastRun]:
     """The recent runs in the folder of jobs that declared a cap, newest first: how far what
     agents declare there is from what their jobs take."""
     with store.read() as conn:
-        rows = conn.execute(
-            "SELECT p.peak, p.cap, p.hit_ceiling FROM peaks p JOIN jobs j ON j.id = p.job_id"
-            " WHERE j.cwd = ? AND j.declared_cap != '' ORDER BY p.recorded_at DESC LIMIT ?",
-            (str(cwd), FOLDER_WINDOW),
-        ).fetchall()
+        rows = declared_cap_peaks(conn, str(cwd), FOLDER_WINDOW)
     return [PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"])) for row in rows]
 
 
@@ -107,14 +99,9 @@ def mark_running(
     # Folded: the Bash call that started this job was likely light, and waits in the spool.
     with folded_transaction(store) as conn:
         agent = started_by_agent(conn, job_id, session, started_at) if session else None
-        conn.execute(
-            "UPDATE jobs SET state = ?, pid = ?, start_ticks = ?, started_at = ?,"
-            " output_path = COALESCE(?, output_path), serial_marker_path = ?,"
-            " session_id = ?, agent_id = ? WHERE id = ?",
-            (
-                RUNNING, job.pid, job.start_ticks, started_at, output_path,
-                str(serial_marker) if serial_marker else None, session, agent, job_id,
-            ),
+        ledger_running(
+            conn, job_id, job.pid, job.start_ticks, started_at, output_path,
+            str(serial_marker) if serial_marker else None, session, agent,
         )
     return started_at
 
@@ -127,7 +114,7 @@ def started_by_agent(
     the main thread or when none was seen."""
     import shlex  # only a job started from an agent's session gets here
 
-    row = conn.execute("SELECT argv FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    row = job_row(conn, job_id)
     command = shlex.join(json.loads(row["argv"] or "[]")) if row is not None else ""
     if not command:
         return None
@@ -148,13 +135,9 @@ def record_end(
 ) -> None:
     """Close the job's row and, when it ran, remember its peak for the next booking."""
     with store.transaction() as conn:
-        conn.execute(
-            "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, outcome = ?, peak = ?,"
-            " kernel_peak = ?, hit_ceiling = ? WHERE id = ?",
-            (
-                DONE, now(), ending.exit_code, ending.outcome, ending.peak, ending.kernel_peak,
-                int(ending.hit_ceiling), job_id,
-            ),
+        record_ending(
+            conn, job_id, now(), ending.exit_code, ending.outcome, ending.peak,
+            ending.kernel_peak, ending.hit_ceiling,
         )
         if ending.peak is not None:
             conn.execute(

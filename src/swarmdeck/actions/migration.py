@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from swarmdeck.actions.admission import end_queued
 from swarmdeck.errors import RefusedError
 from swarmdeck.exitcodes import ExitCode
+from swarmdeck.ledger import job_row
 from swarmdeck.probes.ledger import ACTIVE, ADMITTED, MOVED, QUEUED, RUNNING, job_from_row
 from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.peer_cache import READ, current_reading
@@ -154,9 +155,7 @@ def withdraw_queued(store: StateStore, job_id: int, host: str, moved_id: int | N
     from swarmdeck.probes.procs import ProcessIdentity
 
     with store.read() as conn:
-        row = conn.execute(
-            "SELECT state, runner_pid, runner_start_ticks FROM jobs WHERE id = ?", (job_id,)
-        ).fetchone()
+        row = job_row(conn, job_id)
     if row is None or row["state"] != QUEUED:
         return f"job {job_id} here is no longer queued: nothing withdrawn"
     if row["runner_pid"] is None or row["runner_start_ticks"] is None:
@@ -254,7 +253,7 @@ def launch(option: MigrationOption, store: StateStore) -> Launched:
     """Run the option's command (detached: it returns once the job started there), unless its
     row has ended or started since the option was made (MigrationRefused)."""
     with store.read() as conn:
-        row = conn.execute("SELECT * FROM jobs WHERE id = ?", (option.job_id,)).fetchone()
+        row = job_row(conn, option.job_id)
     if row is None:
         raise MigrationRefused(f"job {option.job_id} is not in the ledger: nothing to migrate")
     refused = refusal(job_from_row(row, live=False))

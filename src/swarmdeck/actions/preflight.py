@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.durations import age_text
 from swarmdeck.errors import RefusedError
-from swarmdeck.probes.ledger import ACTIVE
+from swarmdeck.ledger import last_input_run, live_rows_labelled, newest_job_of_runner
 from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.procs import ProcessIdentity, own_identity
 
@@ -90,13 +90,8 @@ def _need_gpu() -> None:
 
 
 def _need_single(store: StateStore, label: str) -> None:
-    marks = ", ".join("?" for _ in ACTIVE)
     with store.read() as conn:
-        rows = conn.execute(
-            "SELECT id, runner_pid, runner_start_ticks FROM jobs WHERE label = ? AND host = ?"
-            f" AND state IN ({marks}) ORDER BY id",
-            (label, local_host_name(), *ACTIVE),
-        ).fetchall()
+        rows = live_rows_labelled(conn, label, local_host_name())
     for row in rows:
         runner = ProcessIdentity(row["runner_pid"] or 0, row["runner_start_ticks"] or 0)
         if runner.is_alive():
@@ -109,14 +104,7 @@ def _need_single(store: StateStore, label: str) -> None:
 def last_run(store: StateStore, fingerprint: str) -> tuple[int, int | None, float | None] | None:
     """(job id, exit code, ended at) of the newest ended run with this inputs' fingerprint."""
     with store.read() as conn:
-        row = conn.execute(
-            "SELECT jobs.id, jobs.exit_code, jobs.ended_at FROM input_runs"
-            " JOIN jobs ON jobs.id = input_runs.job_id"
-            " WHERE input_runs.fingerprint = ? AND jobs.state = 'done'"
-            " ORDER BY input_runs.job_id DESC LIMIT 1",
-            (fingerprint,),
-        ).fetchone()
-    return None if row is None else (row[0], row[1], row[2])
+        return last_input_run(conn, fingerprint)
 
 
 def record(store: StateStore, fingerprint: str) -> None:
@@ -124,15 +112,11 @@ def record(store: StateStore, fingerprint: str) -> None:
     row: refused before admission)."""
     me = own_identity()
     with store.transaction() as conn:
-        row = conn.execute(
-            "SELECT id FROM jobs WHERE runner_pid = ? AND runner_start_ticks = ?"
-            " ORDER BY id DESC LIMIT 1",
-            (me.pid, me.start_ticks),
-        ).fetchone()
-        if row is not None:
+        job_id = newest_job_of_runner(conn, me.pid, me.start_ticks)
+        if job_id is not None:
             conn.execute(
                 "INSERT INTO input_runs (fingerprint, job_id, recorded_at) VALUES (?, ?, ?)",
-                (fingerprint, row[0], time.time()),
+                (fingerprint, job_id, time.time()),
             )
 
 

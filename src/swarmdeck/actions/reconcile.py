@@ -24,6 +24,7 @@ from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.cage.base import made_cage
 from swarmdeck.actions.kill import OwnTreeError, stop_tree, would_stop_itself
 from swarmdeck.exitcodes import ExitCode
+from swarmdeck.ledger import close_job, rows_in_states
 from swarmdeck.probes.cgroups import cgroup_pids, chosen_site, slice_sites
 from swarmdeck.probes.ledger import ACTIVE, LOST
 from swarmdeck.probes.procs import ProcessIdentity
@@ -55,13 +56,7 @@ def runner_alive(row: sqlite3.Row) -> bool:
 
 
 def _dead_runner_rows(conn: sqlite3.Connection, host: str) -> list[sqlite3.Row]:
-    marks = ",".join("?" * len(ACTIVE))
-    rows = conn.execute(
-        f"SELECT id, pid, start_ticks, runner_pid, runner_start_ticks, cgroup FROM jobs"
-        f" WHERE host = ? AND state IN ({marks})",
-        (host, *ACTIVE),
-    ).fetchall()
-    return [row for row in rows if not runner_alive(row)]
+    return [row for row in rows_in_states(conn, host, ACTIVE) if not runner_alive(row)]
 
 
 def mark_lost_jobs(
@@ -95,10 +90,7 @@ def mark_lost_jobs(
             f"{LOST_OUTCOME}; its cgroup {cgroup} is not a cage swarmdeck made in"
             f" {slice_path or 'the configured slice'}: left alone"
         )
-        conn.execute(
-            "UPDATE jobs SET state = ?, outcome = ?, exit_code = ?, ended_at = ? WHERE id = ?",
-            (LOST, outcome, int(ExitCode.LOST), now(), row["id"]),
-        )
+        close_job(conn, row["id"], LOST, outcome, ExitCode.LOST, now())
         lost.append(found)
     return lost
 

@@ -9,7 +9,7 @@ answering within the event's budget, recording within its own, both inside the t
 
 The light path (a Bash call that matches no heavy pattern) stays small: the input is read by
 json, the answer decided from cached settings by substring tests (classify.py), and the call
-appended to the spool (hook_events.py) instead of the database. Heavy modules are imported
+appended to the spool (hook_spool.py) instead of the database. Heavy modules are imported
 inside the handlers that need them.
 """
 
@@ -21,7 +21,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from swarmdeck.hook_events import DISPATCH_TOOLS
+from swarmdeck.hook_spool import DISPATCH_TOOLS
 from swarmdeck.hooks.contract import emit
 from swarmdeck.hooks.payload import (
     KNOWN_EVENTS,
@@ -140,7 +140,7 @@ def _answer(stdin: BinaryIO, argument: str, stdout: TextIO) -> tuple[HookInput, 
 def _record(hook: HookInput, spooled: bytes | None, now: float) -> None:
     """Append a light call to the spool; any other, or one the spool refuses, to the database."""
     if spooled is not None:
-        from swarmdeck.hook_events import append
+        from swarmdeck.hook_spool import append
 
         if append(spooled, now):
             return

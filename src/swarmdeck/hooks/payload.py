@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from swarmdeck.hook_events import field_text
+from swarmdeck.hook_spool import field_text
 
 if TYPE_CHECKING:
     from typing import Any, BinaryIO

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 # These live in probes/machine.py, so that a runner's start does without this module's
 # snapshot classes; mem_total and parse_meminfo are re-exported for this module's readers.
+from swarmdeck.ledger import threads_declared as declared_threads
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.machine import mem_total as mem_total
 from swarmdeck.probes.machine import parse_meminfo as parse_meminfo
@@ -193,11 +194,7 @@ def threads_declared(store: StateStore | None, host: str) -> int:
     if store is None:
         return 0
     with store.read() as conn:
-        row = conn.execute(
-            "SELECT COALESCE(SUM(threads), 0) FROM jobs WHERE state = 'running' AND host = ?",
-            (host,),
-        ).fetchone()
-    return int(row[0])
+        return declared_threads(conn, host)
 
 
 def host_snapshot(

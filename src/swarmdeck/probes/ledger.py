@@ -15,6 +15,19 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
+from swarmdeck.ledger import finished_count as count_finished
+from swarmdeck.ledger import finished_rows, rows_in_states
+from swarmdeck.ledger.schema import (  # noqa: F401 (the row states, importable from here too)
+    ACTIVE,
+    ADMITTED,
+    DONE,
+    HOLDS_BOOKING,
+    LOST,
+    MOVED,
+    QUEUED,
+    REFUSED,
+    RUNNING,
+)
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
@@ -30,18 +43,6 @@ if TYPE_CHECKING:
     from swarmdeck.probes.usage import Usage, UsageTracker
     from swarmdeck.state import StateStore
 
-QUEUED = "queued"
-ADMITTED = "admitted"
-RUNNING = "running"
-DONE = "done"
-LOST = "lost"
-REFUSED = "refused"
-MOVED = "moved"
-"""Withdrawn while queued, because it was moved to another host (actions/migration.py)."""
-HOLDS_BOOKING = (ADMITTED, RUNNING)
-"""Rows whose booking counts in the book."""
-ACTIVE = (QUEUED, ADMITTED, RUNNING)
-"""Rows with a runner that should still be alive."""
 RECENT_FINISHED = 20
 """How many finished jobs the Jobs panel keeps showing below the active ones."""
 
@@ -318,11 +319,7 @@ def job_from_row(
 
 
 def booked_rows(conn: sqlite3.Connection, host: str) -> list[sqlite3.Row]:
-    marks = ",".join("?" * len(HOLDS_BOOKING))
-    return conn.execute(
-        f"SELECT * FROM jobs WHERE host = ? AND state IN ({marks}) ORDER BY id",
-        (host, *HOLDS_BOOKING),
-    ).fetchall()
+    return rows_in_states(conn, host, HOLDS_BOOKING)
 
 
 @dataclass(frozen=True)
@@ -487,17 +484,9 @@ def ledger_jobs(
     just closed the rows of dead runners, which checked every one.
     """
     host = host or local_host_name()
-    marks = ",".join("?" * len(ACTIVE))
     with store.read() as conn:
-        active = conn.execute(
-            f"SELECT * FROM jobs WHERE host = ? AND state IN ({marks}) ORDER BY id",
-            (host, *ACTIVE),
-        ).fetchall()
-        finished = conn.execute(
-            f"SELECT * FROM jobs WHERE host = ? AND state NOT IN ({marks})"
-            " ORDER BY id DESC LIMIT ?",
-            (host, *ACTIVE, -1 if finished is None else finished),
-        ).fetchall()
+        active = rows_in_states(conn, host, ACTIVE)
+        finished = finished_rows(conn, host, finished)
     # Each running job is built once, with its figures: they are read from its row first.
     figures = usage_of_rows(active, usage) if usage is not None else {}
     jobs = []
@@ -509,10 +498,5 @@ def ledger_jobs(
 
 def finished_count(store: StateStore, host: str | None = None) -> int:
     """How many finished jobs the ledger holds for `host`: more than shown means truncated."""
-    marks = ",".join("?" * len(ACTIVE))
     with store.read() as conn:
-        row = conn.execute(
-            f"SELECT COUNT(*) FROM jobs WHERE host = ? AND state NOT IN ({marks})",
-            (host or local_host_name(), *ACTIVE),
-        ).fetchone()
-    return int(row[0])
+        return count_finished(conn, host or local_host_name())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, TypeVar
 
-from swarmdeck.probes.ledger import ACTIVE
+from swarmdeck.ledger import FINDING_JOB_ENDED
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
@@ -97,11 +97,8 @@ def open_alerts(store: StateStore) -> list[Alert]:
     )
 
 
-JOB_ENDED = (
-    "(job_id IS NOT NULL AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = findings.job_id"
-    f" AND jobs.state NOT IN ({', '.join(repr(state) for state in ACTIVE)})))"
-)
-"""SQL, true for a finding about a ledger job that has ended: the watchdog closes it at once."""
+JOB_ENDED = FINDING_JOB_ENDED
+"""SQL, true for a finding about a ledger job that has ended (the ledger package words it)."""
 
 
 def open_findings(store: StateStore) -> list[Finding]:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from swarmdeck.ledger import open_cluster_rows
 from swarmdeck.sizes import MIB
 
 if TYPE_CHECKING:
@@ -529,11 +530,8 @@ class SlurmReading:
 def our_cluster_jobs(store: StateStore) -> dict[int, int]:
     """Slurm job id → ledger id for every job we submitted that the ledger still has open."""
     with store.read() as conn:
-        rows = conn.execute(
-            "SELECT slurm_job_id, id FROM jobs WHERE slurm_job_id IS NOT NULL"
-            " AND state IN ('queued', 'admitted', 'running')"
-        ).fetchall()
-    return {int(row[0]): int(row[1]) for row in rows}
+        rows = open_cluster_rows(conn)
+    return {int(row["slurm_job_id"]): int(row["id"]) for row in rows}
 
 
 def cluster_label(config: SlurmConfig) -> str:

@@ -26,6 +26,7 @@ from swarmdeck.actions.kill import (
 )
 from swarmdeck.breaks import broken
 from swarmdeck.errors import RefusedError, UsageError
+from swarmdeck.ledger import job_row, open_cluster_row, running_processes
 from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude.live_sessions import claude_code_processes
@@ -151,7 +152,7 @@ def _refuse_ended_job(store: StateStore, finding: Finding) -> None:
     if finding.job_id is None:
         return
     with store.read() as conn:
-        row = conn.execute("SELECT state FROM jobs WHERE id = ?", (finding.job_id,)).fetchone()
+        row = job_row(conn, finding.job_id)
     if row is not None and row["state"] not in ACTIVE:
         raise RefusedError(f"job {finding.job_id} has ended: nothing to stop")
 
@@ -179,9 +180,7 @@ def _refuse_ended_process(store: StateStore, finding: Finding) -> None:
     state = None
     if finding.job_id is not None:
         with store.read() as conn:
-            row = conn.execute(
-                "SELECT state FROM jobs WHERE id = ?", (finding.job_id,)
-            ).fetchone()
+            row = job_row(conn, finding.job_id)
         state = row["state"] if row is not None else None
     if state is not None:
         raise RefusedError(
@@ -198,11 +197,7 @@ def _cluster_job(store: StateStore, job_id: int | None) -> tuple[int, str, str] 
     if job_id is None:
         return None
     with store.read() as conn:
-        row = conn.execute(
-            "SELECT slurm_job_id, host, argv FROM jobs WHERE id = ? AND slurm_job_id IS NOT NULL"
-            " AND state IN ('queued', 'admitted', 'running')",
-            (job_id,),
-        ).fetchone()
+        row = open_cluster_row(conn, job_id)
     if row is None:
         return None
     return int(row["slurm_job_id"]), row["host"], " ".join(json.loads(row["argv"]))
@@ -271,11 +266,7 @@ def supervised_set(store: StateStore, claude_dir: Path | None = None) -> set[Pro
     from swarmdeck.actions.reconcile import runner_alive
 
     with store.read() as conn:
-        rows = conn.execute(
-            "SELECT id, pid, start_ticks, runner_pid, runner_start_ticks, cgroup FROM jobs"
-            " WHERE state = ? AND pid IS NOT NULL AND start_ticks IS NOT NULL",
-            (RUNNING,),
-        ).fetchall()
+        rows = running_processes(conn)
     out = set()
     slice_path = _slice_path() if rows else None
     for row in rows:
@@ -413,11 +404,10 @@ def _cage_members(store: StateStore, request: KillRequest):
     if request.job_id is None:
         return None
     with store.read() as conn:
-        row = conn.execute(
-            "SELECT id, cgroup, pid, start_ticks, runner_pid FROM jobs WHERE id = ? AND state = ?",
-            (request.job_id, RUNNING),
-        ).fetchone()
-    if row is None or (row["pid"], row["start_ticks"]) != (request.pid, request.start_ticks):
+        row = job_row(conn, request.job_id)
+    if row is None or row["state"] != RUNNING:
+        return None
+    if (row["pid"], row["start_ticks"]) != (request.pid, request.start_ticks):
         return None
     # Only the cage its runner made in the configured slice: a row anyone can write is no
     # proof that a cgroup's processes are the job's.

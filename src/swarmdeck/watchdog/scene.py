@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck.errors import StateError
-from swarmdeck.hook_events import fold
+from swarmdeck.hook_events import read_hook_events
+from swarmdeck.ledger import running_cluster_hosts
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude._records import text_of, timestamp
 from swarmdeck.probes.ledger import RUNNING, ledger_jobs
@@ -151,10 +152,7 @@ class SceneReader:
 def running_cluster_jobs(store: StateStore) -> list[LedgerJob]:
     """The ledger's running jobs that we submitted to the Slurm cluster, on any node."""
     with store.read() as conn:
-        nodes = [row[0] for row in conn.execute(
-            "SELECT DISTINCT host FROM jobs WHERE slurm_job_id IS NOT NULL AND state = ?",
-            (RUNNING,),
-        )]
+        nodes = running_cluster_hosts(conn)
     return [
         job for node in nodes for job in ledger_jobs(store, node, finished=0)
         if job.state == RUNNING
@@ -207,8 +205,8 @@ def hook_facts(store: StateStore, now: float) -> tuple[dict[str, StopSeen], list
     sessions ran (PostToolUse, or PostToolUseFailure for one that failed) in the last
     EVENT_WINDOW seconds."""
     try:
-        fold(store)  # light Bash calls wait in the spool, and each says its session is busy
-        with store.read() as conn:
+        # Light Bash calls wait in the spool, and each says its session is busy.
+        with read_hook_events(store) as conn:
             latest = conn.execute(
                 "SELECT h.session_id, h.event, h.received_at,"
                 " json_extract(h.payload, '$.background_tasks') AS tasks FROM hook_events h"

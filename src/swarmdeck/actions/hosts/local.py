@@ -19,6 +19,7 @@ from swarmdeck.actions.detach import DETACH_FD_ENV, relaunch_argv
 from swarmdeck.actions.hosts.base import Ended, Fit, Handle, Host, HostError, JobSpec
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.exitcodes import ExitCode
+from swarmdeck.ledger import job_row
 from swarmdeck.probes.host import host_snapshot
 from swarmdeck.probes.ledger import ACTIVE, memory_book
 from swarmdeck.probes.machine import local_host_name
@@ -103,7 +104,7 @@ class LocalHost(Host):
 
     def _row(self, job_id: int) -> dict[str, object]:
         with self.store.read() as conn:
-            row = conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            row = job_row(conn, job_id)
         if row is None:
             raise HostError(f"job {job_id} is not in the ledger")
         return dict(row)

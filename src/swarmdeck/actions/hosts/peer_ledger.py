@@ -21,9 +21,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.ledger import ACTIVE, ADMITTED, DONE, LOST, RUNNING
+from swarmdeck.ledger import (
+    add_job,
+    close_job,
+    job_row,
+    mark_started_remote,
+    rows_in_states,
+    rows_on_host,
+    set_peak,
+)
+from swarmdeck.ledger import set_driver as ledger_set_driver
+from swarmdeck.probes.ledger import ACTIVE, ADMITTED, DONE, LOST
 from swarmdeck.probes.procs import ProcessIdentity, own_identity
-from swarmdeck.state import insert, now
+from swarmdeck.state import now
 
 if TYPE_CHECKING:
     from swarmdeck.actions.hosts.base import Ended, JobSpec
@@ -54,7 +64,7 @@ def slug(label: str) -> str:
 
 def ledger_id(store: StateStore) -> str:
     """This ledger's own id (`swarmdeck_meta.ledger_id`, which the store sets up and checks:
-    state.py, ledger_mark.py)."""
+    state/store.py, ledger_mark.py)."""
     return store.ledger_id
 
 
@@ -67,7 +77,7 @@ def insert_peer_job(store: StateStore, host: str, job: JobSpec) -> int:
     """The row of a peer job about to be copied and started; its driver is this process."""
     driver = own_identity()
     with store.transaction() as conn:
-        return insert(conn, "jobs", {
+        return add_job(conn, {
             "label": job.label, "host": host, "fingerprint": job.fingerprint,
             "argv": json.dumps(list(job.argv)), "cwd": str(job.cwd), "state": ADMITTED,
             "runner_pid": driver.pid, "runner_start_ticks": driver.start_ticks,
@@ -81,11 +91,7 @@ def mark_peer_started(
     store: StateStore, job_id: int, remote: ProcessIdentity, run_dir: str
 ) -> None:
     with store.transaction() as conn:
-        conn.execute(
-            "UPDATE jobs SET state = ?, pid = ?, start_ticks = ?, run_dir = ?, started_at = ?"
-            " WHERE id = ?",
-            (RUNNING, remote.pid, remote.start_ticks, run_dir, now(), job_id),
-        )
+        mark_started_remote(conn, job_id, remote.pid, remote.start_ticks, run_dir, now())
 
 
 def set_driver(
@@ -93,11 +99,7 @@ def set_driver(
 ) -> None:
     """A new driver (a detached one, or one attached again) takes the row over."""
     with store.transaction() as conn:
-        conn.execute(
-            "UPDATE jobs SET runner_pid = ?, runner_start_ticks = ?, detached = 1,"
-            " output_path = COALESCE(?, output_path) WHERE id = ?",
-            (driver.pid, driver.start_ticks, output, job_id),
-        )
+        ledger_set_driver(conn, job_id, driver.pid, driver.start_ticks, output)
 
 
 def end_peer_job(
@@ -107,17 +109,11 @@ def end_peer_job(
     row's fingerprint (made here, stable across runs), so a workload run only on the peer is
     booked from what it took, here and by `dispatch`, never blind."""
     with store.transaction() as conn:
-        conn.execute(
-            "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, outcome = ? WHERE id = ?",
-            (DONE, now(), exit_code, outcome, job_id),
-        )
+        close_job(conn, job_id, DONE, outcome, exit_code, now())
         if ended is None or ended.peak is None:
             return
-        conn.execute(
-            "UPDATE jobs SET peak = ?, hit_ceiling = ? WHERE id = ?",
-            (ended.peak, int(ended.hit_ceiling), job_id),
-        )
-        row = conn.execute("SELECT fingerprint, cap FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        set_peak(conn, job_id, ended.peak, ended.hit_ceiling)
+        row = job_row(conn, job_id)
         if row is None or not row["fingerprint"]:
             return
         conn.execute(
@@ -133,10 +129,7 @@ def end_peer_job(
 def mark_peer_lost(store: StateStore, job_id: int, outcome: str) -> None:
     """Close the row as lost, with the exit code every lost row carries."""
     with store.transaction() as conn:
-        conn.execute(
-            "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, outcome = ? WHERE id = ?",
-            (LOST, now(), int(ExitCode.LOST), outcome, job_id),
-        )
+        close_job(conn, job_id, LOST, outcome, ExitCode.LOST, now())
 
 
 def _alive(row: sqlite3.Row) -> bool:
@@ -147,12 +140,8 @@ def _alive(row: sqlite3.Row) -> bool:
 
 def active_peer_rows(store: StateStore, host: str) -> list[PeerRow]:
     """The host's active rows, each saying whether its driver still lives."""
-    marks = ",".join("?" * len(ACTIVE))
     with store.read() as conn:
-        rows = conn.execute(
-            f"SELECT * FROM jobs WHERE host = ? AND state IN ({marks}) ORDER BY id",
-            (host, *ACTIVE),
-        ).fetchall()
+        rows = rows_in_states(conn, host, ACTIVE)
     return [
         PeerRow(
             id=row["id"],
@@ -174,7 +163,7 @@ def abandoned_run_dirs(store: StateStore, host: str) -> dict[str, int]:
     row never learnt the folder), or one a failed clean left. Name -> job id."""
     ledger = ledger_id(store)
     with store.read() as conn:
-        rows = conn.execute("SELECT * FROM jobs WHERE host = ?", (host,)).fetchall()
+        rows = rows_on_host(conn, host)
     return {
         run_dir_name(row["label"] or "", row["id"], ledger): row["id"]
         for row in rows

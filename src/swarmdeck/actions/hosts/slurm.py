@@ -25,7 +25,9 @@ from swarmdeck.actions.hosts.base import Ended, Fit, Handle, Host, HostError, Jo
 from swarmdeck.actions.jobrecord import Ending, past_runs, record_end
 from swarmdeck.actions.reconcile import runner_alive
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.ledger import ACTIVE, LOST, QUEUED, RUNNING
+from swarmdeck.ledger import add_job, close_job, mark_started_on, open_cluster_rows
+from swarmdeck.ledger import mark_submitted as ledger_submitted
+from swarmdeck.probes.ledger import ACTIVE, LOST, QUEUED
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.probes.slurm import (
     Accounting,
@@ -39,7 +41,7 @@ from swarmdeck.probes.slurm import (
     run_client,
 )
 from swarmdeck.sizes import MIB, format_size
-from swarmdeck.state import insert, now
+from swarmdeck.state import now
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config, SlurmConfig
@@ -415,7 +417,7 @@ def insert_cluster_job(store: StateStore, host: str, job: JobSpec, booking: Book
     """The row of a job about to be submitted; its runner is this process."""
     runner = own_identity()
     with store.transaction() as conn:
-        return insert(conn, "jobs", {
+        return add_job(conn, {
             "label": job.label, "host": host, "fingerprint": job.fingerprint,
             "argv": json.dumps(list(job.argv)), "cwd": str(job.cwd), "state": QUEUED,
             "runner_pid": runner.pid, "runner_start_ticks": runner.start_ticks,
@@ -428,19 +430,13 @@ def insert_cluster_job(store: StateStore, host: str, job: JobSpec, booking: Book
 
 def mark_submitted(store: StateStore, job_id: int, slurm_job_id: int, output: Path) -> None:
     with store.transaction() as conn:
-        conn.execute(
-            "UPDATE jobs SET slurm_job_id = ?, output_path = ? WHERE id = ?",
-            (slurm_job_id, str(output), job_id),
-        )
+        ledger_submitted(conn, job_id, slurm_job_id, str(output))
 
 
 def mark_started(store: StateStore, job_id: int, node: str, started_at: float) -> None:
     """The job runs: its row's host becomes its node."""
     with store.transaction() as conn:
-        conn.execute(
-            "UPDATE jobs SET state = ?, host = ?, started_at = ? WHERE id = ?",
-            (RUNNING, node, started_at, job_id),
-        )
+        mark_started_on(conn, job_id, node, started_at)
 
 
 def close_orphaned_rows(store: StateStore) -> list[int]:
@@ -449,27 +445,18 @@ def close_orphaned_rows(store: StateStore) -> list[int]:
     The Slurm job itself is the cluster's: it may still run, so the outcome names the
     `scancel` that would stop it rather than stopping it behind the person's back.
     """
-    marks = ",".join("?" * len(ACTIVE))
     with store.read() as conn:
-        rows = conn.execute(
-            f"SELECT id, slurm_job_id, runner_pid, runner_start_ticks FROM jobs"
-            f" WHERE slurm_job_id IS NOT NULL AND state IN ({marks})",
-            ACTIVE,
-        ).fetchall()
+        rows = open_cluster_rows(conn)
     dead = [row for row in rows if not runner_alive(row)]
     if not dead:
         return []
     with store.transaction() as conn:
         for row in dead:
-            conn.execute(
-                "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, outcome = ? WHERE id = ?"
-                f" AND state IN ({marks})",
-                (
-                    LOST, now(), int(ExitCode.LOST),
-                    f"lost: its runner died; Slurm job {row['slurm_job_id']} may still run"
-                    f" (scancel {row['slurm_job_id']})",
-                    row["id"], *ACTIVE,
-                ),
+            close_job(
+                conn, row["id"], LOST,
+                f"lost: its runner died; Slurm job {row['slurm_job_id']} may still run"
+                f" (scancel {row['slurm_job_id']})",
+                ExitCode.LOST, now(), only_from=ACTIVE,
             )
     return [row["id"] for row in dead]
 
@@ -477,10 +464,7 @@ def close_orphaned_rows(store: StateStore) -> list[int]:
 def mark_lost(store: StateStore, job_id: int, outcome: str) -> None:
     """Close the row as lost, with the exit code every lost row carries."""
     with store.transaction() as conn:
-        conn.execute(
-            "UPDATE jobs SET state = ?, ended_at = ?, exit_code = ?, outcome = ? WHERE id = ?",
-            (LOST, now(), int(ExitCode.LOST), outcome, job_id),
-        )
+        close_job(conn, job_id, LOST, outcome, ExitCode.LOST, now())
 
 
 def end_cluster_job(

@@ -1,6 +1,8 @@
 """What the recorded hook events say is happening now, ahead of the transcripts.
 
-Claude Code writes transcripts asynchronously; a hook call is recorded the moment it happens.
+Claude Code writes transcripts asynchronously; a hook call is recorded the moment it happens
+(every read here goes through hook_events.read_hook_events, which folds the light calls still in
+the spool first).
 A SubagentStart without its SubagentStop is a subagent still running. A Stop event (2.1.145+)
 also lists the session's background tasks still outstanding, which covers subagents whose
 SubagentStart was missed (hooks installed after they started) and ends those whose
@@ -28,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from swarmdeck.hook_events import ASKING_NOTIFICATIONS
+from swarmdeck.hook_events import ASKING_NOTIFICATIONS, read_hook_events
 from swarmdeck.probes.claude._records import is_internal_agent
 from swarmdeck.probes.claude.subagents import SubagentInfo, predates_process
 
@@ -72,7 +74,7 @@ def hook_waits(store: StateStore, since: float) -> dict[str, HookWait]:
     """The sessions whose last hook event since `since` is a Notification asking for the
     person, by session id: any later event of the session (the tool call that was allowed, the
     next prompt, a Stop, its end) means the person answered."""
-    with store.read() as conn:
+    with read_hook_events(store) as conn:
         rows = conn.execute(
             "SELECT n.session_id, n.received_at, n.event, n.tool_name,"
             " json_extract(n.payload, '$.notification_type') AS kind,"
@@ -109,7 +111,7 @@ def _permission_text(tool: Any, command: Any) -> str:
 def ended_sessions(store: StateStore, since: float) -> dict[str, float]:
     """When each session whose latest hook event since `since` is a SessionEnd ended, by
     session id: over at once, whatever its pid file or its quiet transcript would say."""
-    with store.read() as conn:
+    with read_hook_events(store) as conn:
         rows = conn.execute(
             "SELECT e.session_id, e.received_at FROM hook_events e"
             " WHERE e.event = 'SessionEnd' AND e.received_at >= ? AND e.session_id IS NOT NULL"
@@ -123,7 +125,7 @@ def ended_sessions(store: StateStore, since: float) -> dict[str, float]:
 def last_hook_events(store: StateStore, since: float) -> dict[str, float]:
     """When each session's latest hook event since `since` came (its subagents' included), by
     session id: how lately a session whose liveness no pid file tells was active."""
-    with store.read() as conn:
+    with read_hook_events(store) as conn:
         rows = conn.execute(
             "SELECT session_id, max(received_at) AS at FROM hook_events"
             " WHERE received_at >= ? AND session_id IS NOT NULL GROUP BY session_id",
@@ -134,7 +136,7 @@ def last_hook_events(store: StateStore, since: float) -> dict[str, float]:
 
 def hook_agents(store: StateStore, since: float) -> list[HookAgent]:
     """Subagents started since `since`, in start order, with their stop time if they stopped."""
-    with store.read() as conn:
+    with read_hook_events(store) as conn:
         rows = conn.execute(
             "SELECT event, session_id, agent_id, received_at,"
             " json_extract(payload, '$.agent_type') AS type,"
