@@ -12,9 +12,8 @@ no signal handling, no output file.
     python bench/floor_run.py STATE_DB SLICE_DIR COMMAND...
 """
 
-# SQLite's C module, as swarmdeck/sqlite.py uses it: the package adds datetime.py's import.
-import _sqlite3 as sqlite3
 import os
+import sqlite3
 import sys
 import time
 

@@ -11,6 +11,7 @@ from swarmdeck.probes.claude.usage import (
     CONTEXT_WINDOW,
     LONG_CONTEXT_WINDOW,
     PRICES,
+    Price,
     price_of,
     session_figures,
 )
@@ -103,3 +104,18 @@ def test_a_line_added_to_a_subagents_file_adds_to_its_sessions_figures(tmp_path)
                   "isSidechain": True})
     [session] = probe.refresh([agent])
     assert (session.figures.tokens_in, session.figures.tokens_out) == (1115, 112)
+
+
+@pytest.mark.parametrize(
+    "model, listed",
+    [
+        # platform.claude.com's overview page of each model, read on 2026-12-05.
+        ("claude-opus-5-5", Price(4.0, 5.0, 0.20, 20.0)),
+        ("claude-sonnet-5-5", Price(2.0, 2.5, 0.20, 10.0)),
+        ("claude-sonnet-5-5-20261001", Price(2.0, 2.5, 0.20, 10.0)),
+        ("claude-fable-5-1", Price(10.0, 12.5, 0.25, 50.0)),
+        ("claude-opus-5", Price(5.0, 6.25, 0.50, 25.0)),
+    ],
+)
+def test_the_current_models_cost_what_their_pages_list(model: str, listed: Price) -> None:
+    assert price_of(model) == listed

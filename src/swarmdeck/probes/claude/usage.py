@@ -44,7 +44,7 @@ PRICES: tuple[tuple[str, Price], ...] = (
     ("claude-opus-4-6", Price(5.0, 6.25, 0.50, 25.0)),
     ("claude-opus-4-5", Price(5.0, 6.25, 0.50, 25.0)),
     ("claude-opus-4", Price(15.0, 18.75, 1.50, 75.0)),
-    ("claude-sonnet-5-5", Price(2.0, 2.5, 0.10, 10.0)),
+    ("claude-sonnet-5-5", Price(2.0, 2.5, 0.20, 10.0)),
     ("claude-sonnet-5", Price(2.0, 2.5, 0.20, 10.0)),
     ("claude-sonnet-4", Price(3.0, 3.75, 0.30, 15.0)),
     ("claude-3-7-sonnet", Price(3.0, 3.75, 0.30, 15.0)),
