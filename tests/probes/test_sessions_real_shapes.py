@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from claude_lines import ClaudeTree, Lines, iso
-from swarmdeck.probes.claude._records import agent_id_in, reported_tokens, usage_figures
 from swarmdeck.probes.claude.live_sessions import pid_files
 from swarmdeck.probes.claude.sessions import SessionsProbe
+from swarmdeck.probes.claude.transcript_fields import agent_id_in, reported_tokens, usage_figures
 
 SID = "7777cccc-0000-4000-8000-000000000007"
 

@@ -20,7 +20,7 @@ from swarmdeck.errors import StateError
 from swarmdeck.hook_events import read_hook_events
 from swarmdeck.ledger import running_cluster_hosts
 from swarmdeck.probes.cgroups import cgroup_pids
-from swarmdeck.probes.claude._records import text_of, timestamp
+from swarmdeck.probes.claude.transcript_fields import text_of, timestamp
 from swarmdeck.probes.ledger import RUNNING, ledger_jobs
 from swarmdeck.probes.procs import read_stat
 

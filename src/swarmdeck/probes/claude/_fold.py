@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swarmdeck.hook_events import DISPATCH_TOOLS
-from swarmdeck.probes.claude._records import (
+from swarmdeck.probes.claude.transcript_fields import (
     INTERRUPT_MARKER,
     Notification,
     agent_id_in,

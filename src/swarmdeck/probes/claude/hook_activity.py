@@ -31,8 +31,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck.hook_events import ASKING_NOTIFICATIONS, read_hook_events
-from swarmdeck.probes.claude._records import is_internal_agent
 from swarmdeck.probes.claude.subagents import SubagentInfo, predates_process
+from swarmdeck.probes.claude.transcript_fields import is_internal_agent
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore

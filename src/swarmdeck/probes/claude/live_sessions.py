@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swarmdeck.probes.claude._records import timestamp
+from swarmdeck.probes.claude.transcript_fields import timestamp
 from swarmdeck.probes.procs import (
     ProcessIdentity,
     arguments,

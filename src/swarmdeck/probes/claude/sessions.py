@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from swarmdeck import paths
 from swarmdeck.errors import StateError
 from swarmdeck.probes.claude._fold import ToolCall, TranscriptFold, in_flight_json
-from swarmdeck.probes.claude._records import is_internal_agent
 from swarmdeck.probes.claude._tail import JsonlTail
 from swarmdeck.probes.claude.hook_activity import (
     HOOK_AGENT_WINDOW,
@@ -43,6 +42,7 @@ from swarmdeck.probes.claude.subagents import (
     resolve_subagents,
 )
 from swarmdeck.probes.claude.swarm_health import SwarmHealth, swarm_health
+from swarmdeck.probes.claude.transcript_fields import is_internal_agent
 from swarmdeck.probes.claude.usage import (
     NO_FIGURES,
     SessionFigures,
