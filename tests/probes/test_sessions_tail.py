@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from claude_lines import ClaudeTree, Lines, append
-from swarmdeck.probes.claude._tail import JsonlTail, parse_line
+from swarmdeck.probes.claude.jsonl_tail import JsonlTail, parse_line
 from swarmdeck.probes.claude.sessions import SessionsProbe
 
 SID = "7777cccc-0000-4000-8000-000000000003"

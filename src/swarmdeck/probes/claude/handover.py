@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarmdeck.probes.claude._tail import parse_line
+from swarmdeck.probes.claude.jsonl_tail import parse_line
 from swarmdeck.probes.claude.transcript_fields import first_text, text_of, tool_summary
 
 WRITING_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from swarmdeck import paths
 from swarmdeck.errors import StateError
 from swarmdeck.probes.claude._fold import ToolCall, TranscriptFold, in_flight_json
-from swarmdeck.probes.claude._tail import JsonlTail
 from swarmdeck.probes.claude.hook_activity import (
     HOOK_AGENT_WINDOW,
     HookAgent,
@@ -34,6 +33,7 @@ from swarmdeck.probes.claude.hook_activity import (
     running_hook_agents,
     unseen_hook_agents,
 )
+from swarmdeck.probes.claude.jsonl_tail import JsonlTail
 from swarmdeck.probes.claude.live_sessions import LiveSession, PidFiles, pid_files
 from swarmdeck.probes.claude.subagents import (
     AgentTranscript,
