@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from swarmdeck.probes.claude._fold import TranscriptFold
+from swarmdeck.probes.claude.transcript_facts import TranscriptFold
 from swarmdeck.probes.claude.usage import (
     CONTEXT_WINDOW,
     LONG_CONTEXT_WINDOW,

@@ -21,9 +21,9 @@ from swarmdeck.words import counted
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config
-    from swarmdeck.probes.claude._fold import ToolCall
     from swarmdeck.probes.claude.sessions import SessionInfo
     from swarmdeck.probes.claude.subagents import SubagentInfo
+    from swarmdeck.probes.claude.transcript_facts import ToolCall
     from swarmdeck.probes.ledger import LedgerJob
     from swarmdeck.watchdog.history import History
     from swarmdeck.watchdog.scene import Scene

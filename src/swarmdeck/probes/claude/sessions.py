@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from swarmdeck import paths
 from swarmdeck.errors import StateError
-from swarmdeck.probes.claude._fold import ToolCall, TranscriptFold, in_flight_json
 from swarmdeck.probes.claude.hook_activity import (
     HOOK_AGENT_WINDOW,
     HookAgent,
@@ -42,6 +41,7 @@ from swarmdeck.probes.claude.subagents import (
     resolve_subagents,
 )
 from swarmdeck.probes.claude.swarm_health import SwarmHealth, swarm_health
+from swarmdeck.probes.claude.transcript_facts import ToolCall, TranscriptFold, in_flight_json
 from swarmdeck.probes.claude.transcript_fields import is_internal_agent
 from swarmdeck.probes.claude.usage import (
     NO_FIGURES,

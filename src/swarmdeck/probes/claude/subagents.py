@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarmdeck.probes.claude._fold import (
+from swarmdeck.probes.claude.transcript_facts import (
     MAIN,
     Dispatch,
     NoticeSeen,
