@@ -10,7 +10,7 @@ import pytest
 from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.cli import main
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.records import open_alerts
+from swarmdeck.probes.store_rows import open_alerts
 from swarmdeck.state import StateStore
 
 

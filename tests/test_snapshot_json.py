@@ -22,7 +22,7 @@ from swarmdeck.probes.locks import lock_rows
 from swarmdeck.probes.nvml import READY
 from swarmdeck.probes.peer_cache import PeerReading, reading_of
 from swarmdeck.probes.procs import identity
-from swarmdeck.probes.records import open_alerts, open_findings, pending_kill_requests
+from swarmdeck.probes.store_rows import open_alerts, open_findings, pending_kill_requests
 from swarmdeck.snapshot import Snapshot, take_snapshot
 from swarmdeck.state import StateStore
 

@@ -22,7 +22,7 @@ from swarmdeck.probes.host import host_snapshot
 from swarmdeck.probes.locks import lock_rows
 from swarmdeck.probes.nvml import READY
 from swarmdeck.probes.procs import identity, start_ticks
-from swarmdeck.probes.records import open_findings, pending_kill_requests
+from swarmdeck.probes.store_rows import open_findings, pending_kill_requests
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.status_report import ColumnWidths, column_widths, print_status, shared_widths

@@ -24,7 +24,8 @@ from swarmdeck.probes.locks import LockState, OwnedDirectory, lock_rows
 from swarmdeck.probes.machine import read_meminfo
 from swarmdeck.probes.nvml import NOT_READ
 from swarmdeck.probes.peer_cache import PeerReading
-from swarmdeck.probes.records import (
+from swarmdeck.probes.slurm import SlurmReading, our_cluster_jobs, read_cluster
+from swarmdeck.probes.store_rows import (
     Alert,
     Finding,
     KillRequest,
@@ -32,7 +33,6 @@ from swarmdeck.probes.records import (
     open_findings,
     pending_kill_requests,
 )
-from swarmdeck.probes.slurm import SlurmReading, our_cluster_jobs, read_cluster
 from swarmdeck.probes.usage import UsageTracker
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from cagekit import new_slice, remove_tree
 
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.procs import identity
-from swarmdeck.probes.records import Finding
+from swarmdeck.probes.store_rows import Finding
 from swarmdeck.state import StateStore
 
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))

@@ -13,7 +13,7 @@ from cagekit import MIB, SWARMDECK, end_session, write_config
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.ledger import RUNNING, ledger_jobs
 from swarmdeck.probes.procs import identity
-from swarmdeck.probes.records import Finding
+from swarmdeck.probes.store_rows import Finding
 from swarmdeck.state import StateStore
 from swarmdeck.watchdog.kills import STOPPED, approve, request_kill, stop_preview
 

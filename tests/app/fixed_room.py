@@ -33,7 +33,7 @@ from swarmdeck.probes.ledger import LedgerJob, MemoryBook
 from swarmdeck.probes.locks import STALE, LockHolder, LockState
 from swarmdeck.probes.nvml import Nvml
 from swarmdeck.probes.peer_cache import PeerReading, reading_of, write_reading
-from swarmdeck.probes.records import Alert, KillRequest, open_findings, pending_kill_requests
+from swarmdeck.probes.store_rows import Alert, KillRequest, open_findings, pending_kill_requests
 from swarmdeck.probes.usage import Usage
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore

@@ -14,7 +14,7 @@ from textual.widgets import Button, Static
 
 from swarmdeck.app.approve import ApproveScreen
 from swarmdeck.app.watchdog import WatchdogPanel
-from swarmdeck.probes.records import KillRequest
+from swarmdeck.probes.store_rows import KillRequest
 from swarmdeck.watchdog.kills import TreeMember
 
 LONG = "bash -c " + " ".join(f"step{n}" for n in range(40))

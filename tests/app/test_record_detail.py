@@ -12,7 +12,7 @@ from rendered import plain
 from textual.widgets import Static
 
 from swarmdeck.app.record_detail import AlertDetail, FindingDetail
-from swarmdeck.probes.records import Alert
+from swarmdeck.probes.store_rows import Alert
 
 COMMAND = ("swarmdeck peer run loopback --cap 4G --label 'integration suite (queued)' -- "
            "pytest -x tests/integration --maxfail 3 --durations 20")
@@ -58,7 +58,7 @@ async def test_enter_on_an_alert_shows_its_whole_message_and_command(isolated_ho
 
 def test_advice_that_is_only_a_command_is_shown_once_as_the_command() -> None:
     from swarmdeck.app.record_detail import finding_facts
-    from swarmdeck.probes.records import Finding
+    from swarmdeck.probes.store_rows import Finding
 
     finding = Finding(1, "k", "queued_while_peer_fits", "job #5", "info", "queued here", 0.0,
                       0.0, 3, None, advice=f"`{COMMAND}`")
@@ -79,7 +79,7 @@ def _facts(shown: str) -> dict[str, list[str]]:
 
 def test_a_finding_about_a_process_shows_the_command_that_asks_for_its_kill() -> None:
     from swarmdeck.app.record_detail import finding_facts
-    from swarmdeck.probes.records import Finding
+    from swarmdeck.probes.store_rows import Finding
 
     finding = Finding(24, "k", "output_not_growing", "job #25 bg1", "warning",
                       "its output has not grown for 21m", 0.0, 0.0, 3, None, job_id=25,
@@ -91,7 +91,7 @@ def test_a_finding_about_a_process_shows_the_command_that_asks_for_its_kill() ->
 
 def test_a_finding_that_names_no_process_offers_no_kill_command() -> None:
     from swarmdeck.app.record_detail import finding_facts
-    from swarmdeck.probes.records import Finding
+    from swarmdeck.probes.store_rows import Finding
 
     finding = Finding(5, "k", "idle_with_work_in_flight", "session 180d292f", "warning",
                       "no activity for 12m", 0.0, 0.0, 3, None, advice="look at the session")
@@ -102,7 +102,7 @@ def test_a_finding_that_names_no_process_offers_no_kill_command() -> None:
 def test_a_findings_count_is_said_as_the_watchdog_passes_that_saw_it() -> None:
     """The count goes up once a pass: said as passes, never as times it happened."""
     from swarmdeck.app.record_detail import finding_facts
-    from swarmdeck.probes.records import Finding
+    from swarmdeck.probes.store_rows import Finding
 
     finding = Finding(5, "k", "idle_with_work_in_flight", "session 180d292f", "warning",
                       "no activity for 12m", 100.0, 960.0, 473, None, fired_at=160.0)

@@ -31,7 +31,7 @@ from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.config import load_config
 from swarmdeck.probes.host import local_host_name
 from swarmdeck.probes.procs import identity, own_identity
-from swarmdeck.probes.records import open_alerts
+from swarmdeck.probes.store_rows import open_alerts
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.watchdog.loop import Watchdog

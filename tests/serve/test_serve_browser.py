@@ -20,7 +20,7 @@ from swarmdeck.app.main import PANELS
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.ledger import RUNNING, ledger_jobs
 from swarmdeck.probes.procs import identity
-from swarmdeck.probes.records import Finding
+from swarmdeck.probes.store_rows import Finding
 from swarmdeck.state import StateStore
 from swarmdeck.watchdog.kills import request_kill
 from waiting import wait_for

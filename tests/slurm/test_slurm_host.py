@@ -18,7 +18,7 @@ from swarmdeck.cli import main
 from swarmdeck.config import load_config
 from swarmdeck.errors import UsageError
 from swarmdeck.probes.machine import mem_total
-from swarmdeck.probes.records import Finding
+from swarmdeck.probes.store_rows import Finding
 from swarmdeck.state import StateStore
 from swarmdeck.watchdog.kills import STOPPED, approve, request_kill
 

@@ -10,7 +10,7 @@ from scene_kit import write_watchdog_config
 
 from ledger_rows import add_job
 from swarmdeck.actions.alerts import raise_alert
-from swarmdeck.probes.records import open_alerts
+from swarmdeck.probes.store_rows import open_alerts
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.watchdog.alerts import acknowledge_alert
 from swarmdeck.watchdog.loop import Watchdog

@@ -12,7 +12,7 @@ import time
 
 from scene_kit import SID, SWARMDECK, insert_hook_event, write_watchdog_config
 
-from swarmdeck.probes.records import open_findings
+from swarmdeck.probes.store_rows import open_findings
 from swarmdeck.watchdog.findings import (
     FindingDraft,
     lease_holder,

@@ -13,7 +13,7 @@ from scene_kit import SWARMDECK, caged_job, insert_job, write_watchdog_config
 
 from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.probes.procs import ProcessIdentity, identity, read_stat
-from swarmdeck.probes.records import Finding, open_alerts
+from swarmdeck.probes.store_rows import Finding, open_alerts
 from swarmdeck.snapshot import take_snapshot
 from swarmdeck.watchdog.escalation import escalates
 from swarmdeck.watchdog.findings import finding_by_id

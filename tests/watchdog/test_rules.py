@@ -407,7 +407,7 @@ def test_a_threads_finding_shows_the_jobs_command_line_as_its_command(
     isolated_home, store, processes
 ):
     from swarmdeck.app.record_detail import finding_facts
-    from swarmdeck.probes.records import Finding
+    from swarmdeck.probes.store_rows import Finding
 
     config = write_watchdog_config(isolated_home, long_run=1, thread_use_fraction=0.25)
     job = processes("sleep", "300")

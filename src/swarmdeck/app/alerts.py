@@ -13,7 +13,7 @@ from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.panel import Rows, StorePanel, TablePanel
 from swarmdeck.app.readonly import WriteGate
 from swarmdeck.hooks.guards import ALERT_SOURCE
-from swarmdeck.probes.records import Alert, open_alerts
+from swarmdeck.probes.store_rows import Alert, open_alerts
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.views.cells import in_order

@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from swarmdeck.printable import printable
-from swarmdeck.probes.records import KillRequest
+from swarmdeck.probes.store_rows import KillRequest
 from swarmdeck.watchdog.kills import TreeMember
 
 SHOWN = 12

@@ -22,7 +22,7 @@ from swarmdeck.app.detail import DetailScreen, fact_lines
 from swarmdeck.app.quiet import show_text
 from swarmdeck.app.watchdog import WatchdogPanel
 from swarmdeck.durations import NONE, age_text
-from swarmdeck.probes.records import Alert, Finding
+from swarmdeck.probes.store_rows import Alert, Finding
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.watchdog.alerts import alert_command
 from swarmdeck.watchdog.findings import passes_text

@@ -25,7 +25,7 @@ from swarmdeck.app.quiet import show_subtitle
 from swarmdeck.app.readonly import WriteGate
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.printable import printable
-from swarmdeck.probes.records import (
+from swarmdeck.probes.store_rows import (
     Finding,
     KillRequest,
     open_alerts,

@@ -34,7 +34,7 @@ def _alerts(args: argparse.Namespace) -> int:
     from swarmdeck.durations import age_text
     from swarmdeck.errors import UsageError
     from swarmdeck.printable import printable
-    from swarmdeck.probes.records import open_alerts
+    from swarmdeck.probes.store_rows import open_alerts
     from swarmdeck.watchdog.alerts import acknowledge_alert, why_not_open
 
     _, store = context()

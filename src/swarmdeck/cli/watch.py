@@ -102,7 +102,7 @@ def _pass_json(report, store) -> dict[str, object]:
     whichever watchdog wrote them."""
     from dataclasses import asdict as as_json
 
-    from swarmdeck.probes.records import open_findings
+    from swarmdeck.probes.store_rows import open_findings
 
     return {
         "at": time.time(),
@@ -135,7 +135,7 @@ def _print_pass(report, store, once: bool, shown: _Shown, min_duration: float) -
     prints the open findings it has not shown yet (a finding that fires again shows again),
     after saying once that it only reads."""
     from swarmdeck.printable import printable
-    from swarmdeck.probes.records import open_findings
+    from swarmdeck.probes.store_rows import open_findings
     from swarmdeck.views.records import finding_age
 
     if once:
@@ -168,7 +168,7 @@ def _holding_line(store, min_duration: float, now: float) -> str:
     watchdog sees but does not show yet; "" when nothing is holding."""
     from swarmdeck.durations import age_text
     from swarmdeck.printable import printable
-    from swarmdeck.probes.records import holding_findings
+    from swarmdeck.probes.store_rows import holding_findings
     from swarmdeck.words import counted
 
     holding = holding_findings(store)
@@ -187,7 +187,7 @@ def _holding_line(store, min_duration: float, now: float) -> str:
 def _wake_lines(store, started: float, session: str | None) -> list[str]:
     """A few lines per new finding (and, with no session, per new alert)."""
     from swarmdeck.printable import printable
-    from swarmdeck.probes.records import open_alerts
+    from swarmdeck.probes.store_rows import open_alerts
     from swarmdeck.watchdog.findings import findings_fired_since
     from swarmdeck.watchdog.kills import request_command
 

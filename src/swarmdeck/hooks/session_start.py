@@ -190,7 +190,7 @@ def oom_summary(log: KernelLog, slice_name: str | None) -> str | None:
 
 
 def alerts_line(store: StateStore) -> str | None:
-    from swarmdeck.probes.records import open_alerts
+    from swarmdeck.probes.store_rows import open_alerts
 
     alerts = [a for a in open_alerts(store) if a.acknowledged_at is None]
     if not alerts:
@@ -202,7 +202,7 @@ def alerts_line(store: StateStore) -> str | None:
 
 def findings_line(store: StateStore, session_id: str | None) -> str | None:
     """The watchdog's open findings about this session, with what to do about each."""
-    from swarmdeck.probes.records import open_findings
+    from swarmdeck.probes.store_rows import open_findings
 
     found = [f for f in open_findings(store) if session_id and f.session_id == session_id]
     if not found:

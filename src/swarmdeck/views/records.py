@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from swarmdeck.durations import age_text
-from swarmdeck.probes.records import Alert, Finding, KillRequest
+from swarmdeck.probes.store_rows import Alert, Finding, KillRequest
 from swarmdeck.views.cells import Cell
 
 LEVEL_STYLES = {"critical": "bold red", "warning": "yellow", "info": "cyan"}

@@ -7,7 +7,7 @@ goes through the same supervised-set and identity checks as an approved kill.
 
 from __future__ import annotations
 
-from swarmdeck.probes.records import Finding
+from swarmdeck.probes.store_rows import Finding
 
 
 def escalates(finding: Finding, escalate_after: int) -> bool:

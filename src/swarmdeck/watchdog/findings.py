@@ -8,7 +8,7 @@ it stays open for `merge_interval` seconds, so a condition that flickers is one 
 many; after that it is closed, and should it come back the same row opens again. A finding
 about a job whose ledger row has ended is closed at once: that job cannot come back, so there is
 nothing to merge, and it is not open for a reader either, writer or no writer
-(`probes.records.open_findings`).
+(`probes.store_rows.open_findings`).
 
 The app and `swarmdeck watch` may both run passes. Only the holder of the writer's lease (a row
 in `watchdog_lease`) writes; the other only reads, so no count is ever raised twice for one
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from swarmdeck.probes.procs import identity, own_identity
-from swarmdeck.probes.records import JOB_ENDED, Finding
+from swarmdeck.probes.store_rows import JOB_ENDED, Finding
 from swarmdeck.words import counted
 
 if TYPE_CHECKING:

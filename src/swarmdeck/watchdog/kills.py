@@ -33,7 +33,7 @@ from swarmdeck.probes.claude.live_sessions import claude_code_processes
 from swarmdeck.probes.ledger import ACTIVE, RUNNING
 from swarmdeck.probes.machine import local_host_name
 from swarmdeck.probes.procs import ProcessIdentity, StatLine, read_stat
-from swarmdeck.probes.records import Finding, KillRequest
+from swarmdeck.probes.store_rows import Finding, KillRequest
 from swarmdeck.words import counted
 
 if TYPE_CHECKING:

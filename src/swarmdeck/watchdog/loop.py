@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from swarmdeck.actions.alerts import raise_alert
 from swarmdeck.errors import RefusedError
 from swarmdeck.probes.kernel_files import hold_open, release_unread
-from swarmdeck.probes.records import Finding, open_alerts, open_findings, pending_kill_requests
+from swarmdeck.probes.store_rows import Finding, open_alerts, open_findings, pending_kill_requests
 from swarmdeck.watchdog.alerts import resolve_untrue
 from swarmdeck.watchdog.escalation import escalates
 from swarmdeck.watchdog.findings import (
