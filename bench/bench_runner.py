@@ -42,8 +42,8 @@ from scene import make_slice, remove_slice
 from swarmdeck.actions.admission import JobRow, attempt
 from swarmdeck.actions.booking import Booking, Via
 from swarmdeck.cache_settle import SETTLE_NS
-from swarmdeck.probes.ledger import SliceFacts
 from swarmdeck.probes.machine import mem_total
+from swarmdeck.probes.memory_book import SliceFacts
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.sizes import format_size
 from swarmdeck.state import VERIFIED_SUFFIX, StateStore

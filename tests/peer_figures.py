@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from swarmdeck.probes.host import Cores, HostSnapshot, Memory
-from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.probes.memory_book import MemoryBook
 
 GIB = 1024**3
 

@@ -17,8 +17,8 @@ from swarmdeck.config import load_config
 from swarmdeck.probes.claude.sessions import SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.gpu import GpuCard, GpuProcess, GpuSnapshot, QuiesceHolder
 from swarmdeck.probes.host import host_snapshot
-from swarmdeck.probes.ledger import ledger_jobs, memory_book
 from swarmdeck.probes.locks import lock_rows
+from swarmdeck.probes.memory_book import ledger_jobs, memory_book
 from swarmdeck.probes.nvml import READY
 from swarmdeck.probes.peer_cache import PeerReading, reading_of
 from swarmdeck.probes.procs import identity

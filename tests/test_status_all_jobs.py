@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ledger_rows import insert_job
-from swarmdeck.probes.ledger import RECENT_FINISHED
+from swarmdeck.probes.memory_book import RECENT_FINISHED
 from swarmdeck.state import StateStore
 
 SWARMDECK = Path(sys.executable).parent / "swarmdeck"

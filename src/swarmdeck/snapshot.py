@@ -12,7 +12,9 @@ from swarmdeck.actions.reconcile import reconcile
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.gpu import GpuSnapshot, gpu_snapshot
 from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot, local_host_name
-from swarmdeck.probes.ledger import (
+from swarmdeck.probes.locks import LockState, OwnedDirectory, lock_rows
+from swarmdeck.probes.machine import read_meminfo
+from swarmdeck.probes.memory_book import (
     RECENT_FINISHED,
     LedgerJob,
     MemoryBook,
@@ -20,8 +22,6 @@ from swarmdeck.probes.ledger import (
     ledger_jobs,
     memory_book,
 )
-from swarmdeck.probes.locks import LockState, OwnedDirectory, lock_rows
-from swarmdeck.probes.machine import read_meminfo
 from swarmdeck.probes.nvml import NOT_READ
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.probes.slurm import SlurmReading, our_cluster_jobs, read_cluster

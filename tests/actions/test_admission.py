@@ -12,7 +12,7 @@ import pytest
 from ledger_rows import insert_job
 from swarmdeck.actions import admission
 from swarmdeck.actions.booking import Booking, Decision, Via, decide_admission
-from swarmdeck.probes.ledger import MemoryBook, SliceFacts
+from swarmdeck.probes.memory_book import MemoryBook, SliceFacts
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.state import StateStore
 

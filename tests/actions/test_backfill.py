@@ -11,7 +11,7 @@ from ledger_rows import insert_job
 from swarmdeck.actions import admission
 from swarmdeck.actions.backfill import Holder, Waiter, holder_end, may_start
 from swarmdeck.actions.booking import Booking, Decision, Via
-from swarmdeck.probes.ledger import SliceFacts
+from swarmdeck.probes.memory_book import SliceFacts
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.state import StateStore
 
@@ -172,7 +172,7 @@ def test_the_queue_plan_says_what_each_job_waits_for_and_when_it_starts() -> Non
 def test_a_queued_jobs_detail_names_its_place_from_the_ledger(tmp_path: Path) -> None:
     from swarmdeck.actions.admission import planned_queue
     from swarmdeck.app.detail import job_facts, queue_text
-    from swarmdeck.probes.ledger import ledger_jobs
+    from swarmdeck.probes.memory_book import ledger_jobs
 
     store = StateStore(tmp_path / "state.db")
     with store.transaction() as conn:

@@ -18,7 +18,7 @@ from swarmdeck.actions.booking import (
     hit_ceiling,
     mib_ceil,
 )
-from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.probes.memory_book import MemoryBook
 
 MIB = 1 << 20
 GIB = 1 << 30

@@ -12,7 +12,7 @@ from pathlib import Path
 from cagekit import MIB, SWARMDECK, write_config
 
 from swarmdeck.hook_events import has_spooled
-from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.state import StateStore
 
 SID = "6666cccc-0000-4000-8000-000000000006"

@@ -24,7 +24,7 @@ from swarmdeck.actions.migration import (
     withdraw_queued,
 )
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.probes.procs import identity
 from swarmdeck.state import StateStore
 from swarmdeck.views.jobs import state_cell

@@ -16,8 +16,8 @@ from swarmdeck.actions.migration import (
     refusal,
 )
 from swarmdeck.config import load_config
-from swarmdeck.probes.ledger import LedgerJob
 from swarmdeck.probes.machine import local_host_name
+from swarmdeck.probes.memory_book import LedgerJob
 
 
 def _option(gpus: str) -> MigrationOption:

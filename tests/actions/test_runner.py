@@ -28,7 +28,7 @@ from swarmdeck.cli import main
 from swarmdeck.config import load_config
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.host import local_host_name
-from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.probes.procs import ProcessIdentity, identity
 from swarmdeck.state import StateStore
 from waiting import wait_for
@@ -970,7 +970,7 @@ def test_the_run_scope_declaration_is_kept_with_the_job_and_shown(
     """`SWARMDECK_SCOPE='…' swarmdeck run -- CMD` (the run-scope guard's form): the row keeps
     the declaration, the job's detail shows it; a run without one keeps NULL."""
     from swarmdeck.app.detail import job_facts
-    from swarmdeck.probes.ledger import ledger_jobs
+    from swarmdeck.probes.memory_book import ledger_jobs
 
     scope = "kind=full; what=all tests; scope=repo; why=before the merge of the parser"
     env = {**os.environ, "SWARMDECK_SCOPE": scope}

@@ -29,8 +29,8 @@ from swarmdeck.probes.claude.swarm_health import swarm_health
 from swarmdeck.probes.claude.usage import SessionFigures
 from swarmdeck.probes.gpu import gpu_snapshot
 from swarmdeck.probes.host import HostSnapshot
-from swarmdeck.probes.ledger import LedgerJob, MemoryBook
 from swarmdeck.probes.locks import STALE, LockHolder, LockState
+from swarmdeck.probes.memory_book import LedgerJob, MemoryBook
 from swarmdeck.probes.nvml import Nvml
 from swarmdeck.probes.peer_cache import PeerReading, reading_of, write_reading
 from swarmdeck.probes.store_rows import Alert, KillRequest, open_findings, pending_kill_requests

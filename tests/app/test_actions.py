@@ -27,7 +27,7 @@ from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.probes import locks
-from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.probes.procs import identity
 from swarmdeck.state import StateStore
 

@@ -15,7 +15,7 @@ from swarmdeck.app.detail import memory_legend as job_legend
 from swarmdeck.app.detail import memory_segments as job_segments
 from swarmdeck.app.hosts import cores_segments, memory_segments, used_segment
 from swarmdeck.probes.host import HostSnapshot
-from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.probes.memory_book import MemoryBook
 
 
 class OneBar(App[None]):

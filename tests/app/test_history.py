@@ -9,7 +9,7 @@ from fixed_room import FIGURES, host_at, running_job
 
 from swarmdeck.app.history import RoomHistory
 from swarmdeck.probes.host import HostSnapshot
-from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.probes.memory_book import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.snapshot import Snapshot
 

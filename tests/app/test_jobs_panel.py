@@ -18,7 +18,7 @@ from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.probes.host import host_snapshot
-from swarmdeck.probes.ledger import ledger_jobs, memory_book
+from swarmdeck.probes.memory_book import ledger_jobs, memory_book
 from swarmdeck.probes.procs import start_ticks
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore

@@ -15,7 +15,7 @@ from swarmdeck.app.launch import FIELDS, LaunchScreen, request_from
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.errors import SwarmdeckError
-from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.sizes import format_size
 from swarmdeck.state import StateStore
 

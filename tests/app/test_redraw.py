@@ -26,7 +26,7 @@ from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.probes.gpu import GpuSnapshot
 from swarmdeck.probes.host import host_snapshot
-from swarmdeck.probes.ledger import ledger_jobs, memory_book
+from swarmdeck.probes.memory_book import ledger_jobs, memory_book
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 

@@ -21,7 +21,7 @@ from swarmdeck.app.commands import ConfirmScreen
 from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
-from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.state import StateStore
 from waiting import DEADLINE
 

@@ -22,7 +22,7 @@ from swarmdeck.actions.migration import launch, migration_options
 from swarmdeck.config import load_config
 from swarmdeck.demo.owner import SCENE_VARIABLE, read_owner
 from swarmdeck.probes.cgroups import read_hierarchies
-from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.state import StateStore
 
 SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")

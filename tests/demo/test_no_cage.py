@@ -9,7 +9,7 @@ import pytest
 
 from swarmdeck.demo.scene import Scene, SceneSettings
 from swarmdeck.probes.cgroups import chosen_site, slice_sites
-from swarmdeck.probes.ledger import ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 
 
 def test_a_machine_without_cages_gets_the_scene_uncaged_and_told_so(

@@ -45,7 +45,8 @@ from swarmdeck.ledger import (
     queued_rows,
     set_cgroup,
 )
-from swarmdeck.probes.ledger import (
+from swarmdeck.probes.machine import read_meminfo
+from swarmdeck.probes.memory_book import (
     ADMITTED,
     MOVED,
     QUEUED,
@@ -55,7 +56,6 @@ from swarmdeck.probes.ledger import (
     SliceFacts,
     read_book,
 )
-from swarmdeck.probes.machine import read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.sizes import format_size
 from swarmdeck.state import MAKE_WRITABLE, now
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from os import PathLike
 
-    from swarmdeck.probes.ledger import LedgerJob
+    from swarmdeck.probes.memory_book import LedgerJob
     from swarmdeck.state import StateStore
 
 RECHECK_INTERVAL = 0.2

@@ -12,7 +12,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from swarmdeck.actions.run_request import MIN_CAP
-from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.probes.memory_book import MemoryBook
 from swarmdeck.sizes import MIB
 
 if TYPE_CHECKING:

@@ -23,14 +23,14 @@ from swarmdeck.actions.admission import end_queued
 from swarmdeck.errors import RefusedError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.ledger import job_row
-from swarmdeck.probes.ledger import ACTIVE, ADMITTED, MOVED, QUEUED, RUNNING, job_from_row
 from swarmdeck.probes.machine import local_host_name
+from swarmdeck.probes.memory_book import ACTIVE, ADMITTED, MOVED, QUEUED, RUNNING, job_from_row
 from swarmdeck.probes.peer_cache import READ, current_reading
 from swarmdeck.sizes import exact_size, format_size
 
 if TYPE_CHECKING:
     from swarmdeck.config import Config, HostConfig
-    from swarmdeck.probes.ledger import LedgerJob
+    from swarmdeck.probes.memory_book import LedgerJob
     from swarmdeck.state import StateStore
 
 ANNOUNCED = re.compile(r"(?:swarmdeck: )?job (\d+) runs ")

@@ -58,8 +58,8 @@ from swarmdeck.actions.spawn import CannotEnter, SetupFailed, spawn
 from swarmdeck.breaks import broken
 from swarmdeck.errors import StateError, UsageError
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.ledger import SliceFacts, reserve_problem, slice_cap_of
 from swarmdeck.probes.machine import local_host_name, mem_total
+from swarmdeck.probes.memory_book import SliceFacts, reserve_problem, slice_cap_of
 from swarmdeck.probes.procs import ProcessIdentity, own_file, own_identity, start_ticks
 from swarmdeck.run_scope import SCOPE_KEPT, SCOPE_VARIABLE
 from swarmdeck.sizes import SizeSpec, exact_size, format_size

@@ -38,7 +38,7 @@ from swarmdeck.errors import StateError
 from swarmdeck.printable import printable, printable_lines, printable_text
 from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.claude.subagents import SubagentInfo
-from swarmdeck.probes.ledger import ACTIVE, QUEUED, LedgerJob
+from swarmdeck.probes.memory_book import ACTIVE, QUEUED, LedgerJob
 from swarmdeck.probes.peaks import WorkloadHistory, workload_history
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot

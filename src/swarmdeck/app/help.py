@@ -20,7 +20,7 @@ from swarmdeck.app import bar_legend
 from swarmdeck.app.agent_tree import FOLDED, SHOWN_FINISHED, STATUS_MARKS, SessionTree
 from swarmdeck.app.detail import JOB_PARTS
 from swarmdeck.app.hosts import REST_NAME
-from swarmdeck.probes.ledger import BAR_PARTS
+from swarmdeck.probes.memory_book import BAR_PARTS
 
 
 def _in_order(marks: Iterable[bar_legend.Mark], names: Iterable[str]) -> str:

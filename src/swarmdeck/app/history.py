@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from swarmdeck.probes.host import HostSnapshot
-from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.probes.memory_book import MemoryBook
 from swarmdeck.snapshot import Snapshot
 
 

@@ -43,7 +43,7 @@ from swarmdeck.durations import age_text
 from swarmdeck.printable import printable
 from swarmdeck.probes.gpu import GpuCard
 from swarmdeck.probes.host import HostSnapshot
-from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.probes.memory_book import MemoryBook
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.views.hosts import host_line

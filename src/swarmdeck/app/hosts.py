@@ -32,7 +32,7 @@ from swarmdeck.app.quiet import show_text
 from swarmdeck.app.whole_parts import WholeParts
 from swarmdeck.printable import printable
 from swarmdeck.probes.host import HostSnapshot
-from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.probes.memory_book import MemoryBook
 from swarmdeck.probes.peer_cache import PeerReading
 from swarmdeck.sizes import MIB, SHORT_SIZE_WIDTH, format_size
 from swarmdeck.snapshot import Snapshot

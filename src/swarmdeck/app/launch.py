@@ -36,7 +36,7 @@ from swarmdeck.app.hosts import NO_CAGE
 from swarmdeck.config import MAX_THREADS, Config
 from swarmdeck.durations import seconds_above_zero
 from swarmdeck.errors import SwarmdeckError
-from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.probes.memory_book import MemoryBook
 from swarmdeck.sizes import format_size
 from swarmdeck.state import StateStore
 

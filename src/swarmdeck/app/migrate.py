@@ -25,7 +25,7 @@ from swarmdeck.actions.migration import (
 )
 from swarmdeck.config import Config
 from swarmdeck.printable import printable
-from swarmdeck.probes.ledger import QUEUED, LedgerJob
+from swarmdeck.probes.memory_book import QUEUED, LedgerJob
 
 
 def pane_title(job_id: int, label: str) -> Text:

@@ -15,7 +15,7 @@ from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.actions.runner import fitting_cap
 from swarmdeck.app.commands import rerun_request
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.ledger import LedgerJob
+from swarmdeck.probes.memory_book import LedgerJob
 from swarmdeck.sizes import exact_size, format_size
 
 

@@ -23,8 +23,8 @@ from swarmdeck.actions.jobrecord import Ending, mark_running, record_end
 from swarmdeck.config import load_config
 from swarmdeck.demo.jobs import MIB, JobSpec
 from swarmdeck.durations import MAX_SECONDS
-from swarmdeck.probes.ledger import slice_facts
 from swarmdeck.probes.machine import local_host_name, mem_total
+from swarmdeck.probes.memory_book import slice_facts
 from swarmdeck.probes.procs import ProcessIdentity, own_identity, start_ticks
 from swarmdeck.state import StateStore
 

@@ -78,7 +78,7 @@ def local_facts(config: Config, store: StateStore) -> HostFacts:
     except (OSError, ValueError) as error:
         return HostFacts(name, True, NOT_READ, reason=str(error))
     try:
-        from swarmdeck.probes.ledger import memory_book
+        from swarmdeck.probes.memory_book import memory_book
 
         book = memory_book(config, store, name)
     except Exception:  # the book is one cell; the rest of the row still shows

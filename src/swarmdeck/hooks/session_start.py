@@ -98,7 +98,7 @@ def running_subagents_line(hook: HookInput, store: StateStore, now: float) -> st
 
 def running_jobs_line(store: StateStore, cwd: str | None, now: float) -> str | None:
     """Caged jobs of this host still queued or running, this cwd's first."""
-    from swarmdeck.probes.ledger import ACTIVE, ledger_jobs
+    from swarmdeck.probes.memory_book import ACTIVE, ledger_jobs
     from swarmdeck.sizes import format_size
 
     jobs = [job for job in ledger_jobs(store) if job.state in ACTIVE]
@@ -152,8 +152,8 @@ def ledger_slice(store: StateStore) -> str | None:
     set up, or another ledger owns the slice)."""
     from swarmdeck.config import load_config
     from swarmdeck.probes.cgroups import kernel_name
-    from swarmdeck.probes.ledger import for_ledger, slice_facts
     from swarmdeck.probes.machine import mem_total
+    from swarmdeck.probes.memory_book import for_ledger, slice_facts
 
     facts = for_ledger(slice_facts(load_config(), mem_total()), store.path)
     if facts.problem or facts.slice_path is None:

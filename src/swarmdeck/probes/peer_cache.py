@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.durations import age_text
 from swarmdeck.paths import state_dir
-from swarmdeck.probes.ledger import MemoryBook
+from swarmdeck.probes.memory_book import MemoryBook
 from swarmdeck.regular_files import replace_private
 
 if TYPE_CHECKING:

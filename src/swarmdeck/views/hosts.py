@@ -14,7 +14,7 @@ from swarmdeck.sizes import format_size
 if TYPE_CHECKING:
     from swarmdeck.probes.gpu import GpuSnapshot
     from swarmdeck.probes.host import HostSnapshot
-    from swarmdeck.probes.ledger import MemoryBook
+    from swarmdeck.probes.memory_book import MemoryBook
 
 DASH = "–"
 """A figure a face does not have; the hook says "not read" instead."""

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from swarmdeck.durations import runtime_text
-from swarmdeck.probes.ledger import QUEUED
+from swarmdeck.probes.memory_book import QUEUED
 from swarmdeck.sizes import format_size
 from swarmdeck.watchdog.findings import CRITICAL, INFO, WARNING, FindingDraft
 from swarmdeck.words import counted
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from swarmdeck.probes.claude.sessions import SessionInfo
     from swarmdeck.probes.claude.subagents import SubagentInfo
     from swarmdeck.probes.claude.transcript_facts import ToolCall
-    from swarmdeck.probes.ledger import LedgerJob
+    from swarmdeck.probes.memory_book import LedgerJob
     from swarmdeck.watchdog.history import History
     from swarmdeck.watchdog.scene import Scene
 

@@ -21,12 +21,12 @@ from swarmdeck.hook_events import read_hook_events
 from swarmdeck.ledger import running_cluster_hosts
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude.transcript_fields import text_of, timestamp
-from swarmdeck.probes.ledger import RUNNING, ledger_jobs
+from swarmdeck.probes.memory_book import RUNNING, ledger_jobs
 from swarmdeck.probes.procs import read_stat
 
 if TYPE_CHECKING:
     from swarmdeck.probes.claude.sessions import SessionInfo
-    from swarmdeck.probes.ledger import LedgerJob
+    from swarmdeck.probes.memory_book import LedgerJob
     from swarmdeck.snapshot import Snapshot
     from swarmdeck.state import StateStore
 

@@ -21,8 +21,8 @@ from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.ledger import job_row
 from swarmdeck.probes.host import host_snapshot
-from swarmdeck.probes.ledger import ACTIVE, memory_book
 from swarmdeck.probes.machine import local_host_name
+from swarmdeck.probes.memory_book import ACTIVE, memory_book
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.sizes import exact_size, format_size
 

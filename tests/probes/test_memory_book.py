@@ -17,7 +17,7 @@ import pytest
 from ledger_rows import add_job as add_ledger_job
 from swarmdeck.config import load_config
 from swarmdeck.probes.cgroups import read_hierarchies
-from swarmdeck.probes.ledger import ledger_jobs, memory_book, not_yet_grown
+from swarmdeck.probes.memory_book import ledger_jobs, memory_book, not_yet_grown
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.state import StateStore
 
