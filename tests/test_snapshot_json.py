@@ -12,7 +12,7 @@ from typing import Any
 from claude_lines import ClaudeTree, Lines
 from ledger_rows import add_job
 from peer_figures import peer_host_object
-from swarmdeck.actions import lock, owners
+from swarmdeck.actions import lock, workdir_claims
 from swarmdeck.config import load_config
 from swarmdeck.probes.claude.sessions import SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.gpu import GpuCard, GpuProcess, GpuSnapshot, QuiesceHolder
@@ -73,7 +73,7 @@ def one_of_each(home: Path, store: StateStore, holder_pid: int) -> Snapshot:
     me = identity(holder_pid)
     assert me is not None
     lock.acquire(home / "repo", session="S1", command="make", holder=me)
-    owners.claim_directory(home / "work" / "scratch", session="S1", purpose="copy")
+    workdir_claims.claim_directory(home / "work" / "scratch", session="S1", purpose="copy")
     card = GpuCard(
         index=0, name="H200", uuid="GPU-1", memory_total=140 << 30, memory_used=3 << 30,
         memory_free=137 << 30, utilization=87, memory_utilization=40, temperature=61,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pilot_waits import probed
 
-from swarmdeck.actions import lock, owners
+from swarmdeck.actions import lock, workdir_claims
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.main import SwarmdeckApp
@@ -29,7 +29,7 @@ async def test_held_and_stale_locks_and_owned_directories_are_listed(tmp_path: P
         stale_file = locks.lock_file_for(tmp_path / "b")
         stale_file.write_text("truncated {")
         work = tmp_path / "work"
-        owners.claim_directory(work / "scratch", session="A", purpose="test copy")
+        workdir_claims.claim_directory(work / "scratch", session="A", purpose="test copy")
 
         def prober() -> Snapshot:
             return Snapshot(taken_at=time.time(), hosts=[], locks=locks.lock_rows(work))

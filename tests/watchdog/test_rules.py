@@ -18,7 +18,7 @@ from busy_job import busy_job
 from claude_lines import BASE, Lines, age
 from ledger_rows import add_job
 from peer_figures import peer_host_object
-from swarmdeck.actions.owners import claim_directory
+from swarmdeck.actions.workdir_claims import claim_directory
 from swarmdeck.config import load_config
 from swarmdeck.hook_events import record_line, spool_path
 from swarmdeck.probes.host import local_host_name

@@ -129,7 +129,7 @@ def _lock_claim(args: argparse.Namespace) -> int:
     import os
 
     from swarmdeck.actions.lock import caller_pid, session_name
-    from swarmdeck.actions.owners import claim_directory
+    from swarmdeck.actions.workdir_claims import claim_directory
     from swarmdeck.config import load_config
 
     root = load_config().locks.work_root
@@ -151,7 +151,7 @@ def _lock_claim(args: argparse.Namespace) -> int:
 
 def _lock_cleanup(args: argparse.Namespace) -> int:
     from swarmdeck.actions.lock import caller_pid, session_name
-    from swarmdeck.actions.owners import cleanup
+    from swarmdeck.actions.workdir_claims import cleanup
     from swarmdeck.config import load_config
 
     root = args.root or load_config().locks.work_root
@@ -172,8 +172,8 @@ SHOWN_PIDS = 5
 
 
 def unchecked_line(pids: tuple[int, ...], *, removed: bool) -> str:
-    """What it means that cleanup could not inspect `pids` (see owners.cleanup): they did not
-    hold any directory back, so one it removed may have been in use by them."""
+    """What it means that cleanup could not inspect `pids` (see workdir_claims.cleanup): they did
+    not hold any directory back, so one it removed may have been in use by them."""
     from swarmdeck.words import counted
 
     named = ", ".join(map(str, pids[:SHOWN_PIDS])) + (", …" if len(pids) > SHOWN_PIDS else "")

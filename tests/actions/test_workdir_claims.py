@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from racers import race
-from swarmdeck.actions import owners
+from swarmdeck.actions import workdir_claims
 from swarmdeck.errors import RefusedError
 from swarmdeck.probes import locks
 
@@ -28,7 +28,9 @@ def root(tmp_path: Path) -> Path:
 
 def test_claim_writes_an_owner_file_with_session_time_and_purpose(root: Path) -> None:
     before = time.time()
-    owner = owners.claim_directory(root / "scratch", session="s1", purpose="copy for a test run")
+    owner = workdir_claims.claim_directory(
+        root / "scratch", session="s1", purpose="copy for a test run"
+    )
     record = json.loads((root / "scratch" / locks.OWNER_FILE).read_text())
     assert record == {
         "session": "s1",
@@ -36,19 +38,19 @@ def test_claim_writes_an_owner_file_with_session_time_and_purpose(root: Path) ->
         "purpose": "copy for a test run",
     }
     assert before <= owner.created_at <= time.time()
-    assert owners.claim_directory(root / "scratch", session="s1", purpose="again") == owner
+    assert workdir_claims.claim_directory(root / "scratch", session="s1", purpose="again") == owner
 
 
 def test_claiming_another_sessions_directory_is_refused(root: Path) -> None:
-    owners.claim_directory(root / "x", session="s1", purpose="p")
+    workdir_claims.claim_directory(root / "x", session="s1", purpose="p")
     with pytest.raises(RefusedError, match="owned by session s1"):
-        owners.claim_directory(root / "x", session="s2", purpose="p")
+        workdir_claims.claim_directory(root / "x", session="s2", purpose="p")
 
 
 def test_cleanup_removes_only_own_unused_directories_and_lists_the_rest(root: Path) -> None:
     for name in ("unused", "cwd", "open_file"):
-        owners.claim_directory(root / name, session="me", purpose=name)
-    owners.claim_directory(root / "theirs", session="other", purpose="their build")
+        workdir_claims.claim_directory(root / name, session="me", purpose=name)
+    workdir_claims.claim_directory(root / "theirs", session="other", purpose="their build")
     (root / "unowned").mkdir()
     (root / "garbage").mkdir()
     (root / "garbage" / locks.OWNER_FILE).write_text('{"session": ')
@@ -58,7 +60,7 @@ def test_cleanup_removes_only_own_unused_directories_and_lists_the_rest(root: Pa
         in_cwd = subprocess.Popen(["sleep", "60"], cwd=root / "cwd")
         with_file = subprocess.Popen(["sleep", "60"], stdin=stdin)
     try:
-        report = owners.cleanup(root, session="me")
+        report = workdir_claims.cleanup(root, session="me")
     finally:
         for proc in (in_cwd, with_file):
             proc.kill()
@@ -76,16 +78,16 @@ def test_cleanup_removes_only_own_unused_directories_and_lists_the_rest(root: Pa
 
 def test_a_symlink_under_the_work_root_is_not_followed(root: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
-    owners.claim_directory(elsewhere, session="me", purpose="p")
+    workdir_claims.claim_directory(elsewhere, session="me", purpose="p")
     (root / "link").symlink_to(elsewhere)
-    report = owners.cleanup(root, session="me")
+    report = workdir_claims.cleanup(root, session="me")
     assert report.removed == [] and report.kept == []
     assert elsewhere.exists()
 
 
 def test_processes_that_could_not_be_checked_are_reported_not_blocking(root: Path) -> None:
-    owners.claim_directory(root / "x", session="me", purpose="p")
-    report = owners.cleanup(root, session="me")
+    workdir_claims.claim_directory(root / "x", session="me", purpose="p")
+    report = workdir_claims.cleanup(root, session="me")
     assert report.removed == [root / "x"]
     try:
         os.readlink("/proc/1/cwd")
@@ -95,7 +97,7 @@ def test_processes_that_could_not_be_checked_are_reported_not_blocking(root: Pat
 
 def test_a_library_loaded_from_the_directory_keeps_it(root: Path, tmp_path: Path) -> None:
     """dlopen maps a shared library and closes its descriptor: only /proc/PID/maps shows it."""
-    owners.claim_directory(root / "lib", session="me", purpose="built library")
+    workdir_claims.claim_directory(root / "lib", session="me", purpose="built library")
     library = root / "lib" / "libthing.so"
     shutil.copyfile(_heapq.__file__, library)
     loader = subprocess.Popen(
@@ -111,7 +113,7 @@ def test_a_library_loaded_from_the_directory_keeps_it(root: Path, tmp_path: Path
             for fd in os.listdir(f"/proc/{loader.pid}/fd")
         ]
         assert not any(fd.startswith(str(root)) for fd in fds)
-        report = owners.cleanup(root, session="me")
+        report = workdir_claims.cleanup(root, session="me")
     finally:
         loader.kill()
         loader.wait()
@@ -130,7 +132,7 @@ time.sleep(60)
 def test_a_process_that_enters_after_the_first_scan_keeps_the_directory(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    owners.claim_directory(root / "x", session="me", purpose="p")
+    workdir_claims.claim_directory(root / "x", session="me", purpose="p")
     late: list[subprocess.Popen[bytes]] = []
     first_scan = locks.owned_directories
 
@@ -141,7 +143,7 @@ def test_a_process_that_enters_after_the_first_scan_keeps_the_directory(
 
     monkeypatch.setattr(locks, "owned_directories", scan_then_someone_enters)
     try:
-        report = owners.cleanup(root, session="me")
+        report = workdir_claims.cleanup(root, session="me")
     finally:
         for proc in late:
             proc.kill()
@@ -151,14 +153,14 @@ def test_a_process_that_enters_after_the_first_scan_keeps_the_directory(
 
 
 def test_a_directory_that_cannot_be_removed_is_kept_with_the_reason(root: Path) -> None:
-    owners.claim_directory(root / "stuck", session="me", purpose="p")
-    owners.claim_directory(root / "fine", session="me", purpose="p")
+    workdir_claims.claim_directory(root / "stuck", session="me", purpose="p")
+    workdir_claims.claim_directory(root / "fine", session="me", purpose="p")
     pinned = root / "stuck" / "pinned"
     pinned.write_text("x")
     if subprocess.run(["chattr", "+i", str(pinned)], capture_output=True).returncode != 0:
         pytest.skip("needs chattr +i (root, a file system with attributes)")
     try:
-        report = owners.cleanup(root, session="me")
+        report = workdir_claims.cleanup(root, session="me")
     finally:
         subprocess.run(["chattr", "-i", str(pinned)], check=True)
     assert report.removed == [root / "fine"]
@@ -170,17 +172,17 @@ def test_a_directory_with_a_garbage_owner_file_is_not_claimed(root: Path) -> Non
     (root / "x").mkdir()
     (root / "x" / locks.OWNER_FILE).write_text('{"session": ')
     with pytest.raises(RefusedError, match=r"owner file is garbage: .*; not claimed"):
-        owners.claim_directory(root / "x", session="me", purpose="p")
+        workdir_claims.claim_directory(root / "x", session="me", purpose="p")
     assert (root / "x" / locks.OWNER_FILE).read_text() == '{"session": '
 
 
 CLAIMER = """
-from swarmdeck.actions import owners
+from swarmdeck.actions import workdir_claims
 from swarmdeck.errors import RefusedError
 """
 CLAIM = """
 try:
-    owners.claim_directory(_sys.argv[2], session=_sys.argv[3], purpose="race")
+    workdir_claims.claim_directory(_sys.argv[2], session=_sys.argv[3], purpose="race")
     print("won", flush=True)
 except RefusedError:
     print("lost", flush=True)
