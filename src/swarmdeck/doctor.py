@@ -55,7 +55,7 @@ BACKEND_WORDS = {
 
 def cage_parts(config: Config, ledger: str) -> list[Part]:
     """The cage backend and why it was chosen, then the slice and its owner."""
-    from swarmdeck.actions.cage.owner import private_ledger_rule
+    from swarmdeck.actions.cage.slice_claim import private_ledger_rule
     from swarmdeck.probes.machine import mem_total
     from swarmdeck.probes.memory_book import reserve_problem
     from swarmdeck.probes.slice_owner import read_owner, slice_problem

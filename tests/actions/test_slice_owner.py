@@ -146,7 +146,7 @@ def test_the_refusal_names_the_owners_config_or_its_defaults(
     isolated_home: Path, v1_slice: Path, tmp_path: Path
 ) -> None:
     from swarmdeck.actions.cage import open_backend
-    from swarmdeck.actions.cage.owner import claim_slice
+    from swarmdeck.actions.cage.slice_claim import claim_slice
     from swarmdeck.probes.slice_owner import slice_problem
 
     owner_ledger, other = tmp_path / "a.db", tmp_path / "b.db"
@@ -297,7 +297,7 @@ def test_an_owner_record_of_a_slice_gone_with_its_ledger_is_removed(
     from cagekit import new_slice, remove_tree
 
     from swarmdeck.actions.cage import open_backend
-    from swarmdeck.actions.cage.owner import claim_slice
+    from swarmdeck.actions.cage.slice_claim import claim_slice
     from swarmdeck.probes.slice_owner import record_path
 
     gone_ledger, kept_ledger = tmp_path / "gone.db", tmp_path / "kept.db"

@@ -20,7 +20,7 @@ from textual.widgets import Button, Input
 
 from ledger_rows import add_job
 from swarmdeck.actions.cage import open_backend
-from swarmdeck.actions.cage.owner import claim_slice
+from swarmdeck.actions.cage.slice_claim import claim_slice
 from swarmdeck.app.bar import StackedBar
 from swarmdeck.app.host_detail import HostDetail
 from swarmdeck.app.hosts import HostCard, peer_text

@@ -181,7 +181,7 @@ def test_a_user_without_a_delegated_subtree_is_refused_in_one_line(user_home: Pa
     result = user_run(user_home, "run", "--", "touch", str(marker))
     assert result.returncode == 251
     # Besides the refusal, a private state folder without a slice of its own is told once what
-    # its first caged run would claim (actions/cage/owner.py).
+    # its first caged run would claim (actions/cage/slice_claim.py).
     said_once = "(said once for this folder)"
     lines = [line for line in result.stderr.splitlines() if said_once not in line]
     assert len(lines) == 1 and "no memory cage can be set up" in lines[0], result.stderr

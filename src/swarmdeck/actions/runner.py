@@ -26,7 +26,7 @@ from swarmdeck.actions.booking import (
     mib_ceil,
 )
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
-from swarmdeck.actions.cage.owner import claim_slice, private_ledger_warning
+from swarmdeck.actions.cage.slice_claim import claim_slice, private_ledger_warning
 from swarmdeck.actions.doorbell import ring
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import (

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from swarmdeck.actions.cage import CageError, backend_for
-from swarmdeck.actions.cage.owner import claim_slice, release_claim
+from swarmdeck.actions.cage.slice_claim import claim_slice, release_claim
 from swarmdeck.actions.kill import PinnedProcess
 from swarmdeck.demo.jobs import (
     MIB,
@@ -253,7 +253,7 @@ class Scene:
     def _make_slices(self, peer_slice: str) -> None:
         """Make the scene's slice (when caged) and its peer's, recording each in the owner file
         before it is made (a cgroup by device and inode, a systemd slice unit by name), then
-        claim each for its ledger (actions/cage/owner.py), the record its removal requires."""
+        claim each for its ledger (actions/cage/slice_claim.py), the record its removal requires."""
         peer = self.root / "peer"
         slices = [(self.peer_site, peer / "state" / "state.db", peer / "config.toml",
                    PEER_SLICE_MIB * MIB)]

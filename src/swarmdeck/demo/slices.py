@@ -183,7 +183,7 @@ def stop_unit(unit: str, path: str, ledgers: Iterable[str], belongs: Belongs) ->
 
 
 def _not_the_scenes(path: str, ledgers: Iterable[str]) -> str:
-    """Why the slice at `path` is not the scene's by its owner record (actions/cage/owner.py),
+    """Why the slice at `path` is not the scene's by its owner record (actions/cage/slice_claim.py),
     which the scene wrote as it made the slice: there is none, or it names another ledger than
     the scene's and its peer's; "" when it is the scene's."""
     owner = read_owner(path)

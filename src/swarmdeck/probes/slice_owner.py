@@ -1,4 +1,5 @@
-"""Reading which ledger owns a slice and who set its cap (the record actions/cage/owner.py writes).
+"""Reading which ledger owns a slice and who set its cap (the record actions/cage/slice_claim.py
+writes).
 
 The record lives in the machine's run folder, keyed by the slice's path, so runners of every
 state folder find the same one; `status` shows it beside the slice. `slice_problem` is the one
