@@ -13,8 +13,8 @@ from pathlib import Path
 
 from leftovers import processes_mentioning
 
-from swarmdeck.demo.owner import PREFIX, MadeThing, SceneOwner, abandoned_scenes, write_owner
 from swarmdeck.demo.scene import sweep_abandoned
+from swarmdeck.demo.scene_record import PREFIX, MadeThing, SceneOwner, abandoned_scenes, write_owner
 from swarmdeck.probes.cgroups import read_hierarchies
 from swarmdeck.probes.procs import ProcessIdentity, identity
 

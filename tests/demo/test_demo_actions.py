@@ -20,7 +20,7 @@ from leftovers import ended, processes_mentioning
 
 from swarmdeck.actions.migration import launch, migration_options
 from swarmdeck.config import load_config
-from swarmdeck.demo.owner import SCENE_VARIABLE, read_owner
+from swarmdeck.demo.scene_record import SCENE_VARIABLE, read_owner
 from swarmdeck.probes.cgroups import read_hierarchies
 from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.state import StateStore
@@ -57,8 +57,8 @@ def _alive(pid: int) -> bool:
 
 def _migrate_the_queued_job(root: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     """Launch the queued job on the peer the way the migrate pane does; its pid there. The
-    pane runs inside the scene, so what it launches carries the scene's token (demo/owner.py):
-    the scene's to stop when it ends."""
+    pane runs inside the scene, so what it launches carries the scene's token
+    (demo/scene_record.py): the scene's to stop when it ends."""
     owner = read_owner(root)
     assert owner is not None
     monkeypatch.setenv(SCENE_VARIABLE, owner.token)

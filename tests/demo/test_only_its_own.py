@@ -21,8 +21,8 @@ import pytest
 from cagekit import MIB, SWARMDECK, new_slice, remove_tree, write_config
 
 from swarmdeck.cli import main
-from swarmdeck.demo.owner import OWNER_FILE, PREFIX
 from swarmdeck.demo.scene import Scene, SceneSettings, sweep_abandoned
+from swarmdeck.demo.scene_record import OWNER_FILE, PREFIX
 from swarmdeck.probes.cgroups import cgroup_pids, read_hierarchies
 from waiting import wait_for
 

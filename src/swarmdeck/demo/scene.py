@@ -5,7 +5,7 @@ and Claude Code folder through SWARMDECK_STATE_DIR, SWARMDECK_CONFIG and CLAUDE_
 caps its jobs in a small slice it makes itself, and reaches a second host that is this machine
 over SSH on 127.0.0.1. `stop()` ends every process it started, removes its cgroups and its
 folder, and gives this process its environment back. It stops and removes only what it made,
-proven by what it recorded as it made it (demo/owner.py): its processes carry its token, its
+proven by what it recorded as it made it (demo/scene_record.py): its processes carry its token, its
 cgroups and folder are the ones made (device and inode). A scene killed before it could stop is
 removed by the next one: `sweep_abandoned` finds it by the owner file in its folder.
 """
@@ -37,7 +37,7 @@ from swarmdeck.demo.jobs import (
     start_job,
 )
 from swarmdeck.demo.loopback import LoopbackSshServer
-from swarmdeck.demo.owner import (
+from swarmdeck.demo.scene_record import (
     PREFIX,
     SCENE_VARIABLE,
     MadeThing,

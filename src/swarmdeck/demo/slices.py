@@ -5,8 +5,9 @@ running job it SIGKILLed on quitting, then removed the slice), the machine's def
 hierarchy's root with pid 1 in it. Now the scene refuses, before it starts anything, a name
 whose cgroup (or its peer's beside it) is the hierarchy's root, the default slice or inside it,
 one that exists already, or one inside another ledger's slice; it makes its slices itself and
-records each (demo/owner.py); and at the end it takes down only a cgroup it recorded, stopping
-only the processes it started (demo/strays.py) and leaving a cgroup that still holds others.
+records each (demo/scene_record.py); and at the end it takes down only a cgroup it recorded,
+stopping only the processes it started (demo/strays.py) and leaving a cgroup that still holds
+others.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from swarmdeck.actions.cage import CageError, remove_cgroup
 from swarmdeck.actions.cage.scope import user_flag
 from swarmdeck.actions.kill import PinnedProcess
-from swarmdeck.demo.owner import MadeThing
+from swarmdeck.demo.scene_record import MadeThing
 from swarmdeck.demo.strays import kill_and_wait
 from swarmdeck.errors import UsageError
 from swarmdeck.probes.cgroups import (

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmdeck.actions.kill import PinnedProcess
-from swarmdeck.demo.owner import SCENE_VARIABLE, MadeThing
+from swarmdeck.demo.scene_record import SCENE_VARIABLE, MadeThing
 from swarmdeck.probes.procs import environment, identity, pids, process_links
 
 if TYPE_CHECKING:
