@@ -1,6 +1,6 @@
 """On a short screen (100×30, 80×24: a tmux pane) the Hosts panel out of focus keeps its glance,
 one line per host saying its headroom (threads free, memory room, GPU memory free), instead of
-folding to its title line; the focused panel still shows what it holds and Jobs and Agents keep
+collapsing to its title line; the focused panel still shows what it holds and Jobs and Agents keep
 their least height, all of it inside a screen that never scrolls; many peers take at most a
 quarter of the screen, this host's line first. The Hosts panel focused (as the app starts) is
 the whole card, as before."""

@@ -75,7 +75,7 @@ def test_watched_views(snap_compare, isolated_home: Path, name: str, keys: list[
 @pytest.mark.parametrize("size", [(100, 30), (80, 24)], ids=["100x30", "80x24"])
 def test_short_screen(snap_compare, isolated_home: Path, size: tuple[int, int]) -> None:
     """On a short screen with the Jobs panel focused, the watched room's Hosts panel is its
-    glance (a line per host, its headroom first) and the panels below fold to their titles."""
+    glance (a line per host, its headroom first) and the panels below collapse to their titles."""
     assert snap_compare(fixed_app(isolated_home, watched=True), terminal_size=size,
                         run_before=partial(drawn, keys=["2"]))
 

@@ -1,6 +1,7 @@
 """Resizing the terminal lays the panels out as a fresh start at the new size would: a short
-screen folds (app/fold.py) and a tall one opens every panel again, whichever way the size went,
-so a tmux pane made smaller and then larger never keeps a layout meant for another size."""
+screen collapses (app/collapse.py) and a tall one opens every panel again, whichever way the
+size went, so a tmux pane made smaller and then larger never keeps a layout meant for another
+size."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """At 80×24, the size of a tmux pane beside an editor, the control room fits: the screen never
 scrolls, every panel lies inside it with its scrollbars inside its borders, the focused panel's
-row opens while the others fold to their title line (the Hosts panel to its glance, a line per
+row opens while the others collapse to their title line (the Hosts panel to its glance, a line per
 host: tests/app/test_hosts_glance.py; in an idle room the empty ones open as far as they fit),
 no text is cut mid-word (the memory
 legend wraps by whole entries, the footer shows whole key labels), and the launch form keeps
@@ -89,21 +89,21 @@ async def test_at_80x24_an_idle_room_shows_what_each_empty_panel_says(
     isolated_home: Path,
 ) -> None:
     """With no job and no session (a first look), the panels below Jobs and Agents, each
-    empty, show what they found ("no findings") rather than fold to a title line under a
+    empty, show what they found ("no findings") rather than collapse to a title line under a
     screen of blank rows, top down as far as they fit beside that row at its least height;
     all of it inside the screen."""
     app = SwarmdeckApp(load_config(), StateStore.open_default())
     async with app.run_test(size=SMALL) as pilot:
         await probed(pilot)
         screen = app.screen
-        await until(pilot, lambda: not app.query_one("#gpus").has_class("-folded")
+        await until(pilot, lambda: not app.query_one("#gpus").has_class("-collapsed")
                     and screen.max_scroll_y == 0, "the empty panels open, and fit")
         for panel_id in PANELS:
             panel = screen.query_one(f"#{panel_id}")
             assert inside(panel.region, screen.region), (panel_id, panel.region)
         assert screen.query_one("#jobs").region.height >= 6
         opened = [p for p in ("gpus", "locks", "watchdog", "alerts")
-                  if not screen.query_one(f"#{p}").has_class("-folded")]
+                  if not screen.query_one(f"#{p}").has_class("-collapsed")]
         assert opened[:3] == ["gpus", "locks", "watchdog"], opened
         for panel_id in opened:
             panel = screen.query_one(f"#{panel_id}")
@@ -112,14 +112,14 @@ async def test_at_80x24_an_idle_room_shows_what_each_empty_panel_says(
             assert said and said in drawn(app, panel), panel_id
         await pilot.press("5")
         await pilot.pause()
-        assert app.query_one("#alerts").has_class("-folded"), "a panel below has the focus"
+        assert app.query_one("#alerts").has_class("-collapsed"), "a panel below has the focus"
         await pilot.press("1")
-        await until(pilot, lambda: not app.query_one("#gpus").has_class("-folded"),
+        await until(pilot, lambda: not app.query_one("#gpus").has_class("-collapsed"),
                     "the empty panels open again under the card")
         assert inside(screen.query_one("#watchdog").region, screen.region)
 
 
-async def test_at_80x24_the_folded_panels_keep_their_title_line(isolated_home: Path) -> None:
+async def test_at_80x24_the_collapsed_panels_keep_their_title_line(isolated_home: Path) -> None:
     app = fixed_app(isolated_home, watched=True)
     async with app.run_test(size=SMALL) as pilot:
         await probed(pilot)
@@ -131,7 +131,7 @@ async def test_at_80x24_the_folded_panels_keep_their_title_line(isolated_home: P
             assert str(panel.border_title) in drawn(app, panel), panel_id
 
 
-async def test_at_80x24_a_folded_panel_says_how_many_items_it_holds(isolated_home: Path) -> None:
+async def test_at_80x24_a_collapsed_panel_says_how_many_items_it_holds(isolated_home: Path) -> None:
     app = fixed_app(isolated_home, watched=True)
     async with app.run_test(size=SMALL) as pilot:
         await probed(pilot)

@@ -3,7 +3,7 @@
 `up`/`down` choose a card (marked while the panel has the focus) and `enter` asks for its
 detail view (app/host_detail.py) with a `HostsPanel.Opened` message.
 
-On a short screen, out of focus, the panel shows its glance (`glance`, app/fold.py): each card
+On a short screen, out of focus, the panel shows its glance (`glance`, app/collapse.py): each card
 is its first line alone, saying the host's headroom first (views/hosts.py headroom_parts).
 
 A card's figures move when they move by what a person reads (HELD_LOAD, HELD_MEMORY), not by
@@ -381,7 +381,7 @@ class HostsPanel(SnapshotPanel):
     """The card `enter` opens, by its place in the panel (this host, then the peers)."""
     glance: var[bool] = var(False)
     """Its title line and each card's first line, the headroom first (a short screen, the
-    panel out of focus: app/fold.py); class `-glance`."""
+    panel out of focus: app/collapse.py); class `-glance`."""
 
     class Opened(Message):
         """`enter` on a host card: its detail view is wanted."""
@@ -392,7 +392,7 @@ class HostsPanel(SnapshotPanel):
 
     class Resized(Message):
         """The panel took another height (a legend wrapped, a peer came): on a short screen
-        what the panels below may open depends on it (app/fold.py)."""
+        what the panels below may open depends on it (app/collapse.py)."""
 
     def on_resize(self, event: events.Resize) -> None:
         self.post_message(self.Resized())

@@ -1,5 +1,5 @@
 """The control room app: lays out the panels and feeds them the snapshots its probe thread
-(app/probe_loop.py) takes off the UI loop; folds the panels to a short screen's height.
+(app/probe_loop.py) takes off the UI loop; collapses the panels to a short screen's height.
 
 Panels receive the app's `snapshot` (and the Agents panel its `sessions`) by data binding in
 `compose`; they never reach for the app or a probe. Where to add more:
@@ -36,17 +36,17 @@ from swarmdeck.app import commands
 from swarmdeck.app.agent_tree import FOLD
 from swarmdeck.app.agents import AgentsPanel
 from swarmdeck.app.alerts import AlertsPanel
-from swarmdeck.app.detail import AgentDetail, DetailScreen, JobDetail
-from swarmdeck.app.driver import QuietInputDriver
-from swarmdeck.app.fold import (
+from swarmdeck.app.collapse import (
     EMPTY_HEIGHT,
     SHORT_HEIGHT,
+    collapsed_panels,
     focused_room,
-    folded_panels,
     glance_lines,
     glanced_panels,
     opened_rows,
 )
+from swarmdeck.app.detail import AgentDetail, DetailScreen, JobDetail
+from swarmdeck.app.driver import QuietInputDriver
 from swarmdeck.app.footer import FittedFooter
 from swarmdeck.app.gpus import GpusPanel
 from swarmdeck.app.help import HelpScreen, key_list
@@ -105,7 +105,7 @@ class SwarmdeckApp(App[int]):
     CSS_PATH = str(STYLES / "app.tcss")
     TITLE = "swarmdeck"
     VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_HEIGHT, "-tall")]
-    """A short screen folds the panels out of focus to their title line (app/fold.py)."""
+    """A short screen collapses the panels out of focus to their title line (app/collapse.py)."""
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
     """On a narrow screen the focused Jobs panel widens over Agents (styles/app.tcss)."""
     BINDINGS = [
@@ -222,7 +222,7 @@ class SwarmdeckApp(App[int]):
         yield FittedFooter()
 
     def on_mount(self) -> None:
-        self.watch(self.screen_stack[0], "focused", self._fold, init=True)
+        self.watch(self.screen_stack[0], "focused", self._collapse, init=True)
         self.probe_loop.start()
         if self.sessions_probe is not None:
             self.watch_transcripts()
@@ -286,9 +286,9 @@ class SwarmdeckApp(App[int]):
         self.snapshot = message.snapshot
         self.snapshots_taken += 1
         if self.size.height < SHORT_HEIGHT:
-            # What is empty may have changed, and the card's height with it: fold again once
+            # What is empty may have changed, and the card's height with it: collapse again once
             # the panels drew this snapshot.
-            self.call_after_refresh(self._refold)
+            self.call_after_refresh(self._recollapse)
         if self.sessions_probe is not None:
             self._take_sessions(*self.sessions_probe.reading())
         else:
@@ -336,25 +336,25 @@ class SwarmdeckApp(App[int]):
 
     def on_resize(self, _event: events.Resize) -> None:
         # This handler runs before App's own, which is where `self.size` takes the new size:
-        # fold once that is done, whichever way the size went (a fold for the old size would
+        # collapse once that is done, whichever way the size went (a collapse for the old size would
         # keep a short screen's layout on a tall one, or a tall one's on a short one).
-        self.call_next(self._refold)
+        self.call_next(self._recollapse)
 
     def on_hosts_panel_resized(self, _message: HostsPanel.Resized) -> None:
-        # The card's new height changes what the rows below may open: fold again.
-        self._refold()
+        # The card's new height changes what the rows below may open: collapse again.
+        self._recollapse()
 
-    def _refold(self) -> None:
-        """Fold again for the main screen's focus, unless the app is closing (no screen)."""
+    def _recollapse(self) -> None:
+        """Collapse again for the main screen's focus, unless the app is closing (no screen)."""
         if self.screen_stack:
-            self._fold(self.screen_stack[0].focused)
+            self._collapse(self.screen_stack[0].focused)
 
-    def _fold(self, focused: Widget | None) -> None:
-        """On a short screen, fold all panels but the Jobs and Agents row and the row of the
+    def _collapse(self, focused: Widget | None) -> None:
+        """On a short screen, collapse all panels but the Jobs and Agents row and the row of the
         panel that holds the focus (the Hosts panel shows its glance instead), the focused row
         at most what the rest leaves; on a taller one, none. An idle room (no job, no session)
         opens the empty rows below as far as they fit beside the Jobs and Agents row at its
-        least height (app/fold.py)."""
+        least height (app/collapse.py)."""
         screen = self.screen_stack[0]
         rows: list[tuple[str, ...]] = []
         row_widgets: list[Widget] = []
@@ -379,37 +379,37 @@ class SwarmdeckApp(App[int]):
         empty = frozenset(str(p.id) for p in screen.query(".panel") if p.has_class("-empty"))
         idle = short and all(str(p.id) in empty for p in middle.query_children(".panel"))
         least = middle.styles.min_height
-        folded = folded_panels(rows, open_row, holder) if short else frozenset()
-        glanced = glanced_panels(folded)
-        folded -= glanced
+        collapsed = collapsed_panels(rows, open_row, holder) if short else frozenset()
+        glanced = glanced_panels(collapsed)
+        collapsed -= glanced
         below = {panel for row in rows[open_row + 1:] for panel in row}
         hosts = screen.query_one(HostsPanel)
         glance = glance_lines(hosts.host_count, height) if "hosts" in glanced else 0
-        hosts_open = "hosts" not in folded and not glance
+        hosts_open = "hosts" not in collapsed and not glance
         # A card that opens now has its height only once drawn open: the rows are seen to then.
-        unfolding = hosts_open and (hosts.folded or hosts.glance)
+        expanding = hosts_open and (hosts.collapsed or hosts.glance)
         taken = sum(heights) + int(least.value if least else EMPTY_HEIGHT) + glance
-        if idle and holder not in below and not unfolding and (
+        if idle and holder not in below and not expanding and (
             not hosts_open or hosts.outer_size.height
         ):
-            taken += sum(1 for row in rows if all(panel in folded for panel in row)) + (
+            taken += sum(1 for row in rows if all(panel in collapsed for panel in row)) + (
                 hosts.outer_size.height if hosts_open else 0
             )
-            folded -= opened_rows(rows, folded, empty, height - taken)
+            collapsed -= opened_rows(rows, collapsed, empty, height - taken)
         for panel in screen.query(SnapshotPanel):
-            panel.folded = panel.id in folded
+            panel.collapsed = panel.id in collapsed
         hosts.glance = bool(glance)
         if hosts.styles.inline.max_height != (glance or None):
             hosts.styles.max_height = glance or None
         capped = short and holder in below
         if capped:
-            taken += sum(1 for row in rows if all(panel in folded for panel in row))
+            taken += sum(1 for row in rows if all(panel in collapsed for panel in row))
         for row, widget in zip(rows, row_widgets, strict=True):
             cap = focused_room(height, taken) if capped and holder in row else None
             if widget is not hosts and widget.styles.inline.max_height != cap:
                 widget.styles.max_height = cap
-        if idle and unfolding:
-            self.call_after_refresh(self._refold)
+        if idle and expanding:
+            self.call_after_refresh(self._recollapse)
 
     def action_focus_panel(self, panel_id: str) -> None:
         """Focus a panel: its table or tree when it shows one, else the panel itself.

@@ -48,9 +48,9 @@ class SnapshotPanel(Vertical, can_focus=True):
 
     snapshot: var[Snapshot | None] = var(None)
     """The latest snapshot of the whole room, bound to the app's."""
-    folded: var[bool] = var(False)
-    """Drawn as its title line alone (a short screen: app/fold.py); the title then says how
-    many items the panel holds, which its folded lines do not show."""
+    collapsed: var[bool] = var(False)
+    """Drawn as its title line alone (a short screen: app/collapse.py); the title then says how
+    many items the panel holds, which its collapsed lines do not show."""
 
     class Changed(Message):
         """A key of the panel's changed something (started a job, released a lock): the
@@ -69,18 +69,18 @@ class SnapshotPanel(Vertical, can_focus=True):
     def on_mount(self) -> None:
         self.app.screen_change_signal.subscribe(self, self._screen_changed)
 
-    def watch_folded(self, folded: bool) -> None:
-        self.set_class(folded, "-folded")
+    def watch_collapsed(self, collapsed: bool) -> None:
+        self.set_class(collapsed, "-collapsed")
         self.show_title()
 
     def tally(self) -> str:
-        """What the folded title adds after the panel's name (how many items it holds); the
+        """What the collapsed title adds after the panel's name (how many items it holds); the
         base adds nothing."""
         return ""
 
     def show_title(self) -> None:
-        """The name in the top border, and while folded the tally after it."""
-        tally = self.tally() if self.folded else ""
+        """The name in the top border, and while collapsed the tally after it."""
+        tally = self.tally() if self.collapsed else ""
         title = f"{self.TITLE} · {tally}" if tally else self.TITLE
         if self.border_title != title:
             self.border_title = title

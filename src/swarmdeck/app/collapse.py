@@ -1,17 +1,17 @@
-"""Which panels fold to their title line on a short screen, so the control room fits a small
+"""Which panels collapse to their title line on a short screen, so the control room fits a small
 tmux pane without the screen scrolling.
 
 Below SHORT_HEIGHT rows every panel cannot have its room: the Jobs and Agents row (the room that
 is left) stays open, and so does the focused panel's row; every other panel is drawn as its
-title line alone (class `-folded`). With nothing focused, or the Hosts card focused (as the app
+title line alone (class `-collapsed`). With nothing focused, or the Hosts card focused (as the app
 starts), the card stays open above Jobs and Agents: what a person watching reads first.
 
-Where the Hosts panel would fold it shows its glance instead (GLANCED): its title line and one
+Where the Hosts panel would collapse it shows its glance instead (GLANCED): its title line and one
 line per host saying its headroom, at most a quarter of the screen (`glance_lines`); the hosts
 past that scroll inside it, this host's line first. When the screen cannot hold it all, the
 Jobs and Agents row gives way first, down to its least height, then the focused panel's row
 (at most half the screen, and at most what the rest leaves: `focused_room`), which scrolls
-inside its borders; the glance and the title lines of the folded panels keep their lines.
+inside its borders; the glance and the title lines of the collapsed panels keep their lines.
 
 A room with no job and no session (a first look) has nothing to fill that row with: while no
 panel below it holds the focus, each row below whose panels are all empty opens, top down, as
@@ -24,27 +24,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 SHORT_HEIGHT = 35
-"""Screens fewer rows tall than this fold panels (the breakpoint class `-short`)."""
+"""Screens fewer rows tall than this collapse panels (the breakpoint class `-short`)."""
 
 Rows = Sequence[Sequence[str]]
 """Panel ids, row by row from the top, as the main screen lays them out."""
 
 
 GLANCED = frozenset({"hosts"})
-"""Panels that show their glance where they would fold: a title line, then one line per item."""
+"""Panels that show their glance where they would collapse: a title line, then one line per item."""
 
 EMPTY_HEIGHT = 3
 """The lines an empty panel takes open: its one line of text in its border."""
 
 
 def opened_rows(
-    rows: Rows, folded: frozenset[str], empty: frozenset[str], spare: int
+    rows: Rows, collapsed: frozenset[str], empty: frozenset[str], spare: int
 ) -> frozenset[str]:
-    """Of the folded rows whose panels are all empty, those that open, top down, in `spare`
+    """Of the collapsed rows whose panels are all empty, those that open, top down, in `spare`
     lines: each takes EMPTY_HEIGHT lines open instead of its title line."""
     opened: set[str] = set()
     for row in rows:
-        if row and all(panel in folded and panel in empty for panel in row):
+        if row and all(panel in collapsed and panel in empty for panel in row):
             if spare < EMPTY_HEIGHT - 1:
                 break
             spare -= EMPTY_HEIGHT - 1
@@ -52,8 +52,8 @@ def opened_rows(
     return frozenset(opened)
 
 
-def folded_panels(rows: Rows, open_row: int, focused: str | None) -> frozenset[str]:
-    """The panels folded to their title line: all but the row `open_row` (the room that is
+def collapsed_panels(rows: Rows, open_row: int, focused: str | None) -> frozenset[str]:
+    """The panels collapsed to their title line: all but the row `open_row` (the room that is
     left) and the focused panel's row (the first row while nothing is focused)."""
     focused_row = next((n for n, row in enumerate(rows) if focused in row), 0)
     return frozenset(
@@ -61,9 +61,9 @@ def folded_panels(rows: Rows, open_row: int, focused: str | None) -> frozenset[s
     )
 
 
-def glanced_panels(folded: frozenset[str]) -> frozenset[str]:
-    """Of the panels that would fold, those that show their glance instead."""
-    return folded & GLANCED
+def glanced_panels(collapsed: frozenset[str]) -> frozenset[str]:
+    """Of the panels that would collapse, those that show their glance instead."""
+    return collapsed & GLANCED
 
 
 def glance_lines(items: int, height: int) -> int:
