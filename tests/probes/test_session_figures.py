@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from swarmdeck.probes.claude.transcript_facts import TranscriptFold
+from swarmdeck.probes.claude.transcript_facts import TranscriptFacts
 from swarmdeck.probes.claude.usage import (
     CONTEXT_WINDOW,
     LONG_CONTEXT_WINDOW,
@@ -24,8 +24,8 @@ def assistant(message_id: str, model: str, at: str, **usage: int) -> dict[str, A
 
 
 def test_a_streamed_message_counts_once_with_its_last_figures() -> None:
-    fold = TranscriptFold()
-    fold.feed([
+    facts = TranscriptFacts()
+    facts.feed([
         assistant("m1", "claude-sonnet-4-5", "2026-12-01T00:00:00Z", input_tokens=10,
                   cache_read_input_tokens=1000, cache_creation_input_tokens=100, output_tokens=1),
         assistant("m1", "claude-sonnet-4-5", "2026-12-01T00:00:01Z", input_tokens=10,
@@ -36,11 +36,11 @@ def test_a_streamed_message_counts_once_with_its_last_figures() -> None:
         assistant("m1", "claude-sonnet-4-5", "2026-12-01T00:00:06Z", input_tokens=10,
                   cache_read_input_tokens=1000, cache_creation_input_tokens=100, output_tokens=40),
     ])
-    agent = TranscriptFold(agent_file=True)
+    agent = TranscriptFacts(agent_file=True)
     agent.feed([assistant("m9", "claude-haiku-4-5-20251001", "2026-12-01T00:00:03Z",
                           input_tokens=500, output_tokens=100)])
-    figures = session_figures([fold.usage.by_model, agent.usage.by_model], fold.model,
-                              fold.context_input, fold.last_answer_at)
+    figures = session_figures([facts.usage.by_model, agent.usage.by_model], facts.model,
+                              facts.context_input, facts.last_answer_at)
     assert (figures.tokens_in, figures.tokens_out) == (530, 200)
     assert (figures.cache_read_tokens, figures.cache_write_tokens) == (2200, 100)
     sonnet, haiku = price_of("claude-sonnet-4-5"), price_of("claude-haiku-4-5-20251001")
@@ -51,15 +51,15 @@ def test_a_streamed_message_counts_once_with_its_last_figures() -> None:
     assert figures.model == "claude-sonnet-4-5"
     assert figures.context_tokens == 1010 + 100  # the last line read: m1's repeat
     assert figures.context_window == CONTEXT_WINDOW
-    assert figures.to_json()["last_answer_at"] == fold.last_answer_at
+    assert figures.to_json()["last_answer_at"] == facts.last_answer_at
 
 
 def test_an_unpriced_model_has_no_cost_and_a_long_turn_a_long_window() -> None:
-    fold = TranscriptFold()
-    fold.feed([assistant("m1", "claude-unknown-9", "2026-12-01T00:00:00Z",
+    facts = TranscriptFacts()
+    facts.feed([assistant("m1", "claude-unknown-9", "2026-12-01T00:00:00Z",
                          input_tokens=10, cache_read_input_tokens=300_000, output_tokens=5)])
-    figures = session_figures([fold.usage.by_model], fold.model, fold.context_input,
-                              fold.last_answer_at)
+    figures = session_figures([facts.usage.by_model], facts.model, facts.context_input,
+                              facts.last_answer_at)
     assert figures.cost_usd is None
     assert figures.context_window == LONG_CONTEXT_WINDOW
     assert figures.context_fill == pytest.approx(300_010 / LONG_CONTEXT_WINDOW)

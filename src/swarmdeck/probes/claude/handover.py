@@ -132,11 +132,11 @@ def read_handover(claude_dir: Path, agent_id: str) -> Handover:
         lines = path.read_bytes().splitlines()
     except OSError as error:
         raise HandoverError(f"cannot read {path}: {error.strerror}") from None
-    fold_lines(handover, [record for raw in lines if (record := parse_line(raw)) is not None])
+    fill_from(handover, [record for raw in lines if (record := parse_line(raw)) is not None])
     return handover
 
 
-def fold_lines(handover: Handover, records: list[dict[str, Any]]) -> None:
+def fill_from(handover: Handover, records: list[dict[str, Any]]) -> None:
     """Fill `handover` from the transcript's records, in order."""
     calls: dict[str, tuple[str, str]] = {}
     """Open tool calls by id: (tool name, summary)."""

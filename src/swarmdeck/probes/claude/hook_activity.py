@@ -174,7 +174,7 @@ def _helper(agent_id: str, agent_type: str | None) -> bool:
 def _background_tasks(
     agents: dict[tuple[str, str], HookAgent], session: str, at: float, tasks: Any
 ) -> None:
-    """Fold a main-thread Stop's `background_tasks`: the session's tasks still outstanding.
+    """Take in a main-thread Stop's `background_tasks`: the session's tasks still outstanding.
 
     A subagent listed (without a status, or with a running one) runs; one listed as ended, or
     left out of the list, has ended: when the main turn stops, only background subagents can

@@ -41,7 +41,7 @@ from swarmdeck.probes.claude.subagents import (
     resolve_subagents,
 )
 from swarmdeck.probes.claude.swarm_health import SwarmHealth, swarm_health
-from swarmdeck.probes.claude.transcript_facts import ToolCall, TranscriptFold, in_flight_json
+from swarmdeck.probes.claude.transcript_facts import ToolCall, TranscriptFacts, in_flight_json
 from swarmdeck.probes.claude.transcript_fields import is_internal_agent
 from swarmdeck.probes.claude.usage import (
     NO_FIGURES,
@@ -157,25 +157,25 @@ class SessionInfo:
 
 @dataclass
 class _Tracked:
-    """One transcript file, its tail position and its fold."""
+    """One transcript file, its tail position and its facts."""
 
     path: Path
     agent_file: bool
     tail: JsonlTail = field(init=False)
-    fold: TranscriptFold = field(init=False)
+    facts: TranscriptFacts = field(init=False)
 
     def __post_init__(self) -> None:
         self.tail = JsonlTail(self.path)
-        self.fold = TranscriptFold(agent_file=self.agent_file)
+        self.facts = TranscriptFacts(agent_file=self.agent_file)
 
     def update(self) -> bool:
-        """Fold what was appended; True when anything new was read or the file started over."""
+        """Take in what was appended; True when anything new was read or the file started over."""
         if not self.tail.changed():
             return False
         read = self.tail.read()
         if read.reset:
-            self.fold = TranscriptFold(agent_file=self.agent_file)
-        self.fold.feed(read.records)
+            self.facts = TranscriptFacts(agent_file=self.agent_file)
+        self.facts.feed(read.records)
         return read.reset or bool(read.records) or read.gone
 
 
@@ -396,8 +396,8 @@ class SessionsProbe:
             self._find_agents(session)
             self._update_session(session)
         for tracked in self._flat.values():
-            if tracked.update() and tracked.fold.session_id:
-                self._dirty.add(tracked.fold.session_id)
+            if tracked.update() and tracked.facts.session_id:
+                self._dirty.add(tracked.facts.session_id)
 
     def _follow(self, path: Path, now: float) -> None:
         """React to one changed path reported by the watcher."""
@@ -415,8 +415,8 @@ class SessionsProbe:
             if name.startswith("agent-"):
                 if _subagent_file(name):
                     tracked = self._track_flat(path)
-                    if tracked.update() and tracked.fold.session_id:
-                        self._dirty.add(tracked.fold.session_id)
+                    if tracked.update() and tracked.facts.session_id:
+                        self._dirty.add(tracked.facts.session_id)
                 return
             sid = name[: -len(".jsonl")]
             known = sid in self._sessions
@@ -483,7 +483,7 @@ class SessionsProbe:
             self._dirty.add(session.session_id)
 
     def _update_agent(self, session: _Session, path: Path, tracked: _Tracked) -> bool:
-        """Fold what an agent file appended, forget it once removed, reread its meta.json."""
+        """Take in what an agent file appended, forget it once removed, reread its meta.json."""
         changed = tracked.update()
         if tracked.tail.size == 0 and not path.exists():
             del session.agents[path]
@@ -586,48 +586,48 @@ class SessionsProbe:
         live = self._live(sid)
         if session is None or not session.main.path.exists():
             return _live_without_transcript(live, self.projects_dir, now) if live else None
-        fold = session.main.fold
+        facts = session.main.facts
         agents = [self._agent_transcript(session, path, t) for path, t in session.agents.items()]
         agents.extend(
-            AgentTranscript(path, _agent_id(path, t.fold), t.fold, {}, t.tail.mtime)
+            AgentTranscript(path, _agent_id(path, t.facts), t.facts, {}, t.tail.mtime)
             for path, t in self._flat.items()
-            if t.fold.session_id == sid
+            if t.facts.session_id == sid
         )
         over = self._session_over(sid)
         process_start = live.started_at if live else None
         subagents = resolve_subagents(
-            fold, agents, session_over=over, process_started_at=process_start
+            facts, agents, session_over=over, process_started_at=process_start
         )
-        call = fold.main.in_flight()
+        call = facts.main.in_flight()
         if over or (call is not None and predates_process(call.started_at, process_start)):
             call = None
         if session.agents_usage is None:
-            session.agents_usage = summed_usage(t.fold.usage for t in session.agents.values())
-        flat = (t.fold.usage.by_model for t in self._flat.values() if t.fold.session_id == sid)
+            session.agents_usage = summed_usage(t.facts.usage for t in session.agents.values())
+        flat = (t.facts.usage.by_model for t in self._flat.values() if t.facts.session_id == sid)
         figures = session_figures(
-            [fold.usage.by_model, session.agents_usage, *flat],
-            fold.model,
-            fold.context_input,
-            fold.last_answer_at,
+            [facts.usage.by_model, session.agents_usage, *flat],
+            facts.model,
+            facts.context_input,
+            facts.last_answer_at,
         )
-        activity = [fold.last_at] + [s.last_activity_at for s in subagents]
+        activity = [facts.last_at] + [s.last_activity_at for s in subagents]
         known = [t for t in activity if t is not None]
         return SessionInfo(
             session_id=sid,
-            cwd=fold.cwd or (live.cwd if live else None),
-            git_branch=fold.git_branch,
-            title=fold.title or (live.name if live else self._names.get(sid)),
+            cwd=facts.cwd or (live.cwd if live else None),
+            git_branch=facts.git_branch,
+            title=facts.title or (live.name if live else self._names.get(sid)),
             live=live is not None,
             pid=live.pid if live else None,
             process_started_at=process_start,
             state=live.status if live else None,
             transcript_path=str(session.main.path),
-            version=fold.version or (live.version if live else None),
-            started_at=fold.first_at or (live.started_at if live else None),
+            version=facts.version or (live.version if live else None),
+            started_at=facts.first_at or (live.started_at if live else None),
             last_activity_at=max(known) if known else None,
             tool_in_flight=call,
             subagents=subagents,
-            health=swarm_health(subagents, fold.main.context_tokens, now),
+            health=swarm_health(subagents, facts.main.context_tokens, now),
             waiting_for=live.waiting_for if live else None,
             waiting_since=_waiting_since(live),
             mode=live.mode if live else None,
@@ -639,8 +639,8 @@ class SessionsProbe:
         self, session: _Session, path: Path, tracked: _Tracked
     ) -> AgentTranscript:
         meta = session.metas.get(path, (0.0, {}))[1]
-        agent_id = _agent_id(path, tracked.fold)
-        return AgentTranscript(path, agent_id, tracked.fold, meta, tracked.tail.mtime)
+        agent_id = _agent_id(path, tracked.facts)
+        return AgentTranscript(path, agent_id, tracked.facts, meta, tracked.tail.mtime)
 
     def _session_over(self, sid: str) -> bool:
         """True unless the session's process may still run: a subagent of a session that is
@@ -753,11 +753,11 @@ def _subagent_file(name: str) -> bool:
     return match is not None and not is_internal_agent(match.group(1))
 
 
-def _agent_id(path: Path, fold: TranscriptFold) -> str:
+def _agent_id(path: Path, facts: TranscriptFacts) -> str:
     match = _AGENT_FILE.match(path.name)
     if match:
         return match.group(1)
-    return fold.agent_id or path.stem
+    return facts.agent_id or path.stem
 
 
 def _load_meta(path: Path) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""A session's subagents and their statuses, combined from the folds of all its transcripts.
+"""A session's subagents and their statuses, combined from the facts of all its transcripts.
 
 No single file tells a subagent's status. The dispatch is in the parent transcript, the work in
 the subagent's own file (or, in the oldest format, inline in the parent's file), and a background
@@ -25,7 +25,7 @@ from swarmdeck.probes.claude.transcript_facts import (
     Dispatch,
     NoticeSeen,
     ToolCall,
-    TranscriptFold,
+    TranscriptFacts,
     in_flight_json,
 )
 
@@ -42,11 +42,11 @@ START_SLACK = 1.0
 
 @dataclass
 class AgentTranscript:
-    """A subagent's own transcript file, folded, with its `.meta.json` when there is one."""
+    """A subagent's own transcript file, taken in, with its `.meta.json` when there is one."""
 
     path: Path
     agent_id: str
-    fold: TranscriptFold
+    facts: TranscriptFacts
     meta: dict[str, Any] = field(default_factory=dict)
     mtime: float = 0.0
 
@@ -127,18 +127,18 @@ class _Facts:
     resumed: dict[str, float] = field(default_factory=dict)
     progress_agents: dict[str, str] = field(default_factory=dict)
 
-    def merge(self, fold: TranscriptFold) -> None:
-        for key, notice in fold.notices.items():
+    def merge(self, facts: TranscriptFacts) -> None:
+        for key, notice in facts.notices.items():
             mine = self.notices.get(key)
             if mine is None or (notice.at or 0.0) >= (mine.at or 0.0):
                 self.notices[key] = notice
-        for key, at in fold.resumed.items():
+        for key, at in facts.resumed.items():
             self.resumed[key] = max(at, self.resumed.get(key, at))
-        self.progress_agents.update(fold.progress_agents)
+        self.progress_agents.update(facts.progress_agents)
 
 
 def resolve_subagents(
-    main: TranscriptFold,
+    main: TranscriptFacts,
     agents: list[AgentTranscript],
     *,
     session_over: bool,
@@ -148,15 +148,15 @@ def resolve_subagents(
 
     `process_started_at` is when the session's live process started, when known.
     """
-    facts = _Facts()
-    facts.merge(main)
+    merged = _Facts()
+    merged.merge(main)
     for agent in agents:
-        facts.merge(agent.fold)
+        merged.merge(agent.facts)
     by_id = {agent.agent_id: agent for agent in agents}
     by_tool_use = {a.meta_tool_use_id: a for a in agents if a.meta_tool_use_id}
     by_prompt: dict[tuple[int, str], list[str]] = {}
-    for agent in sorted(agents, key=lambda a: a.fold.first_at or a.mtime):
-        key = agent.fold.main.prompt_key
+    for agent in sorted(agents, key=lambda a: a.facts.first_at or a.mtime):
+        key = agent.facts.main.prompt_key
         if key is not None:
             by_prompt.setdefault(key, []).append(agent.agent_id)
     sidechains: dict[tuple[int, str], list[str]] = {}
@@ -164,17 +164,17 @@ def resolve_subagents(
         if root != MAIN and thread.prompt_key is not None:
             sidechains.setdefault(thread.prompt_key, []).append(root)
 
-    sources: list[tuple[Dispatch, TranscriptFold, str | None]] = [
+    sources: list[tuple[Dispatch, TranscriptFacts, str | None]] = [
         (d, main, None) for d in main.dispatches.values()
     ]
     for agent in agents:
-        sources.extend((d, agent.fold, agent.agent_id) for d in agent.fold.dispatches.values())
+        sources.extend((d, agent.facts, agent.agent_id) for d in agent.facts.dispatches.values())
     sources.sort(key=lambda item: item[0].started_at or 0.0)
 
     explicit = {
         d.tool_use_id: (
             d.agent_id
-            or facts.progress_agents.get(d.tool_use_id)
+            or merged.progress_agents.get(d.tool_use_id)
             or _agent_id_of(by_tool_use.get(d.tool_use_id))
         )
         for d, _, _ in sources
@@ -183,22 +183,22 @@ def resolve_subagents(
     found: list[SubagentInfo] = []
     sidechain_owner: dict[str, str] = {}
     pending_parent: list[tuple[SubagentInfo, str]] = []
-    for dispatch, fold, owner in sources:
+    for dispatch, facts, owner in sources:
         agent_id = explicit[dispatch.tool_use_id]
         if agent_id is None and dispatch.prompt_key is not None:
             agent_id = _take(by_prompt.get(dispatch.prompt_key), claimed)
         root = None
-        if agent_id is None and fold is main and dispatch.prompt_key is not None:
+        if agent_id is None and facts is main and dispatch.prompt_key is not None:
             root = _take(sidechains.get(dispatch.prompt_key), claimed)
         transcript = by_id.get(agent_id) if agent_id else None
         if transcript is not None:
-            thread = transcript.fold.main
+            thread = transcript.facts.main
         elif root is not None:
             thread = main.threads[root]
         else:
-            thread = fold.progress_threads.get(dispatch.tool_use_id)
+            thread = facts.progress_threads.get(dispatch.tool_use_id)
         info = _from_dispatch(
-            dispatch, agent_id, transcript, thread, facts, session_over, process_started_at
+            dispatch, agent_id, transcript, thread, merged, session_over, process_started_at
         )
         if root is not None:
             sidechain_owner[root] = info.id
@@ -211,10 +211,10 @@ def resolve_subagents(
         info.parent_id = sidechain_owner.get(thread_root)
 
     for agent in agents:
-        if agent.agent_id in claimed or _is_warmup(agent) or agent.fold.last_at is None:
+        if agent.agent_id in claimed or _is_warmup(agent) or agent.facts.last_at is None:
             # A file with no dated record (empty, or zeros) tells of no subagent.
             continue
-        found.append(_from_own_file(agent, facts, session_over, process_started_at))
+        found.append(_from_own_file(agent, merged, session_over, process_started_at))
     return found
 
 
@@ -235,7 +235,7 @@ def _agent_id_of(agent: AgentTranscript | None) -> str | None:
 
 def _is_warmup(agent: AgentTranscript) -> bool:
     """Claude Code once started a throwaway "Warmup" sidechain per session; it is no subagent."""
-    return agent.fold.main.prompt_head.strip().lower() == WARMUP
+    return agent.facts.main.prompt_head.strip().lower() == WARMUP
 
 
 def predates_process(at: float | None, process_started_at: float | None) -> bool:
@@ -250,16 +250,16 @@ def _from_dispatch(
     agent_id: str | None,
     transcript: AgentTranscript | None,
     thread: Any,
-    facts: _Facts,
+    merged: _Facts,
     session_over: bool,
     process_started_at: float | None,
 ) -> SubagentInfo:
     notice = None
     for ident in (agent_id, dispatch.tool_use_id):
-        if ident and ident in facts.notices:
-            notice = facts.notices[ident]
+        if ident and ident in merged.notices:
+            notice = merged.notices[ident]
             break
-    resumed_at = facts.resumed.get(agent_id) if agent_id else None
+    resumed_at = merged.resumed.get(agent_id) if agent_id else None
     own_done = bool(thread is not None and thread.turn_done and not thread.open_calls)
     over = session_over or predates_process(
         _latest([dispatch.started_at, resumed_at]), process_started_at
@@ -346,12 +346,12 @@ def _still_running(own_done: bool, session_over: bool) -> tuple[str, float | Non
 
 
 def _from_own_file(
-    agent: AgentTranscript, facts: _Facts, session_over: bool, process_started_at: float | None
+    agent: AgentTranscript, merged: _Facts, session_over: bool, process_started_at: float | None
 ) -> SubagentInfo:
     """A subagent known only from its own transcript (its dispatch is not in any file read)."""
-    thread = agent.fold.main
-    notice = facts.notices.get(agent.agent_id)
-    resumed_at = facts.resumed.get(agent.agent_id)
+    thread = agent.facts.main
+    notice = merged.notices.get(agent.agent_id)
+    resumed_at = merged.resumed.get(agent.agent_id)
     over = session_over or predates_process(
         _latest([thread.first_at, resumed_at]), process_started_at
     )

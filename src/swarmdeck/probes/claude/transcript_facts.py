@@ -1,10 +1,10 @@
-"""Folds the records of one Claude Code transcript, in order, into what the control room shows.
+"""Takes in the records of one Claude Code transcript, in order, as what the control room shows.
 
-A fold keeps only small facts (open tool calls, dispatches, notifications, timestamps), never the
+It keeps only small facts (open tool calls, dispatches, notifications, timestamps), never the
 records themselves, so a session of hundreds of megabytes costs little memory and each appended
-line is folded in constant time. Statuses are not decided here: a subagent's status needs facts
+line is taken in in constant time. Statuses are not decided here: a subagent's status needs facts
 from several files (its dispatch, its own transcript, notifications), so `sessions.py` combines
-the folds when asked.
+the facts when asked.
 """
 
 from __future__ import annotations
@@ -128,8 +128,8 @@ class Thread:
         return latest
 
 
-class TranscriptFold:
-    """Everything the control room needs from one transcript file, folded line by line."""
+class TranscriptFacts:
+    """Everything the control room needs from one transcript file, taken in line by line."""
 
     def __init__(self, *, agent_file: bool = False) -> None:
         self.agent_file = agent_file
@@ -178,7 +178,7 @@ class TranscriptFold:
             self.feed_one(record)
 
     def feed_one(self, record: dict[str, Any]) -> None:
-        """Fold one record; a record of a shape not known is counted and otherwise ignored."""
+        """Take in one record; a record of a shape not known is counted and otherwise ignored."""
         kind = record.get("type")
         at = timestamp(record.get("timestamp"))
         self._envelope(record)

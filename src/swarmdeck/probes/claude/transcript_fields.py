@@ -1,4 +1,4 @@
-"""Small readers for the fields of Claude Code transcript lines, shared by the folds.
+"""Small readers for the fields of Claude Code transcript lines, shared by the transcript facts.
 
 The transcript format is internal to Claude Code and changes between versions, so every reader
 here accepts a missing or oddly typed field and answers None or an empty value instead of failing.

@@ -3,8 +3,9 @@
 The tokens come from the `usage` of each assistant message in the transcripts, main file and
 subagent files alike (a subagent's tokens are written only in its own file). One message is
 streamed as several lines that share `message.id` and repeat its usage; it is counted once,
-with the figures of its last line. The folds add each line as it is read (`UsageCounter`), so
-the figures cost nothing beyond the incremental read the transcripts already get.
+with the figures of its last line. The transcript facts add each line as it is read
+(`UsageCounter`), so the figures cost nothing beyond the incremental read the transcripts
+already get.
 
 `PRICES` is the one table of prices: Anthropic's list prices in USD per million tokens, as
 published on its pricing page (platform.claude.com/docs/en/about-claude/pricing) on
