@@ -128,7 +128,7 @@ def parse_size(text: str, total: int | None = None) -> int:
 
 SHORT_SIZE_WIDTH = 5
 """The longest text `format_size` gives for a size under 1024T, which every memory figure on a
-host is ("1000B", "1023M", "1.23G"): the room a figure is laid out as taking."""
+host is ("1000B", "1023M", "1.23G"): the space a figure is laid out as taking."""
 
 
 def format_size(n: int) -> str:

@@ -62,14 +62,14 @@ def column_widths(texts: Iterable[str]) -> ColumnWidths:
     return ColumnWidths(max(words, default=1), max(lines, default=1))
 
 
-def shared_widths(columns: Sequence[ColumnWidths], room: int) -> list[int] | None:
-    """Widths for the columns in `room` cells (padding and rules taken off already): each at
+def shared_widths(columns: Sequence[ColumnWidths], space: int) -> list[int] | None:
+    """Widths for the columns in `space` cells (padding and rules taken off already): each at
     least its narrowest, the cells left over given one at a time to the column wanting most;
     None when every column fits whole (the table lays itself out)."""
-    if sum(column.widest for column in columns) <= room:
+    if sum(column.widest for column in columns) <= space:
         return None
     widths = [column.narrowest for column in columns]
-    for _ in range(max(0, room - sum(widths))):
+    for _ in range(max(0, space - sum(widths))):
         wants = [column.widest - width for column, width in zip(columns, widths, strict=True)]
         most = max(range(len(wants)), key=wants.__getitem__)
         if wants[most] <= 0:
@@ -105,14 +105,14 @@ class FittedTable:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Table]:
         columns = list(self.columns)
 
-        def room() -> int:
+        def space() -> int:
             return options.max_width - (PADDING + 1) * len(columns) - 1
 
         for key in self.order_of_giving_way():
-            if sum(self.widths_of(*column).narrowest for column in columns) <= room():
+            if sum(self.widths_of(*column).narrowest for column in columns) <= space():
                 break
             columns = [column for column in columns if column[0] != key]
-        widths = shared_widths([self.widths_of(*column) for column in columns], room())
+        widths = shared_widths([self.widths_of(*column) for column in columns], space())
         table = Table(title=self.title, title_justify="left")
         for index, (key, label) in enumerate(columns):
             table.add_column(label, justify="right" if key in self.right else "left",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from swarmdeck.app.collapse import (
     collapsed_panels,
-    focused_room,
+    focused_height,
     glance_lines,
     glanced_panels,
     opened_rows,
@@ -61,6 +61,6 @@ def test_a_glance_is_its_title_line_and_a_line_per_item_up_to_a_quarter_of_the_s
 
 
 def test_the_focused_row_takes_half_the_screen_or_what_the_rest_leaves() -> None:
-    assert focused_room(30, 12) == 15
-    assert focused_room(24, 13) == 11
-    assert focused_room(12, 11) == 3, "its title line, one line and its bottom border"
+    assert focused_height(30, 12) == 15
+    assert focused_height(24, 13) == 11
+    assert focused_height(12, 11) == 3, "its title line, one line and its bottom border"

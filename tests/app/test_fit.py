@@ -85,7 +85,7 @@ async def test_the_host_card_title_and_memory_legend_are_one_line_each_at_120(
 async def test_the_memory_legend_of_the_widest_figures_is_one_line_at_120(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Figures of five cells each ("12.3G") make the legend longer than the room under the
+    """Figures of five cells each ("12.3G") make the legend longer than the space under the
     bar at 120 columns: it starts at the card's edge rather than wrap, and stays whole."""
     for key, gib in (("used_outside_slice", 12.3), ("slice_used", 9.87),
                      ("not_yet_grown", 1.23), ("room", 62.4), ("machine_room", 62.4)):

@@ -41,7 +41,7 @@ async def test_at_160x45_the_memory_figures_come_before_current_and_cores(
     assert all(f" {label} " in f" {lines[0]} " for label in LABELS[:7]), lines[0]
 
 
-async def test_every_column_is_drawn_whole_where_cutting_the_label_makes_room(
+async def test_every_column_is_drawn_whole_where_cutting_the_label_makes_space(
     isolated_home: Path,
 ) -> None:
     """At 250 columns the Jobs panel is a few cells short of every column whole with its

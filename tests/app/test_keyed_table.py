@@ -14,7 +14,7 @@ def test_the_label_is_cut_so_that_every_column_is_drawn_whole() -> None:
     assert fitted_widths([30, 10, 10], 45, NARROWEST, LABEL_FLOOR) == [25, 10, 10]
 
 
-def test_the_label_is_cut_for_as_many_columns_as_its_floor_makes_room_for() -> None:
+def test_the_label_is_cut_for_as_many_columns_as_its_floor_makes_space_for() -> None:
     assert fitted_widths([30, 10, 10, 40], 45, NARROWEST, LABEL_FLOOR) == [25, 10, 10, 0]
 
 

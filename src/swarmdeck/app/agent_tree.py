@@ -49,7 +49,7 @@ of Textual's `▶`, which here would read as a running subagent."""
 def folded_ids(subagents: Sequence[SubagentInfo]) -> set[str]:
     """The ids of a session's ended subagents (of its main thread, completed or failed) beyond
     the newest SHOWN_FINISHED, by when they ended; none while only one is beyond them, whose
-    own line takes no more room than the fold's."""
+    own line takes no more space than the fold's."""
     by_id = {sub.id for sub in subagents}
     done = [sub for sub in subagents if sub.status in FOLDS and sub.parent_id not in by_id]
     done.sort(key=lambda sub: (sub.ended_at or sub.started_at or 0.0, sub.id))
@@ -184,9 +184,9 @@ class SessionTree(Tree[str]):
         while parent is not None and parent is not self.root:
             depth += 1
             parent = parent.parent
-        room = self.scrollable_content_region.width - depth * self.guide_depth
-        if room > 0 and label.cell_len > room:
-            label.truncate(room, overflow="ellipsis")
+        space = self.scrollable_content_region.width - depth * self.guide_depth
+        if space > 0 and label.cell_len > space:
+            label.truncate(space, overflow="ellipsis")
         return label
 
     def on_resize(self, _event: events.Resize) -> None:

@@ -1,8 +1,8 @@
 """Which panels collapse to their title line on a short screen, so the control room fits a small
 tmux pane without the screen scrolling.
 
-Below SHORT_HEIGHT rows every panel cannot have its room: the Jobs and Agents row (the room that
-is left) stays open, and so does the focused panel's row; every other panel is drawn as its
+Below SHORT_HEIGHT rows every panel cannot have its height: the Jobs and Agents row (the lines that
+are left) stays open, and so does the focused panel's row; every other panel is drawn as its
 title line alone (class `-collapsed`). With nothing focused, or the Hosts card focused (as the app
 starts), the card stays open above Jobs and Agents: what a person watching reads first.
 
@@ -10,7 +10,7 @@ Where the Hosts panel would collapse it shows its glance instead (GLANCED): its 
 line per host saying its headroom, at most a quarter of the screen (`glance_lines`); the hosts
 past that scroll inside it, this host's line first. When the screen cannot hold it all, the
 Jobs and Agents row gives way first, down to its least height, then the focused panel's row
-(at most half the screen, and at most what the rest leaves: `focused_room`), which scrolls
+(at most half the screen, and at most what the rest leaves: `focused_height`), which scrolls
 inside its borders; the glance and the title lines of the collapsed panels keep their lines.
 
 A room with no job and no session (a first look) has nothing to fill that row with: while no
@@ -53,8 +53,8 @@ def opened_rows(
 
 
 def collapsed_panels(rows: Rows, open_row: int, focused: str | None) -> frozenset[str]:
-    """The panels collapsed to their title line: all but the row `open_row` (the room that is
-    left) and the focused panel's row (the first row while nothing is focused)."""
+    """The panels collapsed to their title line: all but the row `open_row` (the lines that
+    are left) and the focused panel's row (the first row while nothing is focused)."""
     focused_row = next((n for n, row in enumerate(rows) if focused in row), 0)
     return frozenset(
         panel for n, row in enumerate(rows) if n not in (open_row, focused_row) for panel in row
@@ -72,7 +72,7 @@ def glance_lines(items: int, height: int) -> int:
     return 1 + max(1, min(items, height // 4 - 1))
 
 
-def focused_room(height: int, taken: int) -> int:
+def focused_height(height: int, taken: int) -> int:
     """The most lines the focused panel's row may take on a short screen `height` rows tall
     beside the `taken` lines of everything else at its least: half the screen, or less."""
     return max(EMPTY_HEIGHT, min(height // 2, height - taken))

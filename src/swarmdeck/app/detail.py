@@ -133,17 +133,17 @@ def wrapped(value: str, width: int) -> list[str]:
 
 def fact_lines(facts: Iterable[tuple[str, str | Text]], name_width: int, width: int) -> Text:
     """One fact a line, its name right-aligned in `name_width` cells; a value longer than the
-    room left in `width` wraps under its own column, and one of several lines (the jobs a
+    space left in `width` wraps under its own column, and one of several lines (the jobs a
     session launched) keeps them, each under that column too. Values come from outside: every
     other control character in them is shown as its escape."""
     text = Text()
-    room = max(10, width - name_width - 2)
+    space = max(10, width - name_width - 2)
     for name, value in facts:
         text.append(f"{name:>{name_width}}  ", style="bold")
         if isinstance(value, Text):
             text.append_text(printable_text(value))
         else:
-            lines = wrapped(printable_lines(value), room)
+            lines = wrapped(printable_lines(value), space)
             text.append(("\n" + " " * (name_width + 2)).join(lines))
         text.append("\n")
     return text

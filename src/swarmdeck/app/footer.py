@@ -14,10 +14,10 @@ KEY_WIDGETS = "FooterKey"
 """The footer's key widgets, queried by type name: Textual exports no class for them."""
 
 
-def shown_keys(widths: Sequence[int], room: int, kept: int | None) -> list[bool]:
-    """Which keys, of these widths in footer order, are shown in `room` cells: the kept one
+def shown_keys(widths: Sequence[int], space: int, kept: int | None) -> list[bool]:
+    """Which keys, of these widths in footer order, are shown in `space` cells: the kept one
     first, then the others in order up to the first that does not fit."""
-    left = room - (widths[kept] if kept is not None else 0)
+    left = space - (widths[kept] if kept is not None else 0)
     shown = [index == kept and left >= 0 for index in range(len(widths))]
     for index, width in enumerate(widths):
         if index == kept:

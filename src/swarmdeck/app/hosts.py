@@ -52,7 +52,7 @@ REST = NOT_BOOKABLE.glyph
 REST_NAME = "not bookable"
 LEGEND_INDENT = 8
 """The cells a card's memory legend starts after, under its bar (the bar label's width), as
-long as that costs it no line: a legend too long for the room under the bar starts at the
+long as that costs it no line: a legend too long for the space under the bar starts at the
 card's edge instead of wrapping."""
 HELD_LOAD = 0.1
 """A load average shown on a card stays until the reading moves by this much."""
@@ -155,11 +155,11 @@ def legend(
         )
         for segment in segments
     ]
-    room = [len(f"{segment.glyph} {segment.name} ") + SHORT_SIZE_WIDTH for segment in segments]
+    space = [len(f"{segment.glyph} {segment.name} ") + SHORT_SIZE_WIDTH for segment in segments]
     if rest:
         entries.append(Text(f"{REST} {rest}", style="dim"))
-        room.append(entries[-1].cell_len)
-    return WholeParts(tuple(entries), room=tuple(room), indent=indent)
+        space.append(entries[-1].cell_len)
+    return WholeParts(tuple(entries), space=tuple(space), indent=indent)
 
 
 def titled_line(name: str, parts: list[str], style: str = "not bold") -> WholeParts:

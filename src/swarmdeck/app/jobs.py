@@ -42,9 +42,9 @@ class JobsPanel(TablePanel):
     FIXED = 1
     """A long label is cut (to no narrower than YIELDING_FLOOR) before the state (never cut:
     how a job stands is what its row is for) or the memory figures after it give way, and
-    before any later column gives way where that cut makes room for it whole. The label stays
+    before any later column gives way where that cut makes space for it whole. The label stays
     while Right and Left scroll the other columns: it names the row."""
-    ROOM = {"state": len("slice full 254"), "booked": 5, "peak": 5, "cap": 5,
+    LEAST_WIDTHS = {"state": len("slice full 254"), "booked": 5, "peak": 5, "cap": 5,
             "runtime": len("12m34s")}
     """The columns are as wide from the start as a job's usual states and figures make them
     (and never narrow while the room runs): a job that ends, or grows, moves no column."""

@@ -50,14 +50,14 @@ YIELDING_FLOOR = 12
 
 
 def fitted_widths(
-    widths: Sequence[int], room: int, narrowest: int, yielding: Mapping[int, int] | None = None,
+    widths: Sequence[int], space: int, narrowest: int, yielding: Mapping[int, int] | None = None,
     kept: int = -1,
 ) -> list[int]:
-    """How wide each column is drawn (padding included) for all to fit in `room` cells.
+    """How wide each column is drawn (padding included) for all to fit in `space` cells.
 
     First the yielding columns (index → the narrowest it may be cut to), in their order, are
     cut as far as the leading columns need to fit whole: all of them where cutting the yielding
-    ones makes that much room, else as many as it makes room for, and at least those through
+    ones makes that much space, else as many as it makes space for, and at least those through
     index `kept`. Then the leading columns
     (what a person reads first) are drawn whole, then one cut to what is left (its cells end in
     `…`), then none (0: that column gives way; the table scrolls to it, the detail shows it)."""
@@ -65,9 +65,9 @@ def fitted_widths(
     yielding = yielding or {}
     spare = sum(max(0, widths[index] - floor) for index, floor in yielding.items())
     last = len(widths) - 1
-    while last > kept and sum(widths[:last + 1]) - spare > room:
+    while last > kept and sum(widths[:last + 1]) - spare > space:
         last -= 1
-    excess = sum(widths[:last + 1]) - room
+    excess = sum(widths[:last + 1]) - space
     for index, floor in yielding.items():
         if excess <= 0:
             break
@@ -76,15 +76,15 @@ def fitted_widths(
         excess -= cut
     drawn: list[int] = []
     for width in widths:
-        left = room - sum(drawn)
+        left = space - sum(drawn)
         drawn.append(width if width <= left else (left if left >= narrowest else 0))
         if drawn[-1] < width:
-            room = sum(drawn)
+            space = sum(drawn)
     return drawn
 
 
 class FittedColumn(Column):
-    """A column that, given way whole (width 0), takes no room, not even its padding."""
+    """A column that, given way whole (width 0), takes no space, not even its padding."""
 
     def get_render_width(self, data_table: DataTable[Any]) -> int:
         if not self.auto_width and self.width == 0:
@@ -130,7 +130,7 @@ class KeyedTable(DataTable[Cell]):
         classes: str | None = None, yielding: Sequence[str] = (), kept: str | None = None,
         fixed: int = 0,
         yielding_floor: int = YIELDING_FLOOR,
-        room: Mapping[str, int] | None = None,
+        least_widths: Mapping[str, int] | None = None,
     ) -> None:
         """Args:
             columns: (key, label) pairs, in display order.
@@ -138,11 +138,11 @@ class KeyedTable(DataTable[Cell]):
             classes: CSS classes.
             yielding: Keys of the columns of long free text cut first (down to
                 `yielding_floor`), in that order, so that the columns through `kept` fit.
-            kept: The last column that yielding ones make room for.
+            kept: The last column that yielding ones make space for.
             fixed: How many leading columns stay in place while Right and Left scroll the
                 others (the Jobs panel's label, which names the row).
             yielding_floor: The narrowest a yielding column is cut to.
-            room: Cells the columns named take at least, whatever their cells now; given,
+            least_widths: Cells the columns named take at least, whatever their cells now; given,
                 no column is laid out narrower than it has been since the table was made,
                 so a row whose state or figure changes never moves the columns after it.
         """
@@ -153,9 +153,9 @@ class KeyedTable(DataTable[Cell]):
         self._kept = self._column_keys.index(kept) if kept is not None else -1
         self._fixed = fixed
         self._yielding_floor = yielding_floor
-        self._steady = room is not None
-        self._widest = [(room or {}).get(key, 0) for key in self._column_keys]
-        """Each column's widest natural width so far (from `room` on), when steady."""
+        self._steady = least_widths is not None
+        self._widest = [(least_widths or {}).get(key, 0) for key in self._column_keys]
+        """Each column's widest natural width so far (from `least_widths` on), when steady."""
         self.shifted = 0
         """How many columns after the fixed ones Right has scrolled out at the left."""
         self._scrolls: tuple[bool, bool] = (False, False)

@@ -40,7 +40,7 @@ from swarmdeck.app.collapse import (
     EMPTY_HEIGHT,
     SHORT_HEIGHT,
     collapsed_panels,
-    focused_room,
+    focused_height,
     glance_lines,
     glanced_panels,
     opened_rows,
@@ -405,7 +405,7 @@ class SwarmdeckApp(App[int]):
         if capped:
             taken += sum(1 for row in rows if all(panel in collapsed for panel in row))
         for row, widget in zip(rows, row_widgets, strict=True):
-            cap = focused_room(height, taken) if capped and holder in row else None
+            cap = focused_height(height, taken) if capped and holder in row else None
             if widget is not hosts and widget.styles.inline.max_height != cap:
                 widget.styles.max_height = cap
         if idle and expanding:

@@ -9,7 +9,7 @@ not at all. `TablePanel` adds what the table panels (Jobs, Alerts, Locks, GPUs) 
 keyed table, one line saying where it looked when there is nothing to show, rows made from
 the snapshot, and in its bottom border which way the table's columns scroll. An empty panel
 carries the `-empty` class, and the stylesheet shrinks it to that line so the panels with
-something to say keep the room. `StorePanel` is for a panel whose keys
+something to say keep the lines. `StorePanel` is for a panel whose keys
 change the state store; read-only, those keys are neither offered in the footer nor run.
 """
 
@@ -181,8 +181,9 @@ class TablePanel(DrawnPanel[TableDrawing]):
     KEPT: ClassVar[str | None] = None
     FIXED: ClassVar[int] = 0
     """Leading columns that stay while Right and Left scroll the others (KeyedTable's)."""
-    ROOM: ClassVar[Mapping[str, int] | None] = None
-    """Cells columns take at least, and steady widths (KeyedTable's `room`); None: neither."""
+    LEAST_WIDTHS: ClassVar[Mapping[str, int] | None] = None
+    """Cells columns take at least, and steady widths (KeyedTable's `least_widths`); None:
+    neither."""
 
     _scroll_hint = ""
     """Which way the table's columns scroll, said after the subtitle ("more columns →")."""
@@ -192,7 +193,7 @@ class TablePanel(DrawnPanel[TableDrawing]):
         yield Label(self.empty_text(), classes="empty")
         yield KeyedTable(
             self.COLUMNS, id=f"{self.id}-table", yielding=self.YIELDING, kept=self.KEPT,
-            fixed=self.FIXED, room=self.ROOM,
+            fixed=self.FIXED, least_widths=self.LEAST_WIDTHS,
         )
 
     def compose_above(self) -> ComposeResult:

@@ -4,7 +4,7 @@ ellipsis says so. Terminal text wrap and ellipsis both cut words ("Â· availablâ€
 wider than the whole width, alone on its line, wraps by words itself: cut, a refusal would hide
 what it names and what to do.
 
-A part may be laid out as taking more room than it does now (`room`): a legend's entry whose
+A part may be laid out as taking more space than it does now (`space`): a legend's entry whose
 figure goes from "0B" to "1.23G" then keeps its line, so a refresh that changes figures
 repaints them and never lays the screen out again for a line that came or went."""
 
@@ -32,9 +32,9 @@ class WholeParts:
     """Wrap onto more lines; otherwise one line of the parts that fit, then MORE."""
     style: str = ""
     """The style of a separator (and of MORE) before a part of no style of its own."""
-    room: tuple[int, ...] = ()
+    space: tuple[int, ...] = ()
     """Cells each part is laid out as taking, where it may take more than it does now (its
-    figure's widest text); a part longer than its room takes what it is."""
+    figure's widest text); a part longer than its space takes what it is."""
     indent: int = 0
     """Cells left blank before the parts (a legend under its bar), as long as the parts take no
     more lines so than from the edge; where they would, they start at the edge instead."""
@@ -74,9 +74,9 @@ class WholeParts:
         return lines
 
     def _size(self, index: int) -> int:
-        """The cells part `index` is laid out as taking: its room, or more if it is longer."""
-        room = self.room[index] if index < len(self.room) else 0
-        return max(self.parts[index].cell_len, room)
+        """The cells part `index` is laid out as taking: its space, or more if it is longer."""
+        space = self.space[index] if index < len(self.space) else 0
+        return max(self.parts[index].cell_len, space)
 
     def _dropped(self, end: int, width: int) -> Text:
         """The first parts before `end` that fit in `width` with MORE after them."""

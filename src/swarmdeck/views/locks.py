@@ -18,7 +18,7 @@ COLUMNS = (
     ("what", "command / purpose"),
 )
 """What is locked (the path) comes right after who holds it and since when; a long state
-yields room to it in a narrow pane (YIELDING), and the holder's pid and command come last."""
+yields space to it in a narrow pane (YIELDING), and the holder's pid and command come last."""
 YIELDING = ("state",)
 KEPT = "path"
 
