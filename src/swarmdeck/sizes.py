@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.errors import UsageError
 
-# `decimal` and `fractions` cost a caged run 4 ms to import, re 1.6 ms and the grammar's regexes
-# 1 ms to compile, yet the sizes it meets on every start (the config's defaults, "8G") are whole
+# Importing `decimal`, `fractions` and re and compiling the grammar's regexes would slow every
+# caged run, yet the sizes it meets on every start (the config's defaults, "8G") are whole
 # numbers with one unit: those are read without any of them, and the regexes and the exact
 # arithmetic are imported where a fraction or a percentage really needs them.
 if TYPE_CHECKING:

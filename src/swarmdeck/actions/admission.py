@@ -280,7 +280,7 @@ def attempt(
     still leaves a row that says where to clean up.
     """
     # The machine's meminfo, as a snapshot reads it: before the jobs' cages and the slice. Read
-    # before the turn, the kernel's generating and parsing it (0.1 ms) is not spent while every
+    # before the turn, the kernel's generating and parsing it is not spent while every
     # other runner waits.
     meminfo = read_meminfo()
     if broken("no-admission-lock"):

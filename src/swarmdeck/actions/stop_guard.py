@@ -117,7 +117,7 @@ def _single_threaded() -> bool:
 
 def _fork_guardian(read_fd: int, write_fd: int, finish: Finish) -> int:
     """Fork the guardian; in the child, run it and exit without returning."""
-    # Imported here, before the fork: with the enum it builds, signal costs 0.5 ms or more,
+    # Imported here, before the fork: with the enum it builds, signal is a costly import,
     # paid only by a stop that found something alive, never by every caged run's import.
     import signal
 
@@ -136,7 +136,7 @@ def _fork_guardian(read_fd: int, write_fd: int, finish: Finish) -> int:
         os.dup2(read_fd, 0)
         for fd in (1, 2):
             os.dup2(null, fd)
-        # The descriptors open, not every number below the limit (20,000 closes: 2.6 ms).
+        # The descriptors open, not every number below the limit (thousands of useless closes).
         for name in os.listdir("/proc/self/fd"):
             if int(name) > 2:
                 try:

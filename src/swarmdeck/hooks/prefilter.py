@@ -1,6 +1,6 @@
 """Necessary literals of a regex: strings of which one must occur wherever the regex matches.
 
-Compiling the default heavy-command patterns costs about 10 ms, several times the whole budget
+Compiling the default heavy-command patterns costs several times the whole budget
 of a hook for a light command. A command that contains none of a pattern's necessary literals
 cannot match it, so most commands are found light by a few substring tests, and a pattern is
 compiled only when one of its literals is present. The literals are worked out once per config
