@@ -137,7 +137,7 @@ def format_size(n: int) -> str:
 
     Used for display; the text parses back to within 0.5 % of n. The control room formats a
     few figures per job at every refresh, so this is integer arithmetic: the figure n / 1024^k
-    rounded half to even as exact fractions would round it, about ten times faster.
+    rounded half to even as exact fractions would round it, at a fraction of their cost.
     """
     if n < 0:
         return "-" + format_size(-n)

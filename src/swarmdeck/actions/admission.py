@@ -190,7 +190,7 @@ def admission_turn(
 
 class _AdmissionTurn:
     """The turn `admission_turn` waits for, held from `with` to its end: a context manager of
-    its own, not contextlib's, whose import would cost every caged run half a millisecond."""
+    its own, not contextlib's, whose import every caged run would pay."""
 
     def __init__(
         self, name: str, wakeup_fd: int | None, stop_signal: Callable[[], int | None]

@@ -105,7 +105,7 @@ def spawn(
 
 def _exec_on_path(argv: list[str], env: dict[str, str]) -> None:
     """Exec `argv` as os.execvpe does, looking its program up on the job's own PATH, without
-    os.get_exec_path: that imports warnings, a millisecond in the child between fork and exec.
+    os.get_exec_path: that imports warnings, in the child between fork and exec.
 
     Raises the error of the first folder that had the program but could not run it, else the
     last folder's (FileNotFoundError when it is on none).

@@ -116,7 +116,7 @@ def _read_from_start(fd: int) -> bytes | None:
 
     A short read is no end: the kernel hands a generated file over a page at a time (a cage's
     `tasks` of 1,500 threads came as 4092 bytes of its 9006), so the empty read that follows
-    the last page is what says it is whole. The follow-up costs a microsecond, and on a held
+    the last page is what says it is whole. The follow-up is cheap, and on a held
     file the kernel continues from where the first read stopped rather than generating the
     file again."""
     try:
