@@ -346,7 +346,7 @@ def _records(path: str) -> list[tuple[bytes, float, dict]] | None:
         try:
             record = json.loads(line)
         except ValueError:
-            continue  # cut short by a failed write; that call recorded itself (module doc)
+            continue  # cut short by a failed write; that call recorded itself (fold_into)
         if not isinstance(record, dict):
             continue
         received_at, data_in = record.get("received_at"), record.get("input")

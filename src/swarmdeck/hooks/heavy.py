@@ -38,7 +38,7 @@ HEAVY_COMMANDS: tuple[str, ...] = (
     "*bench*", "hyperfine",
     "qemu-system-*",
 )
-"""Default `hooks.heavy`: the work that must run under swarmdeck (see the module doc)."""
+"""Default `hooks.heavy`: the work that must run under swarmdeck (the grammar: HeavyEntry)."""
 
 LIGHT_FLAGS = frozenset(
     {"--version", "--help", "-h", "-V", "--collect-only", "--co", "--dry-run", "--just-print"}
