@@ -15,8 +15,8 @@ _INFINITY = float("inf")
 
 
 def finite(number: float) -> bool:
-    """`math.isfinite`, without importing math: a shared library whose loading costs every
-    caged run half a millisecond of its start. NaN compares false on both sides."""
+    """`math.isfinite`, without importing math: a shared library whose loading every caged run
+    would pay at its start. NaN compares false on both sides."""
     return -_INFINITY < number < _INFINITY
 
 

@@ -1,34 +1,12 @@
 """The rows of hook_events: how a hook call is written, directly or through the spool.
 
-Every hook call is kept as one row of the state database's hook_events (a trimmed copy of its
-input: tool outputs and long texts cut, and what the database cannot hold made safe: a number
-JSON has no form for becomes its name as text, half a surrogate pair becomes U+FFFD). A Bash
-call that matches no heavy pattern is most of what hooks see, and loading SQLite alone costs
-such a call a third of its budget; so a light PreToolUse call writes its input, as read, to a
-file of its own in the state folder, and whoever next writes or reads hook_events (the next hook
-call that records through the database, the runner looking for the subagent that started a job,
-the watchdog) first folds the spool in: the rows are the ones `event_row` writes for any call,
-with the time of the call, in the order the calls came.
-
-A call's file holds one record, `{"received_at": SECONDS, "input": THE INPUT}` between
-newlines (the input is JSON that json read whole, so its raw newlines are whitespace and become
-spaces). The writer takes no lock and waits for nothing: it writes the record to a new
-`hook-spool.part.*` file and renames it to `hook-spool.call.*` (the time in ns, the pid, a
-count), so a fold sees a call's file whole or not at all. A write that fails, or a part file a
-fold removed as abandoned before the rename, sends the call to the database instead.
-
-A fold runs inside its database write transaction, in a savepoint: it reads the call files (and
-the `hook-spool` and `hook-spool.folding.*` files an older swarmdeck left, a record a line), inserts
-their rows, and removes the files once the transaction has committed. A row already present
-(same event, session, time and payload: a fold that committed and did not get to remove its
-files) is not inserted twice. A record the database still refuses is set aside, a line in
-`hook-spool.rejected`, and the others are folded; a database error undoes only the fold, whose
-files wait for the next one, and never the caller's own work.
-
-This module sits beside the state package, below the hooks, the actions and the watchdog that
-all read or write these rows (readers through `read_hook_events`, which folds first); the
-spool writer, on the light path, is hook_spool.py, which imports neither json, typing nor
-sqlite3.
+Every hook call is kept as one row of hook_events (a trimmed copy of its input). A Bash call
+that matches no heavy pattern is most of what hooks see, and loading SQLite alone costs such a
+call a third of its budget; so a light PreToolUse call writes its input to a spool file of its
+own (hook_spool.py, which imports neither json, typing nor sqlite3), and whoever next writes or
+reads hook_events first folds the spool in, inside its own write transaction (`fold_into`):
+the same rows `event_row` writes for any call, with the call's time, in the calls' order.
+Readers go through `read_hook_events`, which folds first.
 """
 
 from __future__ import annotations
@@ -129,7 +107,9 @@ _INFINITY = float("inf")
 
 
 def trimmed(data: dict[str, Any]) -> dict[str, Any]:
-    """The input without tool output and with long texts cut, small enough for every call."""
+    """The input without tool output and with long texts cut, small enough for every call, and
+    what the database cannot hold made safe: a number JSON has no form for becomes its name as
+    text, half a surrogate pair becomes U+FFFD."""
     import json
 
     out: dict[str, Any] = {}
@@ -216,6 +196,18 @@ def _private_regular(st: os.stat_result) -> bool:
 
 def fold_into(conn: sqlite3.Connection, db_path: str) -> list[str]:
     """Insert the spooled calls into hook_events inside `conn`'s open write transaction.
+
+    A call's file holds one record, `{"received_at": SECONDS, "input": THE INPUT}` between
+    newlines (the input is JSON read whole, so its raw newlines are whitespace and become
+    spaces). The writer takes no lock and waits for nothing: it writes a new `hook-spool.part.*`
+    file and renames it to `hook-spool.call.*` (the time in ns, the pid, a count), so a fold
+    sees a call's file whole or not at all; a write that fails, or a part file a fold removed as
+    abandoned before the rename, sends the call to the database instead. The fold reads the
+    call files (and the `hook-spool` and `hook-spool.folding.*` files an older swarmdeck left, a
+    record a line) in a savepoint and inserts their rows. A row already present (same event,
+    session, time and payload: a fold that committed and did not get to remove its files) is
+    not inserted twice; a record the database still refuses is set aside, a line in
+    `hook-spool.rejected`, and the others are folded.
 
     Returns the files to remove once the transaction has committed. What cannot be taken now
     (an older swarmdeck's writer holds its spool past LOCK_WAIT, a file that is not a private
@@ -354,7 +346,7 @@ def _records(path: str) -> list[tuple[bytes, float, dict]] | None:
         try:
             record = json.loads(line)
         except ValueError:
-            continue  # cut short by a failed write; that call recorded itself (module doc)
+            continue  # cut short by a failed write; that call recorded itself (fold_into)
         if not isinstance(record, dict):
             continue
         received_at, data_in = record.get("received_at"), record.get("input")

@@ -1,21 +1,12 @@
 """What tells that the state file is still the ledger it was: a mark beside it, and its readers.
 
-SQLite sets up a new, empty database in any file that is empty or missing, and a process that
-finds no write-ahead log beside the file makes a fresh one. So a state file truncated, removed
-or replaced, or whose -wal and -shm were deleted under running jobs, would quietly become a new
-ledger: the running jobs forgotten and unbooked, their ids handed out again. Two facts catch it:
-
-- The mark, `state.db.ledger` beside the file: the id of the ledger the file held (also kept in
-  the file, `swarmdeck_meta.ledger_id`) and the file's device and inode. A ledger id that does
-  not match, or an empty file where a ledger was, is refused in one line, the file untouched.
-- The readers' locks: every SQLite connection to a WAL database holds a shared lock on the
-  database file and another on byte 128 of its -shm index, as long as it is open. A process
-  that holds the first but not the second on the -shm at the path now (or with no -wal there)
-  uses a log and index that were deleted under it: what it writes no one else will read.
-
-The module reads /proc/locks for that (one small read; no descriptor is opened on the files,
-since closing one would drop this process's own SQLite locks on them). A kernel that does not
-show the locks there leaves the second check silent, never refusing a sound store.
+SQLite sets up a new, empty database in any file that is empty or missing, and makes a fresh
+write-ahead log where it finds none. So a state file truncated, removed or replaced, or whose
+-wal and -shm were deleted under running jobs, would quietly become a new ledger: the running
+jobs forgotten and unbooked, their ids handed out again. Two facts catch it: the mark,
+`state.db.ledger` beside the file (the ledger's id and the file's device and inode; a mismatch
+is refused in one line, the file untouched), and the readers' locks in /proc/locks
+(`readers_without_log`).
 """
 
 from __future__ import annotations
@@ -85,7 +76,15 @@ def write_mark(db: str, ledger_id: str, status: os.stat_result) -> None:
 
 def readers_without_log(db: str, status: os.stat_result) -> list[int]:
     """Other processes that hold the state file `db` open (SQLite's shared lock) on a write-ahead
-    log and index that are no longer the ones at its path; empty when there are none."""
+    log and index that are no longer the ones at its path; empty when there are none.
+
+    Every SQLite connection to a WAL database holds a shared lock on the database file and
+    another on byte 128 of its -shm index, as long as it is open. A process that holds the first
+    but not the second on the -shm at the path now (or with no -wal there) uses a log and index
+    that were deleted under it: what it writes no one else will read. /proc/locks is read once
+    (no descriptor is opened on the files, since closing one would drop this process's own
+    SQLite locks on them); a kernel that does not show the locks there leaves this check silent,
+    never refusing a sound store."""
     try:
         with open("/proc/locks", "rb") as file:
             table = file.read()

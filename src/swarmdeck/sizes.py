@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.errors import UsageError
 
-# `decimal` and `fractions` cost a caged run 4 ms to import, re 1.6 ms and the grammar's regexes
-# 1 ms to compile, yet the sizes it meets on every start (the config's defaults, "8G") are whole
+# Importing `decimal`, `fractions` and re and compiling the grammar's regexes would slow every
+# caged run, yet the sizes it meets on every start (the config's defaults, "8G") are whole
 # numbers with one unit: those are read without any of them, and the regexes and the exact
 # arithmetic are imported where a fraction or a percentage really needs them.
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def format_size(n: int) -> str:
 
     Used for display; the text parses back to within 0.5 % of n. The control room formats a
     few figures per job at every refresh, so this is integer arithmetic: the figure n / 1024^k
-    rounded half to even as exact fractions would round it, about ten times faster.
+    rounded half to even as exact fractions would round it, at a fraction of their cost.
     """
     if n < 0:
         return "-" + format_size(-n)

@@ -190,7 +190,7 @@ def admission_turn(
 
 class _AdmissionTurn:
     """The turn `admission_turn` waits for, held from `with` to its end: a context manager of
-    its own, not contextlib's, whose import would cost every caged run half a millisecond."""
+    its own, not contextlib's, whose import every caged run would pay."""
 
     def __init__(
         self, name: str, wakeup_fd: int | None, stop_signal: Callable[[], int | None]
@@ -280,7 +280,7 @@ def attempt(
     still leaves a row that says where to clean up.
     """
     # The machine's meminfo, as a snapshot reads it: before the jobs' cages and the slice. Read
-    # before the turn, the kernel's generating and parsing it (0.1 ms) is not spent while every
+    # before the turn, the kernel's generating and parsing it is not spent while every
     # other runner waits.
     meminfo = read_meminfo()
     if broken("no-admission-lock"):

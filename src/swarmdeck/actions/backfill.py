@@ -1,20 +1,12 @@
 """EASY backfill: when a queued job may start ahead of a bigger one waiting before it.
 
 The queue is in order (queue_key: arrival, the longest known runs first among jobs that arrive
-together): a job ahead that fits is as good as started. The first job ahead that
-does not fit is the head; it is given a reservation at its shadow time, the moment enough of the
-running jobs will have ended for it to fit (from their learned durations). A later job may start
-now only if it fits now and either ends before the shadow time, or leaves the head's room at
-that time untouched (it fits in what is left over beside the head then). So the head is never
-delayed, as with Slurm's backfill on time limits; jobs behind the head are not protected (EASY).
-
-Estimates lean to the head's side: the head's earliest start comes from the running jobs'
-shortest recent runs (one running longer than that may end any moment: now), and a job must
-end before it in its longest recent run times SLACK; the room left beside the head comes from
-when the running jobs have surely ended (their longest runs times SLACK; never, for one past
-that), so it is never room a job still running holds. Whenever an end is unknown, the rule is
-the queue's strict order: the job must fit beside every job ahead of it. Pure: admission
-gathers the numbers.
+together): a job ahead that fits is as good as started. The first job ahead that does not fit
+is the head; it is given a reservation at its shadow time, the moment enough of the running
+jobs will have ended for it to fit (from their learned durations). A later job may start now
+only if it fits now and either ends before the shadow time, or leaves the head's room at that
+time untouched. So the head is never delayed, as with Slurm's backfill on time limits; jobs
+behind the head are not protected (EASY). Pure: admission gathers the numbers.
 """
 
 from __future__ import annotations
@@ -77,7 +69,14 @@ def may_start(
     ends give the time by which the head surely fits, beside which a job must leave it room:
     taking the earliest ends there would count room given back by jobs still running (one
     past its shortest run "may end any moment", and may well not), and the head would wait on
-    behind the jobs let in beside it."""
+    behind the jobs let in beside it.
+
+    Estimates lean to the head's side: the head's earliest start comes from the running jobs'
+    shortest recent runs (one running longer than that may end any moment: now), and a job
+    must end before it in its longest recent run times SLACK; the room left beside the head
+    comes from when the running jobs have surely ended (their longest runs times SLACK; never,
+    for one past that). Whenever an end is unknown, the rule is the queue's strict order: the
+    job must fit beside every job ahead of it."""
     in_order = job.booked + sum(waiter.booked for waiter in ahead) <= usable
     room = usable
     starting: list[Waiter] = []

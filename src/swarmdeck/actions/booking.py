@@ -76,7 +76,7 @@ class Decision(Enum):
 
 def __getattr__(name: str) -> Fraction:
     """`HEADROOM`, the same rule as an exact fraction, for callers that compute with it; made
-    when asked for, as `fractions` costs every caged run 2 ms to import and the rule here needs
+    when asked for, as importing `fractions` would slow every caged run and the rule here needs
     only integers."""
     if name == "HEADROOM":
         from fractions import Fraction

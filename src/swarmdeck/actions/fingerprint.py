@@ -161,7 +161,7 @@ def read_head(top: PathLike[str] | str) -> str | None:
 def _root_commit(top: str) -> str | None:
     """The first commit of HEAD's history (the lowest id where unrelated histories merged).
 
-    HEAD is read from git's files (starting git costs a runner 5 to 10 ms); git itself is asked
+    HEAD is read from git's files (starting git is a large share of a runner's start); git is asked
     only when they do not say plainly, and to walk the history of a commit seen for the first
     time.
     """

@@ -1,19 +1,12 @@
 """Stop a whole process tree without ever signalling a stranger.
 
 Identity is (pid, start ticks); every process is pinned with a pidfd and its start ticks are
-compared after pinning, so a pid reused in between is never signalled. The tree is frozen
-top-down with SIGSTOP, listed again until no newborn escapes, sent SIGTERM bottom-up, thawed
-with SIGCONT; after the grace period the tree is frozen and listed again, so a child born during
-the grace is found too, and all of it gets SIGKILL. A job's cgroup v2 cage is frozen whole with
-its cgroup.freeze instead (the kernel holds every member, and any child it forks, until the
-thaw), its members listed, pinned and signalled while frozen, TERM before the grace and KILL
-after it. cgroup.kill is not used: it spares nobody, and a stop must spare its own line.
-
-Only processes the control room supervises (a ledger job's tree, members of its cage) may be
-stopped, and never a tree that holds the stopping process itself or one of its ancestors: it
-would freeze the one process that was to thaw it (an agent approving its own session's kill),
-so that is refused. A stopper killed halfway leaves nothing frozen: a guardian finishes its stop
-(stop_guard.py).
+compared after pinning, so a pid reused in between is never signalled. Only processes the
+control room supervises (a ledger job's tree, members of its cage) may be stopped, and never a
+tree that holds the stopping process or one of its ancestors: it would freeze the one process
+that was to thaw it (an agent approving its own session's kill). A stopper killed halfway
+leaves nothing frozen: a guardian finishes its stop (stop_guard.py). How a stop goes (freeze,
+TERM, grace, KILL) is told on `stop_tree`.
 """
 
 from __future__ import annotations
@@ -255,6 +248,14 @@ def stop_tree(
     Raises NotSupervisedError, before any signal, when target is alive but is neither a
     supervised process nor a descendant of one; OwnTreeError when what it would stop holds this
     process or one of its ancestors.
+
+    The tree is frozen top-down with SIGSTOP, listed again until no newborn escapes, sent
+    SIGTERM bottom-up, thawed with SIGCONT; after the grace period the tree is frozen and
+    listed again, so a child born during the grace is found too, and all of it gets SIGKILL. A
+    cgroup v2 cage is frozen whole with its cgroup.freeze instead (the kernel holds every
+    member, and any child it forks, until the thaw), its members listed, pinned and signalled
+    while frozen, TERM before the grace and KILL after it. cgroup.kill is not used: it spares
+    nobody, and a stop must spare its own line.
     """
     target_stat = read_stat(target.pid) if target is not None else None
     target_alive = (

@@ -1,21 +1,12 @@
 """Take, queue for and give back a workspace lock: the write side of probes.locks.
 
 A lock file appears whole or not at all (written aside, then hard-linked into place, which
-fails if one exists), so a reader never sees half a record. Every decision to take a lock,
-take over a stale one or remove one happens under a short flock on a guard file beside it,
-so two callers that both find the same stale lock cannot both take it. The guard is only ever
-held for one decision, so waiting for it is bounded: a guard held longer (another process
-sitting on it) reads as "busy", never as a hang. The lock folder is private to its user and
-its files are 0600; a full disk leaves no file behind.
-
-A lock is on a workspace path, keyed by the path resolved: the path need not exist yet (a
-build folder locked before it is made), but its folder must, or the lock guards nothing any
-process could ever work in: a path in no folder is a mistyped one, refused (251).
-
-Who holds a lock is decided here too (the holder policy): the process that outlives the
-command (past per-command shells and wrappers) unless a pid is named, the session named
-explicitly, else by `$SWARMDECK_SESSION`, else after that process, and the holder's command
-line as the lock's label.
+fails if one exists). Every decision to take, take over or remove a lock happens under a short
+flock on a guard file beside it, so two callers that find the same stale lock cannot both take
+it; a guard held longer than one decision reads as "busy", never as a hang. The lock folder is
+private to its user and its files are 0600; a full disk leaves no file behind. A lock is keyed
+by its path resolved: the path need not exist yet, but its folder must (else refused, 251).
+Who holds a lock is decided here too (`lock_holder`, `session_name`, `holder_command`).
 """
 
 from __future__ import annotations

@@ -2,14 +2,9 @@
 
 Conditions fail early instead of late: `--needs CMD…` (tools on PATH), `--needs-gpu` (a card
 NVML can read), `--single` (no other live run of the same label). Inputs make a rerun with
-nothing new a no-op: `--inputs PATH…` (or a script's `# swarmdeck: inputs …` header) are
-fingerprinted with the command, its folder and the named `$VARIABLES`; git's view of the files
-where they are tracked (index blobs, the worktree's diff against the index, untracked files by
-identity), file identity (size, mtime_ns, inode) elsewhere. When the last run of the same
-fingerprint ended ok, the run is refused as unchanged unless `--force`.
-
-`--single` is checked before admission, not inside it: two runs of a label started in the same
-instant may both pass it; it keeps a person from starting a second run by mistake, not a race.
+nothing new a no-op: when the last run of the same fingerprint (`inputs_fingerprint`) ended
+ok, the run is refused as unchanged unless `--force`. `--single` is checked before admission,
+not inside it: it keeps a person from starting a second run by mistake, not a race.
 """
 
 from __future__ import annotations
@@ -124,7 +119,12 @@ def record(store: StateStore, fingerprint: str) -> None:
 
 
 def inputs_fingerprint(inputs: tuple[str, ...], argv: list[str], cwd: str) -> str:
-    """One hash of the command, its folder, and each input's state now."""
+    """One hash of the command, its folder, and each input's state now.
+
+    The inputs are `--inputs PATH…` (or a script's `# swarmdeck: inputs …` header) and the
+    named `$VARIABLES`; a file's state is git's view where it is tracked (index blobs, the
+    worktree's diff against the index, untracked files by identity), its identity (size,
+    mtime_ns, inode) elsewhere."""
     digest = hashlib.sha256()
     digest.update(json.dumps(["command", argv, cwd]).encode())
     for item in sorted(set(inputs)):

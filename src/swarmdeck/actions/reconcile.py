@@ -1,16 +1,11 @@
 """Ledger rows whose runner died (SIGKILL, a crash) are marked lost and their cages cleared.
 
 A runner killed outright cannot close its own row, and a row left "running" would hold its
-booking forever. The probes only report such rows (they change nothing); this module is what
-acts on them. Admission calls `mark_lost_jobs` inside its own write transaction, so a dead
-runner's booking is given back exactly when another job needs the room, and the snapshot calls
-`reconcile` so `status` and the app never show a dead job as running.
-
-A row is not proof enough to signal anything: any same-user process can write one. Only a cgroup
-that is the cage its row's runner made (right inside the configured slice, named for that job
-and runner: cage.base.made_cage) is emptied and removed, and its job's process is stopped only
-while it is a member of it. A row naming any other cgroup is closed as lost with a note, and the
-cgroup and its processes are left alone.
+booking forever. The probes only report such rows; this module acts on them. Admission calls
+`mark_lost_jobs` inside its own write transaction, so a dead runner's booking is given back
+exactly when another job needs the room, and the snapshot calls `reconcile` so `status` and the
+app never show a dead job as running. A row is not proof enough to signal anything: only a
+cage its row's runner made is emptied and removed (`clear_lost`).
 """
 
 from __future__ import annotations
@@ -113,7 +108,12 @@ def _holds_caller(job: LostJob) -> bool:
 
 def clear_lost(lost: list[LostJob]) -> None:
     """Stop whatever a lost job left running in its cage, then remove the cage. Its job's
-    process is stopped with the cage's members only while it is one of them."""
+    process is stopped with the cage's members only while it is one of them.
+
+    Any same-user process can write a row, so only a cgroup that is the cage its row's runner
+    made (right inside the configured slice, named for that job and runner:
+    cage.base.made_cage) is emptied and removed. A row naming any other cgroup is closed as
+    lost with a note, and the cgroup and its processes are left alone."""
     for job in lost:
         what = _what_to_stop(job)
         if what is None:

@@ -1,14 +1,13 @@
 """Starting a job: fork, run its set-up in the child, exec, and know at once whether exec failed.
 
 `subprocess.Popen` does all this and more, but importing subprocess (and locale, which it pulls)
-costs every caged run some 2.5 ms, and the runner starts processes one way only: with its own
-standard streams (or three it names), a folder, an environment and a set-up step between fork
-and exec (joining the cage). The child does what Popen's does for that case, and one thing more:
-the stop signals the runner catches (INT, TERM, HUP) act on the child as on the job from the
-fork on, so one sent into the cage while it is being joined is not lost. It runs the set-up,
-puts back the default action of the signals Python ignores (SIGPIPE, SIGXFSZ), takes the streams
-it was given as its standard three, closes every other descriptor, and execs; a failure on the
-way comes back through a pipe that the exec closes, so the parent knows before `spawn` returns.
+is a noticeable share of every caged run's start, and the runner starts processes one way only:
+its own standard streams (or three it names), a folder, an environment and a set-up step
+between fork and exec (joining the cage). The child does what Popen's does for that case, and
+one thing more: the stop signals the runner catches (INT, TERM, HUP) act on the child as on the
+job from the fork on, so one sent into the cage while it is being joined is not lost. A failure
+before the exec comes back through a pipe that the exec closes, so the parent knows before
+`spawn` returns.
 """
 
 from __future__ import annotations
@@ -62,7 +61,10 @@ def spawn(
     streams: tuple[int, int, int] | None = None,
 ) -> Child:
     """Start `argv` in `cwd` with `env`, after `setup` ran in the child; with `streams`, those
-    descriptors are its standard input, output and error instead of the caller's.
+    descriptors are its standard input, output and error instead of the caller's. The child
+    runs the set-up, puts back the default action of the signals Python ignores (SIGPIPE,
+    SIGXFSZ), takes the streams it was given as its standard three, closes every other
+    descriptor, and execs.
 
     Raises what exec raised (FileNotFoundError, PermissionError, …, naming the program),
     CannotEnter (naming the folder), or SetupFailed; the child is then already reaped. A fork that
@@ -103,7 +105,7 @@ def spawn(
 
 def _exec_on_path(argv: list[str], env: dict[str, str]) -> None:
     """Exec `argv` as os.execvpe does, looking its program up on the job's own PATH, without
-    os.get_exec_path: that imports warnings, a millisecond in the child between fork and exec.
+    os.get_exec_path: that imports warnings, in the child between fork and exec.
 
     Raises the error of the first folder that had the program but could not run it, else the
     last folder's (FileNotFoundError when it is on none).

@@ -1,21 +1,13 @@
 """A guardian that finishes a tree stop when the process doing it dies halfway.
 
-A tree stop freezes the tree with SIGSTOP before it terminates it. A stopper killed in between (a
-runner SIGKILLed while it stops its job's leftovers) left the tree frozen for good, and whoever
-read the job's output never saw its end. So before its first SIGSTOP the stopper starts this
-guardian, outside the tree and in a session of its own, and tells it through a pipe each process
-it is about to freeze. When the stop is over it says so and the guardian exits. If the pipe ends
-without that, the stopper is gone: the guardian stops what it was told of, and whatever was born
-under it, through the same pinned, identity-checked path (no grace: SIGKILL right after the
-CONT), so nothing stays frozen.
-
-A single-threaded stopper (`swarmdeck run`, `status`, `approve`) forks the guardian: a few
-milliseconds, paid only by a stop that found something alive. A stopper with threads (the app)
-starts it as `python -m swarmdeck.actions.stop_guardian` instead, since a fork copies only the
-forking thread and could inherit a lock another thread held.
-
-How the guardian finishes a stop is the stopper's to say (`finish`, kill.finish_stop): this
-module imports nothing of kill.py, which imports it.
+A tree stop freezes the tree with SIGSTOP before it terminates it; a stopper killed in between
+left the tree frozen for good. So before its first SIGSTOP the stopper starts this guardian,
+outside the tree and in a session of its own, and tells it through a pipe each process it is
+about to freeze. If the pipe ends before the stopper says the stop is over, the guardian stops
+what it was told of, and whatever was born under it, through the same identity-checked path
+(SIGKILL right after the CONT), so nothing stays frozen. A single-threaded stopper forks the
+guardian; one with threads (the app) starts `python -m swarmdeck.actions.stop_guardian`, since
+a fork copies only the forking thread. This module imports nothing of kill.py, which imports it.
 """
 
 from __future__ import annotations
@@ -117,7 +109,7 @@ def _single_threaded() -> bool:
 
 def _fork_guardian(read_fd: int, write_fd: int, finish: Finish) -> int:
     """Fork the guardian; in the child, run it and exit without returning."""
-    # Imported here, before the fork: with the enum it builds, signal costs 0.5 ms or more,
+    # Imported here, before the fork: with the enum it builds, signal is a costly import,
     # paid only by a stop that found something alive, never by every caged run's import.
     import signal
 
@@ -136,7 +128,7 @@ def _fork_guardian(read_fd: int, write_fd: int, finish: Finish) -> int:
         os.dup2(read_fd, 0)
         for fd in (1, 2):
             os.dup2(null, fd)
-        # The descriptors open, not every number below the limit (20,000 closes: 2.6 ms).
+        # The descriptors open, not every number below the limit (thousands of useless closes).
         for name in os.listdir("/proc/self/fd"):
             if int(name) > 2:
                 try:

@@ -3,13 +3,8 @@ that fits now, and the `swarmdeck run` line that does the same.
 
 The form is checked as it is typed, with the runner's own rules (`check_request`, `parse_cap`)
 and its own booking (`decide_booking` over the workload's recorded peaks); the preview reads
-the state file, so it is worked out in a thread. Launch stays disabled while anything is wrong,
-and while this host has no memory cage (its book's slice problem, as `status` says it). The fit
-is worked out again at each snapshot while the form is open, against the book as read then.
-Enter in a field moves to the next one, and from the last to Launch once the form is right:
-a form is launched by its button, never by an Enter that was meant for a field. Its unbounded
-switch sets the cap aside, as the runner takes no --cap with --unbounded: the cap field is
-emptied and disabled while it is on, and has what was typed in it again when it is off.
+the state file, so it is worked out in a thread, and again at each snapshot while the form is
+open. Launch stays disabled while anything is wrong, and while this host has no memory cage.
 """
 
 from __future__ import annotations
@@ -174,7 +169,13 @@ def request_preview(config: Config, store: StateStore, book: MemoryBook | None,
 
 
 class LaunchScreen(ModalScreen[RunRequest | None]):
-    """The form (its command focused), its live preview, and Cancel / Launch."""
+    """The form (its command focused), its live preview, and Cancel / Launch.
+
+    Enter in a field moves to the next one, and from the last to Launch once the form is right:
+    a form is launched by its button, never by an Enter that was meant for a field. Its
+    unbounded switch sets the cap aside, as the runner takes no --cap with --unbounded: the cap
+    field is emptied and disabled while it is on, and has what was typed in it again when it is
+    off."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 

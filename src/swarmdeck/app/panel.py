@@ -1,16 +1,11 @@
 """The skeleton every panel shares: a bordered box fed the app's snapshot by data binding.
 
-`SnapshotPanel` holds the `snapshot` reactive that the app binds (`data_bind`) in compose, so
-a panel never reaches for the app. A panel that is not visible (another screen covers it, it
-is scrolled away) is not redrawn: it keeps the latest snapshot and draws that when it shows
-again. `DrawnPanel` says what a snapshot would draw as a value and draws only when that differs
-from what it drew last: finding a widget walks the DOM, and most refreshes change most panels
-not at all. `TablePanel` adds what the table panels (Jobs, Alerts, Locks, GPUs) repeat: one
-keyed table, one line saying where it looked when there is nothing to show, rows made from
-the snapshot, and in its bottom border which way the table's columns scroll. An empty panel
-carries the `-empty` class, and the stylesheet shrinks it to that line so the panels with
-something to say keep the lines. `StorePanel` is for a panel whose keys
-change the state store; read-only, those keys are neither offered in the footer nor run.
+`SnapshotPanel` holds the `snapshot` reactive that the app binds (`data_bind`) in compose, so a
+panel never reaches for the app; one not visible keeps the latest snapshot and draws it when it
+shows again. `DrawnPanel` draws only when what it would draw differs from what it drew last:
+finding a widget walks the DOM, and most refreshes change most panels not at all. `TablePanel`
+is what the table panels (Jobs, Alerts, Locks, GPUs) share; `StorePanel` is for a panel whose
+keys change the state store (read-only, those keys are neither offered nor run).
 """
 
 from __future__ import annotations
@@ -169,7 +164,11 @@ NOTHING_TO_OPEN = Binding("enter", "nothing_to_open", show=False)
 
 
 class TablePanel(DrawnPanel[TableDrawing]):
-    """A panel of one keyed table; subclasses say its columns, its empty line and its rows."""
+    """A panel of one keyed table; subclasses say its columns, its empty line and its rows.
+
+    One line says where it looked when there is nothing to show, and its bottom border says
+    which way the table's columns scroll. An empty panel carries the `-empty` class, and the
+    stylesheet shrinks it to that line so the panels with something to say keep the room."""
 
     BINDINGS = [NOTHING_TO_OPEN]
 

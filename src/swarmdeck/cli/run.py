@@ -96,10 +96,10 @@ def _run(args: argparse.Namespace) -> int:
 
     # Importing the runner's modules and opening the config and the store make objects that
     # live as long as the process: the cyclic collector's passes over them find nothing and
-    # cost each caged run some 3 ms. It is off for that start-up only: the runner that then
-    # waits for the job, for hours maybe, collects as usual. When the run is the whole process
-    # (the console script), what start-up made is frozen first, so the collector's first pass
-    # after it walks only what came later, not every object of start-up (a millisecond more);
+    # are a measurable share of each caged run. It is off for that start-up only: the runner
+    # that then waits for the job, for hours maybe, collects as usual. When the run is the
+    # whole process (the console script), what start-up made is frozen first, so the
+    # collector's first pass after it walks only what came later, not every object of start-up;
     # a caller that goes on after the run keeps its objects collectable.
     gc.disable()
     try:
@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
     # The store is not closed: the runner's process ends right after (`main` skips the
     # interpreter's teardown), every write is committed, and closing the last connection would
     # checkpoint the WAL into the main file, changing it, so the next runner would have to
-    # verify the whole file again (17 ms at 16 MB) instead of once per change.
+    # verify the whole file again (a cost that grows with its size) instead of once per change.
     conditions = args.inputs or args.needs or args.single or args.needs_gpu
     if args.on == "slurm":
         if conditions:

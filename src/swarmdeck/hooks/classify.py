@@ -4,10 +4,9 @@ Each pattern is compiled only when the command holds one of its necessary litera
 (prefilter.py), so a light command usually costs a few substring tests and no regex at all.
 
 A command longer than CLASSIFY_LIMIT is judged by its head: it is heavy when a pattern matches
-within its first 8 KiB. The default patterns are linear in the text, so that head costs a few
-milliseconds each, and all twelve of them together stay well within the hook's 50 ms for a
-command of any size, on a machine as slow as 2 shared cores; a config's own pattern that
-backtracks is still cut by the hook's deadline.
+within its first 8 KiB. The default patterns are linear in the text, so all twelve of them on
+that head stay well within the hook's 50 ms for a command of any size, even on 2 shared cores;
+a config's own pattern that backtracks is still cut by the hook's deadline.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """Guards: checks made before a tool call runs, each `off | remind | deny`, one table of them.
 
 A rule in a prompt is diluted at every compaction; a check before the command runs holds. Each
-guard below names what it refuses and, when it denies, the exact form that is allowed instead.
-`[guards] preset` gives every guard its mode ("remind", the default, is the behaviour from
-before the guards: heavy work gets its reminder, the subagent limit denies when set, every other
-guard is off; "strict": every guard denies, but run-scope), `guards.NAME` (with `_` for `-`)
-sets one. The order of GUARDS is their
-priority: of several denies, the first one's reason is given (one reason the agent can act on).
-
-An internal error never denies: entry.py turns any exception into "no answer" and one line on
-stderr. Each guard's decisive test asks `broken("guard-NAME")`, so the selftest can show that
-the guard's case goes through when that test is switched off.
+guard names what it refuses and, when it denies, the exact form that is allowed instead.
+`[guards] preset` gives every guard its mode ("remind", the default; "strict": every guard
+denies, but run-scope), `guards.NAME` (with `_` for `-`) sets one. The order of GUARDS is their
+priority: of several denies, the first one's reason is given. An internal error never denies
+(entry.py turns it into "no answer" and one line on stderr). Each guard's decisive test asks
+`broken("guard-NAME")`, so the selftest can show the guard's case going through without it.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """Heavy work, named: the readable list of programs and subcommands, and what matches it.
 
-One entry per line of `hooks.heavy` (`swarmdeck config show` prints them so): a program, then
-the words its arguments must begin with. `*` in a word stands for any text (`qemu-system-*`,
-`npm test*`); `...` stands for any words in between (`make ... check`: a `check` target
-anywhere); a word starting with `-` is an option that may stand anywhere (`make -j*`). Options
-(words starting with `-` or `+`) are skipped when the leading words are compared, so
-`cargo +nightly test --workspace` is `cargo test`. A command that only asks for its version or
-help (LIGHT_FLAGS) is light. The words are matched against each simple command the shell would
-run (shell_parse.py), so `grep pytest notes.txt` or `git commit -m "cargo test"` stay light.
-
-`certainly_light` decides most commands without the parser: it is True only when no word of the
-command could be the program of a heavy entry or of a guard (sleep, crontab, a loop, nested
-`&`), and nothing in command position could be a script, after quote removal, so it never calls
-light what the parser would not (tests/hooks/test_heavy_corpus.py checks both on the corpus).
+One entry per line of `hooks.heavy`: a program, then the words its arguments must begin with
+(`HeavyEntry` tells the grammar: globs, `...`, options). A command that only asks for its
+version or help (LIGHT_FLAGS) is light. The words are matched against each simple command the
+shell would run (shell_parse.py), so `grep pytest notes.txt` or `git commit -m "cargo test"`
+stay light. `certainly_light` decides most commands without the parser, and never calls light
+what the parser would not (tests/hooks/test_heavy_corpus.py checks both on the corpus).
 """
 
 from __future__ import annotations
@@ -45,7 +38,7 @@ HEAVY_COMMANDS: tuple[str, ...] = (
     "*bench*", "hyperfine",
     "qemu-system-*",
 )
-"""Default `hooks.heavy`: the work that must run under swarmdeck (see the module doc)."""
+"""Default `hooks.heavy`: the work that must run under swarmdeck (the grammar: HeavyEntry)."""
 
 LIGHT_FLAGS = frozenset(
     {"--version", "--help", "-h", "-V", "--collect-only", "--co", "--dry-run", "--just-print"}
@@ -61,7 +54,13 @@ FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
 class HeavyEntry:
-    """One line of `hooks.heavy`: the program's glob and the words its arguments begin with."""
+    """One line of `hooks.heavy`: the program's glob and the words its arguments begin with.
+
+    `*` in a word stands for any text (`qemu-system-*`, `npm test*`); `...` stands for any
+    words in between (`make ... check`: a `check` target anywhere); a word starting with `-` is
+    an option that may stand anywhere (`make -j*`). Options (words starting with `-` or `+`)
+    are skipped when the leading words are compared, so `cargo +nightly test --workspace` is
+    `cargo test`."""
 
     __slots__ = ("anywhere", "leading", "program", "text")
 
@@ -170,7 +169,9 @@ def certainly_light(
     literals: tuple[str, ...] | None,
     waits: bool = True,
 ) -> bool:
-    """True only when no parse could find heavy work or a guard's case in `command`.
+    """True only when no parse could find heavy work or a guard's case in `command`: no word
+    could be the program of a heavy entry or of a guard (sleep, crontab, a loop, nested `&`),
+    and nothing in command position could be a script, after quote removal.
 
     `literals`: strings one of which each of the user's own `hooks.heavy_patterns` needs
     (None: some pattern has none, so every command is parsed; empty: no patterns). `waits`:

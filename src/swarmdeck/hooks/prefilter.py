@@ -1,16 +1,10 @@
 """Necessary literals of a regex: strings of which one must occur wherever the regex matches.
 
-Compiling the default heavy-command patterns costs about 10 ms, several times the whole budget
-of a hook for a light command. A command that contains none of a pattern's necessary literals
-cannot match it, so most commands are found light by a few substring tests, and a pattern is
-compiled only when one of its literals is present. The literals are worked out once per config
-(they are cached with the hook settings), never on the hook's light path; classify.py
-uses them.
-
-The pattern is read by a small parser here (re has no public syntax tree) that shapes it as
-re's own parser does: plain groups spliced in, a prefix common to alternatives taken out,
-one-character alternatives made a class. What it leaves alone (`\\N{...}`, a verbose or
-case-blind pattern) can only make the answer weaker, never wrong.
+Compiling the default heavy-command patterns costs several times the whole budget of a hook
+for a light command. A command that contains none of a pattern's necessary literals cannot
+match it, so most commands are found light by a few substring tests, and a pattern is compiled
+only when one of its literals is present (classify.py). The literals are worked out once per
+config, cached with the hook settings, never on the hook's light path.
 """
 
 from __future__ import annotations
@@ -59,6 +53,11 @@ def necessary_literals(pattern: str) -> tuple[str, ...] | None:
     """Strings one of which occurs in every text `pattern` finds (re.search); None if unknown.
 
     Unknown is the safe answer: the pattern is then always compiled and searched.
+
+    The pattern is read by a small parser here (re has no public syntax tree) that shapes it as
+    re's own parser does: plain groups spliced in, a prefix common to alternatives taken out,
+    one-character alternatives made a class. What it leaves alone (`\\N{...}`, a verbose or
+    case-blind pattern) can only make the answer weaker, never wrong.
     """
     try:
         flags = re.compile(pattern).flags

@@ -86,7 +86,7 @@ def _fast_insert(row: tuple[Any, ...]) -> bool:
         raise
     remove_folded(folded)
     # Left open for the process's end (a hook ends with os._exit): closing the last connection
-    # would checkpoint the WAL into the state file, which costs the hook 0.6 ms and, changing
+    # would checkpoint the WAL into the state file, which costs the hook a write and, changing
     # the file, makes the next `swarmdeck run` verify all of it again.
     _LEFT_OPEN.append(conn)
     return True

@@ -1,20 +1,13 @@
 """Scratch folders held by subagents, and the folders a subagent made, for two guards.
 
-scratch-lock: a dispatch whose prompt names `scratch: PATH` takes PATH for that subagent; another
-dispatch naming it is denied while the holder lives. The holder is known by the dispatch's
-tool_use_id, then by its agent id (PostToolUse of the Agent call gives `agentId`); its
-SubagentStop releases the folder. A foreground subagent's SubagentStop comes before the Agent
-call's PostToolUse, so a stop that finds no hold is remembered (HANDED_BACK), and the PostToolUse
-of a subagent that handed back (or whose `status` is "completed") drops the hold instead of
-naming it. The free check and the take are one update under the lock: of dispatches naming one
-folder at once, one gets it. A hold older than HOLD_FOR is not live (a session that died).
+scratch-lock: a dispatch whose prompt names `scratch: PATH` takes PATH for that subagent;
+another dispatch naming it is denied while the holder lives (`take`, `name_holder`, `release`).
 The holds are one small JSON file in the state folder, replaced whole under a lock file.
 
-handback: the folders a subagent made are its scratch folder and what its Bash calls created
-(`git worktree add`, `git clone`, and `cp -r` or `mkdir` of a folder outside the project or named
-as scratch, copy or build), read from its transcript with the shell parser. A path git tracks is
-the project's own, never one the subagent made: `cp -r x tests/` copies into the project's
-`tests`, and an obedient agent told to delete it would delete the project's tests.
+handback: the folders a subagent made are its scratch folder and what its Bash calls created,
+read from its transcript with the shell parser (`made_folders`). A path git tracks is the
+project's own, never one the subagent made: an obedient agent told to delete a `cp -r x tests/`
+would delete the project's tests.
 """
 
 from __future__ import annotations
@@ -105,7 +98,8 @@ def _session_live(session_id: object) -> bool:
 
 def take(path: str, hook: HookInput, now: float | None = None) -> str | None:
     """Take `path` for this dispatch if no other live one holds it: None when taken, else who
-    holds it (checked and taken under one lock)."""
+    holds it (checked and taken under one lock: of dispatches naming one folder at once, one
+    gets it). A hold older than HOLD_FOR is not live (a session that died)."""
     now = time.time() if now is None else now
 
     def change(holds: dict[str, Any]) -> str | None:
@@ -121,7 +115,13 @@ def take(path: str, hook: HookInput, now: float | None = None) -> str | None:
 def name_holder(tool_use_id: str, agent_id: str, finished: bool = False,
                 now: float | None = None) -> None:
     """The Agent call `tool_use_id` started `agent_id`: its hold is that agent's now, or is
-    dropped when the agent has finished (`finished`, or its SubagentStop came first)."""
+    dropped when the agent has finished (`finished`, or its SubagentStop came first).
+
+    The holder is known by the dispatch's tool_use_id, then by its agent id (PostToolUse of the
+    Agent call gives `agentId`); its SubagentStop releases the folder. A foreground subagent's
+    SubagentStop comes before the Agent call's PostToolUse, so a stop that finds no hold is
+    remembered (HANDED_BACK), and the PostToolUse of a subagent that handed back (or whose
+    `status` is "completed") drops the hold instead of naming it."""
     now = time.time() if now is None else now
 
     def change(holds: dict[str, Any]) -> None:
@@ -164,7 +164,9 @@ def release(agent_id: str, now: float | None = None) -> None:
 
 
 def made_folders(hook: HookInput) -> list[str]:
-    """Folders the stopping subagent claimed or made (see the module doc), absolute."""
+    """Folders the stopping subagent claimed or made, absolute: its scratch folder and what its
+    Bash calls created (`git worktree add`, `git clone`, and `cp -r` or `mkdir` of a folder
+    outside the project or named as scratch, copy or build), less what git tracks."""
     agent_id = hook.agent_id
     found = held_by(agent_id) if agent_id else []
     cwd = hook.cwd or os.getcwd()

@@ -1,24 +1,14 @@
 """What a shell command runs: the simple commands (program + argv) a Bash call would start.
 
-An agent that is told "run heavy work under the cage" and wants its job done hides the work:
-`bash -c '…'`, `nohup … &`, `xargs pytest`, `eval "cargo test"`, a script it just wrote. A regex
-over the text cannot follow that; tree-sitter-bash (the grammar editors use) reads the command
-as bash would, and this module walks the tree: lists, pipelines, subshells, `$(…)`, loops and
-backgrounding, then sees through wrappers (env, nohup, nice, timeout, xargs, sudo, …), runners
-(`uv run`, `poetry run`, `npx`, `python -m`), `bash -c`/`eval` strings (parsed again) and
-scripts in command position (`bash x.sh`, `./x.sh`, `source x.sh`, `bash < x.sh`), which are
-read and parsed the same way: a regular file of at most SCRIPT_LIMIT bytes, opened without
-blocking, relative to the hook input's cwd, read once per check and walked again in each context
-that reaches it (caged or not, under a timeout or not, in the background or not), at most
-SCRIPT_DEPTH levels deep. `tmux new … CMD` and `script -c CMD` run their command string;
-`coproc CMD` runs CMD; a command word in braces (`{pytest,-q}`) is brace-expanded. What cannot be
-known before the command runs (text piped into a shell, a script not read, a command word only
-known at run time) is kept in ShellFacts.unread, for a reminder. The caller's deadline
-(deadline.py) bounds the whole walk.
+An agent told to run heavy work under the cage, and wanting its job done, hides the work
+(`bash -c '…'`, `nohup … &`, `xargs pytest`, a script it just wrote), which a regex over the
+text cannot follow. tree-sitter-bash reads the command as bash would, and this module walks the
+tree, through wrappers, runners, nested shell strings and scripts (see `parse`). What cannot be
+known before the command runs is kept in ShellFacts.unread, for a reminder.
 
-tree_sitter costs about 20 ms to import (it brings typing and importlib.resources), so this
-module is imported only when heavy.py's prefilter cannot tell a command is light; plain classes
-with slots stand in for dataclasses for the same reason (dataclasses imports inspect).
+tree_sitter is slow to import (it brings typing and importlib.resources), so this module is
+imported only when heavy.py's prefilter cannot tell a command is light; plain classes with
+slots stand in for dataclasses for the same reason (dataclasses imports inspect).
 """
 
 from __future__ import annotations
@@ -154,7 +144,20 @@ def _parser() -> Parser:
 
 
 def parse(command: str, cwd: str | None = None) -> ShellFacts:
-    """The facts of `command` as bash would run it from `cwd` (scripts read relative to it)."""
+    """The facts of `command` as bash would run it from `cwd` (scripts read relative to it).
+
+    The walk follows lists, pipelines, subshells, `$(…)`, loops and backgrounding, then sees
+    through wrappers (env, nohup, nice, timeout, xargs, sudo, …), runners (`uv run`,
+    `poetry run`, `npx`, `python -m`), `bash -c`/`eval` strings (parsed again) and scripts in
+    command position (`bash x.sh`, `./x.sh`, `source x.sh`, `bash < x.sh`), read as
+    `read_script` allows, once per check, and walked again in each context that reaches them
+    (caged or not, under a timeout or not, in the background or not), at most SCRIPT_DEPTH
+    levels deep. `tmux new … CMD` and `script -c CMD` run their command string; `coproc CMD`
+    runs CMD; a command word in braces (`{pytest,-q}`) is brace-expanded. What cannot be known
+    before the command runs (text piped into a shell, a script not read, a command word only
+    known at run time) goes to ShellFacts.unread. The caller's deadline (deadline.py) bounds
+    the whole walk.
+    """
     walker = _Walker(cwd if cwd and os.path.isdir(cwd) else os.getcwd())
     walker.source(command, _Context())
     return walker.facts

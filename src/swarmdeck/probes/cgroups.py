@@ -124,8 +124,8 @@ class MountWatch:
     """This process's mountinfo, parsed once and again only after a mount or an unmount.
 
     The kernel marks an open mountinfo file with a priority event (POLLPRI) when the mount
-    table changes, so a look costs one poll instead of a read and a parse (a third of a
-    millisecond, on every refresh and every `swarmdeck run`). A forked child, whose open file
+    table changes, so a look costs one poll instead of a read and a parse (on every refresh
+    and every `swarmdeck run`). A forked child, whose open file
     is its parent's, opens its own; so does a changed /proc root.
     """
 

@@ -1,18 +1,12 @@
 """Reading the kernel's small generated files (cgroup lists, per-thread stat lines) cheaply.
 
 Every refresh reads a few such files per supervised thread and cage, so they are read with
-os.open/os.read/os.close by string path: half the cost of `open()` and `pathlib` (7 µs against
-13 µs for one /proc/PID/task/TID/stat on these machines).
-
-A process that reads the same files at every refresh (the control room, `swarmdeck watch`)
-calls `hold_open` once: each file it reads then stays open and is read again with `pread` at
-offset 0, which makes the kernel generate it afresh without looking its path up again. That is
-a quarter to a half of a read's cost (a job's memory.usage_in_bytes: 1 µs against 8 µs) and the
-open and close of each. A held file never goes stale unseen: the kernel refuses a read once
-what it describes is gone (ESRCH for an ended process or thread, ENODEV for a removed cgroup),
-and the path is then opened afresh, as it always was, so a pid taken over by a new process is
-read as that process, exactly as before. `release_unread`, called once a round, closes the
-files the round did not read, so what is held is what is supervised now.
+os.open/os.read/os.close by string path, about half the cost of `open()` and `pathlib`. A
+process that reads the same files at every refresh calls `hold_open` once: each file then stays
+open and is read again with `pread` at offset 0, which makes the kernel generate it afresh
+without a path look-up, open or close. A held file never goes stale unseen: the kernel refuses
+a read once what it describes is gone (ESRCH, ENODEV), and the path is then opened afresh, so a
+reused pid is read as its new process. `release_unread` closes what a round did not read.
 """
 
 from __future__ import annotations
@@ -122,7 +116,7 @@ def _read_from_start(fd: int) -> bytes | None:
 
     A short read is no end: the kernel hands a generated file over a page at a time (a cage's
     `tasks` of 1,500 threads came as 4092 bytes of its 9006), so the empty read that follows
-    the last page is what says it is whole. The follow-up costs a microsecond, and on a held
+    the last page is what says it is whole. The follow-up is cheap, and on a held
     file the kernel continues from where the first read stopped rather than generating the
     file again."""
     try:

@@ -379,8 +379,8 @@ def _with_users(directories: list[Path], *, mapped: bool = False) -> list[OwnedD
 
 def lock_rows(work_root: str | Path = "") -> list[LockState | OwnedDirectory]:
     """The snapshot's `locks` list: every lock file, then (when a work root is configured) every
-    directory under it with its owner. The owner scan reads each process's links
-    (about 70 µs a process), so it runs only when the config names a work root."""
+    directory under it with its owner. The owner scan reads every link of every process on the
+    host, so it runs only when the config names a work root."""
     rows: list[LockState | OwnedDirectory] = list(all_locks())
     if work_root:
         rows.extend(owned_directories(Path(work_root)))

@@ -108,7 +108,7 @@ def reading_of(
     that do not parse make it "not read" saying which one is wrong."""
     try:
         # Here, not at the top: the runner reads peer caches, and has no use for the host probe's
-        # 11 ms of imports unless a peer's reading is really parsed.
+        # imports unless a peer's reading is really parsed.
         from dataclasses import replace
 
         from swarmdeck.probes.host import HostSnapshot

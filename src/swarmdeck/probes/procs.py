@@ -2,27 +2,11 @@
 user, links and maps, and the kernel's own files (meminfo, stat, uptime, this process's
 mountinfo, cgroup and threads). A pid alone can be reused; (pid, start ticks) cannot.
 
-psutil reads what it reads naturally: a command line, a process's user, its children. It is
-imported on first use, never at module import: it costs about 30 ms to import (28.7-55 ms
-measured, `python -X importtime`), and this module is on the path of every `swarmdeck run` and
-hook. What stays a hand read, and why (figures per call on a 2-core VM, psutil 7.2.2):
-- identity (field 22 of /proc/PID/stat): 26 µs by hand, 28 µs as psutil.Process(pid) with
-  create_time(), which is also a float in seconds, not the exact tick count the ledger keeps;
-- the process table and the parent walk (pid, comm, ppid, session, times, threads in one
-  read): one stat read by hand, where psutil needs one per attribute (70 µs with oneshot for
-  three of them) and has no session id at all;
-- a process's links (cwd, root, exe, every fd): psutil's open_files() keeps regular files only,
-  and a directory held open is exactly what the owner scan must see;
-- a process's maps: 100 µs by hand, 2,755 µs as psutil's memory_maps();
-- meminfo: 16 µs by hand, 34 µs as psutil.virtual_memory(), and admission reads it per run;
-- uptime, mountinfo, this process's cgroup and its thread count: psutil has no equivalent
-  (the thread count is read between fork and exec, where importing anything is out);
-- a supervised thread's CPU time (schedstat, ns) and start ticks, read on every refresh for
-  every thread of every running job: 14 µs by hand by os.read, where psutil's threads() gives
-  10 ms ticks only and reads every thread of the process;
-- a process's children, from /proc/PID/task/TID/children (the tree's own files), where
-  psutil's children() reads the stat line of every process on the host; and the host's fork
-  counter (`processes` in stat), which tells a followed tree that nothing new can have come.
+psutil reads what it reads naturally (a command line, a user, children) and is imported on
+first use only: its import is slow and this module is on the path of every run and hook. The
+rest is read by hand because psutil lacks it (session ids, uptime, mountinfo, schedstat, a
+directory held open), reads far more than asked (memory_maps, threads, children), or costs
+more per call on the refresh path (figures: bench/results/figures_from_code.md).
 
 Every read goes through PROC; `use_proc_root` points all of them, psutil too, elsewhere.
 """
@@ -126,7 +110,7 @@ def start_ticks(pid: int) -> int | None:
     """Field 22 of /proc/PID/stat (start time in clock ticks since boot), or None if gone.
 
     Asked for every active ledger row inside admission's write transaction, so only the one
-    field is picked out: 8 µs where the whole line as a StatLine costs 110 µs.
+    field is picked out: a small share of parsing the whole line as a StatLine.
     """
     raw = read_bytes(f"{PROC}/{pid}/stat")
     if raw is None:

@@ -4,12 +4,8 @@ Two numbers, because either alone misleads. "Cores in use" (Δ CPU seconds ÷ Δ
 drops when a job is starved or throttled; "threads computing at once" (Σ per-thread Δ CPU ÷
 the largest per-thread Δ CPU: N equally busy threads give N) stays at N then, and drops only
 when the job itself has gone serial. A job declared with 8 threads that reads 1 thread at once
-is wasting its booking; one that reads 8 threads on 2 cores is starved, not wasteful.
-
-A refresh reads only what is supervised: a caged job's threads are the ones its cgroup lists
-(`tasks` or `cgroup.threads`), and the rare job without a cage is followed down from its root
-through /proc/PID/task/TID/children, so the cost follows the jobs' own threads, never the number
-of processes on the host.
+is wasting its booking; one that reads 8 threads on 2 cores is starved, not wasteful. A
+refresh reads only what is supervised (`UsageTracker`), never every process on the host.
 """
 
 from __future__ import annotations

@@ -96,8 +96,8 @@ class StateStore:
 
     Args:
         path: the SQLite file; its folder is created when missing.
-        verify: run `PRAGMA quick_check` when opening (about 1 ms per MB), once per change of
-            the file; a caller that opens the store on every hook call may skip it, and
+        verify: run `PRAGMA quick_check` when opening (its cost grows with the file), once per
+            change of the file; a caller that opens the store on every hook call may skip it, and
             corruption is then reported when a query meets it.
         lock_timeout: seconds a write waits for another process's write lock.
     """

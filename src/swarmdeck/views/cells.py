@@ -18,7 +18,8 @@ Columns = Sequence[tuple[str, str]]
 
 SIZE_CELLS_KEPT = 4096
 """Size cells kept formatted: every refresh writes the same few sizes of every job row (caps,
-peaks, memory held), and formatting one exactly takes some 10 µs of fraction arithmetic."""
+peaks, memory held), and formatting one exactly takes fraction arithmetic, far dearer than a
+look-up."""
 
 
 @lru_cache(maxsize=SIZE_CELLS_KEPT)

@@ -1,18 +1,11 @@
 """Findings in the state store: one row per key, upserted by each pass inside its transaction.
 
-A finding seen again raises its count and last-seen time, never a new row: the count is of the
-passes that saw it (one a pass, however often its condition happened meanwhile), and is said so
-wherever it is shown (`passes_text`); a person reads a finding's age, not its count. It shows
-(`fired_at`) only once its condition has held `min_duration` seconds; once it is no longer seen
-it stays open for `merge_interval` seconds, so a condition that flickers is one finding, not
-many; after that it is closed, and should it come back the same row opens again. A finding
-about a job whose ledger row has ended is closed at once: that job cannot come back, so there is
-nothing to merge, and it is not open for a reader either, writer or no writer
-(`probes.store_rows.open_findings`).
-
-The app and `swarmdeck watch` may both run passes. Only the holder of the writer's lease (a row
-in `watchdog_lease`) writes; the other only reads, so no count is ever raised twice for one
-moment. A lease not renewed in time, or whose holder's process is gone, may be taken over.
+A finding seen again raises its count (of the passes that saw it, said so by `passes_text`)
+and last-seen time, never a new row. It shows once its condition has held `min_duration`
+seconds and stays open `merge_interval` seconds after it is last seen, so a condition that
+flickers is one finding; then it is closed, and the same row opens again should it come back.
+The app and `swarmdeck watch` may both run passes; only the holder of the writer's lease (a
+row in `watchdog_lease`) writes, so no count is ever raised twice for one moment.
 """
 
 from __future__ import annotations
@@ -91,7 +84,8 @@ def _holder_alive(holder: str) -> bool:
 
 
 def take_lease(conn: sqlite3.Connection, holder: str, now: float, ttl: float) -> bool:
-    """Inside a write transaction: hold or renew the writer's lease; False when another holds it."""
+    """Inside a write transaction: hold or renew the writer's lease; False when another holds it.
+    A lease not renewed in time, or whose holder's process is gone, may be taken over."""
     row = conn.execute(
         "SELECT holder, expires_at FROM watchdog_lease WHERE name = ?", (LEASE,)
     ).fetchone()
@@ -144,7 +138,11 @@ def record_pass(
     now: float,
 ) -> PassOutcome:
     """Inside a write transaction: upsert this pass's drafts and close what cleared, if
-    `holder` holds (or takes) the lease."""
+    `holder` holds (or takes) the lease.
+
+    A finding about a job whose ledger row has ended is closed at once: that job cannot come
+    back, so there is nothing to merge, and it is not open for a reader either, writer or no
+    writer (`probes.records.open_findings`)."""
     if not take_lease(conn, holder, now, lease_ttl(config)):
         return PassOutcome(writer=False)
     _bring_back_from_the_future(conn, now)

@@ -89,7 +89,7 @@ class V1Cage(Cage):
         """Enter the cage by moving this one thread, when it is the process's only thread.
 
         Moving a whole process (`cgroup.procs`) takes the kernel's global threadgroup lock for
-        writing, which waits out an RCU grace period: 5 to 15 ms of every job's start here.
+        writing, which waits out an RCU grace period: the largest single cost of a job's start.
         Moving the calling thread alone (`0` into `tasks`) skips that lock, and between fork and
         exec the child has exactly one thread, so the whole process is in the cage all the
         same. A caller with more threads moves whole, the slow way.

@@ -1,18 +1,11 @@
 """Where a job can run, behind one small interface, so dispatch and the app never care how.
 
-A host is this machine (local.py), a peer reached over ssh (ssh.py), or a cluster (slurm.py).
-Each one answers five questions the same way:
-
-- `fits(job)`: could the job start there now, and could it ever (a `Fit`);
-- `submit(job)`: start it there, returning a `Handle` once it has really started;
-- `follow(handle, out)`: stream its output to `out` until it ends, and say how (`Ended`);
-- `stop(handle, signum)`: stop its whole tree there, by the identity recorded at submit;
-- `fetch(handle, paths, into)`: copy named files it wrote back here.
-
-Every method is synchronous and raises only `HostError` (with its exit code) for a failure a
-person must see; nothing here falls back to another host by itself: choosing another host is
-dispatch's decision, made before `submit`, never after a failure.
-This module is a leaf: dataclasses and the abstract base, no imports of the implementations.
+A host is this machine (local.py), a peer reached over ssh (ssh.py), or a cluster (slurm.py);
+each answers `fits`, `submit`, `follow`, `stop` and `fetch` the same way (`Host`). Every
+method is synchronous and raises only `HostError` (with its exit code) for a failure a person
+must see; nothing here falls back to another host by itself: choosing another host is
+dispatch's decision, made before `submit`, never after a failure. This module is a leaf:
+dataclasses and the abstract base, no imports of the implementations.
 """
 
 from __future__ import annotations
@@ -122,7 +115,14 @@ class Ended:
 
 
 class Host(ABC):
-    """One place jobs can run. Implementations hold their connection, if any, until `close`."""
+    """One place jobs can run. Implementations hold their connection, if any, until `close`.
+
+    - `fits(job)`: could the job start there now, and could it ever (a `Fit`);
+    - `submit(job)`: start it there, returning a `Handle` once it has really started;
+    - `follow(handle, out)`: stream its output to `out` until it ends, and say how (`Ended`);
+    - `stop(handle, signum)`: stop its whole tree there, by the identity recorded at submit;
+    - `fetch(handle, paths, into)`: copy named files it wrote back here.
+    """
 
     name: str
     """The host's name as config and the ledger know it."""

@@ -1,18 +1,9 @@
 """What a peer runs for the host that drives a peer run: start a job detached, stop it.
 
 `swarmdeck peer remote-start DIR -- RUN-ARGS…` starts `swarmdeck run RUN-ARGS…` in DIR under a
-small shell that writes the runner's exit code to a file when it ends. The shell gets its own
-session, /dev/null as input, the output file as stdout and stderr, and no other descriptor
-(subprocess closes them), so the job outlives the connection. It prints the shell's pid and
-start ticks as one JSON line (and writes them into the run directory, for `peer cleanup`),
-closes its output and then waits for the shell: the shell is reaped by its own parent, not
-left as a zombie for a PID 1 that does not reap orphans (only a connection lost for good
-orphans it). The driver keeps that channel open until the job ended.
-
-`swarmdeck peer remote-stop PID TICKS SIGNAL` signals the runner under that shell (the runner
-stops its caged tree and records how it ended), only if the shell is still the process with
-those start ticks; when the shell has not gone after the grace period, its whole tree is
-stopped the hard way.
+small shell that writes the runner's exit code to a file when it ends, so the job outlives the
+connection (`start`). `swarmdeck peer remote-stop PID TICKS SIGNAL` signals the runner under
+that shell, only if the shell is still the process with those start ticks (`stop`).
 """
 
 from __future__ import annotations
@@ -51,7 +42,14 @@ def start(
 ) -> subprocess.Popen[bytes]:
     """Start the runner detached in `run_dir`; returns its shell (see `identity`). The runner
     books by `workload`, the fingerprint the driver made where the command was asked for (the
-    copy here is new each run), and leaves its peak in RESULT for the driver."""
+    copy here is new each run), and leaves its peak in RESULT for the driver.
+
+    The shell gets its own session, /dev/null as input, the output file as stdout and stderr,
+    and no other descriptor (subprocess closes them). The caller prints the shell's pid and
+    start ticks as one JSON line (also written into the run directory, for `peer cleanup`),
+    closes its output and then waits for the shell: the shell is reaped by its own parent, not
+    left as a zombie for a PID 1 that does not reap orphans (only a connection lost for good
+    orphans it). The driver keeps that channel open until the job ended."""
     if not run_dir.is_dir():
         raise UsageError(f"remote-start: no run directory {run_dir}")
     (run_dir / CONTROL).mkdir(exist_ok=True)
@@ -107,7 +105,9 @@ def running(ident: ProcessIdentity) -> bool:
 
 
 def stop(shell: ProcessIdentity, signum: int, grace: float = STOP_GRACE) -> str:
-    """Stop the job whose shell is `shell`; returns what happened, as one line."""
+    """Stop the job whose shell is `shell`; returns what happened, as one line. The runner
+    under the shell is signalled (it stops its caged tree and records how it ended); when the
+    shell has not gone after `grace`, its whole tree is stopped the hard way."""
     if not running(shell):
         return "already ended"
     table = process_table()

@@ -1,26 +1,14 @@
 """What the recorded hook events say is happening now, ahead of the transcripts.
 
 Claude Code writes transcripts asynchronously; a hook call is recorded the moment it happens
-(every read here goes through hook_events.read_hook_events, which folds the light calls still in
-the spool first).
-A SubagentStart without its SubagentStop is a subagent still running. A Stop event (2.1.145+)
-also lists the session's background tasks still outstanding, which covers subagents whose
-SubagentStart was missed (hooks installed after they started) and ends those whose
-SubagentStop was.
+(every read here goes through hook_events.read_hook_events, which folds the spool first). From
+the events: subagents still running (a SubagentStart without its SubagentStop, or a task a Stop
+event lists as outstanding), sessions waiting for the person, sessions that ended.
 
 The transcripts and the hook events tell of the same agents: `unseen_hook_agents` is the one
 place that decides which hook-recorded agents the transcripts do not count already, for every
 count there is (the sessions probe and its views, the SessionStart summary, the dispatch guard,
 the watchdog).
-
-Claude Code's own helpers (compaction, prompt suggestions, internal one-turn forks) raise the
-same events; they are no one's subagents and are left out.
-
-A Notification that asks for the person (a permission prompt, an idle prompt, a question), or a
-PermissionRequest (the dialog opening, seconds before its Notification), with no later event of
-its session is a session waiting for the person: what a Claude Code that writes no status into
-its pid file says only this way, and what any version says at once. A session whose last event
-is its SessionEnd is over.
 """
 
 from __future__ import annotations
@@ -73,7 +61,12 @@ class HookWait:
 def hook_waits(store: StateStore, since: float) -> dict[str, HookWait]:
     """The sessions whose last hook event since `since` is a Notification asking for the
     person, by session id: any later event of the session (the tool call that was allowed, the
-    next prompt, a Stop, its end) means the person answered."""
+    next prompt, a Stop, its end) means the person answered.
+
+    A Notification asking for the person (a permission prompt, an idle prompt, a question), or a
+    PermissionRequest (the dialog opening, seconds before its Notification), is what a Claude
+    Code that writes no status into its pid file says only this way, and what any version says
+    at once."""
     with read_hook_events(store) as conn:
         rows = conn.execute(
             "SELECT n.session_id, n.received_at, n.event, n.tool_name,"
@@ -135,7 +128,13 @@ def last_hook_events(store: StateStore, since: float) -> dict[str, float]:
 
 
 def hook_agents(store: StateStore, since: float) -> list[HookAgent]:
-    """Subagents started since `since`, in start order, with their stop time if they stopped."""
+    """Subagents started since `since`, in start order, with their stop time if they stopped.
+
+    A Stop event (2.1.145+) also lists the session's background tasks still outstanding, which
+    covers subagents whose SubagentStart was missed (hooks installed after they started) and
+    ends those whose SubagentStop was. Claude Code's own helpers (compaction, prompt
+    suggestions, internal one-turn forks) raise the same events; they are no one's subagents and
+    are left out."""
     with read_hook_events(store) as conn:
         rows = conn.execute(
             "SELECT event, session_id, agent_id, received_at,"

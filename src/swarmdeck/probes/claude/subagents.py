@@ -1,17 +1,9 @@
 """A session's subagents and their statuses, combined from the facts of all its transcripts.
 
 No single file tells a subagent's status. The dispatch is in the parent transcript, the work in
-the subagent's own file (or, in the oldest format, inline in the parent's file), and a background
-agent's end in a `<task-notification>` of the parent. This module links the three and decides:
-
-- foreground: a tool_use with no tool_result yet is running; an `is_error` result is failed, or
-  interrupted when it says the user interrupted it; any other result is completed;
-- background (`async_launched`, `isAsync`, forked, teammate): the immediate result is only the
-  launch; the status comes from the latest notification, unless the agent was resumed after it;
-- a session known to be over leaves nothing running: what was still running was interrupted
-  (or completed, when its own transcript ended on a final answer). So does a subagent started
-  (or last resumed) before the session's live process started: subagents run inside the process
-  that started them, and `claude --resume` brings back the transcript, not them.
+the subagent's own file (or, in the oldest format, inline in the parent's file), and a
+background agent's end in a `<task-notification>` of the parent. This module links the three
+and decides each status (`resolve_subagents` gives the rules).
 """
 
 from __future__ import annotations
@@ -147,6 +139,17 @@ def resolve_subagents(
     """Every subagent of one session, nested ones included, with its status decided.
 
     `process_started_at` is when the session's live process started, when known.
+
+    - foreground: a tool_use with no tool_result yet is running; an `is_error` result is
+      failed, or interrupted when it says the user interrupted it; any other result is completed;
+    - background (`async_launched`, `isAsync`, forked, teammate): the immediate result is only
+      the launch; the status comes from the latest notification, unless the agent was resumed
+      after it;
+    - a session known to be over leaves nothing running: what was still running was
+      interrupted (or completed, when its own transcript ended on a final answer). So does a
+      subagent started (or last resumed) before the session's live process started: subagents
+      run inside the process that started them, and `claude --resume` brings back the
+      transcript, not them.
     """
     merged = _Facts()
     merged.merge(main)
