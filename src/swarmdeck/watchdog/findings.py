@@ -142,7 +142,7 @@ def record_pass(
 
     A finding about a job whose ledger row has ended is closed at once: that job cannot come
     back, so there is nothing to merge, and it is not open for a reader either, writer or no
-    writer (`probes.records.open_findings`)."""
+    writer (`probes.store_rows.open_findings`)."""
     if not take_lease(conn, holder, now, lease_ttl(config)):
         return PassOutcome(writer=False)
     _bring_back_from_the_future(conn, now)
