@@ -30,10 +30,16 @@ class Doorbell:
     def __init__(self, db: str, pid: int, start_ticks: int) -> None:
         folder = folder_of(db)
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        self.path = os.path.join(folder, f"{PREFIX}{pid}-{start_ticks}")
-        _remove_fifo(self.path)  # a leftover of this very runner identity cannot be another's
-        os.mkfifo(self.path, 0o600)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        name = f"{PREFIX}{pid}-{start_ticks}"
+        self.path = os.path.join(folder, name)
+        # Made under a name no ringer reads and opened before it is renamed into place: a FIFO
+        # a ringer finds without a reader is a dead runner's, and is removed.
+        hanging = os.path.join(folder, f".{name}")
+        for path in (self.path, hanging):
+            _remove_fifo(path)  # a leftover of this very runner identity cannot be another's
+        os.mkfifo(hanging, 0o600)
+        self.fd = os.open(hanging, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        os.rename(hanging, self.path)
 
     def fileno(self) -> int:
         return self.fd
