@@ -94,9 +94,10 @@ test: lint compile
 # views, in two workers; no SSH servers, Slurm, real Claude Code, qemu guests or Pilot pictures,
 # none of the fuzzers and race tests that take a minute alone, and not the usage probe's busy jobs,
 # which burn cores for seconds (FAST_LEAVES_OUT). `make test` runs everything.
-FAST_TESTS := $(wildcard tests/test_*.py) tests/hooks tests/probes tests/views
 FAST_LEAVES_OUT := tests/probes/test_peer.py tests/test_hook_events.py tests/test_config_fuzz.py \
-	tests/hooks/test_hook_fuzz.py tests/probes/test_usage.py
+	tests/hooks/test_hook_fuzz.py tests/probes/test_usage.py tests/test_state_ledger_identity.py
+FAST_TESTS := $(filter-out $(FAST_LEAVES_OUT),$(wildcard tests/test_*.py)) tests/hooks tests/probes \
+	tests/views
 test-fast: lint compile
 	$(PY) -m pytest -q -n 2 $(FAST_TESTS) $(addprefix --ignore=,$(FAST_LEAVES_OUT))
 

@@ -305,7 +305,7 @@ def main() -> int:
         f"| of which importing the runner's modules (the same imports in `python -c`) beyond"
         f" the interpreter's start: wall / CPU | {ms(imports.wall - python.wall)} /"
         f" {ms(imports.cpu - python.cpu)} |",
-        f"| floor: a caged `true` with nothing checked (floor_run.py: _sqlite3 and os only),"
+        f"| floor: a caged `true` with nothing checked (floor_run.py: sqlite3 and os only),"
         f" overhead over `true`: wall / CPU | {ms(floor.wall - bare.wall)} /"
         f" {ms(floor.cpu - bare.cpu)} |",
         f"| `swarmdeck run -- true` overhead / the floor's: wall / CPU |"
