@@ -88,7 +88,9 @@ def test_a_full_slice_is_read_from_the_slices_local_oom_count(
     v2_slice: Path, tmp_path: Path
 ) -> None:
     """Two jobs of 80M caps under a 100M slice: the holder takes 70M, then the grower asks for
-    50M; the slice fills and the kernel takes the bigger one, the holder, whole."""
+    50M; the slice fills and the kernel takes the bigger one, the holder, whole. Under TCG the
+    holder's memory is sometimes freed so late that a second OOM takes the grower too: then it
+    was the slice as well, never its own cap."""
     backend = v2_backend(v2_slice)
     holder_cage, grower_cage = backend.create_cage(1, 80 * MIB), backend.create_cage(2, 80 * MIB)
     grow = tmp_path / "grow"
@@ -98,13 +100,16 @@ def test_a_full_slice_is_read_from_the_slices_local_oom_count(
     grow.touch()
     grower.communicate(timeout=DEADLINE)
     holder.communicate(timeout=DEADLINE)
-    assert holder.returncode == -9 and grower.returncode == 0
+    assert holder.returncode == -9 and grower.returncode in (0, -9)
     assert read_keyed(f"{v2_slice}/memory.events.local")["oom"] >= 1
     assert read_keyed(f"{holder_cage.path}/memory.events.local").get("oom", 0) == 0
     victim = holder_cage.evidence()
     assert victim.slice_ooms >= 1 and victim.own_cap_ooms == 0
     assert classify_oom(victim) == OomVerdict.SLICE_FULL
-    assert classify_oom(grower_cage.evidence()) == OomVerdict.NONE
+    spared = grower.returncode == 0
+    assert classify_oom(grower_cage.evidence()) == (
+        OomVerdict.NONE if spared else OomVerdict.SLICE_FULL
+    )
     holder_cage.remove()
     grower_cage.remove()
 
