@@ -12,6 +12,11 @@ A terminal can go away under the app (tmux session killed, ssh dropped): SIGHUP 
 input hangs up (POLLHUP, EIO) and writes fail. Each ends the app with 129 (TERMINAL_GONE),
 whichever comes first; the screen is written by a writer thread of our own that drops output
 after a failed write, so nothing waits for ever on its queue. SIGTERM ends the app as quitting.
+
+Ctrl-Z (SIGTSTP) is handled on the app's loop, not in the signal handler: a handler runs
+between two bytecodes of whatever the main thread was doing, drawing included, and Textual's
+restores the terminal right there and resumes in a SIGCONT handler, so a Ctrl-Z soon after `fg`
+ran inside the resume and the app hung. On the loop, stopping and resuming are one step.
 """
 
 from __future__ import annotations
@@ -247,6 +252,14 @@ class QuietInputDriver(LinuxDriver):
         """The writer thread, from the start of application mode to `close`."""
         self._signals_before: dict[signal.Signals, Any] = {}
         """The handlers ENDING_SIGNALS had before application mode, put back when it stops."""
+        self.application_mode = False
+        """Whether the app owns the terminal: started and not stopped (nor suspended)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The app's loop, once application mode has started: job control runs on it."""
+        self._job_stopping = False
+        """A Ctrl-Z is being handled: the terminal is given back until the job is continued."""
+        signal.signal(signal.SIGTSTP, self._stop_requested)
+        signal.signal(signal.SIGCONT, signal.SIG_DFL)
 
     def start_application_mode(self) -> None:
         self.gate.open()
@@ -255,8 +268,10 @@ class QuietInputDriver(LinuxDriver):
             assert stream is not None, "the screen is drawn on stderr"
             self.screen = ScreenWriter(TerminalOutput(stream, self._terminal_gone))
             self.screen.start()
-        self._catch_ending_signals(asyncio.get_running_loop())
+        self._loop = asyncio.get_running_loop()
+        self._catch_ending_signals(self._loop)
         super().start_application_mode()
+        self.application_mode = True
 
     def write(self, data: str) -> None:
         """Queue data for the screen."""
@@ -264,6 +279,7 @@ class QuietInputDriver(LinuxDriver):
         self.screen.write(data)
 
     def stop_application_mode(self) -> None:
+        self.application_mode = False
         super().stop_application_mode()
         for signum, handler in self._signals_before.items():
             signal.signal(signum, handler)
@@ -308,6 +324,30 @@ class QuietInputDriver(LinuxDriver):
             except ValueError:
                 # Not the main thread (an app run elsewhere): its runner handles signals.
                 return
+
+    def _stop_requested(self, _signum: int, _frame: FrameType | None) -> None:
+        """SIGTSTP: stop the job; while the app owns the terminal, on the loop, once the
+        terminal is given back. Otherwise (not started, ended, or suspended by the app for a
+        program of its own) there is nothing to give back: the job stops at once."""
+        if self._loop is not None and (self.application_mode or self._job_stopping):
+            with contextlib.suppress(RuntimeError):  # the loop is closed: the app has ended
+                self._loop.call_soon_threadsafe(self._stop_job)
+                return
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+    def _stop_job(self) -> None:
+        """Give the terminal back, stop the job, and take the terminal again once continued."""
+        if not self.application_mode:
+            os.kill(os.getpid(), signal.SIGSTOP)
+            return
+        self._job_stopping = True
+        try:
+            self.suspend_application_mode()
+            os.kill(os.getpid(), signal.SIGSTOP)  # returns once the job is continued (`fg`)
+            self.resume_application_mode()
+        finally:
+            self._job_stopping = False
+        self.ended_app.post_message(self.SignalResume())
 
     def _terminal_gone(self) -> None:
         """The terminal went away (its input hung up or a write failed): end the app, 129."""
