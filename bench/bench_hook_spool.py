@@ -73,9 +73,9 @@ def light_calls(calls: int) -> list[str]:
     free, held = [], []
     for n in range(calls):
         free.append(hook_ms(n))
-        fd = os.open(spool_path(paths.state_db_path_text()), os.O_WRONLY | os.O_CREAT, 0o600)
+        fd = os.open(spool_path(paths.state_db_path()), os.O_WRONLY | os.O_CREAT, 0o600)
         os.lockf(fd, os.F_LOCK, 0)
-        writer = sqlite3.connect(paths.state_db_path_text(), isolation_level=None)
+        writer = sqlite3.connect(paths.state_db_path(), isolation_level=None)
         writer.execute("BEGIN IMMEDIATE")
         try:
             held.append(hook_ms(calls + n))

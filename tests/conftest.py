@@ -25,7 +25,7 @@ _ABSENT_PLACES = pytest.StashKey[list[Path]]()
 def machine_places() -> list[Path]:
     """What swarmdeck makes machine-wide by default: the cgroup v1 slice a first run makes and
     the folder of slice owners' records. Tests name their own, in their config and environment."""
-    places = [Path(paths.run_dir_text())]
+    places = [Path(paths.run_dir())]
     v1_memory = read_hierarchies().v1_memory
     if v1_memory is not None:
         places.append(Path(v1_memory) / DEFAULT_SLICE_NAME)

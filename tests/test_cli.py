@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmdeck.cli import COMMANDS, build_parser
+from swarmdeck.cli.command_line import COMMANDS, build_parser
 from swarmdeck.snapshot import SNAPSHOT_KEYS
 
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))

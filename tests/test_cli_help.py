@@ -8,7 +8,8 @@ import io
 
 import pytest
 
-from swarmdeck.cli import COMMANDS, main
+from swarmdeck.cli import main
+from swarmdeck.cli.command_line import COMMANDS
 
 
 def _help(argv: list[str]) -> str:
@@ -52,7 +53,7 @@ def actions_of(command: str) -> list[str]:
     """The subcommands `swarmdeck COMMAND --help` lists (`lock acquire`, `peer check`, …)."""
     import argparse
 
-    from swarmdeck.cli import build_parser
+    from swarmdeck.cli.command_line import build_parser
 
     parser = build_parser(command)
     [group] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmdeck.cli import build_parser
+from swarmdeck.cli.command_line import build_parser
 
 SWARMDECK = str(Path(sys.executable).with_name("swarmdeck"))
 
@@ -67,9 +67,10 @@ run path's own since its locks stopped coming from CPython's private _thread).""
 
 def test_the_run_path_imports_none_of_the_heavy_modules() -> None:
     probe = (
-        "import sys; import swarmdeck.cli, swarmdeck.cli.run, swarmdeck.actions.runner,"
-        " swarmdeck.actions.cage.v1, swarmdeck.actions.spawn, swarmdeck.config_cache,"
-        " swarmdeck.config; print(' '.join(m for m in sys.argv[1:] if m in sys.modules))"
+        "import sys; import swarmdeck.cli, swarmdeck.cli.command_line, swarmdeck.cli.run,"
+        " swarmdeck.actions.runner, swarmdeck.actions.cage.v1, swarmdeck.actions.spawn,"
+        " swarmdeck.config_cache, swarmdeck.config;"
+        " print(' '.join(m for m in sys.argv[1:] if m in sys.modules))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, *HEAVY_FOR_A_RUN], capture_output=True, text=True,

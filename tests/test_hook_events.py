@@ -70,11 +70,11 @@ def _spool(store: StateStore) -> Path:
 
 def _waiting() -> list[str]:
     """The spooled calls' files, oldest first."""
-    return sorted(p for p in os.listdir(paths.state_dir_text()) if p.startswith(CALL_PREFIX))
+    return sorted(p for p in os.listdir(paths.state_dir()) if p.startswith(CALL_PREFIX))
 
 
 def _spool_files() -> list[str]:
-    return [p for p in os.listdir(paths.state_dir_text()) if p.startswith("hook-spool")]
+    return [p for p in os.listdir(paths.state_dir()) if p.startswith("hook-spool")]
 
 
 def test_a_spooled_call_becomes_the_row_a_direct_insert_writes(store: StateStore) -> None:
@@ -205,20 +205,20 @@ def test_a_fifo_in_the_old_spools_place_blocks_neither_writer_nor_fold(
 def test_a_spooled_file_others_may_read_is_left_alone(store: StateStore) -> None:
     assert append(_raw("ls mine"), 10.0)
     [call] = _waiting()
-    os.chmod(os.path.join(paths.state_dir_text(), call), 0o644)
+    os.chmod(os.path.join(paths.state_dir(), call), 0o644)
     assert append(_raw("ls more"), 11.0)
     assert _commands(store) == ["ls more"]  # whoever made it so, it is not ours now
     assert _waiting() == [call]
 
 
 def test_a_state_folder_others_may_write_gets_no_spool(store: StateStore) -> None:
-    os.chmod(paths.state_dir_text(), 0o777)
+    os.chmod(paths.state_dir(), 0o777)
     assert not append(_raw("ls"), 10.0)
     assert _spool_files() == []
 
 
 def test_no_spool_beside_a_store_that_is_not_set_up_or_not_swarmdecks(tmp_path: Path) -> None:
-    db = paths.state_db_path()
+    db = Path(paths.state_db_path())
     db.parent.mkdir(mode=0o700, parents=True)
     assert not append(_raw("ls"), 10.0)  # no store yet: the database path creates it
     db.write_bytes(b"not a database at all" * 10)
@@ -247,7 +247,7 @@ def test_big_inputs_and_a_full_spool_go_to_the_database(store: StateStore) -> No
 def test_a_part_file_left_by_a_writer_that_died_is_removed_only_once_abandoned(
     store: StateStore,
 ) -> None:
-    folder = paths.state_dir_text()
+    folder = paths.state_dir()
     old, new = (os.path.join(folder, f"{PART_PREFIX}{n:020d}.1.1") for n in (1, 2))
     for path in (old, new):
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -60,7 +60,7 @@ def _payloads(store: StateStore) -> list[dict]:
 
 
 def _spool_files() -> list[str]:
-    return sorted(p for p in os.listdir(paths.state_dir_text()) if p.startswith("hook-spool"))
+    return sorted(p for p in os.listdir(paths.state_dir()) if p.startswith("hook-spool"))
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_a_folding_file_left_by_an_older_swarmdeck_with_a_nan_is_folded(
 ) -> None:
     # What a store hit by the fault holds now: a fold that failed on every attempt left its
     # file; the next fold takes it up and every run after it works.
-    folder = paths.state_dir_text()
+    folder = paths.state_dir()
     leftover = os.path.join(folder, f"{FOLDING_PREFIX}{10**19:020d}.1")
     fd = os.open(leftover, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.write(fd, record_line(_input("ls old", b'"x": NaN'), 1000.0))
@@ -149,7 +149,7 @@ def test_a_record_the_database_refuses_is_set_aside_and_the_others_folded(
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert [p["tool_input"]["command"] for p in _payloads(store)] == ["ls before", "ls after"]
     assert _spool_files() == ["hook-spool.rejected"]
-    rejected = Path(paths.state_dir_text(), "hook-spool.rejected").read_bytes().splitlines()
+    rejected = Path(paths.state_dir(), "hook-spool.rejected").read_bytes().splitlines()
     assert len(rejected) == 1 and b"ls poison" in rejected[0]
 
 

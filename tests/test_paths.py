@@ -18,7 +18,7 @@ def test_an_empty_state_dir_is_refused_not_read_as_the_default(
 ) -> None:
     monkeypatch.setenv("SWARMDECK_STATE_DIR", value)
     with pytest.raises(StateError, match="SWARMDECK_STATE_DIR is set but empty: unset it"):
-        paths.state_dir()
+        Path(paths.state_dir())
     assert paths.empty_place_refusal() is not None
 
 
@@ -27,7 +27,7 @@ def test_an_empty_config_is_refused_not_read_as_the_default(
 ) -> None:
     monkeypatch.setenv("SWARMDECK_CONFIG", "")
     with pytest.raises(ConfigError, match="SWARMDECK_CONFIG is set but empty: unset it"):
-        paths.config_path()
+        Path(paths.config_path())
 
 
 def test_an_empty_claude_dir_is_refused_not_read_as_the_default(
@@ -35,7 +35,7 @@ def test_an_empty_claude_dir_is_refused_not_read_as_the_default(
 ) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", "")
     with pytest.raises(ConfigError, match="CLAUDE_CONFIG_DIR is set but empty: unset it"):
-        paths.claude_dir()
+        Path(paths.claude_dir())
 
 
 def test_unset_place_variables_give_the_defaults(
@@ -44,9 +44,9 @@ def test_unset_place_variables_give_the_defaults(
     for name in ("SWARMDECK_STATE_DIR", "SWARMDECK_CONFIG", "CLAUDE_CONFIG_DIR"):
         monkeypatch.delenv(name)
     assert paths.empty_place_refusal() is None
-    assert paths.state_dir() == isolated_home / "xdg-state" / "swarmdeck"
+    assert Path(paths.state_dir()) == isolated_home / "xdg-state" / "swarmdeck"
     config = isolated_home / "xdg-config" / "swarmdeck" / "config.toml"
-    assert paths.config_path() == config
+    assert Path(paths.config_path()) == config
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root passes /proc/1's owner check")

@@ -16,7 +16,8 @@ from pathlib import Path
 import cagekit as kit
 import pytest
 
-from swarmdeck.cli import COMMANDS, main
+from swarmdeck.cli import main
+from swarmdeck.cli.command_line import COMMANDS
 from swarmdeck.config import default_config, schema_keys
 from swarmdeck.demo.jobs import SLICE_MIB, demo_jobs
 from swarmdeck.exitcodes import ExitCode

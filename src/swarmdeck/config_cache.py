@@ -29,14 +29,14 @@ _PLAIN = (str, int, float, bool, type(None))
 def cached_config() -> Config:
     """The config `load_config()` gives, from the cache while the file and its readers are
     unchanged."""
-    config_path = paths.config_path_text()
+    config_path = paths.config_path()
     sources = identities((config_path, *config_readers()))
     if sources[config_path] is None:
         # No file (the defaults, which cost nothing to build), or one that cannot be looked
         # at: loading it says which, as it always has.
         return load_config(config_path)
     key = (CACHE_FORMAT, __version__, config_path)
-    cache = os.path.join(paths.state_dir_text(), CACHE_NAME)
+    cache = os.path.join(paths.state_dir(), CACHE_NAME)
     stored = read_cache(cache, key)
     if stored is not None:
         try:

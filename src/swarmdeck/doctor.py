@@ -108,7 +108,7 @@ def path_part() -> Part:
 def settings_files() -> list[Path]:
     """The settings files Claude Code reads hooks from: the user's, then this folder's."""
     here = Path.cwd() / ".claude"
-    return [paths.claude_dir() / "settings.json", here / "settings.json",
+    return [Path(paths.claude_dir()) / "settings.json", here / "settings.json",
             here / "settings.local.json"]
 
 
@@ -155,7 +155,7 @@ def hooks_part() -> Part:
 
 def claude_part() -> Part:
     """The Claude Code folder and how many sessions it holds."""
-    folder = paths.claude_dir()
+    folder = Path(paths.claude_dir())
     projects = folder / "projects"
     if not folder.is_dir():
         return Part(Mark.ACTION, "Claude Code", f"no folder {folder}: the Agents panel stays empty"

@@ -79,7 +79,7 @@ def append(raw: bytes, received_at: float) -> bool:
     """
     if len(raw) > MAX_SPOOLED_INPUT or not _plain_object(raw):
         return False
-    db = paths.state_db_path_text()
+    db = paths.state_db_path()
     folder = os.path.dirname(db)
     if not store_is_set_up(db) or paths.state_dir_refusal(folder) is not None:
         return False

@@ -1,19 +1,13 @@
 """Where swarmdeck finds its config, keeps its state and reads Claude Code's files.
 
-Each place is a Path: `config_path`, `state_dir`, `state_db_path`, `claude_dir`. Their
-`*_text` twins give the same place as a str for the modules that still call them (config.py,
-config_cache.py, state.py, hook_events.py, hooks/settings.py) and go once those move. pathlib
-is imported inside the Path functions, as the hook's light path imports this module and uses
-no Path.
+Each place is given as a str (`config_path`, `state_dir`, `state_db_path`, `claude_dir`,
+`run_dir`); a caller that works with pathlib wraps it. The hook's light path reads these
+places before every Bash call, and pathlib would cost it more than the rest of its imports.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 def _home(*parts: str) -> str:
@@ -57,7 +51,7 @@ def _explicit(name: str) -> str | None:
     raise (StateError if name == "SWARMDECK_STATE_DIR" else ConfigError)(_empty(name))
 
 
-def config_path_text() -> str:
+def config_path() -> str:
     """The config file: $SWARMDECK_CONFIG, else $XDG_CONFIG_HOME/swarmdeck/config.toml."""
     explicit = _explicit("SWARMDECK_CONFIG")
     if explicit is not None:
@@ -66,7 +60,7 @@ def config_path_text() -> str:
     return os.path.join(base, "swarmdeck", "config.toml")
 
 
-def explicit_config_text() -> str | None:
+def explicit_config() -> str | None:
     """The config file SWARMDECK_CONFIG names, tidied as config paths are; None when unset."""
     from pathlib import Path
 
@@ -74,7 +68,7 @@ def explicit_config_text() -> str | None:
     return None if explicit is None else str(Path(explicit))
 
 
-def state_dir_text() -> str:
+def state_dir() -> str:
     """The state folder: $SWARMDECK_STATE_DIR, else $XDG_STATE_HOME/swarmdeck/."""
     explicit = _explicit("SWARMDECK_STATE_DIR")
     if explicit is not None:
@@ -83,38 +77,18 @@ def state_dir_text() -> str:
     return os.path.join(base, "swarmdeck")
 
 
-def state_db_path_text() -> str:
+def state_db_path() -> str:
     """The SQLite store inside the state folder."""
-    return os.path.join(state_dir_text(), "state.db")
+    return os.path.join(state_dir(), "state.db")
 
 
-def config_path() -> Path:
-    """The config file, as a Path."""
-    from pathlib import Path
-
-    return Path(config_path_text())
 
 
-def state_dir() -> Path:
-    """The state folder, as a Path."""
-    from pathlib import Path
 
-    return Path(state_dir_text())
-
-
-def state_db_path() -> Path:
-    """The SQLite store, as a Path."""
-    from pathlib import Path
-
-    return Path(state_db_path_text())
-
-
-def claude_dir() -> Path:
+def claude_dir() -> str:
     """Claude Code's folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
-    from pathlib import Path
-
     explicit = _explicit("CLAUDE_CONFIG_DIR")
-    return Path(_home(".claude") if explicit is None else explicit)
+    return _home(".claude") if explicit is None else explicit
 
 
 PRIVATE_DIR_MODE = 0o700
@@ -185,14 +159,12 @@ def private_dir(path: str) -> str:
     return path
 
 
-def private_state_dir() -> Path:
+def private_state_dir() -> str:
     """The state folder, made private (see `private_dir`)."""
-    from pathlib import Path
-
-    return Path(private_dir(state_dir_text()))
+    return private_dir(state_dir())
 
 
-def run_dir_text() -> str:
+def run_dir() -> str:
     """Machine-wide runtime records (which ledger owns a slice): $SWARMDECK_RUN_DIR, else
     /run/swarmdeck for root, else $XDG_RUNTIME_DIR/swarmdeck, else /tmp/swarmdeck-UID."""
     explicit = os.environ.get("SWARMDECK_RUN_DIR")

@@ -72,7 +72,7 @@ def test_the_history_is_walked_once_per_head_commit_and_new_commits_keep_the_wor
     repo = git_repo(tmp_path / "one")
     first = tree_identity(repo).tree
     base = fingerprint(["make", "test"], repo)
-    roots = paths.state_dir() / ROOTS_FILE
+    roots = Path(paths.state_dir()) / ROOTS_FILE
     head, root = roots.read_text().split()
     assert first == f"git:{root}"
     # What is remembered is what is used: a doctored line shows through...
@@ -85,14 +85,14 @@ def test_the_history_is_walked_once_per_head_commit_and_new_commits_keep_the_wor
 
 
 def test_the_remembered_roots_keep_the_newest_and_ignore_garbage(tmp_path: Path) -> None:
-    (paths.state_dir()).mkdir(parents=True)
-    (paths.state_dir() / ROOTS_FILE).write_bytes(b"\xff\xfe not text\n")
+    Path(paths.state_dir()).mkdir(parents=True)
+    (Path(paths.state_dir()) / ROOTS_FILE).write_bytes(b"\xff\xfe not text\n")
     assert remembered_root("a" * 40) is None
-    (paths.state_dir() / ROOTS_FILE).write_text("")
+    (Path(paths.state_dir()) / ROOTS_FILE).write_text("")
     heads = [f"{n:040x}" for n in range(ROOTS_KEPT + 1)]
     for head in heads:
         remember_root(head, "b" * 40)
-    lines = (paths.state_dir() / ROOTS_FILE).read_text().splitlines()
+    lines = (Path(paths.state_dir()) / ROOTS_FILE).read_text().splitlines()
     assert len(lines) <= ROOTS_KEPT
     assert remembered_root(heads[-1]) == "b" * 40
     assert remembered_root(heads[0]) is None

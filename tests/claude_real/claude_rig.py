@@ -184,7 +184,7 @@ class Rig:
         from swarmdeck.hook_events import fold
         from swarmdeck.state import StateStore
 
-        db = paths.state_db_path()
+        db = Path(paths.state_db_path())
         if not db.exists():
             return []
         store = StateStore(db, verify=False)

@@ -3,21 +3,37 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
 from claude_lines import hook_payload
-from swarmdeck.hooks.deadline import OutOfTime, within
+from swarmdeck.hooks.deadline import OutOfTime, TimeLimit
 
 
 def test_work_past_its_budget_is_cut_short() -> None:
     start = time.monotonic()
-    with pytest.raises(OutOfTime):
-        within(0.2, lambda: time.sleep(5))
+    with pytest.raises(OutOfTime), TimeLimit(0.2):
+        time.sleep(5)
     assert time.monotonic() - start < 2
-    assert within(1.0, lambda: 42) == 42
+    with TimeLimit(1.0):
+        answer = 42
+    assert answer == 42
+
+
+def test_a_block_that_ends_in_time_leaves_only_the_timer_it_found() -> None:
+    """No alarm of its own goes off later; an outer one (the test runner's) keeps counting."""
+    outer_left, _interval = signal.getitimer(signal.ITIMER_REAL)
+    with TimeLimit(0.2):
+        pass
+    time.sleep(0.4)
+    left, _interval = signal.getitimer(signal.ITIMER_REAL)
+    if outer_left:
+        assert outer_left - 5 < left < outer_left
+    else:
+        assert left == 0
 
 
 def test_a_hung_git_does_not_hold_session_start(run_hook, tmp_path: Path, monkeypatch) -> None:
@@ -37,13 +53,15 @@ def test_a_hung_git_does_not_hold_session_start(run_hook, tmp_path: Path, monkey
 
 def test_an_inner_limit_keeps_the_outer_one() -> None:
     start = time.monotonic()
-    with pytest.raises(OutOfTime, match=r"0\.3"):
-        within(0.3, lambda: (within(5.0, lambda: 1), time.sleep(5)))
+    with pytest.raises(OutOfTime, match=r"0\.3"), TimeLimit(0.3):
+        with TimeLimit(5.0):
+            pass
+        time.sleep(5)
     assert time.monotonic() - start < 2
 
 
 def test_an_inner_limit_never_outlives_the_outer_one() -> None:
     start = time.monotonic()
-    with pytest.raises(OutOfTime):
-        within(0.3, lambda: within(5.0, lambda: time.sleep(5)))
+    with pytest.raises(OutOfTime), TimeLimit(0.3), TimeLimit(5.0):
+        time.sleep(5)
     assert time.monotonic() - start < 2

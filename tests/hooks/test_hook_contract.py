@@ -157,7 +157,7 @@ def test_broken_config_never_blocks(run_hook, isolated_home: Path) -> None:
 
 
 def test_state_path_holding_another_file_never_blocks(run_hook) -> None:
-    db = paths.state_db_path()
+    db = Path(paths.state_db_path())
     db.parent.mkdir(parents=True, exist_ok=True)
     db.write_bytes(b"not a database at all")
     done = run_hook("pre-tool-use", bash_payload("ls"))

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from swarmdeck.cli import COMMANDS
+from swarmdeck.cli.command_line import COMMANDS
 from swarmdeck.config import HostConfig, describe_config, load_config
 from swarmdeck.hooks.payload import EVENTS
 

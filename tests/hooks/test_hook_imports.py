@@ -17,27 +17,24 @@ SWARMDECK = Path(sys.executable).parent / "swarmdeck"
 
 NEVER = {"textual", "asyncssh", "rich"}
 HEAVY_FOR_A_LIGHT_CALL = {
-    "dataclasses", "inspect", "sqlite3", "_sqlite3", "tomllib",
+    "dataclasses", "inspect", "sqlite3", "_sqlite3", "tomllib", "typing",
     "argparse", "pathlib", "importlib", "shlex", "datetime",
 }
-"""Modules whose import alone costs a light hook a large part of its budget. (signal, json and
-typing, with the enum, re and collections they bring, are taken: the hook reads its input with
-json, and its modules take TYPE_CHECKING from typing.)"""
+"""Modules whose import alone costs a light hook a large part of its budget. (signal and json,
+with the enum, re and collections they bring, are taken: the hook reads its input with json.)"""
 SIGNAL_MODULES = {
     "signal", "enum", "types", "functools", "_functools", "collections", "_collections",
     "operator", "_operator", "keyword", "itertools", "reprlib",
 }
 """The public signal module, which the hook's deadline uses, and what it imports."""
-JSON_AND_TYPING = {
+JSON_MODULES = {
     "json", "json.decoder", "json.encoder", "json.scanner", "_json", "re", "re._casefix",
-    "re._compiler", "re._constants", "re._parser", "_sre", "copyreg", "typing", "_typing",
-    "typing.io", "typing.re",
-    "collections.abc", "contextlib", "warnings",
+    "re._compiler", "re._constants", "re._parser", "_sre", "copyreg", "collections.abc",
 }
-"""json and typing, and what they import beyond signal's modules."""
-LIGHT_EXTRAS = {"__future__", *SIGNAL_MODULES, *JSON_AND_TYPING}
+"""json, and what it imports beyond signal's modules (collections.abc: `Sequence`, cli's)."""
+LIGHT_EXTRAS = {"__future__", *SIGNAL_MODULES, *JSON_MODULES}
 """What a light call may load beyond a bare interpreter besides swarmdeck's own modules: the
-module behind `from __future__ import annotations`, signal's, json's and typing's."""
+module behind `from __future__ import annotations`, signal's and json's."""
 
 
 def _imported(argv: list[str], stdin: bytes) -> set[str]:
@@ -83,6 +80,7 @@ def test_light_path_imports_only_what_it_needs() -> None:
     assert "swarmdeck.state" not in modules
     assert "dataclasses" not in modules
     assert "pathlib" not in modules
+    assert "typing" not in modules
     assert "tree_sitter" not in modules  # the prefilter clears it without the shell parser
     assert "swarmdeck.hooks.shell_parse" not in modules  # nor its tables, only a heavy match's
 

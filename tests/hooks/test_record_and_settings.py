@@ -52,7 +52,7 @@ def test_first_event_creates_the_store_then_appends() -> None:
 
 def test_fast_path_writes_only_into_a_swarmdeck_file() -> None:
     assert APPLICATION_ID == STORE_APPLICATION_ID
-    db = paths.state_db_path()
+    db = Path(paths.state_db_path())
     db.parent.mkdir(parents=True)
     foreign = sqlite3.connect(db)
     foreign.execute("CREATE TABLE hook_events (event, session_id, agent_id, tool_name, cwd,"
@@ -71,7 +71,7 @@ def test_settings_are_cached_and_follow_config_changes(isolated_home: Path) -> N
     first = hook_settings()
     assert first.heavy_patterns == ()
     assert first.heavy == HEAVY_COMMANDS
-    assert (paths.state_dir() / CACHE_NAME).exists()
+    assert (Path(paths.state_dir()) / CACHE_NAME).exists()
     assert hook_settings() == first
     (isolated_home / "config.toml").write_text(
         "[hooks]\nheavy_patterns = ['^slowthing']\nmax_running_subagents = 4\n"
@@ -107,7 +107,7 @@ def test_a_config_rewritten_within_the_tick_the_cache_was_written_in_is_read_aga
     config.write_text("[hooks]\nheavy_patterns = ['^slowthing']\n")
     os.utime(config, ns=(second, second))
     assert run_hook("pre-tool-use", bash_payload("fastthing --all")).stdout == ""
-    cache = paths.state_dir() / CACHE_NAME
+    cache = Path(paths.state_dir()) / CACHE_NAME
     assert cache.exists()
     config.write_text("[hooks]\nheavy_patterns = ['^fastthing']\n")
     os.utime(config, ns=(second, second))
@@ -122,7 +122,7 @@ def test_a_config_rewritten_within_the_tick_the_cache_was_written_in_is_read_aga
 
 def test_damaged_cache_is_recomputed() -> None:
     hook_settings()
-    cache = paths.state_dir() / CACHE_NAME
+    cache = Path(paths.state_dir()) / CACHE_NAME
     cache.write_bytes(b"{broken")
     assert hook_settings().heavy == HEAVY_COMMANDS
     assert marshal.loads(cache.read_bytes())["value"]["heavy"]

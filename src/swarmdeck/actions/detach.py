@@ -73,7 +73,7 @@ class Detached:
         The file is new and private: created exclusively, never through a link (a file or link
         planted in its place is refused, StateError, before the job starts).
         """
-        path = paths.private_state_dir() / "jobs" / f"job-{job_id}.out"
+        path = Path(paths.private_state_dir()) / "jobs" / f"job-{job_id}.out"
         fd = open_job_output(path)
         return JobOutput(path, fd, os.open(os.devnull, os.O_RDONLY))
 

@@ -183,7 +183,7 @@ def _root_commit(top: str) -> str | None:
 def remembered_root(head: str) -> str | None:
     """The root commit found earlier for commit `head`, if the state folder still has it."""
     try:
-        text = _read(str(paths.state_dir() / ROOTS_FILE))
+        text = _read(os.path.join(paths.state_dir(), ROOTS_FILE))
     except (OSError, UnicodeDecodeError):
         return None
     at = text.rfind(head + " ")
@@ -195,7 +195,7 @@ def remembered_root(head: str) -> str | None:
 
 def remember_root(head: str, root: str) -> None:
     """Add one line; past ROOTS_KEPT lines, keep the newest half."""
-    folder = str(paths.state_dir())
+    folder = paths.state_dir()
     path = os.path.join(folder, ROOTS_FILE)
     line = f"{head} {root}\n"
     try:

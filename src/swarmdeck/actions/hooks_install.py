@@ -86,7 +86,7 @@ def settings_path(user: bool, project: str | None) -> Path:
         if not folder.is_dir():
             raise UsageError(f"hooks install --project {project}: no such directory")
         return folder / ".claude" / "settings.json"
-    return paths.claude_dir() / "settings.json"
+    return Path(paths.claude_dir()) / "settings.json"
 
 
 def swarmdeck_executable() -> str:

@@ -97,7 +97,7 @@ def check_lock_folders() -> None:
     state (a file, another user's, open to others' writes): `lock show` refuses it as every
     command that writes there does, rather than read what is there as stale locks. A missing
     one holds no locks, and reading makes none."""
-    for folder in (str(paths.state_dir()), str(locks.locks_dir())):
+    for folder in (paths.state_dir(), str(locks.locks_dir())):
         if not os.path.lexists(folder):
             return
         refusal = paths.state_dir_refusal(folder)
@@ -108,7 +108,7 @@ def check_lock_folders() -> None:
 def _lock_folder(lock_file: Path) -> None:
     """The lock folder, private; in the state folder (the usual place), that one checked too."""
     if lock_file.parent == locks.locks_dir():
-        paths.private_state_dir()
+        Path(paths.private_state_dir())
     paths.private_dir(str(lock_file.parent))
 
 

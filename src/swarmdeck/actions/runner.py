@@ -194,7 +194,7 @@ def serial_marker(job_id: int) -> str:
 
     The runner only names it; the job creates it when it has something to say.
     """
-    folder = str(paths.state_dir() / "jobs")
+    folder = os.path.join(paths.state_dir(), "jobs")
     os.makedirs(folder, exist_ok=True)
     return f"{folder}/job-{job_id}.serial"
 

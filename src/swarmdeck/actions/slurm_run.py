@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmdeck import paths
@@ -63,7 +64,7 @@ def run_on_slurm(
     if request.detach:
         raise UsageError("run --on slurm: --detach is not needed: the cluster keeps the job")
     if not config.slurm.enabled:
-        where = config.path or paths.config_path()
+        where = config.path or Path(paths.config_path())
         raise UsageError(
             f"run --on slurm: the [slurm] table of {where} is not enabled: set enabled = true"
         )

@@ -208,7 +208,7 @@ class SwarmdeckApp(App[int]):
     def compose(self) -> ComposeResult:
         points = self.history_points
         bound = SwarmdeckApp.snapshot
-        folder = self.sessions_probe.claude_dir if self.sessions_probe else claude_dir()
+        folder = self.sessions_probe.claude_dir if self.sessions_probe else Path(claude_dir())
         yield Header()
         yield HostsPanel(points, self.config.ui.history_minutes).data_bind(bound)
         with Horizontal(id="middle"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from swarmdeck.cli.common import example, exit_codes
 from swarmdeck.exitcodes import ExitCode
@@ -32,7 +33,7 @@ def _handover(args: argparse.Namespace) -> int:
     from swarmdeck.probes.claude.handover import HandoverError, read_handover
 
     try:
-        handover = read_handover(paths.claude_dir(), args.agent_id)
+        handover = read_handover(Path(paths.claude_dir()), args.agent_id)
     except HandoverError as error:
         raise UsageError(str(error)) from None
     if args.json:

@@ -87,7 +87,7 @@ def _hooks_install(args: argparse.Namespace) -> int:
         from swarmdeck.actions.guard_preset import set_strict
         from swarmdeck.paths import config_path
 
-        config = str(config_path())
+        config = config_path()
         if set_strict(config):
             print(f'guards: preset = "strict" written to {config}: every guard denies'
                   " (`swarmdeck guards` lists them)")

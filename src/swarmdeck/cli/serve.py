@@ -61,7 +61,7 @@ def _serve(args: argparse.Namespace) -> int:
     from swarmdeck.serve.shared_snapshot import ProbeWriter, shared_folder
 
     config, store = context()
-    state = private_state_dir()
+    state = Path(private_state_dir())
     token, token_path = serving_token(args.token_file, state)
     if args.bind != LOOPBACK:
         print(f"swarmdeck serve: warning: listening on {args.bind}, not {LOOPBACK}: anyone who"

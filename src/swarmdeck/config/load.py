@@ -51,10 +51,10 @@ def load_config(path: os.PathLike[str] | str | None = None) -> Config:
     the defaults, unless SWARMDECK_CONFIG names it: a path given on purpose must exist."""
     from pathlib import PurePath  # here: a start that finds the config cached names no path
 
-    name = str(PurePath(paths.config_path_text() if path is None else path))
+    name = str(PurePath(paths.config_path() if path is None else path))
     text = _read(name)
     if text is None:
-        if name == paths.explicit_config_text():
+        if name == paths.explicit_config():
             raise ConfigError(
                 f"config {name} does not exist, and SWARMDECK_CONFIG names it: create it, or "
                 "unset SWARMDECK_CONFIG for the embedded defaults"

@@ -58,7 +58,7 @@ def run_uncaged(spec: JobSpec) -> int:
         detached=False,
         timeout=None,
     )
-    no_cage = paths.state_dir() / "uncaged"
+    no_cage = Path(paths.state_dir()) / "uncaged"
     try:
         admission = admit(
             store, row, slice_facts(config, mem_total()), lambda job_id: no_cage / str(job_id),

@@ -7,10 +7,7 @@ to a file by Claude Code, so text is kept well under that.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from typing import Any, TextIO
+import io
 
 MAX_CONTEXT = 9000
 
@@ -19,12 +16,12 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_CONTEXT else text[: MAX_CONTEXT - 1] + "…"
 
 
-def added_context(event: str, text: str) -> dict[str, Any]:
+def added_context(event: str, text: str) -> dict[str, object]:
     """Context for the agent, without any permission decision (the normal flow goes on)."""
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": _clip(text)}}
 
 
-def deny(reason: str) -> dict[str, Any]:
+def deny(reason: str) -> dict[str, object]:
     """A PreToolUse deny; Claude sees the reason and may act on it."""
     return {
         "hookSpecificOutput": {
@@ -35,7 +32,7 @@ def deny(reason: str) -> dict[str, Any]:
     }
 
 
-def emit(answer: dict[str, Any] | None, out: TextIO) -> None:
+def emit(answer: dict[str, object] | None, out: io.TextIOBase) -> None:
     """Print the answer as one JSON line of UTF-8; no answer prints nothing at all.
 
     Text taken from the input may hold lone surrogates (JSON allows `\\udcff`, UTF-8 does not):

@@ -11,13 +11,6 @@ from __future__ import annotations
 
 import signal
 import time
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import TypeVar
-
-    T = TypeVar("T")
 
 REMINDER_BUDGET = 7.0
 """Seconds for a PreToolUse answer (`hooks install` gives those hooks 10)."""
@@ -42,28 +35,40 @@ class OutOfTime(Exception):
     """The hook's work ran past its budget."""
 
 
-def within(seconds: float, work: Callable[[], T]) -> T:
-    """Run `work`, raising OutOfTime if it takes longer than `seconds` (main thread only)."""
+class TimeLimit:
+    """`with TimeLimit(seconds):` raises OutOfTime in the block once it has taken longer than
+    `seconds` (main thread only; elsewhere the block runs without a limit)."""
 
-    def expire(_signum: int, _frame: object) -> None:
-        raise OutOfTime(f"took over {seconds:g} s")
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._outer_left = 0.0
+        self._started = 0.0
+        self._previous: object = None
+        self._armed = False
 
-    outer_left, _interval = signal.getitimer(signal.ITIMER_REAL)
-    if outer_left and outer_left <= seconds:
-        return work()
-    started = time.monotonic()
-    try:
-        previous = signal.signal(signal.SIGALRM, expire)
-    except ValueError:
-        # Not the main thread, where alone a handler can be set: no limit here. (Asked this
-        # way rather than through threading, which the light hook would import for it.)
-        return work()
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        return work()
-    finally:
+    def __enter__(self) -> None:
+        self._outer_left, _interval = signal.getitimer(signal.ITIMER_REAL)
+        if self._outer_left and self._outer_left <= self.seconds:
+            return  # the outer limit ends first: it alone counts
+        self._started = time.monotonic()
+        try:
+            self._previous = signal.signal(signal.SIGALRM, self._expire)
+        except ValueError:
+            # Not the main thread, where alone a handler can be set: no limit here. (Asked this
+            # way rather than through threading, which the light hook would import for it.)
+            return
+        self._armed = True
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *_exception: object) -> None:
+        if not self._armed:
+            return
+        self._armed = False
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if outer_left:
-            left = outer_left - (time.monotonic() - started)
+        signal.signal(signal.SIGALRM, self._previous)  # type: ignore[arg-type]
+        if self._outer_left:
+            left = self._outer_left - (time.monotonic() - self._started)
             signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
+
+    def _expire(self, _signum: int, _frame: object) -> None:
+        raise OutOfTime(f"took over {self.seconds:g} s")

@@ -12,6 +12,7 @@ rule, so the agent can wait for one to finish.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from swarmdeck.durations import age_text
@@ -69,7 +70,7 @@ def running_subagents(hook: HookInput, now: float) -> list[str]:
         for sub in subagents
         if sub.status == "running"
     ]
-    files = pid_files(paths.claude_dir())
+    files = pid_files(Path(paths.claude_dir()))
     store = StateStore.open_default(verify=False)
     try:
         since = now - HOOK_AGENT_WINDOW

@@ -19,7 +19,7 @@ import io
 import os
 import sys
 import time
-from typing import TYPE_CHECKING
+from io import BufferedIOBase, TextIOBase
 
 from swarmdeck.hook_spool import DISPATCH_TOOLS
 from swarmdeck.hooks.contract import emit
@@ -31,12 +31,8 @@ from swarmdeck.hooks.payload import (
     parse_input,
     read_raw,
 )
+from swarmdeck.hooks.settings import HookSettings
 from swarmdeck.paths import empty_place_refusal
-
-if TYPE_CHECKING:
-    from typing import Any, BinaryIO, TextIO
-
-    from swarmdeck.hooks.settings import HookSettings
 
 BASH = "Bash"
 GUARDED_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit", "SendMessage", "CronCreate")
@@ -68,7 +64,11 @@ def main(argv: list[str]) -> int:
 
 
 def run(
-    argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO, process_ends: bool = False
+    argv: list[str],
+    stdin: BufferedIOBase,
+    stdout: TextIOBase,
+    stderr: TextIOBase,
+    process_ends: bool = False,
 ) -> None:
     """Answer one hook call; every failure becomes a note on stderr, never an exit status.
 
@@ -83,8 +83,8 @@ def run(
             record.close_left_open()
 
 
-def _run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> None:
-    from swarmdeck.hooks.deadline import RECORD_BUDGET, answer_budget, within
+def _run(argv: list[str], stdin: BufferedIOBase, stdout: TextIOBase, stderr: TextIOBase) -> None:
+    from swarmdeck.hooks.deadline import RECORD_BUDGET, TimeLimit, answer_budget
 
     if stdin.isatty():
         note(stderr, "input not read: stdin is a terminal (Claude Code pipes the event JSON)")
@@ -97,9 +97,8 @@ def _run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> No
     argument = argv[0] if argv else ""
     spooled: bytes | None = None
     try:
-        hook, spooled = within(
-            answer_budget(event_name(argument)), lambda: _answer(stdin, argument, stdout)
-        )
+        with TimeLimit(answer_budget(event_name(argument))):
+            hook, spooled = _answer(stdin, argument, stdout)
     except InputNotRead as error:
         note(stderr, f"input not read: {error}")
         return
@@ -115,7 +114,8 @@ def _run(argv: list[str], stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> No
         note(stderr, f"event {hook.event!r} is none swarmdeck knows (`swarmdeck hook --help`"
                      " lists them): recorded, not answered")
     try:
-        within(RECORD_BUDGET, lambda: _record(hook, spooled, time.time()))
+        with TimeLimit(RECORD_BUDGET):
+            _record(hook, spooled, time.time())
     except Exception as error:  # the event is lost, the agent goes on
         note(stderr, f"event not recorded: {error.__class__.__name__}: {error}")
 
@@ -124,7 +124,9 @@ class _NotAnswered(Exception):
     """The input was read but no answer came: (why, the HookInput)."""
 
 
-def _answer(stdin: BinaryIO, argument: str, stdout: TextIO) -> tuple[HookInput, bytes | None]:
+def _answer(
+    stdin: BufferedIOBase, argument: str, stdout: TextIOBase
+) -> tuple[HookInput, bytes | None]:
     """The input, and its bytes when the call was light and may go to the spool."""
     raw = read_raw(stdin)
     hook = parse_input(raw, argument)
@@ -153,7 +155,7 @@ def _record(hook: HookInput, spooled: bytes | None, now: float) -> None:
         raise_guard_alert(hook, now)
 
 
-def answer(hook: HookInput) -> dict[str, Any] | None:
+def answer(hook: HookInput) -> dict[str, object] | None:
     """The JSON to print for this call, or None to print nothing."""
     if hook.event == "PreToolUse":
         if hook.tool_name == BASH:
@@ -164,10 +166,11 @@ def answer(hook: HookInput) -> dict[str, Any] | None:
             return _tool(hook)
         return None
     if hook.event == "SessionStart":
-        from swarmdeck.hooks.deadline import SESSION_START_BUDGET, within
+        from swarmdeck.hooks.deadline import SESSION_START_BUDGET, TimeLimit
         from swarmdeck.hooks.session_start import session_start_answer
 
-        return within(SESSION_START_BUDGET, lambda: session_start_answer(hook))
+        with TimeLimit(SESSION_START_BUDGET):
+            return session_start_answer(hook)
     if hook.event in TOOL_ENDS:
         from swarmdeck.hooks.findings_note import findings_answer
 
@@ -189,7 +192,7 @@ def _user_literals(settings: HookSettings) -> tuple[str, ...] | None:
     return tuple(found)
 
 
-def _bash(hook: HookInput) -> dict[str, Any] | None:
+def _bash(hook: HookInput) -> dict[str, object] | None:
     command = hook.command
     if command is None:
         return None
@@ -216,17 +219,18 @@ def _bash(hook: HookInput) -> dict[str, Any] | None:
     from swarmdeck.hooks.bash_reminder import reminder_text
     from swarmdeck.hooks.classify import HeavyMatch
     from swarmdeck.hooks.contract import added_context
-    from swarmdeck.hooks.deadline import REMINDER_BUDGET, within
+    from swarmdeck.hooks.deadline import REMINDER_BUDGET, TimeLimit
 
     hit = uncaged[0]
     match = HeavyMatch(hit.entry, " ".join(hit.command.argv), hit.label)
     others = [text for text in reminders if "heavy-outside-cage" not in text]
-    rich = within(REMINDER_BUDGET, lambda: reminder_text(hook, command, match))
+    with TimeLimit(REMINDER_BUDGET):
+        rich = reminder_text(hook, command, match)
     return added_context("PreToolUse", "\n".join([rich, *others]))
 
 
-def _dispatch(hook: HookInput) -> dict[str, Any] | None:
-    from swarmdeck.hooks.deadline import REMINDER_BUDGET, within
+def _dispatch(hook: HookInput) -> dict[str, object] | None:
+    from swarmdeck.hooks.deadline import REMINDER_BUDGET, TimeLimit
     from swarmdeck.hooks.guards import (
         Finding,
         context_answer,
@@ -244,7 +248,8 @@ def _dispatch(hook: HookInput) -> dict[str, Any] | None:
     if limit > 0 and mode(settings, "subagent-limit") != "off":
         from swarmdeck.hooks.dispatch_guard import guard_reason
 
-        reason = within(REMINDER_BUDGET, lambda: guard_reason(hook, limit))
+        with TimeLimit(REMINDER_BUDGET):
+            reason = guard_reason(hook, limit)
         if reason is not None:
             findings.append(Finding("subagent-limit", reason, "Dispatch it once one has ended."))
     findings += dispatch_findings(hook, settings)
@@ -264,7 +269,7 @@ def _dispatch(hook: HookInput) -> dict[str, Any] | None:
     return reply if reply is not None else context_answer(reminders)
 
 
-def _tool(hook: HookInput) -> dict[str, Any] | None:
+def _tool(hook: HookInput) -> dict[str, object] | None:
     from swarmdeck.hooks.guards import context_answer, decide, tool_findings
     from swarmdeck.hooks.settings import hook_settings
 
@@ -273,7 +278,7 @@ def _tool(hook: HookInput) -> dict[str, Any] | None:
     return reply if reply is not None else context_answer(reminders)
 
 
-def _subagent_stop(hook: HookInput) -> dict[str, Any] | None:
+def _subagent_stop(hook: HookInput) -> dict[str, object] | None:
     from swarmdeck.hooks.guards import decide, handback_findings
     from swarmdeck.hooks.settings import hook_settings
 
@@ -299,7 +304,7 @@ def _name_scratch_holder(hook: HookInput) -> None:
         name_holder(hook.tool_use_id, agent_id, finished)
 
 
-def note(stderr: TextIO, text: str) -> None:
+def note(stderr: TextIOBase, text: str) -> None:
     """One line for Claude Code's debug log."""
     try:
         stderr.write(f"swarmdeck hook: {text}\n")

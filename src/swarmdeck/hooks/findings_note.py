@@ -32,7 +32,7 @@ _NEW_FINDINGS = (
 def findings_answer(hook: HookInput) -> dict[str, Any] | None:
     if not hook.session_id:
         return None
-    db = str(paths.state_db_path())
+    db = paths.state_db_path()
     if not os.path.exists(db):
         return None
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)

@@ -99,7 +99,7 @@ def heavy_hits(facts: ShellFacts, settings: HookSettings) -> list[HeavyHit]:
     listed = entries(settings.heavy)
     hits = []
     for item in facts.commands:
-        entry = heavy_entry(item, listed)
+        entry = None if item.dynamic else heavy_entry(item.argv, listed)
         if entry is not None:
             hits.append(HeavyHit(item, entry.text))
         elif settings.heavy_patterns and not item.dynamic:
@@ -503,7 +503,7 @@ def _state_connection() -> Any:
 
     from swarmdeck import paths
 
-    db = str(paths.state_db_path())
+    db = paths.state_db_path()
     if not os.path.isfile(db):
         return None
     return sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)

@@ -10,12 +10,7 @@ what the parser would not (tests/hooks/test_heavy_corpus.py checks both on the c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from swarmdeck.hooks.shell_words import COMMAND_LEADS, SCRIPT_PROGRAMS
-
-if TYPE_CHECKING:
-    from swarmdeck.hooks.shell_parse import Command
 
 HEAVY_COMMANDS: tuple[str, ...] = (
     "pytest", "py.test",
@@ -127,12 +122,10 @@ def entries(lines: tuple[str, ...]) -> list[HeavyEntry]:
     return [HeavyEntry(line) for line in lines if line.split()]
 
 
-def heavy_entry(command: Command, heavy: list[HeavyEntry]) -> HeavyEntry | None:
-    """The first entry this simple command matches, or None."""
-    if command.dynamic:
-        return None
+def heavy_entry(argv: list[str], heavy: list[HeavyEntry]) -> HeavyEntry | None:
+    """The first entry a simple command's words (as the shell would run them) match, or None."""
     for entry in heavy:
-        if entry.matches(command.argv):
+        if entry.matches(argv):
             return entry
     return None
 
@@ -284,7 +277,7 @@ def runs_heavy_uncaged(
     for item in parse(command, cwd).commands:
         if item.caged or item.dynamic:
             continue
-        if heavy_entry(item, listed) is not None:
+        if heavy_entry(item.argv, listed) is not None:
             return True
         words = shlex.join(item.argv)
         if any(regex.search(words) for regex in compiled):

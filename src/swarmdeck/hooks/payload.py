@@ -6,13 +6,10 @@ None (or an empty dict) rather than failing, and the caller decides what a missi
 
 from __future__ import annotations
 
+import io
 import json
-from typing import TYPE_CHECKING
 
 from swarmdeck.hook_spool import field_text
-
-if TYPE_CHECKING:
-    from typing import Any, BinaryIO
 
 MAX_INPUT = 4 * 1024 * 1024
 """Larger input is not read: a hook must answer fast, and no event it acts on is this big."""
@@ -65,7 +62,7 @@ class HookInput:
 
     __slots__ = ("data", "event")
 
-    def __init__(self, event: str, data: dict[str, Any]) -> None:
+    def __init__(self, event: str, data: dict[str, object]) -> None:
         self.event = event
         self.data = data
 
@@ -101,7 +98,7 @@ class HookInput:
         return self.text("tool_use_id")
 
     @property
-    def tool_input(self) -> dict[str, Any]:
+    def tool_input(self) -> dict[str, object]:
         value = self.data.get("tool_input")
         return value if isinstance(value, dict) else {}
 
@@ -117,12 +114,12 @@ class HookInput:
         return self.text("source")
 
 
-def read_input(stream: BinaryIO, event_argument: str, limit: int = MAX_INPUT) -> HookInput:
+def read_input(stream: io.BufferedIOBase, event_argument: str, limit: int = MAX_INPUT) -> HookInput:
     """Read and parse stdin; the payload's own `hook_event_name` wins over the argument."""
     return parse_input(read_raw(stream, limit), event_argument)
 
 
-def read_raw(stream: BinaryIO, limit: int = MAX_INPUT) -> bytes:
+def read_raw(stream: io.BufferedIOBase, limit: int = MAX_INPUT) -> bytes:
     """The bytes of stdin, at most `limit` of them."""
     raw = stream.read(limit + 1)
     if len(raw) > limit:

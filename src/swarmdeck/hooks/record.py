@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from pathlib import Path
 from stat import S_ISREG
 from typing import TYPE_CHECKING
 
@@ -50,7 +51,7 @@ def record_event(hook: HookInput, now: float | None = None) -> None:
 def _fast_insert(row: tuple[Any, ...]) -> bool:
     """Insert through a plain connection, after the spooled calls (hook_events.py) so that row
     ids follow the calls' order; False when the store must be set up first."""
-    db = str(paths.state_db_path())
+    db = paths.state_db_path()
     try:
         st = os.stat(db)
     except OSError:
@@ -117,7 +118,7 @@ def _store_insert(row: tuple[Any, ...]) -> None:
     """The first call on a machine: let the store create and migrate its file, then insert."""
     from swarmdeck.state import StateStore
 
-    store = StateStore(paths.state_db_path(), verify=False, lock_timeout=LOCK_WAIT * 5)
+    store = StateStore(Path(paths.state_db_path()), verify=False, lock_timeout=LOCK_WAIT * 5)
     try:
         with folded_transaction(store) as conn:
             conn.execute(INSERT, row)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmdeck import paths
@@ -33,7 +34,7 @@ HANDED_BACK = "handed back"
 
 
 def _file() -> str:
-    return str(paths.state_dir() / LOCKS_NAME)
+    return os.path.join(paths.state_dir(), LOCKS_NAME)
 
 
 def _load() -> dict[str, Any]:
@@ -90,7 +91,7 @@ def _session_live(session_id: object) -> bool:
     """Whether the holder's session may still run: its pid file says so, or none are kept."""
     from swarmdeck.probes.claude.live_sessions import pid_files
 
-    files = pid_files(paths.claude_dir())
+    files = pid_files(Path(paths.claude_dir()))
     if not files.folder_exists or not isinstance(session_id, str):
         return True
     return session_id in files.live

@@ -83,7 +83,7 @@ def running_subagents_line(hook: HookInput, store: StateStore, now: float) -> st
         mode = ", background" if sub.background else ""
         parts.append(f'"{sub.description or sub.id}" ({sub.type}, {age}{mode}{doing})')
     if hook.session_id:
-        starts = pid_files(paths.claude_dir()).process_starts()
+        starts = pid_files(Path(paths.claude_dir())).process_starts()
         hooked = running_hook_agents(store, now - HOOK_AGENT_WINDOW, starts).get(
             hook.session_id, []
         )

@@ -93,9 +93,9 @@ class HookSettings:
 
 def hook_settings() -> HookSettings:
     """The settings from the cache when it is current, else from the config (and cached)."""
-    config_path = paths.config_path_text()
+    config_path = paths.config_path()
     key = (CACHE_FORMAT, __version__, config_path)
-    cache = os.path.join(paths.state_dir_text(), CACHE_NAME)
+    cache = os.path.join(paths.state_dir(), CACHE_NAME)
     stored = read_cache(cache, key)
     if isinstance(stored, dict):
         try:

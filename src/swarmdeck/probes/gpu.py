@@ -178,7 +178,7 @@ class GpuRow:
 
 def quiesce_dir() -> Path:
     """Where gpu-run wrappers register: state_dir()/gpu-quiesce/."""
-    return state_dir() / "gpu-quiesce"
+    return Path(state_dir()) / "gpu-quiesce"
 
 
 def quiesce_holders(directory: Path | None = None) -> list[QuiesceHolder]:

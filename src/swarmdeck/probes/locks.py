@@ -107,7 +107,7 @@ class LockState:
 
 def locks_dir() -> Path:
     """Where lock files live: state_dir()/locks/."""
-    return state_dir() / "locks"
+    return Path(state_dir()) / "locks"
 
 
 def lock_file_for(path: Path | str, directory: Path | None = None) -> Path:

@@ -125,7 +125,7 @@ def reading_of(
 
 def cache_path(name: str) -> str:
     """The file that holds `name`'s last reading."""
-    return str(state_dir() / "peers" / f"{name}.json")
+    return os.path.join(state_dir(), "peers", f"{name}.json")
 
 
 def write_reading(reading: PeerReading) -> None:

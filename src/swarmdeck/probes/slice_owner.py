@@ -46,7 +46,7 @@ class SliceOwner:
 def record_path(slice_path: PathLike[str] | str) -> str:
     """The owner record of a slice, in the machine's run folder."""
     digest = hashlib.sha256(str(slice_path).encode()).hexdigest()[:16]
-    return os.path.join(paths.run_dir_text(), "slices", f"{digest}.json")
+    return os.path.join(paths.run_dir(), "slices", f"{digest}.json")
 
 
 def read_owner(slice_path: PathLike[str] | str) -> SliceOwner | None:

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from swarmdeck import paths
@@ -128,7 +128,7 @@ class StateStore:
     @classmethod
     def open_default(cls, verify: bool = True) -> StateStore:
         """The store at the configured state path (`SWARMDECK_STATE_DIR` aware)."""
-        return cls(paths.state_db_path(), verify=verify)
+        return cls(Path(paths.state_db_path()), verify=verify)
 
     def connect(self) -> sqlite3.Connection:
         """This thread's connection (autocommit: transactions are only the ones you open).

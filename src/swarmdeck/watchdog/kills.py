@@ -273,7 +273,7 @@ def supervised_set(store: StateStore, claude_dir: Path | None = None) -> set[Pro
         cage = job_cage(row, slice_path)
         if cage is not None and runner_alive(row) and row["pid"] in cgroup_pids(cage):
             out.add(ProcessIdentity(row["pid"], row["start_ticks"]))
-    return out | claude_code_processes(claude_dir or paths.claude_dir())
+    return out | claude_code_processes(claude_dir or Path(paths.claude_dir()))
 
 
 def _slice_path() -> str | None:

@@ -128,7 +128,7 @@ def private_ledger_warning(slice_setting: str, state_folder: str) -> str:
 def remove_stale_records() -> None:
     """Remove the owner records of slices that are gone whose ledgers are gone too: nothing is
     left that the claim protects. A record whose lock another runner holds is left for later."""
-    folder = os.path.join(paths.run_dir_text(), "slices")
+    folder = os.path.join(paths.run_dir(), "slices")
     try:
         names = os.listdir(folder)
     except OSError:

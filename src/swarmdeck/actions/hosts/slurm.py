@@ -396,7 +396,9 @@ def cancel_cluster_job(config: Config, store: StateStore, slurm_job_id: int) -> 
 
 def output_folder(config: SlurmConfig) -> Path:
     """Where job output files go: the configured shared folder, else the state folder's jobs/."""
-    return Path(config.output_dir).expanduser() if config.output_dir else paths.state_dir() / "jobs"
+    if config.output_dir:
+        return Path(config.output_dir).expanduser()
+    return Path(paths.state_dir(), "jobs")
 
 
 def output_file(folder: Path, ledger_id: int) -> Path:

@@ -215,7 +215,7 @@ class SessionsProbe:
         keep_newest: int = KEEP_NEWEST,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.claude_dir = claude_dir if claude_dir is not None else paths.claude_dir()
+        self.claude_dir = claude_dir if claude_dir is not None else Path(paths.claude_dir())
         self.max_age = max_age
         self.keep_newest = keep_newest
         self.clock = clock
