@@ -103,6 +103,16 @@ def test_hooks_install_strict_with_project_is_refused_in_one_line(
     assert not (project / ".claude").exists()
 
 
+def test_hooks_install_for_the_user_and_a_project_at_once_is_refused_in_one_line(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    done = swarmdeck("hooks", "install", "--user", "--project", str(tmp_path))
+    assert done.returncode == 251, done.stdout  # USAGE (DESIGN.md)
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "--user and --project" in done.stderr, done.stderr
+    assert not (tmp_path / ".claude").exists()
+
+
 def test_hooks_install_strict_writes_through_a_symlinked_config(
     isolated_home: Path, tmp_path: Path
 ) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from rich.style import Style
 from rich.text import Text
-from textual import events
+from textual.geometry import Size
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -189,14 +189,19 @@ class SessionTree(Tree[str]):
             label.truncate(space, overflow="ellipsis")
         return label
 
-    def on_resize(self, _event: events.Resize) -> None:
-        """Labels are cut to the width: lay the lines out again for the new one."""
-        self._invalidate()
-
     def watch_show_vertical_scrollbar(self, _shown: bool) -> None:
         """The vertical scrollbar came or went: the width left for the labels changed without
-        the tree's size changing, so they are cut again for it."""
-        self._invalidate()
+        the tree's size changing (a resize lays every line out again already)."""
+        self.call_after_refresh(self._fit_labels)
+
+    def _fit_labels(self) -> None:
+        """Cut every label again for the width left, and keep the lines within it: the tree
+        never scrolls sideways."""
+        width = self.scrollable_content_region.width
+        if self.virtual_size.width > width:
+            self.virtual_size = Size(width, self.virtual_size.height)
+        for node in self._by_key.values():
+            node.refresh()
 
     def sync(self, sessions: Sequence[SessionInfo], now: float | None = None) -> None:
         """Make the tree show exactly these sessions and subagents."""

@@ -254,7 +254,7 @@ class QuietInputDriver(LinuxDriver):
         """The handlers ENDING_SIGNALS had before application mode, put back when it stops."""
         self.application_mode = False
         """Whether the app owns the terminal: started and not stopped (nor suspended)."""
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._app_loop: asyncio.AbstractEventLoop | None = None
         """The app's loop, once application mode has started: job control runs on it."""
         self._job_stopping = False
         """A Ctrl-Z is being handled: the terminal is given back until the job is continued."""
@@ -268,8 +268,8 @@ class QuietInputDriver(LinuxDriver):
             assert stream is not None, "the screen is drawn on stderr"
             self.screen = ScreenWriter(TerminalOutput(stream, self._terminal_gone))
             self.screen.start()
-        self._loop = asyncio.get_running_loop()
-        self._catch_ending_signals(self._loop)
+        self._app_loop = asyncio.get_running_loop()
+        self._catch_ending_signals(self._app_loop)
         super().start_application_mode()
         self.application_mode = True
 
@@ -329,9 +329,9 @@ class QuietInputDriver(LinuxDriver):
         """SIGTSTP: stop the job; while the app owns the terminal, on the loop, once the
         terminal is given back. Otherwise (not started, ended, or suspended by the app for a
         program of its own) there is nothing to give back: the job stops at once."""
-        if self._loop is not None and (self.application_mode or self._job_stopping):
+        if self._app_loop is not None and (self.application_mode or self._job_stopping):
             with contextlib.suppress(RuntimeError):  # the loop is closed: the app has ended
-                self._loop.call_soon_threadsafe(self._stop_job)
+                self._app_loop.call_soon_threadsafe(self._stop_job)
                 return
         os.kill(os.getpid(), signal.SIGSTOP)
 

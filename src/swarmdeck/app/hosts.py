@@ -195,13 +195,13 @@ class HostCard(Vertical):
             history_minutes: How long those readings span, for the sparkline's label.
         """
         super().__init__(id=card_id(name), classes="host-card")
-        self._name = name
+        self.host_name = name
         self._history: deque[float] = deque(maxlen=history_points)
         self._minutes = history_minutes
         self._shown: dict[str, float | None] = {}
         """The figures drawn last, by name, for `_held`."""
         # The parts are kept, not looked up: finding a widget walks the DOM each refresh.
-        self._title = Static(Text(self._name, style="bold"), classes="host-name")
+        self._title = Static(Text(self.host_name, style="bold"), classes="host-name")
         self._cores_bar = StackedBar(classes="cores-bar")
         self._cores_figures = Label("", classes="bar-figures cores-figures")
         self._memory_bar = StackedBar(classes="memory-bar")
@@ -294,7 +294,7 @@ class HostCard(Vertical):
             parts = headroom_parts(figures, self.gpu)
         else:
             parts = host_parts(figures, room=self.book is None)
-        show_text(self._title, titled_line(self._name, parts))
+        show_text(self._title, titled_line(self.host_name, parts))
 
     def watch_book(self, book: MemoryBook | None) -> None:
         if book is None or cage_problem(book):

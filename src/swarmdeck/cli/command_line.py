@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 from swarmdeck import __version__
+from swarmdeck.cli.common import ArgumentParser, Handler, VersionAction, example
 from swarmdeck.cli.output import (
     OutputFailed,
     flushed,
@@ -22,9 +23,6 @@ from swarmdeck.cli.output import (
     restore_streams,
 )
 from swarmdeck.errors import SwarmdeckError, UsageError
-
-if TYPE_CHECKING:
-    from swarmdeck.cli.common import ArgumentParser, Handler
 
 COMMANDS: dict[str, str] = {
     "ui": "ui",
@@ -64,11 +62,8 @@ def build_parser(command: str | None = None) -> ArgumentParser:
 
     Every caged run starts here, and building every subcommand's parser costs it more the more
     subcommands there are. Anything else (no command, --help, --version, a mistyped command)
-    gets the whole parser, so help and "invalid choice" still list every command. argparse is
-    imported here, not with this module: a hook, which skips the parser, never pays for it.
+    gets the whole parser, so help and "invalid choice" still list every command.
     """
-    from swarmdeck.cli.common import ArgumentParser, example
-
     parser = ArgumentParser(
         prog="swarmdeck",
         description="A terminal control room for machines that run swarms of coding agents.",
@@ -80,7 +75,7 @@ def build_parser(command: str | None = None) -> ArgumentParser:
             "swarmdeck COMMAND --help         one command's options and examples",
         ),
     )
-    parser.add_argument("--version", action="version", version=f"swarmdeck {__version__}")
+    parser.add_argument("--version", action=VersionAction, version=f"swarmdeck {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=ArgumentParser, metavar="COMMAND")
     for name in [command] if command in COMMANDS else COMMANDS:
         _adder(name)(sub)

@@ -1,116 +1,124 @@
 """What every command module shares: the parser class that reports mistakes as exit 251, and
 the config and state store most commands open.
 
-Kept free of heavy imports: `swarmdeck run` and `swarmdeck hook` start here.
+The parser is argparse's, changed through its public methods only: a mistake is one line and
+exit 251, help and version that cannot be written reach the caller (argparse drops a failed
+write), and a group's unknown subcommand is told the ones its help lists.
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn
+
+from swarmdeck.errors import UsageError
 
 if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable
-    from typing import NoReturn
-
     from swarmdeck.exitcodes import ExitCode
 
-    Handler = Callable[[argparse.Namespace], int]
+Handler = Callable[[argparse.Namespace], int]
+"""What a subcommand's `handler` default is: it runs the command and gives its exit status."""
 
 
-def __getattr__(name: str) -> type:
-    """`ArgumentParser`, made when a command first asks for it: a plain `swarmdeck run` line
-    is read without argparse (cli/run.py), so importing this module must not import it."""
-    if name == "ArgumentParser":
-        return _argument_parser()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports a usage mistake as one line and exit 251, as every error here."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        self.known_options: set[str] = set()
+        """Every option string this parser takes: a word like one that is none is a mistake."""
+        self.subcommands: argparse.Action | None = None
+        """The group's subcommands (`add_subcommands`), None for a parser without."""
+        self.unlisted: set[str] = set()
+        """Subcommands left out of the group's help and of what a mistake lists."""
+        self.words: list[str] = []
+        """The words this parser was last given (a subcommand's too), for naming a mistake."""
+        # argparse makes a formatter for every argument it adds (to check its metavar), and
+        # each asks the terminal for its width: once per process is enough (help_width).
+        formatter = kwargs.get("formatter_class", argparse.HelpFormatter)
+        kwargs["formatter_class"] = functools.partial(formatter, width=help_width())
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def add_argument(self, *args: object, **kwargs: object) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)  # type: ignore[arg-type]
+        self.known_options.update(action.option_strings)
+        return action
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self.words = list(sys.argv[1:] if args is None else args)
+        word = self.words[0] if self.words else "-"
+        group = self.subcommands
+        if group is not None and not word.startswith("-") and word not in group.choices:  # type: ignore[operator]
+            shown = ", ".join(repr(name) for name in listed_subcommands(self))
+            self.error(f"argument {group.metavar}: invalid choice: {word!r} (choose from {shown})")
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        # A mistyped option also leaves what it was meant to come before missing: the
+        # option is the mistake to name, not the arguments argparse then finds absent.
+        unknown = self._unknown_options() if message.startswith("the following") else []
+        if unknown:
+            message = f"unrecognized arguments: {' '.join(unknown)}"
+        elif message.endswith(": expected one argument"):
+            message += self._dash_value_hint(message)
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+    def print_help(self, file: object = None) -> None:
+        # A failed write (a closed pipe) must reach cli.main, which ends quietly with 141
+        # instead of 0 for output nobody read.
+        (file or sys.stdout).write(self.format_help())  # type: ignore[attr-defined]
+
+    def print_usage(self, file: object = None) -> None:
+        (file or sys.stdout).write(self.format_usage())  # type: ignore[attr-defined]
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            sys.stderr.write(message)
+        raise SystemExit(status)
+
+    def _dash_value_hint(self, message: str) -> str:
+        """For `--cap -5M`: a value starting with '-' was read as an option."""
+        option = message.removeprefix("argument ").split(":", 1)[0].split("/")[-1]
+        words = self.words
+        if option in words and words.index(option) + 1 < len(words):
+            value = words[words.index(option) + 1]
+            if value.startswith("-") and value != "--":
+                return f" ({value} reads as an option: write {option}={value})"
+        return ""
+
+    def _unknown_options(self) -> list[str]:
+        """The words before `--` that look like options this parser does not know."""
+        before = self.words[: self.words.index("--")] if "--" in self.words else self.words
+        return [
+            word for word in before
+            if word.startswith("-") and len(word) > 1
+            and word.split("=", 1)[0] not in self.known_options
+            and not word[1:].replace(".", "", 1).isdigit()
+        ]
 
 
-def _argument_parser() -> type[argparse.ArgumentParser]:
-    """The class, made once: kept as this module's `ArgumentParser`, which then answers every
-    later look-up before `__getattr__` is asked (and functools, whose cache would do the same,
-    is not imported on the run path)."""
-    made = globals().get("ArgumentParser")
-    if made is not None:
-        return made
+class VersionAction(argparse.Action):
+    """`--version`: print the version and end, the write's failure reaching cli.main (as help's)."""
 
-    import argparse
+    def __init__(self, option_strings: list[str], version: str, dest: str = "version",
+                 help: str = "show the version and exit") -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs=0, help=help)
+        self.version = version
 
-    from swarmdeck.errors import UsageError
-
-    class ArgumentParser(argparse.ArgumentParser):
-        """argparse that reports a usage mistake as one line and exit 251, as every error here."""
-
-        def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
-            # Kept for error(): the words this parser (a subcommand's too) was given.
-            self._words = list(sys.argv[1:] if args is None else args)
-            return super().parse_known_args(args, namespace)
-
-        def error(self, message: str) -> NoReturn:
-            # A mistyped option also leaves what it was meant to come before missing: the
-            # option is the mistake to name, not the arguments argparse then finds absent.
-            unknown = self._unknown_options() if message.startswith("the following") else []
-            if unknown:
-                message = f"unrecognized arguments: {' '.join(unknown)}"
-            elif message.endswith(": expected one argument"):
-                message += self._dash_value_hint(message)
-            raise UsageError(f"{message} (see '{self.prog} --help')")
-
-        def _dash_value_hint(self, message: str) -> str:
-            """For `--cap -5M`: a value starting with '-' was read as an option."""
-            option = message.removeprefix("argument ").split(":", 1)[0].split("/")[-1]
-            words = getattr(self, "_words", [])
-            if option in words and words.index(option) + 1 < len(words):
-                value = words[words.index(option) + 1]
-                if value.startswith("-") and value != "--":
-                    return f" ({value} reads as an option: write {option}={value})"
-            return ""
-
-        def _unknown_options(self) -> list[str]:
-            """The words before `--` that look like options this parser does not know."""
-            words = getattr(self, "_words", [])
-            before = words[: words.index("--")] if "--" in words else words
-            known = self._option_string_actions
-            return [
-                word for word in before
-                if word.startswith("-") and len(word) > 1 and word.split("=", 1)[0] not in known
-                and not word[1:].replace(".", "", 1).isdigit()
-            ]
-
-        def _check_value(self, action: argparse.Action, value: object) -> None:
-            # An unknown subcommand is told the ones its help lists, not the internal ones
-            # left out of it (`peer remote-start`).
-            if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
-                shown = ", ".join(repr(name) for name in listed_subcommands(action))
-                raise argparse.ArgumentError(
-                    action, f"invalid choice: {value!r} (choose from {shown})"
-                )
-            super()._check_value(action, value)
-
-        def _print_message(self, message: str, file=None) -> None:
-            # argparse drops a failed write of help or a version; a closed pipe must reach
-            # cli.main, which ends quietly with 141 instead of 0 for output nobody read.
-            if message:
-                (file or sys.stderr).write(message)
-
-        def _get_formatter(self) -> argparse.HelpFormatter:
-            # argparse makes a formatter for every argument it adds (to check its metavar), and
-            # each one imports shutil and asks the terminal for its width: once is enough.
-            return self.formatter_class(prog=self.prog, width=help_width())
-
-    ArgumentParser.__module__ = __name__
-    globals()["ArgumentParser"] = ArgumentParser
-    return ArgumentParser
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
+        sys.stdout.write(self.version + "\n")
+        parser.exit()
 
 
 def example(*lines: str, before: str = "", after: str = "") -> dict[str, object]:
     """The parser arguments that end a command's help with its example lines, as they are
     written: `before` is a paragraph shown above them (the events `hook` answers), `after` one
     below them (the exit codes, a note)."""
-    import argparse
-
     block = "example:\n" + "\n".join(f"  {line}" for line in lines)
     paragraphs = (part.rstrip("\n") for part in (before, block, after) if part)
     return {
@@ -142,8 +150,6 @@ def flag_type(read: Callable[[str], object]) -> Callable[[str], object]:
         try:
             return read(text)
         except ValueError as error:
-            import argparse
-
             raise argparse.ArgumentTypeError(str(error)) from None
 
     typed.__name__ = read.__name__
@@ -197,34 +203,39 @@ def record_id(text: str) -> int:
     return number
 
 
-def add_subcommands(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:
+def add_subcommands(parser: ArgumentParser, dest: str) -> argparse.Action:
     """The subcommands of a command group (`lock acquire`, `peer check`): each one's usage and
     mistakes name it as it is typed (`swarmdeck peer check`), whatever usage the group shows,
-    and the group given alone says which there are. One added without `help` is left out of
-    the group's help and of what a mistake lists (a command only swarmdeck itself runs)."""
+    and the group given alone says which there are. Add each with `add_parser(name, help=…)`;
+    one only swarmdeck itself runs with `add_unlisted`."""
     inner = parser.add_subparsers(
-        dest=dest, prog=parser.prog, parser_class=_argument_parser(), metavar="SUBCOMMAND"
+        dest=dest, prog=parser.prog, parser_class=ArgumentParser, metavar="SUBCOMMAND"
     )
-    from functools import partial
-
-    parser.set_defaults(handler=partial(_no_subcommand, parser.prog, inner))
+    parser.subcommands = inner
+    parser.set_defaults(handler=functools.partial(_no_subcommand, parser))
     return inner
 
 
-def listed_subcommands(inner: argparse._SubParsersAction) -> list[str]:
+def add_unlisted(parser: ArgumentParser, name: str, **kwargs: object) -> ArgumentParser:
+    """A subcommand of `parser`'s group left out of its help and of what a mistake lists (a
+    command only swarmdeck itself runs, as a peer's `remote-start`)."""
+    assert parser.subcommands is not None, "add_subcommands first"
+    parser.unlisted.add(name)
+    return parser.subcommands.add_parser(name, **kwargs)  # type: ignore[attr-defined]
+
+
+def listed_subcommands(parser: ArgumentParser) -> list[str]:
     """The subcommands a group's help lists, in its order."""
-    # argparse's own list of them: one entry per subcommand added with a `help`.
-    return [choice.dest for choice in inner._get_subactions()]
+    choices = parser.subcommands.choices if parser.subcommands is not None else None
+    return [name for name in choices or () if name not in parser.unlisted]
 
 
-def _no_subcommand(prog: str, inner: argparse._SubParsersAction, args: object) -> int:
-    from swarmdeck.errors import UsageError
-
+def _no_subcommand(parser: ArgumentParser, _args: object) -> int:
     raise UsageError(
         # Said after "swarmdeck: ", so the group is named without the program again.
-        f"{prog.removeprefix('swarmdeck ')} needs a subcommand: choose one of"
-        f" {', '.join(listed_subcommands(inner))}"
-        f" (see '{prog} --help')"
+        f"{parser.prog.removeprefix('swarmdeck ')} needs a subcommand: choose one of"
+        f" {', '.join(listed_subcommands(parser))}"
+        f" (see '{parser.prog} --help')"
     )
 
 
@@ -259,8 +270,6 @@ def need_terminal(instead: str = "`swarmdeck status` prints the same facts") -> 
     reads its keys, and without one (an agent's Bash tool, a pipe, cron) it would write escape
     sequences into the pipe and wait for keys that never come. `instead` says what to run
     without one."""
-    from swarmdeck.errors import UsageError
-
     if not all(_is_terminal(stream) for stream in (sys.stdin, sys.stdout)):
         raise UsageError(f"the control room needs a terminal; {instead}")
 

@@ -50,11 +50,10 @@ def _add_hooks(sub) -> None:
         usage="swarmdeck hooks install [--user | --project DIR] [--uninstall | --strict]",
         **example("swarmdeck hooks install --project ."),
     )
-    where = install.add_mutually_exclusive_group()
-    where.add_argument(
+    install.add_argument(
         "--user", action="store_true", help="$CLAUDE_CONFIG_DIR/settings.json (the default)"
     )
-    where.add_argument(
+    install.add_argument(
         "--project", type=flag_type(given_path), metavar="DIR", help="DIR/.claude/settings.json"
     )
     install.add_argument(
@@ -69,15 +68,14 @@ def _add_hooks(sub) -> None:
 
 def _hooks_install(args: argparse.Namespace) -> int:
     from swarmdeck.actions.hooks_install import apply, settings_path
+    from swarmdeck.errors import UsageError
 
+    if args.user and args.project is not None:
+        raise UsageError("--user and --project name two settings files: give one of them")
     if args.strict and args.uninstall:
-        from swarmdeck.errors import UsageError
-
         raise UsageError("--strict sets the guards' preset on install; leave it out with"
                          " --uninstall")
     if args.strict and args.project is not None:
-        from swarmdeck.errors import UsageError
-
         # The preset lives in the user's config, so it would hold for every project.
         raise UsageError("--strict writes the user config, for every project: leave out"
                          " --project, or set [guards] preset in a config SWARMDECK_CONFIG names")

@@ -9,6 +9,7 @@ import sys
 from swarmdeck.cli.common import (
     ArgumentParser,
     add_subcommands,
+    add_unlisted,
     context,
     example,
     flag_type,
@@ -88,14 +89,14 @@ def _add_peer(sub) -> None:
     cleanup.add_argument("host", metavar="HOST", help=HOST_HELP)
     cleanup.set_defaults(handler=_cleanup)
 
-    # Run by the driving host over ssh, never by a person: no `help`, so no line in the help.
-    start = peer.add_parser("remote-start", description="(on a peer) start a driven job detached")
+    # Run by the driving host over ssh, never by a person: no line in the help.
+    start = add_unlisted(p, "remote-start", description="(on a peer) start a driven job detached")
     start.add_argument("run_dir", metavar="DIR")
     start.add_argument("--workload", default=None, help="the driver's workload fingerprint")
     start.add_argument("command", nargs=argparse.REMAINDER)
     start.set_defaults(handler=_remote_start)
 
-    stop = peer.add_parser("remote-stop", description="(on a peer) stop a driven job's tree")
+    stop = add_unlisted(p, "remote-stop", description="(on a peer) stop a driven job's tree")
     stop.add_argument("pid", type=int)
     stop.add_argument("start_ticks", type=int)
     stop.add_argument("signal", type=int)
