@@ -68,10 +68,13 @@ def test_an_interactive_session_keeps_its_title_after_exit(rig: Rig) -> None:
     assert live[0].title == name
     assert live[0].mode == "interactive"
     assert live[0].to_json()["mode"] == "interactive"
+    assert [(s["live"], s["title"]) for s in rig.sessions()] == [(True, name)]
     rig.keys("/exit", "Enter")
     wait_for(lambda: not rig.pid_files(), 30, "the pid file removed at exit")
     ended = probe.refresh()
     assert [(s.live, s.title) for s in ended] == [(False, name)]
+    # A later `status`, a process that never saw the session live: swarmdeck's state kept it.
+    assert [(s["live"], s["title"]) for s in rig.sessions()] == [(False, name)]
     ends = wait_for(lambda: [d.get("reason") for e, d in rig.hook_events() if e == "SessionEnd"],
                     30, "the SessionEnd hook")
     assert ends == ["prompt_input_exit"]
