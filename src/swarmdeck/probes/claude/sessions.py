@@ -47,6 +47,7 @@ from swarmdeck.probes.claude.transcript_fields import is_internal_agent
 from swarmdeck.probes.claude.usage import (
     NO_FIGURES,
     SessionFigures,
+    UsageKey,
     session_figures,
     summed_usage,
 )
@@ -189,9 +190,9 @@ class _Session:
     main: _Tracked
     agents: dict[Path, _Tracked] = field(default_factory=dict)
     metas: dict[Path, tuple[float, dict[str, Any]]] = field(default_factory=dict)
-    agents_usage: dict[str, list[int]] | None = None
-    """Its agent files' tokens by model, summed; None once one of them changed. A line added
-    to the main file alone then costs no pass over the agent files' counts."""
+    agents_usage: dict[UsageKey, list[int]] | None = None
+    """Its agent files' tokens by model and price tier, summed; None once one of them changed.
+    A line added to the main file alone then costs no pass over the agent files' counts."""
 
     @property
     def subagents_dir(self) -> Path:
