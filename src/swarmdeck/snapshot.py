@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck.actions.hosts.slurm import close_orphaned_rows
 from swarmdeck.actions.reconcile import reconcile
+from swarmdeck.errors import StateError
+from swarmdeck.probes.claude.session_titles import keep_titles
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, sessions_with_hooks
 from swarmdeck.probes.gpu import GpuSnapshot, gpu_snapshot
 from swarmdeck.probes.host import CpuSampler, HostSnapshot, host_snapshot, local_host_name
@@ -184,11 +188,24 @@ def read_slurm(config: Config, store: StateStore) -> SlurmReading:
 
 
 def reconciled_snapshot(config: Config, store: StateStore, *args: Any, **kwargs: Any) -> Snapshot:
-    """`take_snapshot` after the one write the app and `status` make first: ledger rows whose
+    """`take_snapshot` between the writes the app and `status` make: first, ledger rows whose
     runner died are closed as lost (and what they left in their cages stopped), so neither
-    shows a dead job as running. `swarmdeck probe --json` does not: a peer's probe only reads."""
+    shows a dead job as running; after, the title of each live Claude Code session is kept,
+    so it is still shown once the session ended. `swarmdeck probe --json` does neither: a
+    peer's probe only reads."""
     reconcile(store, local_host_name(), config.memory.slice)
-    return take_snapshot(config, store, *args, runners=False, **kwargs)
+    snapshot = take_snapshot(config, store, *args, runners=False, **kwargs)
+    keep_session_titles(store, snapshot.sessions)
+    return snapshot
+
+
+def keep_session_titles(store: StateStore, sessions: list[SessionInfo]) -> None:
+    """Keep the live sessions' titles (session_titles.py); a store that cannot take the write
+    now leaves them for the next snapshot."""
+    # Safe to skip: the session is still live, so the next snapshot keeps its title; this one
+    # is whole without the write.
+    with contextlib.suppress(sqlite3.Error, StateError):
+        keep_titles(store, sessions)
 
 
 def one_shot_snapshot(

@@ -166,6 +166,15 @@ class Rig:
             timeout=timeout, check=False,
         )
 
+    def doctor(self) -> str:
+        """What `claude doctor` says in the project (it exits 0 whatever it finds)."""
+        done = subprocess.run(
+            self.command("doctor"), cwd=self.project, env=self.env(), capture_output=True,
+            text=True, timeout=90, check=False, stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout + done.stderr
+
     def swarmdeck(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(SWARMDECK), *args], capture_output=True, text=True,
                               timeout=60, check=False)

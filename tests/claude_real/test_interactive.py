@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from typing import Any
 
 import pytest
@@ -68,10 +70,13 @@ def test_an_interactive_session_keeps_its_title_after_exit(rig: Rig) -> None:
     assert live[0].title == name
     assert live[0].mode == "interactive"
     assert live[0].to_json()["mode"] == "interactive"
+    assert [(s["live"], s["title"]) for s in rig.sessions()] == [(True, name)]
     rig.keys("/exit", "Enter")
     wait_for(lambda: not rig.pid_files(), 30, "the pid file removed at exit")
     ended = probe.refresh()
     assert [(s.live, s.title) for s in ended] == [(False, name)]
+    # A later `status`, a process that never saw the session live: swarmdeck's state kept it.
+    assert [(s["live"], s["title"]) for s in rig.sessions()] == [(False, name)]
     ends = wait_for(lambda: [d.get("reason") for e, d in rig.hook_events() if e == "SessionEnd"],
                     30, "the SessionEnd hook")
     assert ends == ["prompt_input_exit"]
@@ -117,3 +122,21 @@ def test_go_switches_a_tmux_client_to_the_sessions_pane(rig: Rig) -> None:
         assert active.strip() == "1"
     finally:
         subprocess.run(["tmux", "-S", terminal, "kill-server"], capture_output=True, check=False)
+
+
+def test_claude_agents_json_tells_nothing_the_pid_file_does_not(rig: Rig) -> None:
+    """`claude agents --json` (2.1.328) lists the running sessions from the same facts as
+    their pid files, fewer of them (no entrypoint, tmux pane, status time), and no subagents:
+    the control room reads the pid files, which cost no process start."""
+    rig.interactive("--permission-mode", "manual")
+    rig.wait_screen("manual mode on")
+    [pid_file] = wait_for(lambda: [p for p in rig.pid_files() if "status" in p], 30,
+                          "the pid file with its status")
+    done = subprocess.run(rig.command("agents", "--json"), cwd=rig.project, env=rig.env(),
+                          capture_output=True, text=True, timeout=60, check=False,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    [listed] = json.loads(done.stdout)
+    assert set(listed) <= set(pid_file), sorted(set(listed) - set(pid_file))
+    assert {k: v for k, v in listed.items() if k != "status"} == {
+        k: pid_file[k] for k in listed if k != "status"}

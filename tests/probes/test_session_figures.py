@@ -11,6 +11,7 @@ from swarmdeck.probes.claude.usage import (
     CONTEXT_WINDOW,
     LONG_CONTEXT_WINDOW,
     PRICES,
+    LongPrompt,
     Price,
     price_of,
     session_figures,
@@ -115,7 +116,42 @@ def test_a_line_added_to_a_subagents_file_adds_to_its_sessions_figures(tmp_path)
         ("claude-sonnet-5-5-20261001", Price(2.0, 2.5, 0.20, 10.0)),
         ("claude-fable-5-1", Price(10.0, 12.5, 0.25, 50.0)),
         ("claude-opus-5", Price(5.0, 6.25, 0.50, 25.0)),
+        # Its input is priced by prompt length: up to 100,000 tokens, and over.
+        ("claude-haiku-5-5", Price(0.10, 0.125, 0.01, 0.50,
+                                   LongPrompt(100_000, Price(0.50, 0.625, 0.05, 2.50)))),
     ],
 )
 def test_the_current_models_cost_what_their_pages_list(model: str, listed: Price) -> None:
     assert price_of(model) == listed
+
+
+def test_a_turn_over_the_long_prompt_line_costs_the_long_rates_on_every_token() -> None:
+    """Haiku 5.5: a request whose prompt (input, cache reads and writes) is over 100,000
+    tokens pays the higher rates on all its tokens, output included; one at 100,000 does not.
+    Each turn is priced on its own, in the main file and in a subagent's alike."""
+    facts = TranscriptFacts()
+    facts.feed([
+        assistant("m1", "claude-haiku-5-5", "2026-12-01T00:00:00Z", input_tokens=1_000,
+                  cache_read_input_tokens=50_000, cache_creation_input_tokens=2_000,
+                  output_tokens=300),
+        # Streamed: its first line was short, its last one is over the line.
+        assistant("m2", "claude-haiku-5-5", "2026-12-01T00:00:01Z", input_tokens=2_000,
+                  output_tokens=1),
+        assistant("m2", "claude-haiku-5-5", "2026-12-01T00:00:02Z", input_tokens=2_000,
+                  cache_read_input_tokens=120_000, cache_creation_input_tokens=1_000,
+                  output_tokens=500),
+        assistant("m3", "claude-haiku-5-5", "2026-12-01T00:00:03Z", input_tokens=10_000,
+                  cache_read_input_tokens=90_000, output_tokens=100),
+    ])
+    agent = TranscriptFacts(agent_file=True)
+    agent.feed([assistant("a1", "claude-haiku-5-5", "2026-12-01T00:00:04Z",
+                          input_tokens=150_000, output_tokens=10)])
+    figures = session_figures([facts.usage.by_model, agent.usage.by_model], facts.model,
+                              facts.context_input, facts.last_answer_at)
+    short = (1_000 * 0.10 + 50_000 * 0.01 + 2_000 * 0.125 + 300 * 0.50
+             + 10_000 * 0.10 + 90_000 * 0.01 + 100 * 0.50)
+    long = (2_000 * 0.50 + 120_000 * 0.05 + 1_000 * 0.625 + 500 * 2.50
+            + 150_000 * 0.50 + 10 * 2.50)
+    assert figures.cost_usd == pytest.approx((short + long) / 1e6)
+    assert (figures.tokens_in, figures.tokens_out) == (163_000, 910)
+    assert (figures.cache_read_tokens, figures.cache_write_tokens) == (260_000, 3_000)

@@ -46,7 +46,7 @@ def _watch(args: argparse.Namespace) -> int:
     from swarmdeck.probes.claude.sessions import SessionsProbe
     from swarmdeck.probes.host import CpuSampler
     from swarmdeck.probes.usage import UsageTracker
-    from swarmdeck.snapshot import take_snapshot
+    from swarmdeck.snapshot import keep_session_titles, take_snapshot
     from swarmdeck.watchdog.loop import Watchdog, watch_loop
 
     config, store = context()
@@ -62,7 +62,10 @@ def _watch(args: argparse.Namespace) -> int:
         peers = PeerProber()
 
     def take():
-        return take_snapshot(config, store, sampler, probe, usage, peers=peers)
+        snapshot = take_snapshot(config, store, sampler, probe, usage, peers=peers)
+        # Headless, this loop alone may see a session live: its title is kept for after.
+        keep_session_titles(store, snapshot.sessions)
+        return snapshot
 
     session = args.session or (os.environ.get(SESSION_ENV) if args.wake else None) or None
     started = time.time()

@@ -238,6 +238,14 @@ MIGRATIONS: list[Migration] = [
         " the job was started with; NULL when none was",
         JOBS_V13,
     ),
+    Migration(
+        14,
+        "session titles: the last title each Claude Code session's pid file gave, shown once"
+        " its process and pid file are gone (probes/claude/session_titles.py)",
+        "CREATE TABLE session_titles (session_id TEXT PRIMARY KEY, title TEXT NOT NULL,"
+        " seen_at REAL NOT NULL);"
+        " CREATE INDEX session_titles_by_seen_at ON session_titles (seen_at);",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 

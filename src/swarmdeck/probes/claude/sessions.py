@@ -34,6 +34,7 @@ from swarmdeck.probes.claude.hook_activity import (
 )
 from swarmdeck.probes.claude.jsonl_tail import JsonlTail
 from swarmdeck.probes.claude.live_sessions import LiveSession, PidFiles, pid_files
+from swarmdeck.probes.claude.session_titles import kept_titles
 from swarmdeck.probes.claude.subagents import (
     AgentTranscript,
     SubagentInfo,
@@ -46,6 +47,7 @@ from swarmdeck.probes.claude.transcript_fields import is_internal_agent
 from swarmdeck.probes.claude.usage import (
     NO_FIGURES,
     SessionFigures,
+    UsageKey,
     session_figures,
     summed_usage,
 )
@@ -188,9 +190,9 @@ class _Session:
     main: _Tracked
     agents: dict[Path, _Tracked] = field(default_factory=dict)
     metas: dict[Path, tuple[float, dict[str, Any]]] = field(default_factory=dict)
-    agents_usage: dict[str, list[int]] | None = None
-    """Its agent files' tokens by model, summed; None once one of them changed. A line added
-    to the main file alone then costs no pass over the agent files' counts."""
+    agents_usage: dict[UsageKey, list[int]] | None = None
+    """Its agent files' tokens by model and price tier, summed; None once one of them changed.
+    A line added to the main file alone then costs no pass over the agent files' counts."""
 
     @property
     def subagents_dir(self) -> Path:
@@ -224,8 +226,9 @@ class SessionsProbe:
         self._pids = PidFiles({}, frozenset(), False)
         self._seen_live: set[str] = set()
         self._names: dict[str, str] = {}
-        """The name each session's pid file last gave: its title once the process is gone
-        (2.1.328 writes no title record into the transcript)."""
+        """The name each session's pid file last gave, or the title swarmdeck's state kept for
+        it (`attach_hook_agents`): its title once the process is gone (2.1.328 writes no title
+        record into the transcript)."""
         self._running: set[str] = set()
         """Sessions known to run without a pid file saying so: the caller of a hook."""
         self._assembled: dict[str, SessionInfo] = {}
@@ -281,11 +284,13 @@ class SessionsProbe:
         running: dict[str, list[HookAgent]],
         waits: dict[str, HookWait] | None = None,
         ended: dict[str, float] | None = None,
+        titles: dict[str, str] | None = None,
     ) -> list[SessionInfo]:
         """Take the subagents that hook events say run (by session) and give each session the
         ones its transcripts do not show yet, and the sessions whose last hook event asks for
         the person (`waits`) their wait; the sessions that ended (`ended`, by their SessionEnd)
-        are over at once. The sessions, up to date.
+        are over at once; a session that is not live and has no title of its own takes the one
+        kept for it (`titles`, session_titles.py). The sessions, up to date.
 
         The sessions handed out are never changed afterwards: a session whose hook subagents
         changed is replaced by a new one, under the lock, so a reader in another thread (the
@@ -296,10 +301,15 @@ class SessionsProbe:
             self._hook_waits = waits or {}
             now = self.clock()
             ended = ended or {}
+            titled = {s: t for s, t in (titles or {}).items() if self._names.get(s) != t}
+            if titled:
+                self._names.update(titled)
+                self._dirty |= set(titled)
             if ended != self._hook_ended:
                 self._dirty |= set(ended) ^ set(self._hook_ended)
                 self._dirty |= {s for s in ended if ended[s] != self._hook_ended.get(s)}
                 self._hook_ended = ended
+            if self._dirty:
                 self._assemble(now)
             changed = False
             for sid, info in list(self._assembled.items()):
@@ -660,19 +670,23 @@ class SessionsProbe:
 
 def sessions_with_hooks(probe: SessionsProbe, store: StateStore) -> list[SessionInfo]:
     """The probe's sessions brought up to date, each with the subagents its hook events say
-    started (and did not stop) that its transcripts do not show yet, and its wait for the
-    person where its last hook event asks for one."""
+    started (and did not stop) that its transcripts do not show yet, its wait for the person
+    where its last hook event asks for one, and, once it ended untitled, the title kept for it
+    while it ran. Only reads the store: `keep_titles` is the readers' one write."""
     sessions = probe.current()
     now = probe.clock()
     starts = {s.session_id: s.process_started_at for s in sessions}
+    untitled = [s.session_id for s in sessions if not s.live and not s.title]
     try:
         running = running_hook_agents(store, now - HOOK_AGENT_WINDOW, starts)
         waits = hook_waits(store, now - HOOK_AGENT_WINDOW)
         ended = ended_sessions(store, now - HOOK_AGENT_WINDOW)
+        titles = kept_titles(store, untitled)
     except (sqlite3.Error, StateError):
-        # Hook events only add to what the transcripts say; without them the view is still true.
-        running, waits, ended = {}, {}, {}
-    return probe.attach_hook_agents(running, waits, ended)
+        # Hook events and kept titles only add to what the transcripts say; without them the
+        # view is still true.
+        running, waits, ended, titles = {}, {}, {}, {}
+    return probe.attach_hook_agents(running, waits, ended, titles)
 
 
 def read_session(

@@ -8,19 +8,31 @@ with the figures of its last line. The transcript facts add each line as it is r
 already get.
 
 `PRICES` is the one table of prices: Anthropic's list prices in USD per million tokens, as
-published on its pricing page (platform.claude.com/docs/en/about-claude/pricing) on
-`PRICES_DATE`; the 5-minute cache write rate is the one Claude Code's cache uses. A model the
-table does not name has no cost: the figure says "unpriced" rather than guess.
+published on its pricing page (platform.claude.com/docs/en/about-claude/pricing) and each
+model's overview page on `PRICES_DATE`; the 5-minute cache write rate is the one Claude Code's
+cache uses. A model the table does not name has no cost: the figure says "unpriced" rather than
+guess. A model priced by prompt length (`LongPrompt`) has each turn counted in its own tier, so
+the cost of a turn over the line is exact without keeping the turns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 PRICES_DATE = "2026-12-05"
 """When `PRICES` was copied from the list prices."""
+
+
+@dataclass(frozen=True)
+class LongPrompt:
+    """A higher tier of a model's prices: a request whose prompt (its input, cache reads and
+    cache writes) is over `above` tokens pays `price` on every token, its output included."""
+
+    above: int
+    price: Price
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,8 @@ class Price:
     cache_write: float
     cache_read: float
     output: float
+    long_prompt: LongPrompt | None = None
+    """The rates of a request whose prompt is over a line, where the model has such a tier."""
 
 
 PRICES: tuple[tuple[str, Price], ...] = (
@@ -49,6 +63,8 @@ PRICES: tuple[tuple[str, Price], ...] = (
     ("claude-sonnet-5", Price(2.0, 2.5, 0.20, 10.0)),
     ("claude-sonnet-4", Price(3.0, 3.75, 0.30, 15.0)),
     ("claude-3-7-sonnet", Price(3.0, 3.75, 0.30, 15.0)),
+    ("claude-haiku-5-5", Price(0.10, 0.125, 0.01, 0.50,
+                               LongPrompt(100_000, Price(0.50, 0.625, 0.05, 2.50)))),
     ("claude-haiku-4-5", Price(1.0, 1.25, 0.10, 5.0)),
     ("claude-3-5-haiku", Price(0.80, 1.0, 0.08, 4.0)),
 )
@@ -60,7 +76,10 @@ LONG_CONTEXT_WINDOW = 1_000_000
 """The 1M-token window (a `[1m]` model, or one whose turn already went past 200k)."""
 
 
+@lru_cache(maxsize=256)
 def price_of(model: str | None) -> Price | None:
+    """The list price of a model id, by the first prefix of `PRICES` it starts with; None when
+    unpriced. Kept per id: the usage counter asks once per assistant message."""
     if not model:
         return None
     for prefix, price in PRICES:
@@ -75,8 +94,22 @@ def context_window(model: str | None, context_tokens: int | None) -> int:
     return CONTEXT_WINDOW
 
 
+UsageKey = tuple[str, bool]
+"""A model id, and whether the turns counted under it had a prompt over the model's
+`LongPrompt` line (always False for a model without one)."""
+
+
+def over_long_prompt(model: str, figures: list[int]) -> bool:
+    """True when a turn of `model` with these [input, output, cache_read, cache_write] tokens
+    is priced at its model's long-prompt tier."""
+    price = price_of(model)
+    if price is None or price.long_prompt is None:
+        return False
+    return figures[0] + figures[2] + figures[3] > price.long_prompt.above
+
+
 class UsageCounter:
-    """The tokens of one transcript file by model, each message counted once.
+    """The tokens of one transcript file by model and price tier, each message counted once.
 
     Lines of one message come one after another; a message id met again later (a repeat of an
     earlier message) is not counted twice either.
@@ -85,10 +118,10 @@ class UsageCounter:
     __slots__ = ("_last", "_last_id", "_seen", "by_model")
 
     def __init__(self) -> None:
-        self.by_model: dict[str, list[int]] = {}
-        """model -> [input, output, cache_read, cache_write]"""
+        self.by_model: dict[UsageKey, list[int]] = {}
+        """(model, over its long-prompt line) -> [input, output, cache_read, cache_write]"""
         self._last_id: str | None = None
-        self._last: tuple[str, list[int]] | None = None
+        self._last: tuple[UsageKey, list[int]] | None = None
         self._seen: set[str] = set()
 
     def add(self, message: dict[str, Any]) -> None:
@@ -101,6 +134,7 @@ class UsageCounter:
                    _int(usage.get("cache_creation_input_tokens"))]
         model = message.get("model")
         model = model if isinstance(model, str) and model else "?"
+        key = (model, over_long_prompt(model, figures))
         message_id = message.get("id")
         if isinstance(message_id, str) and message_id:
             if message_id == self._last_id and self._last is not None:
@@ -112,13 +146,13 @@ class UsageCounter:
             self._last_id = message_id
         else:
             self._last_id = None
-        self._last = (model, figures)
-        self._apply(model, figures, 1)
+        self._last = (key, figures)
+        self._apply(key, figures, 1)
 
-    def _apply(self, model: str, figures: list[int], sign: int) -> None:
-        counts = self.by_model.get(model)
+    def _apply(self, key: UsageKey, figures: list[int], sign: int) -> None:
+        counts = self.by_model.get(key)
         if counts is None:
-            counts = self.by_model[model] = [0, 0, 0, 0]
+            counts = self.by_model[key] = [0, 0, 0, 0]
         for index, value in enumerate(figures):
             counts[index] += sign * value
 
@@ -171,13 +205,13 @@ class SessionFigures:
 NO_FIGURES = SessionFigures(0, 0, 0, 0, 0.0, None, CONTEXT_WINDOW, None, None)
 
 
-def summed_usage(counters: Iterable[UsageCounter]) -> dict[str, list[int]]:
-    """The counters' tokens by model, added up."""
+def summed_usage(counters: Iterable[UsageCounter]) -> dict[UsageKey, list[int]]:
+    """The counters' tokens by model and tier, added up."""
     return _summed(counter.by_model for counter in counters)
 
 
-def _summed(parts: Iterable[Mapping[str, list[int]]]) -> dict[str, list[int]]:
-    by_model: dict[str, list[int]] = {}
+def _summed(parts: Iterable[Mapping[UsageKey, list[int]]]) -> dict[UsageKey, list[int]]:
+    by_model: dict[UsageKey, list[int]] = {}
     for part in parts:
         for name, counts in part.items():
             known = by_model.get(name)
@@ -192,17 +226,17 @@ def _summed(parts: Iterable[Mapping[str, list[int]]]) -> dict[str, list[int]]:
 
 
 def session_figures(
-    parts: Iterable[Mapping[str, list[int]]],
+    parts: Iterable[Mapping[UsageKey, list[int]]],
     model: str | None,
     context_tokens: int | None,
     last_answer_at: float | None,
 ) -> SessionFigures:
-    """The figures of a session from its files' tokens by model (`UsageCounter.by_model`, or
-    `summed_usage` of several) and its main thread's latest turn."""
+    """The figures of a session from its files' tokens by model and tier
+    (`UsageCounter.by_model`, or `summed_usage` of several) and its main thread's latest turn."""
     by_model = _summed(parts)
     totals = [0, 0, 0, 0]
     cost: float | None = 0.0
-    for name, counts in by_model.items():
+    for (name, long), counts in by_model.items():
         for index in range(4):
             totals[index] += counts[index]
         if not any(counts):
@@ -211,6 +245,8 @@ def session_figures(
         if price is None or cost is None:
             cost = None
             continue
+        if long and price.long_prompt is not None:
+            price = price.long_prompt.price
         cost += (counts[0] * price.input + counts[1] * price.output
                  + counts[2] * price.cache_read + counts[3] * price.cache_write) / 1e6
     return SessionFigures(
