@@ -6,6 +6,7 @@ from pilot_waits import probed, until
 
 from swarmdeck.app.help import HelpScreen
 from swarmdeck.app.hosts import HostCard
+from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
 from swarmdeck.probes.host import local_host_name
@@ -73,9 +74,9 @@ async def test_an_open_alert_shows_in_the_alerts_panel_and_a_resolved_one_does_n
             )
     app = SwarmdeckApp(load_config(), store)
     async with app.run_test(size=(160, 50)) as pilot:
-        table = app.query_one("#alerts-table")
+        table = app.query_one("#alerts-table", KeyedTable)
         await probed(pilot)
         assert table.row_count == 1
-        cells = [str(cell) for cell in table.get_row_at(0)]
+        cells = [str(cell) for cell in table.get_row(table.row_keys[0])]
         assert "disk alert" in cells
         assert "3" in cells

@@ -1,10 +1,15 @@
 """How a keyed table's columns share its width (`fitted_widths`, a pure decision): a yielding
 column (a long label) is cut, down to its floor, as far as that lets the columns after it be
-drawn whole, all of them where it can."""
+drawn whole, all of them where it can. Then the table itself, in a bare app: a changed cell is
+rendered again alone, from its own cache, and the cursor stays on its row's key."""
 
 from __future__ import annotations
 
-from swarmdeck.app.keyed_table import fitted_widths
+import pytest
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from swarmdeck.app.keyed_table import KeyedTable, fitted_widths
 
 NARROWEST = 8
 LABEL_FLOOR = {0: 14}
@@ -24,3 +29,103 @@ def test_the_label_is_cut_for_the_kept_columns_even_where_they_do_not_fit_whole(
 
 def test_a_label_that_fits_is_drawn_whole() -> None:
     assert fitted_widths([20, 10, 10], 45, NARROWEST, LABEL_FLOOR) == [20, 10, 10]
+
+
+class OneTable(App[None]):
+    """A bare app of one keyed table, focused, a cell render counted by its text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rendered: list[str] = []
+        self.chosen: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield KeyedTable([("job", "job"), ("state", "state"), ("runtime", "runtime")])
+
+    def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+        self.chosen.append(event.key)
+
+
+def jobs(count: int, ticked: int | None = None) -> dict[str, list[str]]:
+    """`count` running jobs, the one numbered `ticked` a second further on."""
+    return {str(n): [f"job {n}", "running", "0:11" if n == ticked else "0:10"]
+            for n in range(count)}
+
+
+def counting_renders(monkeypatch: pytest.MonkeyPatch, app: OneTable) -> None:
+    render_cell = KeyedTable.render_cell
+
+    def counted(self: KeyedTable, cell: Text, *args: object) -> object:
+        app.rendered.append(cell.plain)
+        return render_cell(self, cell, *args)
+
+    monkeypatch.setattr(KeyedTable, "render_cell", counted)
+
+
+def shown(table: KeyedTable) -> list[str]:
+    return [table.render_line(y).text.rstrip() for y in range(table.size.height)]
+
+
+async def test_a_changed_cell_is_rendered_again_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runtime ticking in one row of twenty renders that one cell; every other cell of the
+    lines drawn again comes from the table's cache."""
+    app = OneTable()
+    async with app.run_test(size=(60, 30)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.sync(jobs(20))
+        await pilot.pause()
+        counting_renders(monkeypatch, app)
+        table.sync(jobs(20, ticked=7))
+        await pilot.pause()
+        assert app.rendered == ["0:11"]
+        assert shown(table)[1 + 7].split() == ["job", "7", "running", "0:11"]
+        assert shown(table)[1 + 6].split() == ["job", "6", "running", "0:10"]
+
+
+async def test_a_sync_with_nothing_new_renders_and_repaints_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = OneTable()
+    async with app.run_test(size=(60, 30)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.sync(jobs(20))
+        await pilot.pause()
+        counting_renders(monkeypatch, app)
+        asked: list[tuple[object, ...]] = []
+        refresh = KeyedTable.refresh
+        monkeypatch.setattr(KeyedTable, "refresh",
+                            lambda self, *regions, **kw: (asked.append(regions),
+                                                          refresh(self, *regions, **kw))[1])
+        table.sync(jobs(20))
+        await pilot.pause()
+        assert app.rendered == [] and asked == []
+
+
+async def test_the_cursor_stays_on_its_row_as_rows_come_and_go() -> None:
+    app = OneTable()
+    async with app.run_test(size=(60, 30)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.sync(jobs(5))
+        table.move_cursor(row=table.get_row_index("3"))
+        rows = jobs(5)
+        del rows["1"]
+        table.sync({"new": ["job new", "queued", ""], **rows})
+        await pilot.pause()
+        assert table.cursor_key() == "3"
+        assert table.row_keys == ["new", "0", "2", "3", "4"]
+        del rows["3"]
+        table.sync(rows)
+        assert table.cursor_key() == "4"  # the row that took its place
+
+
+async def test_enter_and_a_click_on_the_cursor_row_choose_it() -> None:
+    app = OneTable()
+    async with app.run_test(size=(60, 30)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.sync(jobs(5))
+        table.focus()
+        await pilot.press("down", "enter")
+        await pilot.click(KeyedTable, offset=(2, 1 + 3))  # the cursor goes to job 3
+        await pilot.click(KeyedTable, offset=(2, 1 + 3))  # and job 3 opens
+        await pilot.pause()
+        assert app.chosen == ["1", "3"]

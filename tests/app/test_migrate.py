@@ -85,7 +85,7 @@ async def test_m_on_a_queued_job_migrates_it_to_the_peer_by_its_button(
         with store.read() as conn:
             moved = conn.execute("SELECT id FROM jobs WHERE host = 'box2'").fetchone()
         assert moved is not None
-        await wait_until(pilot, lambda: str(moved["id"]) in [k.value for k in table.rows])
+        await wait_until(pilot, lambda: str(moved["id"]) in table.row_keys)
     with store.read() as conn:
         still = conn.execute("SELECT state FROM jobs WHERE id = ?", (queued,)).fetchone()
     # Its row says it moved; its "runner" (this test) was not signalled: a real runner finds

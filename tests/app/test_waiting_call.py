@@ -42,7 +42,7 @@ async def test_k_on_a_call_waiting_for_the_person_says_so(
         await probed(pilot)
         await pilot.press("6")
         table = app.query_one("#findings-table", KeyedTable)
-        await until(pilot, lambda: str(finding) in [key.value for key in table.rows],
+        await until(pilot, lambda: str(finding) in table.row_keys,
                     "the finding")
         table.focus()
         table.move_cursor(row=table.get_row_index(str(finding)))

@@ -230,7 +230,7 @@ async def test_alerts_show_merged_counts(isolated_home):
     async with app.run_test(size=(160, 60)) as pilot:
         table = app.query_one("#alerts-table", KeyedTable)
         await _until(pilot, lambda: table.row_count == 1)
-        [row] = [table.get_row(key) for key in table.rows]
+        [row] = [table.get_row(key) for key in table.row_keys]
         assert "3" in [str(cell) for cell in row]
 
 

@@ -34,7 +34,7 @@ def card_text(app: SwarmdeckApp) -> str:
 
 def row_keys(app: SwarmdeckApp) -> list[str]:
     table = app.query_one(JobsPanel).query_one(KeyedTable)
-    return [str(key.value) for key in table.rows]
+    return table.row_keys
 
 
 async def test_nodes_in_hosts_and_cluster_jobs_in_jobs(slurm_config, slurm_cluster: SlurmCluster):

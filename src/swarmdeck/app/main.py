@@ -28,7 +28,7 @@ from textual.notifications import SeverityLevel
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Header, Tree
+from textual.widgets import Header, Tree
 
 from swarmdeck.actions.detach import launch_detached_said
 from swarmdeck.actions.run_request import RunRequest
@@ -54,6 +54,7 @@ from swarmdeck.app.history import RoomHistory
 from swarmdeck.app.host_detail import HostDetail
 from swarmdeck.app.hosts import HostsPanel
 from swarmdeck.app.jobs import JobsPanel
+from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.launch import LaunchScreen
 from swarmdeck.app.locks import LocksPanel
 from swarmdeck.app.palette import key_commands
@@ -309,12 +310,10 @@ class SwarmdeckApp(App[int]):
         if self.terminal is not None and hung_up(self.terminal):
             self.exit(return_code=ExitCode.TERMINAL_GONE)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         """`enter` on a job, a finding or an alert opens its detail view."""
-        key = event.row_key.value
-        if key is None:
-            return
-        table = event.data_table.id
+        key = event.key
+        table = event.table.id
         if table == "jobs-table":
             self.push_screen(JobDetail(int(key), self.store, self.history))
         elif table == "findings-table":
