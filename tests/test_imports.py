@@ -1,8 +1,10 @@
-"""No module of swarmdeck imports a private module of CPython or of a library.
+"""No module of swarmdeck imports a private module of CPython or of a library, nor reads a
+private name off one (`argparse._SubParsersAction`).
 
 A name with a leading underscore is its owner's to change in any minor release (CPython renamed
 `_sha256` to `_sha2` in 3.12; Textual moves its parsers between releases), so the package uses
-public modules and names only. The test reads every source file's imports, as written.
+public modules and names only. The tests read every source file as written; the private
+attributes of the classes it builds on are test_library_privates.py's.
 """
 
 from __future__ import annotations
@@ -74,5 +76,54 @@ def test_no_module_imports_a_private_module() -> None:
         f"{path.relative_to(PACKAGE.parent)} {finding}"
         for path in sorted(PACKAGE.rglob("*.py"))
         for finding in private_imports(path.read_text())
+    ]
+    assert offenders == []
+
+
+def module_aliases(tree: ast.AST) -> set[str]:
+    """The names `import X` and `import X as Y` bind to another package's modules."""
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree) if isinstance(node, ast.Import)
+        for alias in node.names if alias.name.split(".")[0] != OWN
+    }
+
+
+def private_module_attributes(source: str) -> list[str]:
+    """`argparse._SubParsersAction` and the like: a private name read off another package's
+    module."""
+    tree = ast.parse(source)
+    modules = module_aliases(tree)
+    return [
+        f"line {node.lineno}: {node.value.id}.{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+        and node.value.id in modules and private(node.attr)
+    ]
+
+
+@pytest.mark.parametrize(
+    "source, found",
+    [
+        ("import argparse\nx: argparse._SubParsersAction", ["line 2: argparse._SubParsersAction"]),
+        ("import os\nos._exit(0)", ["line 2: os._exit"]),
+        ("import argparse\nargparse.ArgumentParser()", []),
+        ("from swarmdeck import paths\npaths._home()", []),
+    ],
+)
+def test_the_reader_finds_private_names_read_off_a_module(source: str, found: list[str]) -> None:
+    assert private_module_attributes(source) == found
+
+
+ALLOWED_MODULE_ATTRIBUTES = {"os._exit"}
+"""Private-looking names a module documents as public (`os._exit` is in os's documentation)."""
+
+
+def test_no_module_reads_a_private_name_off_another_packages_module() -> None:
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)} {finding}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for finding in private_module_attributes(path.read_text())
+        if finding.split(": ", 1)[1] not in ALLOWED_MODULE_ATTRIBUTES
     ]
     assert offenders == []

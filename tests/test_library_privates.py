@@ -1,18 +1,20 @@
-"""No module of swarmdeck reads, sets or overrides a private attribute of a Textual object.
+"""No module of swarmdeck reads, sets or overrides a private attribute of a library's object.
 
-Textual's underscored attributes (a DataTable's caches, a Tree's line cache, the screen's
-compositor) change in any minor release, so the package uses what Textual documents. Two
-readings of the source, as written, find every use:
+Underscored attributes (a DataTable's caches, a Tree's line cache, argparse's `_check_value`)
+change in any minor release, so the package uses what Textual and the standard library
+document. Two readings of the source, as written, find every use:
 
-- In a class built on a Textual class, `self._name` where a Textual class it derives from has
-  `_name` (set on `self` in its source, or defined in its body): that reaches into Textual, or
-  clobbers Textual's own attribute with one of the same name.
+- In a class built on a library's class (Textual's, argparse's, threading's), `self._name`
+  where a class it derives from has `_name` (set on `self` in its source, or defined in its
+  body): that reaches into the library, or clobbers its own attribute with one of the same
+  name.
 - Anywhere, `something._name` on another object where Textual has `_name` and swarmdeck defines
   no `_name` of its own: that can only be Textual's.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib
 import inspect
@@ -30,8 +32,9 @@ TEXTUAL = Path(textual.__file__).resolve().parent
 
 
 def private(name: str) -> bool:
-    """A single-underscore name; dunders such as `__init__` are public."""
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+    """A single-underscore name; dunders such as `__init__` and enum's documented sunders such
+    as `_missing_` are public."""
+    return name.startswith("_") and not name.endswith("_")
 
 
 def on_self(tree: ast.AST) -> Iterator[ast.Attribute]:
@@ -73,8 +76,8 @@ def textual_names() -> frozenset[str]:
 
 
 @cache
-def textual_class_names(cls: type) -> frozenset[str]:
-    """The private names a Textual class has: defined in its body or set on `self`."""
+def class_names(cls: type) -> frozenset[str]:
+    """The private names a library's class has: defined in its body or set on `self`."""
     try:
         tree = ast.parse(inspect.getsource(cls))
     except (OSError, TypeError):  # a class made at run time has no source: its body is all
@@ -83,21 +86,25 @@ def textual_class_names(cls: type) -> frozenset[str]:
     return frozenset(body | {node.attr for node in on_self(tree)})
 
 
-def from_textual(cls: type) -> bool:
-    return cls.__module__.split(".")[0] == "textual"
+def from_a_library(cls: type) -> bool:
+    """A class swarmdeck builds on from outside it (Textual, argparse, threading...); Python's
+    built-in types have no Python source to reach into."""
+    return cls.__module__.split(".")[0] not in ("swarmdeck", "builtins")
 
 
 def sources() -> Iterator[tuple[str, Path]]:
     for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "__main__.py":
+            continue  # a program: importing it runs it
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
         yield ".".join(parts[:-1] if parts[-1] == "__init__" else parts), path
 
 
-def shared_with_textual(cls: type) -> set[str]:
-    """The private names a class built on Textual's uses on `self` or defines that a Textual
+def shared_with_its_library(cls: type) -> set[str]:
+    """The private names a class built on a library's uses on `self` or defines that a library
     class it derives from has too."""
     theirs = frozenset().union(
-        *(textual_class_names(base) for base in cls.__mro__ if from_textual(base))
+        *(class_names(base) for base in cls.__mro__[1:] if from_a_library(base))
     )
     [body] = ast.parse(textwrap.dedent(inspect.getsource(cls))).body
     assert isinstance(body, ast.ClassDef)
@@ -109,17 +116,15 @@ def shared_with_textual(cls: type) -> set[str]:
 
 
 def reaching_in_on_self() -> list[str]:
-    """`module.Class: _name` for each private name a class built on Textual's shares with it."""
+    """`module.Class: _name` for each private name a class built on a library's shares with it."""
     found = []
-    for dotted, path in sources():
-        if "textual" not in path.read_text():
-            continue
+    for dotted, _path in sources():
         module = importlib.import_module(dotted)
         for cls in vars(module).values():
             if (isinstance(cls, type) and cls.__module__ == dotted
-                    and any(from_textual(base) for base in cls.__mro__)):
+                    and any(from_a_library(base) for base in cls.__mro__[1:])):
                 found += [f"{dotted}.{cls.__qualname__}: {name}"
-                          for name in sorted(shared_with_textual(cls))]
+                          for name in sorted(shared_with_its_library(cls))]
     return found
 
 
@@ -149,7 +154,7 @@ def reaching_in_elsewhere() -> list[str]:
     ]
 
 
-def test_no_class_built_on_textual_shares_a_private_name_with_it() -> None:
+def test_no_class_built_on_a_library_class_shares_a_private_name_with_it() -> None:
     assert reaching_in_on_self() == []
 
 
@@ -163,13 +168,19 @@ class ReachingIn(DataTable[str]):
         self._mine = 1
 
 
+class Checking(argparse.ArgumentParser):
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        """Overrides argparse's own check of a choice."""
+
+
 class Shadowing(ScrollView):
     def _refresh_scrollbars(self) -> None:
         """Overrides Widget's own private method, unknowingly."""
 
 
-def test_the_readings_find_a_reach_into_textual_and_a_name_that_clobbers_its_own() -> None:
-    assert shared_with_textual(ReachingIn) == {"_clear_caches"}
-    assert shared_with_textual(Shadowing) == {"_refresh_scrollbars"}
+def test_the_readings_find_a_reach_into_a_library_and_a_name_that_clobbers_its_own() -> None:
+    assert shared_with_its_library(ReachingIn) == {"_clear_caches"}
+    assert shared_with_its_library(Shadowing) == {"_refresh_scrollbars"}
+    assert shared_with_its_library(Checking) == {"_check_value"}
     source = "import os\ndef f(tree, app):\n  tree._invalidate()\n  app._ours()\n  os._exit(0)"
     assert [node.attr for node in only_textuals(ast.parse(source), {"_ours"})] == ["_invalidate"]
