@@ -14,6 +14,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -115,6 +116,30 @@ def test_a_log_deleted_under_a_running_job_is_refused_after_a_hook_made_a_new_on
         _assert_refused(db, _files(db.parent))
     finally:
         _stop(job)
+
+
+SHARED_LOCK = "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); " \
+    "fcntl.lockf(fd, fcntl.LOCK_SH, 510, 0x40000002); print('held', flush=True); " \
+    "time.sleep(float(sys.argv[2]))"
+"""A process holding SQLite's shared lock on the state file and no index lock, as a connection
+being made does until it reaches the -shm: argv is the file and how long to hold it."""
+
+
+def test_a_connection_slow_to_reach_its_index_is_waited_for_not_refused(
+    isolated_home: Path,
+) -> None:
+    """100 runs started at once on 2 cores once had one connection hold the file's lock over a
+    second before its index: that is a store in use, not a log lost under its readers."""
+    db = isolated_home / "state" / "state.db"
+    StateStore(db).close()
+    opening = subprocess.Popen(
+        [sys.executable, "-c", SHARED_LOCK, str(db), "1.5"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert opening.stdout is not None and opening.stdout.readline() == "held\n"
+        StateStore(db).close()
+    finally:
+        opening.wait(timeout=DEADLINE)
 
 
 def test_a_state_file_truncated_with_nothing_running_is_refused(isolated_home: Path) -> None:

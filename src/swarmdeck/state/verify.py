@@ -178,23 +178,37 @@ def inspect(path: str, verify: bool, lock_timeout: float) -> None:
     )
 
 
+LOST_LOG_PATIENCE = 3.0
+"""Seconds a process must stay cut off from the log before the file is refused for it. A
+connection being made holds the file's lock a moment before it takes its index, longer on a
+starved machine (one of 100 runs started at once on 2 cores held it past a second); one whose
+log was deleted under it holds it until it ends."""
+
+
 def _refuse_a_log_lost_under_readers(path: str, status: os.stat_result) -> None:
     """Refuse a store whose -wal or -shm was deleted while other processes had it open.
 
     Opening it would make a fresh log and index beside what those processes still write to:
     the rows written since the last checkpoint, running jobs' among them, would be out of reach
-    and their ids handed out again. A connection that is being made or closed holds the file's
-    lock a moment without the two files, so the state is looked at again over a second.
+    and their ids handed out again. A process is taken for cut off only once it has held the
+    file without the index for LOST_LOG_PATIENCE; the look ends when none is left, or when each
+    one seen came and went within that time.
     """
-    lost = readers_without_log(path, status)
-    for pause in _INDEX_PAUSES:
-        if not lost:
+    first_seen: dict[int, float] = {}
+    started = time.monotonic()
+    pause = _INDEX_PAUSES[0]
+    while True:
+        now = time.monotonic()
+        lost = readers_without_log(path, status)
+        first_seen = {pid: first_seen.get(pid, now) for pid in lost}
+        stuck = [pid for pid, since in first_seen.items() if now - since >= LOST_LOG_PATIENCE]
+        if stuck:
+            break
+        if not lost or now - started >= 4 * LOST_LOG_PATIENCE:
             return
         time.sleep(pause)
-        lost = readers_without_log(path, status)
-    if not lost:
-        return
-    pids = ", ".join(map(str, lost[:5])) + (", …" if len(lost) > 5 else "")
+        pause = min(2 * pause, _INDEX_PAUSES[-1])
+    pids = ", ".join(map(str, stuck[:5])) + (", …" if len(stuck) > 5 else "")
     raise StateError(
         f"state database {path}: its write-ahead log (-wal, -shm) was deleted while process"
         f" {pids} still had it open, so what they wrote since the last checkpoint, running jobs"
