@@ -19,6 +19,7 @@ import pytest
 from cagekit import MIB, SWARMDECK, end_session, hog, session_processes, write_config
 
 from ledger_rows import insert_job
+from swarmdeck.actions.booking import mib_ceil
 from swarmdeck.actions.jobwatch import EXITED, SIGNALLED, TIMEOUT, Watched
 from swarmdeck.actions.oom import OomVerdict
 from swarmdeck.actions.reconcile import reconcile
@@ -778,6 +779,23 @@ def test_a_command_with_no_history_books_the_prior_of_its_family(
     one, two = rows(isolated_home)
     assert one["admitted_via"] == "cap" and two["admitted_via"] == "family"
     assert one["peak"] < two["booked"] < 60 * MIB and two["oom_score_adj"] == 500
+
+
+def test_a_single_run_books_the_margin_its_folders_workloads_repeat_within(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    """Three workloads in a folder ran twice each and peaked alike both times: a fourth, run
+    once, books its second run at its peak plus their spread, under the tenth a single run
+    books where its folder shows nothing."""
+    for hold in (0.01, 0.02, 0.03, 0.01, 0.02, 0.03, 0.04, 0.04):
+        done = swarmdeck_run("--", *hog(30, hold=hold), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    jobs = rows(isolated_home)
+    alone, once, again = jobs[3], jobs[6], jobs[7]
+    assert alone["admitted_via"] == "history"
+    assert alone["booked"] == mib_ceil(jobs[0]["peak"] * 1.1), "no folder spread yet: a tenth"
+    assert again["admitted_via"] == "history" and again["oom_score_adj"] == 500
+    assert once["peak"] < again["booked"] < mib_ceil(once["peak"] * 1.1)
 
 
 def test_a_queued_job_of_fiction_rebooks_from_its_family_once_a_member_ended(
