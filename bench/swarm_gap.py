@@ -5,10 +5,11 @@ slice × time of one day (the ledger's rows from the day's first submission to i
 into parts, each given in seconds of the whole slice (area / slice), so they add up to the
 day's span:
 
-- work: each job's true peak (the plan's) × the seconds its process ran (started → ended);
-- start and end: the true peak × the seconds its booking was held outside that (admitted →
-  started: cage and spawn; the end's recording is inside ended_at);
-- margin: (booked − true peak) × the seconds its booking was held;
+- work: each job's peak (as the ledger measured it) × the seconds its process ran (started →
+  ended, which holds the job's own interpreter start and exit, and the runner's noticing);
+- start and end: the peak × the seconds its booking was held outside that (admitted →
+  started: cage and spawn);
+- margin: (booked − peak) × the seconds its booking was held;
 - room free, head fits: no booking holds it, a job is queued and the first queued job's
   booking fits in it (by the bookings: waiting with room free, the wake-up's and the
   slice's own lag);
@@ -46,9 +47,7 @@ class Span:
     booked: float
     """MiB."""
     peak: float
-    """MiB the plan says it reaches (the bound's figure)."""
-    measured: float
-    """MiB the ledger recorded."""
+    """MiB the ledger measured it at."""
 
 
 def day_rows(db: Path, day: int) -> list[sqlite3.Row]:
@@ -71,11 +70,9 @@ def day_rows(db: Path, day: int) -> list[sqlite3.Row]:
 
 
 def spans(folder: Path, trace: str, day: int) -> list[Span]:
-    plan = json.loads((folder / f"plan-{trace}.json").read_text())
     return [
         Span(row["label"], row["created_at"], row["admitted_at"], row["started_at"],
-             row["ended_at"], row["booked"] / MIB, plan[row["label"]]["peak"],
-             (row["peak"] or 0) / MIB)
+             row["ended_at"], row["booked"] / MIB, (row["peak"] or 0) / MIB)
         for row in day_rows(folder / f"state-{trace}" / "state.db", day)
     ]
 
@@ -111,7 +108,7 @@ def split(jobs: list[Span]) -> dict[str, float]:
 
 
 def bound(jobs: list[Span]) -> float:
-    """The bench's bound as run, from the ledger's run times."""
+    """The bench's bound, from the ledger's peaks and run times."""
     area = sum(job.peak * (job.ended - job.started) for job in jobs)
     return max(area / SLICE_MIB, max(job.ended - job.started for job in jobs))
 
@@ -121,11 +118,11 @@ def main() -> None:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--day", type=int, default=2)
     parser.add_argument("--jobs", action="store_true", help="print each job's times too")
+    parser.add_argument("--markdown", action="store_true",
+                        help="one table row per trace: seconds (share of the makespan)")
     args = parser.parse_args()
-    for plan in sorted(args.folder.glob("plan-*.json")):
-        trace = plan.stem.removeprefix("plan-")
-        if trace == "probe" or not (args.folder / f"state-{trace}").is_dir():
-            continue
+    for state in sorted(args.folder.glob("state-*")):
+        trace = state.name.removeprefix("state-")
         jobs = spans(args.folder, trace, args.day)
         if not jobs:
             continue
@@ -139,6 +136,10 @@ def main() -> None:
             parts["runners' start"] = begin - wall[0]
             parts["runners' exit"] = wall[1] - max(job.ended for job in jobs)
             begin, span = wall[0], wall[1] - wall[0]
+        if args.markdown:
+            cells = " | ".join(f"{part:.1f} ({part / span:.0%})" for part in parts.values())
+            print(f"| {trace} | {span:.1f} s | {cells} |")
+            continue
         print(f"{trace}, day {args.day}: span {span:.1f} s, bound {bound(jobs):.1f} s, "
               f"ratio {span / bound(jobs):.2f}")
         for name, seconds in parts.items():
@@ -148,7 +149,7 @@ def main() -> None:
                 print(f"  {job.label:22s} +{job.created - begin:5.2f} admitted"
                       f" +{job.admitted - begin:5.2f} started +{job.started - begin:5.2f}"
                       f" ended +{job.ended - begin:5.2f} booked {job.booked:6.0f}"
-                      f" peak {job.measured:6.0f} plan {job.peak:6.0f}")
+                      f" peak {job.peak:6.0f}")
 
 
 if __name__ == "__main__":
