@@ -96,6 +96,9 @@ class Row:
     note: str = ""
     ran: dict[str, float] = field(default_factory=dict)
     """Seconds each job ran (from its own log line), its last run where it ran twice."""
+    wall: tuple[float, float] = (0.0, 0.0)
+    """The row's begin and end by the wall clock (the ledger's clock): bench/swarm_gap.py
+    splits the time outside the ledger's rows from the time inside."""
 
 
 def ran_for(log: Path) -> dict[str, float]:
@@ -235,7 +238,7 @@ def swarmdeck_day(
     script: Path, jobs: list[Job], env: dict[str, str], work: Path, name: str
 ) -> Row:
     """Every job through `swarmdeck run --cap`, all started at once; a lost one at once again."""
-    began = time.monotonic()
+    began, wall = time.monotonic(), time.time()
     running: dict[str, tuple[subprocess.Popen[bytes], Job]] = {}
     lost = 0
     tries = {job.key: 0 for job in jobs}
@@ -262,7 +265,8 @@ def swarmdeck_day(
             elif code != 0:
                 sys.exit(f"bench_swarm: {key} exited {code} under swarmdeck")
         time.sleep(0.02)
-    return Row(name, time.monotonic() - began, lost)
+    took = time.monotonic() - began
+    return Row(name, took, lost, wall=(wall, wall + took))
 
 
 # ---- Slurm ------------------------------------------------------------------------------------
@@ -340,6 +344,8 @@ def run_trace(
         write_plan(plan, jobs, growth)
         row = swarmdeck_day(script, jobs, logged(sd_env, log), work, days[day])
         row.ran = ran_for(log)
+        with (root / f"days-{name}.json").open("a") as days_file:
+            days_file.write(json.dumps({"day": day + 1, "wall": row.wall}) + "\n")
         if day == 0:
             first.rows.append(row)
             results.append(first)

@@ -15,6 +15,7 @@ from swarmdeck.actions.booking import (
     Via,
     decide_admission,
     decide_booking,
+    folder_spread,
     hit_ceiling,
     mib_ceil,
 )
@@ -103,6 +104,42 @@ def test_a_capped_command_with_no_history_books_the_share_its_folder_reached() -
                                   cap_factor=1.5, unbounded=False, slice_cap=SLICE,
                                   folder=no_prior)
         assert (fallback.booked, fallback.via) == (2 * GIB, Via.CAP)
+
+
+def runs_of(*peaks_mib: int, ceiling: bool = False) -> list[PastRun]:
+    return [PastRun(peak * MIB, 4 * GIB, ceiling) for peak in peaks_mib]
+
+
+def test_a_single_run_books_the_margin_its_folders_workloads_repeat_within() -> None:
+    """Three other workloads in the folder peaked within 1 %, 3 % and 4 % of their last run: a
+    workload with one run there books its peak + 4 %, not + 10 %; with no such evidence, a
+    tenth; the margin stays within 2 % and a tenth whatever the folder shows."""
+    spread = folder_spread([runs_of(1000, 990), runs_of(500, 485, 490), runs_of(200, 192)])
+    assert spread == 4
+    one = [PastRun(1000 * MIB, 4 * GIB, False)]
+    learned = decide_booking(one, declared_cap=None, default_prediction=GIB, cap_factor=1.5,
+                             unbounded=False, slice_cap=SLICE, spread=spread)
+    assert (learned.booked, learned.via) == (1040 * MIB, Via.HISTORY)
+    assert learned.oom_score_adj == OOM_ADJ_PREDICTED
+    assert booking(one).booked == 1100 * MIB, "no spread known: a tenth"
+    for given, margin in ((0, 2), (1, 2), (25, 10)):
+        bounded = decide_booking(one, declared_cap=None, default_prediction=GIB,
+                                 cap_factor=1.5, unbounded=False, slice_cap=SLICE,
+                                 spread=given)
+        assert bounded.booked == (1000 + 10 * margin) * MIB
+    two = [PastRun(1000 * MIB, 4 * GIB, False), PastRun(800 * MIB, 4 * GIB, False)]
+    own = decide_booking(two, declared_cap=None, default_prediction=GIB, cap_factor=1.5,
+                         unbounded=False, slice_cap=SLICE, spread=2)
+    assert own.booked == booking(two).booked, "a workload with a spread of its own keeps it"
+
+
+def test_a_folder_shows_a_spread_only_from_enough_repeated_workloads_none_at_a_ceiling() -> None:
+    """Fewer than three workloads run twice, or one that hit its ceiling, is no evidence; a
+    workload run once says nothing of its spread; a folder that grows shows its growth."""
+    alike = [runs_of(1000, 990), runs_of(500, 485), runs_of(200, 192)]
+    assert folder_spread([*alike[:2], runs_of(300)]) is None
+    assert folder_spread([*alike, runs_of(900, 600, ceiling=True)]) is None
+    assert folder_spread([*alike, runs_of(1150, 1000)]) == 10, "15 % growth: a tenth stays"
 
 
 def test_one_small_run_does_not_erase_a_big_one() -> None:

@@ -19,10 +19,12 @@ import pytest
 from cagekit import MIB, SWARMDECK, end_session, hog, session_processes, write_config
 
 from ledger_rows import insert_job
-from swarmdeck.actions.jobwatch import EXITED, SIGNALLED, TIMEOUT, Watched
+from swarmdeck.actions.booking import Via, mib_ceil
+from swarmdeck.actions.jobwatch import EXITED, SIGNALLED, TIMEOUT, StopSignals, Watched
 from swarmdeck.actions.oom import OomVerdict
 from swarmdeck.actions.reconcile import reconcile
-from swarmdeck.actions.runner import exit_and_outcome
+from swarmdeck.actions.run_request import RunRequest
+from swarmdeck.actions.runner import RunContext, exit_and_outcome, prepare, rebook
 from swarmdeck.cache_settle import SETTLE_NS
 from swarmdeck.cli import main
 from swarmdeck.config import load_config
@@ -778,6 +780,52 @@ def test_a_command_with_no_history_books_the_prior_of_its_family(
     one, two = rows(isolated_home)
     assert one["admitted_via"] == "cap" and two["admitted_via"] == "family"
     assert one["peak"] < two["booked"] < 60 * MIB and two["oom_score_adj"] == 500
+
+
+def test_a_single_run_books_the_margin_its_folders_workloads_repeat_within(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    """Three workloads in a folder ran twice each and peaked alike both times: a fourth, run
+    once, books its second run at its peak plus their spread, under the tenth a single run
+    books where its folder shows nothing."""
+    for hold in (0.01, 0.02, 0.03, 0.01, 0.02, 0.03, 0.04, 0.04):
+        done = swarmdeck_run("--", *hog(30, hold=hold), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    jobs = rows(isolated_home)
+    alone, once, again = jobs[3], jobs[6], jobs[7]
+    assert alone["admitted_via"] == "history"
+    assert alone["booked"] == mib_ceil(jobs[0]["peak"] * 1.1), "no folder spread yet: a tenth"
+    assert again["admitted_via"] == "history" and again["oom_score_adj"] == 500
+    assert once["peak"] < again["booked"] < mib_ceil(once["peak"] * 1.1)
+
+
+def test_a_queued_single_run_rebooks_at_its_folders_spread_once_it_shows(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    """Four workloads ran once: the fourth's next run is prepared at its peak + a tenth, and
+    while the folder shows no spread, looking again changes nothing. Once three others ran
+    twice, a look while it queues books it at their spread, below the tenth."""
+    for hold in (0.01, 0.02, 0.03, 0.04):
+        done = swarmdeck_run("--", *hog(30, hold=hold), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    once = rows(isolated_home)[3]
+    request = RunRequest(hog(30, hold=0.04), cwd=str(tmp_path))
+    config, ledger = load_config(), store(isolated_home)
+    prepared = prepare(config, ledger, request, note=lambda line: None)
+    assert prepared.booking.via is Via.HISTORY
+    assert prepared.booking.booked == mib_ceil(once["peak"] * 1.1)
+    signals = StopSignals()
+    try:
+        run = RunContext(config, ledger, request, prepared, signals, lambda line: None)
+        assert rebook(run) is None
+        for hold in (0.01, 0.02, 0.03):
+            done = swarmdeck_run("--", *hog(30, hold=hold), cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+        fresh = rebook(run)
+    finally:
+        signals.restore()
+    assert fresh is not None and fresh.via is Via.HISTORY and fresh.oom_score_adj == 500
+    assert once["peak"] < fresh.booked < prepared.booking.booked
 
 
 def test_a_queued_job_of_fiction_rebooks_from_its_family_once_a_member_ended(

@@ -30,6 +30,9 @@ FOLDER_LEAST_RUNS = 3
 """The least number of recent capped runs in a folder, none at its ceiling, for a job with no
 history of its own nor of its family to book the share of its cap they reached: fewer would
 be a guess."""
+FOLDER_LEAST_WORKLOADS = 3
+"""The least number of other workloads in a folder with two runs or more, none at its
+ceiling, whose spread sets the margin of a workload with a single run (folder_spread)."""
 
 OOM_ADJ_UNBOUNDED = 1000
 OOM_ADJ_PREDICTED = 500
@@ -99,30 +102,48 @@ def made_cap(booked: int, cap_factor: float) -> int:
     return max(MIN_CAP, mib_ceil(booked * cap_factor))
 
 
-def predicted_peak(history: Sequence[PastRun]) -> int:
+def predicted_peak(history: Sequence[PastRun], one_run: int | None = None) -> int:
     """The largest peak of the recent runs (newest first), plus its growth when they climb,
     plus a margin from their spread.
 
     Taking the maximum over a window is the hysteresis: one small run does not erase a big one;
     only HISTORY_WINDOW small runs in a row do. The margin is the recent runs' own spread
-    (max − min over max, at least LEAST_MARGIN_PERCENT, at most a tenth; a tenth from a single
-    run), so a workload that peaks alike every time is booked close to its peak. A workload
-    whose peak grew run after run is booked for one more step of the same growth, so it is
-    not killed again for the growth it has already shown.
+    (max − min over max, at least LEAST_MARGIN_PERCENT, at most a tenth; from a single run,
+    `one_run` percent where its folder showed one (folder_spread), else a tenth), so a workload
+    that peaks alike every time is booked close to its peak. A workload whose peak grew run
+    after run is booked for one more step of the same growth, so it is not killed again for
+    the growth it has already shown.
     """
     peaks = [run.peak for run in history]
     top = max(peaks)
-    return -(-(top + growth(peaks)) * (100 + margin_percent(peaks)) // (100 * MIB)) * MIB
+    margin = margin_percent(peaks, one_run)
+    return -(-(top + growth(peaks)) * (100 + margin) // (100 * MIB)) * MIB
 
 
-def margin_percent(peaks: Sequence[int]) -> int:
-    """The margin over the largest peak, in percent, from the spread of `peaks`."""
+def margin_percent(peaks: Sequence[int], one_run: int | None = None) -> int:
+    """The margin over the largest peak, in percent, from the spread of `peaks`; of a single
+    peak, `one_run` (kept within the same bounds) or, without it, a tenth."""
     most = (HEADROOM_TENTHS - 10) * 10
     top = max(peaks)
     if len(peaks) < 2 or top <= 0:
-        return most
+        return most if one_run is None else max(LEAST_MARGIN_PERCENT, min(most, one_run))
     spread = -(-(top - min(peaks)) * 100 // top)
     return max(LEAST_MARGIN_PERCENT, min(most, spread))
+
+
+def folder_spread(workloads: Sequence[Sequence[PastRun]]) -> int | None:
+    """The margin, in percent, a workload with a single run books in a folder whose other
+    workloads (each one's recent runs, newest first) have shown how far their peaks move from
+    one run to the next: the largest of their margins (margin_percent, at most a tenth), once
+    FOLDER_LEAST_WORKLOADS of them have two runs or more and none of their runs hit its ceiling;
+    None otherwise (a single run then books a tenth). A folder whose workloads grow from run
+    to run shows that growth as their spread, and its single runs keep the tenth."""
+    repeated = [runs[:HISTORY_WINDOW] for runs in workloads if len(runs) >= 2]
+    if len(repeated) < FOLDER_LEAST_WORKLOADS:
+        return None
+    if any(run.hit_ceiling for runs in repeated for run in runs):
+        return None
+    return max(margin_percent([run.peak for run in runs]) for runs in repeated)
 
 
 def growth(peaks: Sequence[int]) -> int:
@@ -145,6 +166,7 @@ def decide_booking(
     slice_cap: int,
     family: Sequence[PastRun] = (),
     folder: Sequence[PastRun] = (),
+    spread: int | None = None,
 ) -> Booking:
     """The booking, cap and oom_score_adj of a job.
 
@@ -168,6 +190,9 @@ def decide_booking(
     books its cap times the largest share of their caps those runs reached, with a tenth's
     margin (folder_share): caps there are fiction by a measured factor. The same standing: it is
     killed first if it guessed wrong, and its next booking is its cap.
+
+    A workload with a single run books its peak with `spread` percent over it where its folder
+    showed how alike its workloads' runs are (folder_spread), a tenth without it.
     """
     recent = list(history[:HISTORY_WINDOW])
     kin = list(family[:HISTORY_WINDOW])
@@ -190,7 +215,7 @@ def decide_booking(
         # A run that hit its ceiling peaked at its cap, not at what it needed: it raises the
         # booking to this run's cap instead of feeding the prediction.
         grown = [run for run in recent if not run.hit_ceiling]
-        predicted = predicted_peak(grown) if grown else 0
+        predicted = predicted_peak(grown, spread) if grown else 0
         hit = [run.cap for run in recent if run.hit_ceiling]
         ceiling = max(hit, default=0)
         if hit and declared_cap is not None:

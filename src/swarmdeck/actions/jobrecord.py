@@ -12,9 +12,15 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun
+from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun, folder_spread
 from swarmdeck.hook_events import folded_transaction
-from swarmdeck.ledger import declared_cap_peaks, family_peaks, job_row, record_ending
+from swarmdeck.ledger import (
+    declared_cap_peaks,
+    family_peaks,
+    folder_peaks,
+    job_row,
+    record_ending,
+)
 from swarmdeck.ledger import mark_running as ledger_running
 from swarmdeck.probes.peaks import workload_history
 from swarmdeck.probes.procs import ProcessIdentity
@@ -77,6 +83,24 @@ def folder_runs(store: StateStore, cwd: str) -> list[PastRun]:
     with store.read() as conn:
         rows = declared_cap_peaks(conn, str(cwd), FOLDER_WINDOW)
     return [PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"])) for row in rows]
+
+
+SPREAD_LOOKBACK = 200
+"""Recent runs in a folder looked through for its workloads' spread (booking.folder_spread)."""
+
+
+def folder_spread_of(store: StateStore, cwd: str, fingerprint: str) -> int | None:
+    """The margin, in percent, a workload with a single run books in `cwd`, from the spread of
+    the folder's other workloads (booking.folder_spread); None when they show none."""
+    with store.read() as conn:
+        rows = folder_peaks(conn, str(cwd), SPREAD_LOOKBACK)
+    workloads: dict[str, list[PastRun]] = {}
+    for row in rows:
+        if row["fingerprint"] != fingerprint:
+            workloads.setdefault(row["fingerprint"], []).append(
+                PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"]))
+            )
+    return folder_spread(list(workloads.values()))
 
 
 def past_runs(store: StateStore, fingerprint: str) -> list[PastRun]:

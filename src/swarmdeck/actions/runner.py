@@ -33,6 +33,7 @@ from swarmdeck.actions.jobrecord import (
     Ending,
     family_runs,
     folder_runs,
+    folder_spread_of,
     mark_running,
     past_runs,
     record_end,
@@ -302,6 +303,7 @@ def prepare(
         slice_cap=slice_cap,
         family=family,
         folder=() if history or family or not declared else folder_runs(store, request.cwd),
+        spread=folder_spread_of(store, request.cwd, workload) if len(history) == 1 else None,
     )
     return Prepared(backend, facts, booking, workload, local_host_name(), result_file)
 
@@ -324,9 +326,15 @@ class RunContext:
 def rebook(run: RunContext) -> Booking | None:
     """While queued on a booking of fiction (its declared cap or the default prediction: no
     history of its own), the booking its family's runs, or failing them its folder's capped
-    runs, give now, if any have ended since it was prepared; None to keep the booking it has."""
+    runs, give now, if any have ended since it was prepared; while queued on the prediction of
+    a single run, the smaller booking the folder's spread gives now (booking.folder_spread).
+    None to keep the booking it has."""
     prepared, request = run.prepared, run.request
-    if prepared.booking.via not in (Via.CAP, Via.DEFAULT) or request.unbounded:
+    if request.unbounded:
+        return None
+    if prepared.booking.via is Via.HISTORY:
+        return _rebook_single_run(run)
+    if prepared.booking.via not in (Via.CAP, Via.DEFAULT):
         return None
     total = mem_total()
     declared = parse_cap(request.cap, total)
@@ -345,6 +353,29 @@ def rebook(run: RunContext) -> Booking | None:
         folder=folder,
     )
     return booking if booking.via in (Via.FAMILY, Via.FOLDER) else None
+
+
+def _rebook_single_run(run: RunContext) -> Booking | None:
+    """The booking of a workload with a single run, from the margin its folder's spread gives
+    now, when that books less than it was prepared with; None otherwise."""
+    prepared, request = run.prepared, run.request
+    history = past_runs(run.store, prepared.fingerprint)
+    if len(history) != 1:
+        return None
+    spread = folder_spread_of(run.store, request.cwd, prepared.fingerprint)
+    if spread is None:
+        return None
+    total = mem_total()
+    booking = decide_booking(
+        history,
+        declared_cap=parse_cap(request.cap, total),
+        default_prediction=run.config.memory.default_prediction.resolve(total),
+        cap_factor=run.config.memory.cap_factor,
+        unbounded=False,
+        slice_cap=prepared.facts.slice_cap,
+        spread=spread,
+    )
+    return booking if booking.booked < prepared.booking.booked else None
 
 
 def run_job(

@@ -140,6 +140,15 @@ def declared_cap_peaks(conn: sqlite3.Connection, cwd: str, limit: int) -> list[s
     ).fetchall()
 
 
+def folder_peaks(conn: sqlite3.Connection, cwd: str, limit: int) -> list[sqlite3.Row]:
+    """Recorded peaks (fingerprint, peak, cap, hit_ceiling) of runs in `cwd`, newest first."""
+    return conn.execute(
+        "SELECT p.fingerprint, p.peak, p.cap, p.hit_ceiling FROM peaks p JOIN jobs j"
+        " ON j.id = p.job_id WHERE j.cwd = ? ORDER BY p.recorded_at DESC LIMIT ?",
+        (cwd, limit),
+    ).fetchall()
+
+
 def open_cluster_rows(conn: sqlite3.Connection) -> list[sqlite3.Row]:
     """Active rows of jobs submitted to a Slurm cluster."""
     return conn.execute(
