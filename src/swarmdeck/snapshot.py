@@ -205,7 +205,7 @@ def keep_session_titles(store: StateStore, sessions: list[SessionInfo]) -> None:
     # Safe to skip: the session is still live, so the next snapshot keeps its title; this one
     # is whole without the write.
     with contextlib.suppress(sqlite3.Error, StateError):
-        keep_titles(store, sessions)
+        keep_titles(store, {s.session_id: s.title for s in sessions if s.live and s.title})
 
 
 def one_shot_snapshot(

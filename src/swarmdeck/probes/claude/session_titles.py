@@ -10,13 +10,12 @@ Nothing is ever written under Claude Code's folder.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from swarmdeck.probes.claude.sessions import SessionInfo
     from swarmdeck.state import StateStore
 
 KEEP_FOR = 60 * 24 * 3600.0
@@ -26,13 +25,14 @@ MAX_TITLE = 200
 """The longest title kept, as a transcript's title records are cut."""
 
 
-def keep_titles(store: StateStore, sessions: Iterable[SessionInfo]) -> None:
-    """Keep the title of each live session that differs from the one kept for it.
+def keep_titles(store: StateStore, live: Mapping[str, str]) -> None:
+    """Keep the title of each live session (session id → its title now) that differs from the
+    one kept for it.
 
     A snapshot with nothing new writes nothing: the titles are read first, and the write
     lock is taken only for a session that got a title or changed it.
     """
-    seen = {s.session_id: s.title[:MAX_TITLE] for s in sessions if s.live and s.title}
+    seen = {sid: title[:MAX_TITLE] for sid, title in live.items() if title}
     if not seen:
         return
     with store.read() as conn:
