@@ -10,8 +10,9 @@ from pathlib import Path
 
 from cagekit import MIB, SWARMDECK, end_session, write_config
 
+from swarmdeck.ledger.schema import RUNNING
 from swarmdeck.probes.cgroups import cgroup_pids
-from swarmdeck.probes.memory_book import RUNNING, ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.probes.procs import identity
 from swarmdeck.probes.store_rows import Finding
 from swarmdeck.state import StateStore

@@ -10,16 +10,7 @@ import time
 from pathlib import Path
 
 from swarmdeck.demo.jobs import SLICE_MIB, demo_jobs, job_checkout
-from swarmdeck.probes.memory_book import (
-    ACTIVE,
-    ADMITTED,
-    DONE,
-    LOST,
-    MOVED,
-    QUEUED,
-    REFUSED,
-    RUNNING,
-)
+from swarmdeck.ledger.schema import ACTIVE, ADMITTED, DONE, LOST, MOVED, QUEUED, REFUSED, RUNNING
 
 SLICE_OWN_MIB = 16
 """What the slice holds besides its jobs' bookings (kernel memory, a runner's pages; seen at

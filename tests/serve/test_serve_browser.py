@@ -17,8 +17,9 @@ import pytest
 from served import SWARMDECK, browser, need_chromium, open_screen, serving
 
 from swarmdeck.app.main import PANELS
+from swarmdeck.ledger.schema import RUNNING
 from swarmdeck.probes.cgroups import cgroup_pids
-from swarmdeck.probes.memory_book import RUNNING, ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.probes.procs import identity
 from swarmdeck.probes.store_rows import Finding
 from swarmdeck.state import StateStore

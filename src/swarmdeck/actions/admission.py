@@ -45,17 +45,9 @@ from swarmdeck.ledger import (
     queued_rows,
     set_cgroup,
 )
+from swarmdeck.ledger.schema import ADMITTED, MOVED, QUEUED, REFUSED, RUNNING
 from swarmdeck.probes.machine import read_meminfo
-from swarmdeck.probes.memory_book import (
-    ADMITTED,
-    MOVED,
-    QUEUED,
-    REFUSED,
-    RUNNING,
-    MemoryBook,
-    SliceFacts,
-    read_book,
-)
+from swarmdeck.probes.memory_book import MemoryBook, SliceFacts, read_book
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.sizes import format_size
 from swarmdeck.state import MAKE_WRITABLE, now

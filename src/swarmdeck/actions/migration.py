@@ -23,8 +23,9 @@ from swarmdeck.actions.admission import end_queued
 from swarmdeck.errors import RefusedError
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.ledger import job_row
+from swarmdeck.ledger.schema import ACTIVE, ADMITTED, MOVED, QUEUED, RUNNING
 from swarmdeck.probes.machine import local_host_name
-from swarmdeck.probes.memory_book import ACTIVE, ADMITTED, MOVED, QUEUED, RUNNING, job_from_row
+from swarmdeck.probes.memory_book import job_from_row
 from swarmdeck.probes.peer_cache import READ, current_reading
 from swarmdeck.sizes import exact_size, format_size
 

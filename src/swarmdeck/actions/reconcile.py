@@ -20,8 +20,8 @@ from swarmdeck.actions.cage.base import made_cage
 from swarmdeck.actions.kill import OwnTreeError, stop_tree, would_stop_itself
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.ledger import close_job, rows_in_states
+from swarmdeck.ledger.schema import ACTIVE, LOST
 from swarmdeck.probes.cgroups import cgroup_pids, chosen_site, slice_sites
-from swarmdeck.probes.memory_book import ACTIVE, LOST
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.state import now
 

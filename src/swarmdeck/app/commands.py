@@ -22,8 +22,9 @@ from textual.widgets import Button, Label, Static
 from swarmdeck.actions.booking import OOM_ADJ_UNBOUNDED, made_cap
 from swarmdeck.actions.migration import copy_running
 from swarmdeck.actions.run_request import RunRequest
+from swarmdeck.ledger.schema import ACTIVE
 from swarmdeck.probes.locks import HELD, LockState
-from swarmdeck.probes.memory_book import ACTIVE, LedgerJob
+from swarmdeck.probes.memory_book import LedgerJob
 from swarmdeck.sizes import exact_size
 
 

@@ -35,10 +35,11 @@ from swarmdeck.app.history import JobPoint, RoomHistory
 from swarmdeck.app.quiet import show_text
 from swarmdeck.durations import NONE, runtime_text
 from swarmdeck.errors import StateError
+from swarmdeck.ledger.schema import ACTIVE, QUEUED
 from swarmdeck.printable import printable, printable_lines, printable_text
 from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.claude.subagents import SubagentInfo
-from swarmdeck.probes.memory_book import ACTIVE, QUEUED, LedgerJob
+from swarmdeck.probes.memory_book import LedgerJob
 from swarmdeck.probes.peaks import WorkloadHistory, workload_history
 from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot

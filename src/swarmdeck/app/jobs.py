@@ -24,7 +24,8 @@ from swarmdeck.app.more_room import MoreRoom, more_room
 from swarmdeck.app.panel import Rows, TablePanel
 from swarmdeck.config import Config
 from swarmdeck.durations import running_runtime_text
-from swarmdeck.probes.memory_book import RUNNING, LedgerJob, MemoryBook
+from swarmdeck.ledger.schema import RUNNING
+from swarmdeck.probes.memory_book import LedgerJob, MemoryBook
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.views.cells import Cell, in_order

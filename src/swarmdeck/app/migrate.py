@@ -24,8 +24,9 @@ from swarmdeck.actions.migration import (
     withdraw_queued,
 )
 from swarmdeck.config import Config
+from swarmdeck.ledger.schema import QUEUED
 from swarmdeck.printable import printable
-from swarmdeck.probes.memory_book import QUEUED, LedgerJob
+from swarmdeck.probes.memory_book import LedgerJob
 
 
 def pane_title(job_id: int, label: str) -> Text:

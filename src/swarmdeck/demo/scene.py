@@ -57,9 +57,10 @@ from swarmdeck.demo.slices import (
 from swarmdeck.demo.strays import remove_folder, scene_process, stop_strays
 from swarmdeck.errors import SwarmdeckError
 from swarmdeck.exitcodes import ExitCode
+from swarmdeck.ledger.schema import ACTIVE, QUEUED
 from swarmdeck.probes.cgroups import SCOPE, SliceSite, chosen_site, slice_sites, why_no_site
 from swarmdeck.probes.machine import mem_total
-from swarmdeck.probes.memory_book import ACTIVE, QUEUED, ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.state import StateStore
 

@@ -98,7 +98,8 @@ def running_subagents_line(hook: HookInput, store: StateStore, now: float) -> st
 
 def running_jobs_line(store: StateStore, cwd: str | None, now: float) -> str | None:
     """Caged jobs of this host still queued or running, this cwd's first."""
-    from swarmdeck.probes.memory_book import ACTIVE, ledger_jobs
+    from swarmdeck.ledger.schema import ACTIVE
+    from swarmdeck.probes.memory_book import ledger_jobs
     from swarmdeck.sizes import format_size
 
     jobs = [job for job in ledger_jobs(store) if job.state in ACTIVE]

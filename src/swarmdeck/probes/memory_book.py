@@ -17,17 +17,7 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.ledger import finished_count as count_finished
 from swarmdeck.ledger import finished_rows, rows_in_states
-from swarmdeck.ledger.schema import (  # noqa: F401 (the row states, importable from here too)
-    ACTIVE,
-    ADMITTED,
-    DONE,
-    HOLDS_BOOKING,
-    LOST,
-    MOVED,
-    QUEUED,
-    REFUSED,
-    RUNNING,
-)
+from swarmdeck.ledger.schema import ACTIVE, HOLDS_BOOKING, RUNNING
 from swarmdeck.probes.cgroups import chosen_site, read_memory, slice_sites, why_no_site
 from swarmdeck.probes.machine import local_host_name, read_meminfo
 from swarmdeck.probes.procs import ProcessIdentity

@@ -6,7 +6,8 @@ from rich.text import Text
 
 from swarmdeck.durations import NONE, runtime_text
 from swarmdeck.exitcodes import ExitCode
-from swarmdeck.probes.memory_book import DONE, LOST, MOVED, REFUSED, RUNNING, LedgerJob
+from swarmdeck.ledger.schema import DONE, LOST, MOVED, REFUSED, RUNNING
+from swarmdeck.probes.memory_book import LedgerJob
 from swarmdeck.probes.usage import cores_text
 from swarmdeck.views.cells import Cell, pick, size_cell
 

@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING
 
 from swarmdeck.actions.peer_hint import PEER_FITS
-from swarmdeck.probes.memory_book import QUEUED
+from swarmdeck.ledger.schema import QUEUED
 
 if TYPE_CHECKING:
     from swarmdeck.snapshot import Snapshot

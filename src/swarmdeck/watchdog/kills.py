@@ -27,11 +27,11 @@ from swarmdeck.actions.kill import (
 from swarmdeck.breaks import broken
 from swarmdeck.errors import RefusedError, UsageError
 from swarmdeck.ledger import job_row, open_cluster_row, running_processes
+from swarmdeck.ledger.schema import ACTIVE, RUNNING
 from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude.live_sessions import claude_code_processes
 from swarmdeck.probes.machine import local_host_name
-from swarmdeck.probes.memory_book import ACTIVE, RUNNING
 from swarmdeck.probes.procs import ProcessIdentity, StatLine, read_stat
 from swarmdeck.probes.store_rows import Finding, KillRequest
 from swarmdeck.words import counted

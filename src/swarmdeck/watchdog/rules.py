@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from swarmdeck.durations import runtime_text
-from swarmdeck.probes.memory_book import QUEUED
+from swarmdeck.ledger.schema import QUEUED
 from swarmdeck.sizes import format_size
 from swarmdeck.watchdog.findings import CRITICAL, INFO, WARNING, FindingDraft
 from swarmdeck.words import counted

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 from swarmdeck.errors import StateError
 from swarmdeck.hook_events import read_hook_events
 from swarmdeck.ledger import running_cluster_hosts
+from swarmdeck.ledger.schema import RUNNING
 from swarmdeck.probes.cgroups import cgroup_pids
 from swarmdeck.probes.claude.transcript_fields import text_of, timestamp
-from swarmdeck.probes.memory_book import RUNNING, ledger_jobs
+from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.probes.procs import read_stat
 
 if TYPE_CHECKING:

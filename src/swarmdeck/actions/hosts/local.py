@@ -20,9 +20,10 @@ from swarmdeck.actions.hosts.base import Ended, Fit, Handle, Host, HostError, Jo
 from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.ledger import job_row
+from swarmdeck.ledger.schema import ACTIVE
 from swarmdeck.probes.host import host_snapshot
 from swarmdeck.probes.machine import local_host_name
-from swarmdeck.probes.memory_book import ACTIVE, memory_book
+from swarmdeck.probes.memory_book import memory_book
 from swarmdeck.probes.procs import ProcessIdentity
 from swarmdeck.sizes import exact_size, format_size
 

@@ -31,7 +31,7 @@ from swarmdeck.ledger import (
     set_peak,
 )
 from swarmdeck.ledger import set_driver as ledger_set_driver
-from swarmdeck.probes.memory_book import ACTIVE, ADMITTED, DONE, LOST
+from swarmdeck.ledger.schema import ACTIVE, ADMITTED, DONE, LOST
 from swarmdeck.probes.procs import ProcessIdentity, own_identity
 from swarmdeck.state import now
 

@@ -27,7 +27,7 @@ from swarmdeck.actions.reconcile import runner_alive
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.ledger import add_job, close_job, mark_started_on, open_cluster_rows
 from swarmdeck.ledger import mark_submitted as ledger_submitted
-from swarmdeck.probes.memory_book import ACTIVE, LOST, QUEUED
+from swarmdeck.ledger.schema import ACTIVE, LOST, QUEUED
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.probes.slurm import (
     Accounting,
