@@ -65,13 +65,16 @@ STALE_AFTER = 30 * 60.0
 REASSEMBLE_EVERY = 30.0
 """Seconds after which every session is re-decided even if no file changed (staleness is time)."""
 MAX_META = 256 * 1024
-KEEP_ENDED = 100
+KEEP_ENDED = 10
 """A session's ended subagents (completed or failed) kept whole, the newest; older ones are
 retired once RETIRE_BATCH more have ended: their facts and their transcript's are let go and
-they are only counted (SessionInfo.retired_finished, retired_failed), their tokens kept in
-the session's figures. A session that ran thousands of subagents then costs what this many
-do, in memory and in each assembly (bench/results/app.md, over hours)."""
-RETIRE_BATCH = 20
+they are only counted (SessionInfo.retired_finished, retired_failed), their tokens, their
+dispatches and the bytes they put into the main context kept in the session's figures (its
+parallelism over time then covers the subagents kept). A session that ran thousands of
+subagents then costs what this many do, in memory and in each assembly: ten live sessions
+keep the control room's memory flat over hours (bench/results/app.md, over hours). The
+Agents panel shows the newest three on lines of their own and folds the rest anyway."""
+RETIRE_BATCH = 5
 """Ended subagents past KEEP_ENDED before any is retired: retired in batches, a session is
 not laid out again for each one that ends."""
 
@@ -215,6 +218,8 @@ class _Session:
     """Its retired subagents' tokens by model and price tier, summed."""
     retired_finished: int = 0
     retired_failed: int = 0
+    retired_context: list[int] = field(default_factory=lambda: [0, 0])
+    """The bytes its retired subagents put into the main context: in all, and the most one did."""
 
     @property
     def subagents_dir(self) -> Path:
@@ -664,7 +669,7 @@ class SessionsProbe:
             last_activity_at=max(known) if known else None,
             tool_in_flight=call,
             subagents=subagents,
-            health=swarm_health(subagents, facts.main.context_tokens, now),
+            health=self._health(session, subagents, facts.main.context_tokens, now),
             waiting_for=live.waiting_for if live else None,
             waiting_since=_waiting_since(live),
             mode=live.mode if live else None,
@@ -672,6 +677,23 @@ class SessionsProbe:
             figures=figures,
             retired_finished=session.retired_finished,
             retired_failed=session.retired_failed,
+        )
+
+    @staticmethod
+    def _health(
+        session: _Session, subagents: list[SubagentInfo], context_tokens: int | None, now: float
+    ) -> SwarmHealth:
+        """The session's swarm health, its retired subagents' dispatches and context bytes
+        counted in."""
+        health = swarm_health(subagents, context_tokens, now)
+        retired = session.retired_finished + session.retired_failed
+        if not retired:
+            return health
+        return replace(
+            health,
+            dispatches=health.dispatches + retired,
+            context_bytes_total=health.context_bytes_total + session.retired_context[0],
+            context_bytes_max=max(health.context_bytes_max, session.retired_context[1]),
         )
 
     def _retire(self, session: _Session, subagents: list[SubagentInfo]) -> set[str]:
@@ -702,6 +724,8 @@ class SessionsProbe:
                 session.retired_usage = added_usage(
                     [session.retired_usage, tracked.facts.usage.by_model]
                 )
+            session.retired_context[0] += sub.context_bytes
+            session.retired_context[1] = max(session.retired_context[1], sub.context_bytes)
             if sub.status == FAILED:
                 session.retired_failed += 1
             else:
