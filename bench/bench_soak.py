@@ -53,6 +53,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "app.md"
 SECTION = "## Over hours: `bench/bench_soak.py`"
 """The heading of this benchmark's section of app.md; what follows it up to the next `## ` is
 this benchmark's and is replaced by each run."""
+HISTORY_MINUTES = 10
+"""The app's default `ui.history_minutes`: its sparklines' rings fill for this long."""
 JOB_SECONDS = (60, 180)
 """How long each job sleeps, drawn uniformly: a job ends and a new one starts every few
 seconds with 20 running."""
@@ -264,6 +266,8 @@ def main() -> int:
     lines += [f"| {m:.0f} | {mib(r)} |" for m, r in readings if round(m) in shown]
     if readings and round(last_minute) not in shown:
         lines.append(f"| {last_minute:.0f} | {mib(last)} |")
+    # The app's own rings (ui.history_minutes of readings) are full from then on.
+    filled = next((r for m, r in readings if m >= HISTORY_MINUTES + args.settle - 0.01), None)
     if settled and last:
         grew = last / settled - 1
         lines += [
@@ -271,6 +275,11 @@ def main() -> int:
             f"- end / {args.settle:g} min: {last / settled:.3f}× ({grew * 100:+.1f} %; goal"
             f" within ±5 %): {'within' if abs(grew) <= 0.05 else 'over'}",
         ]
+    if filled and last:
+        lines.append(
+            f"- end / {HISTORY_MINUTES + args.settle:g} min, once the app's {HISTORY_MINUTES} min"
+            f" of history are held: {last / filled:.3f}× ({(last / filled - 1) * 100:+.1f} %)"
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
