@@ -166,11 +166,12 @@ class TranscriptFacts:
 
     def forget(self, idents: set[str]) -> None:
         """Let go of what this file said of ended dispatches (a session's retired subagents,
-        sessions.py): each dispatch and every notice, resume and progress of it, by its tool
-        use id or agent id in `idents`. Their call ids stay seen: a line read again (a file
-        that starts over is read afresh, not through this) is never a new call."""
+        sessions.py): each dispatch, its call id, and every notice, resume and progress of it,
+        by its tool use id or agent id in `idents`. Only long-ended dispatches are retired:
+        Claude Code writes no line of one again."""
         for ident in idents:
             self.dispatches.pop(ident, None)
+            self._seen_calls.discard(ident)
             self.notices.pop(ident, None)
             self.resumed.pop(ident, None)
             self.progress_agents.pop(ident, None)
