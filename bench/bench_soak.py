@@ -11,9 +11,9 @@ Default: `swarmdeck ui` runs in a tmux pane (200×60) at its default 2 s refresh
 `--minutes`; its resident memory (VmRSS, with any children) is read every minute. The figure is
 the end's reading over the reading at `--settle` minutes (goal: within 5 %).
 
-`--trace`: the app runs in this process under Textual's Pilot instead, with tracemalloc, and
-every `--every` minutes prints what grew most since the first snapshot, by traceback: what to
-look at when the ratio is over.
+`--trace`: the app in the pane runs with tracemalloc on (bench/traced_ui.py), and what grew
+most since its first snapshot (at `--settle` minutes), by traceback, every `--every` minutes,
+is printed at the end: what to look at when the ratio is over.
 
     .venv/bin/python bench/bench_soak.py [--minutes 120] [--jobs 20] [--sessions 10]
     .venv/bin/python bench/bench_soak.py --trace --minutes 20 --every 5
@@ -22,7 +22,6 @@ look at when the ratio is over.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 import platform
@@ -33,7 +32,6 @@ import sys
 import tempfile
 import threading
 import time
-import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,15 +140,16 @@ def soak_home(args: argparse.Namespace) -> Iterator[Home]:
         remove_slice(slice_path)
 
 
-def tmux_app(home: Home, minutes: float) -> list[tuple[float, int | None]]:
-    """`swarmdeck ui` in a pane of its own for `minutes`; (minutes since start, RSS) each
-    minute and at the end."""
+def tmux_app(
+    home: Home, minutes: float, command: str = f"exec {SWARMDECK} ui"
+) -> list[tuple[float, int | None]]:
+    """`swarmdeck ui` (or `command`) in a pane of its own for `minutes`; (minutes since start,
+    RSS) each minute and at the end."""
     session = f"swarmdeck-bench-soak-{os.getpid()}"
     tmux = ["tmux", "-L", session]
     env = dict(home.env, TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8")
     subprocess.run(
-        [*tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "60",
-         f"exec {SWARMDECK} ui"],
+        [*tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "60", command],
         env=env, check=True,
     )
     readings: list[tuple[float, int | None]] = []
@@ -176,36 +175,16 @@ def mib(value: int | None) -> str:
     return "gone" if value is None else f"{value / MIB:.1f}M"
 
 
-def trace_app(minutes: float, every: float, warm: float, size: tuple[int, int]) -> None:
-    """The app in this process under Pilot; what grew most every `every` minutes since the
-    first snapshot, `warm` minutes in."""
-    from swarmdeck.app.main import SwarmdeckApp
-    from swarmdeck.config import load_config
-    from swarmdeck.state import StateStore
-
-    async def run() -> None:
-        app = SwarmdeckApp(load_config(), StateStore.open_default())
-        async with app.run_test(size=size):
-            await asyncio.sleep(warm * 60)
-            first = tracemalloc.take_snapshot()
-            began = time.monotonic()
-            while time.monotonic() - began < minutes * 60:
-                await asyncio.sleep(every * 60)
-                now = tracemalloc.take_snapshot()
-                grown = now.compare_to(first, "traceback")
-                traced = tracemalloc.get_traced_memory()[0]
-                print(f"--- {(time.monotonic() - began) / 60:.1f} min, snapshots"
-                      f" {app.snapshots_taken}, traced {mib(traced)},"
-                      f" RSS {mib(rss_bytes(os.getpid()))}", flush=True)
-                for stat in grown[:12]:
-                    print(f"{stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks")
-                    for line in stat.traceback.format(limit=8)[-16:]:
-                        print("      " + line)
-                sys.stdout.flush()
-            app.exit()
-
-    tracemalloc.start(12)
-    asyncio.run(run())
+def trace_app(home: Home, minutes: float, every: float, warm: float) -> None:
+    """The app with tracemalloc (bench/traced_ui.py) in the pane; what grew most every `every`
+    minutes since the first snapshot, `warm` minutes in, printed at the end."""
+    out = home.folder / "trace.txt"
+    home.env.update(
+        SWARMDECK_TRACE_OUT=str(out), SWARMDECK_TRACE_WARM=str(warm * 60),
+        SWARMDECK_TRACE_EVERY=str(every * 60),
+    )
+    tmux_app(home, minutes, f"exec {sys.executable} {Path(__file__).with_name('traced_ui.py')}")
+    print(out.read_text() if out.exists() else "no snapshot was compared")
 
 
 def write_section(text: str) -> None:
@@ -240,8 +219,7 @@ def main() -> int:
     started = time.strftime("%Y-%m-%d %H:%M")
     with soak_home(args) as home:
         if args.trace:
-            os.environ.update(home.env)
-            trace_app(args.minutes, args.every, args.settle, (200, 60))
+            trace_app(home, args.minutes, args.every, args.settle)
             return 0
         readings = tmux_app(home, args.minutes)
     load_after = load_average()
