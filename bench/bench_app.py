@@ -41,7 +41,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench_serve import SECTION as SERVE_SECTION
-from scene import caged_jobs, load_average, make_slice, remove_slice, scratch_home, sleepers
+from bench_soak import SECTION as SOAK_SECTION
+from scene import (
+    caged_jobs,
+    load_average,
+    make_slice,
+    remove_slice,
+    rss_bytes,
+    scratch_home,
+    sleepers,
+)
 from swarmdeck.probes import procs
 
 RESULTS = Path(__file__).resolve().parent / "results" / "app.md"
@@ -72,35 +81,6 @@ def install_missing() -> None:
         ["apt-get", "install", "-y", "-qq", *missing], check=True,
         env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"),
     )
-
-
-def _descendants(pid: int) -> list[int]:
-    """The process and its live descendants."""
-    table = procs.process_table()
-    children: dict[int, list[int]] = {}
-    for stat in table.values():
-        children.setdefault(stat.ppid, []).append(stat.pid)
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        if current in table:
-            found.append(current)
-            todo += children.get(current, [])
-    return found
-
-
-def rss_bytes(pid: int) -> int | None:
-    """Resident memory of a process and its live descendants (VmRSS); None once it is gone."""
-    total = 0
-    for member in _descendants(pid):
-        try:
-            status = Path(f"/proc/{member}/status").read_text()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                total += int(line.split()[1]) * 1024
-    return total if procs.identity(pid) is not None else None
 
 
 def cpu_seconds(pid: int) -> float:
@@ -306,9 +286,11 @@ def main() -> int:
         ]
     lines += rss_lines(monitors, resident, ran)
     args.write.parent.mkdir(parents=True, exist_ok=True)
-    # bench_serve.py's section (the browser viewers' cost) follows; it is kept as it was.
+    # bench_soak.py's section (memory over hours) and bench_serve.py's (the browser viewers'
+    # cost) follow; they are kept as they were.
     before = args.write.read_text() if args.write.exists() else ""
-    kept = before[before.index(SERVE_SECTION):] if SERVE_SECTION in before else ""
+    starts = [before.index(s) for s in (SOAK_SECTION, SERVE_SECTION) if s in before]
+    kept = before[min(starts):] if starts else ""
     args.write.write_text("\n".join(lines) + ("\n" + kept if kept else ""))
     print("\n".join(lines))
     return 0

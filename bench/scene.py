@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarmdeck.actions.cage import remove_cgroup
+from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cgroup_pids, read_hierarchies
 from swarmdeck.probes.machine import mem_total
 
@@ -150,3 +151,32 @@ def _children(pid: int) -> list[str]:
 
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def _descendants(pid: int) -> list[int]:
+    """The process and its live descendants."""
+    table = procs.process_table()
+    children: dict[int, list[int]] = {}
+    for stat in table.values():
+        children.setdefault(stat.ppid, []).append(stat.pid)
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        if current in table:
+            found.append(current)
+            todo += children.get(current, [])
+    return found
+
+
+def rss_bytes(pid: int) -> int | None:
+    """Resident memory of a process and its live descendants (VmRSS); None once it is gone."""
+    total = 0
+    for member in _descendants(pid):
+        try:
+            status = Path(f"/proc/{member}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+    return total if procs.identity(pid) is not None else None

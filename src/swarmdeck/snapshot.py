@@ -28,6 +28,7 @@ from swarmdeck.probes.memory_book import (
 )
 from swarmdeck.probes.nvml import NOT_READ
 from swarmdeck.probes.peer_cache import PeerReading
+from swarmdeck.probes.peer_jobs import with_peer_figures
 from swarmdeck.probes.slurm import SlurmReading, our_cluster_jobs, read_cluster
 from swarmdeck.probes.store_rows import (
     Alert,
@@ -178,6 +179,7 @@ def take_snapshot(
             cluster=cluster,
         )
     snapshot.peers = peers.read_all(config) if peers is not None else []
+    snapshot.jobs = with_peer_figures(snapshot.jobs, snapshot.peers)
     return snapshot
 
 

@@ -111,18 +111,18 @@ def _hosts_section() -> str:
 
 
 def test_the_help_explains_every_figure_of_a_host_and_its_whole() -> None:
-    """`threads free 0/2 (8 over)`, `room 208M of the 768M slice`, `slice cap`, `available`,
+    """`threads free 0/2 (8 over)`, `room 208M/768M slice`, `slice cap`, `available`,
     the load: each is explained, and says which whole it is a part of (the slice, the host,
     the heavy-thread budget)."""
     section = _hosts_section()
     names = [name for name, _ in dict(GLOSSARY)["Hosts"]]
-    for figure in ("threads free A/B (N over)", "room A of the B slice", "slice cap",
+    for figure in ("threads free A/B (N over)", "room A/B slice", "slice cap",
                    "available", "load", "N of M cores busy", "memory room", "GPU free"):
         assert figure in names, (figure, names)
     meaning = dict(dict(GLOSSARY)["Hosts"])
     assert "budget" in meaning["threads free A/B (N over)"]
     assert "over" in meaning["threads free A/B (N over)"].split("budget", 1)[1]
-    assert "slice" in meaning["room A of the B slice"] and "MemTotal" in section
+    assert "slice" in meaning["room A/B slice"] and "MemTotal" in section
     assert "whole host" in meaning["available"]
     assert "reserve" in meaning["slice cap"]
 
@@ -139,4 +139,4 @@ async def test_the_memory_figure_names_the_slice_its_room_is_of(
         await pilot.press("1")
         await pilot.pause()
         figures = " ".join(str(w.render()) for w in app.query(".memory-figures"))
-    assert "room 250G of the 480G slice" in figures, figures
+    assert "room 250G/480G slice" in figures, figures

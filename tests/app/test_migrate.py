@@ -5,6 +5,8 @@ shows the job there. A running job is refused, and so is one that is over: `r` r
 
 from __future__ import annotations
 
+import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -14,13 +16,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "actions"))
 
-from cagekit import new_slice, remove_tree
+from cagekit import SWARMDECK, new_slice, remove_tree
 from fixed_room import PEER, fixed_app
 from peerkit import start_peer
 from textual.widgets import Button
 
 from ledger_rows import add_job
 from ssh_server import servers as servers
+from swarmdeck.app.detail import JobDetail
 from swarmdeck.app.keyed_table import KeyedTable
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.app.migrate import MigrateScreen, pane_title
@@ -168,3 +171,55 @@ def test_the_panes_title_shows_the_label_as_written() -> None:
     """A label is an agent's words: brackets in it are no markup, its controls are escapes."""
     title = pane_title(4, "[/]tests/[a-z]\x1b[31m")
     assert title.plain == "Migrate job 4 ([/]tests/[a-z]\\x1b[31m)"
+
+
+async def test_a_job_running_on_the_peer_shows_the_peers_cage_memory_and_cores(
+    tmp_path: Path, servers, v1_slice: Path
+) -> None:
+    """A job moved to the peer runs in the peer's cage and ledger: its detail here shows that
+    cage, its memory now and peak and its cores as the peer read them, each saying "on box2",
+    never `cage –` nor "not sampled while the app ran" while the app watched it run."""
+    peer = start_peer(tmp_path, servers, v1_slice)
+    go = tmp_path / "go"
+    started = subprocess.run(
+        [SWARMDECK, "peer", "run", "box2", "--detach", "--label", "moved build", "--cap", "64M",
+         "--", "sh", "-c", f"while [ ! -e '{go}' ]; do sleep 0.05; done"],
+        cwd=peer.work, capture_output=True, timeout=120,
+    )
+    assert started.returncode == 0, started.stderr.decode()
+    store = StateStore.open_default()
+    with store.read() as conn:
+        job_id = conn.execute("SELECT id FROM jobs WHERE host = 'box2'").fetchone()["id"]
+    app = SwarmdeckApp(load_config(), store)
+    try:
+        async with app.run_test(size=(160, 45)) as pilot:
+            table = app.query_one("#jobs-table", KeyedTable)
+            await wait_until(pilot, lambda: table.row_count == 1)
+            await pilot.press("2", "enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, JobDetail))
+            screen = app.screen
+
+            def facts() -> str:
+                return str(screen.query_one("#job-facts").render())
+
+            def cores() -> str:
+                return str(screen.query_one("#job-cores-figures").render())
+
+            await wait_until(pilot, lambda: "cores in use, most" in cores(), timeout=90)
+            shown, cores_shown = facts(), cores()
+        assert cores_shown.endswith(" on box2"), cores_shown
+        cage = next(line for line in shown.splitlines() if line.strip().startswith("cage"))
+        assert cage.split()[1].startswith(str(v1_slice)) and cage.endswith(" on box2"), cage
+        memory = next(line for line in shown.splitlines() if line.strip().startswith("memory"))
+        now_peak = re.match(r"\s*memory  now (\S+) · peak (\S+) on box2 · booked", memory)
+        assert now_peak is not None and "–" not in now_peak.groups(), memory
+    finally:
+        go.touch()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with store.read() as conn:
+                row = conn.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            if row["state"] == "done":
+                break
+            time.sleep(0.1)
+        store.close()

@@ -56,12 +56,15 @@ def folded_ids(subagents: Sequence[SubagentInfo]) -> set[str]:
     return {sub.id for sub in done[:-SHOWN_FINISHED]} if len(done) > SHOWN_FINISHED + 1 else set()
 
 
-def fold_label(folded: Sequence[SubagentInfo]) -> Text:
-    """The fold line: how many finished and, apart and in red, how many failed."""
-    failed = sum(sub.status == "failed" for sub in folded)
+def fold_label(folded: Sequence[SubagentInfo], retired: tuple[int, int] = (0, 0)) -> Text:
+    """The fold line: how many finished and, apart and in red, how many failed; `retired`,
+    the session's finished and failed subagents the probe no longer lists (whose lines the
+    fold would hold), are counted in."""
+    failed = sum(sub.status == "failed" for sub in folded) + retired[1]
+    finished = len(folded) + retired[0] + retired[1] - failed
     parts = []
-    if len(folded) > failed:
-        parts.append(Text(f"{STATUS_MARKS['completed']} {len(folded) - failed} finished",
+    if finished:
+        parts.append(Text(f"{STATUS_MARKS['completed']} {finished} finished",
                           style=STATUS_STYLES["completed"]))
     if failed:
         parts.append(Text(f"{STATUS_MARKS['failed']} {failed} failed",
@@ -219,9 +222,11 @@ class SessionTree(Tree[str]):
             )
             folded = folded_ids(session.subagents)
             fold_key = f"{FOLD}:{session.session_id}"
-            if folded:
+            retired = (session.retired_finished, session.retired_failed)
+            if folded or any(retired):
                 wanted[fold_key] = (
-                    session_key, fold_label([sub for sub in ordered if sub.id in folded])
+                    session_key,
+                    fold_label([sub for sub in ordered if sub.id in folded], retired),
                 )
             for sub in ordered:
                 parent = sub.parent_id

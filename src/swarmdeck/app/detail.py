@@ -35,7 +35,7 @@ from swarmdeck.app.history import JobPoint, RoomHistory
 from swarmdeck.app.quiet import show_text
 from swarmdeck.durations import NONE, runtime_text
 from swarmdeck.errors import StateError
-from swarmdeck.ledger.schema import ACTIVE, QUEUED
+from swarmdeck.ledger.schema import ACTIVE, QUEUED, RUNNING
 from swarmdeck.printable import printable, printable_lines, printable_text
 from swarmdeck.probes.claude.sessions import SessionInfo
 from swarmdeck.probes.claude.subagents import SubagentInfo
@@ -190,6 +190,16 @@ def queue_text(spot: Spot, queued: int) -> str:
     return f"place {spot.place} of {queued}; waits for {spot.waits_for}; expected start {start}"
 
 
+def on_peer(job: LedgerJob) -> str:
+    """What follows a running peer job's cage, memory and cores figures: the peer they were
+    read on, or that they are read there and not yet here; "" for a job of this host."""
+    if job.figures_from is not None:
+        return f" on {job.figures_from}"
+    if job.state == RUNNING and job.admitted_via == VIA_PEER:
+        return f" (read on {job.host}: not read yet)"
+    return ""
+
+
 def job_facts(
     job: LedgerJob, now: float, width: int = 120, copy: LedgerJob | None = None,
     queue: str | None = None,
@@ -206,11 +216,11 @@ def job_facts(
         ("cwd", job.cwd or NONE),
         ("host", job.host),
         *moved,
-        ("cage", job.cgroup or NONE),
+        ("cage", (job.cgroup or NONE) + on_peer(job)),
         ("runtime", runtime_text(job.runtime(now))),
-        ("cores", cores_cell(job)),
+        ("cores", cores_cell(job).append(on_peer(job) if job.usage is not None else "")),
         ("memory", f"now {size_cell(job.current)} · peak {size_cell(job.peak)}"
-                   f"{' (ceiling: it reached its cap)' if job.hit_ceiling else ''}"
+                   f"{' (ceiling: it reached its cap)' if job.hit_ceiling else ''}{on_peer(job)}"
                    f" · booked {size_cell(job.booked)} · cap {size_cell(job.cap)}"),
         ("admitted via", admitted_text(job)),
         ("oom adj", NONE if job.oom_score_adj is None else str(job.oom_score_adj)),
@@ -253,13 +263,14 @@ def usage_top(job: LedgerJob, points: list[JobPoint], host_cores: int | None) ->
     return max(float(job.threads or host_cores or 1), seen)
 
 
-def usage_figures(points: list[JobPoint], top: float, which: str) -> str:
-    """The most of `which` ("cores_in_use" or "threads_at_once") seen, of the scale's top."""
+def usage_figures(points: list[JobPoint], top: float, which: str, peer: str = "") -> str:
+    """The most of `which` ("cores_in_use" or "threads_at_once") seen, of the scale's top;
+    `peer`, the job runs there and its figures are that peer's readings (on_peer)."""
     if not points:
-        return " not sampled while the app ran"
+        return f" not read from {peer} yet" if peer else " not sampled while the app ran"
     most = max(getattr(point, which) for point in points)
     name = "cores in use" if which == "cores_in_use" else "threads at once"
-    return f" {name}, most {most:.1f} of {top:g}"
+    return f" {name}, most {most:.1f} of {top:g}" + (f" on {peer}" if peer else "")
 
 
 class DetailScreen(Screen[None]):
@@ -414,13 +425,17 @@ class JobDetail(DetailScreen):
         """Cores in use and threads at once at each snapshot the app saw while it ran."""
         points = self._history.job(job.id)
         host = next((h for h in snapshot.hosts if h.name == job.host), None)
+        if host is None:
+            reading = next((p for p in snapshot.peers if p.name == job.host), None)
+            host = reading.host if reading is not None else None
+        peer = job.host if job.admitted_via == VIA_PEER else ""
         top = usage_top(job, points, host.cores.count if host else None)
         for which, name in (("cores_in_use", "cores"), ("threads_at_once", "threads")):
             spark = self.query_one(f"#job-{name}", ScaledSparkline)
             spark.top = top
             spark.data = tuple(getattr(point, which) for point in points)
             show_text(self.query_one(f"#job-{name}-figures", Label),
-                      usage_figures(points, top, which))
+                      usage_figures(points, top, which, peer))
 
 
 def launched_by(jobs: list[LedgerJob], session_id: str, agent_id: str | None) -> list[LedgerJob]:
@@ -438,6 +453,11 @@ def jobs_text(jobs: list[LedgerJob]) -> str:
     return "\n".join(
         f"#{job.id} {printable(job.label)} · {state_cell(job).plain} · {job.host}" for job in jobs
     )
+
+
+def all_subagents(session: SessionInfo) -> int:
+    """How many subagents the session ran: those listed and those retired (KEEP_ENDED)."""
+    return len(session.subagents) + session.retired_finished + session.retired_failed
 
 
 def agent_facts(

@@ -58,7 +58,7 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
          "the memory book and the busy cores over time, its GPU cards"),
         ("memory", "the memory book as a bar spanning the host's MemTotal: ▓ is outside the "
          "slice, the rest is the slice's (its glyphs: Bars, above)"),
-        ("room A of the B slice", "A: what a new job can book now, the slice's room (its cap "
+        ("room A/B slice", "A: what a new job can book now, the slice's room (its cap "
          "less what its jobs hold and what admitted jobs are booked but have not grown to, "
          "and never more than the host has available); B: the slice cap it is room in"),
         ("memory room", "the same room, on a host's one-line glance and a peer's line"),

@@ -65,11 +65,14 @@ class RoomHistory:
         for job in snapshot.jobs:
             if job.usage is None:
                 continue
-            ring = self._jobs.setdefault(job.id, deque(maxlen=self.points))
-            if ring and ring[-1].taken_at >= snapshot.taken_at:
+            # A peer's figures are as old as its reading: each reading adds one point.
+            taken_at = job.figures_at if job.figures_from is not None else snapshot.taken_at
+            if taken_at is None:
                 continue
-            ring.append(JobPoint(snapshot.taken_at, job.usage.cores_in_use,
-                                 job.usage.threads_at_once))
+            ring = self._jobs.setdefault(job.id, deque(maxlen=self.points))
+            if ring and ring[-1].taken_at >= taken_at:
+                continue
+            ring.append(JobPoint(taken_at, job.usage.cores_in_use, job.usage.threads_at_once))
 
     def host(self, name: str) -> list[HostPoint]:
         """The host's readings, oldest first."""

@@ -107,8 +107,10 @@ def used_segment(used: int) -> BarSegment:
 
 def room_figures(room: int, slice_cap: int) -> str:
     """The figures beside a memory bar that shows a book: the room a new job can book, of the
-    slice it is room in (the bar itself spans the host's MemTotal)."""
-    return f" room {format_size(room)} of the {format_size(slice_cap)} slice"
+    slice it is room in (the bar itself spans the host's MemTotal), as `used_figures` says
+    what is used of the host: " room 1.23G/1.23G slice" fits the card's figures column
+    (`.bar-figures`, 24 cells) with the widest sizes."""
+    return f" room {format_size(room)}/{format_size(slice_cap)} slice"
 
 
 def used_figures(used: int, total: int) -> str:

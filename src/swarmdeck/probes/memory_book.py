@@ -51,7 +51,8 @@ class LedgerJob:
     cap: int | None
     current: int | None
     """Working set now (usage minus inactive page cache); None once the job is over, and
-    while no cage of it can be read here (a job running on a peer has its cage there)."""
+    while no cage of it can be read here (a job running on a peer has its cage there: the
+    snapshot puts the peer's figure here once the peer was read, probes/peer_jobs.py)."""
     peak: int | None
     """Working-set peak once recorded; while running, the kernel's high-water mark so far."""
     kernel_peak: int | None
@@ -93,6 +94,14 @@ class LedgerJob:
     the ledger recorded it (`cap` is the cage's, which a share or a made cap is not)."""
     scope: str | None = None
     """The run-scope declaration it was started with (SWARMDECK_SCOPE); None when none was."""
+    run_dir: str | None = None
+    """A peer job's copy on the peer (its folder there, which the peer's own row names as its
+    cwd); None for a job of this host."""
+    figures_from: str | None = None
+    """The peer whose reading gave this running job's cage, memory and cores figures
+    (probes/peer_jobs.py); None when they were read here, or not at all."""
+    figures_at: float | None = None
+    """When that peer's reading was taken (epoch seconds); None unless `figures_from`."""
 
     @property
     def process(self) -> ProcessIdentity | None:
@@ -113,7 +122,8 @@ class LedgerJob:
 
     def to_json(self) -> dict[str, object]:
         out = asdict(self)
-        del out["usage"]
+        for kept_out in ("usage", "run_dir", "figures_from", "figures_at"):
+            del out[kept_out]
         out["cores_in_use"] = self.usage.cores_in_use if self.usage else None
         out["threads_at_once"] = self.usage.threads_at_once if self.usage else None
         out["runtime"] = self.runtime()
@@ -305,6 +315,7 @@ def job_from_row(
         timeout=row["timeout"] if "timeout" in keys else None,
         declared_cap=row["declared_cap"] if "declared_cap" in keys else None,
         scope=row["scope"] if "scope" in keys else None,
+        run_dir=row["run_dir"] if "run_dir" in keys else None,
     )
 
 

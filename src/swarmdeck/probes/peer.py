@@ -38,8 +38,9 @@ def probe_command(host: HostConfig) -> str:
     return f"timeout -k {REMOTE_GRACE} {host.timeout:g} {host.swarmdeck} probe --json"
 
 
-def parse_probe_output(text: str) -> tuple[dict[str, Any], list[Any]]:
-    """The peer's own host object from its snapshot JSON, and its `gpus` rows."""
+def parse_probe_output(text: str) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    """The peer's own host object from its snapshot JSON, its `gpus` rows and its `jobs` rows
+    (the figures of the jobs run there for a host like this one: probes/peer_jobs.py)."""
     try:
         snapshot = json.loads(text)
     except ValueError as error:
@@ -48,7 +49,10 @@ def parse_probe_output(text: str) -> tuple[dict[str, Any], list[Any]]:
     if not isinstance(hosts, list) or not hosts or not isinstance(hosts[0], dict):
         raise PeerNotRead("bad JSON from the peer: no hosts[0] object")
     gpus = snapshot.get("gpus")
-    return hosts[0], gpus if isinstance(gpus, list) else []
+    jobs = snapshot.get("jobs")
+    return (
+        hosts[0], gpus if isinstance(gpus, list) else [], jobs if isinstance(jobs, list) else []
+    )
 
 
 class PeerProber:
@@ -106,15 +110,15 @@ class PeerProber:
             await self._link.drop(host.name)
             return PeerReading(host.name, DISABLED, reason="enabled = false")
         try:
-            figures, gpus = await asyncio.wait_for(self._probe(host), host.timeout)
+            figures, gpus, jobs = await asyncio.wait_for(self._probe(host), host.timeout)
         except Exception as error:  # every failure is this host's "not read", with its reason
             await self._link.drop(host.name)
             return PeerReading(
                 host.name, NOT_READ, reason=reason_of(error, host.timeout), read_at=time.time()
             )
-        return reading_of(host.name, figures, time.time(), gpus)
+        return reading_of(host.name, figures, time.time(), gpus, jobs)
 
-    async def _probe(self, host: HostConfig) -> tuple[dict[str, Any], list[Any]]:
+    async def _probe(self, host: HostConfig) -> tuple[dict[str, Any], list[Any], list[Any]]:
         connection = await self._link.connection(host)
         process = await connection.create_process(probe_command(host))
         try:

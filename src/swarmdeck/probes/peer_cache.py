@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from swarmdeck.durations import age_text
+from swarmdeck.ledger.schema import RUNNING
 from swarmdeck.paths import state_dir
 from swarmdeck.probes.memory_book import MemoryBook
 from swarmdeck.regular_files import replace_private
@@ -47,6 +48,10 @@ class PeerReading:
     """The peer's memory book, parsed from `figures`; None unless read with a book."""
     gpus: list[dict[str, Any]] = field(default_factory=list)
     """The `gpus` rows of the peer's own snapshot, as it sent them; empty unless read."""
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    """The peer's running jobs as its own snapshot's `jobs` rows, for the figures of the jobs
+    this host runs there (probes/peer_jobs.py); empty unless read over SSH (the cache the hook
+    reads leaves them out)."""
 
     @property
     def gpus_free(self) -> int | None:
@@ -102,7 +107,8 @@ def _card_free(card: dict[str, Any]) -> bool:
 
 
 def reading_of(
-    name: str, figures: dict[str, Any], read_at: float | None, gpus: list[Any] | None = None
+    name: str, figures: dict[str, Any], read_at: float | None, gpus: list[Any] | None = None,
+    jobs: list[Any] | None = None,
 ) -> PeerReading:
     """A peer that answered with `figures`, parsed here once into its host and book; figures
     that do not parse make it "not read" saying which one is wrong."""
@@ -118,8 +124,10 @@ def reading_of(
     except ValueError as error:
         return PeerReading(name, NOT_READ, reason=f"figures unusable: {error}", read_at=read_at)
     rows = [row for row in gpus or [] if isinstance(row, dict)]
+    running = [row for row in jobs or [] if isinstance(row, dict) and row.get("state") == RUNNING]
     return PeerReading(
-        name, READ, figures=figures, read_at=read_at, host=host, book=book, gpus=rows
+        name, READ, figures=figures, read_at=read_at, host=host, book=book, gpus=rows,
+        jobs=running,
     )
 
 

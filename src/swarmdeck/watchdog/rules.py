@@ -346,10 +346,10 @@ def threads_underused(
 
 
 def _past_usage(history: History, job_id: int) -> Iterator[object]:
-    for scene in history:
-        for job in scene.snapshot.jobs:
-            if job.id == job_id and job.usage is not None:
-                yield job.usage
+    for look in history:
+        usage = look.usage.get(job_id)
+        if usage is not None:
+            yield usage
 
 
 def job_outlived_subagent(

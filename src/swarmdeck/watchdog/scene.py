@@ -133,6 +133,9 @@ class SceneReader:
         scene.processes = supervised_processes(jobs, snapshot.sessions)
         live = [s for s in snapshot.sessions if s.live]
         scene.bash_runs = {s.session_id: self._bash_runs(s.transcript_path) for s in live}
+        # Only live sessions' tails are read again: an ended session's is let go.
+        paths = {s.transcript_path for s in live}
+        self._tails = {path: tail for path, tail in self._tails.items() if path in paths}
         scene.stops, scene.ran_commands = hook_facts(store, now)
         return scene
 

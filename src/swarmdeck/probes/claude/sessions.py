@@ -36,6 +36,8 @@ from swarmdeck.probes.claude.jsonl_tail import JsonlTail
 from swarmdeck.probes.claude.live_sessions import LiveSession, PidFiles, pid_files
 from swarmdeck.probes.claude.session_titles import kept_titles
 from swarmdeck.probes.claude.subagents import (
+    COMPLETED,
+    FAILED,
     AgentTranscript,
     SubagentInfo,
     predates_process,
@@ -48,6 +50,7 @@ from swarmdeck.probes.claude.usage import (
     NO_FIGURES,
     SessionFigures,
     UsageKey,
+    added_usage,
     session_figures,
     summed_usage,
 )
@@ -62,6 +65,18 @@ STALE_AFTER = 30 * 60.0
 REASSEMBLE_EVERY = 30.0
 """Seconds after which every session is re-decided even if no file changed (staleness is time)."""
 MAX_META = 256 * 1024
+KEEP_ENDED = 10
+"""A session's ended subagents (completed or failed) kept whole, the newest; older ones are
+retired once RETIRE_BATCH more have ended: their facts and their transcript's are let go and
+they are only counted (SessionInfo.retired_finished, retired_failed), their tokens, their
+dispatches and the bytes they put into the main context kept in the session's figures (its
+parallelism over time then covers the subagents kept). A session that ran thousands of
+subagents then costs what this many do, in memory and in each assembly: ten live sessions
+keep the control room's memory flat over hours (bench/results/app.md, over hours). The
+Agents panel shows the newest three on lines of their own and folds the rest anyway."""
+RETIRE_BATCH = 5
+"""Ended subagents past KEEP_ENDED before any is retired: retired in batches, a session is
+not laid out again for each one that ends."""
 
 if TYPE_CHECKING:
     from swarmdeck.state import StateStore
@@ -112,6 +127,10 @@ class SessionInfo:
     says; None when not live or not in tmux."""
     figures: SessionFigures = NO_FIGURES
     """Tokens, cost, context fill and last answer, its subagents' tokens included."""
+    retired_finished: int = 0
+    """Its ended subagents no longer listed in `subagents` (KEEP_ENDED), completed."""
+    retired_failed: int = 0
+    """...and failed."""
     hook_wait: HookWait | None = None
     """A Notification hook event asking for the person with nothing after it, where the pid
     file does not say `waiting`: `waiting_for` and `waiting_since` are then its message and
@@ -193,6 +212,14 @@ class _Session:
     agents_usage: dict[UsageKey, list[int]] | None = None
     """Its agent files' tokens by model and price tier, summed; None once one of them changed.
     A line added to the main file alone then costs no pass over the agent files' counts."""
+    retired_files: set[str] = field(default_factory=set)
+    """The names of its retired subagents' agent files (KEEP_ENDED): never followed again."""
+    retired_usage: dict[UsageKey, list[int]] = field(default_factory=dict)
+    """Its retired subagents' tokens by model and price tier, summed."""
+    retired_finished: int = 0
+    retired_failed: int = 0
+    retired_context: list[int] = field(default_factory=lambda: [0, 0])
+    """The bytes its retired subagents put into the main context: in all, and the most one did."""
 
     @property
     def subagents_dir(self) -> Path:
@@ -451,7 +478,7 @@ class SessionsProbe:
             if agent_path in session.agents and self._read_meta(session, agent_path):
                 self._dirty.add(session.session_id)
             return
-        if not _subagent_file(name):
+        if not _subagent_file(name) or name in session.retired_files:
             return
         tracked = session.agents.get(path)
         if tracked is None:
@@ -480,6 +507,8 @@ class SessionsProbe:
             return
         for folder, _dirnames, filenames in os.walk(root):
             for name in filenames:
+                if name in session.retired_files:
+                    continue
                 if _subagent_file(name) and os.path.isfile(os.path.join(folder, name)):
                     path = Path(folder) / name
                     if path not in session.agents:
@@ -608,6 +637,9 @@ class SessionsProbe:
         subagents = resolve_subagents(
             facts, agents, session_over=over, process_started_at=process_start
         )
+        retired = self._retire(session, subagents)
+        if retired:
+            subagents = [sub for sub in subagents if sub.id not in retired]
         call = facts.main.in_flight()
         if over or (call is not None and predates_process(call.started_at, process_start)):
             call = None
@@ -615,7 +647,7 @@ class SessionsProbe:
             session.agents_usage = summed_usage(t.facts.usage for t in session.agents.values())
         flat = (t.facts.usage.by_model for t in self._flat.values() if t.facts.session_id == sid)
         figures = session_figures(
-            [facts.usage.by_model, session.agents_usage, *flat],
+            [facts.usage.by_model, session.agents_usage, session.retired_usage, *flat],
             facts.model,
             facts.context_input,
             facts.last_answer_at,
@@ -637,13 +669,70 @@ class SessionsProbe:
             last_activity_at=max(known) if known else None,
             tool_in_flight=call,
             subagents=subagents,
-            health=swarm_health(subagents, facts.main.context_tokens, now),
+            health=self._health(session, subagents, facts.main.context_tokens, now),
             waiting_for=live.waiting_for if live else None,
             waiting_since=_waiting_since(live),
             mode=live.mode if live else None,
             tmux=live.tmux if live else None,
             figures=figures,
+            retired_finished=session.retired_finished,
+            retired_failed=session.retired_failed,
         )
+
+    @staticmethod
+    def _health(
+        session: _Session, subagents: list[SubagentInfo], context_tokens: int | None, now: float
+    ) -> SwarmHealth:
+        """The session's swarm health, its retired subagents' dispatches and context bytes
+        counted in."""
+        health = swarm_health(subagents, context_tokens, now)
+        retired = session.retired_finished + session.retired_failed
+        if not retired:
+            return health
+        return replace(
+            health,
+            dispatches=health.dispatches + retired,
+            context_bytes_total=health.context_bytes_total + session.retired_context[0],
+            context_bytes_max=max(health.context_bytes_max, session.retired_context[1]),
+        )
+
+    def _retire(self, session: _Session, subagents: list[SubagentInfo]) -> set[str]:
+        """Retire the session's oldest ended subagents beyond the newest KEEP_ENDED, once
+        RETIRE_BATCH more have ended; their ids. Only a subagent of the main
+        thread that started none of its own is retired, and only one whose dispatch the main
+        transcript holds and whose own transcript (if any) is one of its subagents' folder."""
+        facts = session.main.facts
+        parents = {sub.parent_id for sub in subagents if sub.parent_id}
+        ended = [
+            sub for sub in subagents
+            if sub.status in (COMPLETED, FAILED) and sub.parent_id is None
+            and sub.id not in parents and sub.tool_use_id in facts.dispatches
+            and (sub.transcript_path is None or Path(sub.transcript_path) in session.agents)
+        ]
+        if len(ended) <= KEEP_ENDED + RETIRE_BATCH:
+            return set()
+        ended.sort(key=lambda sub: (sub.ended_at or sub.started_at or 0.0, sub.id))
+        gone = ended[:-KEEP_ENDED]
+        idents: set[str] = set()
+        for sub in gone:
+            idents.update(ident for ident in (sub.id, sub.tool_use_id) if ident)
+            if sub.transcript_path is not None:
+                path = Path(sub.transcript_path)
+                tracked = session.agents.pop(path)
+                session.metas.pop(path, None)
+                session.retired_files.add(path.name)
+                session.retired_usage = added_usage(
+                    [session.retired_usage, tracked.facts.usage.by_model]
+                )
+            session.retired_context[0] += sub.context_bytes
+            session.retired_context[1] = max(session.retired_context[1], sub.context_bytes)
+            if sub.status == FAILED:
+                session.retired_failed += 1
+            else:
+                session.retired_finished += 1
+        facts.forget(idents)
+        session.agents_usage = None
+        return {sub.id for sub in gone}
 
     def _agent_transcript(
         self, session: _Session, path: Path, tracked: _Tracked

@@ -164,6 +164,22 @@ class TranscriptFacts:
     def main(self) -> Thread:
         return self.threads[MAIN]
 
+    def forget(self, idents: set[str]) -> None:
+        """Let go of what this file said of ended dispatches (a session's retired subagents,
+        sessions.py): each dispatch, its call id, and every notice, resume and progress of it,
+        by its tool use id or agent id in `idents`. Only long-ended dispatches are retired:
+        Claude Code writes no line of one again."""
+        for ident in idents:
+            self.dispatches.pop(ident, None)
+            self._seen_calls.discard(ident)
+            self.notices.pop(ident, None)
+            self.resumed.pop(ident, None)
+            self.progress_agents.pop(ident, None)
+            self.progress_threads.pop(ident, None)
+            self._progress_calls.discard(ident)
+        for key in [key for key in self._seen_notices if key[0] in idents or key[1] in idents]:
+            del self._seen_notices[key]
+
     @property
     def first_at(self) -> float | None:
         return self.main.first_at

@@ -210,6 +210,11 @@ def summed_usage(counters: Iterable[UsageCounter]) -> dict[UsageKey, list[int]]:
     return _summed(counter.by_model for counter in counters)
 
 
+def added_usage(parts: Iterable[Mapping[UsageKey, list[int]]]) -> dict[UsageKey, list[int]]:
+    """Tokens by model and price tier (`UsageCounter.by_model`, or sums of them), added up."""
+    return _summed(parts)
+
+
 def _summed(parts: Iterable[Mapping[UsageKey, list[int]]]) -> dict[UsageKey, list[int]]:
     by_model: dict[UsageKey, list[int]] = {}
     for part in parts:
