@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from scene import caged_jobs, load_average, make_slice, remove_slice, scratch_home
+from scene import caged_jobs, load_average, make_slice, remove_slice, scratch_home, tree
 from swarmdeck.probes import procs
 from swarmdeck.serve.headless import chromium
 
@@ -44,20 +44,6 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 
 def _table() -> dict[int, procs.StatLine]:
     return procs.process_table()
-
-
-def tree(pid: int, table: dict[int, procs.StatLine]) -> list[int]:
-    """`pid` and its live descendants."""
-    children: dict[int, list[int]] = {}
-    for stat in table.values():
-        children.setdefault(stat.ppid, []).append(stat.pid)
-    out, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        if current in table:
-            out.append(current)
-            todo += children.get(current, [])
-    return out
 
 
 def cpu(pids: list[int], table: dict[int, procs.StatLine]) -> float:

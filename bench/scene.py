@@ -153,9 +153,8 @@ def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def _descendants(pid: int) -> list[int]:
-    """The process and its live descendants."""
-    table = procs.process_table()
+def tree(pid: int, table: dict[int, procs.StatLine]) -> list[int]:
+    """`pid` and its live descendants in the process table `table`."""
     children: dict[int, list[int]] = {}
     for stat in table.values():
         children.setdefault(stat.ppid, []).append(stat.pid)
@@ -171,7 +170,7 @@ def _descendants(pid: int) -> list[int]:
 def rss_bytes(pid: int) -> int | None:
     """Resident memory of a process and its live descendants (VmRSS); None once it is gone."""
     total = 0
-    for member in _descendants(pid):
+    for member in tree(pid, procs.process_table()):
         try:
             status = Path(f"/proc/{member}/status").read_text()
         except OSError:
