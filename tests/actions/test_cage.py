@@ -135,6 +135,30 @@ def test_v2_slice_full_reads_from_the_slices_local_oom_count() -> None:
     assert classify_oom(evidence) is OomVerdict.SLICE_FULL
 
 
+def test_a_gone_scope_killed_at_its_own_cap_is_told_by_its_slices_subtree_count() -> None:
+    """systemd removed the scope before the runner read any count after the kill (reads of a
+    removed cgroup's files fail): the slice's hierarchical memory.events counted an OOM below
+    it while its own limit counted none, so the SIGKILLed job's was at its own cap (the
+    systemd guest's user job once ended a bare 137 this way)."""
+    evidence = v2_evidence(
+        job_events={"oom": 0, "oom_kill": 0}, job_events_local={"oom": 0, "max": 0},
+        slice_local_before={"oom": 3}, slice_local_after={"oom": 3},
+        job_peak=None, job_cap=30 * MIB, cgroup_gone=True,
+        slice_tree_before={"oom": 5, "oom_kill": 5}, slice_tree_after={"oom": 6, "oom_kill": 6},
+    )
+    assert classify_oom(evidence) is OomVerdict.OWN_CAP
+
+
+def test_a_gone_scope_is_no_oom_when_nothing_below_the_slice_was_killed() -> None:
+    evidence = v2_evidence(
+        job_events={}, job_events_local={},
+        slice_local_before={"oom": 3}, slice_local_after={"oom": 3},
+        job_peak=None, job_cap=30 * MIB, cgroup_gone=True,
+        slice_tree_before={"oom": 5, "oom_kill": 5}, slice_tree_after={"oom": 5, "oom_kill": 5},
+    )
+    assert classify_oom(evidence) is OomVerdict.NONE
+
+
 def test_v2_no_kill_in_the_job_is_no_verdict_even_when_the_slice_had_one() -> None:
     evidence = v2_evidence({}, {}, {"oom": 0}, {"oom": 2}, 10 * MIB, 100 * MIB)
     assert classify_oom(evidence) is OomVerdict.NONE

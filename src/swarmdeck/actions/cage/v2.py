@@ -28,6 +28,8 @@ def v2_evidence(
     job_peak: int | None,
     job_cap: int,
     cgroup_gone: bool = False,
+    slice_tree_before: dict[str, int] | None = None,
+    slice_tree_after: dict[str, int] | None = None,
 ) -> OomEvidence:
     """The OOM evidence of one run from memory.events files read before and after it.
 
@@ -35,7 +37,10 @@ def v2_evidence(
     only what rose during this run counts. A job whose cgroup vanished before its kill was read
     lost its process to the OOM killer when an OOM was counted at its own or the slice's limit
     during the run, or its high-water mark reached its cap (the caller asks only of a job that
-    SIGKILL ended).
+    SIGKILL ended). When no kill was among the job's own counts read before it vanished (systemd
+    removes an emptied scope at once, and a removed cgroup's files cannot be read), the slice's
+    hierarchical memory.events (`slice_tree_*`) tells an OOM below the slice's own limit: the
+    SIGKILLed job's at its own cap.
     """
 
     def rose(key: str) -> int:
@@ -43,6 +48,9 @@ def v2_evidence(
 
     killed = job_events.get("oom_kill", 0) + job_events.get("oom_group_kill", 0) > 0
     own_cap_ooms, slice_ooms = job_events_local.get("oom", 0), rose("oom")
+    if cgroup_gone and not killed and not own_cap_ooms and slice_tree_before is not None:
+        after = slice_tree_after or {}
+        own_cap_ooms = max(0, after.get("oom", 0) - slice_tree_before.get("oom", 0) - slice_ooms)
     at_cap = reached(job_peak, job_cap) or job_events_local.get("max", 0) > 0
     return OomEvidence(
         job_lost_process=killed or (cgroup_gone and (own_cap_ooms or slice_ooms or at_cap) > 0),
@@ -86,6 +94,7 @@ class V2Cage(Cage):
         super().__init__(path, cap)
         self.slice_path = slice_path
         self._slice_before: dict[str, int] = {}
+        self._slice_tree_before: dict[str, int] = {}
         self._events: dict[str, int] = {}
         self._events_local: dict[str, int] = {}
         self._peak: int | None = None
@@ -94,6 +103,7 @@ class V2Cage(Cage):
 
     def before_start(self) -> None:
         self._slice_before = read_keyed(f"{self.slice_path}/memory.events.local")
+        self._slice_tree_before = read_keyed(f"{self.slice_path}/memory.events")
         self._events_fd = open_counts(f"{self.path}/memory.events")
         self._local_fd = open_counts(f"{self.path}/memory.events.local")
         self._remember()
@@ -138,6 +148,8 @@ class V2Cage(Cage):
             job_peak=self._peak,
             job_cap=self.cap,
             cgroup_gone=not os.path.isdir(self.path),
+            slice_tree_before=self._slice_tree_before,
+            slice_tree_after=read_keyed(f"{self.slice_path}/memory.events"),
         )
 
     def release(self) -> None:
