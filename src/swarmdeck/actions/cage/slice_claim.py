@@ -140,19 +140,7 @@ def remove_stale_records() -> None:
         owner = read_record(record)
         if owner is None or os.path.lexists(owner.slice) or os.path.exists(owner.ledger):
             continue
-        try:
-            lock = _record_lock(record, wait=0.0)
-        except (CageError, OSError):
-            continue
-        try:
-            again = read_record(record)
-            if again == owner and not os.path.lexists(owner.slice):
-                os.unlink(record)
-                os.unlink(f"{record}.lock")
-        except OSError:
-            pass
-        finally:
-            os.close(lock)
+        _remove_record(record, owner, wait=0.0)
 
 
 def release_claim(slice_path: PathLike[str] | str, ledgers: list[str]) -> None:
@@ -163,12 +151,18 @@ def release_claim(slice_path: PathLike[str] | str, ledgers: list[str]) -> None:
     mine = {os.path.realpath(ledger) for ledger in ledgers}
     if owner is None or owner.ledger not in mine or os.path.lexists(slice_path):
         return
+    _remove_record(record, owner)
+
+
+def _remove_record(record: str, owner: SliceOwner, wait: float = RECORD_WAIT) -> None:
+    """Remove the owner record `record` and its lock file, under its lock, when it still names
+    `owner` and that slice is still gone; a lock held past `wait` leaves it for later."""
     try:
-        lock = _record_lock(record)
+        lock = _record_lock(record, wait=wait)
     except (CageError, OSError):
         return
     try:
-        if read_owner(slice_path) == owner:
+        if read_record(record) == owner and not os.path.lexists(owner.slice):
             os.unlink(record)
             os.unlink(f"{record}.lock")
     except OSError:
