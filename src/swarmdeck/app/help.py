@@ -67,10 +67,11 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Jobs", (
         ("label", "the job's --label, else its command line"),
         ("state", "queued, admitted, running; once over, how it ended: ok, exit N, own cap "
-         "250 (hit its cap), slice full 254, timed out 253, refused 252 (never admitted)"),
+         "250 (hit its cap), slice full 254, timed out 253, refused 252 (never admitted), "
+         "SIGKILL 137 (killed by a signal); the detail (Enter) says it in full"),
         ("runtime", "how long it has run (or ran, once over)"),
         ("current", "memory the job's cage holds now"),
-        ("peak", "the most it held; 'ceiling' when that reached its cap"),
+        ("peak", "the most it held; ▲ when that reached its cap (its ceiling)"),
         ("booked", "what admission set aside for it (its history's peak, or its cap)"),
         ("cap", "the most its cage lets it hold"),
         ("cores", "cores in use · threads computing at once / threads it declared"),
