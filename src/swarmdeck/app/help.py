@@ -69,11 +69,11 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("state", "queued, admitted, running; once over, how it ended: ok, exit N, own cap "
          "250 (hit its cap), slice full 254, timed out 253, refused 252 (never admitted), "
          "SIGKILL 137 (killed by a signal); the detail (Enter) says it in full"),
+        ("booked", "what admission set aside for it (its history's peak, or its cap)"),
+        ("peak", "the most it held; ▲ when that reached its cap (its ceiling)"),
+        ("cap", "the most its cage lets it hold"),
         ("runtime", "how long it has run (or ran, once over)"),
         ("current", "memory the job's cage holds now"),
-        ("peak", "the most it held; ▲ when that reached its cap (its ceiling)"),
-        ("booked", "what admission set aside for it (its history's peak, or its cap)"),
-        ("cap", "the most its cage lets it hold"),
         ("cores", "cores in use · threads computing at once / threads it declared"),
         ("owner", "the session that launched it (its id's first 8 characters), then "
          "/ the subagent where known"),
