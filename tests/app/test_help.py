@@ -123,6 +123,9 @@ def test_the_help_explains_every_figure_of_a_host_and_its_whole() -> None:
     meaning = dict(dict(GLOSSARY)["Hosts"])
     assert "budget" in meaning["threads free A/B (N over)"]
     assert "over" in meaning["threads free A/B (N over)"].split("budget", 1)[1]
+    # The budget as config.heavy_thread_budget sets it, and what a run without --threads takes.
+    assert "cores less one" in meaning["threads free A/B (N over)"]
+    assert "without --threads" in meaning["threads free A/B (N over)"]
     assert "slice" in meaning["room A/B slice"] and "MemTotal" in section
     assert "whole host" in meaning["available"]
     assert "reserve" in meaning["slice cap"]

@@ -46,9 +46,10 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("load", "the whole host's run-queue over 1, 5 and 15 minutes; above its cores, "
          "threads wait for a core and every job runs slower"),
         ("threads free A/B (N over)", "A threads of the host's heavy-thread budget B "
-         "(cores.heavy_threads, else its cores) that no running job has declared with "
-         "--threads; when the jobs declared more than the budget it reads 0/B and says how "
-         "many over: their threads share the cores. Cores busy is what is measured"),
+         "(cores.heavy_threads, else its cores less one) that no running job has declared "
+         "(with --threads; a run without --threads declares all B); when the jobs declared "
+         "more than the budget it reads 0/B and says how many over: their threads share the "
+         "cores. Cores busy is what is measured"),
         ("available", "the kernel's MemAvailable: what the whole host can still give, inside "
          "the slice or not"),
         ("slice cap", "the slice's cap: the host's MemTotal minus memory.reserve, the most "
