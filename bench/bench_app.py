@@ -200,9 +200,11 @@ def main() -> int:
     install_missing()
     load_before = load_average()
     slice_path = make_slice("bench-app")
+    ledgers: list[Path] = []
     try:
         with tempfile.TemporaryDirectory(prefix="swarmdeck-bench-") as tmp:
             home = scratch_home(Path(tmp), slice_path)
+            ledgers.append(home.db)
             config = Path(home.env["SWARMDECK_CONFIG"])
             config.write_text(config.read_text() + "\n[ui]\nrefresh_interval = 2.0\n")
             env = dict(home.env, HOME=str(Path(tmp) / "home"))
@@ -243,7 +245,7 @@ def main() -> int:
                 ran = time.monotonic() - started
             idle, unsupervised, loaded = (mean_of([r[i] for r in rounds]) for i in range(3))
     finally:
-        remove_slice(slice_path)
+        remove_slice(slice_path, ledgers)
     ours_idle, ours_loaded, htop_loaded = idle["swarmdeck"], loaded["swarmdeck"], loaded["htop"]
     lines = [
         "# The control room's own CPU, beside htop, btop and glances",

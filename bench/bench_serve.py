@@ -142,9 +142,11 @@ def main() -> int:
     one: list[Figures] = []
     two: list[Figures] = []
     loaded: list[Figures] = []
+    ledgers: list[Path] = []
     try:
         with tempfile.TemporaryDirectory(prefix="swarmdeck-bench-") as tmp:
             home = scratch_home(Path(tmp), slice_path)
+            ledgers.append(home.db)
             env = dict(home.env, HOME=str(Path(tmp) / "home"))
             Path(env["HOME"]).mkdir()
             with terminal_app(env) as ui, served(env) as (serve, url), chromium() as browser:
@@ -163,7 +165,7 @@ def main() -> int:
                         loaded.append(measure(ui, serve, args.phase))
                 load_during = load_average()
     finally:
-        remove_slice(slice_path)
+        remove_slice(slice_path, ledgers)
     a, b, c = mean(one), mean(two), mean(loaded)
     lines = [
         SECTION,

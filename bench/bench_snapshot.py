@@ -123,9 +123,11 @@ def main() -> int:
     args = parser.parse_args()
     load_before = load_average()
     slice_path = make_slice("bench-snapshot")
+    ledgers: list[Path] = []
     try:
         with tempfile.TemporaryDirectory(prefix="swarmdeck-bench-") as tmp:
             home = scratch_home(Path(tmp), slice_path)
+            ledgers.append(home.db)
             os.environ.update(home.env)
             with caged_jobs(home, args.jobs):
                 refresh = refresher()
@@ -140,7 +142,7 @@ def main() -> int:
                     if args.profile:
                         print(profile_top(refresh))
     finally:
-        remove_slice(slice_path)
+        remove_slice(slice_path, ledgers)
     lines = [
         "# One refresh: take_snapshot with caged jobs, with and without many other processes",
         "",

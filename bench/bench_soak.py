@@ -125,9 +125,11 @@ def changing_sessions(home: Home, count: int, step: float) -> Iterator[list[Demo
 def soak_home(args: argparse.Namespace) -> Iterator[Home]:
     """The scratch home with its slice, jobs and sessions running; all removed afterwards."""
     slice_path = make_slice("bench-soak")
+    ledgers: list[Path] = []
     try:
         with tempfile.TemporaryDirectory(prefix="swarmdeck-soak-") as tmp:
             home = scratch_home(Path(tmp), slice_path, slice_cap=1024 * MIB)
+            ledgers.append(home.db)
             config = Path(home.env["SWARMDECK_CONFIG"])
             config.write_text(
                 config.read_text() + f"\n[ui]\nrefresh_interval = {args.refresh}\n"
@@ -137,7 +139,7 @@ def soak_home(args: argparse.Namespace) -> Iterator[Home]:
             with ChangingJobs(home, args.jobs), changing_sessions(home, args.sessions, args.step):
                 yield home
     finally:
-        remove_slice(slice_path)
+        remove_slice(slice_path, ledgers)
 
 
 def tmux_app(

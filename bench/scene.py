@@ -2,7 +2,8 @@
 
 Everything here is started by the benchmark and stopped by it: the slice is a cgroup v1 memory
 directory named for the benchmark's pid, the jobs are real `swarmdeck run -- sleep` runners in a
-scratch state folder, the sleepers are plain `sleep` processes.
+scratch state folder, the sleepers are plain `sleep` processes. The owner record the runners
+write for the slice in the machine's run folder goes with the slice, as the demo's does.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from swarmdeck.actions.cage import remove_cgroup
+from swarmdeck.actions.cage.slice_claim import release_claim
 from swarmdeck.probes import procs
 from swarmdeck.probes.cgroups import cgroup_pids, read_hierarchies
 from swarmdeck.probes.machine import mem_total
@@ -39,15 +41,17 @@ def make_slice(name: str) -> Path:
     return path
 
 
-def remove_slice(path: Path) -> None:
-    """Kill whatever is left in the slice and remove it, its job cgroups first."""
-    if not path.exists():
-        return
-    for cgroup in [*(p for p in path.iterdir() if p.is_dir()), path]:
-        for pid in cgroup_pids(cgroup):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        remove_cgroup(cgroup)
+def remove_slice(path: Path, ledgers: Iterable[Path] = ()) -> None:
+    """Kill whatever is left in the slice and remove it, its job cgroups first; then the owner
+    record of the slice, when it names one of `ledgers` (the benchmark's own state databases:
+    `Home.db`), through the cage's `release_claim`, as `swarmdeck demo` removes its own."""
+    if path.exists():
+        for cgroup in [*(p for p in path.iterdir() if p.is_dir()), path]:
+            for pid in cgroup_pids(cgroup):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            remove_cgroup(cgroup)
+    release_claim(path, [str(ledger) for ledger in ledgers])
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,9 @@ from swarmdeck.actions.run_request import RunRequest
 from swarmdeck.actions.runner import RunContext, exit_and_outcome, prepare, rebook
 from swarmdeck.cache_settle import SETTLE_NS
 from swarmdeck.cli import main
-from swarmdeck.config import load_config
+from swarmdeck.config import heavy_thread_budget, load_config
 from swarmdeck.probes.cgroups import cgroup_pids
-from swarmdeck.probes.host import local_host_name
+from swarmdeck.probes.host import host_snapshot, local_host_name
 from swarmdeck.probes.memory_book import ledger_jobs
 from swarmdeck.probes.procs import ProcessIdentity, identity
 from swarmdeck.state import StateStore
@@ -1048,13 +1048,16 @@ def test_more_threads_than_the_hosts_budget_get_one_warning_line(
     slice_config: Path, isolated_home
 ) -> None:
     """`--threads 16` on 2 cores runs, but says that its threads will share the cores, and how
-    the Hosts panel then reads the budget."""
-    budget = os.cpu_count() or 1
+    the Hosts panel then reads the budget: the budget the panel reads (cores.heavy_threads,
+    else the cores less one), not the cores."""
+    budget = heavy_thread_budget(0, os.cpu_count() or 1)
     many = swarmdeck_run("--threads", str(budget * 8), "--", "true")
     assert many.returncode == 0, many.stderr
     lines = [line for line in many.stderr.splitlines() if "--threads" in line]
     assert len(lines) == 1, many.stderr
-    assert f"--threads {budget * 8}" in lines[0] and f"{budget} cores" in lines[0]
+    assert f"--threads {budget * 8}" in lines[0] and f"budget of {budget}" in lines[0]
     assert f"threads free 0/{budget} ({budget * 7} over)" in lines[0], lines[0]
+    panel = host_snapshot(load_config(isolated_home / "config.toml"), store(isolated_home))
+    assert panel.cores.heavy_threads == budget
     few = swarmdeck_run("--threads", "1", "--", "true")
     assert "--threads" not in few.stderr

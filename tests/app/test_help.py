@@ -17,6 +17,7 @@ from swarmdeck.app.watchdog import FINDING_COLUMNS, WatchdogPanel
 from swarmdeck.config import load_config
 from swarmdeck.state import StateStore
 from swarmdeck.views.gpus import CARD_COLUMNS
+from swarmdeck.views.jobs import CEILING_MARK, PANEL_COLUMNS
 from swarmdeck.views.records import KILL_COLUMNS
 
 
@@ -122,6 +123,9 @@ def test_the_help_explains_every_figure_of_a_host_and_its_whole() -> None:
     meaning = dict(dict(GLOSSARY)["Hosts"])
     assert "budget" in meaning["threads free A/B (N over)"]
     assert "over" in meaning["threads free A/B (N over)"].split("budget", 1)[1]
+    # The budget as config.heavy_thread_budget sets it, and what a run without --threads takes.
+    assert "cores less one" in meaning["threads free A/B (N over)"]
+    assert "without --threads" in meaning["threads free A/B (N over)"]
     assert "slice" in meaning["room A/B slice"] and "MemTotal" in section
     assert "whole host" in meaning["available"]
     assert "reserve" in meaning["slice cap"]
@@ -140,3 +144,12 @@ async def test_the_memory_figure_names_the_slice_its_room_is_of(
         await pilot.pause()
         figures = " ".join(str(w.render()) for w in app.query(".memory-figures"))
     assert "room 250G/480G slice" in figures, figures
+
+
+def test_the_jobs_columns_are_explained_in_the_order_the_panel_draws_them() -> None:
+    """A person reading the help beside the Jobs panel finds its columns in the same order:
+    the memory figures first (booked, peak, cap), then runtime, then the rest; and the peak's
+    mark for a job that reached its cap is the one the panel draws."""
+    jobs = dict(GLOSSARY)["Jobs"]
+    assert [label for label, _meaning in jobs] == [label for _key, label in PANEL_COLUMNS]
+    assert CEILING_MARK in dict(jobs)["peak"]

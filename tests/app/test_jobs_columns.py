@@ -44,10 +44,10 @@ async def test_at_160x45_the_memory_figures_come_before_current_and_cores(
 async def test_every_column_is_drawn_whole_where_cutting_the_label_makes_space(
     isolated_home: Path,
 ) -> None:
-    """At 250 columns the Jobs panel is a few cells short of every column whole with its
+    """At 226 columns the Jobs panel is a few cells short of every column whole with its
     labels whole: the labels are cut, and no column gives way."""
     app = fixed_app(isolated_home)
-    async with app.run_test(size=(250, 45)) as pilot:
+    async with app.run_test(size=(226, 45)) as pilot:
         await probed(pilot)
         await pilot.pause()
         assert shown_labels(app) == LABELS, header(app)

@@ -25,7 +25,14 @@ def _starts(header: str) -> dict[str, int]:
     return {label: padded.index(f" {label} ") for label in FIRST if f" {label} " in padded}
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 35), (200, 60)])
+SIZES = [(80, 24), (100, 30), (120, 35), (200, 60)]
+
+
+def _hint(app) -> str:
+    return str(app.query_one("#jobs").border_subtitle)
+
+
+@pytest.mark.parametrize("size", SIZES)
 async def test_the_memory_figures_come_first_at_every_width(
     isolated_home: Path, size: tuple[int, int]
 ) -> None:
@@ -40,12 +47,32 @@ async def test_the_memory_figures_come_first_at_every_width(
     assert sorted(starts, key=starts.__getitem__) == FIRST, header
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 35), (200, 60)])
+async def test_at_80x24_as_many_first_figures_as_fit_and_the_hint(isolated_home: Path) -> None:
+    """Before the Jobs panel is focused (it widens then), 80 columns leave it under fifty: the
+    columns it draws are the first ones, in order, and its border says more are to the right."""
+    app = fixed_app(isolated_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await probed(pilot)
+        await pilot.pause()
+        starts = _starts(_lines(app)[0])
+        hint = _hint(app)
+    assert list(starts) == FIRST[:len(starts)] and len(starts) >= 3, starts
+    assert hint.endswith("more columns →"), hint
+
+
+@pytest.mark.parametrize(
+    ("code", "outcome", "shown"),
+    [(254, "slice full", "slice full 254"), (254, "slice full, over booking", "slice full 254"),
+     (137, "killed by SIGKILL", "SIGKILL 137"),
+     (143, "stopped: runner got SIGTERM", "stopped 143")],
+)
+@pytest.mark.parametrize("size", SIZES)
 async def test_the_columns_stay_put_when_a_job_ends(
-    isolated_home: Path, size: tuple[int, int]
+    isolated_home: Path, size: tuple[int, int], code: int, outcome: str, shown: str
 ) -> None:
-    """The running job is killed as the slice filled past its booking: its state grows from
-    `running` to its outcome, and no column after it moves."""
+    """The running job ends (killed as the slice filled, past its booking too; by a signal; its
+    runner stopped): its state grows from `running` to its outcome in brief, and no column
+    after it moves."""
     app = fixed_app(isolated_home)
     room = app.prober()
     async with app.run_test(size=size) as pilot:
@@ -54,7 +81,7 @@ async def test_the_columns_stay_put_when_a_job_ends(
         await pilot.pause()
         before = _starts(_lines(app)[0])
         ended = [
-            dataclasses.replace(j, state="done", exit_code=254, outcome="slice full",
+            dataclasses.replace(j, state="done", exit_code=code, outcome=outcome,
                                 ended_at=room.taken_at, current=None)
             if j.state == "running" else j
             for j in room.jobs
@@ -63,7 +90,7 @@ async def test_the_columns_stay_put_when_a_job_ends(
         await probed(pilot)
         await pilot.pause()
         lines = _lines(app)
-        assert any("slice full 254" in line for line in lines), lines
+        assert any(f" {shown} " in f"{line} " for line in lines), lines
         assert _starts(lines[0]) == before, (before, lines[0])
 
 

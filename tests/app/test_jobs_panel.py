@@ -86,7 +86,7 @@ async def test_jobs_show_the_ledger_and_update_in_place() -> None:
         assert row["via"] == "default" and row["adj"] == "500"
         assert row["runtime"] == "1m"
         finished = cells(table, done)
-        assert str(finished["state"]) == "own cap 250" and "ceiling" in str(finished["peak"])
+        assert str(finished["state"]) == "own cap 250" and str(finished["peak"]) == "80M ▲"
         assert str(finished["cores"]) == "–"
         assert panel.border_subtitle == "1 running, 0 queued"
         table.move_cursor(row=1)

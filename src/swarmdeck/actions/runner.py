@@ -104,15 +104,16 @@ def check_request(request: RunRequest) -> None:
 
 def threads_warning(threads: int | None, budget: int) -> str:
     """The line saying that `--threads` asks for more threads than the host's heavy-thread
-    budget (cores.heavy_threads, else its cores): the job runs, its threads share the cores;
-    "" when it asks for no more than that."""
+    budget (cores.heavy_threads, else its cores less one: the B of the Hosts panel's `threads
+    free A/B`): the job runs, its threads share the cores; "" when it asks for no more."""
     if threads is None or threads <= budget:
         return ""
     return (
-        f"--threads {threads} is more than this host's {budget} cores (its heavy-thread"
-        f" budget): the job runs, but its threads share the cores and each runs slower, and"
-        f" the Hosts panel reads threads free 0/{budget} ({threads - budget} over) while it"
-        " runs; declare at most that many, or run it on a bigger host"
+        f"--threads {threads} is more than this host's heavy-thread budget of {budget}"
+        f" (cores.heavy_threads, else its cores less one): the job runs, but its threads share"
+        f" the cores and each runs slower, and the Hosts panel reads threads free 0/{budget}"
+        f" ({threads - budget} over) while it runs; declare at most {budget}, or run it on a"
+        " bigger host"
     )
 
 
@@ -269,7 +270,7 @@ def prepare(
     is given what the person should know about the slice's owner."""
     check_request(request)
     for warning in (
-        threads_warning(request.threads, config.cores.heavy_threads or os.cpu_count() or 1),
+        threads_warning(request.threads, _declared_threads(config, None)),
         private_ledger_warning(config.memory.slice, os.path.dirname(store.path)),
     ):
         if warning:

@@ -46,9 +46,10 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("load", "the whole host's run-queue over 1, 5 and 15 minutes; above its cores, "
          "threads wait for a core and every job runs slower"),
         ("threads free A/B (N over)", "A threads of the host's heavy-thread budget B "
-         "(cores.heavy_threads, else its cores) that no running job has declared with "
-         "--threads; when the jobs declared more than the budget it reads 0/B and says how "
-         "many over: their threads share the cores. Cores busy is what is measured"),
+         "(cores.heavy_threads, else its cores less one) that no running job has declared "
+         "(with --threads; a run without --threads declares all B); when the jobs declared "
+         "more than the budget it reads 0/B and says how many over: their threads share the "
+         "cores. Cores busy is what is measured"),
         ("available", "the kernel's MemAvailable: what the whole host can still give, inside "
          "the slice or not"),
         ("slice cap", "the slice's cap: the host's MemTotal minus memory.reserve, the most "
@@ -67,12 +68,13 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Jobs", (
         ("label", "the job's --label, else its command line"),
         ("state", "queued, admitted, running; once over, how it ended: ok, exit N, own cap "
-         "250 (hit its cap), slice full 254, timed out 253, refused 252 (never admitted)"),
+         "250 (hit its cap), slice full 254, timed out 253, refused 252 (never admitted), "
+         "SIGKILL 137 (killed by a signal); the detail (Enter) says it in full"),
+        ("booked", "what admission set aside for it (its history's peak, or its cap)"),
+        ("peak", "the most it held; ▲ when that reached its cap (its ceiling)"),
+        ("cap", "the most its cage lets it hold"),
         ("runtime", "how long it has run (or ran, once over)"),
         ("current", "memory the job's cage holds now"),
-        ("peak", "the most it held; 'ceiling' when that reached its cap"),
-        ("booked", "what admission set aside for it (its history's peak, or its cap)"),
-        ("cap", "the most its cage lets it hold"),
         ("cores", "cores in use · threads computing at once / threads it declared"),
         ("owner", "the session that launched it (its id's first 8 characters), then "
          "/ the subagent where known"),

@@ -28,8 +28,14 @@ from swarmdeck.ledger.schema import RUNNING
 from swarmdeck.probes.memory_book import LedgerJob, MemoryBook
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
-from swarmdeck.views.cells import Cell, in_order
-from swarmdeck.views.jobs import PANEL_COLUMNS, job_cells, panel_order
+from swarmdeck.views.cells import SIZE_WIDTH, Cell, in_order
+from swarmdeck.views.jobs import (
+    BRIEF_STATE_WIDTH,
+    CEILING_MARK,
+    PANEL_COLUMNS,
+    job_cells,
+    panel_order,
+)
 from swarmdeck.views.slurm import cluster_job_cells, cluster_job_key
 
 
@@ -45,10 +51,14 @@ class JobsPanel(TablePanel):
     how a job stands is what its row is for) or the memory figures after it give way, and
     before any later column gives way where that cut makes space for it whole. The label stays
     while Right and Left scroll the other columns: it names the row."""
-    LEAST_WIDTHS = {"state": len("slice full 254"), "booked": 5, "peak": 5, "cap": 5,
-            "runtime": len("12m34s")}
-    """The columns are as wide from the start as a job's usual states and figures make them
-    (and never narrow while the room runs): a job that ends, or grows, moves no column."""
+    LEAST_WIDTHS = {"state": BRIEF_STATE_WIDTH, "booked": SIZE_WIDTH,
+                    "peak": len(f"5.5G {CEILING_MARK}"), "cap": SIZE_WIDTH,
+                    "runtime": len("12m34s")}
+    """The columns are as wide from the start as a job's states in brief and its figures make
+    them (and never narrow while the room runs): a job that ends, or grows, moves no column."""
+    GAP = 1
+    """One blank cell between columns of short figures: at 100×30 the panel draws label,
+    state, booked, peak, cap and runtime whole, the label cut to no narrower than 12."""
     EMPTY = "no caged jobs — start one: swarmdeck run -- CMD"
 
     class LaunchAsked(Message):

@@ -37,7 +37,10 @@ NARROWEST = 6
 """A column's cells are cut no narrower than this; past that the column gives way whole."""
 
 PADDING = 1
-"""Blank cells each side of a cell's text."""
+"""Blank cells before a cell's text."""
+
+GAP = 2 * PADDING
+"""Blank cells between two columns' texts, unless a table is given its own `gap`."""
 
 HEADER = 1
 """Lines the column labels take at the top; they stay while the rows scroll."""
@@ -219,6 +222,7 @@ class KeyedTable(ScrollView, can_focus=True):
         fixed: int = 0,
         yielding_floor: int = YIELDING_FLOOR,
         least_widths: Mapping[str, int] | None = None,
+        gap: int = GAP,
     ) -> None:
         """Args:
             columns: (key, label) pairs, in display order.
@@ -233,6 +237,9 @@ class KeyedTable(ScrollView, can_focus=True):
             least_widths: Cells the columns named take at least, whatever their cells now; given,
                 no column is laid out narrower than it has been since the table was made,
                 so a row whose state or figure changes never moves the columns after it.
+            gap: Blank cells between two columns' texts, at least PADDING (each cell has
+                PADDING before its text and the rest of the gap after it): a table of many
+                short figures (the Jobs panel) draws more of them with a gap of one.
         """
         super().__init__(id=id, classes=classes)
         self._column_keys = [key for key, _ in columns]
@@ -241,6 +248,10 @@ class KeyedTable(ScrollView, can_focus=True):
         self._kept = self._column_keys.index(kept) if kept is not None else -1
         self._fixed = fixed
         self._yielding_floor = yielding_floor
+        self._after = max(0, gap - PADDING)
+        """Blank cells after a cell's text."""
+        self._padding = PADDING + self._after
+        """Blank cells a column takes besides its text."""
         self._steady = least_widths is not None
         self._widest = [(least_widths or {}).get(key, 0) for key in self._column_keys]
         """Each column's widest natural width so far (from `least_widths` on), when steady."""
@@ -291,7 +302,7 @@ class KeyedTable(ScrollView, can_focus=True):
         """The columns as drawn now, in order."""
         wholes = self._natural_widths()
         return [
-            ShownColumn(key, label.plain, max(0, drawn - 2 * PADDING), whole)
+            ShownColumn(key, label.plain, max(0, drawn - self._padding), whole)
             for key, label, drawn, whole in zip(
                 self._column_keys, self._labels, self._drawn, wholes, strict=True
             )
@@ -402,7 +413,7 @@ class KeyedTable(ScrollView, can_focus=True):
     def _drawn_widths(self, shifted: int) -> list[int]:
         """Each column's drawn width (padding included) with `shifted` columns after the fixed
         ones scrolled out (0)."""
-        padding = 2 * PADDING
+        padding = self._padding
         natural = [width + padding for width in self._natural_widths()]
         shown = [index for index in range(len(natural))
                  if index < self._fixed or index >= self._fixed + shifted]
@@ -427,7 +438,7 @@ class KeyedTable(ScrollView, can_focus=True):
             return False
         last = len(self._column_keys) - 1
         drawn = self._drawn_widths(shifted)[last]
-        whole = self._natural_widths()[last] + 2 * PADDING
+        whole = self._natural_widths()[last] + self._padding
         return drawn == 0 or (drawn < whole and last not in self._yielding)
 
     def _natural_widths(self) -> list[int]:
@@ -557,7 +568,8 @@ class KeyedTable(ScrollView, can_focus=True):
     def render_cell(self, cell: Text, width: int, style: Style, post: Style) -> list[Segment]:
         """One cell drawn `width` wide, padding included: `style` under its text's own, `post`
         over it (the cursor's colours win over the cell's)."""
+        padded = Padding(cell, (0, self._after, 0, PADDING))
         options = self.app.console_options.update_dimensions(width, 1).update(no_wrap=True)
         return self.app.console.render_lines(
-            Styled(Padding(cell, (0, PADDING)), pre_style=style, post_style=post), options,
+            Styled(padded, pre_style=style, post_style=post), options,
         )[0]

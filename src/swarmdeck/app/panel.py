@@ -24,7 +24,7 @@ from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import Label
 
-from swarmdeck.app.keyed_table import KeyedTable
+from swarmdeck.app.keyed_table import GAP, KeyedTable
 from swarmdeck.app.quiet import show_subtitle
 from swarmdeck.app.readonly import WriteGate
 from swarmdeck.snapshot import Snapshot
@@ -183,6 +183,8 @@ class TablePanel(DrawnPanel[TableDrawing]):
     LEAST_WIDTHS: ClassVar[Mapping[str, int] | None] = None
     """Cells columns take at least, and steady widths (KeyedTable's `least_widths`); None:
     neither."""
+    GAP: ClassVar[int] = GAP
+    """Blank cells between two columns' texts (KeyedTable's `gap`)."""
 
     _scroll_hint = ""
     """Which way the table's columns scroll, said after the subtitle ("more columns →")."""
@@ -192,7 +194,7 @@ class TablePanel(DrawnPanel[TableDrawing]):
         yield Label(self.empty_text(), classes="empty")
         yield KeyedTable(
             self.COLUMNS, id=f"{self.id}-table", yielding=self.YIELDING, kept=self.KEPT,
-            fixed=self.FIXED, least_widths=self.LEAST_WIDTHS,
+            fixed=self.FIXED, least_widths=self.LEAST_WIDTHS, gap=self.GAP,
         )
 
     def compose_above(self) -> ComposeResult:

@@ -22,6 +22,10 @@ peaks, memory held), and formatting one exactly takes fraction arithmetic, far d
 look-up."""
 
 
+SIZE_WIDTH = len("1023M")
+"""The widest a size is as a cell: at most 3 significant digits and a unit (format_size)."""
+
+
 @lru_cache(maxsize=SIZE_CELLS_KEPT)
 def size_cell(value: int | None) -> str:
     """A byte count as 1.5G; a dash when there is none."""

@@ -66,6 +66,18 @@ BRIEF_OUTCOMES = {
 """How a job that never ran says so in a table's state: the runner's reason names the command
 (`train.sh: command not found`), which would take the row's width; the detail has it whole."""
 
+BRIEF_WORDS = 10
+"""The most cells a job's ending takes in brief, before its exit code: `slice full`,
+`cannot run`; a longer ending is cut to its first clause (`slice full, over booking`,
+`stopped: runner got SIGTERM`), a signal's kill to the signal (`SIGKILL 137`), and what is
+still longer ends in `…`. The Jobs panel's state column is that wide from the start."""
+
+BRIEF_STATE_WIDTH = BRIEF_WORDS + len(" 255")
+"""The widest an ended job's state is in brief: the ending's words and a 3-digit exit code."""
+
+CEILING_MARK = "▲"
+"""A peak that reached its job's cap, in brief (the Jobs panel); in full it says `ceiling`."""
+
 
 def state_cell(job: LedgerJob, *, whole: bool = False) -> Text:
     """The state while a job is active; once over, how it ended: `ok`, `exit 7`,
@@ -95,9 +107,17 @@ def outcome_text(job: LedgerJob, *, whole: bool = False) -> str:
         return "ok"
     if not job.outcome or job.outcome in ("ok", f"exit {code}"):
         return f"exit {code}"
-    if not whole and code in BRIEF_OUTCOMES:
-        return f"{BRIEF_OUTCOMES[code]} {code}"
+    if not whole:
+        return f"{brief_words(job.outcome, code)} {code}"
     return f"{job.outcome} {code}"
+
+
+def brief_words(outcome: str, code: int) -> str:
+    """An ending in at most BRIEF_WORDS cells (see there)."""
+    if code in BRIEF_OUTCOMES:
+        return BRIEF_OUTCOMES[code]
+    words = outcome.split(":")[0].split(",")[0].removeprefix("killed by ")
+    return words if len(words) <= BRIEF_WORDS else f"{words[:BRIEF_WORDS - 1]}…"
 
 
 def exit_style(code: int) -> str:
@@ -119,10 +139,11 @@ def exit_cell(job: LedgerJob) -> Text:
     return Text(label, style=exit_style(job.exit_code))
 
 
-def peak_cell(job: LedgerJob) -> Text:
+def peak_cell(job: LedgerJob, *, brief: bool = False) -> Text:
+    """The most the job held; at its cap, `ceiling` after it (`brief`, CEILING_MARK)."""
     text = Text(size_cell(job.peak))
     if job.hit_ceiling:
-        text.append(" ceiling", style="bold red")
+        text.append(f" {CEILING_MARK if brief else 'ceiling'}", style="bold red")
     return text
 
 
@@ -145,8 +166,9 @@ def owner_text(job: LedgerJob) -> str:
 
 def job_cells(job: LedgerJob, now: float, *, brief: bool = False) -> dict[str, Cell]:
     """One ledger row's cells, keyed by column; `brief`, a job that never ran says so in a few
-    words (BRIEF_OUTCOMES: the Jobs panel, whose detail view has the reason whole), else with
-    the runner's whole reason (`swarmdeck status`, which has no detail view)."""
+    words (BRIEF_WORDS: the Jobs panel, whose detail view has the reason whole) and a peak at
+    its cap with CEILING_MARK, else with the runner's whole reason (`swarmdeck status`, which
+    has no detail view)."""
     return {
         "id": str(job.id),
         "label": job.label,
@@ -154,7 +176,7 @@ def job_cells(job: LedgerJob, now: float, *, brief: bool = False) -> dict[str, C
         "state": state_cell(job, whole=not brief),
         "booked": size_cell(job.booked),
         "current": size_cell(job.current),
-        "peak": peak_cell(job),
+        "peak": peak_cell(job, brief=brief),
         "cap": size_cell(job.cap),
         "cores": cores_cell(job),
         "owner": owner_text(job),
