@@ -129,3 +129,30 @@ async def test_enter_and_a_click_on_the_cursor_row_choose_it() -> None:
         await pilot.click(KeyedTable, offset=(2, 1 + 3))  # and job 3 opens
         await pilot.pause()
         assert app.chosen == ["1", "3"]
+
+
+async def test_rows_that_come_and_go_are_drawn_with_the_styles_of_the_rows_they_replace() -> None:
+    """Textual keeps every style it has drawn in caches of thousands (the ANSI of each one):
+    a table whose rows are jobs that come and go for hours must draw them with the same few
+    styles, or those caches fill with the styles of jobs long gone and the app's memory grows
+    for as long as it runs. A click still finds its row."""
+    app = OneTable()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(KeyedTable)
+
+        def styles_drawn_after(generations: range) -> set[object]:
+            drawn: set[object] = set()
+            for generation in generations:
+                table.sync({f"{generation}-{n}": [f"job {generation}-{n}", "running", "0:10"]
+                            for n in range(5)})
+                drawn |= {segment.style for y in range(table.size.height)
+                          for segment in table.render_line(y)}
+            return drawn
+
+        first = styles_drawn_after(range(0, 10))
+        assert styles_drawn_after(range(10, 200)) <= first
+        table.focus()
+        await pilot.click(KeyedTable, offset=(2, 1 + 2))
+        await pilot.click(KeyedTable, offset=(2, 1 + 2))
+        await pilot.pause()
+        assert app.chosen == ["199-2"]

@@ -509,9 +509,10 @@ class KeyedTable(ScrollView, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         """A click puts the cursor on its row; a click on the row under the cursor opens it."""
-        key = event.style.meta.get("row")
-        if key not in self._order:
+        row = event.style.meta.get("row")
+        if not isinstance(row, int) or not 0 <= row < len(self._keys):
             return
+        key = self._keys[row]
         event.stop()
         if self._order[key] == self.cursor_row:
             self.action_select_cursor()
@@ -525,7 +526,7 @@ class KeyedTable(ScrollView, can_focus=True):
         width = self.size.width
         base = self.rich_style
         if y < HEADER:
-            key, cells = None, self._labels
+            row, key, cells = -1, None, self._labels
             style = self.get_component_rich_style("keyed-table--header")
             post, end = Style.null(), style
         else:
@@ -543,14 +544,16 @@ class KeyedTable(ScrollView, can_focus=True):
                 post = Style.from_color(cursor.color) + Style.from_color(bgcolor=cursor.bgcolor)
             end = style
         # Each cell's style carries its place (a click reads the row from it), which keeps
-        # cells of one look apart as they are drawn.
+        # cells of one look apart as they are drawn. The place is the row's index, not its
+        # key: Textual caches every style it draws (thousands), and keys of rows that come
+        # and go for hours would fill those caches with the styles of rows long gone.
         segments: list[Segment] = []
         for column, (cell, drawn) in enumerate(zip(cells, self._drawn, strict=True)):
             if drawn:
-                place = Style.from_meta({"row": key, "column": column})
+                place = Style.from_meta({"row": row, "column": column})
                 segments += self._rendered(key, column, cell, drawn, style + place, post)
         left = max(0, width - sum(self._drawn))  # the row's look to the edge
-        segments.append(Segment(" " * left, end + Style.from_meta({"row": key})))
+        segments.append(Segment(" " * left, end + Style.from_meta({"row": row})))
         return Strip(segments).adjust_cell_length(width, base).simplify()
 
     def _rendered(
