@@ -72,7 +72,7 @@ from swarmdeck.probes.claude import sessions_watch
 from swarmdeck.probes.claude.sessions import SessionInfo, SessionsProbe, waiting_for_person
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.probes.kernel_files import hold_open
-from swarmdeck.probes.peer import PeerProber
+from swarmdeck.probes.peer_prober import background_peer_prober
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, reconciled_snapshot
 from swarmdeck.state import StateStore
@@ -166,7 +166,7 @@ class SwarmdeckApp(App[int]):
         """How many snapshots have reached the panels (what tests wait on)."""
         self._stop_watching = threading.Event()
         self.probe_loop = ProbeLoop(self._probe_round, config.ui.refresh_interval, self)
-        self.peer_prober = PeerProber(wait=False) if prober is None and config.hosts else None
+        self.peer_prober = background_peer_prober(config) if prober is None else None
         """One SSH connection per peer, read in the background: a slow peer never holds up
         this host's figures, and shows as "not read" until it answers or times out."""
         self.prober: Prober = prober or partial(

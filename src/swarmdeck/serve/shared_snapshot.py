@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from swarmdeck.probes.claude.sessions import SessionsProbe
 from swarmdeck.probes.host import CpuSampler
 from swarmdeck.probes.kernel_files import hold_open
-from swarmdeck.probes.peer import PeerProber
+from swarmdeck.probes.peer_prober import background_peer_prober
 from swarmdeck.probes.usage import UsageTracker
 from swarmdeck.snapshot import Snapshot, reconciled_snapshot
 from swarmdeck.watchdog.loop import Watchdog
@@ -56,7 +56,7 @@ class ProbeWriter:
         """
         self.config = config
         self.folder = folder
-        self.peer_prober = PeerProber(wait=False) if config.hosts else None
+        self.peer_prober = background_peer_prober(config)
         self.prober = partial(
             reconciled_snapshot, config, store, CpuSampler(), SessionsProbe(), UsageTracker(),
             self.peer_prober,
