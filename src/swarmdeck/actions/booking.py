@@ -37,6 +37,10 @@ ceiling, whose spread sets the margin of a workload with a single run (folder_sp
 OOM_ADJ_UNBOUNDED = 1000
 OOM_ADJ_PREDICTED = 500
 OOM_ADJ_ON_CAP = 0
+OOM_ADJ_OUTGROWN = OOM_ADJ_UNBOUNDED
+"""The standing of a running job whose working set passed its booking (actions/outgrown.py):
+that of a job that may take what nobody booked for it, killed before any that kept to its
+booking."""
 
 
 class Via(Enum):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, Moved, NotAdmittedError, admit
 from swarmdeck.actions.booking import (
+    OOM_ADJ_OUTGROWN,
     OOM_ADJ_UNBOUNDED,
     Booking,
     Via,
@@ -533,7 +534,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
         run.note(f"job {job_id}: not marked running: {error.message}")
     watched = watch(
         proc, job, cage, request.timeout, config.memory.sample_interval, run.signals,
-        request.grace,
+        request.grace, outgrown=_outgrown(booking, cage),
     )
     try:  # noqa: SIM105 (contextlib stays off the run path: its import costs every run)
         os.unlink(marker)
@@ -575,6 +576,22 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
     if code in (ExitCode.OWN_CAP, ExitCode.SLICE_FULL) and line:
         memory_kill_alert(store, job_id, prepared.host, line)
     return code
+
+
+def _outgrown(booking: Booking, cage: Cage) -> tuple[int, Callable[[], None]] | None:
+    """What the watch does once the job's working set passes its booking: its cage's processes
+    take the standing of one that may take what nobody booked (actions/outgrown.py), so a full
+    slice kills it before a job that kept to its booking; None for a job that stands there
+    already."""
+    if booking.oom_score_adj >= OOM_ADJ_OUTGROWN:
+        return None
+
+    def stand() -> None:
+        from swarmdeck.actions.outgrown import stand_outgrown
+
+        stand_outgrown(cage.members)
+
+    return booking.booked, stand
 
 
 def memory_kill_alert(store: StateStore, job_id: int, host: str, line: str) -> None:
