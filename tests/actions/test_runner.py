@@ -902,6 +902,46 @@ def test_a_queued_single_run_rebooks_at_its_folders_spread_once_it_shows(
     assert once["peak"] < fresh.booked < prepared.booking.booked
 
 
+def test_a_queued_single_run_rebooks_at_the_growth_its_folder_showed(
+    slice_config: Path, isolated_home, tmp_path: Path
+) -> None:
+    """Issue 34 (drifting): four workloads ran once at 20M; the fourth's next run is prepared
+    at its peak + a tenth. Three others then run again at 24M (+20 %, each past its own
+    booking): a look while the fourth queues books it that growth, above its tenth, before it
+    grows past its booking too."""
+    script = tmp_path / "drift.py"
+    script.write_text(
+        "import sys\nn = int(open(sys.argv[2]).read()) << 20\nb = bytearray(n)\n"
+        "b[::4096] = b'\\1' * len(range(0, n, 4096))\n"
+    )
+    size = tmp_path / "size"
+    size.write_text("20")
+    for name in ("a", "b", "c", "d"):
+        done = swarmdeck_run("--", sys.executable, "-S", str(script), name, str(size),
+                             cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    once = rows(isolated_home)[3]
+    request = RunRequest([sys.executable, "-S", str(script), "d", str(size)], cwd=str(tmp_path))
+    config, ledger = load_config(), store(isolated_home)
+    prepared = prepare(config, ledger, request, note=lambda line: None)
+    assert prepared.booking.booked == mib_ceil(once["peak"] * 1.1)
+    signals = StopSignals()
+    try:
+        run = RunContext(config, ledger, request, prepared, signals, lambda line: None)
+        assert rebook(run) is None
+        size.write_text("24")
+        for name in ("a", "b", "c"):
+            done = swarmdeck_run("--", sys.executable, "-S", str(script), name, str(size),
+                                 cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+        fresh = rebook(run)
+    finally:
+        signals.restore()
+    assert fresh is not None and fresh.via is Via.HISTORY and fresh.oom_score_adj == 500
+    assert fresh.booked > prepared.booking.booked
+    assert fresh.booked >= mib_ceil(once["peak"] * 1.1 * 1.1), "a tenth's growth at least"
+
+
 def test_a_queued_job_of_fiction_rebooks_from_its_family_once_a_member_ended(
     slice_config: Path, isolated_home, tmp_path: Path, start_run: Start
 ) -> None:

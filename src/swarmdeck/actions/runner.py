@@ -33,6 +33,7 @@ from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import (
     Ending,
     family_runs,
+    folder_growth_of,
     folder_runs,
     folder_spread_of,
     mark_running,
@@ -306,6 +307,7 @@ def prepare(
         family=family,
         folder=() if history or family or not declared else folder_runs(store, request.cwd),
         spread=folder_spread_of(store, request.cwd, workload) if len(history) == 1 else None,
+        growth_step=folder_growth_of(store, request.cwd, workload) if len(history) == 1 else None,
     )
     return Prepared(backend, facts, booking, workload, local_host_name(), result_file)
 
@@ -329,8 +331,8 @@ def rebook(run: RunContext) -> Booking | None:
     """While queued on a booking of fiction (its declared cap or the default prediction: no
     history of its own), the booking its family's runs, or failing them its folder's capped
     runs, give now, if any have ended since it was prepared; while queued on the prediction of
-    a single run, the smaller booking the folder's spread gives now (booking.folder_spread).
-    None to keep the booking it has."""
+    a single run, the booking the folder's spread and growth give now (booking.folder_spread,
+    booking.folder_growth). None to keep the booking it has."""
     prepared, request = run.prepared, run.request
     if request.unbounded:
         return None
@@ -358,14 +360,18 @@ def rebook(run: RunContext) -> Booking | None:
 
 
 def _rebook_single_run(run: RunContext) -> Booking | None:
-    """The booking of a workload with a single run, from the margin its folder's spread gives
-    now, when that books less than it was prepared with; None otherwise."""
+    """The booking of a workload with a single run, from the margin its folder's spread and
+    the growth its folder's workloads all showed give now, when that differs from the booking
+    it was prepared with (less where the folder's runs repeat closely, more where they all
+    grew: a job of a drifting folder queued behind those that grew books their growth before it
+    grows past its booking too); None otherwise."""
     prepared, request = run.prepared, run.request
     history = past_runs(run.store, prepared.fingerprint)
     if len(history) != 1:
         return None
     spread = folder_spread_of(run.store, request.cwd, prepared.fingerprint)
-    if spread is None:
+    step = folder_growth_of(run.store, request.cwd, prepared.fingerprint)
+    if spread is None and step is None:
         return None
     total = mem_total()
     booking = decide_booking(
@@ -376,8 +382,9 @@ def _rebook_single_run(run: RunContext) -> Booking | None:
         unbounded=False,
         slice_cap=prepared.facts.slice_cap,
         spread=spread,
+        growth_step=step,
     )
-    return booking if booking.booked < prepared.booking.booked else None
+    return booking if booking.booked != prepared.booking.booked else None
 
 
 def run_job(
