@@ -396,12 +396,17 @@ def test_a_full_slice_kills_the_job_past_its_booking_not_a_bigger_one_within_its
         grower = start_run("--label", "grower", "--", sys.executable, "-S", str(script),
                            "grower", "50", "70", str(more))
         assert grower.stdout is not None and grower.stdout.readline() == "held\n"
-        booked = {row["label"]: (row["admitted_via"], row["oom_score_adj"])
-                  for row in rows(isolated_home)}
-        assert booked["keeper"] == ("family", 500) and booked["grower"] == ("default", 500)
+        booked = {row["label"]: row["admitted_via"] for row in rows(isolated_home)}
+        assert booked["keeper"] == "family" and booked["grower"] == "default", booked
         wait_for(lambda: cage_adjs(isolated_home, "grower") == [1000],
                  seen=lambda: cage_adjs(isolated_home, "grower"))
         assert cage_adjs(isolated_home, "keeper") == [500]
+
+        def standing() -> dict[str, int]:
+            return {row["label"]: row["oom_score_adj"] for row in rows(isolated_home)}
+
+        wait_for(lambda: standing()["grower"] == 1000, seen=standing)
+        assert standing()["keeper"] == 500
         more.touch()
         _, grower_err = grower.communicate(timeout=DEADLINE)
         assert grower.returncode == 254, grower_err

@@ -541,7 +541,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
         run.note(f"job {job_id}: not marked running: {error.message}")
     watched = watch(
         proc, job, cage, request.timeout, config.memory.sample_interval, run.signals,
-        request.grace, outgrown=_outgrown(booking, cage),
+        request.grace, outgrown=_outgrown(store, job_id, booking, cage),
     )
     try:  # noqa: SIM105 (contextlib stays off the run path: its import costs every run)
         os.unlink(marker)
@@ -585,18 +585,28 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
     return code
 
 
-def _outgrown(booking: Booking, cage: Cage) -> tuple[int, Callable[[], None]] | None:
+def _outgrown(
+    store: StateStore, job_id: int, booking: Booking, cage: Cage
+) -> tuple[int, Callable[[], None]] | None:
     """What the watch does once the job's working set passes its booking: its cage's processes
     take the standing of one that may take what nobody booked (actions/outgrown.py), so a full
-    slice kills it before a job that kept to its booking; None for a job that stands there
-    already."""
+    slice kills it before a job that kept to its booking, and its row says so; None for a job
+    that stands there already."""
     if booking.oom_score_adj >= OOM_ADJ_OUTGROWN:
         return None
 
     def stand() -> None:
         from swarmdeck.actions.outgrown import stand_outgrown
+        from swarmdeck.ledger import set_oom_score_adj
 
         stand_outgrown(cage.members)
+        try:
+            with store.transaction() as conn:
+                set_oom_score_adj(conn, job_id, OOM_ADJ_OUTGROWN)
+        except StateError as error:
+            # The kernel's standing is what decides; only the row's figure is behind.
+            say(f"job {job_id}: its standing of {OOM_ADJ_OUTGROWN} was not recorded: "
+                f"{error.message}")
 
     return booking.booked, stand
 
