@@ -15,6 +15,7 @@ from swarmdeck.actions.booking import (
     Via,
     decide_admission,
     decide_booking,
+    folder_growth,
     folder_spread,
     hit_ceiling,
     mib_ceil,
@@ -140,6 +141,31 @@ def test_a_folder_shows_a_spread_only_from_enough_repeated_workloads_none_at_a_c
     assert folder_spread([*alike[:2], runs_of(300)]) is None
     assert folder_spread([*alike, runs_of(900, 600, ceiling=True)]) is None
     assert folder_spread([*alike, runs_of(1150, 1000)]) == 10, "15 % growth: a tenth stays"
+
+
+def test_a_single_run_books_the_growth_its_folders_workloads_all_showed() -> None:
+    """Issue 34 (drifting): every workload of a folder peaks 15 % higher each day. On the
+    second day a workload with one run booked its peak + 10 % and was cut off past it, so the
+    slice filled again and again. Once three other workloads there ran twice and each grew by
+    more than the noise, a single run books the largest step they showed, and its margin on
+    top; a folder where one workload kept level, or too few ran twice, shows no growth."""
+    grown = [runs_of(1150, 1000), runs_of(560, 500), runs_of(220, 200)]
+    assert folder_growth(grown) == 15
+    assert folder_growth([*grown, runs_of(300, 300)]) is None, "one kept level: no trend"
+    assert folder_growth(grown[:2]) is None
+    assert folder_growth([*grown, runs_of(900)]) == 15, "a workload run once says nothing"
+    cut = [PastRun(1300 * MIB, 4 * GIB, True), PastRun(1000 * MIB, 4 * GIB, False)]
+    assert folder_growth([*grown, cut]) == 15, "a run cut off at its ceiling is passed over"
+    assert folder_growth([runs_of(1010, 1000), *grown[1:], runs_of(300, 290)]) is None
+    one = [PastRun(1000 * MIB, 4 * GIB, False)]
+    learned = decide_booking(one, declared_cap=None, default_prediction=GIB, cap_factor=1.5,
+                             unbounded=False, slice_cap=SLICE, growth_step=15)
+    assert (learned.booked, learned.via) == (1265 * MIB, Via.HISTORY)
+    assert learned.oom_score_adj == OOM_ADJ_PREDICTED
+    two = [PastRun(1000 * MIB, 4 * GIB, False), PastRun(1000 * MIB, 4 * GIB, False)]
+    own = decide_booking(two, declared_cap=None, default_prediction=GIB, cap_factor=1.5,
+                         unbounded=False, slice_cap=SLICE, growth_step=15)
+    assert own.booked == booking(two).booked, "a workload with runs of its own: its own trend"
 
 
 def test_one_small_run_does_not_erase_a_big_one() -> None:

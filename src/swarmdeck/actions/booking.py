@@ -37,6 +37,10 @@ ceiling, whose spread sets the margin of a workload with a single run (folder_sp
 OOM_ADJ_UNBOUNDED = 1000
 OOM_ADJ_PREDICTED = 500
 OOM_ADJ_ON_CAP = 0
+OOM_ADJ_OUTGROWN = OOM_ADJ_UNBOUNDED
+"""The standing of a running job whose working set passed its booking (actions/outgrown.py):
+that of a job that may take what nobody booked for it, killed before any that kept to its
+booking."""
 
 
 class Via(Enum):
@@ -102,7 +106,9 @@ def made_cap(booked: int, cap_factor: float) -> int:
     return max(MIN_CAP, mib_ceil(booked * cap_factor))
 
 
-def predicted_peak(history: Sequence[PastRun], one_run: int | None = None) -> int:
+def predicted_peak(
+    history: Sequence[PastRun], one_run: int | None = None, one_run_growth: int | None = None
+) -> int:
     """The largest peak of the recent runs (newest first), plus its growth when they climb,
     plus a margin from their spread.
 
@@ -112,12 +118,14 @@ def predicted_peak(history: Sequence[PastRun], one_run: int | None = None) -> in
     `one_run` percent where its folder showed one (folder_spread), else a tenth), so a workload
     that peaks alike every time is booked close to its peak. A workload whose peak grew run
     after run is booked for one more step of the same growth, so it is not killed again for
-    the growth it has already shown.
+    the growth it has already shown; a single run, by `one_run_growth` percent where its folder's
+    workloads all grew from one run to the next (folder_growth).
     """
     peaks = [run.peak for run in history]
     top = max(peaks)
     margin = margin_percent(peaks, one_run)
-    return -(-(top + growth(peaks)) * (100 + margin) // (100 * MIB)) * MIB
+    step = growth(peaks) if len(peaks) > 1 else -(-top * (one_run_growth or 0) // 100)
+    return -(-(top + step) * (100 + margin) // (100 * MIB)) * MIB
 
 
 def margin_percent(peaks: Sequence[int], one_run: int | None = None) -> int:
@@ -146,6 +154,26 @@ def folder_spread(workloads: Sequence[Sequence[PastRun]]) -> int | None:
     return max(margin_percent([run.peak for run in runs]) for runs in repeated)
 
 
+def folder_growth(workloads: Sequence[Sequence[PastRun]]) -> int | None:
+    """The growth, in percent, a workload with a single run books on top of its peak in a
+    folder whose workloads (each one's recent runs, newest first) all peak higher from one run
+    to the next: the largest step of their latest two runs, once FOLDER_LEAST_WORKLOADS of them
+    have two runs neither at its ceiling (a run cut off there says where it was stopped, not
+    what it needed) and every one of those grew by more than LEAST_MARGIN_PERCENT; None
+    otherwise. A drifting workload (a test suite that grows each day) then books today's growth
+    as soon as three of its folder's workloads have shown it, where the margin of a single run
+    (a tenth at most) let every one grow past its booking and fill the slice again and again."""
+    steps = [
+        -(-(runs[0].peak - runs[1].peak) * 100 // runs[1].peak)
+        for runs in workloads
+        if len(runs) >= 2 and runs[1].peak > 0
+        and not runs[0].hit_ceiling and not runs[1].hit_ceiling
+    ]
+    if len(steps) < FOLDER_LEAST_WORKLOADS or min(steps) <= LEAST_MARGIN_PERCENT:
+        return None
+    return max(steps)
+
+
 def growth(peaks: Sequence[int]) -> int:
     """The last step of growth when every recent run (newest first) peaked at least as high
     as the one before it and the newest higher still by more than LEAST_MARGIN_PERCENT (less
@@ -167,6 +195,7 @@ def decide_booking(
     family: Sequence[PastRun] = (),
     folder: Sequence[PastRun] = (),
     spread: int | None = None,
+    growth_step: int | None = None,
 ) -> Booking:
     """The booking, cap and oom_score_adj of a job.
 
@@ -192,7 +221,9 @@ def decide_booking(
     killed first if it guessed wrong, and its next booking is its cap.
 
     A workload with a single run books its peak with `spread` percent over it where its folder
-    showed how alike its workloads' runs are (folder_spread), a tenth without it.
+    showed how alike its workloads' runs are (folder_spread), a tenth without it; and, where its
+    folder's workloads all grew from run to run, its peak grown by `growth_step` percent first
+    (folder_growth).
     """
     recent = list(history[:HISTORY_WINDOW])
     kin = list(family[:HISTORY_WINDOW])
@@ -215,7 +246,7 @@ def decide_booking(
         # A run that hit its ceiling peaked at its cap, not at what it needed: it raises the
         # booking to this run's cap instead of feeding the prediction.
         grown = [run for run in recent if not run.hit_ceiling]
-        predicted = predicted_peak(grown, spread) if grown else 0
+        predicted = predicted_peak(grown, spread, growth_step) if grown else 0
         hit = [run.cap for run in recent if run.hit_ceiling]
         ceiling = max(hit, default=0)
         if hit and declared_cap is not None:

@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun, folder_spread
+from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun, folder_growth, folder_spread
 from swarmdeck.hook_events import folded_transaction
 from swarmdeck.ledger import (
     declared_cap_peaks,
@@ -92,6 +92,18 @@ SPREAD_LOOKBACK = 200
 def folder_spread_of(store: StateStore, cwd: str, fingerprint: str) -> int | None:
     """The margin, in percent, a workload with a single run books in `cwd`, from the spread of
     the folder's other workloads (booking.folder_spread); None when they show none."""
+    return folder_spread(_other_workloads(store, cwd, fingerprint))
+
+
+def folder_growth_of(store: StateStore, cwd: str, fingerprint: str) -> int | None:
+    """The growth, in percent, a workload with a single run books in `cwd`, from the step each
+    of the folder's other workloads took on its latest run (booking.folder_growth); None when
+    they show no common growth."""
+    return folder_growth(_other_workloads(store, cwd, fingerprint))
+
+
+def _other_workloads(store: StateStore, cwd: str, fingerprint: str) -> list[list[PastRun]]:
+    """The recent runs, newest first, of each workload in `cwd` other than `fingerprint`."""
     with store.read() as conn:
         rows = folder_peaks(conn, str(cwd), SPREAD_LOOKBACK)
     workloads: dict[str, list[PastRun]] = {}
@@ -100,7 +112,7 @@ def folder_spread_of(store: StateStore, cwd: str, fingerprint: str) -> int | Non
             workloads.setdefault(row["fingerprint"], []).append(
                 PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"]))
             )
-    return folder_spread(list(workloads.values()))
+    return list(workloads.values())
 
 
 def past_runs(store: StateStore, fingerprint: str) -> list[PastRun]:

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.actions.cage import Cage
 from swarmdeck.actions.kill import stop_tree
+from swarmdeck.actions.oom import outgrew_booking
 from swarmdeck.actions.spawn import STOP_SIGNALS
 from swarmdeck.durations import whole_milliseconds
 from swarmdeck.probes.procs import ProcessIdentity
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import FrameType
 
     from swarmdeck.actions.spawn import Child
@@ -98,8 +100,10 @@ def watch(
     interval: float,
     signals: StopSignals,
     grace: float,
+    outgrown: tuple[int, Callable[[], None]] | None = None,
 ) -> Watched:
-    """Wait for the job to end one way or another, then make sure nothing of it is left."""
+    """Wait for the job to end one way or another, then make sure nothing of it is left.
+    `outgrown` is the job's booking and what to do once, the first time a sample passes it."""
     started = time.monotonic()
     deadline = started + timeout if timeout is not None else None
     # select.poll, not the selectors module: a few descriptors, and one import less per run.
@@ -119,6 +123,9 @@ def watch(
             reading = cage.reading()
             if reading is not None:
                 peak = max(peak, reading.working_set)
+                if outgrown is not None and outgrew_booking(reading.working_set, outgrown[0]):
+                    outgrown[1]()
+                    outgrown = None
             pause = interval
             if deadline is not None:
                 pause = max(0.0, min(pause, deadline - time.monotonic()))

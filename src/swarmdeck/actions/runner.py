@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from swarmdeck import paths
 from swarmdeck.actions.admission import Interrupted, JobRow, Moved, NotAdmittedError, admit
 from swarmdeck.actions.booking import (
+    OOM_ADJ_OUTGROWN,
     OOM_ADJ_UNBOUNDED,
     Booking,
     Via,
@@ -32,6 +33,7 @@ from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import (
     Ending,
     family_runs,
+    folder_growth_of,
     folder_runs,
     folder_spread_of,
     mark_running,
@@ -305,6 +307,7 @@ def prepare(
         family=family,
         folder=() if history or family or not declared else folder_runs(store, request.cwd),
         spread=folder_spread_of(store, request.cwd, workload) if len(history) == 1 else None,
+        growth_step=folder_growth_of(store, request.cwd, workload) if len(history) == 1 else None,
     )
     return Prepared(backend, facts, booking, workload, local_host_name(), result_file)
 
@@ -328,8 +331,8 @@ def rebook(run: RunContext) -> Booking | None:
     """While queued on a booking of fiction (its declared cap or the default prediction: no
     history of its own), the booking its family's runs, or failing them its folder's capped
     runs, give now, if any have ended since it was prepared; while queued on the prediction of
-    a single run, the smaller booking the folder's spread gives now (booking.folder_spread).
-    None to keep the booking it has."""
+    a single run, the booking the folder's spread and growth give now (booking.folder_spread,
+    booking.folder_growth). None to keep the booking it has."""
     prepared, request = run.prepared, run.request
     if request.unbounded:
         return None
@@ -357,14 +360,18 @@ def rebook(run: RunContext) -> Booking | None:
 
 
 def _rebook_single_run(run: RunContext) -> Booking | None:
-    """The booking of a workload with a single run, from the margin its folder's spread gives
-    now, when that books less than it was prepared with; None otherwise."""
+    """The booking of a workload with a single run, from the margin its folder's spread and
+    the growth its folder's workloads all showed give now, when that differs from the booking
+    it was prepared with (less where the folder's runs repeat closely, more where they all
+    grew: a job of a drifting folder queued behind those that grew books their growth before it
+    grows past its booking too); None otherwise."""
     prepared, request = run.prepared, run.request
     history = past_runs(run.store, prepared.fingerprint)
     if len(history) != 1:
         return None
     spread = folder_spread_of(run.store, request.cwd, prepared.fingerprint)
-    if spread is None:
+    step = folder_growth_of(run.store, request.cwd, prepared.fingerprint)
+    if spread is None and step is None:
         return None
     total = mem_total()
     booking = decide_booking(
@@ -375,8 +382,9 @@ def _rebook_single_run(run: RunContext) -> Booking | None:
         unbounded=False,
         slice_cap=prepared.facts.slice_cap,
         spread=spread,
+        growth_step=step,
     )
-    return booking if booking.booked < prepared.booking.booked else None
+    return booking if booking.booked != prepared.booking.booked else None
 
 
 def run_job(
@@ -533,7 +541,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
         run.note(f"job {job_id}: not marked running: {error.message}")
     watched = watch(
         proc, job, cage, request.timeout, config.memory.sample_interval, run.signals,
-        request.grace,
+        request.grace, outgrown=_outgrown(store, job_id, booking, cage),
     )
     try:  # noqa: SIM105 (contextlib stays off the run path: its import costs every run)
         os.unlink(marker)
@@ -575,6 +583,32 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
     if code in (ExitCode.OWN_CAP, ExitCode.SLICE_FULL) and line:
         memory_kill_alert(store, job_id, prepared.host, line)
     return code
+
+
+def _outgrown(
+    store: StateStore, job_id: int, booking: Booking, cage: Cage
+) -> tuple[int, Callable[[], None]] | None:
+    """What the watch does once the job's working set passes its booking: its cage's processes
+    take the standing of one that may take what nobody booked (actions/outgrown.py), so a full
+    slice kills it before a job that kept to its booking, and its row says so; None for a job
+    that stands there already."""
+    if booking.oom_score_adj >= OOM_ADJ_OUTGROWN:
+        return None
+
+    def stand() -> None:
+        from swarmdeck.actions.outgrown import stand_outgrown
+        from swarmdeck.ledger import set_oom_score_adj
+
+        stand_outgrown(cage.members)
+        try:
+            with store.transaction() as conn:
+                set_oom_score_adj(conn, job_id, OOM_ADJ_OUTGROWN)
+        except StateError as error:
+            # The kernel's standing is what decides; only the row's figure is behind.
+            say(f"job {job_id}: its standing of {OOM_ADJ_OUTGROWN} was not recorded: "
+                f"{error.message}")
+
+    return booking.booked, stand
 
 
 def memory_kill_alert(store: StateStore, job_id: int, host: str, line: str) -> None:

@@ -50,6 +50,7 @@ from swarmdeck.ledger.writes import (
     record_ending,
     set_cgroup,
     set_driver,
+    set_oom_score_adj,
     set_peak,
 )
 
@@ -92,6 +93,7 @@ __all__ = [
     "running_processes",
     "set_cgroup",
     "set_driver",
+    "set_oom_score_adj",
     "set_peak",
     "threads_declared",
 ]

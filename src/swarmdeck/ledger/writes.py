@@ -71,6 +71,11 @@ def admit_queued_as_booked(conn: sqlite3.Connection, job_id: int, at: float) -> 
     )
 
 
+def set_oom_score_adj(conn: sqlite3.Connection, job_id: int, adj: int) -> None:
+    """The OOM standing the row's job was given while it ran (one that outgrew its booking)."""
+    conn.execute("UPDATE jobs SET oom_score_adj = ? WHERE id = ?", (adj, job_id))
+
+
 def set_cgroup(conn: sqlite3.Connection, job_id: int, cgroup: str) -> None:
     """The cage the row's runner makes (named at admission, before it exists)."""
     conn.execute("UPDATE jobs SET cgroup = ? WHERE id = ?", (cgroup, job_id))

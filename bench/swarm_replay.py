@@ -1,0 +1,167 @@
+"""Would another queue order or backfill rule have ended a swarmdeck day sooner?
+
+Replays one day of a `bench_swarm.py --keep FOLDER` run: each job arrives when its ledger row
+was created, books what it was admitted on and runs as long as it ran (started → ended); the
+run times it had learned are the peaks table's from before that day. At every arrival and
+every end each queued job decides in the queue's order, with the real rule
+(actions/backfill.may_start), as woken runners do. What changes between replays is only the
+order, or the rule:
+
+- arrival: strict arrival order;
+- as built: backfill.queue_key (arrival, a job advanced by its longest learned run);
+- area first: advanced by its run × its booking's share of the slice (slice-seconds);
+- biggest first: advanced by its booking's share of the slice × 60 s;
+- first fit: any job that fits starts, in the built order (no head is protected).
+
+The replay has no runners' start, no wake-up lag and no rebooking, so it measures the queue
+alone: a gap between the rows is the order's, one between "as built" and the bookings' area
+is the packing's and the tail's (discrete jobs against a bound that takes memory as fluid).
+
+    .venv/bin/python bench/swarm_replay.py FOLDER [--day 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+sys.path.insert(0, str(HERE))
+
+from swarm_gap import MIB, SLICE_MIB, day_rows  # noqa: E402
+from swarmdeck.actions import backfill  # noqa: E402
+
+SLICE = SLICE_MIB * MIB - MIB
+"""The room the bench's config leaves: the slice less its 1M margin."""
+
+
+@dataclass(frozen=True)
+class Job:
+    arrives: float
+    booked: int
+    runs: float
+    shortest: float | None
+    longest: float | None
+
+
+Key = Callable[[Job, int], tuple[float, int]]
+
+
+def load(db: Path, day: int) -> list[Job]:
+    rows = day_rows(db, day)
+    if not rows or any(row["ended_at"] is None for row in rows):
+        return []
+    begin = min(row["created_at"] for row in rows)
+    conn = sqlite3.connect(db)
+    jobs = []
+    for row in rows:
+        (workload,) = conn.execute(
+            "SELECT fingerprint FROM jobs WHERE label = ? AND created_at = ?",
+            (row["label"], row["created_at"]),
+        ).fetchone()
+        runs = [seconds for (seconds,) in conn.execute(
+            "SELECT duration FROM peaks WHERE fingerprint = ? AND recorded_at < ?"
+            " AND duration IS NOT NULL ORDER BY recorded_at DESC LIMIT 5", (workload, begin),
+        )]
+        jobs.append(Job(row["created_at"] - begin, row["booked"],
+                        row["ended_at"] - row["started_at"],
+                        min(runs, default=None), max(runs, default=None)))
+    return jobs
+
+
+def replay(jobs: list[Job], key: Key, first_fit: bool = False) -> float:
+    """The day's makespan from its first arrival under the order `key`."""
+    pending = sorted(range(len(jobs)), key=lambda i: jobs[i].arrives)
+    queued: list[int] = []
+    running: dict[int, tuple[float, float]] = {}
+    clock = 0.0
+
+    def starts(index: int, ahead: list[int]) -> bool:
+        job = jobs[index]
+        usable = SLICE - sum(jobs[k].booked for k in running)
+        if first_fit:
+            return job.booked <= usable
+        earliest = [backfill.Holder(jobs[k].booked, backfill.holder_end(clock - began,
+                                                                        jobs[k].shortest))
+                    for k, (began, _) in running.items()]
+        sure = [backfill.Holder(jobs[k].booked, backfill.holder_sure_end(clock - began,
+                                                                         jobs[k].longest))
+                for k, (began, _) in running.items()]
+        waiters = [backfill.Waiter(jobs[k].booked, backfill.waiter_run(jobs[k].longest))
+                   for k in ahead]
+        own = backfill.Waiter(job.booked, backfill.waiter_run(job.longest))
+        return backfill.may_start(own, waiters, earliest, usable, sure)
+
+    def look(who: set[int]) -> None:
+        started = True
+        while started:
+            started = False
+            order = sorted(queued, key=lambda k: key(jobs[k], k))
+            for place, index in enumerate(order):
+                if index in who and starts(index, order[:place]):
+                    queued.remove(index)
+                    running[index] = (clock, clock + jobs[index].runs)
+                    started = True
+                    break
+
+    while pending or queued or running:
+        arrival = jobs[pending[0]].arrives if pending else float("inf")
+        end = min((ends for _, ends in running.values()), default=float("inf"))
+        if arrival == end == float("inf"):
+            raise SystemExit("swarm_replay: a job never fits")
+        if arrival <= end:
+            clock = arrival
+            index = pending.pop(0)
+            queued.append(index)
+            look({index})
+        else:
+            clock = end
+            for index in [k for k, (_, ends) in running.items() if ends <= clock]:
+                del running[index]
+            look(set(queued))
+    return clock
+
+
+def arrival(job: Job, index: int) -> tuple[float, int]:
+    return job.arrives, index
+
+
+def as_built(job: Job, index: int) -> tuple[float, int]:
+    return backfill.queue_key(job.arrives, job.longest, index)
+
+
+def area_first(job: Job, index: int) -> tuple[float, int]:
+    share = (job.longest or 0.0) * job.booked / SLICE
+    return job.arrives - min(share, backfill.LONGEST_FIRST_WITHIN), index
+
+
+def biggest_first(job: Job, index: int) -> tuple[float, int]:
+    return job.arrives - backfill.LONGEST_FIRST_WITHIN * job.booked / SLICE, index
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--day", type=int, default=2)
+    args = parser.parse_args()
+    print("| trace | bookings' area | arrival | as built | area first | biggest first"
+          " | first fit |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for state in sorted(args.folder.glob("state-*")):
+        jobs = load(state / "state.db", args.day)
+        if not jobs:
+            continue
+        area = sum(job.booked * job.runs for job in jobs) / SLICE
+        cells = [replay(jobs, key) for key in (arrival, as_built, area_first, biggest_first)]
+        cells.append(replay(jobs, as_built, first_fit=True))
+        print(f"| {state.name.removeprefix('state-')} | {area:.1f} s | "
+              + " | ".join(f"{cell:.1f} s" for cell in cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
