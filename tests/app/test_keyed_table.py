@@ -156,3 +156,40 @@ async def test_rows_that_come_and_go_are_drawn_with_the_styles_of_the_rows_they_
         await pilot.click(KeyedTable, offset=(2, 1 + 2))
         await pilot.pause()
         assert app.chosen == ["199-2"]
+
+
+async def test_the_render_cache_holds_two_renders_a_cell_on_screen_not_thousands() -> None:
+    """The cache is for the cells on screen (and a row just gone from each place): rows that come
+    and go for hours, their cells changing, leave no more renders behind than that."""
+    app = OneTable()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(KeyedTable)
+        for tick in range(300):
+            table.sync({str(n): [f"job {n}", "running", f"{tick}s"]
+                        for n in range(tick, tick + 30)})
+            for y in range(table.size.height):
+                table.render_line(y)
+        await pilot.pause()
+        on_screen = table.size.height * len(table.columns)
+        assert len(table._renders) <= 2 * on_screen
+
+
+async def test_rows_that_move_up_or_take_the_cursor_are_not_rendered_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A row's look and place go on as the line is drawn: the job above ending, or the cursor
+    coming to a row, repaints lines from the cells already rendered."""
+    app = OneTable()
+    async with app.run_test(size=(60, 30)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.sync(jobs(20))
+        await pilot.pause()
+        counting_renders(monkeypatch, app)
+        rows = jobs(20)
+        del rows["0"]
+        table.sync(rows)
+        table.focus()
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert app.rendered == []
+        assert shown(table)[1].split() == ["job", "1", "running", "0:10"]

@@ -27,7 +27,6 @@ from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import var
-from textual.renderables.styled import Styled
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -45,8 +44,11 @@ GAP = 2 * PADDING
 HEADER = 1
 """Lines the column labels take at the top; they stay while the rows scroll."""
 
-RENDERS_KEPT = 4096
-"""Cell renders the cache keeps: every visible cell in each of its looks, with room to spare."""
+RENDERS_PER_PLACE = 2
+"""Cell renders the cache keeps for each cell place on screen: the render of the row shown
+there, and of one that just left it (a row scrolled or moved away, which may come back). Sized
+by the screen, not by the hours the table runs: rows that come and go leave renders behind,
+which the cache lets go as new ones come."""
 
 
 def fitted(cell: Cell) -> Text:
@@ -264,7 +266,7 @@ class KeyedTable(ScrollView, can_focus=True):
         self._drawn = [0] * len(columns)
         """Each column's drawn width, padding included (0: it gave way)."""
         self._renders: LRUCache[tuple[object, ...], tuple[Text, list[Segment]]] = LRUCache(
-            RENDERS_KEPT
+            RENDERS_PER_PLACE * len(columns)
         )
         """(row key, column, width, style, post style) → (the cell rendered, its segments); a
         render is used only for the very cell it was made from, so a replaced cell misses."""
@@ -365,7 +367,8 @@ class KeyedTable(ScrollView, can_focus=True):
 
     # The columns, fitted to the width.
 
-    def on_resize(self, _event: events.Resize) -> None:
+    def on_resize(self, event: events.Resize) -> None:
+        self._renders.grow(RENDERS_PER_PLACE * event.size.height * len(self._column_keys))
         self.fit()
 
     def watch_show_vertical_scrollbar(self) -> None:
@@ -546,33 +549,32 @@ class KeyedTable(ScrollView, can_focus=True):
         # Each cell's style carries its place (a click reads the row from it), which keeps
         # cells of one look apart as they are drawn. The place is the row's index, not its
         # key: Textual caches every style it draws (thousands), and keys of rows that come
-        # and go for hours would fill those caches with the styles of rows long gone.
+        # and go for hours would fill those caches with the styles of rows long gone. The
+        # row's look and place go on when the line is drawn, not into the cached render: a
+        # row that moves up or down, or that the cursor comes to, is not rendered again.
         segments: list[Segment] = []
         for column, (cell, drawn) in enumerate(zip(cells, self._drawn, strict=True)):
             if drawn:
                 place = Style.from_meta({"row": row, "column": column})
-                segments += self._rendered(key, column, cell, drawn, style + place, post)
+                rendered = self._rendered(key, column, cell, drawn)
+                segments += Segment.apply_style(rendered, style + place, post)
         left = max(0, width - sum(self._drawn))  # the row's look to the edge
         segments.append(Segment(" " * left, end + Style.from_meta({"row": row})))
         return Strip(segments).adjust_cell_length(width, base).simplify()
 
-    def _rendered(
-        self, key: str | None, column: int, cell: Text, width: int, style: Style, post: Style,
-    ) -> list[Segment]:
+    def _rendered(self, key: str | None, column: int, cell: Text, width: int) -> list[Segment]:
         """The cell's render from the cache, or rendered now and kept."""
-        cache_key = (key, column, width, style, post)
+        cache_key = (key, column, width)
         cached = self._renders.get(cache_key)
         if cached is not None and cached[0] is cell:
             return cached[1]
-        segments = self.render_cell(cell, width, style, post)
+        segments = self.render_cell(cell, width)
         self._renders.set(cache_key, (cell, segments))
         return segments
 
-    def render_cell(self, cell: Text, width: int, style: Style, post: Style) -> list[Segment]:
-        """One cell drawn `width` wide, padding included: `style` under its text's own, `post`
-        over it (the cursor's colours win over the cell's)."""
+    def render_cell(self, cell: Text, width: int) -> list[Segment]:
+        """One cell drawn `width` wide, padding included, in its text's own styles (the row's
+        look goes under them and the cursor's colours over them as the line is drawn)."""
         padded = Padding(cell, (0, self._after, 0, PADDING))
         options = self.app.console_options.update_dimensions(width, 1).update(no_wrap=True)
-        return self.app.console.render_lines(
-            Styled(padded, pre_style=style, post_style=post), options,
-        )[0]
+        return self.app.console.render_lines(padded, options)[0]
