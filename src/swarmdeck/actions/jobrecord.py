@@ -89,17 +89,23 @@ SPREAD_LOOKBACK = 200
 """Recent runs in a folder looked through for its workloads' spread (booking.folder_spread)."""
 
 
-def folder_spread_of(store: StateStore, cwd: str, fingerprint: str) -> int | None:
-    """The margin, in percent, a workload with a single run books in `cwd`, from the spread of
-    the folder's other workloads (booking.folder_spread); None when they show none."""
-    return folder_spread(_other_workloads(store, cwd, fingerprint))
+@dataclass(frozen=True)
+class FolderShows:
+    """What the other workloads of a folder show a workload with a single run, in percent: the
+    margin their spread gives (booking.folder_spread) and the growth they all took on their
+    latest run (booking.folder_growth); None where they show none."""
+
+    spread: int | None
+    growth: int | None
 
 
-def folder_growth_of(store: StateStore, cwd: str, fingerprint: str) -> int | None:
-    """The growth, in percent, a workload with a single run books in `cwd`, from the step each
-    of the folder's other workloads took on its latest run (booking.folder_growth); None when
-    they show no common growth."""
-    return folder_growth(_other_workloads(store, cwd, fingerprint))
+NOTHING_SHOWN = FolderShows(None, None)
+
+
+def folder_shows(store: StateStore, cwd: str, fingerprint: str) -> FolderShows:
+    """What the folder's other workloads show, from one read of their recent runs."""
+    workloads = _other_workloads(store, cwd, fingerprint)
+    return FolderShows(folder_spread(workloads), folder_growth(workloads))
 
 
 def _other_workloads(store: StateStore, cwd: str, fingerprint: str) -> list[list[PastRun]]:

@@ -31,11 +31,11 @@ from swarmdeck.actions.cage.slice_claim import claim_slice, private_ledger_warni
 from swarmdeck.actions.doorbell import ring
 from swarmdeck.actions.fingerprint import fingerprint
 from swarmdeck.actions.jobrecord import (
+    NOTHING_SHOWN,
     Ending,
     family_runs,
-    folder_growth_of,
     folder_runs,
-    folder_spread_of,
+    folder_shows,
     mark_running,
     past_runs,
     record_end,
@@ -297,6 +297,7 @@ def prepare(
     workload = given or fingerprint(request.argv, request.cwd)
     history = past_runs(store, workload)
     family = () if history else family_runs(store, list(request.argv), request.cwd)
+    shown = folder_shows(store, request.cwd, workload) if len(history) == 1 else NOTHING_SHOWN
     booking = decide_booking(
         history,
         declared_cap=declared,
@@ -306,8 +307,8 @@ def prepare(
         slice_cap=slice_cap,
         family=family,
         folder=() if history or family or not declared else folder_runs(store, request.cwd),
-        spread=folder_spread_of(store, request.cwd, workload) if len(history) == 1 else None,
-        growth_step=folder_growth_of(store, request.cwd, workload) if len(history) == 1 else None,
+        spread=shown.spread,
+        growth_step=shown.growth,
     )
     return Prepared(backend, facts, booking, workload, local_host_name(), result_file)
 
@@ -369,9 +370,8 @@ def _rebook_single_run(run: RunContext) -> Booking | None:
     history = past_runs(run.store, prepared.fingerprint)
     if len(history) != 1:
         return None
-    spread = folder_spread_of(run.store, request.cwd, prepared.fingerprint)
-    step = folder_growth_of(run.store, request.cwd, prepared.fingerprint)
-    if spread is None and step is None:
+    shown = folder_shows(run.store, request.cwd, prepared.fingerprint)
+    if shown == NOTHING_SHOWN:
         return None
     total = mem_total()
     booking = decide_booking(
@@ -381,8 +381,8 @@ def _rebook_single_run(run: RunContext) -> Booking | None:
         cap_factor=run.config.memory.cap_factor,
         unbounded=False,
         slice_cap=prepared.facts.slice_cap,
-        spread=spread,
-        growth_step=step,
+        spread=shown.spread,
+        growth_step=shown.growth,
     )
     return booking if booking.booked != prepared.booking.booked else None
 
