@@ -12,6 +12,7 @@ lowered.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import TYPE_CHECKING
 
@@ -24,22 +25,26 @@ if TYPE_CHECKING:
 def stand_outgrown(members: Callable[[], list[int]]) -> None:
     """Raise each process `members` lists (a cage's) to OOM_ADJ_OUTGROWN.
 
-    Each process's /proc folder is opened first and the process is then found in the cage
-    again: the open folder stays bound to the process it was opened for (if that one ends and
-    its number is given to another, writes through it fail), so the write reaches a process of
-    the cage or none. One that ended meanwhile, or refuses, is passed over."""
-    for pid in members():
-        try:
-            folder = os.open(f"/proc/{pid}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError:
-            continue
-        try:
-            if pid in members():
-                _raise_standing(folder)
-        except (OSError, ValueError):
-            # Ended meanwhile, or not ours to change: it keeps the standing it had.
-            pass
-        finally:
+    Every listed process's /proc folder is opened first and the cage is then read again: an
+    open folder stays bound to the process it was opened for (if that one ends and its number
+    is given to another, writes through it fail), so a write goes only through a folder whose
+    process was still in the cage after it was opened. One that ended meanwhile, or refuses, is
+    passed over."""
+    folders: dict[int, int] = {}
+    try:
+        for pid in members():
+            try:
+                folders[pid] = os.open(f"/proc/{pid}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                continue
+        still = set(members())
+        for pid, folder in folders.items():
+            # One that ended meanwhile, or is not ours to change, keeps the standing it had.
+            if pid in still:
+                with contextlib.suppress(OSError, ValueError):
+                    _raise_standing(folder)
+    finally:
+        for folder in folders.values():
             os.close(folder)
 
 
