@@ -7,6 +7,11 @@ stays on its line. A subagent is placed under its parent subagent when there is 
 A session's ended subagents (completed or failed) beyond the newest SHOWN_FINISHED go under
 one folded "N finished · M failed" line (expandable), so a swarm that ran for hours does not push
 the sessions waiting for the person below the fold; the failed are counted apart, in red.
+
+Textual numbers every node a tree ever made and draws that number into its line's style, which
+its caches keep by the thousand: once the nodes made outnumber those shown by far, the same
+lines are laid out again on nodes numbered from the start, so a swarm's churn of subagents
+leaves the app's memory flat (issue 36).
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ FOLD = "f"
 FOLDED = "+"
 """What a line with lines folded under it (a session's "N finished" line) shows first, in place
 of Textual's `▶`, which here would read as a running subagent."""
+RENUMBER_SLACK = 32
+"""Nodes made beyond twice those shown before the tree lays its lines out on new nodes."""
 
 
 def folded_ids(subagents: Sequence[SubagentInfo]) -> set[str]:
@@ -176,6 +183,8 @@ class SessionTree(Tree[str]):
         self.show_root = False
         self._by_key: dict[str, TreeNode[str]] = {}
         self._parent_keys: dict[str, str | None] = {}
+        self._made = 0
+        """Nodes made since the tree was last laid out from the start."""
 
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
         """The label cut to the width left after its guides, ending in `…` when cut: the tree
@@ -262,12 +271,38 @@ class SessionTree(Tree[str]):
                     label, data=key, expand=parent_key is None, before=first
                 )
                 self._parent_keys[key] = parent_key
+                self._made += 1
             elif node.label != label:
                 node.set_label(label)
+        if self._made > 2 * len(self._by_key) + RENUMBER_SLACK:
+            self._renumber()
         for node in self._by_key.values():
             leaf = not node.children
             if node.allow_expand == leaf:
                 node.allow_expand = not leaf
+
+    def _renumber(self) -> None:
+        """The same lines on new nodes numbered from the start (`Tree.clear` restarts the
+        numbers), each fold as it was and the cursor on the same line; the view keeps its
+        scroll, the lines being the same."""
+        shown: list[tuple[str, str | None, Text, bool]] = []
+        todo = list(reversed(self.root.children))
+        while todo:
+            node = todo.pop()
+            if node.data is not None:
+                shown.append((node.data, self._parent_keys.get(node.data), node.label,
+                              node.is_expanded))
+            todo += reversed(node.children)
+        cursor_line = self.cursor_line
+        self.root.remove_children()
+        self.clear()
+        self._by_key, self._made = {}, 0
+        for key, parent_key, label, expanded in shown:
+            parent = self._by_key[parent_key] if parent_key else self.root
+            self._by_key[key] = parent.add(label, data=key, expand=expanded)
+        if cursor_line >= 0:
+            self.unselect()
+            self.cursor_line = cursor_line
 
     def _drop(self, key: str) -> None:
         node = self._by_key.pop(key, None)
