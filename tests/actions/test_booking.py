@@ -18,6 +18,7 @@ from swarmdeck.actions.booking import (
     folder_growth,
     folder_spread,
     hit_ceiling,
+    lighter_booking,
     mib_ceil,
 )
 from swarmdeck.probes.memory_book import MemoryBook
@@ -105,6 +106,32 @@ def test_a_capped_command_with_no_history_books_the_share_its_folder_reached() -
                                   cap_factor=1.5, unbounded=False, slice_cap=SLICE,
                                   folder=no_prior)
         assert (fallback.booked, fallback.via) == (2 * GIB, Via.CAP)
+
+
+def test_a_running_job_of_fiction_books_less_once_its_folder_shows_how_much_less() -> None:
+    """Admitted on its 2G cap, a job whose folder now shows jobs there take at most half of
+    a cap (and a tenth) books that, killed first if it was wrong; its cage keeps its cap."""
+    held = booking(cap=2 * GIB)
+    folder = [PastRun(200 * MIB, GIB, False), PastRun(GIB // 4, GIB, False),
+              PastRun(100 * MIB, 500 * MIB, False)]
+    fresh = decide_booking([], declared_cap=2 * GIB, default_prediction=GIB, cap_factor=1.5,
+                           unbounded=False, slice_cap=SLICE, folder=folder)
+    lighter = lighter_booking(held, fresh, peak=300 * MIB)
+    assert lighter is not None
+    assert (lighter.booked, lighter.cap, lighter.via) == (fresh.booked, 2 * GIB, Via.FOLDER)
+    assert lighter.oom_score_adj == OOM_ADJ_PREDICTED
+
+
+def test_a_running_job_keeps_its_booking_when_it_took_more_already_or_nothing_is_less() -> None:
+    """A job whose working set passed what its folder would book it keeps what it holds (it
+    would stand as outgrown at once); so does one nothing new would book for less."""
+    held = booking(cap=2 * GIB)
+    folder = [PastRun(200 * MIB, GIB, False)] * 3
+    fresh = decide_booking([], declared_cap=2 * GIB, default_prediction=GIB, cap_factor=1.5,
+                           unbounded=False, slice_cap=SLICE, folder=folder)
+    assert lighter_booking(held, fresh, peak=fresh.booked + 64 * MIB) is None
+    assert lighter_booking(held, None, peak=0) is None
+    assert lighter_booking(held, held, peak=0) is None
 
 
 def runs_of(*peaks_mib: int, ceiling: bool = False) -> list[PastRun]:

@@ -19,7 +19,7 @@ import pytest
 from cagekit import MIB, SWARMDECK, end_session, hog, session_processes, write_config
 
 from ledger_rows import insert_job
-from swarmdeck.actions.booking import Via, mib_ceil
+from swarmdeck.actions.booking import PastRun, Via, folder_share, mib_ceil
 from swarmdeck.actions.jobwatch import EXITED, SIGNALLED, TIMEOUT, StopSignals, Watched
 from swarmdeck.actions.oom import OomVerdict
 from swarmdeck.actions.reconcile import reconcile
@@ -1001,6 +1001,46 @@ def test_a_queued_capped_job_rebooks_from_its_folders_share_of_caps(
     new = rows(isolated_home)[-1]
     assert new["admitted_via"] == "folder" and new["oom_score_adj"] == 500
     assert new["booked"] < 30 * MIB and new["cap"] == 60 * MIB
+
+
+def test_a_running_job_of_fiction_gives_back_what_its_folder_shows_it_will_not_take(
+    slice_config: Path, isolated_home: Path, tmp_path: Path, start_run: Start
+) -> None:
+    """Issue 34's first day: a job admitted on its 80M cap (two capped runs in its folder, too
+    few to learn from) holds 80M of the 100M slice while it takes a fifth of that. Once a third
+    capped run ends, the folder shows how much of their caps its jobs take: the running job
+    books that share of its cap, stands where a prediction stands (killed first if it guessed
+    wrong), and a job that needs the room is admitted while it still runs."""
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import os, sys, time\nb = bytearray(int(sys.argv[2]) << 20)\n"
+        "b[::4096] = b'\\1' * len(range(0, len(b), 4096))\n"
+        "while len(sys.argv) > 3 and not os.path.exists(sys.argv[3]):\n    time.sleep(0.05)\n"
+    )
+    job = [sys.executable, "-S", str(script)]
+    for name in ("one", "two"):
+        done = swarmdeck_run("--cap", "60M", "--", *job, name, "12")
+        assert done.returncode == 0, done.stderr
+    go = tmp_path / "go"
+    holder = start_run("--cap", "80M", "--", *job, "holder", "12", str(go))
+    wait_for(lambda: job_state(isolated_home, 3) == "running")
+    third = swarmdeck_run("--cap", "18M", "--", *job, "three", "1")
+    assert third.returncode == 0, third.stderr
+    needs_room = swarmdeck_run("--cap", "95M", "--wait", "20", "--", *job, "room", "1")
+    assert needs_room.returncode == 0, needs_room.stderr
+    assert holder.poll() is None, "admitted beside the job that gave room back"
+    one, two, held, three, _ = rows(isolated_home)
+    share = folder_share([PastRun(row["peak"], row["cap"], False) for row in (one, two, three)])
+    assert share is not None
+    assert held["admitted_via"] == "folder" and held["oom_score_adj"] == 500
+    assert held["booked"] == mib_ceil(80 * MIB * share) and held["cap"] == 80 * MIB
+    assert own_oom_score_adj(held["pid"]) == 500
+    go.touch()
+    assert holder.wait(timeout=DEADLINE) == 0
+
+
+def own_oom_score_adj(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/oom_score_adj").read_text())
 
 
 def holds_flock(pid: int, path: Path) -> bool:

@@ -38,7 +38,7 @@ OOM_ADJ_UNBOUNDED = 1000
 OOM_ADJ_PREDICTED = 500
 OOM_ADJ_ON_CAP = 0
 OOM_ADJ_OUTGROWN = OOM_ADJ_UNBOUNDED
-"""The standing of a running job whose working set passed its booking (actions/outgrown.py):
+"""The standing of a running job whose working set passed its booking (actions/standing.py):
 that of a job that may take what nobody booked for it, killed before any that kept to its
 booking."""
 
@@ -280,6 +280,18 @@ def folder_share(folder: Sequence[PastRun]) -> float | None:
     if len(runs) < FOLDER_LEAST_RUNS or any(run.hit_ceiling for run in runs):
         return None
     return max(run.peak / run.cap for run in runs) * HEADROOM_TENTHS / 10
+
+
+def lighter_booking(held: Booking, fresh: Booking | None, peak: int) -> Booking | None:
+    """What a running job admitted on fiction (its cap or the default prediction) books once
+    its family's or folder's runs give a job like it `fresh`: that, when it is less than it
+    holds and the job's working set so far (`peak`) is within it, on the cap its cage
+    has; None to keep what it holds. It stands where a prediction stands: killed first if
+    the prediction was wrong, as a job admitted on it now would be."""
+    if fresh is None or fresh.booked >= held.booked or peak > fresh.booked:
+        return None
+    return Booking(booked=fresh.booked, cap=held.cap, via=fresh.via,
+                   oom_score_adj=max(held.oom_score_adj, OOM_ADJ_PREDICTED))
 
 
 def decide_admission(booked: int, book: MemoryBook, queued_ahead: int = 0) -> Decision:

@@ -101,9 +101,12 @@ def watch(
     signals: StopSignals,
     grace: float,
     outgrown: tuple[int, Callable[[], None]] | None = None,
+    lighten: Callable[[int], int | None] | None = None,
 ) -> Watched:
     """Wait for the job to end one way or another, then make sure nothing of it is left.
-    `outgrown` is the job's booking and what to do once, the first time a sample passes it."""
+    `outgrown` is the job's booking and what to do once, the first time a sample passes it.
+    `lighten` is asked after each sample, with the working set's peak so far, whether the job
+    books less now: once it answers with a lower booking, that is the one a sample passes."""
     started = time.monotonic()
     deadline = started + timeout if timeout is not None else None
     # select.poll, not the selectors module: a few descriptors, and one import less per run.
@@ -126,6 +129,11 @@ def watch(
                 if outgrown is not None and outgrew_booking(reading.working_set, outgrown[0]):
                     outgrown[1]()
                     outgrown = None
+                lighter = lighten(peak) if lighten is not None else None
+                if lighter is not None:
+                    lighten = None
+                    if outgrown is not None:
+                        outgrown = (lighter, outgrown[1])
             pause = interval
             if deadline is not None:
                 pause = max(0.0, min(pause, deadline - time.monotonic()))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ from swarmdeck.actions.booking import (
     Via,
     decide_booking,
     hit_ceiling,
+    lighter_booking,
     mib_ceil,
 )
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
@@ -329,9 +331,10 @@ class RunContext:
 
 
 def rebook(run: RunContext) -> Booking | None:
-    """While queued on a booking of fiction (its declared cap or the default prediction: no
-    history of its own), the booking its family's runs, or failing them its folder's capped
-    runs, give now, if any have ended since it was prepared; while queued on the prediction of
+    """While queued or running on a booking of fiction (its declared cap or the default
+    prediction: no history of its own), the booking its family's runs, or failing them its
+    folder's capped runs, give now, if any have ended since it was prepared; while queued on
+    the prediction of
     a single run, the booking the folder's spread and growth give now (booking.folder_spread,
     booking.folder_growth). None to keep the booking it has."""
     prepared, request = run.prepared, run.request
@@ -542,7 +545,9 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
     watched = watch(
         proc, job, cage, request.timeout, config.memory.sample_interval, run.signals,
         request.grace, outgrown=_outgrown(store, job_id, booking, cage),
+        lighten=_lighten(run, job_id, cage),
     )
+    booking = prepared.booking
     try:  # noqa: SIM105 (contextlib stays off the run path: its import costs every run)
         os.unlink(marker)
     except OSError:
@@ -589,17 +594,17 @@ def _outgrown(
     store: StateStore, job_id: int, booking: Booking, cage: Cage
 ) -> tuple[int, Callable[[], None]] | None:
     """What the watch does once the job's working set passes its booking: its cage's processes
-    take the standing of one that may take what nobody booked (actions/outgrown.py), so a full
+    take the standing of one that may take what nobody booked (actions/standing.py), so a full
     slice kills it before a job that kept to its booking, and its row says so; None for a job
     that stands there already."""
     if booking.oom_score_adj >= OOM_ADJ_OUTGROWN:
         return None
 
     def stand() -> None:
-        from swarmdeck.actions.outgrown import stand_outgrown
+        from swarmdeck.actions.standing import raise_standing
         from swarmdeck.ledger import set_oom_score_adj
 
-        stand_outgrown(cage.members)
+        raise_standing(cage.members, OOM_ADJ_OUTGROWN)
         try:
             with store.transaction() as conn:
                 set_oom_score_adj(conn, job_id, OOM_ADJ_OUTGROWN)
@@ -609,6 +614,52 @@ def _outgrown(
                 f"{error.message}")
 
     return booking.booked, stand
+
+
+LOOK_EVERY = 1.0
+"""Seconds between a running job of fiction's looks at what its family or folder book it now."""
+
+
+def _lighten(run: RunContext, job_id: int, cage: Cage) -> Callable[[int], int | None] | None:
+    """What the watch asks of a job admitted on fiction (its cap or the default prediction),
+    at most once every LOOK_EVERY seconds: whether the runs of its family or folder that ended
+    meanwhile book it less now (booking.lighter_booking). When they do, its processes first
+    stand where a prediction stands, then its row books less and the queued runners are woken
+    to the room it gave back (issue 34: the first jobs of a day held their caps, 2–6× what
+    they took, to their end). None for a job booked on anything else."""
+    if run.request.unbounded or run.prepared.booking.via not in (Via.CAP, Via.DEFAULT):
+        return None
+    next_look = time.monotonic() + LOOK_EVERY
+
+    def lighten(peak: int) -> int | None:
+        nonlocal next_look
+        if time.monotonic() < next_look:
+            return None
+        next_look = time.monotonic() + LOOK_EVERY
+        held = run.prepared.booking
+        try:
+            lighter = lighter_booking(held, rebook(run), peak)
+            if lighter is None:
+                return None
+            from swarmdeck.actions.standing import raise_standing
+            from swarmdeck.ledger import lower_booking
+
+            raise_standing(cage.members, lighter.oom_score_adj)
+            with run.store.transaction() as conn:
+                if not lower_booking(conn, job_id, lighter.booked, lighter.via.value,
+                                     lighter.oom_score_adj):
+                    return None
+        except StateError as error:
+            # It keeps the booking it holds, the safe side; the next look asks again.
+            run.note(f"job {job_id}: still books {format_size(held.booked)}: {error.message}")
+            return None
+        run.prepared.booking = lighter
+        ring(str(run.store.path))
+        run.note(f"job {job_id}: books {format_size(lighter.booked)} now, not "
+                 f"{format_size(held.booked)}, as its {lighter.via.value}'s runs show")
+        return lighter.booked
+
+    return lighten
 
 
 def memory_kill_alert(store: StateStore, job_id: int, host: str, line: str) -> None:

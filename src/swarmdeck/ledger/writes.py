@@ -71,6 +71,18 @@ def admit_queued_as_booked(conn: sqlite3.Connection, job_id: int, at: float) -> 
     )
 
 
+def lower_booking(
+    conn: sqlite3.Connection, job_id: int, booked: int, via: str, oom_score_adj: int
+) -> bool:
+    """An admitted or running row books less, on what `via` names, standing at
+    `oom_score_adj` (booking.lighter_booking); only while it books more. Whether it changed."""
+    return bool(conn.execute(
+        "UPDATE jobs SET booked = ?, admitted_via = ?, oom_score_adj = ?"
+        " WHERE id = ? AND state IN (?, ?) AND booked > ?",
+        (booked, via, oom_score_adj, job_id, ADMITTED, RUNNING, booked),
+    ).rowcount)
+
+
 def set_oom_score_adj(conn: sqlite3.Connection, job_id: int, adj: int) -> None:
     """The OOM standing the row's job was given while it ran (one that outgrew its booking)."""
     conn.execute("UPDATE jobs SET oom_score_adj = ? WHERE id = ?", (adj, job_id))

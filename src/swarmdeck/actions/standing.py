@@ -1,13 +1,17 @@
-"""A job grown past its booking is the first the kernel kills when the slice fills.
+"""The OOM standing of a running job's processes: raised while it runs, never lowered.
 
 The kernel's OOM killer takes the process with the highest oom_score_adj first, the largest
-among equals. Jobs booked on a prediction all stand at 500, so among them the largest went,
-even one that kept to its booking while a smaller one grew past its own and filled the slice
-(issue 34: a drifting workload's second day lost a run that kept to its booking beside the one
-that outgrew it). The runner gives every process of its job's cage the standing of a job that
-may take what nobody booked for it (booking.OOM_ADJ_OUTGROWN) the first time the job's working
-set passes its booking; a child forked afterwards inherits it. A standing is only raised, never
-lowered.
+among equals. A job starts at the standing of its booking (booking.decide_booking). Two things
+raise it while it runs:
+
+- its working set passes its booking: it may take what nobody booked for it, so it stands at
+  booking.OOM_ADJ_OUTGROWN and a full slice kills it before any job that kept to its booking
+  (issue 34: a drifting workload's second day lost a run that kept to its booking beside the
+  one that outgrew it, all standing at 500);
+- a job admitted on its cap books what its folder shows it will take (booking.lighter_booking):
+  it now stands where a prediction stands, killed first if the prediction was wrong.
+
+A child forked afterwards inherits the standing.
 """
 
 from __future__ import annotations
@@ -16,14 +20,12 @@ import contextlib
 import os
 from typing import TYPE_CHECKING
 
-from swarmdeck.actions.booking import OOM_ADJ_OUTGROWN
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-def stand_outgrown(members: Callable[[], list[int]]) -> None:
-    """Raise each process `members` lists (a cage's) to OOM_ADJ_OUTGROWN.
+def raise_standing(members: Callable[[], list[int]], adj: int) -> None:
+    """Raise each process `members` lists (a cage's) to `adj`, leaving any above it.
 
     Every listed process's /proc folder is opened first and the cage is then read again: an
     open folder stays bound to the process it was opened for (if that one ends and its number
@@ -42,17 +44,17 @@ def stand_outgrown(members: Callable[[], list[int]]) -> None:
             # One that ended meanwhile, or is not ours to change, keeps the standing it had.
             if pid in still:
                 with contextlib.suppress(OSError, ValueError):
-                    _raise_standing(folder)
+                    _raise(folder, adj)
     finally:
         for folder in folders.values():
             os.close(folder)
 
 
-def _raise_standing(folder: int) -> None:
+def _raise(folder: int, adj: int) -> None:
     fd = os.open("oom_score_adj", os.O_RDWR | os.O_CLOEXEC, dir_fd=folder)
     try:
-        if int(os.read(fd, 16) or b"0") < OOM_ADJ_OUTGROWN:
+        if int(os.read(fd, 16) or b"0") < adj:
             os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, str(OOM_ADJ_OUTGROWN).encode())
+            os.write(fd, str(adj).encode())
     finally:
         os.close(fd)
