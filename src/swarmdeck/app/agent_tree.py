@@ -8,10 +8,11 @@ A session's ended subagents (completed or failed) beyond the newest SHOWN_FINISH
 one folded "N finished · M failed" line (expandable), so a swarm that ran for hours does not push
 the sessions waiting for the person below the fold; the failed are counted apart, in red.
 
-Textual numbers every node a tree ever made and draws that number into its line's style, which
-its caches keep by the thousand: once the nodes made outnumber those shown by far, the same
-lines are laid out again on nodes numbered from the start, so a swarm's churn of subagents
-leaves the app's memory flat (issue 36).
+Textual numbers every node a tree ever made and draws that number, with the line's, into the
+line's style, and keeps every style it drew in caches of thousands. Whenever a node comes or
+goes, the same lines are laid out again on nodes numbered from the start, the lines shown first:
+each line is then always drawn with the same number, so a swarm's churn of subagents leaves the
+app's memory flat (issue 36).
 """
 
 from __future__ import annotations
@@ -49,8 +50,6 @@ FOLD = "f"
 FOLDED = "+"
 """What a line with lines folded under it (a session's "N finished" line) shows first, in place
 of Textual's `▶`, which here would read as a running subagent."""
-RENUMBER_SLACK = 32
-"""Nodes made beyond twice those shown before the tree lays its lines out on new nodes."""
 
 
 def folded_ids(subagents: Sequence[SubagentInfo]) -> set[str]:
@@ -183,8 +182,6 @@ class SessionTree(Tree[str]):
         self.show_root = False
         self._by_key: dict[str, TreeNode[str]] = {}
         self._parent_keys: dict[str, str | None] = {}
-        self._made = 0
-        """Nodes made since the tree was last laid out from the start."""
 
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
         """The label cut to the width left after its guides, ending in `…` when cut: the tree
@@ -258,6 +255,7 @@ class SessionTree(Tree[str]):
         self._apply(wanted)
 
     def _apply(self, wanted: dict[str, tuple[str | None, Text]]) -> None:
+        before = set(self._by_key)
         for key in list(self._by_key):
             if key not in wanted or wanted[key][0] != self._parent_keys.get(key):
                 self._drop(key)
@@ -271,10 +269,9 @@ class SessionTree(Tree[str]):
                     label, data=key, expand=parent_key is None, before=first
                 )
                 self._parent_keys[key] = parent_key
-                self._made += 1
             elif node.label != label:
                 node.set_label(label)
-        if self._made > 2 * len(self._by_key) + RENUMBER_SLACK:
+        if set(self._by_key) != before:
             self._renumber()
         for node in self._by_key.values():
             leaf = not node.children
@@ -283,21 +280,32 @@ class SessionTree(Tree[str]):
 
     def _renumber(self) -> None:
         """The same lines on new nodes numbered from the start (`Tree.clear` restarts the
-        numbers), each fold as it was and the cursor on the same line; the view keeps its
-        scroll, the lines being the same."""
-        shown: list[tuple[str, str | None, Text, bool]] = []
+        numbers): first the lines shown, in order, then those folded away; each fold as it
+        was and the cursor on the same line. The view keeps its scroll, the lines being the
+        same."""
+        shown: list[TreeNode[str]] = []
+        folded: list[TreeNode[str]] = []
         todo = list(reversed(self.root.children))
         while todo:
             node = todo.pop()
-            if node.data is not None:
-                shown.append((node.data, self._parent_keys.get(node.data), node.label,
-                              node.is_expanded))
-            todo += reversed(node.children)
+            shown.append(node)
+            if node.is_expanded:
+                todo += reversed(node.children)
+            else:
+                folded += node.children
+        while folded:
+            node = folded.pop(0)
+            shown.append(node)
+            folded[:0] = node.children
+        lines = [(node.data, node.label, node.is_expanded) for node in shown]
         cursor_line = self.cursor_line
         self.root.remove_children()
         self.clear()
-        self._by_key, self._made = {}, 0
-        for key, parent_key, label, expanded in shown:
+        self._by_key = {}
+        for key, label, expanded in lines:
+            if key is None:
+                continue
+            parent_key = self._parent_keys.get(key)
             parent = self._by_key[parent_key] if parent_key else self.root
             self._by_key[key] = parent.add(label, data=key, expand=expanded)
         if cursor_line >= 0:
