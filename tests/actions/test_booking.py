@@ -195,6 +195,20 @@ def test_a_single_run_books_the_growth_its_folders_workloads_all_showed() -> Non
     assert own.booked == booking(two).booked, "a workload with runs of its own: its own trend"
 
 
+def test_a_single_run_books_a_tenths_growth_while_its_folders_workloads_run_past_theirs() -> None:
+    """Issue 34 (drifting): a day's first wave grows past the bookings of its single runs before
+    any of it ends, and what queues behind it would fill the slice again. While three other
+    workloads of the folder run past their bookings now (a booking is their peak and their
+    margin: they grew by more than a tenth), a single run grows its peak by a tenth at least."""
+    assert folder_growth([], outgrowing=3) == 10
+    assert folder_growth([], outgrowing=2) is None
+    grown = [runs_of(1150, 1000), runs_of(575, 500), runs_of(345, 300)]
+    assert folder_growth(grown, outgrowing=3) == 15, "the growth shown, where it is more"
+    level = [runs_of(1030, 1000), runs_of(515, 500), runs_of(309, 300)]
+    assert folder_growth(level, outgrowing=3) == 10
+    assert folder_growth(level) == 3
+
+
 def test_one_small_run_does_not_erase_a_big_one() -> None:
     runs = [PastRun(10 * MIB, GIB, False), PastRun(800 * MIB, GIB, False)]
     assert booking(runs).booked >= 800 * MIB

@@ -34,6 +34,11 @@ FOLDER_LEAST_WORKLOADS = 3
 """The least number of other workloads in a folder with two runs or more, none at its
 ceiling, whose spread sets the margin of a workload with a single run (folder_spread)."""
 
+OUTGROWING_STEP = (HEADROOM_TENTHS - 10) * 10
+"""The growth, in percent, a single run books while its folder's workloads run past their
+bookings: a tenth, the most margin a prediction books over its peak, so more than they can
+have grown by when they passed theirs by nothing."""
+
 OOM_ADJ_UNBOUNDED = 1000
 OOM_ADJ_PREDICTED = 500
 OOM_ADJ_ON_CAP = 0
@@ -154,7 +159,7 @@ def folder_spread(workloads: Sequence[Sequence[PastRun]]) -> int | None:
     return max(margin_percent([run.peak for run in runs]) for runs in repeated)
 
 
-def folder_growth(workloads: Sequence[Sequence[PastRun]]) -> int | None:
+def folder_growth(workloads: Sequence[Sequence[PastRun]], outgrowing: int = 0) -> int | None:
     """The growth, in percent, a workload with a single run books on top of its peak in a
     folder whose workloads (each one's recent runs, newest first) all peak higher from one run
     to the next: the largest step of their latest two runs, once FOLDER_LEAST_WORKLOADS of them
@@ -162,16 +167,26 @@ def folder_growth(workloads: Sequence[Sequence[PastRun]]) -> int | None:
     what it needed) and every one of those grew by more than LEAST_MARGIN_PERCENT; None
     otherwise. A drifting workload (a test suite that grows each day) then books today's growth
     as soon as three of its folder's workloads have shown it, where the margin of a single run
-    (a tenth at most) let every one grow past its booking and fill the slice again and again."""
+    (a tenth at most) let every one grow past its booking and fill the slice again and again.
+
+    Before any of today's runs has ended, `outgrowing`, the folder's other workloads running
+    past the bookings of their predictions now, shows it too: from FOLDER_LEAST_WORKLOADS of
+    them, a single run grows its peak by OUTGROWING_STEP at least, so the jobs queued behind a
+    day's first wave do not fill the slice again as it did."""
     steps = [
         -(-(runs[0].peak - runs[1].peak) * 100 // runs[1].peak)
         for runs in workloads
         if len(runs) >= 2 and runs[1].peak > 0
         and not runs[0].hit_ceiling and not runs[1].hit_ceiling
     ]
-    if len(steps) < FOLDER_LEAST_WORKLOADS or min(steps) <= LEAST_MARGIN_PERCENT:
-        return None
-    return max(steps)
+    shown = (
+        max(steps)
+        if len(steps) >= FOLDER_LEAST_WORKLOADS and min(steps) > LEAST_MARGIN_PERCENT
+        else None
+    )
+    if outgrowing >= FOLDER_LEAST_WORKLOADS:
+        return max(shown or 0, OUTGROWING_STEP)
+    return shown
 
 
 def growth(peaks: Sequence[int]) -> int:

@@ -12,7 +12,14 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from swarmdeck.actions.booking import HISTORY_WINDOW, PastRun, folder_growth, folder_spread
+from swarmdeck.actions.booking import (
+    HISTORY_WINDOW,
+    OOM_ADJ_OUTGROWN,
+    PastRun,
+    Via,
+    folder_growth,
+    folder_spread,
+)
 from swarmdeck.hook_events import folded_transaction
 from swarmdeck.ledger import (
     declared_cap_peaks,
@@ -20,6 +27,7 @@ from swarmdeck.ledger import (
     folder_peaks,
     job_row,
     record_ending,
+    running_past_standing,
 )
 from swarmdeck.ledger import mark_running as ledger_running
 from swarmdeck.probes.peaks import workload_history
@@ -103,22 +111,21 @@ NOTHING_SHOWN = FolderShows(None, None)
 
 
 def folder_shows(store: StateStore, cwd: str, fingerprint: str) -> FolderShows:
-    """What the folder's other workloads show, from one read of their recent runs."""
-    workloads = _other_workloads(store, cwd, fingerprint)
-    return FolderShows(folder_spread(workloads), folder_growth(workloads))
-
-
-def _other_workloads(store: StateStore, cwd: str, fingerprint: str) -> list[list[PastRun]]:
-    """The recent runs, newest first, of each workload in `cwd` other than `fingerprint`."""
+    """What the folder's other workloads show, from one read: their recent runs, and how many
+    of them run past the bookings of their predictions now."""
     with store.read() as conn:
         rows = folder_peaks(conn, str(cwd), SPREAD_LOOKBACK)
+        outgrowing = running_past_standing(
+            conn, str(cwd), fingerprint, Via.HISTORY.value, OOM_ADJ_OUTGROWN
+        )
     workloads: dict[str, list[PastRun]] = {}
     for row in rows:
         if row["fingerprint"] != fingerprint:
             workloads.setdefault(row["fingerprint"], []).append(
                 PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"]))
             )
-    return list(workloads.values())
+    runs = list(workloads.values())
+    return FolderShows(folder_spread(runs), folder_growth(runs, outgrowing))
 
 
 def past_runs(store: StateStore, fingerprint: str) -> list[PastRun]:

@@ -24,6 +24,7 @@ from swarmdeck.ledger.rows import (
     rows_in_states,
     rows_on_host,
     running_cluster_hosts,
+    running_past_standing,
     running_processes,
     threads_declared,
 )
@@ -92,6 +93,7 @@ __all__ = [
     "rows_in_states",
     "rows_on_host",
     "running_cluster_hosts",
+    "running_past_standing",
     "running_processes",
     "set_cgroup",
     "set_driver",

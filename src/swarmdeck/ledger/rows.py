@@ -140,6 +140,19 @@ def declared_cap_peaks(conn: sqlite3.Connection, cwd: str, limit: int) -> list[s
     ).fetchall()
 
 
+def running_past_standing(
+    conn: sqlite3.Connection, cwd: str, fingerprint: str, via: str, adj: int
+) -> int:
+    """How many workloads other than `fingerprint` have a job running in `cwd`, admitted on
+    `via`, that stands at `adj` or above now: the runner raises a job whose working set passed
+    its booking."""
+    return int(conn.execute(
+        "SELECT COUNT(DISTINCT fingerprint) FROM jobs WHERE cwd = ? AND state = ?"
+        " AND fingerprint != ? AND admitted_via = ? AND oom_score_adj >= ?",
+        (cwd, RUNNING, fingerprint, via, adj),
+    ).fetchone()[0])
+
+
 def folder_peaks(conn: sqlite3.Connection, cwd: str, limit: int) -> list[sqlite3.Row]:
     """Recorded peaks (fingerprint, peak, cap, hit_ceiling) of runs in `cwd`, newest first."""
     return conn.execute(
