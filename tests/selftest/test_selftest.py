@@ -214,17 +214,23 @@ def test_a_wait_that_keeps_progressing_outlasts_the_deadline_and_a_stuck_one_fai
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Twenty runners on an emulated machine took over the cell's 60 s to be decided, one by
-    one: the admissions cell fails only when none is decided for that long."""
+    one: the admissions cell fails only when none is decided for that long. Its clock is one
+    of the test's own, which moves only by the cell's sleeps, so a loaded machine changes
+    nothing."""
     from swarmdeck.selftest import cells
 
+    clock = SimpleNamespace(now=0.0)
+    monkeypatch.setattr(cells, "time", SimpleNamespace(
+        monotonic=lambda: clock.now,
+        sleep=lambda seconds: setattr(clock, "now", clock.now + seconds),
+    ))
     monkeypatch.setattr(cells, "DEADLINE", 0.3)
     place = SimpleNamespace(sandbox=SimpleNamespace(closing=False))
-    ticks = [0]
 
     def slowly() -> int:
-        ticks[0] += 1
-        return ticks[0] // 10  # one step every ten polls, twenty steps in all: past 0.3 s
+        return int(clock.now / 0.2)  # one step every 0.2 s, twenty steps in all: past 0.3 s
 
     cells.wait_progressing(place, slowly, 20, "runners")  # type: ignore[arg-type]
+    assert clock.now >= 4.0
     with pytest.raises(CellFailed, match=r"runners: 3 of 20, none more within 0\.3 s"):
         cells.wait_progressing(place, lambda: 3, 20, "runners")  # type: ignore[arg-type]
