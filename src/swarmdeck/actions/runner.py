@@ -334,9 +334,8 @@ def rebook(run: RunContext) -> Booking | None:
     """While queued or running on a booking of fiction (its declared cap or the default
     prediction: no history of its own), the booking its family's runs, or failing them its
     folder's capped runs, give now, if any have ended since it was prepared; while queued on
-    the prediction of
-    a single run, the booking the folder's spread and growth give now (booking.folder_spread,
-    booking.folder_growth). None to keep the booking it has."""
+    the prediction of a single run, the booking the folder's spread and growth give now
+    (booking.folder_spread, booking.folder_growth). None to keep the booking it has."""
     prepared, request = run.prepared, run.request
     if request.unbounded:
         return None
