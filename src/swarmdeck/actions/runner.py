@@ -8,6 +8,7 @@ before the runner exits, and its row in the ledger says how it ended.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -621,11 +622,13 @@ LOOK_EVERY = 1.0
 
 def _lighten(run: RunContext, job_id: int, cage: Cage) -> Callable[[int], int | None] | None:
     """What the watch asks of a job admitted on fiction (its cap or the default prediction),
-    at most once every LOOK_EVERY seconds: whether the runs of its family or folder that ended
-    meanwhile book it less now (booking.lighter_booking). When they do, its processes first
+    at most once every LOOK_EVERY seconds, until its family or folder first gives a booking:
+    whether that books it less (booking.lighter_booking). When it does, its processes first
     stand where a prediction stands, then its row books less and the queued runners are woken
     to the room it gave back (issue 34: the first jobs of a day held their caps, 2–6× what
-    they took, to their end). None for a job booked on anything else."""
+    they took, to their end). A prior that does not book it less is not asked again: it is
+    the largest of their recent runs, which more runs seldom lower, and the job's working set
+    only grows. None for a job booked on anything else."""
     if run.request.unbounded or run.prepared.booking.via not in (Via.CAP, Via.DEFAULT):
         return None
     next_look = time.monotonic() + LOOK_EVERY
@@ -637,7 +640,11 @@ def _lighten(run: RunContext, job_id: int, cage: Cage) -> Callable[[int], int | 
         next_look = time.monotonic() + LOOK_EVERY
         held = run.prepared.booking
         try:
-            lighter = lighter_booking(held, rebook(run), peak)
+            fresh = rebook(run)
+            if fresh is None:
+                return None
+            next_look = math.inf
+            lighter = lighter_booking(held, fresh, peak)
             if lighter is None:
                 return None
             from swarmdeck.actions.standing import raise_standing
@@ -649,8 +656,10 @@ def _lighten(run: RunContext, job_id: int, cage: Cage) -> Callable[[int], int | 
                                      lighter.oom_score_adj):
                     return None
         except StateError as error:
-            # It keeps the booking it holds, the safe side; the next look asks again.
-            run.note(f"job {job_id}: still books {format_size(held.booked)}: {error.message}")
+            # It keeps the booking it holds, the safe side, and asks no more.
+            next_look = math.inf
+            run.note(f"job {job_id}: keeps its booking of {format_size(held.booked)}: "
+                     f"{error.message}")
             return None
         run.prepared.booking = lighter
         ring(str(run.store.path))

@@ -18,7 +18,7 @@ app's memory flat (issue 36).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from rich.style import Style
 from rich.text import Text
@@ -161,6 +161,17 @@ def _depth(sub: SubagentInfo, by_id: dict[str, SubagentInfo]) -> int:
     return depth
 
 
+def _in_order(
+    nodes: Iterable[TreeNode[str]], *, folded_too: bool
+) -> Iterator[TreeNode[str]]:
+    """The nodes and, depth first, their children: of every node, or only of those unfolded
+    (the lines the tree shows)."""
+    for node in nodes:
+        yield node
+        if folded_too or node.is_expanded:
+            yield from _in_order(node.children, folded_too=folded_too)
+
+
 class SessionTree(Tree[str]):
     """Sessions → subagents (→ nested subagents); node data is the node's key."""
 
@@ -255,10 +266,11 @@ class SessionTree(Tree[str]):
         self._apply(wanted)
 
     def _apply(self, wanted: dict[str, tuple[str | None, Text]]) -> None:
-        before = set(self._by_key)
+        moved = False
         for key in list(self._by_key):
             if key not in wanted or wanted[key][0] != self._parent_keys.get(key):
                 self._drop(key)
+                moved = True
         for key, (parent_key, label) in wanted.items():
             node = self._by_key.get(key)
             if node is None:
@@ -269,9 +281,10 @@ class SessionTree(Tree[str]):
                     label, data=key, expand=parent_key is None, before=first
                 )
                 self._parent_keys[key] = parent_key
+                moved = True
             elif node.label != label:
                 node.set_label(label)
-        if set(self._by_key) != before:
+        if moved:
             self._renumber()
         for node in self._by_key.values():
             leaf = not node.children
@@ -283,28 +296,18 @@ class SessionTree(Tree[str]):
         numbers): first the lines shown, in order, then those folded away; each fold as it
         was and the cursor on the same line. The view keeps its scroll, the lines being the
         same."""
-        shown: list[TreeNode[str]] = []
-        folded: list[TreeNode[str]] = []
-        todo = list(reversed(self.root.children))
-        while todo:
-            node = todo.pop()
-            shown.append(node)
-            if node.is_expanded:
-                todo += reversed(node.children)
-            else:
-                folded += node.children
-        while folded:
-            node = folded.pop(0)
-            shown.append(node)
-            folded[:0] = node.children
-        lines = [(node.data, node.label, node.is_expanded) for node in shown]
+        shown = list(_in_order(self.root.children, folded_too=False))
+        folded = [
+            hidden for node in shown if not node.is_expanded
+            for hidden in _in_order(node.children, folded_too=True)
+        ]
+        lines = [(node.data, node.label, node.is_expanded) for node in shown + folded]
         cursor_line = self.cursor_line
         self.root.remove_children()
         self.clear()
         self._by_key = {}
         for key, label, expanded in lines:
-            if key is None:
-                continue
+            assert key is not None, "every node of the tree is made with its key"
             parent_key = self._parent_keys.get(key)
             parent = self._by_key[parent_key] if parent_key else self.root
             self._by_key[key] = parent.add(label, data=key, expand=expanded)
