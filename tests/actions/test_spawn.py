@@ -159,9 +159,21 @@ def test_a_fork_that_fails_leaves_no_descriptor_and_no_blocked_signal(
     def no_room() -> int:
         raise BlockingIOError(11, "Resource temporarily unavailable")
 
-    before = sorted(os.listdir("/proc/self/fd"))
+    opened: list[int] = []
+    real_pipe = os.pipe
+
+    def noted_pipe() -> tuple[int, int]:
+        ends = real_pipe()
+        opened.extend(ends)
+        return ends
+
+    monkeypatch.setattr(os, "pipe", noted_pipe)
     monkeypatch.setattr(os, "fork", no_room)
     with pytest.raises(BlockingIOError):
         spawn(["true"], str(tmp_path), os.environ, nothing)
-    assert sorted(os.listdir("/proc/self/fd")) == before
+    assert opened
+    for end in opened:
+        with pytest.raises(OSError) as closed:
+            os.fstat(end)
+        assert closed.value.errno == errno.EBADF
     assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()
