@@ -45,9 +45,13 @@ def rows_in_states(
 
 
 def finished_rows(conn: sqlite3.Connection, host: str, limit: int | None) -> list[sqlite3.Row]:
-    """The host's rows no longer active, newest first, at most `limit` (None: all)."""
+    """The host's rows no longer active, newest first, at most `limit` (None: all).
+
+    `+host` keeps SQLite off the host-and-state index here: through it, every ended row of
+    the host would be read and sorted to give the newest few; walking the ids down from the
+    newest stops at the `limit`-th."""
     return conn.execute(
-        f"SELECT * FROM jobs WHERE host = ? AND state NOT IN ({_marks(ACTIVE)})"
+        f"SELECT * FROM jobs WHERE +host = ? AND state NOT IN ({_marks(ACTIVE)})"
         " ORDER BY id DESC LIMIT ?",
         (host, *ACTIVE, -1 if limit is None else limit),
     ).fetchall()

@@ -26,6 +26,7 @@ from swarmdeck.ledger.schema import (
     JOBS_V5,
     JOBS_V10,
     JOBS_V13,
+    JOBS_V15,
     NOW_SQL,
 )
 from swarmdeck.state.refusals import MOVE_ASIDE, corrupt
@@ -245,6 +246,12 @@ MIGRATIONS: list[Migration] = [
         "CREATE TABLE session_titles (session_id TEXT PRIMARY KEY, title TEXT NOT NULL,"
         " seen_at REAL NOT NULL);"
         " CREATE INDEX session_titles_by_seen_at ON session_titles (seen_at);",
+    ),
+    Migration(
+        15,
+        "jobs: an index by host and state, so that a refresh counts the host's ended jobs in"
+        " the index instead of reading every row the ledger ever kept",
+        JOBS_V15,
     ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
