@@ -197,6 +197,8 @@ def test_a_store_made_before_ledger_ids_gets_one(tmp_path: Path) -> None:
     conn.execute("ALTER TABLE jobs DROP COLUMN scope")
     conn.execute("DROP TABLE session_titles")
     conn.execute("DROP INDEX jobs_by_host_state")
+    conn.execute("DROP INDEX jobs_by_cwd")
+    conn.execute("DROP INDEX peaks_by_job")
     conn.execute("UPDATE swarmdeck_meta SET value = '10' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()

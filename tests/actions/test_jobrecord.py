@@ -1,12 +1,14 @@
-"""What a job's folder shows a workload with a single run, read from the ledger."""
+"""What a job's folder shows a workload with a single run, read from the ledger; read at the
+cost of the folder's newest runs, not of the whole history the ledger keeps."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
-from ledger_rows import add_job
+from ledger_rows import add_job, insert_job
 from swarmdeck.actions.booking import OOM_ADJ_OUTGROWN, OOM_ADJ_PREDICTED
-from swarmdeck.actions.jobrecord import folder_shows
+from swarmdeck.actions.jobrecord import family_runs, folder_runs, folder_shows
 from swarmdeck.state import StateStore
 
 FOLDER = "/work/drift"
@@ -45,3 +47,53 @@ def test_only_other_workloads_running_past_a_prediction_count(isolated_home: Pat
     running(store, "d", state="done")
     running(store, "e")
     assert folder_shows(store, FOLDER, "mine").growth is None
+
+
+ELSEWHERE = 4000
+
+
+def bytes_read() -> int:
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+def recorded(conn: sqlite3.Connection, cwd: str, number: int, workload: int) -> None:
+    """An ended, capped `pytest` run in `cwd` whose peak was recorded."""
+    job = insert_job(
+        conn, state="done", cwd=cwd, fingerprint=f"{workload:064x}", declared_cap="2G",
+        argv=["pytest", "-q", f"tests/case_{number:04d}"], cap=2 << 30,
+    )
+    conn.execute(
+        "INSERT INTO peaks (fingerprint, job_id, peak, cap, duration, outcome)"
+        " VALUES (?, ?, ?, ?, 5.0, 'ok')",
+        (f"{workload:064x}", job, (300 + number % 2) << 20, 2 << 30),
+    )
+
+
+def test_a_jobs_priors_read_its_folders_newest_runs_not_the_whole_ledger(
+    isolated_home: Path,
+) -> None:
+    """The runner of a job with no prior asks its family and folder once a second; with a
+    long history elsewhere that cost the reads of every recorded run, at every look."""
+    store = StateStore.open_default()
+    with store.transaction() as conn:
+        for number in range(ELSEWHERE):
+            recorded(conn, f"/work/repo-{number % 7}", number, number)
+        for number in range(6):
+            recorded(conn, FOLDER, number, ELSEWHERE + number % 3)
+    path = store.path
+    store.close()
+    size = Path(path).stat().st_size
+    store = StateStore(path)
+    try:
+        before = bytes_read()
+        family = family_runs(store, ["pytest", "-q", "tests/new"], FOLDER)
+        capped = folder_runs(store, FOLDER)
+        shows = folder_shows(store, FOLDER, "mine")
+        read = bytes_read() - before
+    finally:
+        store.close()
+    assert len(family) == 5 and len(capped) == 6 and shows.spread is not None
+    assert read < size / 10, f"{read} bytes read of a {size}-byte ledger"

@@ -121,25 +121,31 @@ def last_input_run(
     return None if row is None else (row[0], row[1], row[2])
 
 
+_FOLDER_NEWEST_FIRST = "FROM jobs j JOIN peaks p ON p.job_id = j.id WHERE j.cwd = ?"
+"""The recorded runs of a folder, for a query that orders them by `j.id DESC`: SQLite walks the
+folder's jobs down the jobs_by_cwd index, newest first, and stops at the LIMIT; ordered by
+when each peak was recorded, it would read and sort every run of the folder, or of the whole
+ledger, at each look (the runner of a job with no prior looks once a second)."""
+
+
 def family_peaks(
     conn: sqlite3.Connection, cwd: str, program: str, limit: int
 ) -> list[sqlite3.Row]:
-    """Recorded peaks (peak, cap, hit_ceiling, argv) of runs of `program` in `cwd`, newest
-    first."""
+    """Recorded peaks (peak, cap, hit_ceiling, argv) of runs of `program` in `cwd`, the
+    newest started first."""
     return conn.execute(
-        "SELECT p.peak, p.cap, p.hit_ceiling, j.argv FROM peaks p JOIN jobs j"
-        " ON j.id = p.job_id WHERE j.cwd = ? AND json_extract(j.argv, '$[0]') = ?"
-        " ORDER BY p.recorded_at DESC LIMIT ?",
+        f"SELECT p.peak, p.cap, p.hit_ceiling, j.argv {_FOLDER_NEWEST_FIRST}"
+        " AND json_extract(j.argv, '$[0]') = ? ORDER BY j.id DESC LIMIT ?",
         (cwd, program, limit),
     ).fetchall()
 
 
 def declared_cap_peaks(conn: sqlite3.Connection, cwd: str, limit: int) -> list[sqlite3.Row]:
-    """Recorded peaks (peak, cap, hit_ceiling) of runs in `cwd` that declared a cap, newest
-    first."""
+    """Recorded peaks (peak, cap, hit_ceiling) of runs in `cwd` that declared a cap, the newest
+    started first."""
     return conn.execute(
-        "SELECT p.peak, p.cap, p.hit_ceiling FROM peaks p JOIN jobs j ON j.id = p.job_id"
-        " WHERE j.cwd = ? AND j.declared_cap != '' ORDER BY p.recorded_at DESC LIMIT ?",
+        f"SELECT p.peak, p.cap, p.hit_ceiling {_FOLDER_NEWEST_FIRST}"
+        " AND j.declared_cap != '' ORDER BY j.id DESC LIMIT ?",
         (cwd, limit),
     ).fetchall()
 
@@ -158,10 +164,11 @@ def running_past_standing(
 
 
 def folder_peaks(conn: sqlite3.Connection, cwd: str, limit: int) -> list[sqlite3.Row]:
-    """Recorded peaks (fingerprint, peak, cap, hit_ceiling) of runs in `cwd`, newest first."""
+    """Recorded peaks (fingerprint, peak, cap, hit_ceiling) of runs in `cwd`, the newest
+    started first."""
     return conn.execute(
-        "SELECT p.fingerprint, p.peak, p.cap, p.hit_ceiling FROM peaks p JOIN jobs j"
-        " ON j.id = p.job_id WHERE j.cwd = ? ORDER BY p.recorded_at DESC LIMIT ?",
+        f"SELECT p.fingerprint, p.peak, p.cap, p.hit_ceiling {_FOLDER_NEWEST_FIRST}"
+        " ORDER BY j.id DESC LIMIT ?",
         (cwd, limit),
     ).fetchall()
 

@@ -85,5 +85,9 @@ JOBS_V10 = "ALTER TABLE jobs ADD COLUMN declared_cap TEXT;"
 JOBS_V13 = "ALTER TABLE jobs ADD COLUMN scope TEXT;"
 """The run-scope declaration (SWARMDECK_SCOPE) the job was started with; NULL when none was."""
 
-JOBS_V15 = "CREATE INDEX jobs_by_host_state ON jobs (host, state);"
-"""Each refresh counts the host's ended jobs: in this index, not in every row ever kept."""
+JOBS_V15 = """
+CREATE INDEX jobs_by_host_state ON jobs (host, state);
+CREATE INDEX jobs_by_cwd ON jobs (cwd);
+"""
+"""Each refresh counts the host's ended jobs in the first, and a job's priors walk its folder's
+newest jobs down the second: neither reads every row the ledger ever kept."""

@@ -249,9 +249,10 @@ MIGRATIONS: list[Migration] = [
     ),
     Migration(
         15,
-        "jobs: an index by host and state, so that a refresh counts the host's ended jobs in"
-        " the index instead of reading every row the ledger ever kept",
-        JOBS_V15,
+        "jobs and peaks: indexes by host and state, by folder and by job, so that a refresh"
+        " counts the host's ended jobs and a job's priors read its folder's newest runs"
+        " without reading every row the ledger ever kept",
+        JOBS_V15 + " CREATE INDEX peaks_by_job ON peaks (job_id);",
     ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
