@@ -7,19 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger_rows import insert_job
+from ledger_rows import bytes_read, insert_job
 from swarmdeck.probes.memory_book import RECENT_FINISHED, finished_count, ledger_jobs
 from swarmdeck.state import StateStore
 
 ENDED = 4000
 RUNNING = 5
-
-
-def bytes_read() -> int:
-    for line in Path("/proc/self/io").read_text().splitlines():
-        if line.startswith("rchar:"):
-            return int(line.split()[1])
-    raise AssertionError("no rchar in /proc/self/io")
 
 
 def history(path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ledger_rows import add_job, insert_job
+from ledger_rows import add_job, bytes_read, insert_job
 from swarmdeck.actions.booking import OOM_ADJ_OUTGROWN, OOM_ADJ_PREDICTED
 from swarmdeck.actions.jobrecord import family_runs, folder_runs, folder_shows
 from swarmdeck.state import StateStore
@@ -50,13 +50,6 @@ def test_only_other_workloads_running_past_a_prediction_count(isolated_home: Pat
 
 
 ELSEWHERE = 4000
-
-
-def bytes_read() -> int:
-    for line in Path("/proc/self/io").read_text().splitlines():
-        if line.startswith("rchar:"):
-            return int(line.split()[1])
-    raise AssertionError("no rchar in /proc/self/io")
 
 
 def recorded(conn: sqlite3.Connection, cwd: str, number: int, workload: int) -> None:
