@@ -52,9 +52,9 @@ def add_job(store: StateStore, **values: Any) -> int:
 
 
 def bytes_read() -> int:
-    """The bytes this process has read so far (rchar): a question to the ledger costs the
+    """The bytes this thread has read so far (rchar): a question to the ledger costs the
     difference, when asked on a connection that has read nothing yet."""
-    for line in Path("/proc/self/io").read_text().splitlines():
+    for line in Path("/proc/thread-self/io").read_text().splitlines():
         if line.startswith("rchar:"):
             return int(line.split()[1])
-    raise AssertionError("no rchar in /proc/self/io")
+    raise AssertionError("no rchar in /proc/thread-self/io")

@@ -199,7 +199,7 @@ def test_a_fifo_in_the_old_spools_place_blocks_neither_writer_nor_fold(
     started = time.monotonic()
     assert append(_raw("ls"), 10.0)
     assert _commands(store) == ["ls"]
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10.0, "a FIFO's open would block for good"
 
 
 def test_a_spooled_file_others_may_read_is_left_alone(store: StateStore) -> None:
@@ -281,7 +281,7 @@ def test_a_fold_waits_for_an_old_writer_only_so_long_and_then_leaves_its_spool(
         assert holder.stdout.readline() == "held\n"
         started = time.monotonic()
         assert _commands(store) == []
-        assert time.monotonic() - started < hook_events.LOCK_WAIT + 1.0
+        assert time.monotonic() - started < hook_events.LOCK_WAIT + 10.0
     finally:
         holder.communicate("", timeout=30)
     assert _commands(store) == ["ls held"]

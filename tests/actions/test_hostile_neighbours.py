@@ -128,7 +128,7 @@ def test_a_runner_waiting_for_its_admission_turn_ends_at_once_on_a_signal(
         sent = time.monotonic()
         runner.send_signal(signum)
         _, err = runner.communicate(timeout=DEADLINE)
-        assert time.monotonic() - sent < 3.0
+        assert time.monotonic() - sent < 10.0
         assert runner.returncode == 128 + signum, err
         assert "stopped while waiting for its turn" in err
         assert rows(isolated_home) == []

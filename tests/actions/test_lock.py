@@ -382,7 +382,7 @@ try:
     print("won", flush=True)
 except lock.LockBusy:
     print("lost", flush=True)
-_time.sleep(1.0)  # the winner holds on, so a later racer meets a live holder
+_time.sleep(3.0)  # the winner holds on, so a later racer, even a starved one, meets it live
 """
 
 

@@ -25,6 +25,7 @@ from swarmdeck.exitcodes import ExitCode
 from swarmdeck.probes.gpu import QuiesceHolder
 from swarmdeck.probes.nvml import Nvml
 from swarmdeck.probes.procs import identity, read_stat
+from waiting import wait_for
 
 
 @pytest.fixture
@@ -45,6 +46,9 @@ class Service:
             check=True,
         )
         self.pid = int(out.stdout)
+        # The shell's fork is `sh` until it has run `sleep`: a card's process read before then
+        # would not be the service it stands for.
+        wait_for(lambda: Path(f"/proc/{self.pid}/comm").read_text().strip() == "sleep")
 
     def alive(self) -> bool:
         stat = read_stat(self.pid)
@@ -178,13 +182,14 @@ def test_cards_whose_processes_cannot_be_listed_refuse_with_78(folder: Path, tmp
 
 def test_stop_that_cannot_be_read_back_refuses_with_78(folder: Path, service, tmp_path) -> None:
     card = ScriptedCard(processes=[(service.pid, GIB)])
-    stopping = tmp_path / "stopping"
+    stopping, injected = tmp_path / "stopping", tmp_path / "injected"
 
     def listing_fails_once_stopping() -> None:
         deadline = time.monotonic() + 10
         while not stopping.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
         card.errors["nvmlDeviceGetComputeRunningProcesses"] = pynvml.NVML_ERROR_UNKNOWN
+        injected.touch()
 
     watcher = threading.Thread(target=listing_fails_once_stopping)
     watcher.start()
@@ -196,7 +201,10 @@ def test_stop_that_cannot_be_read_back_refuses_with_78(folder: Path, service, tm
                 folder,
                 [],
                 allowlist=["sleep"],
-                stop_commands=[f"touch {stopping}; sleep 0.3; kill {service.pid}"],
+                stop_commands=[
+                    f"touch {stopping}; for _ in $(seq 3000); do [ -e {injected} ] && break;"
+                    f" sleep 0.01; done; kill {service.pid}"
+                ],
             )
     finally:
         watcher.join()
@@ -240,15 +248,14 @@ def test_stale_registrations_dead_or_reused_are_ignored(
 
 def test_command_under_a_live_wrapper_is_not_foreign(folder: Path, tmp_path: Path) -> None:
     parent = subprocess.Popen(["sh", "-c", "sleep 60 & wait"])
+    children = Path(f"/proc/{parent.pid}/task/{parent.pid}/children")
     try:
-        time.sleep(0.1)
+        wait_for(lambda: children.read_text().split())
         me = identity(parent.pid)
         assert me is not None
         register_as(folder, me.pid, me.start_ticks)
-        children = subprocess.run(
-            ["pgrep", "-P", str(parent.pid)], capture_output=True, text=True, check=True
-        ).stdout.split()
-        assert run(["true"], cards_with(int(children[0])), folder, []) == 0
+        [child] = children.read_text().split()
+        assert run(["true"], cards_with(int(child)), folder, []) == 0
     finally:
         parent.kill()
         parent.wait()

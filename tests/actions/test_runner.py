@@ -499,7 +499,7 @@ def test_a_job_that_can_never_fit_exits_252_at_once(slice_config: Path, isolated
     (row,) = rows(isolated_home)
     assert (row["state"], row["exit_code"], row["outcome"]) == ("refused", 252, "never fits")
     assert row["ended_at"] == row["created_at"]
-    assert elapsed < 5.0
+    assert elapsed < 30.0, "refused at once, not after --wait's 600 s"
 
 
 def hold_the_slice(start_run: Start, home: Path, release: Path) -> subprocess.Popen[str]:

@@ -233,6 +233,8 @@ def test_a_stopper_with_threads_starts_its_guardian_apart_and_reaps_it() -> None
     idle = threading.Event()
     worker = threading.Thread(target=idle.wait)
     worker.start()
+    children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+    before = set(children.read_text().split())  # what earlier tests may have left unreaped
     proc = subprocess.Popen(["sh", "-c", "sleep 300 & wait"], start_new_session=True)
     try:
         me = identity(proc.pid)
@@ -240,8 +242,7 @@ def test_a_stopper_with_threads_starts_its_guardian_apart_and_reaps_it() -> None
         report = stop_tree(me, {me}, grace=1.0)
         assert me in report.signalled
         assert proc.wait(timeout=60) == -signal.SIGTERM
-        assert [child for child in Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
-                .read_text().split()] == []
+        assert set(children.read_text().split()) - before == set()
     finally:
         idle.set()
         worker.join()

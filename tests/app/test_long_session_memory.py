@@ -90,6 +90,8 @@ async def test_the_watchdogs_passes_keep_no_snapshot_of_the_sessions(
     ring takes to fill. Now the subagents the app holds stay what the latest sessions list,
     whatever the number of passes."""
     (isolated_home / "config.toml").write_text("[watchdog]\ninterval = 0.01\n")
+    gc.collect()
+    before = sum(isinstance(thing, SubagentInfo) for thing in gc.get_objects())
     session = DemoSession(isolated_home / "claude", "swarm", isolated_home / "work")
     session.start_process()
     app = SwarmdeckApp(load_config(), StateStore.open_default())
@@ -103,7 +105,7 @@ async def test_the_watchdogs_passes_keep_no_snapshot_of_the_sessions(
                 ), f"{number + 1} subagents")
                 await probed(pilot)
             gc.collect()
-            held = sum(isinstance(thing, SubagentInfo) for thing in gc.get_objects())
+            held = sum(isinstance(thing, SubagentInfo) for thing in gc.get_objects()) - before
     finally:
         session.stop_process()
         app.store.close()

@@ -103,7 +103,7 @@ def test_peer_that_never_answers_is_not_read_within_its_timeout(
     (tmp_path / "config.toml").write_text(text)
     started = time.monotonic()
     [reading] = prober.read_all(load_config())
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 6, "the configured 1 s, not the default 8 s"
     assert reading.state == "not read"
     assert reading.reason == "timed out after 1 s"
 
