@@ -228,9 +228,6 @@ class _Names:
         at = bisect_left(self._digests, digest)
         return at < len(self._digests) and self._digests[at] == digest
 
-    def __len__(self) -> int:
-        return len(self._digests)
-
 
 @dataclass
 class _Session:
