@@ -106,7 +106,9 @@ def pid_files(claude_dir: Path) -> PidFiles:
         match = PID_FILE.match(entry.name)
         if match is None:
             continue
-        session = read_pid_file(Path(entry.path), int(match.group(1)))
+        # The path as a string: pathlib would intern the file's name anew at every refresh
+        # (bench/results/app.md, the interned strings' table).
+        session = read_pid_file(entry.path, int(match.group(1)))
         if session is None:
             continue
         if pid_matches(session.pid, session.proc_start):
@@ -164,7 +166,7 @@ def _is_version_binary(program: str, version: str | None) -> bool:
     )
 
 
-def read_pid_file(path: Path, pid_from_name: int) -> LiveSession | None:
+def read_pid_file(path: str | os.PathLike[str], pid_from_name: int) -> LiveSession | None:
     """The session a pid file describes, or None when it cannot be read as one (Claude Code
     names each file by its process's pid: a file whose `pid` says another is none of its)."""
     data = _load(path)
@@ -223,7 +225,7 @@ def _ticks(value: Any) -> int | None:
     return None
 
 
-def _load(path: Path) -> dict[str, Any] | None:
+def _load(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     try:
         raw = read_regular(path, MAX_PID_FILE)
     except OSError:  # gone, too large, or a FIFO or device in its place: not a pid file

@@ -306,7 +306,7 @@ class SessionsProbe:
     def projects_dir(self) -> Path:
         return self.claude_dir / "projects"
 
-    def refresh(self, changed: Iterable[Path] | None = None) -> list[SessionInfo]:
+    def refresh(self, changed: Iterable[str | os.PathLike[str]] | None = None) -> list[SessionInfo]:
         """Bring every session up to date: all files when `changed` is None, else only those."""
         with self._lock:
             now = self.clock()
@@ -315,7 +315,7 @@ class SessionsProbe:
                 self._scan(now)
             else:
                 for path in changed:
-                    self._follow(Path(path), now)
+                    self._follow(os.fspath(path), now)
             return self._assemble(now)
 
     def current(self) -> list[SessionInfo]:
@@ -465,18 +465,21 @@ class SessionsProbe:
             if tracked.update() and tracked.facts.session_id:
                 self._dirty.add(tracked.facts.session_id)
 
-    def _follow(self, path: Path, now: float) -> None:
-        """React to one changed path reported by the watcher."""
-        try:
-            parts = path.relative_to(self.projects_dir).parts
-        except ValueError:
+    def _follow(self, changed: str, now: float) -> None:
+        """React to one changed path reported by the watcher. It is a Path only once it is a
+        transcript's: pid files and agents' meta files change at every refresh, and pathlib
+        would intern their names anew each time (see _read_meta)."""
+        if not changed.startswith(f"{self.projects_dir}{os.sep}"):
             return
+        folder, name = os.path.split(changed)
+        meta = _AGENT_META.match(name)
+        path = Path(folder, f"agent-{meta.group(1)}.jsonl") if meta else Path(changed)
+        parts = path.relative_to(self.projects_dir).parts
         if len(parts) < 2:
             return
         project = self.projects_dir / parts[0]
-        name = parts[-1]
         if len(parts) == 2:
-            if not name.endswith(".jsonl"):
+            if meta is not None or not name.endswith(".jsonl"):
                 return
             if name.startswith("agent-"):
                 if _subagent_file(name):
@@ -497,16 +500,15 @@ class SessionsProbe:
             if (project / f"{parts[1]}.jsonl").exists():
                 self._update_session(self._track_main(parts[1], project))
             return
-        self._follow_agent_file(session, path, name)
+        self._follow_agent_file(session, path, meta is not None)
 
-    def _follow_agent_file(self, session: _Session, path: Path, name: str) -> None:
-        """One agent transcript or meta file changed: read that one only."""
-        meta = _AGENT_META.match(name)
-        if meta is not None:
-            agent_path = path.with_name(f"agent-{meta.group(1)}.jsonl")
-            if agent_path in session.agents and self._read_meta(session, agent_path):
+    def _follow_agent_file(self, session: _Session, path: Path, meta: bool) -> None:
+        """One agent transcript (`path`) or its meta file changed: read that one only."""
+        if meta:
+            if path in session.agents and self._read_meta(session, path):
                 self._dirty.add(session.session_id)
             return
+        name = path.name
         if not _subagent_file(name) or name in session.retired_files:
             return
         tracked = session.agents.get(path)
@@ -564,9 +566,11 @@ class SessionsProbe:
 
     def _read_meta(self, session: _Session, agent_path: Path) -> bool:
         """(Re)read `agent-<id>.meta.json` beside an agent file when it changed."""
-        meta_path = agent_path.with_name(agent_path.name[: -len(".jsonl")] + ".meta.json")
+        # A string, not a Path: pathlib would intern its name anew at every change of the
+        # agent file (bench/results/app.md, the interned strings' table).
+        meta_path = os.fspath(agent_path)[: -len(".jsonl")] + ".meta.json"
         try:
-            mtime = meta_path.stat().st_mtime
+            mtime = os.stat(meta_path).st_mtime
         except OSError:
             return session.metas.pop(agent_path, None) is not None
         known = session.metas.get(agent_path)
@@ -892,7 +896,7 @@ def _agent_id(path: Path, facts: TranscriptFacts) -> str:
     return facts.agent_id or path.stem
 
 
-def _load_meta(path: Path) -> dict[str, Any]:
+def _load_meta(path: str) -> dict[str, Any]:
     try:
         data = json.loads(read_regular(path, MAX_META))
     except (OSError, ValueError):  # also a FIFO, a device or a file over MAX_META

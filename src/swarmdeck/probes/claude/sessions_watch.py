@@ -90,7 +90,7 @@ def _watch(
                 if watched_roots(probe.claude_dir) != roots:
                     return
                 continue
-            yield probe.refresh(Path(path) for _change, path in changes)
+            yield probe.refresh(path for _change, path in changes)
     except (OSError, RuntimeError):
         # No watch to be had (inotify limits, a folder removed under us): poll instead.
         if not stop.wait(rescan_every):
