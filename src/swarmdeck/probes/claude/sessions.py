@@ -500,14 +500,14 @@ class SessionsProbe:
             if (project / f"{parts[1]}.jsonl").exists():
                 self._update_session(self._track_main(parts[1], project))
             return
-        self._follow_agent_file(session, path, meta is not None)
-
-    def _follow_agent_file(self, session: _Session, path: Path, meta: bool) -> None:
-        """One agent transcript (`path`) or its meta file changed: read that one only."""
-        if meta:
+        if meta is not None:
             if path in session.agents and self._read_meta(session, path):
                 self._dirty.add(session.session_id)
             return
+        self._follow_agent_file(session, path)
+
+    def _follow_agent_file(self, session: _Session, path: Path) -> None:
+        """One agent transcript changed: read that one only."""
         name = path.name
         if not _subagent_file(name) or name in session.retired_files:
             return
