@@ -17,12 +17,21 @@ The replay has no runners' start, no wake-up lag and no rebooking, so it measure
 alone: a gap between the rows is the order's, one between "as built" and the bookings' area
 is the packing's and the tail's (discrete jobs against a bound that takes memory as fluid).
 
-    .venv/bin/python bench/swarm_replay.py FOLDER [--day 2]
+`--whole` asks instead how far the bench's bound is from any schedule of these jobs: with
+their measured peaks and run times, all there at once, it gives the bench's bound (memory
+as fluid), a bound for whole jobs (no more than k of the jobs that peak over a (k+1)th of
+the slice can run at once, so they need their runs' sum / k), and the best first-fit
+schedule found over many orders, an ideal runner's.
+
+    .venv/bin/python bench/swarm_replay.py FOLDER [--day 2] [--whole]
 """
 
 from __future__ import annotations
 
 import argparse
+import heapq
+import json
+import random
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -44,6 +53,7 @@ SLICE = SLICE_MIB * MIB - MIB
 class Job:
     arrives: float
     booked: int
+    peak: int
     runs: float
     shortest: float | None
     longest: float | None
@@ -68,7 +78,7 @@ def load(db: Path, day: int) -> list[Job]:
             "SELECT duration FROM peaks WHERE fingerprint = ? AND recorded_at < ?"
             " AND duration IS NOT NULL ORDER BY recorded_at DESC LIMIT 5", (workload, begin),
         )]
-        jobs.append(Job(row["created_at"] - begin, row["booked"],
+        jobs.append(Job(row["created_at"] - begin, row["booked"], row["peak"] or 0,
                         row["ended_at"] - row["started_at"],
                         min(runs, default=None), max(runs, default=None)))
     return jobs
@@ -144,11 +154,87 @@ def biggest_first(job: Job, index: int) -> tuple[float, int]:
     return job.arrives - backfill.LONGEST_FIRST_WITHIN * job.booked / SLICE, index
 
 
+def fluid_bound(jobs: list[Job]) -> float:
+    """The bench's bound: Σ peak × run / slice, or the longest run."""
+    return max(sum(job.peak * job.runs for job in jobs) / SLICE, max(job.runs for job in jobs))
+
+
+def whole_bound(jobs: list[Job]) -> float:
+    """No schedule of whole jobs ends sooner: beside the fluid bound, at most k jobs that
+    peak over a (k+1)th of the slice run at once, so those need their runs' sum / k."""
+    crowded = max(
+        sum(job.runs for job in jobs if job.peak * (k + 1) > SLICE) / k
+        for k in range(1, len(jobs) + 1)
+    )
+    return max(fluid_bound(jobs), crowded)
+
+
+def first_fit(jobs: list[Job], order: list[int]) -> float:
+    """All jobs there at once, each start and end letting in every job, in `order`, that
+    fits beside the running ones by its peak: an ideal runner's makespan."""
+    waiting = list(order)
+    ends: list[tuple[float, int]] = []
+    clock, held = 0.0, 0
+    while waiting:
+        for index in list(waiting):
+            if held + jobs[index].peak <= SLICE:
+                waiting.remove(index)
+                held += jobs[index].peak
+                heapq.heappush(ends, (clock + jobs[index].runs, index))
+        if not ends:
+            raise SystemExit("swarm_replay: a job never fits")
+        clock, index = heapq.heappop(ends)
+        held -= jobs[index].peak
+    return max([clock, *(end for end, _ in ends)])
+
+
+def best_whole(jobs: list[Job], tries: int) -> float:
+    """The shortest first-fit schedule over longest first, biggest first, area first and
+    `tries` shuffles (seeded, so a rerun finds the same)."""
+    indices = list(range(len(jobs)))
+    orders = [
+        sorted(indices, key=lambda k: -jobs[k].runs),
+        sorted(indices, key=lambda k: -jobs[k].peak),
+        sorted(indices, key=lambda k: -jobs[k].peak * jobs[k].runs),
+    ]
+    shuffler = random.Random(34)
+    for _ in range(tries):
+        orders.append(shuffler.sample(indices, len(indices)))
+    return min(first_fit(jobs, order) for order in orders)
+
+
+def print_whole(folder: Path, day: int, tries: int) -> None:
+    print("| trace | bound (fluid) | bound (whole jobs) | best schedule found | swarmdeck's day"
+          " | whole / fluid | best / fluid | day / best |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for state in sorted(folder.glob("state-*")):
+        jobs = load(state / "state.db", day)
+        if not jobs:
+            continue
+        trace = state.name.removeprefix("state-")
+        fluid, whole, best = fluid_bound(jobs), whole_bound(jobs), best_whole(jobs, tries)
+        made = max(job.arrives + job.runs for job in jobs)
+        walls = folder / f"days-{trace}.json"
+        if walls.exists():
+            days = [json.loads(line) for line in walls.read_text().splitlines()]
+            began, ended = next(row["wall"] for row in days if row["day"] == day)
+            made = ended - began
+        print(f"| {trace} | {fluid:.1f} s | {whole:.1f} s | {best:.1f} s | {made:.1f} s"
+              f" | {whole / fluid:.2f}× | {best / fluid:.2f}× | {made / best:.2f}× |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
     parser.add_argument("--day", type=int, default=2)
+    parser.add_argument("--whole", action="store_true",
+                        help="the bench's bound against whole jobs' bound and best schedule")
+    parser.add_argument("--tries", type=int, default=2000,
+                        help="random orders --whole tries beside the three sorted ones")
     args = parser.parse_args()
+    if args.whole:
+        print_whole(args.folder, args.day, args.tries)
+        return
     print("| trace | bookings' area | arrival | as built | area first | biggest first"
           " | first fit |")
     print("|---|---:|---:|---:|---:|---:|---:|")
