@@ -1,0 +1,66 @@
+"""bench/swarm_replay.py's `--whole` figures: the bound no schedule of whole jobs beats, and
+the first-fit schedule an ideal runner would make; `bench/results/swarm.md` reads the queue
+against both."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture
+def replay() -> Iterator[ModuleType]:
+    """bench/swarm_replay.py as a module, as `bench/results/swarm.md` runs it."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import swarm_replay
+
+        yield swarm_replay
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def job(replay: ModuleType, share: float, runs: float) -> object:
+    """A job there from the start that peaks at `share` of the slice for `runs` seconds."""
+    return replay.Job(0.0, 0, int(replay.SLICE * share), runs, None, None)
+
+
+def test_jobs_that_cannot_share_the_slice_are_bound_by_their_runs_not_their_area(
+    replay: ModuleType,
+) -> None:
+    jobs = [job(replay, 0.6, 10.0) for _ in range(3)]
+    assert replay.fluid_bound(jobs) == pytest.approx(18.0, rel=1e-3)
+    assert replay.whole_bound(jobs) == pytest.approx(30.0)
+
+
+def test_three_jobs_over_a_third_of_the_slice_run_two_at_a_time(replay: ModuleType) -> None:
+    jobs = [job(replay, 0.4, 10.0) for _ in range(4)]
+    assert replay.whole_bound(jobs) == pytest.approx(20.0)
+    assert replay.first_fit(jobs, [0, 1, 2, 3]) == pytest.approx(20.0)
+
+
+def test_the_whole_jobs_bound_is_the_fluid_one_where_jobs_pack_without_crowding(
+    replay: ModuleType,
+) -> None:
+    jobs = [job(replay, 0.25, 8.0) for _ in range(8)]
+    assert replay.whole_bound(jobs) == pytest.approx(replay.fluid_bound(jobs))
+
+
+def test_first_fit_lets_a_later_job_in_beside_one_that_does_not_fit(
+    replay: ModuleType,
+) -> None:
+    jobs = [job(replay, 0.7, 10.0), job(replay, 0.7, 10.0), job(replay, 0.3, 15.0)]
+    assert replay.first_fit(jobs, [0, 1, 2]) == pytest.approx(20.0)
+
+
+def test_the_best_schedule_found_is_no_longer_than_any_order_tried(replay: ModuleType) -> None:
+    jobs = [job(replay, 0.5, 10.0), job(replay, 0.5, 1.0), job(replay, 0.5, 1.0),
+            job(replay, 0.5, 10.0)]
+    assert replay.first_fit(jobs, [0, 1, 2, 3]) == pytest.approx(12.0)
+    assert replay.best_whole(jobs, 50) == pytest.approx(11.0)
