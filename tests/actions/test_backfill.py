@@ -29,28 +29,42 @@ def test_a_short_job_starts_ahead_of_the_head_when_it_ends_before_the_head_fits(
     assert not may_start(Waiter(3 * GIB, None), head, running, 4 * GIB), "no history: in order"
 
 
-def test_an_unknown_end_keeps_the_queue_in_order() -> None:
+def test_with_no_end_known_a_job_starts_only_where_no_order_of_ends_lets_the_head_in_sooner(
+) -> None:
+    """10G, the head needs 8G, 4G are free, and no running job's end is known. Beside one
+    job of 6G, a 1G job of no history starts: whenever that job ends, 9G are free and the
+    head starts then, as it would have. Beside jobs of 4.5G and 1.5G it waits: should the
+    4.5G one end first, the head would start then without it, and with it not until later."""
     head = [Waiter(8 * GIB, 30.0)]
-    assert not may_start(Waiter(GIB, 1.0), head, [Holder(6 * GIB, None)], 4 * GIB)
+    assert may_start(Waiter(GIB, None), head, [Holder(6 * GIB, None)], 4 * GIB)
+    two = [Holder(9 * GIB // 2, None), Holder(3 * GIB // 2, None)]
+    assert not may_start(Waiter(GIB, None), head, two, 4 * GIB)
+    assert not may_start(Waiter(3 * GIB, None), head, [Holder(6 * GIB, None)], 4 * GIB), (
+        "3G beside the head leave it 7G when the 6G job ends"
+    )
     assert holder_end(12.0, 10.0) == 0.0, "a job past its shortest run may end any moment"
     assert holder_end(12.0, None) is None
     assert holder_end(4.0, 10.0) == 6.0
 
 
 def test_room_beside_the_head_is_never_room_a_job_past_its_runs_still_holds() -> None:
-    """10G: a job holds 6G past its shortest run (it may end any moment) and past its longest
-    run times SLACK (no end is sure). The head needs 8G (room 4G). A 2G job of 20 s would fit
-    beside the head once that job ended, but that may be long after: it waits, where counting
-    the earliest end let it in, and the next such one, and the head waited on behind them.
-    With that job sure to have ended soon, the same job leaves the head its room: it starts."""
+    """14G: a job holds 6G past its shortest run (it may end any moment) and past its longest
+    run times SLACK (no end is sure); another holds 4G for 30 s more. The head needs 8G (room
+    4G). Counting the 6G job's earliest end, a 2G job of 20 s would fit beside the head at
+    once; but that job may run on, the 4G one's end would then let the head in, and the 2G
+    job would hold 2G of it: it waits. With the 6G job sure to have ended soon, the same job
+    leaves the head its room: it starts."""
     from swarmdeck.actions.backfill import SLACK, holder_sure_end
 
     head = [Waiter(8 * GIB, 30.0)]
-    running = [Holder(6 * GIB, holder_end(13.0, 10.0))]
+    job = Waiter(2 * GIB, 20.0)
     assert 10.0 * SLACK < 13.0 and holder_sure_end(13.0, 10.0) is None
-    assert not may_start(Waiter(2 * GIB, 20.0), head, running, 4 * GIB, [Holder(6 * GIB, None)])
-    assert may_start(Waiter(2 * GIB, 20.0), head, running, 4 * GIB,
-                     [Holder(6 * GIB, holder_sure_end(12.0, 10.0))])
+    running = [Holder(6 * GIB, holder_end(13.0, 10.0)), Holder(4 * GIB, 30.0)]
+    assert not may_start(job, head, running, 4 * GIB,
+                         [Holder(6 * GIB, None), Holder(4 * GIB, 40.0)])
+    running = [Holder(6 * GIB, holder_end(12.0, 10.0)), Holder(4 * GIB, 30.0)]
+    assert may_start(job, head, running, 4 * GIB,
+                     [Holder(6 * GIB, holder_sure_end(12.0, 10.0)), Holder(4 * GIB, 40.0)])
     assert holder_sure_end(12.0, 10.0) == 10.0 * SLACK - 12.0
     assert holder_sure_end(0.0, None) is None
 
@@ -67,9 +81,12 @@ class Job:
     runs: float
 
 
-def simulate(jobs: list[Job], total: int, backfill: bool) -> dict[int, float]:
+def simulate(
+    jobs: list[Job], total: int, backfill: bool, known: bool = True,
+) -> dict[int, float]:
     """Start times when every job is queued at 0 in this order and each runs exactly its
-    duration; queued jobs decide in order at every start and end, as runners woken do."""
+    duration; queued jobs decide in order at every start and end, as runners woken do. With
+    `known` false the rule is told no job's run time, as on a day with no history."""
     now, running, queued, starts = 0.0, [], list(range(len(jobs))), {}
     while queued:
         started = True
@@ -78,10 +95,13 @@ def simulate(jobs: list[Job], total: int, backfill: bool) -> dict[int, float]:
             for place, index in enumerate(queued):
                 job = jobs[index]
                 usable = total - sum(jobs[i].booked for _, i in running)
-                ahead = [Waiter(jobs[i].booked, jobs[i].runs) for i in queued[:place]]
-                holders = [Holder(jobs[i].booked, end - now) for end, i in running]
+                ahead = [Waiter(jobs[i].booked, jobs[i].runs if known else None)
+                         for i in queued[:place]]
+                holders = [Holder(jobs[i].booked, end - now if known else None)
+                           for end, i in running]
+                own = Waiter(job.booked, job.runs if known else None)
                 fits = (
-                    may_start(Waiter(job.booked, job.runs), ahead, holders, usable) if backfill
+                    may_start(own, ahead, holders, usable) if backfill
                     else job.booked + sum(w.booked for w in ahead) <= usable
                 )
                 if fits:
@@ -114,6 +134,26 @@ def test_backfill_never_delays_the_head_jobs_start() -> None:
             assert backfilled[head] <= in_order[head], (jobs, head)
         earlier += sum(backfilled[i] < in_order[i] for i in in_order)
     assert earlier > 100
+
+
+def test_backfill_with_no_run_time_known_never_delays_the_head_jobs_start() -> None:
+    """The same queues told no job's run time (a first day): a big job queued behind running
+    ones starts no later than in strict order, and jobs do start earlier than in it."""
+    rng = random.Random(36)
+    earlier = 0
+    for _ in range(400):
+        jobs = [
+            Job(rng.choice([rng.randint(1, 3), rng.randint(5, 9)]) * GIB,
+                float(rng.randint(1, 20)))
+            for _ in range(rng.randint(3, 12))
+        ]
+        in_order = simulate(jobs, 10 * GIB, backfill=False)
+        backfilled = simulate(jobs, 10 * GIB, backfill=True, known=False)
+        heads = [i for i, start in in_order.items() if start > 0][:1]
+        for head in heads:
+            assert backfilled[head] <= in_order[head], (jobs, head)
+        earlier += sum(backfilled[i] < in_order[i] for i in in_order)
+    assert earlier > 50
 
 
 def test_admission_backfills_a_short_job_with_history_and_keeps_a_long_one_waiting(
@@ -150,6 +190,42 @@ def test_admission_backfills_a_short_job_with_history_and_keeps_a_long_one_waiti
 
     assert decide("long") is Decision.WAIT
     assert decide("short") is Decision.ADMIT
+
+
+def test_admission_lets_a_job_of_no_history_beside_a_head_whose_start_it_cannot_delay(
+    tmp_path: Path,
+) -> None:
+    """100M (1M kept back), nothing learned: a job holds 60M; the head wants 50M (39M free).
+    A 30M job starts: when the 60M job ends, 69M are free, enough for both. Where 30M and
+    30M are held and the head wants 60M, a 20M job waits: either end alone would let the
+    head in without it, and with it not."""
+    store = StateStore(tmp_path / "state.db")
+    facts = SliceFacts(100 * MIB, MIB, "cgroup-v1", None, "configured", "")
+    runner = own_identity()
+    with store.transaction() as conn:
+        clock = time.time()
+        holder = insert_job(conn, host="here", booked=60 * MIB, fingerprint="holder",
+                            state="running", started_at=clock)
+        head = insert_job(conn, host="here", booked=50 * MIB, fingerprint="head",
+                          state="queued", created_at=clock - 1)
+
+    def decide(workload: str, booked: int) -> Decision:
+        row = admission.JobRow(
+            label=workload, host="here", fingerprint=workload, argv=["true"], cwd=Path("/"),
+            runner=runner, booking=Booking(booked, booked, Via.DEFAULT, 500),
+            threads=None, detached=False, timeout=None,
+        )
+        decision, *_ = admission.attempt(store, row, facts, None, lambda i: tmp_path / str(i))
+        return decision
+
+    assert decide("newcomer", 30 * MIB) is Decision.ADMIT
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM jobs WHERE fingerprint = 'newcomer'")
+        conn.execute("UPDATE jobs SET booked = ? WHERE id = ?", (30 * MIB, holder))
+        conn.execute("UPDATE jobs SET booked = ? WHERE id = ?", (60 * MIB, head))
+        insert_job(conn, host="here", booked=30 * MIB, fingerprint="second", state="running",
+                   started_at=clock)
+    assert decide("newcomer", 20 * MIB) is Decision.WAIT
 
 
 def test_the_queue_plan_says_what_each_job_waits_for_and_when_it_starts() -> None:

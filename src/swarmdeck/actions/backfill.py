@@ -5,8 +5,10 @@ together): a job ahead that fits is as good as started. The first job ahead that
 is the head; it is given a reservation at its shadow time, the moment enough of the running
 jobs will have ended for it to fit (from their learned durations). A later job may start now
 only if it fits now and either ends before the shadow time, or leaves the head's room at that
-time untouched. So the head is never delayed, as with Slurm's backfill on time limits; jobs
-behind the head are not protected (EASY). Pure: admission gathers the numbers.
+time untouched. Where no run time is known (a first day), a job may still start if no set of
+the running jobs' ends frees room for the head without also freeing room for it beside the
+head. So the head is never delayed, as with Slurm's backfill on time limits; jobs behind the
+head are not protected (EASY). Pure: admission gathers the numbers.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+MIB = 1 << 20
 SLACK = 1.25
 """A backfilled job is taken to run its longest recent run times this."""
 LONGEST_FIRST_WITHIN = 60.0
@@ -75,8 +78,8 @@ def may_start(
     shortest recent runs (one running longer than that may end any moment: now), and a job
     must end before it in its longest recent run times SLACK; the room left beside the head
     comes from when the running jobs have surely ended (their longest runs times SLACK; never,
-    for one past that). Whenever an end is unknown, the rule is the queue's strict order: the
-    job must fit beside every job ahead of it."""
+    for one past that). Whenever an end is unknown, the job must fit beside every job ahead of
+    it, or leave the head its start whenever the running jobs end (head_keeps_its_start)."""
     in_order = job.booked + sum(waiter.booked for waiter in ahead) <= usable
     room = usable
     starting: list[Waiter] = []
@@ -92,7 +95,7 @@ def may_start(
     started = [Holder(w.booked, w.runs_for) for w in starting]
     ends = [*holders, *started]
     if any(end.ends_in is None for end in ends):
-        return in_order
+        return in_order or head_keeps_its_start(job.booked, head.booked, room, ends)
     shadow = shadow_of(head.booked, room, ends)
     if shadow is None:
         return in_order
@@ -103,7 +106,27 @@ def may_start(
     ]
     surely = shadow_of(head.booked, room, sure)
     beside = surely is not None and job.booked <= surely[1]
-    return in_order or ends_first or beside
+    return in_order or ends_first or beside or head_keeps_its_start(
+        job.booked, head.booked, room, ends)
+
+
+def head_keeps_its_start(booked: int, needed: int, room: int, ends: Sequence[Holder]) -> bool:
+    """Whether a job of `booked` may run beside the running `ends` without delaying a head
+    that needs `needed` where `room` is free, whenever they end and in whatever order, and
+    however long the job itself runs: no set of them frees enough for the head without
+    also freeing enough for the job beside it. Sums are taken in whole MiB, rounded to the
+    head's side."""
+    lacking = needed - room
+    if lacking <= 0:
+        return False
+    low = lacking // MIB - len(ends)
+    high = -(-(lacking + booked) // MIB)
+    sums = 1
+    for end in ends:
+        sums |= sums << (end.frees // MIB)
+        sums &= (1 << high) - 1
+    between = sums >> max(low, 0)
+    return between == 0
 
 
 def shadow_of(needed: int, room: int, ends: Sequence[Holder]) -> tuple[float, int] | None:
