@@ -52,8 +52,10 @@ def test_a_retired_subagents_file_that_changes_again_is_not_read(tmp_path: Path)
     ids = run_subagents(session, STARTED)
     [before] = probe.refresh()
     assert before.retired_finished + before.retired_failed >= STARTED - KEEP_ENDED - RETIRE_BATCH
-    retired = session.agent_path(ids[0])
-    late = Transcript(session.session_id, session.main.cwd, session.main.branch, ids[0])
+    listed = {sub.id for sub in before.subagents}
+    agent = next(agent for agent in ids if agent not in listed)
+    retired = session.agent_path(agent)
+    late = Transcript(session.session_id, session.main.cwd, session.main.branch, agent)
     append(retired, late.text("one more answer after the end"))
     [told] = probe.refresh([retired])
     [scanned] = probe.refresh()
@@ -68,8 +70,9 @@ def test_the_probe_keeps_no_name_of_a_retired_subagent(tmp_path: Path) -> None:
     [info] = probe.refresh()
     retired = info.retired_finished + info.retired_failed
     assert retired >= STARTED - KEEP_ENDED - RETIRE_BATCH
-    held = strings_reachable(probe)
-    named = [agent for agent in ids[:retired] if any(agent in text for text in held)]
-    assert named == [], f"{len(named)} of {retired} retired subagents still named"
     listed = {sub.id for sub in info.subagents}
-    assert set(ids[retired:]) <= listed
+    gone = [agent for agent in ids if agent not in listed]
+    assert len(gone) == retired, "every subagent not listed is one retired"
+    held = strings_reachable(probe)
+    named = [agent for agent in gone if any(agent in text for text in held)]
+    assert named == [], f"{len(named)} of {retired} retired subagents still named"
