@@ -13,7 +13,6 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck.errors import StateError
@@ -148,7 +147,7 @@ class SceneReader:
         cached = self._tails.get(path)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        runs = bash_runs(Path(path), info.st_size, self.wanted)
+        runs = bash_runs(path, info.st_size, self.wanted)
         self._tails[path] = (stamp, runs)
         return runs
 
@@ -183,7 +182,7 @@ def supervised_processes(
     session's own process, with their resident memory."""
     out: list[SupervisedProcess] = []
     for job in jobs:
-        pids = cgroup_pids(Path(job.cgroup)) if job.cgroup else []
+        pids = cgroup_pids(job.cgroup) if job.cgroup else []
         if not pids and job.pid is not None:
             pids = [job.pid]
         for pid in pids:
@@ -255,11 +254,11 @@ def _task_count(tasks: Any) -> int:
     return len(entries) if isinstance(entries, list) else 0
 
 
-def bash_runs(path: Path, size: int, wanted: int) -> list[BashRun]:
+def bash_runs(path: str, size: int, wanted: int) -> list[BashRun]:
     """The latest `wanted` finished Bash calls in the last TAIL_BYTES of a transcript, oldest
     first; lines are parsed from the end, and only until that many are found."""
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             handle.seek(max(0, size - TAIL_BYTES))
             data = handle.read(TAIL_BYTES)
     except OSError:
