@@ -7,6 +7,7 @@ which cgroup is "the slice".
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import threading
@@ -194,8 +195,11 @@ def kernel_name(cgroup: PathLike[str] | str, hier: Hierarchies | None = None) ->
     return None
 
 
+@functools.lru_cache(maxsize=64)
 def configured_path(setting: str, root: str) -> str:
-    """The slice the config names: a full path inside the hierarchy, or a path relative to it."""
+    """The slice the config names: a full path inside the hierarchy, or a path relative to it.
+    Kept once worked out: the memory book asks at every refresh, and pathlib interns each part
+    of a path it parses (the slice's name anew each time; see bench/results/app.md)."""
     if setting.startswith("/") and PurePosixPath(setting).is_relative_to(root):
         return str(PurePosixPath(setting))
     return str(PurePosixPath(root, setting.strip("/")))
