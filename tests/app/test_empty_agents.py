@@ -18,8 +18,9 @@ from swarmdeck.views.sessions import home_relative
 async def test_the_empty_agents_panel_names_its_whole_folder(
     isolated_home: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A folder of the length a home's is: ~/.claude/projects.
-    claude = isolated_home / "c"
+    # The folder as a home's is, ~/.claude/projects, whatever the length of the test's own.
+    monkeypatch.setenv("HOME", str(isolated_home))
+    claude = isolated_home / ".claude"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     app = SwarmdeckApp(load_config(), StateStore.open_default())
     async with app.run_test(size=size) as pilot:
@@ -30,4 +31,5 @@ async def test_the_empty_agents_panel_names_its_whole_folder(
         shown = "".join("".join(strip.text[region.x:region.right].split())
                         for strip in strips[region.y:region.bottom])
     said = f"no Claude Code sessions seen in {home_relative(str(claude / 'projects'))}"
+    assert said.endswith(" ~/.claude/projects")
     assert "".join(said.split()) in shown, shown
