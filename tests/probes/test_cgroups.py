@@ -100,23 +100,15 @@ def test_a_cage_that_is_gone_reads_as_none(v1_cgroups) -> None:
     assert cage_members(cage) is None
 
 
-def test_the_configured_slice_is_worked_out_once_not_parsed_at_every_refresh(
-    monkeypatch,
-) -> None:
+def test_the_configured_slice_is_worked_out_once_not_parsed_at_every_refresh() -> None:
     """The memory book asks for the slice's path at every refresh; pathlib interned its name
-    anew each time (issue 36: the interned strings' table is reallocated as they churn)."""
+    anew each time (tests/interned.py says why that costs memory)."""
+    from interned import interned_names
     from swarmdeck.probes.cgroups import configured_path
 
     root = "/sys/fs/cgroup/memory"
     assert configured_path("swarmdeck-once", root) == f"{root}/swarmdeck-once"
     assert configured_path(f"{root}/swarmdeck-once/", root) == f"{root}/swarmdeck-once"
-    interned: list[str] = []
-    real = sys.intern
-
-    def noted(text: str) -> str:
-        interned.append(text)
-        return real(text)
-
-    monkeypatch.setattr(sys, "intern", noted)
-    assert configured_path("swarmdeck-once", root) == f"{root}/swarmdeck-once"
+    with interned_names() as interned:
+        assert configured_path("swarmdeck-once", root) == f"{root}/swarmdeck-once"
     assert interned == []

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
-import pytest
-
+from interned import interned_names
 from swarmdeck.demo.lines import Transcript
 from swarmdeck.demo.sessions import API_TASKS, DemoSession, append, background_agent
 from swarmdeck.probes.claude.sessions import SessionsProbe
@@ -21,9 +19,7 @@ READ_EVERY_TIME = re.compile(r"^(\d+\.json|agent-.+\.meta\.json)$")
 """A pid file's name and an agent's meta file's name."""
 
 
-def test_a_refresh_interns_no_pid_file_or_meta_file_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_refresh_interns_no_pid_file_or_meta_file_name(tmp_path: Path) -> None:
     session = DemoSession(tmp_path / "claude", "swarm", tmp_path / "work")
     session.start_process()
     try:
@@ -34,12 +30,6 @@ def test_a_refresh_interns_no_pid_file_or_meta_file_name(
         [agent] = (session.transcript_path.with_suffix("") / "subagents").glob("agent-*.jsonl")
         late = Transcript(session.session_id, session.main.cwd, session.main.branch, "x")
         interned: list[str] = []
-        real = sys.intern
-
-        def noted(text: str) -> str:
-            interned.append(text)
-            return real(text)
-
         meta = agent.with_name(agent.name.replace(".jsonl", ".meta.json"))
         for round_ in range(3):
             append(agent, late.text("one more answer"))
@@ -47,9 +37,9 @@ def test_a_refresh_interns_no_pid_file_or_meta_file_name(
             session.write_pid_file()
             changed = [str(agent), str(meta),
                        *map(str, (session.claude_dir / "sessions").iterdir())]
-            with monkeypatch.context() as patch:
-                patch.setattr(sys, "intern", noted)
+            with interned_names() as names:
                 probe.refresh(changed)
+            interned += names
     finally:
         session.stop_process()
     assert [name for name in interned if READ_EVERY_TIME.match(name)] == []
