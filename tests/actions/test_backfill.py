@@ -44,6 +44,19 @@ def test_with_no_end_known_a_job_starts_only_where_no_order_of_ends_lets_the_hea
     assert not may_start(Waiter(3 * GIB, None), head, [Holder(6 * GIB, None)], 4 * GIB), (
         "3G beside the head leave it 7G when the 6G job ends"
     )
+
+
+@pytest.mark.parametrize("scale", [1, 100, 1000])
+def test_a_head_whose_lack_one_end_frees_exactly_is_kept_at_any_size(scale: int) -> None:
+    """Room is counted in steps of a share of what the head lacks, so the check costs the same
+    on any slice; rounding never lets a job in where one end would free exactly what the head
+    lacks, or a MiB more, and lets one in where that end frees the job's room too."""
+    head = [Waiter(8 * GIB * scale, None)]
+    room = 4 * GIB * scale
+    for frees in (4 * GIB * scale, 4 * GIB * scale + MIB):
+        assert not may_start(Waiter(GIB * scale, None), head, [Holder(frees, None)], room)
+    enough = [Holder(5 * GIB * scale + MIB, None)]
+    assert may_start(Waiter(GIB * scale, None), head, enough, room)
     assert holder_end(12.0, 10.0) == 0.0, "a job past its shortest run may end any moment"
     assert holder_end(12.0, None) is None
     assert holder_end(4.0, 10.0) == 6.0

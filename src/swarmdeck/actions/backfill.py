@@ -16,12 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from swarmdeck.sizes import MIB
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-MIB = 1 << 20
 SLACK = 1.25
 """A backfilled job is taken to run its longest recent run times this."""
+SUM_STEPS = 4096
+"""head_keeps_its_start counts room in steps of this share of what the head lacks and the job
+books (a MiB at least), so its cost does not grow with the slice."""
 LONGEST_FIRST_WITHIN = 60.0
 """Seconds: the queue's order is arrival, a job with a known run time counted as having come
 that much earlier (its longest recent run, this at the most). Among jobs that arrive together
@@ -114,19 +118,19 @@ def head_keeps_its_start(booked: int, needed: int, room: int, ends: Sequence[Hol
     """Whether a job of `booked` may run beside the running `ends` without delaying a head
     that needs `needed` where `room` is free, whenever they end and in whatever order, and
     however long the job itself runs: no set of them frees enough for the head without
-    also freeing enough for the job beside it. Sums are taken in whole MiB, rounded to the
-    head's side."""
+    also freeing enough for the job beside it. Sums are taken in whole steps (SUM_STEPS),
+    rounded to the head's side."""
     lacking = needed - room
     if lacking <= 0:
         return False
-    low = lacking // MIB - len(ends)
-    high = -(-(lacking + booked) // MIB)
+    step = max(MIB, (lacking + booked) // SUM_STEPS)
+    low = lacking // step - len(ends)
+    high = -(-(lacking + booked) // step)
     sums = 1
     for end in ends:
-        sums |= sums << (end.frees // MIB)
+        sums |= sums << (end.frees // step)
         sums &= (1 << high) - 1
-    between = sums >> max(low, 0)
-    return between == 0
+    return sums >> max(low, 0) == 0
 
 
 def shadow_of(needed: int, room: int, ends: Sequence[Holder]) -> tuple[float, int] | None:
