@@ -69,6 +69,16 @@ def day_rows(db: Path, day: int) -> list[sqlite3.Row]:
     return days[day - 1] if day <= len(days) else []
 
 
+def day_wall(folder: Path, trace: str, day: int) -> tuple[float, float] | None:
+    """The day's begin and end by the bench's clock (days-TRACE.json); None when not kept."""
+    walls = folder / f"days-{trace}.json"
+    if not walls.exists():
+        return None
+    days = [json.loads(line) for line in walls.read_text().splitlines()]
+    begin, end = next(row["wall"] for row in days if row["day"] == day)
+    return begin, end
+
+
 def spans(folder: Path, trace: str, day: int) -> list[Span]:
     return [
         Span(row["label"], row["created_at"], row["admitted_at"], row["started_at"],
@@ -129,10 +139,8 @@ def main() -> None:
         begin = min(job.created for job in jobs)
         span = max(job.ended for job in jobs) - begin
         parts = split(jobs)
-        walls = args.folder / f"days-{trace}.json"
-        if walls.exists():
-            days = [json.loads(line) for line in walls.read_text().splitlines()]
-            wall = next(day["wall"] for day in days if day["day"] == args.day)
+        wall = day_wall(args.folder, trace, args.day)
+        if wall is not None:
             parts["runners' start"] = begin - wall[0]
             parts["runners' exit"] = wall[1] - max(job.ended for job in jobs)
             begin, span = wall[0], wall[1] - wall[0]

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import heapq
-import json
 import random
 import sqlite3
 import sys
@@ -42,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from swarm_gap import MIB, SLICE_MIB, day_rows  # noqa: E402
+from swarm_gap import MIB, SLICE_MIB, day_rows, day_wall  # noqa: E402
 from swarmdeck.actions import backfill  # noqa: E402
 
 SLICE = SLICE_MIB * MIB - MIB
@@ -213,12 +212,8 @@ def print_whole(folder: Path, day: int, tries: int) -> None:
             continue
         trace = state.name.removeprefix("state-")
         fluid, whole, best = fluid_bound(jobs), whole_bound(jobs), best_whole(jobs, tries)
-        made = max(job.arrives + job.runs for job in jobs)
-        walls = folder / f"days-{trace}.json"
-        if walls.exists():
-            days = [json.loads(line) for line in walls.read_text().splitlines()]
-            began, ended = next(row["wall"] for row in days if row["day"] == day)
-            made = ended - began
+        wall = day_wall(folder, trace, day)
+        made = wall[1] - wall[0] if wall else max(job.arrives + job.runs for job in jobs)
         print(f"| {trace} | {fluid:.1f} s | {whole:.1f} s | {best:.1f} s | {made:.1f} s"
               f" | {whole / fluid:.2f}× | {best / fluid:.2f}× | {made / best:.2f}× |")
 

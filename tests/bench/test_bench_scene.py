@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -15,20 +14,13 @@ import pytest
 
 from swarmdeck.probes.slice_owner import record_path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 MIB = 1 << 20
 
 
 @pytest.fixture
-def scene() -> Iterator[ModuleType]:
+def scene(bench_module: Callable[[str], ModuleType]) -> ModuleType:
     """bench/scene.py as a module, as the benchmarks import it."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        import scene
-
-        yield scene
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_module("scene")
 
 
 def records(run_dir: Path) -> list[str]:

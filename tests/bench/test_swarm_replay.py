@@ -4,26 +4,16 @@ against both."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
 
 @pytest.fixture
-def replay() -> Iterator[ModuleType]:
+def replay(bench_module: Callable[[str], ModuleType]) -> ModuleType:
     """bench/swarm_replay.py as a module, as `bench/results/swarm.md` runs it."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        import swarm_replay
-
-        yield swarm_replay
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_module("swarm_replay")
 
 
 def job(replay: ModuleType, share: float, runs: float) -> object:
