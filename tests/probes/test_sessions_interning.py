@@ -6,12 +6,13 @@ control room's resident memory stepped up with each (issue 36)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
 
 from interned import interned_names
-from swarmdeck.demo.lines import Transcript
+from swarmdeck.demo.lines import Transcript, dumps
 from swarmdeck.demo.sessions import API_TASKS, DemoSession, append, background_agent
 from swarmdeck.probes.claude.sessions import SessionsProbe
 
@@ -43,3 +44,45 @@ def test_a_refresh_interns_no_pid_file_or_meta_file_name(tmp_path: Path) -> None
     finally:
         session.stop_process()
     assert [name for name in interned if READ_EVERY_TIME.match(name)] == []
+
+
+
+def test_a_new_subagent_takes_one_entry_of_the_interned_table(tmp_path: Path) -> None:
+    """Its meta file is written before its transcript: following the meta file starts following
+    the agent, so the path made for it is kept and the transcript's changes, then and after,
+    find its name interned already. A path made for the meta file and dropped would leave its
+    name to be interned anew by the transcript's change. (The test names the agent's files by
+    strings: a Path of its own would hold the name interned.)"""
+    session = DemoSession(tmp_path / "claude", "swarm", tmp_path / "work")
+    session.start_process()
+    try:
+        session.write(session.main.prompt("Work through the swarm backlog."))
+        probe = SessionsProbe(session.claude_dir)
+        probe.refresh()
+        main = str(session.transcript_path)
+        folder = os.path.join(main.removesuffix(".jsonl"), "subagents")
+        os.makedirs(folder)
+        agent_id, dispatch = "a0123456789abcdef", "toolu_01" + "0" * 22
+        agent = os.path.join(folder, f"agent-{agent_id}.jsonl")
+        meta = os.path.join(folder, f"agent-{agent_id}.meta.json")
+        task = API_TASKS[0]
+        lines = Transcript(session.session_id, session.main.cwd, session.main.branch, agent_id)
+        session.write(session.main.agent(dispatch, task.description, task.description,
+                                         task.agent_type))
+        session.write(session.main.async_launched(dispatch, agent_id, task.description))
+        with open(meta, "w") as out:
+            json.dump({"agentType": task.agent_type, "description": task.description,
+                       "toolUseId": dispatch}, out)
+        with interned_names(added_only=True) as added:
+            with open(agent, "a") as out:
+                out.write(dumps(lines.prompt(task.description)))
+            probe.refresh([main, meta, agent])
+            for answer in ("reading", "done."):
+                with open(agent, "a") as out:
+                    out.write(dumps(lines.text(answer)))
+                probe.refresh([agent, main])
+        [info] = probe.sessions()
+    finally:
+        session.stop_process()
+    assert [sub.id for sub in info.subagents] == [agent_id]
+    assert added.count(f"agent-{agent_id}.jsonl") == 1

@@ -466,24 +466,27 @@ class SessionsProbe:
                 self._dirty.add(tracked.facts.session_id)
 
     def _follow(self, changed: str, now: float) -> None:
-        """React to one changed path reported by the watcher. It is a Path only once it is a
-        transcript's: pid files and agents' meta files change at every refresh, and pathlib
-        would intern their names anew each time (see _read_meta)."""
-        if not changed.startswith(f"{self.projects_dir}{os.sep}"):
+        """React to one changed path reported by the watcher. It is routed by its string and
+        made a Path only once it is a transcript to follow: pathlib interns each name it
+        parses, and a name made and dropped at each change (a pid file's, a meta file's, a
+        retired agent's) takes a fresh entry of the interned strings' table each time (see
+        _read_meta). An agent's meta file, written before its transcript, starts following
+        the agent, so the path made for it is the one its transcript's changes find."""
+        prefix = f"{self.projects_dir}{os.sep}"
+        if not changed.startswith(prefix):
             return
-        folder, name = os.path.split(changed)
-        meta = _AGENT_META.match(name)
-        path = Path(folder, f"agent-{meta.group(1)}.jsonl") if meta else Path(changed)
-        parts = path.relative_to(self.projects_dir).parts
+        parts = [part for part in changed[len(prefix):].split(os.sep) if part not in ("", ".")]
         if len(parts) < 2:
             return
+        name = parts[-1]
+        meta = _AGENT_META.match(name)
         project = self.projects_dir / parts[0]
         if len(parts) == 2:
             if meta is not None or not name.endswith(".jsonl"):
                 return
             if name.startswith("agent-"):
                 if _subagent_file(name):
-                    tracked = self._track_flat(path)
+                    tracked = self._track_flat(project / name)
                     if tracked.update() and tracked.facts.session_id:
                         self._dirty.add(tracked.facts.session_id)
                 return
@@ -500,17 +503,10 @@ class SessionsProbe:
             if (project / f"{parts[1]}.jsonl").exists():
                 self._update_session(self._track_main(parts[1], project))
             return
-        if meta is not None:
-            if path in session.agents and self._read_meta(session, path):
-                self._dirty.add(session.session_id)
+        agent = f"agent-{meta.group(1)}.jsonl" if meta else name
+        if not _subagent_file(agent) or agent in session.retired_files:
             return
-        self._follow_agent_file(session, path)
-
-    def _follow_agent_file(self, session: _Session, path: Path) -> None:
-        """One agent transcript changed: read that one only."""
-        name = path.name
-        if not _subagent_file(name) or name in session.retired_files:
-            return
+        path = Path(os.path.dirname(changed), agent)
         tracked = session.agents.get(path)
         if tracked is None:
             tracked = session.agents[path] = _Tracked(path, agent_file=True)
