@@ -257,8 +257,13 @@ def test_a_caged_job_is_read_from_its_cage_not_its_tree(v1_cgroups) -> None:
         tracker = usage.UsageTracker()
         caged = usage.Supervised(me, cage)
         assert tracker.update({1: caged}) == {1: None}
-        time.sleep(0.3)
-        figure = tracker.update({1: caged})[1]
+        # On a loaded machine the busy threads may get little of one short window (0.03 of a
+        # core in one `make test` run): the next windows, as the next refreshes, show them.
+        for _ in range(10):
+            time.sleep(0.3)
+            figure = tracker.update({1: caged})[1]
+            if figure is None or figure.cores_in_use > 0.1:
+                break
         whole_tree = usage.sample_tree(me)
     finally:
         for pid in usage.process_tree(me)[::-1] if me else []:
