@@ -11,6 +11,8 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from interned import interned_names
 from swarmdeck.demo.lines import Transcript, dumps
 from swarmdeck.demo.sessions import API_TASKS, DemoSession, append, background_agent
@@ -47,12 +49,16 @@ def test_a_refresh_interns_no_pid_file_or_meta_file_name(tmp_path: Path) -> None
 
 
 
-def test_a_new_subagent_takes_one_entry_of_the_interned_table(tmp_path: Path) -> None:
-    """Its meta file is written before its transcript: following the meta file starts following
-    the agent, so the path made for it is kept and the transcript's changes, then and after,
-    find its name interned already. A path made for the meta file and dropped would leave its
-    name to be interned anew by the transcript's change. (The test names the agent's files by
-    strings: a Path of its own would hold the name interned.)"""
+@pytest.mark.parametrize("meta_seen", ["with its transcript", "before its transcript"])
+def test_a_new_subagent_takes_one_entry_of_the_interned_table(
+    tmp_path: Path, meta_seen: str
+) -> None:
+    """Its meta file is written before its transcript, and its change may be read before the
+    transcript exists or with it. A path made for the meta file and dropped (the agent not
+    followed yet, or followed and forgotten at once for want of a transcript) leaves its name
+    to be interned anew by the transcript's change; a meta file beside a transcript starts
+    following the agent, so the path made for it is the one the transcript's changes find.
+    (The test names the agent's files by strings: a Path of its own would hold the name.)"""
     session = DemoSession(tmp_path / "claude", "swarm", tmp_path / "work")
     session.start_process()
     try:
@@ -74,6 +80,8 @@ def test_a_new_subagent_takes_one_entry_of_the_interned_table(tmp_path: Path) ->
             json.dump({"agentType": task.agent_type, "description": task.description,
                        "toolUseId": dispatch}, out)
         with interned_names(added_only=True) as added:
+            if meta_seen == "before its transcript":
+                probe.refresh([main, meta])
             with open(agent, "a") as out:
                 out.write(dumps(lines.prompt(task.description)))
             probe.refresh([main, meta, agent])

@@ -471,7 +471,8 @@ class SessionsProbe:
         parses, and a name made and dropped at each change (a pid file's, a meta file's, a
         retired agent's) takes a fresh entry of the interned strings' table each time (see
         _read_meta). An agent's meta file, written before its transcript, starts following
-        the agent, so the path made for it is the one its transcript's changes find."""
+        the agent once the transcript is there, so the path made for it is the one the
+        transcript's changes find; before, it waits for the transcript's own change."""
         prefix = f"{self.projects_dir}{os.sep}"
         if not changed.startswith(prefix):
             return
@@ -506,7 +507,10 @@ class SessionsProbe:
         agent = f"agent-{meta.group(1)}.jsonl" if meta else name
         if not _subagent_file(agent) or agent in session.retired_files:
             return
-        path = Path(os.path.dirname(changed), agent)
+        folder = os.path.dirname(changed)
+        if meta is not None and not os.path.isfile(os.path.join(folder, agent)):
+            return
+        path = Path(folder, agent)
         tracked = session.agents.get(path)
         if tracked is None:
             tracked = session.agents[path] = _Tracked(path, agent_file=True)
