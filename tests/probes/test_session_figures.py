@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from swarmdeck.probes.claude.usage import (
     PRICES,
     LongPrompt,
     Price,
+    UsageCounter,
     price_of,
     session_figures,
 )
@@ -155,3 +157,25 @@ def test_a_turn_over_the_long_prompt_line_costs_the_long_rates_on_every_token() 
     assert figures.cost_usd == pytest.approx((short + long) / 1e6)
     assert (figures.tokens_in, figures.tokens_out) == (163_000, 910)
     assert (figures.cache_read_tokens, figures.cache_write_tokens) == (260_000, 3_000)
+
+
+def test_a_long_transcripts_message_ids_cost_a_few_bytes_each() -> None:
+    """A counter remembers every message id it counted, for as long as the control room follows
+    the transcript (a repeat further on is not counted again): eight bytes an id, not a set's
+    slot and the id's string (the control room's memory grew with each main transcript's
+    length, bench/results/app.md)."""
+    counter = UsageCounter()
+    messages = [{"id": f"msg_01{n:024d}", "model": "claude-sonnet-4-5",
+                 "usage": {"input_tokens": 1}} for n in range(4000)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for message in messages:
+            counter.add(message)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    for message in messages[::7]:
+        counter.add(message)
+    assert counter.by_model == {("claude-sonnet-4-5", False): [4000, 0, 0, 0]}
+    assert held <= 12 * len(messages)

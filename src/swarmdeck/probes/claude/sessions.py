@@ -16,16 +16,14 @@ import re
 import sqlite3
 import threading
 import time
-from array import array
-from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from hashlib import blake2b
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarmdeck import paths
 from swarmdeck.errors import StateError
+from swarmdeck.probes.claude.digest_set import DigestSet
 from swarmdeck.probes.claude.hook_activity import (
     HOOK_AGENT_WINDOW,
     HookAgent,
@@ -203,32 +201,6 @@ class _Tracked:
         return read.reset or bool(read.records) or read.gone
 
 
-class _Names:
-    """A set of file names that holds 8 bytes for each: a long session retires thousands of
-    subagents, and a set of their names would keep each string (pathlib interns it, so the
-    interpreter's table of interned strings too) for as long as the control room runs."""
-
-    def __init__(self) -> None:
-        self._digests = array("Q")
-
-    @staticmethod
-    def _digest(name: str) -> int:
-        return int.from_bytes(blake2b(name.encode(), digest_size=8).digest(), "little")
-
-    def add(self, name: str) -> None:
-        digest = self._digest(name)
-        at = bisect_left(self._digests, digest)
-        if at == len(self._digests) or self._digests[at] != digest:
-            self._digests.insert(at, digest)
-
-    def __contains__(self, name: object) -> bool:
-        if not isinstance(name, str):
-            return False
-        digest = self._digest(name)
-        at = bisect_left(self._digests, digest)
-        return at < len(self._digests) and self._digests[at] == digest
-
-
 @dataclass
 class _Session:
     """The files of one session: its main transcript and its subagents' folder."""
@@ -241,8 +213,9 @@ class _Session:
     agents_usage: dict[UsageKey, list[int]] | None = None
     """Its agent files' tokens by model and price tier, summed; None once one of them changed.
     A line added to the main file alone then costs no pass over the agent files' counts."""
-    retired_files: _Names = field(default_factory=_Names)
-    """The names of its retired subagents' agent files (KEEP_ENDED): never followed again."""
+    retired_files: DigestSet = field(default_factory=DigestSet)
+    """The names of its retired subagents' agent files (KEEP_ENDED): never followed again.
+    Not a set of the names: a long session retires thousands, and pathlib interned each."""
     retired_usage: dict[UsageKey, list[int]] = field(default_factory=dict)
     """Its retired subagents' tokens by model and price tier, summed."""
     retired_finished: int = 0

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from swarmdeck.probes.claude.digest_set import DigestSet
+
 PRICES_DATE = "2026-12-05"
 """When `PRICES` was copied from the list prices."""
 
@@ -112,7 +114,8 @@ class UsageCounter:
     """The tokens of one transcript file by model and price tier, each message counted once.
 
     Lines of one message come one after another; a message id met again later (a repeat of an
-    earlier message) is not counted twice either.
+    earlier message) is not counted twice either: every id counted is remembered, by its
+    digest (DigestSet), for as long as the transcript is followed.
     """
 
     __slots__ = ("_last", "_last_id", "_seen", "by_model")
@@ -122,7 +125,7 @@ class UsageCounter:
         """(model, over its long-prompt line) -> [input, output, cache_read, cache_write]"""
         self._last_id: str | None = None
         self._last: tuple[UsageKey, list[int]] | None = None
-        self._seen: set[str] = set()
+        self._seen = DigestSet()
 
     def add(self, message: dict[str, Any]) -> None:
         """Count an assistant message's usage (a later line of the same message replaces it)."""
