@@ -189,16 +189,17 @@ def trace_app(home: Home, minutes: float, every: float, warm: float) -> None:
     print(out.read_text() if out.exists() else "no snapshot was compared")
 
 
-def write_section(text: str) -> None:
-    """Replace this benchmark's section of app.md, or add it before bench_serve.py's."""
-    before = RESULTS.read_text()
+def write_section(text: str, path: Path = RESULTS) -> None:
+    """Replace this benchmark's text in app.md, up to the next heading, or add it before
+    bench_serve.py's section: the earlier runs' readings under its own headings stay."""
+    before = path.read_text()
     if SECTION in before:
         head, _, rest = before.partition(SECTION)
-        tail = rest[rest.index("\n## ") + 1:] if "\n## " in rest else ""
+        tail = rest[rest.index("\n#") + 1:] if "\n#" in rest else ""
     else:
         serve = before.find("## In a browser")
         head, tail = (before, "") if serve < 0 else (before[:serve], before[serve:])
-    RESULTS.write_text(head.rstrip("\n") + "\n\n" + text + ("\n" + tail if tail else ""))
+    path.write_text(head.rstrip("\n") + "\n\n" + text + ("\n" + tail if tail else ""))
 
 
 def main() -> int:

@@ -25,7 +25,8 @@ run again at once (what its agent would do), and the makespan includes the rerun
 row cannot be finished that way and shows no ratio.
 
 Needs root (cgroup v1) and, for the Slurm rows, the Slurm/munge/MariaDB binaries (bash .ci/run
-installs them; without them those rows say why). Writes bench/results/swarm.md.
+installs them; without them those rows say why). Adds its run at the end of
+bench/results/swarm.md (`--out`): the rounds recorded there are never written over.
 
     .venv/bin/python bench/bench_swarm.py [--traces bimodal,heavy-tail,family,drifting]
                                           [--no-slurm] [--scale 1.0]
@@ -51,6 +52,7 @@ sys.path.insert(0, str(HERE.parent / "tests" / "slurm"))
 
 SWARMDECK = str(Path(sys.executable).parent / "swarmdeck")
 RESULTS = HERE / "results" / "swarm.md"
+TITLE = "# A swarm's day: makespan against the memory limit"
 MIB = 1 << 20
 SLICE_MIB = 3072
 RAMP = 0.5
@@ -451,7 +453,7 @@ def main() -> None:
     lines = table(results)
     print("\n".join(lines))
     header = [
-        "# A swarm's day: makespan against the memory limit",
+        f"## One run: {args.traces}",
         "",
         f"`bench/bench_swarm.py` on {platform.node()} ({os.cpu_count()} cores, load "
         f"{os.getloadavg()[0]:.1f} at the end), "
@@ -462,7 +464,14 @@ def main() -> None:
         " at once and its rerun counted in the makespan.",
         "",
     ]
-    args.out.write_text("\n".join(header + lines) + "\n")
+    add_run(args.out, header + lines)
+
+
+def add_run(path: Path, run: list[str]) -> None:
+    """Add a run's section at the end of the results file, what is there kept: the file holds
+    rounds of results and their reading, and a run of one trace must not replace them."""
+    before = path.read_text() if path.exists() else f"{TITLE}\n"
+    path.write_text(before.rstrip("\n") + "\n\n" + "\n".join(run) + "\n")
 
 
 if __name__ == "__main__":
