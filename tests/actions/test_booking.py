@@ -10,6 +10,7 @@ from swarmdeck.actions.booking import (
     OOM_ADJ_ON_CAP,
     OOM_ADJ_PREDICTED,
     OOM_ADJ_UNBOUNDED,
+    Booking,
     Decision,
     PastRun,
     Via,
@@ -20,6 +21,7 @@ from swarmdeck.actions.booking import (
     hit_ceiling,
     lighter_booking,
     mib_ceil,
+    settled_booking,
 )
 from swarmdeck.probes.memory_book import MemoryBook
 
@@ -132,6 +134,61 @@ def test_a_running_job_keeps_its_booking_when_it_took_more_already_or_nothing_is
     assert lighter_booking(held, fresh, peak=fresh.booked + 64 * MIB) is None
     assert lighter_booking(held, None, peak=0) is None
     assert lighter_booking(held, held, peak=0) is None
+
+
+def timed(peak_at: float, duration: float, ceiling: bool = False) -> PastRun:
+    """A recorded run of 400M on a 2G cap that reached its peak `peak_at` seconds in."""
+    return PastRun(400 * MIB, 2 * GIB, ceiling, peak_at=peak_at, duration=duration)
+
+
+def test_a_running_job_books_its_working_set_once_its_runs_show_it_has_reached_its_peak() -> None:
+    """Issue 34's first day: jobs of fiction hold their caps, or their folder's share of
+    them, to their end, while they took their peak within a second. Where three runs that
+    lasted as long as the job has run now all reached their peak by two thirds of that time,
+    and its own working set has stopped rising, the job books that working set and a tenth:
+    killed first if it was wrong, on the cap its cage has."""
+    held = booking(cap=2 * GIB)
+    runs = [timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 4.5)]
+    settled = settled_booking(held, runs, elapsed=1.5, peak=300 * MIB, rose_at=0.5)
+    assert settled is not None
+    assert (settled.booked, settled.cap, settled.via) == (330 * MIB, 2 * GIB, Via.SETTLED)
+    assert settled.oom_score_adj == OOM_ADJ_PREDICTED
+
+
+@pytest.mark.parametrize(
+    ("runs", "elapsed", "rose_at", "why"),
+    [
+        ([timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 4.5)], 1.4, 0.2,
+         "its runs took up to 1 s to reach their peak: 1.5 s is the least to be sure"),
+        ([timed(0.5, 6.0), timed(1.0, 9.0)], 3.0, 0.5, "two runs are a guess"),
+        ([timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 2.0)], 3.0, 0.5,
+         "a run that ended before 3 s says nothing of what comes after it"),
+        ([timed(0.5, 6.0), timed(4.0, 9.0), timed(0.5, 4.5)], 3.0, 0.5,
+         "one run that lasted this long took its peak at 4 s"),
+        ([timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 4.5, ceiling=True)], 3.0, 0.5,
+         "a run stopped at its ceiling did not show its peak"),
+        ([timed(0.5, 6.0), timed(1.0, 9.0), PastRun(400 * MIB, 2 * GIB, False)], 3.0, 0.5,
+         "a run recorded without the time of its peak"),
+        ([timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 4.5)], 3.0, 2.5,
+         "its own working set rose half a second ago: it is still climbing"),
+    ],
+)
+def test_a_running_job_keeps_its_booking_until_its_runs_show_it_has_peaked(
+    runs: list[PastRun], elapsed: float, rose_at: float, why: str
+) -> None:
+    held = booking(cap=2 * GIB)
+    assert settled_booking(held, runs, elapsed, peak=300 * MIB, rose_at=rose_at) is None, why
+
+
+def test_a_settled_booking_never_raises_a_booking_nor_lowers_a_learned_one() -> None:
+    """A job whose working set and a tenth are already what it holds keeps it; a job booked by
+    its own history or by its ceiling books what that said."""
+    runs = [timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 4.5)]
+    held = booking(cap=2 * GIB)
+    assert settled_booking(held, runs, 3.0, peak=held.booked, rose_at=0.5) is None
+    for via in (Via.HISTORY, Via.CEILING):
+        learned = Booking(GIB, 2 * GIB, via, OOM_ADJ_PREDICTED)
+        assert settled_booking(learned, runs, 3.0, peak=300 * MIB, rose_at=0.5) is None
 
 
 def runs_of(*peaks_mib: int, ceiling: bool = False) -> list[PastRun]:

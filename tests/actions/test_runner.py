@@ -1039,6 +1039,70 @@ def test_a_running_job_of_fiction_gives_back_what_its_folder_shows_it_will_not_t
     assert holder.wait(timeout=DEADLINE) == 0
 
 
+HOLD_SCRIPT = (
+    "import os, sys, time\nb = bytearray(int(sys.argv[2]) << 20)\n"
+    "b[::4096] = b'\\1' * len(range(0, len(b), 4096))\n"
+    "if os.sep in sys.argv[3]:\n"
+    "    while not os.path.exists(sys.argv[3]):\n        time.sleep(0.05)\n"
+    "else:\n    time.sleep(float(sys.argv[3]))\n"
+)
+"""A job that takes argv[2] MiB at once, then holds it for argv[3] seconds or until the file
+argv[3] exists."""
+
+
+def test_a_running_job_books_its_working_set_once_its_folders_runs_show_it_has_peaked(
+    slice_config: Path, isolated_home: Path, tmp_path: Path, start_run: Start
+) -> None:
+    """Issue 34's first day: the folder's share of their caps still books a job 2–3× its peak.
+    Three runs in the folder capped at 20M each took their peak (some 16M) within a second and
+    held it for 4 s; a job admitted on that share of its 80M cap holds 2/3 of the slice. Once
+    it has run half again as long as they took to peak, with its own working set level, it
+    books that working set and a tenth, stands where a prediction stands, and a job that needs
+    the room is admitted while it still runs."""
+    script = tmp_path / "job.py"
+    script.write_text(HOLD_SCRIPT)
+    job = [sys.executable, "-S", str(script)]
+    first = [start_run("--cap", "20M", "--", *job, name, "12", "4") for name in "abc"]
+    for proc in first:
+        assert proc.wait(timeout=DEADLINE) == 0
+    go = tmp_path / "go"
+    holder = start_run("--cap", "80M", "--", *job, "holder", "12", str(go))
+    wait_for(lambda: job_state(isolated_home, 4) == "running")
+    needs_room = swarmdeck_run("--cap", "70M", "--wait", "20", "--", *job, "room", "1", "0")
+    assert needs_room.returncode == 0, needs_room.stderr
+    assert holder.poll() is None, "admitted beside the job that gave room back"
+    held = rows(isolated_home)[3]
+    assert held["admitted_via"] == "settled" and held["oom_score_adj"] == 500
+    assert own_oom_score_adj(held["pid"]) == 500
+    assert held["booked"] < 30 * MIB and held["cap"] == 80 * MIB
+    go.touch()
+    assert holder.wait(timeout=DEADLINE) == 0
+    held = rows(isolated_home)[3]
+    assert held["peak"] <= held["booked"], "it books its working set, with room to spare"
+    with store(isolated_home).read() as conn:
+        timings = conn.execute("SELECT peak_at, duration FROM peaks ORDER BY job_id").fetchall()
+    for peak_at, duration in timings[:3]:
+        assert 0 <= peak_at < 1.5 and duration >= 4
+
+
+def test_a_run_remembers_when_its_working_set_reached_its_peak(
+    slice_config: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    """A job that takes 8M, then 24M more two seconds later, then holds it a second: its
+    peak is recorded at two seconds or after, not at its first step."""
+    script = tmp_path / "steps.py"
+    script.write_text(
+        "import time\na = bytearray(8 << 20)\na[::4096] = b'\\1' * len(range(0, len(a), 4096))\n"
+        "time.sleep(2)\nb = bytearray(24 << 20)\nb[::4096] = b'\\1' * len(range(0, len(b), 4096))\n"
+        "time.sleep(1)\n"
+    )
+    done = swarmdeck_run("--cap", "60M", "--", sys.executable, "-S", str(script))
+    assert done.returncode == 0, done.stderr
+    with store(isolated_home).read() as conn:
+        peak_at, duration = conn.execute("SELECT peak_at, duration FROM peaks").fetchone()
+    assert 2.0 <= peak_at < duration
+
+
 def own_oom_score_adj(pid: int) -> int:
     return int(Path(f"/proc/{pid}/oom_score_adj").read_text())
 
@@ -1156,7 +1220,7 @@ def test_thirty_concurrent_runners_never_book_more_than_the_slice(
 
 def test_exit_codes_follow_the_contract() -> None:
     def watched(code: int, ended_by: str = EXITED, signum: int | None = None) -> Watched:
-        return Watched(code, ended_by, signum, 0, 1.0)
+        return Watched(code, ended_by, signum, 0, 1.0, 0.0)
 
     assert exit_and_outcome(watched(0), OomVerdict.NONE) == (0, "ok")
     assert exit_and_outcome(watched(3), OomVerdict.NONE) == (3, "exit 3")

@@ -34,6 +34,13 @@ FOLDER_LEAST_WORKLOADS = 3
 """The least number of other workloads in a folder with two runs or more, none at its
 ceiling, whose spread sets the margin of a workload with a single run (folder_spread)."""
 
+SETTLE_SLACK = 1.5
+"""A running job is taken to have reached its peak once it has run this many times as long as
+its family's or folder's runs (those that ran as long) took to reach theirs."""
+SETTLE_QUIET = 1.0
+"""Seconds a running job's own working set must have stayed within LEAST_MARGIN_PERCENT of its
+peak before it books that peak: one still climbing books what it holds, whatever its runs
+say."""
 OUTGROWING_STEP = (HEADROOM_TENTHS - 10) * 10
 """The growth, in percent, a single run books while its folder's workloads run past their
 bookings: a tenth, the most margin a prediction books over its peak, so more than they can
@@ -57,6 +64,12 @@ class Via(Enum):
     DEFAULT = "default"
     FAMILY = "family"
     FOLDER = "folder"
+    SETTLED = "settled"
+
+
+SETTLING = frozenset({Via.CAP, Via.DEFAULT, Via.FAMILY, Via.FOLDER})
+"""What a booking that settles on the job's working set may have been based on: fiction and
+priors; a job's own history, its ceiling or its working set already say more."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,10 @@ class PastRun:
     peak: int
     cap: int
     hit_ceiling: bool
+    peak_at: float | None = None
+    """Seconds from its start to when its working set reached its peak; None when not known
+    (runs recorded before it was kept, runs measured elsewhere)."""
+    duration: float | None = None
 
 
 @dataclass(frozen=True)
@@ -306,6 +323,38 @@ def lighter_booking(held: Booking, fresh: Booking | None, peak: int) -> Booking 
     if fresh is None or fresh.booked >= held.booked or peak > fresh.booked:
         return None
     return Booking(booked=fresh.booked, cap=held.cap, via=fresh.via,
+                   oom_score_adj=max(held.oom_score_adj, OOM_ADJ_PREDICTED))
+
+
+def settled_booking(
+    held: Booking, runs: Sequence[PastRun], elapsed: float, peak: int, rose_at: float
+) -> Booking | None:
+    """What a running job admitted on fiction or a prior books once it has surely reached its
+    peak: its working set's peak so far (`peak`) with a tenth over it, when that is less than
+    it holds, on the cap its cage has; None to keep what it holds.
+
+    Surely: FOLDER_LEAST_RUNS of `runs` (its family's recent runs, or failing them its
+    folder's) ran at least as long as it has now (`elapsed` seconds), each reached its peak by
+    `elapsed` / SETTLE_SLACK, none hit its ceiling, and its own working set last rose
+    (`rose_at`, seconds from its start) SETTLE_QUIET or more ago. Runs that ended sooner say
+    nothing of what comes after them, so a long job in a folder of quick ones books what it
+    holds. It stands where a prediction stands: killed first if its runs misled it, and past
+    its booking it stands as outgrown (actions/standing.py). Issue 34: a first day's jobs held
+    their caps, or their folder's share of them, 2–3× their peaks, to their end."""
+    if held.via not in SETTLING or elapsed - rose_at < SETTLE_QUIET:
+        return None
+    if any(run.hit_ceiling for run in runs):
+        return None
+    lasted = [
+        run.peak_at for run in runs
+        if run.peak_at is not None and run.duration is not None and run.duration >= elapsed
+    ]
+    if len(lasted) < FOLDER_LEAST_RUNS or max(lasted) * SETTLE_SLACK > elapsed:
+        return None
+    booked = max(MIN_CAP, mib_ceil(peak * HEADROOM_TENTHS / 10))
+    if booked >= held.booked:
+        return None
+    return Booking(booked=booked, cap=held.cap, via=Via.SETTLED,
                    oom_score_adj=max(held.oom_score_adj, OOM_ADJ_PREDICTED))
 
 

@@ -58,6 +58,8 @@ class Ending:
     kernel_peak: int | None
     hit_ceiling: bool
     duration: float | None
+    peak_at: float | None = None
+    """Seconds from its start to when its working set reached its peak (jobwatch.Watched)."""
 
 
 FAMILY_LOOKBACK = 200
@@ -79,10 +81,25 @@ def family_runs(store: StateStore, argv: list[str], cwd: str) -> list[PastRun]:
     with store.read() as conn:
         rows = family_peaks(conn, str(cwd), argv[0], FAMILY_LOOKBACK)
     runs = [
-        PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"]))
-        for row in rows if family_of(json.loads(row["argv"] or "[]")) == family
+        timed_run(row) for row in rows if family_of(json.loads(row["argv"] or "[]")) == family
     ]
     return runs[:HISTORY_WINDOW]
+
+
+def timed_run(row: sqlite3.Row) -> PastRun:
+    """A recorded run with when it reached its peak and how long it ran."""
+    return PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"]),
+                   peak_at=row["peak_at"], duration=row["duration"])
+
+
+def timing_runs(store: StateStore, argv: list[str], cwd: str) -> list[PastRun]:
+    """The runs that say when a job like this one reaches its peak (booking.settled_booking):
+    its family's recent runs, or failing them its folder's."""
+    family = family_runs(store, argv, cwd)
+    if family:
+        return family
+    with store.read() as conn:
+        return [timed_run(row) for row in folder_peaks(conn, str(cwd), FOLDER_WINDOW)]
 
 
 def folder_runs(store: StateStore, cwd: str) -> list[PastRun]:
@@ -191,9 +208,9 @@ def record_end(
         if ending.peak is not None:
             conn.execute(
                 "INSERT INTO peaks (fingerprint, job_id, peak, hit_ceiling, cap, duration,"
-                " outcome) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " outcome, peak_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     fingerprint, job_id, ending.peak, int(ending.hit_ceiling), cap,
-                    ending.duration, ending.outcome,
+                    ending.duration, ending.outcome, ending.peak_at,
                 ),
             )

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
     from swarmdeck.actions.spawn import Child
 
+RISE_PERCENT = 2
+"""How far a working set must pass its level at its last rise to count as rising again: as
+booking.LEAST_MARGIN_PERCENT, the noise of measuring a peak."""
 LEFTOVER_GRACE = 1.0
 """Grace for processes a job left in its cage after its main process exited."""
 
@@ -90,6 +93,9 @@ class Watched:
     working_set_peak: int
     """The largest sampled working set (usage minus inactive page cache)."""
     duration: float
+    peak_at: float
+    """Seconds from the start to the sample at which the working set last rose (rises of less
+    than RISE_PERCENT in all since the one before are the noise of sampling)."""
 
 
 def watch(
@@ -101,12 +107,14 @@ def watch(
     signals: StopSignals,
     grace: float,
     outgrown: tuple[int, Callable[[], None]] | None = None,
-    lighten: Callable[[int], int | None] | None = None,
+    lighten: Callable[[int, float, float], int | None] | None = None,
 ) -> Watched:
     """Wait for the job to end one way or another, then make sure nothing of it is left.
     `outgrown` is the job's booking and what to do once, the first time a sample passes it.
-    `lighten` is asked after each sample, with the working set's peak so far, whether the job
-    books less now: once it answers with a lower booking, that is the one a sample passes."""
+    `lighten` is asked after each sample, with the working set's peak so far, the seconds since
+    the start and those at which it last rose, whether the job books less now: once it answers
+    with a lower booking, that is the one a sample passes; it is asked again, as it may
+    lower it once more."""
     started = time.monotonic()
     deadline = started + timeout if timeout is not None else None
     # select.poll, not the selectors module: a few descriptors, and one import less per run.
@@ -119,21 +127,23 @@ def watch(
     for fd in cage.priority_fds():
         kinds[fd] = OOM
         poller.register(fd, select.POLLPRI)
-    peak = 0
+    peak = level = 0
+    rose_at = 0.0
     ended_by = EXITED
     try:
         while True:
             reading = cage.reading()
             if reading is not None:
                 peak = max(peak, reading.working_set)
+                elapsed = time.monotonic() - started
+                if peak * 100 > level * (100 + RISE_PERCENT):
+                    level, rose_at = peak, elapsed
                 if outgrown is not None and outgrew_booking(reading.working_set, outgrown[0]):
                     outgrown[1]()
                     outgrown = None
-                lighter = lighten(peak) if lighten is not None else None
-                if lighter is not None:
-                    lighten = None
-                    if outgrown is not None:
-                        outgrown = (lighter, outgrown[1])
+                lighter = lighten(peak, elapsed, rose_at) if lighten is not None else None
+                if lighter is not None and outgrown is not None:
+                    outgrown = (lighter, outgrown[1])
             pause = interval
             if deadline is not None:
                 pause = max(0.0, min(pause, deadline - time.monotonic()))
@@ -172,4 +182,5 @@ def watch(
         signum=signals.received if ended_by == SIGNALLED else None,
         working_set_peak=peak,
         duration=time.monotonic() - started,
+        peak_at=rose_at,
     )

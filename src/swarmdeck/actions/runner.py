@@ -22,12 +22,14 @@ from swarmdeck.actions.admission import Interrupted, JobRow, Moved, NotAdmittedE
 from swarmdeck.actions.booking import (
     OOM_ADJ_OUTGROWN,
     OOM_ADJ_UNBOUNDED,
+    SETTLING,
     Booking,
     Via,
     decide_booking,
     hit_ceiling,
     lighter_booking,
     mib_ceil,
+    settled_booking,
 )
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
 from swarmdeck.actions.cage.slice_claim import claim_slice, private_ledger_warning
@@ -42,6 +44,7 @@ from swarmdeck.actions.jobrecord import (
     mark_running,
     past_runs,
     record_end,
+    timing_runs,
 )
 from swarmdeck.actions.jobwatch import OOM, SIGNALLED, TIMEOUT, StopSignals, Watched, watch
 from swarmdeck.actions.oom import (
@@ -574,6 +577,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
             squeezed_over_booking=outcome == SLICE_FULL_OVER_BOOKING,
         ),
         duration=watched.duration,
+        peak_at=watched.peak_at,
     )
     try:
         record_end(store, job_id, prepared.fingerprint, booking.cap, ending)
@@ -620,31 +624,41 @@ LOOK_EVERY = 1.0
 """Seconds between a running job of fiction's looks at what its family or folder book it now."""
 
 
-def _lighten(run: RunContext, job_id: int, cage: Cage) -> Callable[[int], int | None] | None:
-    """What the watch asks of a job admitted on fiction (its cap or the default prediction),
-    at most once every LOOK_EVERY seconds, until its family or folder first gives a booking:
-    whether that books it less (booking.lighter_booking). When it does, its processes first
+def _lighten(
+    run: RunContext, job_id: int, cage: Cage
+) -> Callable[[int, float, float], int | None] | None:
+    """What the watch asks of a job admitted on fiction or a prior (its cap, the default
+    prediction, its family's or its folder's runs), at most once every LOOK_EVERY seconds:
+    whether it books less now. A job of fiction books what its family's or folder's runs
+    give a job like it, once they first give a booking (booking.lighter_booking); any of them
+    books its working set once those runs show it has reached its peak
+    (booking.settled_booking), and then asks no more. When it books less, its processes first
     stand where a prediction stands, then its row books less and the queued runners are woken
     to the room it gave back (issue 34: the first jobs of a day held their caps, 2–6× what
-    they took, to their end). A prior that does not book it less is not asked again: it is
-    the largest of their recent runs, which more runs seldom lower, and the job's working set
-    only grows. None for a job booked on anything else."""
-    if run.request.unbounded or run.prepared.booking.via not in (Via.CAP, Via.DEFAULT):
+    they took, to their end). None for a job booked on anything else."""
+    if run.request.unbounded or run.prepared.booking.via not in SETTLING:
         return None
     next_look = time.monotonic() + LOOK_EVERY
+    prior_to_come = run.prepared.booking.via in (Via.CAP, Via.DEFAULT)
 
-    def lighten(peak: int) -> int | None:
-        nonlocal next_look
+    def lighten(peak: int, elapsed: float, rose_at: float) -> int | None:
+        nonlocal next_look, prior_to_come
         if time.monotonic() < next_look:
             return None
         next_look = time.monotonic() + LOOK_EVERY
         held = run.prepared.booking
         try:
-            fresh = rebook(run)
-            if fresh is None:
-                return None
-            next_look = math.inf
-            lighter = lighter_booking(held, fresh, peak)
+            lighter = None
+            if prior_to_come:
+                fresh = rebook(run)
+                # A prior, once given, is the largest of their recent runs, which more runs
+                # seldom lower: it is not asked again.
+                prior_to_come = fresh is None
+                lighter = lighter_booking(held, fresh, peak)
+            runs = timing_runs(run.store, list(run.request.argv), run.request.cwd)
+            settled = settled_booking(lighter or held, runs, elapsed, peak, rose_at)
+            if settled is not None:
+                lighter, next_look = settled, math.inf
             if lighter is None:
                 return None
             from swarmdeck.actions.standing import raise_standing
@@ -663,8 +677,10 @@ def _lighten(run: RunContext, job_id: int, cage: Cage) -> Callable[[int], int | 
             return None
         run.prepared.booking = lighter
         ring(str(run.store.path))
+        shown = ("its working set has stayed at its peak past when its runs reached theirs"
+                 if lighter.via is Via.SETTLED else f"its {lighter.via.value}'s runs show")
         run.note(f"job {job_id}: books {format_size(lighter.booked)} now, not "
-                 f"{format_size(held.booked)}, as its {lighter.via.value}'s runs show")
+                 f"{format_size(held.booked)}, as {shown}")
         return lighter.booked
 
     return lighten

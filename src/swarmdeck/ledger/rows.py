@@ -131,10 +131,11 @@ ledger, at each look (the runner of a job with no prior looks once a second)."""
 def family_peaks(
     conn: sqlite3.Connection, cwd: str, program: str, limit: int
 ) -> list[sqlite3.Row]:
-    """Recorded peaks (peak, cap, hit_ceiling, argv) of runs of `program` in `cwd`, the
-    newest started first."""
+    """Recorded peaks (peak, cap, hit_ceiling, peak_at, duration, argv) of runs of `program`
+    in `cwd`, the newest started first."""
     return conn.execute(
-        f"SELECT p.peak, p.cap, p.hit_ceiling, j.argv {_FOLDER_NEWEST_FIRST}"
+        f"SELECT p.peak, p.cap, p.hit_ceiling, p.peak_at, p.duration, j.argv"
+        f" {_FOLDER_NEWEST_FIRST}"
         " AND json_extract(j.argv, '$[0]') = ? ORDER BY j.id DESC LIMIT ?",
         (cwd, program, limit),
     ).fetchall()
@@ -164,10 +165,11 @@ def running_past_standing(
 
 
 def folder_peaks(conn: sqlite3.Connection, cwd: str, limit: int) -> list[sqlite3.Row]:
-    """Recorded peaks (fingerprint, peak, cap, hit_ceiling) of runs in `cwd`, the newest
-    started first."""
+    """Recorded peaks (fingerprint, peak, cap, hit_ceiling, peak_at, duration) of runs in
+    `cwd`, the newest started first."""
     return conn.execute(
-        f"SELECT p.fingerprint, p.peak, p.cap, p.hit_ceiling {_FOLDER_NEWEST_FIRST}"
+        "SELECT p.fingerprint, p.peak, p.cap, p.hit_ceiling, p.peak_at, p.duration"
+        f" {_FOLDER_NEWEST_FIRST}"
         " ORDER BY j.id DESC LIMIT ?",
         (cwd, limit),
     ).fetchall()

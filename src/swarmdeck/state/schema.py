@@ -254,6 +254,14 @@ MIGRATIONS: list[Migration] = [
         " without reading every row the ledger ever kept",
         JOBS_V15 + " CREATE INDEX peaks_by_job ON peaks (job_id);",
     ),
+    Migration(
+        16,
+        "peaks: seconds from a run's start to when its working set reached its peak, so a"
+        " running job of fiction books its working set once its runs show it has peaked"
+        " (booking.settled_booking); NULL for the runs recorded before and those measured"
+        " elsewhere",
+        "ALTER TABLE peaks ADD COLUMN peak_at REAL;",
+    ),
 ]
 """Every schema step, in increasing version order. Append; never edit a released step."""
 
