@@ -145,13 +145,14 @@ def test_a_running_job_books_its_working_set_once_its_runs_show_it_has_reached_i
     """Issue 34's first day: jobs of fiction hold their caps, or their folder's share of
     them, to their end, while they took their peak within a second. Where three runs that
     lasted as long as the job has run now all reached their peak by two thirds of that time,
-    and its own working set has stopped rising, the job books that working set and a tenth:
-    killed first if it was wrong, on the cap its cage has."""
+    and its own working set has stopped rising, the job books that working set and the 2 %
+    within which the runs' working sets stayed once level: killed first if it was wrong, on
+    the cap its cage has."""
     held = booking(cap=2 * GIB)
     runs = [timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 4.5)]
     settled = settled_booking(held, runs, elapsed=1.5, peak=300 * MIB, rose_at=0.5)
     assert settled is not None
-    assert (settled.booked, settled.cap, settled.via) == (330 * MIB, 2 * GIB, Via.SETTLED)
+    assert (settled.booked, settled.cap, settled.via) == (mib_ceil(306 * MIB), 2 * GIB, Via.SETTLED)
     assert settled.oom_score_adj == OOM_ADJ_PREDICTED
 
 
@@ -180,15 +181,24 @@ def test_a_running_job_keeps_its_booking_until_its_runs_show_it_has_peaked(
     assert settled_booking(held, runs, elapsed, peak=300 * MIB, rose_at=rose_at) is None, why
 
 
-def test_a_settled_booking_never_raises_a_booking_nor_lowers_a_learned_one() -> None:
-    """A job whose working set and a tenth are already what it holds keeps it; a job booked by
-    its own history or by its ceiling books what that said."""
+def test_a_second_day_job_gives_back_the_margin_of_a_single_run_once_it_has_peaked() -> None:
+    """Booked on its one run's peak and a tenth, a job that has reached its peak as its
+    folder's runs did books that peak and 2 %: the tenth was for a peak still to come."""
+    runs = [timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 4.5)]
+    learned = Booking(330 * MIB, 2 * GIB, Via.HISTORY, OOM_ADJ_PREDICTED)
+    settled = settled_booking(learned, runs, 3.0, peak=300 * MIB, rose_at=0.5)
+    assert settled is not None and settled.booked == mib_ceil(306 * MIB)
+
+
+def test_a_settled_booking_never_raises_a_booking_nor_lowers_a_ceiling() -> None:
+    """A job whose working set and its 2 % are already what it holds keeps it; a job booked on
+    the ceiling a run was stopped at, or settled already, books what that said."""
     runs = [timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 4.5)]
     held = booking(cap=2 * GIB)
     assert settled_booking(held, runs, 3.0, peak=held.booked, rose_at=0.5) is None
-    for via in (Via.HISTORY, Via.CEILING):
-        learned = Booking(GIB, 2 * GIB, via, OOM_ADJ_PREDICTED)
-        assert settled_booking(learned, runs, 3.0, peak=300 * MIB, rose_at=0.5) is None
+    for via in (Via.CEILING, Via.SETTLED):
+        kept = Booking(GIB, 2 * GIB, via, OOM_ADJ_PREDICTED)
+        assert settled_booking(kept, runs, 3.0, peak=300 * MIB, rose_at=0.5) is None
 
 
 def runs_of(*peaks_mib: int, ceiling: bool = False) -> list[PastRun]:

@@ -1085,6 +1085,36 @@ def test_a_running_job_books_its_working_set_once_its_folders_runs_show_it_has_p
         assert 0 <= peak_at < 1.5 and duration >= 4
 
 
+def test_a_second_run_gives_back_its_tenth_once_it_has_peaked_as_its_folders_runs_did(
+    slice_config: Path, isolated_home: Path, tmp_path: Path, start_run: Start
+) -> None:
+    """Issue 34's second day: a workload with a single run books its peak and a tenth, for a
+    peak this run may still reach. Once it has reached it as its folder's three runs reached
+    theirs, it books its working set and 2 %, and stands where a prediction stands."""
+    script = tmp_path / "job.py"
+    script.write_text(HOLD_SCRIPT)
+    job = [sys.executable, "-S", str(script)]
+    go = tmp_path / "go"
+    first = [start_run("--cap", "28M", "--", *job, name, "20", str(go)) for name in "abc"]
+    wait_for(lambda: [row["state"] for row in rows(isolated_home)] == ["running"] * 3)
+    time.sleep(3)
+    go.touch()
+    for proc in first:
+        assert proc.wait(timeout=DEADLINE) == 0
+    go.unlink()
+    again = start_run("--cap", "28M", "--", *job, "a", "20", str(go))
+    wait_for(lambda: job_state(isolated_home, 4) == "running")
+    learned = rows(isolated_home)[3]
+    assert learned["admitted_via"] == "history"
+    wait_for(lambda: rows(isolated_home)[3]["admitted_via"] == "settled")
+    settled = rows(isolated_home)[3]
+    go.touch()
+    assert again.wait(timeout=DEADLINE) == 0
+    peak = rows(isolated_home)[3]["peak"]
+    assert peak <= settled["booked"] <= mib_ceil(peak * 1.02) < learned["booked"]
+    assert settled["oom_score_adj"] == 500
+
+
 def test_a_run_remembers_when_its_working_set_reached_its_peak(
     slice_config: Path, isolated_home: Path, tmp_path: Path
 ) -> None:

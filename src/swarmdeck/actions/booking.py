@@ -67,9 +67,10 @@ class Via(Enum):
     SETTLED = "settled"
 
 
-SETTLING = frozenset({Via.CAP, Via.DEFAULT, Via.FAMILY, Via.FOLDER})
-"""What a booking that settles on the job's working set may have been based on: fiction and
-priors; a job's own history, its ceiling or its working set already say more."""
+SETTLING = frozenset({Via.CAP, Via.DEFAULT, Via.FAMILY, Via.FOLDER, Via.HISTORY})
+"""What a booking that settles on the job's working set may have been based on: fiction,
+priors and its own history, whose margins cover a peak not reached yet. A ceiling booking is
+what the job was stopped at, and a settled one says all there is to say."""
 
 
 @dataclass(frozen=True)
@@ -329,9 +330,12 @@ def lighter_booking(held: Booking, fresh: Booking | None, peak: int) -> Booking 
 def settled_booking(
     held: Booking, runs: Sequence[PastRun], elapsed: float, peak: int, rose_at: float
 ) -> Booking | None:
-    """What a running job admitted on fiction or a prior books once it has surely reached its
-    peak: its working set's peak so far (`peak`) with a tenth over it, when that is less than
-    it holds, on the cap its cage has; None to keep what it holds.
+    """What a running job books once it has surely reached its peak: its working set's peak so
+    far (`peak`) and LEAST_MARGIN_PERCENT, when that is less than it holds, on the cap its cage
+    has; None to keep what it holds. The margin is the watch's: each run's working set stayed
+    within it of its level once it last rose (jobwatch), so a job that does as its runs did
+    never passes this booking; the margins of fiction, of a prior or of a single run cover a
+    peak still to come, and there is none.
 
     Surely: FOLDER_LEAST_RUNS of `runs` (its family's recent runs, or failing them its
     folder's) ran at least as long as it has now (`elapsed` seconds), each reached its peak by
@@ -340,7 +344,8 @@ def settled_booking(
     nothing of what comes after them, so a long job in a folder of quick ones books what it
     holds. It stands where a prediction stands: killed first if its runs misled it, and past
     its booking it stands as outgrown (actions/standing.py). Issue 34: a first day's jobs held
-    their caps, or their folder's share of them, 2–3× their peaks, to their end."""
+    their caps, or their folder's share of them, 2–3× their peaks, to their end, and a second
+    day's a tenth over theirs."""
     if held.via not in SETTLING or elapsed - rose_at < SETTLE_QUIET:
         return None
     if any(run.hit_ceiling for run in runs):
@@ -351,7 +356,7 @@ def settled_booking(
     ]
     if len(lasted) < FOLDER_LEAST_RUNS or max(lasted) * SETTLE_SLACK > elapsed:
         return None
-    booked = max(MIN_CAP, mib_ceil(peak * HEADROOM_TENTHS / 10))
+    booked = max(MIN_CAP, mib_ceil(peak * (100 + LEAST_MARGIN_PERCENT) / 100))
     if booked >= held.booked:
         return None
     return Booking(booked=booked, cap=held.cap, via=Via.SETTLED,

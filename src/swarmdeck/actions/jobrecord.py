@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from swarmdeck.actions.booking import (
+    FOLDER_LEAST_RUNS,
     HISTORY_WINDOW,
     OOM_ADJ_OUTGROWN,
     PastRun,
@@ -94,9 +95,10 @@ def timed_run(row: sqlite3.Row) -> PastRun:
 
 def timing_runs(store: StateStore, argv: list[str], cwd: str) -> list[PastRun]:
     """The runs that say when a job like this one reaches its peak (booking.settled_booking):
-    its family's recent runs, or failing them its folder's."""
+    its family's recent runs where there are enough of them to say it (FOLDER_LEAST_RUNS),
+    else its folder's, theirs among them."""
     family = family_runs(store, argv, cwd)
-    if family:
+    if len(family) >= FOLDER_LEAST_RUNS:
         return family
     with store.read() as conn:
         return [timed_run(row) for row in folder_peaks(conn, str(cwd), FOLDER_WINDOW)]

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from swarmdeck.actions.booking import LEAST_MARGIN_PERCENT
 from swarmdeck.actions.cage import Cage
 from swarmdeck.actions.kill import stop_tree
 from swarmdeck.actions.oom import outgrew_booking
@@ -29,9 +30,6 @@ if TYPE_CHECKING:
 
     from swarmdeck.actions.spawn import Child
 
-RISE_PERCENT = 2
-"""How far a working set must pass its level at its last rise to count as rising again: as
-booking.LEAST_MARGIN_PERCENT, the noise of measuring a peak."""
 LEFTOVER_GRACE = 1.0
 """Grace for processes a job left in its cage after its main process exited."""
 
@@ -94,8 +92,9 @@ class Watched:
     """The largest sampled working set (usage minus inactive page cache)."""
     duration: float
     peak_at: float
-    """Seconds from the start to the sample at which the working set last rose (rises of less
-    than RISE_PERCENT in all since the one before are the noise of sampling)."""
+    """Seconds from the start to the sample at which the working set last rose: passed its
+    level at the rise before by more than booking.LEAST_MARGIN_PERCENT, the noise of
+    measuring a peak."""
 
 
 def watch(
@@ -136,7 +135,7 @@ def watch(
             if reading is not None:
                 peak = max(peak, reading.working_set)
                 elapsed = time.monotonic() - started
-                if peak * 100 > level * (100 + RISE_PERCENT):
+                if peak * 100 > level * (100 + LEAST_MARGIN_PERCENT):
                     level, rose_at = peak, elapsed
                 if outgrown is not None and outgrew_booking(reading.working_set, outgrown[0]):
                     outgrown[1]()
