@@ -467,6 +467,27 @@ def test_rows_from_before_the_declared_cap_was_recorded_read_it_as_not_known(
     assert tuple(row) == ("old", 7, None)
 
 
+def test_peaks_from_before_their_time_was_recorded_stay_and_read_it_as_not_known(
+    tmp_path, monkeypatch
+):
+    """Schema 16 adds peaks.peak_at: a ledger's recorded peaks are kept, and those from before
+    say nothing of when they were reached (booking.settled_booking passes them over)."""
+    path = tmp_path / "state.db"
+    every = list(schema.MIGRATIONS)
+    monkeypatch.setattr(schema, "MIGRATIONS", [m for m in every if m.version <= 15])
+    old = StateStore(path)
+    with old.transaction() as conn:
+        conn.execute("INSERT INTO peaks (fingerprint, job_id, peak, cap, duration)"
+                     " VALUES ('w', 1, 300, 900, 6.5)")
+    old.close()
+    monkeypatch.setattr(schema, "MIGRATIONS", every)
+    store = StateStore(path)
+    assert store.schema_version() == latest_version() >= 16
+    with store.read() as conn:
+        [row] = conn.execute("SELECT fingerprint, peak, cap, duration, peak_at FROM peaks")
+    assert tuple(row) == ("w", 300, 900, 6.5, None)
+
+
 def test_failed_migration_leaves_the_database_at_the_last_good_step(tmp_path, monkeypatch):
     path = tmp_path / "state.db"
     monkeypatch.setattr(

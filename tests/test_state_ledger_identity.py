@@ -199,6 +199,7 @@ def test_a_store_made_before_ledger_ids_gets_one(tmp_path: Path) -> None:
     conn.execute("DROP INDEX jobs_by_host_state")
     conn.execute("DROP INDEX jobs_by_cwd")
     conn.execute("DROP INDEX peaks_by_job")
+    conn.execute("ALTER TABLE peaks DROP COLUMN peak_at")
     conn.execute("UPDATE swarmdeck_meta SET value = '10' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
