@@ -621,21 +621,22 @@ def _outgrown(
 
 
 LOOK_EVERY = 1.0
-"""Seconds between a running job of fiction's looks at what its family or folder book it now."""
+"""Seconds between a running job's looks at what its runs, or its family's or folder's, book
+it now."""
 
 
 def _lighten(
     run: RunContext, job_id: int, cage: Cage
 ) -> Callable[[int, float, float], int | None] | None:
-    """What the watch asks of a job admitted on fiction or a prior (its cap, the default
-    prediction, its family's or its folder's runs), at most once every LOOK_EVERY seconds:
-    whether it books less now. A job of fiction books what its family's or folder's runs
-    give a job like it, once they first give a booking (booking.lighter_booking); any of them
-    books its working set once those runs show it has reached its peak
-    (booking.settled_booking), and then asks no more. When it books less, its processes first
+    """What the watch asks of a running job booked on anything but a ceiling (booking.SETTLING),
+    at most once every LOOK_EVERY seconds: whether it books less now. A job of fiction (its
+    cap or the default prediction) books what its family's or folder's runs give a job like
+    it, once they first give a booking (booking.lighter_booking); any of them books its
+    working set once the runs show it has reached its peak (booking.settled_booking), and
+    then asks no more. When it books less, its processes first
     stand where a prediction stands, then its row books less and the queued runners are woken
     to the room it gave back (issue 34: the first jobs of a day held their caps, 2–6× what
-    they took, to their end). None for a job booked on anything else."""
+    they took, to their end). None for an unbounded job or one booked on its ceiling."""
     if run.request.unbounded or run.prepared.booking.via not in SETTLING:
         return None
     next_look = time.monotonic() + LOOK_EVERY

@@ -257,7 +257,7 @@ MIGRATIONS: list[Migration] = [
     Migration(
         16,
         "peaks: seconds from a run's start to when its working set reached its peak, so a"
-        " running job of fiction books its working set once its runs show it has peaked"
+        " running job books its working set once its runs show it has peaked"
         " (booking.settled_booking); NULL for the runs recorded before and those measured"
         " elsewhere",
         "ALTER TABLE peaks ADD COLUMN peak_at REAL;",
