@@ -1085,6 +1085,38 @@ def test_a_running_job_books_its_working_set_once_its_folders_runs_show_it_has_p
         assert 0 <= peak_at < 1.5 and duration >= 4
 
 
+def test_a_settled_job_that_grows_past_its_booking_stands_to_be_killed_first(
+    slice_config: Path, isolated_home: Path, tmp_path: Path, start_run: Start
+) -> None:
+    """Settling is a bet on the runs before: a job that grows past its settled booking after
+    all stands where a job that may take what nobody booked stands, 1000, so a full slice
+    kills it before any job that kept to its booking."""
+    script = tmp_path / "job.py"
+    script.write_text(HOLD_SCRIPT)
+    job = [sys.executable, "-S", str(script)]
+    first = [start_run("--cap", "20M", "--", *job, name, "12", "4") for name in "abc"]
+    for proc in first:
+        assert proc.wait(timeout=DEADLINE) == 0
+    grows = tmp_path / "grows.py"
+    grows.write_text(
+        "import os, sys, time\n"
+        "def take(mib):\n    b = bytearray(mib << 20)\n"
+        "    b[::4096] = b'\\1' * len(range(0, len(b), 4096))\n    return b\n"
+        "def wait(path):\n    while not os.path.exists(path):\n        time.sleep(0.05)\n"
+        "a = take(12)\nwait(sys.argv[1])\nb = take(24)\nwait(sys.argv[2])\n"
+    )
+    grow, go = tmp_path / "grow", tmp_path / "go"
+    holder = start_run("--cap", "80M", "--", sys.executable, "-S", str(grows), str(grow), str(go))
+    wait_for(lambda: job_state(isolated_home, 4) == "running")
+    wait_for(lambda: rows(isolated_home)[3]["admitted_via"] == "settled")
+    assert rows(isolated_home)[3]["oom_score_adj"] == 500
+    grow.touch()
+    wait_for(lambda: rows(isolated_home)[3]["oom_score_adj"] == 1000)
+    assert own_oom_score_adj(rows(isolated_home)[3]["pid"]) == 1000
+    go.touch()
+    assert holder.wait(timeout=DEADLINE) == 0
+
+
 def test_a_second_run_gives_back_its_tenth_once_it_has_peaked_as_its_folders_runs_did(
     slice_config: Path, isolated_home: Path, tmp_path: Path, start_run: Start
 ) -> None:
