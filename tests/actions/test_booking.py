@@ -21,6 +21,7 @@ from swarmdeck.actions.booking import (
     hit_ceiling,
     lighter_booking,
     mib_ceil,
+    peak_time,
     settled_booking,
 )
 from swarmdeck.probes.memory_book import MemoryBook
@@ -188,6 +189,28 @@ def test_a_second_day_job_gives_back_the_margin_of_a_single_run_once_it_has_peak
     learned = Booking(330 * MIB, 2 * GIB, Via.HISTORY, OOM_ADJ_PREDICTED)
     settled = settled_booking(learned, runs, 3.0, peak=300 * MIB, rose_at=0.5)
     assert settled is not None and settled.booked == mib_ceil(306 * MIB)
+
+
+def test_a_settled_job_books_no_less_than_its_own_runs_peaked() -> None:
+    """A run of a workload that peaked at 500M before is booked for 500M and 2 % however low
+    its working set has stayed: its history, not this run's start, says how high it goes."""
+    runs = [timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 4.5)]
+    learned = Booking(550 * MIB, 2 * GIB, Via.HISTORY, OOM_ADJ_PREDICTED)
+    settled = settled_booking(learned, runs, 3.0, peak=300 * MIB, rose_at=0.5,
+                              least=500 * MIB)
+    assert settled is not None and settled.booked == mib_ceil(510 * MIB)
+    tight = Booking(510 * MIB, 2 * GIB, Via.HISTORY, OOM_ADJ_PREDICTED)
+    assert settled_booking(tight, runs, 3.0, peak=300 * MIB, rose_at=0.5,
+                           least=500 * MIB) is None
+
+
+def test_a_peak_the_samples_did_not_see_has_no_time() -> None:
+    """The peak a run records is the larger of its samples' and the kernel's high-water mark:
+    when the samples saw it (within 2 %), it was reached when they last rose; a spike between
+    samples, or a run never sampled, says nothing of when."""
+    assert peak_time(recorded=102 * MIB, sampled=100 * MIB, rose_at=1.5) == 1.5
+    assert peak_time(recorded=110 * MIB, sampled=100 * MIB, rose_at=1.5) is None
+    assert peak_time(recorded=8 * MIB, sampled=0, rose_at=0.0) is None
 
 
 def test_a_settled_booking_never_raises_a_booking_nor_lowers_a_ceiling() -> None:

@@ -1057,7 +1057,7 @@ def test_a_running_job_books_its_working_set_once_its_folders_runs_show_it_has_p
     Three runs in the folder capped at 20M each took their peak (some 16M) within a second and
     held it for 4 s; a job admitted on that share of its 80M cap holds 2/3 of the slice. Once
     it has run half again as long as they took to peak, with its own working set level, it
-    books that working set and a tenth, stands where a prediction stands, and a job that needs
+    books that working set and 2 %, stands where a prediction stands, and a job that needs
     the room is admitted while it still runs."""
     script = tmp_path / "job.py"
     script.write_text(HOLD_SCRIPT)

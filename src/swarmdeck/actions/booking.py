@@ -327,19 +327,42 @@ def lighter_booking(held: Booking, fresh: Booking | None, peak: int) -> Booking 
                    oom_score_adj=max(held.oom_score_adj, OOM_ADJ_PREDICTED))
 
 
+def peak_time(recorded: int, sampled: int, rose_at: float) -> float | None:
+    """When a run reached the peak recorded for it (`recorded`): when its sampled working set
+    last rose (`rose_at`, jobwatch), where the samples saw that peak within
+    LEAST_MARGIN_PERCENT; None where the peak is the kernel's high-water mark between samples
+    (a spike, or a run too short to be sampled), whose time nobody saw."""
+    if sampled <= 0 or recorded * 100 > sampled * (100 + LEAST_MARGIN_PERCENT):
+        return None
+    return rose_at
+
+
+def settled_size(peak: int, least: int = 0) -> int:
+    """The booking of a job settled at a working set's peak of `peak`, never under `least` (the
+    largest recent peak of its own runs): that and LEAST_MARGIN_PERCENT."""
+    return max(MIN_CAP, mib_ceil(max(peak, least) * (100 + LEAST_MARGIN_PERCENT) / 100))
+
+
 def settled_booking(
-    held: Booking, runs: Sequence[PastRun], elapsed: float, peak: int, rose_at: float
+    held: Booking,
+    runs: Sequence[PastRun],
+    elapsed: float,
+    peak: int,
+    rose_at: float,
+    least: int = 0,
 ) -> Booking | None:
     """What a running job books once it has surely reached its peak: its working set's peak so
-    far (`peak`) and LEAST_MARGIN_PERCENT, when that is less than it holds, on the cap its cage
-    has; None to keep what it holds. The margin is the watch's: each run's working set stayed
-    within it of its level once it last rose (jobwatch), so a job that does as its runs did
-    never passes this booking; the margins of fiction, of a prior or of a single run cover a
-    peak still to come, and there is none.
+    far (`peak`), or the largest recent peak of its own runs (`least`) where that is more, and
+    LEAST_MARGIN_PERCENT (settled_size), when that is less than it holds, on the cap its cage
+    has; None to keep what it holds. A run of a workload that peaked higher before may still
+    get there: its history, not this run's start, says how high. The margin is the watch's:
+    each run's working set stayed within it of its level once it last rose (jobwatch), so a
+    job that does as its runs did never passes this booking; the margins of fiction, of a
+    prior or of a single run cover a peak still to come, and there is none.
 
     Surely: FOLDER_LEAST_RUNS of `runs` (its family's recent runs, or failing them its
     folder's) ran at least as long as it has now (`elapsed` seconds), each reached its peak by
-    `elapsed` / SETTLE_SLACK, none hit its ceiling, and its own working set last rose
+    `elapsed` / SETTLE_SLACK, none of `runs` hit its ceiling, and its own working set last rose
     (`rose_at`, seconds from its start) SETTLE_QUIET or more ago. Runs that ended sooner say
     nothing of what comes after them, so a long job in a folder of quick ones books what it
     holds. It stands where a prediction stands: killed first if its runs misled it, and past
@@ -356,7 +379,7 @@ def settled_booking(
     ]
     if len(lasted) < FOLDER_LEAST_RUNS or max(lasted) * SETTLE_SLACK > elapsed:
         return None
-    booked = max(MIN_CAP, mib_ceil(peak * (100 + LEAST_MARGIN_PERCENT) / 100))
+    booked = settled_size(peak, least)
     if booked >= held.booked:
         return None
     return Booking(booked=booked, cap=held.cap, via=Via.SETTLED,

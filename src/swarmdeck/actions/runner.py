@@ -29,7 +29,9 @@ from swarmdeck.actions.booking import (
     hit_ceiling,
     lighter_booking,
     mib_ceil,
+    peak_time,
     settled_booking,
+    settled_size,
 )
 from swarmdeck.actions.cage import Backend, Cage, CageError, open_backend
 from swarmdeck.actions.cage.slice_claim import claim_slice, private_ledger_warning
@@ -577,7 +579,7 @@ def _run_in_cage(run: RunContext, job_id: int, cage: Cage, output: JobOutput | N
             squeezed_over_booking=outcome == SLICE_FULL_OVER_BOOKING,
         ),
         duration=watched.duration,
-        peak_at=watched.peak_at,
+        peak_at=peak_time(peak, watched.working_set_peak, watched.peak_at),
     )
     try:
         record_end(store, job_id, prepared.fingerprint, booking.cap, ending)
@@ -632,15 +634,24 @@ def _lighten(
     at most once every LOOK_EVERY seconds: whether it books less now. A job of fiction (its
     cap or the default prediction) books what its family's or folder's runs give a job like
     it, once they first give a booking (booking.lighter_booking); any of them books its
-    working set once the runs show it has reached its peak (booking.settled_booking), and
-    then asks no more. When it books less, its processes first
-    stand where a prediction stands, then its row books less and the queued runners are woken
+    working set once the runs show it has reached its peak (booking.settled_booking), never
+    under its own runs' largest peak, and then asks no more. When it books less, its
+    processes first stand where a prediction stands, then its row books less and the queued
+    runners are woken
     to the room it gave back (issue 34: the first jobs of a day held their caps, 2–6× what
     they took, to their end). None for an unbounded job or one booked on its ceiling."""
     if run.request.unbounded or run.prepared.booking.via not in SETTLING:
         return None
     next_look = time.monotonic() + LOOK_EVERY
     prior_to_come = run.prepared.booking.via in (Via.CAP, Via.DEFAULT)
+    least = 0
+    if run.prepared.booking.via is Via.HISTORY:
+        try:
+            own = past_runs(run.store, run.prepared.fingerprint)
+        except StateError:
+            # Without its own runs it cannot be told how low it may go: it keeps its booking.
+            return None
+        least = max((past.peak for past in own), default=0)
 
     def lighten(peak: int, elapsed: float, rose_at: float) -> int | None:
         nonlocal next_look, prior_to_come
@@ -648,7 +659,14 @@ def _lighten(
             return None
         next_look = time.monotonic() + LOOK_EVERY
         held = run.prepared.booking
+        if not prior_to_come and settled_size(peak, least) >= held.booked:
+            # Its working set only grows: settling can never book it less (a job booked
+            # on its folder's spread already holds the same 2 %), so it reads no more.
+            next_look = math.inf
+            return None
         try:
+            # The runs are read first: a store that cannot be read leaves the booking whole.
+            runs = timing_runs(run.store, list(run.request.argv), run.request.cwd)
             lighter = None
             if prior_to_come:
                 fresh = rebook(run)
@@ -656,8 +674,7 @@ def _lighten(
                 # seldom lower: it is not asked again.
                 prior_to_come = fresh is None
                 lighter = lighter_booking(held, fresh, peak)
-            runs = timing_runs(run.store, list(run.request.argv), run.request.cwd)
-            settled = settled_booking(lighter or held, runs, elapsed, peak, rose_at)
+            settled = settled_booking(lighter or held, runs, elapsed, peak, rose_at, least)
             if settled is not None:
                 lighter, next_look = settled, math.inf
             if lighter is None:

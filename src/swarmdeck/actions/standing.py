@@ -8,7 +8,8 @@ raise it while it runs:
   booking.OOM_ADJ_OUTGROWN and a full slice kills it before any job that kept to its booking
   (issue 34: a drifting workload's second day lost a run that kept to its booking beside the
   one that outgrew it, all standing at 500);
-- a job admitted on its cap books what its folder shows it will take (booking.lighter_booking):
+- a job admitted on its cap books what its folder shows it will take (booking.lighter_booking),
+  or any job books its working set once its runs show it has peaked (booking.settled_booking):
   it now stands where a prediction stands, killed first if the prediction was wrong.
 
 A child forked afterwards inherits the standing.

@@ -125,7 +125,7 @@ _FOLDER_NEWEST_FIRST = "FROM jobs j JOIN peaks p ON p.job_id = j.id WHERE j.cwd 
 """The recorded runs of a folder, for a query that orders them by `j.id DESC`: SQLite walks the
 folder's jobs down the jobs_by_cwd index, newest first, and stops at the LIMIT; ordered by
 when each peak was recorded, it would read and sort every run of the folder, or of the whole
-ledger, at each look (the runner of a job with no prior looks once a second)."""
+ledger, at each look (a running job not yet settled looks once a second)."""
 
 
 def family_peaks(
