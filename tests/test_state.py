@@ -374,9 +374,13 @@ def test_a_waiting_write_takes_the_lock_soon_after_it_is_released(tmp_path, monk
     store = StateStore(path)
     pauses: list[float] = []
     real_sleep = time.sleep
+    this_thread = threading.get_ident()
 
     def noted_sleep(seconds: float) -> None:
-        pauses.append(seconds)
+        # time.sleep is the process's: another test's thread still running in this worker
+        # sleeps through it too, and its pauses are not the store's.
+        if threading.get_ident() == this_thread:
+            pauses.append(seconds)
         real_sleep(seconds)
 
     monkeypatch.setattr(state.store.time, "sleep", noted_sleep)
