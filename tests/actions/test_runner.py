@@ -1050,6 +1050,18 @@ HOLD_SCRIPT = (
 argv[3] exists."""
 
 
+def folder_that_peaks_at_once(tmp_path: Path, start_run: Start) -> list[str]:
+    """Three runs in the folder, capped at 20M, that each take 12M at once and hold it for
+    4 s; the command (HOLD_SCRIPT) for more runs like them."""
+    script = tmp_path / "job.py"
+    script.write_text(HOLD_SCRIPT)
+    job = [sys.executable, "-S", str(script)]
+    first = [start_run("--cap", "20M", "--", *job, name, "12", "4") for name in "abc"]
+    for proc in first:
+        assert proc.wait(timeout=DEADLINE) == 0
+    return job
+
+
 def test_a_running_job_books_its_working_set_once_its_folders_runs_show_it_has_peaked(
     slice_config: Path, isolated_home: Path, tmp_path: Path, start_run: Start
 ) -> None:
@@ -1059,12 +1071,7 @@ def test_a_running_job_books_its_working_set_once_its_folders_runs_show_it_has_p
     it has run half again as long as they took to peak, with its own working set level, it
     books that working set and 2 %, stands where a prediction stands, and a job that needs
     the room is admitted while it still runs."""
-    script = tmp_path / "job.py"
-    script.write_text(HOLD_SCRIPT)
-    job = [sys.executable, "-S", str(script)]
-    first = [start_run("--cap", "20M", "--", *job, name, "12", "4") for name in "abc"]
-    for proc in first:
-        assert proc.wait(timeout=DEADLINE) == 0
+    job = folder_that_peaks_at_once(tmp_path, start_run)
     go = tmp_path / "go"
     holder = start_run("--cap", "80M", "--", *job, "holder", "12", str(go))
     wait_for(lambda: job_state(isolated_home, 4) == "running")
@@ -1091,12 +1098,7 @@ def test_a_settled_job_that_grows_past_its_booking_stands_to_be_killed_first(
     """Settling is a bet on the runs before: a job that grows past its settled booking after
     all stands where a job that may take what nobody booked stands, 1000, so a full slice
     kills it before any job that kept to its booking."""
-    script = tmp_path / "job.py"
-    script.write_text(HOLD_SCRIPT)
-    job = [sys.executable, "-S", str(script)]
-    first = [start_run("--cap", "20M", "--", *job, name, "12", "4") for name in "abc"]
-    for proc in first:
-        assert proc.wait(timeout=DEADLINE) == 0
+    folder_that_peaks_at_once(tmp_path, start_run)
     grows = tmp_path / "grows.py"
     grows.write_text(
         "import os, sys, time\n"
