@@ -93,11 +93,10 @@ def timed_run(row: sqlite3.Row) -> PastRun:
                    peak_at=row["peak_at"], duration=row["duration"])
 
 
-def timing_runs(store: StateStore, argv: list[str], cwd: str) -> list[PastRun]:
+def timing_runs(store: StateStore, cwd: str, family: list[PastRun]) -> list[PastRun]:
     """The runs that say when a job like this one reaches its peak (booking.settled_booking):
-    its family's recent runs where there are enough of them to say it (FOLDER_LEAST_RUNS),
-    else its folder's, theirs among them."""
-    family = family_runs(store, argv, cwd)
+    its `family`'s recent runs (family_runs) where there are enough of them to say it
+    (FOLDER_LEAST_RUNS), else its folder's, theirs among them."""
     if len(family) >= FOLDER_LEAST_RUNS:
         return family
     with store.read() as conn:

@@ -78,6 +78,7 @@ from swarmdeck.sizes import SizeSpec, exact_size, format_size
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from swarmdeck.actions.booking import PastRun
     from swarmdeck.actions.detach import Detached, JobOutput
     from swarmdeck.config import Config
     from swarmdeck.state import StateStore
@@ -249,6 +250,9 @@ class Prepared:
     host: str
     result_file: str | None = None
     """Where a peer run's driver wants the run's peak written (RESULT_ENV); None otherwise."""
+    own_peak: int = 0
+    """The largest peak of the workload's recent runs (0: it has none): a settled booking
+    never goes under it (booking.settled_booking)."""
 
 
 def handed_by_driver() -> tuple[str | None, str | None]:
@@ -318,7 +322,8 @@ def prepare(
         spread=shown.spread,
         growth_step=shown.growth,
     )
-    return Prepared(backend, facts, booking, workload, local_host_name(), result_file)
+    return Prepared(backend, facts, booking, workload, local_host_name(), result_file,
+                    own_peak=max((past.peak for past in history), default=0))
 
 
 @dataclass
@@ -336,12 +341,13 @@ class RunContext:
     """The channel to a --detach launcher waiting for the job id; None when not detached."""
 
 
-def rebook(run: RunContext) -> Booking | None:
+def rebook(run: RunContext, family: list[PastRun] | None = None) -> Booking | None:
     """While queued or running on a booking of fiction (its declared cap or the default
-    prediction: no history of its own), the booking its family's runs, or failing them its
-    folder's capped runs, give now, if any have ended since it was prepared; while queued on
-    the prediction of a single run, the booking the folder's spread and growth give now
-    (booking.folder_spread, booking.folder_growth). None to keep the booking it has."""
+    prediction: no history of its own), the booking its family's runs (`family` where the
+    caller read them already), or failing them its folder's capped runs, give now, if any
+    have ended since it was prepared; while queued on the prediction of a single run, the
+    booking the folder's spread and growth give now (booking.folder_spread,
+    booking.folder_growth). None to keep the booking it has."""
     prepared, request = run.prepared, run.request
     if request.unbounded:
         return None
@@ -351,7 +357,8 @@ def rebook(run: RunContext) -> Booking | None:
         return None
     total = mem_total()
     declared = parse_cap(request.cap, total)
-    family = family_runs(run.store, list(request.argv), request.cwd)
+    if family is None:
+        family = family_runs(run.store, list(request.argv), request.cwd)
     folder = () if family or declared is None else folder_runs(run.store, request.cwd)
     if not family and not folder:
         return None
@@ -644,14 +651,7 @@ def _lighten(
         return None
     next_look = time.monotonic() + LOOK_EVERY
     prior_to_come = run.prepared.booking.via in (Via.CAP, Via.DEFAULT)
-    least = 0
-    if run.prepared.booking.via is Via.HISTORY:
-        try:
-            own = past_runs(run.store, run.prepared.fingerprint)
-        except StateError:
-            # Without its own runs it cannot be told how low it may go: it keeps its booking.
-            return None
-        least = max((past.peak for past in own), default=0)
+    least = run.prepared.own_peak
 
     def lighten(peak: int, elapsed: float, rose_at: float) -> int | None:
         nonlocal next_look, prior_to_come
@@ -665,11 +665,13 @@ def _lighten(
             next_look = math.inf
             return None
         try:
-            # The runs are read first: a store that cannot be read leaves the booking whole.
-            runs = timing_runs(run.store, list(run.request.argv), run.request.cwd)
+            # The runs are read first, once for both rules: a store that cannot be read
+            # leaves the booking whole.
+            family = family_runs(run.store, list(run.request.argv), run.request.cwd)
+            runs = timing_runs(run.store, run.request.cwd, family)
             lighter = None
             if prior_to_come:
-                fresh = rebook(run)
+                fresh = rebook(run, family)
                 # A prior, once given, is the largest of their recent runs, which more runs
                 # seldom lower: it is not asked again.
                 prior_to_come = fresh is None
