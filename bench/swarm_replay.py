@@ -8,9 +8,11 @@ every end each queued job decides in the queue's order, with the real rule
 order, or the rule:
 
 - arrival: strict arrival order;
-- as built: backfill.queue_key (arrival, a job advanced by its longest learned run);
-- area first: advanced by its run × its booking's share of the slice (slice-seconds);
-- biggest first: advanced by its booking's share of the slice × 60 s;
+- as built: backfill.queue_order at every look (whichever of its orders the learned run
+  times, played forward, see end the queue soonest);
+- each of backfill.ORDERS alone at every look: longest first (a job advanced by its longest
+  learned run), largest first (by its run × its booking's share of the slice) and biggest
+  first (by its booking's share of the slice × 60 s);
 - first fit: any job that fits starts, in the built order (no head is protected).
 
 The replay has no runners' start, no wake-up lag and no rebooking, so it measures the queue
@@ -58,7 +60,9 @@ class Job:
     longest: float | None
 
 
-Key = Callable[[Job, int], tuple[float, int]]
+Order = Callable[[list["Job"], list[int], list[backfill.Holder], int], list[int]]
+"""The queued jobs (indices into the day's jobs) in the order they decide in, from the
+running jobs at their earliest ends and the room free."""
 
 
 def load(db: Path, day: int) -> list[Job]:
@@ -83,36 +87,39 @@ def load(db: Path, day: int) -> list[Job]:
     return jobs
 
 
-def replay(jobs: list[Job], key: Key, first_fit: bool = False) -> float:
-    """The day's makespan from its first arrival under the order `key`."""
+def replay(jobs: list[Job], order: Order, first_fit: bool = False) -> float:
+    """The day's makespan from its first arrival under `order`."""
     pending = sorted(range(len(jobs)), key=lambda i: jobs[i].arrives)
     queued: list[int] = []
     running: dict[int, tuple[float, float]] = {}
     clock = 0.0
+
+    def earliest() -> list[backfill.Holder]:
+        return [backfill.Holder(jobs[k].booked, backfill.holder_end(clock - began,
+                                                                    jobs[k].shortest))
+                for k, (began, _) in running.items()]
 
     def starts(index: int, ahead: list[int]) -> bool:
         job = jobs[index]
         usable = SLICE - sum(jobs[k].booked for k in running)
         if first_fit:
             return job.booked <= usable
-        earliest = [backfill.Holder(jobs[k].booked, backfill.holder_end(clock - began,
-                                                                        jobs[k].shortest))
-                    for k, (began, _) in running.items()]
         sure = [backfill.Holder(jobs[k].booked, backfill.holder_sure_end(clock - began,
                                                                          jobs[k].longest))
                 for k, (began, _) in running.items()]
         waiters = [backfill.Waiter(jobs[k].booked, backfill.waiter_run(jobs[k].longest))
                    for k in ahead]
         own = backfill.Waiter(job.booked, backfill.waiter_run(job.longest))
-        return backfill.may_start(own, waiters, earliest, usable, sure)
+        return backfill.may_start(own, waiters, earliest(), usable, sure)
 
     def look(who: set[int]) -> None:
         started = True
         while started:
             started = False
-            order = sorted(queued, key=lambda k: key(jobs[k], k))
-            for place, index in enumerate(order):
-                if index in who and starts(index, order[:place]):
+            usable = SLICE - sum(jobs[k].booked for k in running)
+            ordered = order(jobs, queued, earliest(), usable)
+            for place, index in enumerate(ordered):
+                if index in who and starts(index, ordered[:place]):
                     queued.remove(index)
                     running[index] = (clock, clock + jobs[index].runs)
                     started = True
@@ -125,9 +132,11 @@ def replay(jobs: list[Job], key: Key, first_fit: bool = False) -> float:
             raise SystemExit("swarm_replay: a job never fits")
         if arrival <= end:
             clock = arrival
-            index = pending.pop(0)
-            queued.append(index)
-            look({index})
+            arrived = set()
+            while pending and jobs[pending[0]].arrives == clock:
+                arrived.add(pending.pop(0))
+            queued.extend(arrived)
+            look(arrived)
         else:
             clock = end
             for index in [k for k, (_, ends) in running.items() if ends <= clock]:
@@ -136,21 +145,30 @@ def replay(jobs: list[Job], key: Key, first_fit: bool = False) -> float:
     return clock
 
 
-def arrival(job: Job, index: int) -> tuple[float, int]:
-    return job.arrives, index
+def entries(jobs: list[Job], queued: list[int]) -> list[backfill.Queued]:
+    return [backfill.Queued(jobs[k].arrives, jobs[k].booked, jobs[k].longest, k) for k in queued]
 
 
-def as_built(job: Job, index: int) -> tuple[float, int]:
-    return backfill.queue_key(job.arrives, job.longest, index)
+def arrival(jobs: list[Job], queued: list[int], holders: list[backfill.Holder],
+            usable: int) -> list[int]:
+    return sorted(queued, key=lambda k: (jobs[k].arrives, k))
 
 
-def area_first(job: Job, index: int) -> tuple[float, int]:
-    share = (job.longest or 0.0) * job.booked / SLICE
-    return job.arrives - min(share, backfill.LONGEST_FIRST_WITHIN), index
+def as_built(jobs: list[Job], queued: list[int], holders: list[backfill.Holder],
+             usable: int) -> list[int]:
+    return [queued[place]
+            for place in backfill.queue_order(entries(jobs, queued), holders, usable)]
 
 
-def biggest_first(job: Job, index: int) -> tuple[float, int]:
-    return job.arrives - backfill.LONGEST_FIRST_WITHIN * job.booked / SLICE, index
+def alone(advance: Callable[[backfill.Queued, int], float]) -> Order:
+    """One of backfill.ORDERS at every look, whatever the others would give."""
+    def order(jobs: list[Job], queued: list[int], holders: list[backfill.Holder],
+              usable: int) -> list[int]:
+        whole = usable + sum(holder.frees for holder in holders)
+        return sorted(queued, key=lambda k: backfill.queue_key(
+            backfill.Queued(jobs[k].arrives, jobs[k].booked, jobs[k].longest, k), whole,
+            advance))
+    return order
 
 
 def fluid_bound(jobs: list[Job]) -> float:
@@ -230,15 +248,17 @@ def main() -> None:
     if args.whole:
         print_whole(args.folder, args.day, args.tries)
         return
-    print("| trace | bookings' area | arrival | as built | area first | biggest first"
-          " | first fit |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    alone_orders = [alone(advance) for advance in backfill.ORDERS]
+    names = [advance.__name__.replace("_", " ") for advance in backfill.ORDERS]
+    print("| trace | bookings' area | arrival | as built | " + " | ".join(names)
+          + " | first fit |")
+    print("|---|---:|---:|---:|" + "---:|" * len(names) + "---:|")
     for state in sorted(args.folder.glob("state-*")):
         jobs = load(state / "state.db", args.day)
         if not jobs:
             continue
         area = sum(job.booked * job.runs for job in jobs) / SLICE
-        cells = [replay(jobs, key) for key in (arrival, as_built, area_first, biggest_first)]
+        cells = [replay(jobs, order) for order in (arrival, as_built, *alone_orders)]
         cells.append(replay(jobs, as_built, first_fit=True))
         print(f"| {state.name.removeprefix('state-')} | {area:.1f} s | "
               + " | ".join(f"{cell:.1f} s" for cell in cells) + " |")

@@ -11,7 +11,7 @@ import pytest
 
 from ledger_rows import insert_job
 from swarmdeck.actions import admission
-from swarmdeck.actions.backfill import Holder, Waiter, holder_end, may_start
+from swarmdeck.actions.backfill import LONGEST_FIRST_WITHIN, Holder, Waiter, holder_end, may_start
 from swarmdeck.actions.booking import Booking, Decision, Via
 from swarmdeck.probes.memory_book import SliceFacts
 from swarmdeck.probes.procs import own_identity
@@ -161,8 +161,6 @@ def test_admission_backfills_a_short_job_with_history_and_keeps_a_long_one_waiti
     head wants 80M, queued before the newcomers came (longer ago than LONGEST_FIRST_WITHIN:
     arriving with it, the long one would go first). A 30M job that ran 2 s starts; one that
     ran 60 s waits."""
-    from swarmdeck.actions.backfill import LONGEST_FIRST_WITHIN
-
     store = StateStore(tmp_path / "state.db")
     facts = SliceFacts(100 * MIB, MIB, "cgroup-v1", None, "configured", "")
     runner = own_identity()
@@ -264,13 +262,43 @@ def test_a_queued_jobs_detail_names_its_place_from_the_ledger(tmp_path: Path) ->
 
 
 def test_the_queue_puts_the_longest_known_runs_first_among_jobs_that_arrive_together() -> None:
-    from swarmdeck.actions.backfill import LONGEST_FIRST_WITHIN, queue_key
+    """With a run time unknown, no order can be played forward: the first, longest first."""
+    from swarmdeck.actions.backfill import ORDERS, Queued, queue_key, queue_order
 
-    arrived = [(100.0, 2.0, 1), (100.5, 60.0, 2), (101.0, None, 3), (100.2, 30.0, 4)]
-    order = sorted(arrived, key=lambda job: queue_key(*job))
-    assert [job_id for *_, job_id in order] == [2, 4, 1, 3]
-    late = queue_key(100.0 + LONGEST_FIRST_WITHIN + 1, 10 * LONGEST_FIRST_WITHIN, 9)
-    assert late > queue_key(100.0, None, 1), "no job is passed by one that came that much later"
+    arrived = [Queued(100.0, GIB, 2.0, 1), Queued(100.5, GIB, 60.0, 2),
+               Queued(101.0, GIB, None, 3), Queued(100.2, GIB, 30.0, 4)]
+    order = queue_order(arrived, [], 10 * GIB)
+    assert [arrived[place].job_id for place in order] == [2, 4, 1, 3]
+    for advance in ORDERS:
+        late = Queued(100.0 + LONGEST_FIRST_WITHIN + 1, 10 * GIB, 10 * LONGEST_FIRST_WITHIN, 9)
+        assert queue_key(late, 10 * GIB, advance) > queue_key(arrived[2], 10 * GIB, advance), (
+            f"{advance.__name__}: no job is passed by one that came that much later")
+
+
+def test_jobs_that_arrive_together_go_in_the_order_their_runs_say_ends_soonest() -> None:
+    """10G, nothing running. Two 4G jobs that run 5 s and two 6G jobs that run 4 s arrive
+    together. Longest first starts the 4G pair, then the 6G jobs one after the other, as two
+    never fit together: the queue ends at 16.25 s by the learned runs (times SLACK). The 6G
+    jobs first, each with a 4G one beside it, end it at 12.5 s: that order is taken."""
+    from swarmdeck.actions.backfill import Queued, queue_order, queue_plan, waiter_run
+
+    small = [Queued(100.0, 4 * GIB, 5.0, job_id) for job_id in (1, 2)]
+    big = [Queued(100.0, 6 * GIB, 4.0, job_id) for job_id in (3, 4)]
+    queued = [*small, *big]
+
+    def last_end(order: list[int]) -> float:
+        waiters = [Waiter(queued[i].booked, waiter_run(queued[i].longest)) for i in order]
+        return max(spot.starts_in + waiter.runs_for
+                   for spot, waiter in zip(queue_plan(waiters, [], 10 * GIB), waiters, strict=True))
+
+    assert last_end([0, 1, 2, 3]) == pytest.approx(16.25)
+    order = queue_order(queued, [], 10 * GIB)
+    assert [queued[place].job_id for place in order] == [3, 4, 1, 2]
+    assert last_end(order) == pytest.approx(12.5)
+    assert queue_order(queued, [], 10 * GIB, plan=False) == [0, 1, 2, 3], (
+        "a job that cannot start now is not worth playing the orders forward for")
+    unknown = [*queued[:3], Queued(100.0, 6 * GIB, None, 4)]
+    assert queue_order(unknown, [], 10 * GIB) == [0, 1, 2, 3]
 
 
 def test_admission_starts_a_long_job_ahead_of_a_short_one_queued_together(
@@ -279,8 +307,6 @@ def test_admission_starts_a_long_job_ahead_of_a_short_one_queued_together(
     """100M: a job of no known end holds 60M; a 30M job that ran 2 s is queued. A 30M job
     that ran 60 s arrives: it goes first (longest first), where in arrival order it waited
     behind the short one; one that arrived over LONGEST_FIRST_WITHIN later would not."""
-    from swarmdeck.actions.backfill import LONGEST_FIRST_WITHIN
-
     store = StateStore(tmp_path / "state.db")
     facts = SliceFacts(100 * MIB, MIB, "cgroup-v1", None, "configured", "")
     runner = own_identity()
@@ -313,3 +339,43 @@ def test_admission_starts_a_long_job_ahead_of_a_short_one_queued_together(
         conn.execute("UPDATE jobs SET created_at = ? WHERE id = ?", (clock, short))
         conn.execute("DELETE FROM jobs WHERE fingerprint = 'longer'")
     assert decide("long") is Decision.ADMIT
+
+
+def test_admission_and_the_queue_shown_take_the_order_that_ends_the_queue_soonest(
+    tmp_path: Path,
+) -> None:
+    """100M (1M kept back), nothing running. Queued together: two 40M jobs that ran 5 s, then
+    two 55M jobs that ran 4 s. Longest first, the first 55M job waits behind the 40M pair;
+    the queue ends sooner with the 55M jobs first, each beside a 40M one, so it starts, and
+    the control room shows it at place 1. Where one job's run time is not known, the queue
+    is longest first again, and it waits."""
+    store = StateStore(tmp_path / "state.db")
+    facts = SliceFacts(100 * MIB, MIB, "cgroup-v1", None, "configured", "")
+    clock = time.time()
+    with store.transaction() as conn:
+        for workload, booked, seconds in (("small", 40, 5.0), ("big", 55, 4.0)):
+            conn.execute("INSERT INTO peaks (fingerprint, peak, duration) VALUES (?, ?, ?)",
+                         (workload, booked * MIB, seconds))
+        ids = {
+            name: insert_job(conn, host="here", booked=booked * MIB, fingerprint=workload,
+                             state="queued", created_at=clock)
+            for name, workload, booked in (("c", "small", 40), ("d", "small", 40),
+                                           ("a", "big", 55), ("b", "other", 55))
+        }
+    row = admission.JobRow(
+        label="a", host="here", fingerprint="big", argv=["true"], cwd=Path("/"),
+        runner=own_identity(), booking=Booking(55 * MIB, 55 * MIB, Via.HISTORY, 500),
+        threads=None, detached=False, timeout=None,
+    )
+    decision, *_ = admission.attempt(store, row, facts, ids["a"], lambda i: tmp_path / str(i))
+    assert decision is Decision.WAIT, "the fourth job's run time is not known"
+
+    from swarmdeck.actions.admission import planned_queue
+    from swarmdeck.probes.memory_book import ledger_jobs
+
+    with store.transaction() as conn:
+        conn.execute("UPDATE jobs SET fingerprint = 'big' WHERE id = ?", (ids["b"],))
+    spots = planned_queue(store, "here", list(ledger_jobs(store, "here")), 99 * MIB)
+    assert [spots[ids[name]].place for name in "abcd"] == [1, 2, 3, 4]
+    decision, *_ = admission.attempt(store, row, facts, ids["a"], lambda i: tmp_path / str(i))
+    assert decision is Decision.ADMIT

@@ -1,6 +1,6 @@
-"""bench/swarm_replay.py's `--whole` figures: the bound no schedule of whole jobs beats, and
-the first-fit schedule an ideal runner would make; `bench/results/swarm.md` reads the queue
-against both."""
+"""bench/swarm_replay.py: the queue replayed as admission orders it, and the `--whole` figures
+(the bound no schedule of whole jobs beats, and the first-fit schedule an ideal runner would
+make), against which `bench/results/swarm.md` reads the queue."""
 
 from __future__ import annotations
 
@@ -54,3 +54,20 @@ def test_the_best_schedule_found_is_no_longer_than_any_order_tried(replay: Modul
             job(replay, 0.5, 10.0)]
     assert replay.first_fit(jobs, [0, 1, 2, 3]) == pytest.approx(12.0)
     assert replay.best_whole(jobs, 50) == pytest.approx(11.0)
+
+
+def test_the_replay_plays_the_queues_order_as_admission_takes_it(replay: ModuleType) -> None:
+    """Two jobs of 0.4 of the slice that run 5 s and two of 0.6 that run 4 s, learned so, all
+    arriving together: longest first alone runs the small pair, then the big jobs one after the
+    other (13 s). As built, admission's order starts a big one beside a small one; when the big
+    one ends, the other small one goes next, as the order that ends sooner then, and the last
+    big one starts as the first small one ends (9 s)."""
+    from swarmdeck.actions.backfill import longest_first
+
+    def learned(share: float, runs: float) -> object:
+        return replay.Job(0.0, int(replay.SLICE * share), int(replay.SLICE * share), runs,
+                          runs, runs)
+
+    jobs = [learned(0.4, 5.0), learned(0.4, 5.0), learned(0.6, 4.0), learned(0.6, 4.0)]
+    assert replay.replay(jobs, replay.alone(longest_first)) == pytest.approx(13.0)
+    assert replay.replay(jobs, replay.as_built) == pytest.approx(9.0)

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 
 from swarmdeck.actions.backfill import (
     Holder,
+    Queued,
     Spot,
     Waiter,
     holder_end,
     holder_sure_end,
     may_start,
-    queue_key,
+    queue_order,
     queue_plan,
     waiter_run,
 )
@@ -232,28 +233,68 @@ def _take_turn(
         )
 
 
+@dataclass(frozen=True)
+class QueueView:
+    """The queue as one attempt sees it."""
+
+    ahead: list[sqlite3.Row]
+    """The jobs queued on this host ahead of this one, in the queue's order."""
+    spans: dict[str, tuple[float, float]]
+    """The learned run times of those, of this job and of the running jobs."""
+    holders: list[Holder]
+    """The running jobs, each at its earliest end."""
+    sure: list[Holder]
+    """The same jobs, each at the time by which it has surely ended."""
+
+
 def queue_ahead(
-    conn: sqlite3.Connection, job: JobRow, job_id: int | None
-) -> tuple[list[sqlite3.Row], dict[str, tuple[float, float]]]:
-    """The jobs queued on this host ahead of this one, in the queue's order (backfill.queue_key:
-    arrival, the longest known runs first among jobs that arrive together; a new job's row is
-    not written yet and arrives now), with the learned run times of them and of this job."""
-    queued = queued_rows(conn, job.host)
-    if not queued or all(row["id"] == job_id for row in queued):
-        return [], {}
+    conn: sqlite3.Connection, job: JobRow, job_id: int | None, book: MemoryBook
+) -> QueueView:
+    """The queue ahead of this job (backfill.queue_order: arrival, jobs that arrive together in
+    the order their learned run times say ends soonest; a new job's row is not written yet and
+    arrives now). The orders are played forward only where the job fits now: otherwise it
+    waits whatever is ahead of it, and the first order says what is."""
+    rows = queued_rows(conn, job.host)
+    queued = [row for row in rows if row["id"] != job_id]
+    if not queued:
+        return QueueView([], {}, [], [])
     spans = durations(conn, {job.fingerprint} | {row["fingerprint"] for row in queued})
+    holders, sure = running_ends(conn, book, spans)
 
-    def key(fingerprint: str | None, created_at: float, row_id: int | None) -> tuple[float, int]:
-        return queue_key(created_at, spans.get(fingerprint or "", (None, None))[1], row_id)
+    def entry(created_at: float, booked: int, fingerprint: str | None, row_id: int | None
+              ) -> Queued:
+        return Queued(created_at, booked, spans.get(fingerprint or "", (None, None))[1], row_id)
 
-    own_at = next((row["created_at"] for row in queued if row["id"] == job_id), now())
-    own = key(job.fingerprint, own_at, job_id)
-    ahead = [
-        row for row in queued
-        if row["id"] != job_id and key(row["fingerprint"], row["created_at"], row["id"]) < own
+    own_at = next((row["created_at"] for row in rows if row["id"] == job_id), now())
+    everyone = [
+        *(entry(row["created_at"], row["booked"] or 0, row["fingerprint"], row["id"])
+          for row in queued),
+        entry(own_at, job.booking.booked, job.fingerprint, job_id),
     ]
-    ahead.sort(key=lambda row: key(row["fingerprint"], row["created_at"], row["id"]))
-    return ahead, spans
+    order = queue_order(everyone, holders, book.usable,
+                        plan=job.booking.booked <= book.usable)
+    ahead = [queued[place] for place in order[:order.index(len(queued))]]
+    return QueueView(ahead, spans, holders, sure)
+
+
+def running_ends(
+    conn: sqlite3.Connection, book: MemoryBook, spans: dict[str, tuple[float, float]]
+) -> tuple[list[Holder], list[Holder]]:
+    """The book's running jobs at their earliest ends and at their sure ends, from their
+    learned run times (added to `spans`)."""
+    held = {row.id: row for row in book.jobs}
+    running = fingerprints(conn, tuple(held))
+    spans.update(durations(conn, {row["fingerprint"] for row in running} - set(spans)))
+    clock = now()
+    holders, sure = [], []
+    for row in running:
+        holder = held[row["id"]]
+        began = holder.started_at or holder.admitted_at or clock
+        shortest, longest = spans.get(row["fingerprint"], (None, None))
+        frees = max(holder.booked or 0, holder.current or 0)
+        holders.append(Holder(frees, holder_end(clock - began, shortest)))
+        sure.append(Holder(frees, holder_sure_end(clock - began, longest)))
+    return holders, sure
 
 
 def attempt(
@@ -284,10 +325,10 @@ def attempt(
             _moved(conn, job_id)
         lost = mark_lost_jobs(conn, job.host, facts.slice_path)
         book = read_book(conn, facts, job.host, runners=False, meminfo=meminfo)
-        queued, spans = queue_ahead(conn, job, job_id)
-        ahead = sum(row["booked"] or 0 for row in queued)
+        queue = queue_ahead(conn, job, job_id, book)
+        ahead = sum(row["booked"] or 0 for row in queue.ahead)
         decision = decide(job.booking.booked, book, ahead)
-        if decision is Decision.WAIT and ahead and backfills(conn, job, book, queued, spans):
+        if decision is Decision.WAIT and ahead and backfills(job, book, queue):
             decision = Decision.ADMIT
         at = now()
         if job_id is None:
@@ -302,50 +343,31 @@ def attempt(
         return decision, job_id, book, lost
 
 
-def backfills(
-    conn: sqlite3.Connection,
-    job: JobRow,
-    book: MemoryBook,
-    queued: list[sqlite3.Row],
-    spans: dict[str, tuple[float, float]],
-) -> bool:
-    """Whether the job may start ahead of the `queued` jobs (in the queue's order) by EASY
-    backfill (actions/backfill.py), from the learned durations of the jobs running, the jobs
-    queued before it and its own (`spans` holds those of the queued and its own)."""
-    held = {row.id: row for row in book.jobs}
-    running = fingerprints(conn, tuple(held))
-    spans = {**spans, **durations(conn, {row["fingerprint"] for row in running} - set(spans))}
-    clock = now()
-    holders, sure = [], []
-    for row in running:
-        holder = held[row["id"]]
-        began = holder.started_at or holder.admitted_at or clock
-        shortest, longest = spans.get(row["fingerprint"], (None, None))
-        frees = max(holder.booked or 0, holder.current or 0)
-        holders.append(Holder(frees, holder_end(clock - began, shortest)))
-        sure.append(Holder(frees, holder_sure_end(clock - began, longest)))
+def backfills(job: JobRow, book: MemoryBook, queue: QueueView) -> bool:
+    """Whether the job may start ahead of the jobs queued before it by EASY backfill
+    (actions/backfill.py), from the learned run times of the running jobs, of the jobs queued
+    before it and its own."""
     ahead = [
-        Waiter(row["booked"] or 0, waiter_run(spans.get(row["fingerprint"], (None, None))[1]))
-        for row in queued
+        Waiter(row["booked"] or 0, waiter_run(queue.spans.get(row["fingerprint"], (None, None))[1]))
+        for row in queue.ahead
     ]
-    own = Waiter(job.booking.booked, waiter_run(spans.get(job.fingerprint, (None, None))[1]))
-    return may_start(own, ahead, holders, book.usable, sure)
+    own = Waiter(job.booking.booked,
+                 waiter_run(queue.spans.get(job.fingerprint, (None, None))[1]))
+    return may_start(own, ahead, queue.holders, book.usable, queue.sure)
 
 
 def planned_queue(
     store: StateStore, host: str, jobs: list[LedgerJob], usable: int
 ) -> dict[int, Spot]:
     """The host's queue as it will run (actions/backfill.queue_plan), by job id, from the jobs
-    of a snapshot, the room its book shows and the learned run times."""
+    of a snapshot, the room its book shows and the learned run times, in the order admission
+    takes (backfill.queue_order)."""
     queued = [j for j in jobs if j.host == host and j.state == QUEUED]
     holding = [j for j in jobs if j.host == host and j.state in (ADMITTED, RUNNING)]
     if not queued:
         return {}
     with store.read() as conn:
         spans = durations(conn, {j.fingerprint for j in [*queued, *holding]})
-    queued.sort(key=lambda j: queue_key(
-        j.created_at, spans.get(j.fingerprint or "", (None, None))[1], j.id
-    ))
     clock = now()
     holders = [
         Holder(
@@ -355,12 +377,17 @@ def planned_queue(
         )
         for j in holding
     ]
-    waiters = [
-        Waiter(j.booked or 0, waiter_run(spans.get(j.fingerprint or "", (None, None))[1]))
+    entries = [
+        Queued(j.created_at, j.booked or 0, spans.get(j.fingerprint or "", (None, None))[1], j.id)
         for j in queued
     ]
+    order = [queued[place] for place in queue_order(entries, holders, usable)]
+    waiters = [
+        Waiter(j.booked or 0, waiter_run(spans.get(j.fingerprint or "", (None, None))[1]))
+        for j in order
+    ]
     plan = queue_plan(waiters, holders, usable)
-    return {job.id: spot for job, spot in zip(queued, plan, strict=True)}
+    return {job.id: spot for job, spot in zip(order, plan, strict=True)}
 
 
 def durations(
@@ -399,8 +426,8 @@ def _unlocked_attempt(
     `no-admission-lock` switch stands for, which lets concurrent runners overbook."""
     with store.read() as conn:
         book = read_book(conn, facts, job.host, runners=False, meminfo=meminfo)
-        queued, _ = queue_ahead(conn, job, job_id)
-        decision = decide(job.booking.booked, book, sum(row["booked"] or 0 for row in queued))
+        queue = queue_ahead(conn, job, job_id, book)
+        decision = decide(job.booking.booked, book, sum(row["booked"] or 0 for row in queue.ahead))
     time.sleep(UNLOCKED_WINDOW)
     with store.transaction() as conn:
         at = now()

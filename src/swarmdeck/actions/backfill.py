@@ -1,7 +1,8 @@
 """EASY backfill: when a queued job may start ahead of a bigger one waiting before it.
 
-The queue is in order (queue_key: arrival, the longest known runs first among jobs that arrive
-together): a job ahead that fits is as good as started. The first job ahead that does not fit
+The queue is in order (queue_order: arrival, jobs that arrive together put in the order
+that their learned run times, played forward, say ends the queue soonest): a job ahead that
+fits is as good as started. The first job ahead that does not fit
 is the head; it is given a reservation at its shadow time, the moment enough of the running
 jobs will have ended for it to fit (from their learned durations). A later job may start now
 only if it fits now and either ends before the shadow time, or leaves the head's room at that
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 from swarmdeck.sizes import MIB
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 SLACK = 1.25
 """A backfilled job is taken to run its longest recent run times this."""
@@ -28,10 +29,10 @@ SUM_STEPS = 4096
 books (a MiB at least), so its cost does not grow with the slice."""
 LONGEST_FIRST_WITHIN = 60.0
 """Seconds: the queue's order is arrival, a job with a known run time counted as having come
-that much earlier (its longest recent run, this at the most). Among jobs that arrive together
-(a swarm's burst) the longest go first, as LPT scheduling does, so no long job submitted late
-runs on alone at the end of the day; a job queued longer than this is never passed by one
-that arrives after it, so a head that has waited is not delayed by newcomers."""
+up to this much earlier (by one of ORDERS). Among jobs that arrive together (a swarm's burst)
+that puts the longest, the largest or the biggest first; a job queued longer than this is
+never passed by one that arrives after it, so a head that has waited is not delayed by
+newcomers."""
 
 
 @dataclass(frozen=True)
@@ -51,13 +52,89 @@ class Waiter:
     runs_for: float | None
 
 
-def queue_key(created_at: float, runs_for: float | None, job_id: int | None) -> tuple[float, int]:
-    """Where a queued job stands in the queue (lowest first): its arrival, advanced by its
-    longest recent run up to LONGEST_FIRST_WITHIN; ties by id, a job not yet written last."""
+@dataclass(frozen=True)
+class Queued:
+    """A queued job as the queue's order sees it."""
+
+    created_at: float
+    booked: int
+    longest: float | None
+    """Its longest recent run, seconds; None when not known."""
+    job_id: int | None
+    """None for a job whose row is not written yet: it goes last among equals."""
+
+
+def longest_first(job: Queued, whole: int) -> float:
+    """LPT: a job is advanced by its longest recent run, so no long job submitted in a burst
+    runs on alone at the end of the day."""
+    return job.longest or 0.0
+
+
+def largest_first(job: Queued, whole: int) -> float:
+    """By its area: its longest recent run times its booking's share of the `whole` room, so
+    big jobs of short runs do not meet at the end of the day, where two of them leave the
+    rest of the room empty."""
+    return (job.longest or 0.0) * job.booked / max(whole, 1)
+
+
+def biggest_first(job: Queued, whole: int) -> float:
+    """By its booking's share of the `whole` room, as that share of LONGEST_FIRST_WITHIN."""
+    return LONGEST_FIRST_WITHIN * min(job.booked / max(whole, 1), 1.0)
+
+
+ORDERS: tuple[Callable[[Queued, int], float], ...] = (longest_first, largest_first, biggest_first)
+"""How far each order advances a job (seconds, up to LONGEST_FIRST_WITHIN); the first is the
+order wherever the learned run times cannot tell them apart."""
+
+
+def queue_key(
+    job: Queued, whole: int, advance: Callable[[Queued, int], float] = longest_first
+) -> tuple[float, int]:
+    """Where a queued job stands in the queue (lowest first): its arrival, advanced by
+    `advance` up to LONGEST_FIRST_WITHIN; ties by id, a job not yet written last."""
     return (
-        created_at - min(runs_for or 0.0, LONGEST_FIRST_WITHIN),
-        job_id if job_id is not None else 1 << 62,
+        job.created_at - min(advance(job, whole), LONGEST_FIRST_WITHIN),
+        job.job_id if job.job_id is not None else 1 << 62,
     )
+
+
+def queue_order(
+    queued: Sequence[Queued], holders: Sequence[Holder], usable: int, plan: bool = True
+) -> list[int]:
+    """The places of `queued` in the queue's order: the one of ORDERS whose last job the
+    learned run times, played forward by queue_plan from the running `holders` and the
+    `usable` room, see end soonest. Where a queued job's run time or an end the queue waits
+    on is not known, or no order ends sooner, or `plan` is false (nothing is to start now),
+    the first."""
+    whole = usable + sum(holder.frees for holder in holders)
+    orders = [
+        sorted(range(len(queued)), key=lambda i, advance=advance: queue_key(
+            queued[i], whole, advance))
+        for advance in ORDERS
+    ]
+    if not plan or len(queued) < 2 or any(job.longest is None for job in queued):
+        return orders[0]
+    chosen, soonest = orders[0], _last_end([queued[i] for i in orders[0]], holders, usable)
+    for order in orders[1:]:
+        if soonest is None:
+            break
+        if order != chosen:
+            end = _last_end([queued[i] for i in order], holders, usable)
+            if end is not None and end < soonest:
+                chosen, soonest = order, end
+    return chosen
+
+
+def _last_end(queued: Sequence[Queued], holders: Sequence[Holder], usable: int) -> float | None:
+    """When the last of `queued` (in this order) ends, as queue_plan plays the rule forward;
+    None where that depends on an end nobody knows."""
+    waiters = [Waiter(job.booked, waiter_run(job.longest)) for job in queued]
+    ends = [
+        spot.starts_in + waiter.runs_for
+        for spot, waiter in zip(queue_plan(waiters, holders, usable), waiters, strict=True)
+        if spot.starts_in is not None and waiter.runs_for is not None
+    ]
+    return max(ends) if len(ends) == len(waiters) else None
 
 
 def may_start(
