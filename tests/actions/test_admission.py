@@ -110,6 +110,29 @@ def test_a_small_job_does_not_cut_in_ahead_of_a_queued_big_one(tmp_path: Path) -
     assert decide(30 * MIB, small)[0] is Decision.ADMIT
 
 
+def test_a_queued_job_booked_again_shows_its_new_booking_to_the_rest_of_the_queue(
+    tmp_path: Path,
+) -> None:
+    """A queued runner books again while it waits (its folder's spread has shown, say): its
+    row must say so, or every other runner orders and sums the queue on the old booking."""
+    store = StateStore(tmp_path / "state.db")
+
+    def decide(booking: Booking, job_id: int | None = None) -> int:
+        row = admission.rebooked(job_row(booking.booked), booking)
+        _, job_id, *_ = admission.attempt(
+            store, row, facts(), job_id, lambda job_id: tmp_path / str(job_id)
+        )
+        return job_id
+
+    decide(Booking(60 * MIB, 60 * MIB, Via.CAP, 0))
+    big = decide(Booking(88 * MIB, 200 * MIB, Via.HISTORY, 500))
+    decide(Booking(82 * MIB, 200 * MIB, Via.FAMILY, 500), big)
+    with store.read() as conn:
+        row = conn.execute("SELECT state, booked, cap, admitted_via, oom_score_adj FROM jobs"
+                           " WHERE id = ?", (big,)).fetchone()
+    assert tuple(row) == ("queued", 82 * MIB, 200 * MIB, "family", 500)
+
+
 def test_a_queued_runner_is_woken_the_moment_room_is_freed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -44,6 +44,7 @@ from swarmdeck.ledger import (
     fingerprints,
     job_row,
     queued_rows,
+    rebook_queued,
     set_cgroup,
 )
 from swarmdeck.ledger.schema import ADMITTED, MOVED, QUEUED, REFUSED, RUNNING
@@ -323,6 +324,9 @@ def attempt(
             # A queued row may have been moved to another host meanwhile: it must not start
             # here too.
             _moved(conn, job_id)
+            booking = job.booking
+            rebook_queued(conn, job_id, booking.booked, booking.cap, booking.via.value,
+                          booking.oom_score_adj)
         lost = mark_lost_jobs(conn, job.host, facts.slice_path)
         book = read_book(conn, facts, job.host, runners=False, meminfo=meminfo)
         queue = queue_ahead(conn, job, job_id, book)

@@ -63,6 +63,23 @@ def admit_queued(
     )
 
 
+def rebook_queued(
+    conn: sqlite3.Connection,
+    job_id: int,
+    booked: int,
+    cap: int | None,
+    via: str,
+    oom_score_adj: int | None,
+) -> None:
+    """A queued row takes the booking its runner made again while it waits, so every other
+    runner orders and sums the queue on the booking this one decides on."""
+    conn.execute(
+        "UPDATE jobs SET booked = ?, cap = ?, admitted_via = ?, oom_score_adj = ?"
+        " WHERE id = ? AND state = ?",
+        (booked, cap, via, oom_score_adj, job_id, QUEUED),
+    )
+
+
 def admit_queued_as_booked(conn: sqlite3.Connection, job_id: int, at: float) -> None:
     """A queued row is admitted at `at` on the booking it was queued with."""
     conn.execute(
