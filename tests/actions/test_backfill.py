@@ -301,6 +301,20 @@ def test_jobs_that_arrive_together_go_in_the_order_their_runs_say_ends_soonest()
     assert queue_order(unknown, [], 10 * GIB) == [0, 1, 2, 3]
 
 
+def test_a_queue_too_long_to_play_forward_under_the_lock_is_longest_first() -> None:
+    """Playing an order forward costs more than the square of the queue's length, and every
+    runner whose job fits pays it under the admission lock: past PLAN_AT_MOST jobs the queue
+    is longest first, as the same four jobs behind a crowd of later, shorter ones show."""
+    from swarmdeck.actions.backfill import PLAN_AT_MOST, Queued, queue_order
+
+    four = [Queued(100.0, 4 * GIB, 5.0, 1), Queued(100.0, 4 * GIB, 5.0, 2),
+            Queued(100.0, 6 * GIB, 4.0, 3), Queued(100.0, 6 * GIB, 4.0, 4)]
+    crowd = [Queued(101.0, GIB // 8, 1.0, job_id) for job_id in range(5, PLAN_AT_MOST + 1)]
+    assert queue_order([*four, *crowd], [], 10 * GIB)[:4] == [2, 3, 0, 1]
+    longer = [*crowd, Queued(101.0, GIB // 8, 1.0, PLAN_AT_MOST + 1)]
+    assert queue_order([*four, *longer], [], 10 * GIB)[:4] == [0, 1, 2, 3]
+
+
 def test_admission_starts_a_long_job_ahead_of_a_short_one_queued_together(
     tmp_path: Path,
 ) -> None:

@@ -82,6 +82,11 @@ def biggest_first(job: Queued, whole: int) -> float:
     return LONGEST_FIRST_WITHIN * min(job.booked / max(whole, 1), 1.0)
 
 
+PLAN_AT_MOST = 32
+"""Queued jobs: a longer queue is longest first. Playing an order forward costs more than the
+square of the queue's length (16 ms for 32 jobs, 126 ms for 100: bench/results/swarm.md),
+and every runner whose job fits now pays it under the admission lock."""
+
 ORDERS: tuple[Callable[[Queued, int], float], ...] = (longest_first, largest_first, biggest_first)
 """How far each order advances a job (seconds, up to LONGEST_FIRST_WITHIN); the first is the
 order wherever the learned run times cannot tell them apart."""
@@ -104,15 +109,16 @@ def queue_order(
     """The places of `queued` in the queue's order: the one of ORDERS whose last job the
     learned run times, played forward by queue_plan from the running `holders` and the
     `usable` room, see end soonest. Where a queued job's run time or an end the queue waits
-    on is not known, or no order ends sooner, or `plan` is false (nothing is to start now),
-    the first."""
+    on is not known, or no order ends sooner, or `plan` is false (nothing is to start now), or
+    the queue is longer than PLAN_AT_MOST, the first."""
     whole = usable + sum(holder.frees for holder in holders)
     orders = [
         sorted(range(len(queued)), key=lambda i, advance=advance: queue_key(
             queued[i], whole, advance))
         for advance in ORDERS
     ]
-    if not plan or len(queued) < 2 or any(job.longest is None for job in queued):
+    if (not plan or not 2 <= len(queued) <= PLAN_AT_MOST
+            or any(job.longest is None for job in queued)):
         return orders[0]
     chosen, soonest = orders[0], _last_end([queued[i] for i in orders[0]], holders, usable)
     for order in orders[1:]:
