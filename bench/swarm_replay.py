@@ -8,8 +8,8 @@ every end each queued job decides in the queue's order, with the real rule
 order, or the rule:
 
 - arrival: strict arrival order;
-- as built: backfill.queue_order at every look (whichever of its orders the learned run
-  times, played forward, see end the queue soonest);
+- as built: backfill.order_as_of_change at every look (whichever of its orders the learned
+  run times, played forward from the queue's last change, see end the queue soonest);
 - each of backfill.ORDERS alone at every look: longest first (a job advanced by its longest
   learned run), largest first (by its run × its booking's share of the slice) and biggest
   first (by its booking's share of the slice × 60 s);
@@ -60,9 +60,9 @@ class Job:
     longest: float | None
 
 
-Order = Callable[[list["Job"], list[int], list[backfill.Holder], int], list[int]]
+Order = Callable[[list["Job"], list[int], list[backfill.Running]], list[int]]
 """The queued jobs (indices into the day's jobs) in the order they decide in, from the
-running jobs at their earliest ends and the room free."""
+running jobs."""
 
 
 def load(db: Path, day: int) -> list[Job]:
@@ -116,8 +116,9 @@ def replay(jobs: list[Job], order: Order, first_fit: bool = False) -> float:
         started = True
         while started:
             started = False
-            usable = SLICE - sum(jobs[k].booked for k in running)
-            ordered = order(jobs, queued, earliest(), usable)
+            ordered = order(jobs, queued, [backfill.Running(jobs[k].booked, began,
+                                                            jobs[k].shortest)
+                                           for k, (began, _) in running.items()])
             for place, index in enumerate(ordered):
                 if index in who and starts(index, ordered[:place]):
                     queued.remove(index)
@@ -149,24 +150,21 @@ def entries(jobs: list[Job], queued: list[int]) -> list[backfill.Queued]:
     return [backfill.Queued(jobs[k].arrives, jobs[k].booked, jobs[k].longest, k) for k in queued]
 
 
-def arrival(jobs: list[Job], queued: list[int], holders: list[backfill.Holder],
-            usable: int) -> list[int]:
+def arrival(jobs: list[Job], queued: list[int], running: list[backfill.Running]) -> list[int]:
     return sorted(queued, key=lambda k: (jobs[k].arrives, k))
 
 
-def as_built(jobs: list[Job], queued: list[int], holders: list[backfill.Holder],
-             usable: int) -> list[int]:
+def as_built(jobs: list[Job], queued: list[int], running: list[backfill.Running]) -> list[int]:
     return [queued[place]
-            for place in backfill.queue_order(entries(jobs, queued), holders, usable)]
+            for place in backfill.order_as_of_change(entries(jobs, queued), running, SLICE)]
 
 
 def alone(advance: Callable[[backfill.Queued, int], float]) -> Order:
     """One of backfill.ORDERS at every look, whatever the others would give."""
-    def order(jobs: list[Job], queued: list[int], holders: list[backfill.Holder],
-              usable: int) -> list[int]:
-        whole = usable + sum(holder.frees for holder in holders)
+    def order(jobs: list[Job], queued: list[int], running: list[backfill.Running]
+              ) -> list[int]:
         return sorted(queued, key=lambda k: backfill.queue_key(
-            backfill.Queued(jobs[k].arrives, jobs[k].booked, jobs[k].longest, k), whole,
+            backfill.Queued(jobs[k].arrives, jobs[k].booked, jobs[k].longest, k), SLICE,
             advance))
     return order
 

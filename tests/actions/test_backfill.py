@@ -254,7 +254,7 @@ def test_a_queued_jobs_detail_names_its_place_from_the_ledger(tmp_path: Path) ->
                             state="queued")
         conn.execute("INSERT INTO peaks (fingerprint, peak, duration) VALUES ('holder', 1, 60)")
     jobs = list(ledger_jobs(store, "here"))
-    spots = planned_queue(store, "here", jobs, 40 * MIB)
+    spots = planned_queue(store, "here", jobs, 40 * MIB, 100 * MIB)
     text = queue_text(spots[queued], len(spots))
     assert text.startswith("place 1 of 1; waits for room; expected start in about ")
     job = next(j for j in jobs if j.id == queued)
@@ -389,7 +389,25 @@ def test_admission_and_the_queue_shown_take_the_order_that_ends_the_queue_soones
 
     with store.transaction() as conn:
         conn.execute("UPDATE jobs SET fingerprint = 'big' WHERE id = ?", (ids["b"],))
-    spots = planned_queue(store, "here", list(ledger_jobs(store, "here")), 99 * MIB)
+    spots = planned_queue(store, "here", list(ledger_jobs(store, "here")), 99 * MIB,
+                           99 * MIB)
     assert [spots[ids[name]].place for name in "abcd"] == [1, 2, 3, 4]
     decision, *_ = admission.attempt(store, row, facts, ids["a"], lambda i: tmp_path / str(i))
     assert decision is Decision.ADMIT
+
+
+def test_between_two_changes_every_look_takes_the_same_order() -> None:
+    """10G: jobs of 6G and 1G run, learned to end 8 s and 10 s after the three queued jobs
+    came. Played forward from then, the 3G job goes first. Two seconds on, with nothing
+    started or ended, the same play from that moment would put the 8G job first and the 3G
+    one behind it. The order is taken as of the queue's last change, so it stays."""
+    from swarmdeck.actions.backfill import Queued, Running, order_as_of_change, queue_order
+
+    queued = [Queued(100.0, 6 * GIB, 6.4, 1), Queued(100.0, 3 * GIB, 10.4, 2),
+              Queued(100.0, 8 * GIB, 10.4, 3)]
+    running = [Running(6 * GIB, 92.0, 16.0), Running(GIB, 90.0, 20.0)]
+    at_change = [Holder(6 * GIB, 8.0), Holder(GIB, 10.0)]
+    two_seconds_on = [Holder(6 * GIB, 6.0), Holder(GIB, 8.0)]
+    assert queue_order(queued, at_change, 3 * GIB) == [1, 2, 0]
+    assert queue_order(queued, two_seconds_on, 3 * GIB) == [2, 0, 1]
+    assert order_as_of_change(queued, running, 10 * GIB) == [1, 2, 0]

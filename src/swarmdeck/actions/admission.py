@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING
 from swarmdeck.actions.backfill import (
     Holder,
     Queued,
+    Running,
     Spot,
     Waiter,
     holder_end,
     holder_sure_end,
     may_start,
-    queue_order,
+    order_as_of_change,
     queue_plan,
     waiter_run,
 )
@@ -251,16 +252,16 @@ class QueueView:
 def queue_ahead(
     conn: sqlite3.Connection, job: JobRow, job_id: int | None, book: MemoryBook
 ) -> QueueView:
-    """The queue ahead of this job (backfill.queue_order: arrival, jobs that arrive together in
-    the order their learned run times say ends soonest; a new job's row is not written yet and
-    arrives now). The orders are played forward only where the job fits now: otherwise it
-    waits whatever is ahead of it, and the first order says what is."""
+    """The queue ahead of this job (backfill.order_as_of_change: arrival, jobs that arrive
+    together in the order their learned run times say ends soonest; a new job's row is not
+    written yet and arrives now). The orders are played forward only where the job fits now:
+    otherwise it waits whatever is ahead of it, and the first order says what is."""
     rows = queued_rows(conn, job.host)
     queued = [row for row in rows if row["id"] != job_id]
     if not queued:
         return QueueView([], {}, [], [])
     spans = durations(conn, {job.fingerprint} | {row["fingerprint"] for row in queued})
-    holders, sure = running_ends(conn, book, spans)
+    holders, sure, running = running_ends(conn, book, spans)
 
     def entry(created_at: float, booked: int, fingerprint: str | None, row_id: int | None
               ) -> Queued:
@@ -272,22 +273,22 @@ def queue_ahead(
           for row in queued),
         entry(own_at, job.booking.booked, job.fingerprint, job_id),
     ]
-    order = queue_order(everyone, holders, book.usable,
-                        plan=job.booking.booked <= book.usable)
+    order = order_as_of_change(everyone, running, book.slice_cap,
+                               plan=job.booking.booked <= book.usable)
     ahead = [queued[place] for place in order[:order.index(len(queued))]]
     return QueueView(ahead, spans, holders, sure)
 
 
 def running_ends(
     conn: sqlite3.Connection, book: MemoryBook, spans: dict[str, tuple[float, float]]
-) -> tuple[list[Holder], list[Holder]]:
+) -> tuple[list[Holder], list[Holder], list[Running]]:
     """The book's running jobs at their earliest ends and at their sure ends, from their
-    learned run times (added to `spans`)."""
+    learned run times (added to `spans`), and as the queue's order sees them."""
     held = {row.id: row for row in book.jobs}
     running = fingerprints(conn, tuple(held))
     spans.update(durations(conn, {row["fingerprint"] for row in running} - set(spans)))
     clock = now()
-    holders, sure = [], []
+    holders, sure, seen = [], [], []
     for row in running:
         holder = held[row["id"]]
         began = holder.started_at or holder.admitted_at or clock
@@ -295,7 +296,8 @@ def running_ends(
         frees = max(holder.booked or 0, holder.current or 0)
         holders.append(Holder(frees, holder_end(clock - began, shortest)))
         sure.append(Holder(frees, holder_sure_end(clock - began, longest)))
-    return holders, sure
+        seen.append(Running(holder.booked or 0, began, shortest))
+    return holders, sure, seen
 
 
 def attempt(
@@ -361,11 +363,11 @@ def backfills(job: JobRow, book: MemoryBook, queue: QueueView) -> bool:
 
 
 def planned_queue(
-    store: StateStore, host: str, jobs: list[LedgerJob], usable: int
+    store: StateStore, host: str, jobs: list[LedgerJob], usable: int, slice_cap: int
 ) -> dict[int, Spot]:
     """The host's queue as it will run (actions/backfill.queue_plan), by job id, from the jobs
     of a snapshot, the room its book shows and the learned run times, in the order admission
-    takes (backfill.queue_order)."""
+    takes (backfill.order_as_of_change in a slice of `slice_cap`)."""
     queued = [j for j in jobs if j.host == host and j.state == QUEUED]
     holding = [j for j in jobs if j.host == host and j.state in (ADMITTED, RUNNING)]
     if not queued:
@@ -385,7 +387,12 @@ def planned_queue(
         Queued(j.created_at, j.booked or 0, spans.get(j.fingerprint or "", (None, None))[1], j.id)
         for j in queued
     ]
-    order = [queued[place] for place in queue_order(entries, holders, usable)]
+    running = [
+        Running(j.booked or 0, j.started_at or j.admitted_at or clock,
+                spans.get(j.fingerprint or "", (None, None))[0])
+        for j in holding
+    ]
+    order = [queued[place] for place in order_as_of_change(entries, running, slice_cap)]
     waiters = [
         Waiter(j.booked or 0, waiter_run(spans.get(j.fingerprint or "", (None, None))[1]))
         for j in order

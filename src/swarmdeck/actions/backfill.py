@@ -1,15 +1,17 @@
 """EASY backfill: when a queued job may start ahead of a bigger one waiting before it.
 
-The queue is in order (queue_order: arrival, jobs that arrive together put in the order
-that their learned run times, played forward, say ends the queue soonest): a job ahead that
-fits is as good as started. The first job ahead that does not fit
-is the head; it is given a reservation at its shadow time, the moment enough of the running
-jobs will have ended for it to fit (from their learned durations). A later job may start now
-only if it fits now and either ends before the shadow time, or leaves the head's room at that
-time untouched. Where no run time is known (a first day), a job may still start if no set of
-the running jobs' ends frees room for the head without also freeing room for it beside the
-head. So the head is never delayed, as with Slurm's backfill on time limits; jobs behind the
-head are not protected (EASY). Pure: admission gathers the numbers.
+The queue is in order (order_as_of_change: arrival, jobs that arrive together put in the
+order that their learned run times, played forward from the queue's last change, say ends the
+queue soonest): a job ahead that fits is as good as started. The first job ahead that does not
+fit is the head; it is given a reservation at its shadow time, the moment enough of the
+running jobs will have ended for it to fit (from their learned durations). A later job may
+start now only if it fits now and either ends before the shadow time, or leaves the head's
+room at that time untouched. Where no run time is known (a first day), a job may still start
+if no set of the running jobs' ends frees room for the head without also freeing room for it
+beside the head. So the head is never delayed by a job let in beside it, as with Slurm's
+backfill on time limits; jobs behind the head are not protected (EASY). The order is chosen
+again only when a job arrives, starts or ends, so the head keeps its place between those.
+Pure: admission gathers the numbers.
 """
 
 from __future__ import annotations
@@ -129,6 +131,33 @@ def queue_order(
             if end is not None and end < soonest:
                 chosen, soonest = order, end
     return chosen
+
+
+@dataclass(frozen=True)
+class Running:
+    """A job holding room, as the queue's order sees it."""
+
+    booked: int
+    began: float
+    """When it was admitted or started (epoch seconds)."""
+    shortest: float | None
+    """Its shortest recent run, seconds; None when not known."""
+
+
+def order_as_of_change(
+    queued: Sequence[Queued], running: Sequence[Running], whole: int, plan: bool = True
+) -> list[int]:
+    """queue_order as of the queue's last change (the latest arrival among `queued`, the
+    latest start among `running`), on their bookings in the `whole` slice. Nothing in it moves
+    with the clock, so between two changes every look takes the same order: a head keeps its
+    place until a job arrives, starts or ends, and is not passed by a job of its burst merely
+    because the running jobs' ends came nearer while it waited."""
+    as_of = max([job.created_at for job in queued] + [job.began for job in running],
+                default=0.0)
+    holders = [Holder(job.booked, holder_end(as_of - job.began, job.shortest))
+               for job in running]
+    room = max(0, whole - sum(job.booked for job in running))
+    return queue_order(queued, holders, room, plan)
 
 
 def _last_end(queued: Sequence[Queued], holders: Sequence[Holder], usable: int) -> float | None:

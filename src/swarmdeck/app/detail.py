@@ -368,12 +368,13 @@ class JobDetail(DetailScreen):
         book = next((b for b in snapshot.books if b.host == job.host), None)
         if book is not None and snapshot.taken_at != self._queue_for:
             self._queue_for = snapshot.taken_at
-            self._read_queue(job.host, list(snapshot.jobs), book.usable)
+            self._read_queue(job.host, list(snapshot.jobs), book.usable, book.slice_cap)
 
     @work(thread=True, exclusive=True, group="job-queue", exit_on_error=False)
-    def _read_queue(self, host: str, jobs: list[LedgerJob], usable: int) -> None:
+    def _read_queue(self, host: str, jobs: list[LedgerJob], usable: int, slice_cap: int
+                    ) -> None:
         try:
-            spots = planned_queue(self._store, host, jobs, usable)
+            spots = planned_queue(self._store, host, jobs, usable, slice_cap)
         except (sqlite3.Error, StateError):
             return  # the place is shown again from the next snapshot
         spot = spots.get(self.job_id)
