@@ -163,9 +163,9 @@ def alone(advance: Callable[[backfill.Queued, int], float]) -> Order:
     """One of backfill.ORDERS at every look, whatever the others would give."""
     def order(jobs: list[Job], queued: list[int], running: list[backfill.Running]
               ) -> list[int]:
-        return sorted(queued, key=lambda k: backfill.queue_key(
-            backfill.Queued(jobs[k].arrives, jobs[k].booked, jobs[k].longest, k), SLICE,
-            advance))
+        keys = {k: backfill.queue_key(entry, SLICE, advance)
+                for k, entry in zip(queued, entries(jobs, queued), strict=True)}
+        return sorted(queued, key=keys.__getitem__)
     return order
 
 

@@ -12,6 +12,7 @@ import pytest
 from ledger_rows import insert_job
 from swarmdeck.actions import admission
 from swarmdeck.actions.booking import Booking, Decision, Via, decide_admission
+from swarmdeck.ledger import rebook_queued
 from swarmdeck.probes.memory_book import MemoryBook, SliceFacts
 from swarmdeck.probes.procs import own_identity
 from swarmdeck.state import StateStore
@@ -124,13 +125,23 @@ def test_a_queued_job_booked_again_shows_its_new_booking_to_the_rest_of_the_queu
         )
         return job_id
 
-    decide(Booking(60 * MIB, 60 * MIB, Via.CAP, 0))
+    def row() -> tuple[object, ...]:
+        with store.read() as conn:
+            return tuple(conn.execute(
+                "SELECT state, booked, cap, admitted_via, oom_score_adj FROM jobs WHERE id = ?",
+                (big,)).fetchone())
+
+    holder = decide(Booking(60 * MIB, 60 * MIB, Via.CAP, 0))
     big = decide(Booking(88 * MIB, 200 * MIB, Via.HISTORY, 500))
     decide(Booking(82 * MIB, 200 * MIB, Via.FAMILY, 500), big)
-    with store.read() as conn:
-        row = conn.execute("SELECT state, booked, cap, admitted_via, oom_score_adj FROM jobs"
-                           " WHERE id = ?", (big,)).fetchone()
-    assert tuple(row) == ("queued", 82 * MIB, 200 * MIB, "family", 500)
+    assert row() == ("queued", 82 * MIB, 200 * MIB, "family", 500)
+    with store.transaction() as conn:
+        assert not rebook_queued(conn, big, 82 * MIB, 200 * MIB, "family", 500), (
+            "a row that already has the booking is not written at every look")
+        conn.execute("UPDATE jobs SET state = 'done', ended_at = 1 WHERE id = ?", (holder,))
+    decide(Booking(70 * MIB, 200 * MIB, Via.FAMILY, 500), big)
+    assert row() == ("admitted", 70 * MIB, 200 * MIB, "family", 500), (
+        "admitted on the booking it decided on")
 
 
 def test_a_queued_runner_is_woken_the_moment_room_is_freed(

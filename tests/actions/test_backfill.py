@@ -411,3 +411,30 @@ def test_between_two_changes_every_look_takes_the_same_order() -> None:
     assert queue_order(queued, at_change, 3 * GIB) == [1, 2, 0]
     assert queue_order(queued, two_seconds_on, 3 * GIB) == [2, 0, 1]
     assert order_as_of_change(queued, running, 10 * GIB) == [1, 2, 0]
+
+
+def test_the_queue_shown_a_second_after_its_last_change_keeps_that_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same jobs in a 100M slice, in the ledger: looked at a second after the three came,
+    with nothing started or ended, the 30M job is still first, as it was when they came."""
+    from swarmdeck.actions.admission import planned_queue
+    from swarmdeck.probes.memory_book import ledger_jobs
+
+    store = StateStore(tmp_path / "state.db")
+    with store.transaction() as conn:
+        for workload, seconds in (("a", 16.0), ("b", 20.0), ("j1", 6.4), ("j2", 10.4),
+                                  ("j3", 10.4)):
+            conn.execute("INSERT INTO peaks (fingerprint, peak, duration) VALUES (?, ?, ?)",
+                         (workload, MIB, seconds))
+        insert_job(conn, host="here", booked=60 * MIB, fingerprint="a", state="running",
+                   admitted_at=92.0, started_at=92.0)
+        insert_job(conn, host="here", booked=10 * MIB, fingerprint="b", state="running",
+                   admitted_at=90.0, started_at=90.0)
+        ids = [insert_job(conn, host="here", booked=booked * MIB, fingerprint=workload,
+                          state="queued", created_at=100.0)
+               for workload, booked in (("j1", 60), ("j2", 30), ("j3", 80))]
+    jobs = list(ledger_jobs(store, "here"))
+    monkeypatch.setattr(admission, "now", lambda: 101.0)
+    spots = planned_queue(store, "here", jobs, 30 * MIB, 100 * MIB)
+    assert [spots[job_id].place for job_id in ids] == [3, 1, 2]

@@ -39,10 +39,8 @@ from swarmdeck.exitcodes import ExitCode
 from swarmdeck.file_lock import take_within
 from swarmdeck.ledger import (
     add_job,
-    admit_queued,
     admit_queued_as_booked,
     close_job,
-    fingerprints,
     job_row,
     queued_rows,
     rebook_queued,
@@ -56,7 +54,7 @@ from swarmdeck.sizes import format_size
 from swarmdeck.state import MAKE_WRITABLE, now
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from os import PathLike
 
     from swarmdeck.probes.memory_book import LedgerJob
@@ -260,8 +258,9 @@ def queue_ahead(
     queued = [row for row in rows if row["id"] != job_id]
     if not queued:
         return QueueView([], {}, [], [])
-    spans = durations(conn, {job.fingerprint} | {row["fingerprint"] for row in queued})
-    holders, sure, running = running_ends(conn, book, spans)
+    spans = durations(conn, {job.fingerprint} | {row["fingerprint"] for row in queued}
+                      | {held.fingerprint for held in book.jobs})
+    holders, sure, running = running_ends(book.jobs, spans, now())
 
     def entry(created_at: float, booked: int, fingerprint: str | None, row_id: int | None
               ) -> Queued:
@@ -280,24 +279,19 @@ def queue_ahead(
 
 
 def running_ends(
-    conn: sqlite3.Connection, book: MemoryBook, spans: dict[str, tuple[float, float]]
+    jobs: Sequence[LedgerJob], spans: dict[str, tuple[float, float]], clock: float
 ) -> tuple[list[Holder], list[Holder], list[Running]]:
-    """The book's running jobs at their earliest ends and at their sure ends, from their
-    learned run times (added to `spans`), and as the queue's order sees them."""
-    held = {row.id: row for row in book.jobs}
-    running = fingerprints(conn, tuple(held))
-    spans.update(durations(conn, {row["fingerprint"] for row in running} - set(spans)))
-    clock = now()
-    holders, sure, seen = [], [], []
-    for row in running:
-        holder = held[row["id"]]
-        began = holder.started_at or holder.admitted_at or clock
-        shortest, longest = spans.get(row["fingerprint"], (None, None))
-        frees = max(holder.booked or 0, holder.current or 0)
+    """The jobs holding a booking at `clock`, each at its earliest end and at its sure end
+    from its learned run times (`spans`), and as the queue's order sees it."""
+    holders, sure, running = [], [], []
+    for held in jobs:
+        began = held.started_at or held.admitted_at or clock
+        shortest, longest = spans.get(held.fingerprint or "", (None, None))
+        frees = max(held.booked or 0, held.current or 0)
         holders.append(Holder(frees, holder_end(clock - began, shortest)))
         sure.append(Holder(frees, holder_sure_end(clock - began, longest)))
-        seen.append(Running(holder.booked or 0, began, shortest))
-    return holders, sure, seen
+        running.append(Running(held.booked or 0, began, shortest))
+    return holders, sure, running
 
 
 def attempt(
@@ -326,6 +320,7 @@ def attempt(
             # A queued row may have been moved to another host meanwhile: it must not start
             # here too.
             _moved(conn, job_id)
+            # Its row takes the booking it decides on, which every other runner reads.
             booking = job.booking
             rebook_queued(conn, job_id, booking.booked, booking.cap, booking.via.value,
                           booking.oom_score_adj)
@@ -341,9 +336,7 @@ def attempt(
             state = {Decision.ADMIT: ADMITTED, Decision.WAIT: QUEUED}.get(decision, REFUSED)
             job_id = _insert(conn, job, state, at)
         elif decision is Decision.ADMIT:
-            booking = job.booking
-            admit_queued(conn, job_id, at, booking.booked, booking.cap, booking.via.value,
-                         booking.oom_score_adj)
+            admit_queued_as_booked(conn, job_id, at)
         if decision is Decision.ADMIT:
             set_cgroup(conn, job_id, str(cage_path(job_id)))
         return decision, job_id, book, lost
@@ -374,23 +367,10 @@ def planned_queue(
         return {}
     with store.read() as conn:
         spans = durations(conn, {j.fingerprint for j in [*queued, *holding]})
-    clock = now()
-    holders = [
-        Holder(
-            max(j.booked or 0, j.current or 0),
-            holder_end(clock - (j.started_at or j.admitted_at or clock),
-                       spans.get(j.fingerprint or "", (None, None))[0]),
-        )
-        for j in holding
-    ]
+    holders, _, running = running_ends(holding, spans, now())
     entries = [
         Queued(j.created_at, j.booked or 0, spans.get(j.fingerprint or "", (None, None))[1], j.id)
         for j in queued
-    ]
-    running = [
-        Running(j.booked or 0, j.started_at or j.admitted_at or clock,
-                spans.get(j.fingerprint or "", (None, None))[0])
-        for j in holding
     ]
     order = [queued[place] for place in order_as_of_change(entries, running, slice_cap)]
     waiters = [

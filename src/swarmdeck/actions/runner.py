@@ -644,9 +644,9 @@ def _lighten(
     working set once the runs show it has reached its peak (booking.settled_booking), never
     under its own runs' largest peak, and then asks no more. When it books less, its
     processes first stand where a prediction stands, then its row books less and the queued
-    runners are woken
-    to the room it gave back (issue 34: the first jobs of a day held their caps, 2–6× what
-    they took, to their end). None for an unbounded job or one booked on its ceiling."""
+    runners are woken to the room it gave back (issue 34: the first jobs of a day held their
+    caps, 2–6× what they took, to their end). None for an unbounded job or one booked on its
+    ceiling."""
     if run.request.unbounded or run.prepared.booking.via not in SETTLING:
         return None
     next_look = time.monotonic() + LOOK_EVERY

@@ -10,7 +10,6 @@ from swarmdeck.ledger.rows import (
     FINDING_JOB_ENDED,
     declared_cap_peaks,
     family_peaks,
-    fingerprints,
     finished_count,
     finished_rows,
     folder_peaks,
@@ -41,7 +40,6 @@ from swarmdeck.ledger.schema import (
 )
 from swarmdeck.ledger.writes import (
     add_job,
-    admit_queued,
     admit_queued_as_booked,
     close_job,
     lower_booking,
@@ -69,12 +67,10 @@ __all__ = [
     "REFUSED",
     "RUNNING",
     "add_job",
-    "admit_queued",
     "admit_queued_as_booked",
     "close_job",
     "declared_cap_peaks",
     "family_peaks",
-    "fingerprints",
     "finished_count",
     "finished_rows",
     "folder_peaks",

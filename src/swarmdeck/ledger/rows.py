@@ -79,15 +79,6 @@ def queued_rows(conn: sqlite3.Connection, host: str) -> list[sqlite3.Row]:
     ).fetchall()
 
 
-def fingerprints(conn: sqlite3.Connection, job_ids: Collection[int]) -> list[sqlite3.Row]:
-    """id and fingerprint of each of `job_ids` the ledger holds."""
-    if not job_ids:
-        return []
-    return conn.execute(
-        f"SELECT id, fingerprint FROM jobs WHERE id IN ({_marks(job_ids)})", tuple(job_ids)
-    ).fetchall()
-
-
 def live_rows_labelled(conn: sqlite3.Connection, label: str, host: str) -> list[sqlite3.Row]:
     """The host's active rows with this label, oldest first: id and their runner."""
     return conn.execute(

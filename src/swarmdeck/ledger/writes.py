@@ -46,23 +46,6 @@ def close_job(
     return bool(conn.execute(sql, params).rowcount)
 
 
-def admit_queued(
-    conn: sqlite3.Connection,
-    job_id: int,
-    at: float,
-    booked: int,
-    cap: int | None,
-    via: str,
-    oom_score_adj: int | None,
-) -> None:
-    """A queued row is admitted at `at` on this booking (one made again while it waited)."""
-    conn.execute(
-        "UPDATE jobs SET state = ?, admitted_at = ?, booked = ?, cap = ?,"
-        " admitted_via = ?, oom_score_adj = ? WHERE id = ? AND state = ?",
-        (ADMITTED, at, booked, cap, via, oom_score_adj, job_id, QUEUED),
-    )
-
-
 def rebook_queued(
     conn: sqlite3.Connection,
     job_id: int,
@@ -70,14 +53,17 @@ def rebook_queued(
     cap: int | None,
     via: str,
     oom_score_adj: int | None,
-) -> None:
+) -> bool:
     """A queued row takes the booking its runner made again while it waits, so every other
-    runner orders and sums the queue on the booking this one decides on."""
-    conn.execute(
+    runner orders and sums the queue on the booking this one decides on, and its admission
+    (admit_queued_as_booked) keeps it. A row that already has it is not written. Whether it
+    changed."""
+    return bool(conn.execute(
         "UPDATE jobs SET booked = ?, cap = ?, admitted_via = ?, oom_score_adj = ?"
-        " WHERE id = ? AND state = ?",
-        (booked, cap, via, oom_score_adj, job_id, QUEUED),
-    )
+        " WHERE id = ? AND state = ? AND (booked IS NOT ? OR cap IS NOT ?"
+        " OR admitted_via IS NOT ? OR oom_score_adj IS NOT ?)",
+        (booked, cap, via, oom_score_adj, job_id, QUEUED, booked, cap, via, oom_score_adj),
+    ).rowcount)
 
 
 def admit_queued_as_booked(conn: sqlite3.Connection, job_id: int, at: float) -> None:
