@@ -330,6 +330,47 @@ def test_a_squeezed_run_over_its_booking_is_remembered_at_its_ceiling() -> None:
     assert hit_ceiling(70 * MIB, 80 * MIB, killed_at_own_cap=False, squeezed_over_booking=True)
 
 
+def squeezed(peak: int, cap: int, peak_at: float | None = None,
+             duration: float | None = None) -> PastRun:
+    """A run squeezed out of a full slice (254) at `peak`, past its booking."""
+    return PastRun(peak, cap, True, peak_at=peak_at, duration=duration, squeezed=True)
+
+
+def test_a_run_after_one_squeezed_out_books_its_cap_as_fiction_that_settles() -> None:
+    """Issue 34's drifting day: a job cut off by a full slice at 420M of its 2G cap is booked
+    its cap next time, at the standing of a cap booking, not the cut-off peak as a guess. The
+    slice ran out there, not its cap: the cap is as much fiction as any declared one, so once
+    the job has peaked as its folder's runs did it books its working set, and the 1.6G it does
+    not take goes back to the queue. A run stopped at its own cap books its ceiling to its end."""
+    again = booking([squeezed(420 * MIB, 2 * GIB), PastRun(380 * MIB, 2 * GIB, False)],
+                    cap=2 * GIB)
+    assert (again.booked, again.cap, again.via) == (2 * GIB, 2 * GIB, Via.SQUEEZED)
+    assert again.oom_score_adj == OOM_ADJ_ON_CAP
+    runs = [timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 4.5)]
+    settled = settled_booking(again, runs, 3.0, peak=430 * MIB, rose_at=0.5, least=420 * MIB)
+    assert settled is not None and settled.booked == mib_ceil(430 * MIB * 102 // 100)
+    assert (settled.via, settled.oom_score_adj) == (Via.SETTLED, OOM_ADJ_PREDICTED)
+    made = booking([squeezed(70 * MIB, 80 * MIB)])
+    assert (made.booked, made.via, made.oom_score_adj) == (80 * MIB, Via.SQUEEZED, OOM_ADJ_ON_CAP)
+    own = booking([PastRun(2 * GIB, 2 * GIB, True), squeezed(420 * MIB, 2 * GIB)], cap=2 * GIB)
+    assert (own.booked, own.via) == (2 * GIB, Via.CEILING)
+    assert settled_booking(own, runs, 3.0, peak=430 * MIB, rose_at=0.5) is None
+
+
+def test_a_run_squeezed_out_of_a_full_slice_neither_stops_nor_times_settling() -> None:
+    """Where it was cut off says nothing of when jobs like it peak: the folder's other jobs
+    settle beside it (on the drifting day, one squeeze held every booking of the folder a
+    tenth over its peak until the squeezed run left the folder's last 20), and it is not one
+    of the three runs that show when they peak."""
+    held = booking(cap=2 * GIB)
+    runs = [timed(0.5, 6.0), timed(1.0, 9.0), timed(0.5, 4.5)]
+    cut = squeezed(400 * MIB, 2 * GIB, peak_at=0.4, duration=2.0)
+    assert settled_booking(held, [cut, *runs], 3.0, peak=300 * MIB, rose_at=0.5) is not None
+    long_cut = squeezed(400 * MIB, 2 * GIB, peak_at=0.4, duration=9.0)
+    assert settled_booking(held, [long_cut, *runs[:2]], 3.0, peak=300 * MIB,
+                           rose_at=0.5) is None
+
+
 def test_a_learned_cap_under_the_floor_is_raised_to_it() -> None:
     from swarmdeck.actions.run_request import MIN_CAP
 

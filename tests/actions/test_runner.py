@@ -321,7 +321,8 @@ def test_a_job_squeezed_out_after_outgrowing_its_booking_is_booked_by_its_cap_ne
 ) -> None:
     """As in the 254 test above, the holder (booked 40M, capped 80M) grows to 70M and is cut
     off there. Its next run books its cap (80M), as a run that hit its ceiling does, with the
-    OOM standing of a cap booking, not the cut-off peak with the standing of a guess."""
+    OOM standing of a cap booking, not the cut-off peak with the standing of a guess; as
+    "squeezed", a cap that settles once the job has peaked (the slice ran out, not its cap)."""
     from swarmdeck.actions.booking import decide_booking
     from swarmdeck.actions.jobrecord import past_runs
 
@@ -340,7 +341,7 @@ def test_a_job_squeezed_out_after_outgrowing_its_booking_is_booked_by_its_cap_ne
     assert first["outcome"] == "slice full, over booking" and first["hit_ceiling"] == 1
     history = past_runs(store(isolated_home), first["fingerprint"])
     again = decide_booking(history, None, 40 * MIB, 2.0, False, SLICE_CAP)
-    assert (again.booked, again.via.value, again.oom_score_adj) == (80 * MIB, "ceiling", 0)
+    assert (again.booked, again.via.value, again.oom_score_adj) == (80 * MIB, "squeezed", 0)
 
 
 GROW = (

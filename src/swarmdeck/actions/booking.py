@@ -65,12 +65,15 @@ class Via(Enum):
     FAMILY = "family"
     FOLDER = "folder"
     SETTLED = "settled"
+    SQUEEZED = "squeezed"
+    """Its cap, after a run squeezed out of a full slice past its booking (254)."""
 
 
-SETTLING = frozenset({Via.CAP, Via.DEFAULT, Via.FAMILY, Via.FOLDER, Via.HISTORY})
+SETTLING = frozenset({Via.CAP, Via.DEFAULT, Via.FAMILY, Via.FOLDER, Via.HISTORY, Via.SQUEEZED})
 """What a booking that settles on the job's working set may have been based on: fiction,
-priors and its own history, whose margins cover a peak not reached yet. A ceiling booking is
-what the job was stopped at, and a settled one says all there is to say."""
+priors and its own history, whose margins cover a peak not reached yet; a squeezed run's cap
+is fiction too, as the slice ran out there, not its cap. A ceiling booking is what the job was
+stopped at, and a settled one says all there is to say."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,9 @@ class PastRun:
     """Seconds from its start to when its working set reached its peak; None when not known
     (runs recorded before it was kept, runs measured elsewhere)."""
     duration: float | None = None
+    squeezed: bool = False
+    """Cut off by a full slice past its booking (254): remembered at its ceiling (hit_ceiling),
+    though it stopped where the slice ran out, not at its cap."""
 
 
 @dataclass(frozen=True)
@@ -277,15 +283,17 @@ def decide_booking(
             booked, via = default_prediction, Via.DEFAULT
     else:
         # A run that hit its ceiling peaked at its cap, not at what it needed: it raises the
-        # booking to this run's cap instead of feeding the prediction.
+        # booking to this run's cap instead of feeding the prediction. One squeezed out of a
+        # full slice books the same, as SQUEEZED: fiction that settles once the job peaks.
         grown = [run for run in recent if not run.hit_ceiling]
         predicted = predicted_peak(grown, spread, growth_step) if grown else 0
-        hit = [run.cap for run in recent if run.hit_ceiling]
-        ceiling = max(hit, default=0)
+        hit = [run for run in recent if run.hit_ceiling]
+        ceiling = max((run.cap for run in hit), default=0)
+        stopped = Via.SQUEEZED if hit and all(run.squeezed for run in hit) else Via.CEILING
         if hit and declared_cap is not None:
-            booked, via = declared_cap, Via.CEILING
+            booked, via = declared_cap, stopped
         elif ceiling >= predicted:
-            booked, via = ceiling, Via.CEILING
+            booked, via = ceiling, stopped
         else:
             booked, via = predicted, Via.HISTORY
         if declared_cap is not None and booked >= declared_cap:
@@ -295,7 +303,7 @@ def decide_booking(
         cap = slice_cap
         booked = min(booked, cap)
         adj = OOM_ADJ_UNBOUNDED
-    elif booked >= cap or via is Via.CEILING:
+    elif booked >= cap or via in (Via.CEILING, Via.SQUEEZED):
         # A ceiling booking books what the job was stopped at, not a guess: it stands with
         # the jobs booked on their cap.
         adj = OOM_ADJ_ON_CAP
@@ -363,18 +371,20 @@ def settled_booking(
     Surely: FOLDER_LEAST_RUNS of `runs` (its family's recent runs, or failing them its
     folder's) ran at least as long as it has now (`elapsed` seconds), each reached its peak by
     `elapsed` / SETTLE_SLACK, none of `runs` hit its ceiling, and its own working set last rose
-    (`rose_at`, seconds from its start) SETTLE_QUIET or more ago. Runs that ended sooner say
-    nothing of what comes after them, so a long job in a folder of quick ones books what it
-    holds. It stands where a prediction stands: killed first if its runs misled it, and past
-    its booking it stands as outgrown (actions/standing.py). Issue 34: a first day's jobs held
-    their caps, or their folder's share of them, 2–3× their peaks, to their end, and a second
-    day's a tenth over theirs."""
+    (`rose_at`, seconds from its start) SETTLE_QUIET or more ago. A run squeezed out of a full
+    slice is passed over: where the slice ran out says nothing of when jobs like it peak. Runs
+    that ended sooner say nothing of what comes after them, so a long job in a folder of quick
+    ones books what it holds. It stands where a prediction stands: killed first if its runs
+    misled it, and past its booking it stands as outgrown (actions/standing.py). Issue 34: a
+    first day's jobs held their caps, or their folder's share of them, 2–3× their peaks, to
+    their end, and a second day's a tenth over theirs."""
     if held.via not in SETTLING or elapsed - rose_at < SETTLE_QUIET:
         return None
-    if any(run.hit_ceiling for run in runs):
+    timing = [run for run in runs if not run.squeezed]
+    if any(run.hit_ceiling for run in timing):
         return None
     lasted = [
-        run.peak_at for run in runs
+        run.peak_at for run in timing
         if run.peak_at is not None and run.duration is not None and run.duration >= elapsed
     ]
     if len(lasted) < FOLDER_LEAST_RUNS or max(lasted) * SETTLE_SLACK > elapsed:

@@ -21,6 +21,7 @@ from swarmdeck.actions.booking import (
     folder_growth,
     folder_spread,
 )
+from swarmdeck.actions.oom import SLICE_FULL_OVER_BOOKING
 from swarmdeck.hook_events import folded_transaction
 from swarmdeck.ledger import (
     declared_cap_peaks,
@@ -82,15 +83,22 @@ def family_runs(store: StateStore, argv: list[str], cwd: str) -> list[PastRun]:
     with store.read() as conn:
         rows = family_peaks(conn, str(cwd), argv[0], FAMILY_LOOKBACK)
     runs = [
-        timed_run(row) for row in rows if family_of(json.loads(row["argv"] or "[]")) == family
+        past_run(row) for row in rows if family_of(json.loads(row["argv"] or "[]")) == family
     ]
     return runs[:HISTORY_WINDOW]
 
 
-def timed_run(row: sqlite3.Row) -> PastRun:
-    """A recorded run with when it reached its peak and how long it ran."""
+def past_run(row: sqlite3.Row) -> PastRun:
+    """A recorded run (ledger.RUN_COLUMNS) as the booking rules read it: with when it reached
+    its peak, how long it ran, and whether a full slice squeezed it out past its booking."""
     return PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"]),
-                   peak_at=row["peak_at"], duration=row["duration"])
+                   peak_at=row["peak_at"], duration=row["duration"],
+                   squeezed=squeezed_out(row["outcome"]))
+
+
+def squeezed_out(outcome: str | None) -> bool:
+    """Whether a run that ended so was squeezed out of a full slice past its booking."""
+    return outcome == SLICE_FULL_OVER_BOOKING
 
 
 def timing_runs(store: StateStore, cwd: str, family: list[PastRun]) -> list[PastRun]:
@@ -100,7 +108,7 @@ def timing_runs(store: StateStore, cwd: str, family: list[PastRun]) -> list[Past
     if len(family) >= FOLDER_LEAST_RUNS:
         return family
     with store.read() as conn:
-        return [timed_run(row) for row in folder_peaks(conn, str(cwd), FOLDER_WINDOW)]
+        return [past_run(row) for row in folder_peaks(conn, str(cwd), FOLDER_WINDOW)]
 
 
 def folder_runs(store: StateStore, cwd: str) -> list[PastRun]:
@@ -108,7 +116,7 @@ def folder_runs(store: StateStore, cwd: str) -> list[PastRun]:
     agents declare there is from what their jobs take."""
     with store.read() as conn:
         rows = declared_cap_peaks(conn, str(cwd), FOLDER_WINDOW)
-    return [PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"])) for row in rows]
+    return [past_run(row) for row in rows]
 
 
 SPREAD_LOOKBACK = 200
@@ -139,9 +147,7 @@ def folder_shows(store: StateStore, cwd: str, fingerprint: str) -> FolderShows:
     workloads: dict[str, list[PastRun]] = {}
     for row in rows:
         if row["fingerprint"] != fingerprint:
-            workloads.setdefault(row["fingerprint"], []).append(
-                PastRun(row["peak"], row["cap"] or 0, bool(row["hit_ceiling"]))
-            )
+            workloads.setdefault(row["fingerprint"], []).append(past_run(row))
     runs = list(workloads.values())
     return FolderShows(folder_spread(runs), folder_growth(runs, outgrowing))
 
@@ -149,7 +155,8 @@ def folder_shows(store: StateStore, cwd: str, fingerprint: str) -> FolderShows:
 def past_runs(store: StateStore, fingerprint: str) -> list[PastRun]:
     """The workload's recorded runs, newest first, as many as the prediction looks at."""
     history = workload_history(store, fingerprint, HISTORY_WINDOW)
-    return [PastRun(run.peak, run.cap or 0, run.hit_ceiling) for run in history.runs]
+    return [PastRun(run.peak, run.cap or 0, run.hit_ceiling, squeezed=squeezed_out(run.outcome))
+            for run in history.runs]
 
 
 def mark_running(

@@ -119,13 +119,17 @@ when each peak was recorded, it would read and sort every run of the folder, or 
 ledger, at each look (a running job not yet settled looks once a second)."""
 
 
+RUN_COLUMNS = "p.peak, p.cap, p.hit_ceiling, p.outcome, p.peak_at, p.duration"
+"""What the booking rules read of a recorded run (actions/jobrecord.past_run)."""
+
+
 def family_peaks(
     conn: sqlite3.Connection, cwd: str, program: str, limit: int
 ) -> list[sqlite3.Row]:
-    """Recorded peaks (peak, cap, hit_ceiling, peak_at, duration, argv) of runs of `program`
-    in `cwd`, the newest started first."""
+    """Recorded peaks (RUN_COLUMNS, argv) of runs of `program` in `cwd`, the newest started
+    first."""
     return conn.execute(
-        f"SELECT p.peak, p.cap, p.hit_ceiling, p.peak_at, p.duration, j.argv"
+        f"SELECT {RUN_COLUMNS}, j.argv"
         f" {_FOLDER_NEWEST_FIRST}"
         " AND json_extract(j.argv, '$[0]') = ? ORDER BY j.id DESC LIMIT ?",
         (cwd, program, limit),
@@ -133,10 +137,10 @@ def family_peaks(
 
 
 def declared_cap_peaks(conn: sqlite3.Connection, cwd: str, limit: int) -> list[sqlite3.Row]:
-    """Recorded peaks (peak, cap, hit_ceiling) of runs in `cwd` that declared a cap, the newest
-    started first."""
+    """Recorded peaks (RUN_COLUMNS) of runs in `cwd` that declared a cap, the newest started
+    first."""
     return conn.execute(
-        f"SELECT p.peak, p.cap, p.hit_ceiling {_FOLDER_NEWEST_FIRST}"
+        f"SELECT {RUN_COLUMNS} {_FOLDER_NEWEST_FIRST}"
         " AND j.declared_cap != '' ORDER BY j.id DESC LIMIT ?",
         (cwd, limit),
     ).fetchall()
@@ -156,11 +160,10 @@ def running_past_standing(
 
 
 def folder_peaks(conn: sqlite3.Connection, cwd: str, limit: int) -> list[sqlite3.Row]:
-    """Recorded peaks (fingerprint, peak, cap, hit_ceiling, peak_at, duration) of runs in
-    `cwd`, the newest started first."""
+    """Recorded peaks (fingerprint, RUN_COLUMNS) of runs in `cwd`, the newest started
+    first."""
     return conn.execute(
-        "SELECT p.fingerprint, p.peak, p.cap, p.hit_ceiling, p.peak_at, p.duration"
-        f" {_FOLDER_NEWEST_FIRST}"
+        f"SELECT p.fingerprint, {RUN_COLUMNS} {_FOLDER_NEWEST_FIRST}"
         " ORDER BY j.id DESC LIMIT ?",
         (cwd, limit),
     ).fetchall()
