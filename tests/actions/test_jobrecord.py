@@ -7,8 +7,17 @@ import sqlite3
 from pathlib import Path
 
 from ledger_rows import add_job, bytes_read, insert_job
-from swarmdeck.actions.booking import OOM_ADJ_OUTGROWN, OOM_ADJ_PREDICTED
-from swarmdeck.actions.jobrecord import family_runs, folder_runs, folder_shows
+from swarmdeck.actions.booking import OOM_ADJ_OUTGROWN, OOM_ADJ_PREDICTED, PastRun
+from swarmdeck.actions.jobrecord import (
+    Ending,
+    family_runs,
+    folder_runs,
+    folder_shows,
+    past_runs,
+    record_end,
+    timing_runs,
+)
+from swarmdeck.actions.oom import SLICE_FULL_OVER_BOOKING
 from swarmdeck.state import StateStore
 
 FOLDER = "/work/drift"
@@ -90,3 +99,49 @@ def test_a_jobs_priors_read_its_folders_newest_runs_not_the_whole_ledger(
         store.close()
     assert len(family) == 5 and len(capped) == 6 and shows.spread is not None
     assert read < size / 10, f"{read} bytes read of a {size}-byte ledger"
+
+
+def test_every_read_of_a_folders_runs_knows_a_run_squeezed_out_of_a_full_slice(
+    isolated_home: Path,
+) -> None:
+    """A run killed with 254 past its booking is remembered at its ceiling; each read the
+    booking rules make (its own runs, its family's, its folder's capped runs and the runs that
+    time settling) tells it from a run stopped at its own cap, as the ledger's outcome does."""
+    store = StateStore.open_default()
+    endings = {
+        "tests/squeezed": Ending(254, SLICE_FULL_OVER_BOOKING, 420 << 20, None, True, 2.0, 0.5),
+        "tests/at_cap": Ending(250, "own cap", 2 << 30, None, True, 3.0, 2.9),
+        "tests/ok": Ending(0, "ok", 300 << 20, None, False, 6.0, 0.5),
+    }
+    for case, ending in endings.items():
+        job = add_job(store, state="running", cwd=FOLDER, fingerprint=case, declared_cap="2G",
+                      argv=["pytest", "-q", case], cap=2 << 30)
+        record_end(store, job, case, 2 << 30, ending)
+    family = family_runs(store, ["pytest", "-q", "tests/new"], FOLDER)
+    for runs in (family, timing_runs(store, FOLDER, []), folder_runs(store, FOLDER)):
+        assert [(run.hit_ceiling, run.squeezed) for run in runs] == [
+            (False, False), (True, False), (True, True)
+        ], runs
+    assert [run.squeezed for run in past_runs(store, "tests/squeezed")] == [True]
+    assert [run.squeezed for run in past_runs(store, "tests/at_cap")] == [False]
+
+
+def test_a_family_whose_third_run_was_squeezed_out_is_timed_by_its_folder(
+    isolated_home: Path,
+) -> None:
+    """A squeezed run says nothing of when its kind peak, so it is not one of the three runs
+    of a family that would time settling: with it, two remain, and the folder's runs time it
+    (issue 34: a drifting job's third day, its own three runs one of them squeezed, held its
+    2.2G cap to its end while it took 0.8G)."""
+    store = StateStore.open_default()
+    for number in range(4):
+        job = add_job(store, state="running", cwd=FOLDER, fingerprint=f"w{number}",
+                      argv=["pytest", "-q", f"tests/case_{number}"])
+        record_end(store, job, f"w{number}", 2 << 30,
+                   Ending(0, "ok", 300 << 20, None, False, 6.0, 0.5))
+    own = [PastRun(300 << 20, 2 << 30, False, peak_at=0.5, duration=6.0)] * 2
+    squeezed = PastRun(420 << 20, 2 << 30, True, peak_at=2.0, duration=2.0, squeezed=True)
+    folder = [PastRun(300 << 20, 2 << 30, False, peak_at=0.5, duration=6.0)] * 4
+    assert timing_runs(store, FOLDER, [*own, squeezed]) == folder
+    whole = [*own, PastRun(300 << 20, 2 << 30, False, peak_at=0.5, duration=6.0)]
+    assert timing_runs(store, FOLDER, whole) == whole

@@ -21,7 +21,7 @@ from swarmdeck.actions.booking import (
     folder_growth,
     folder_spread,
 )
-from swarmdeck.actions.oom import SLICE_FULL_OVER_BOOKING
+from swarmdeck.actions.oom import squeezed_out
 from swarmdeck.hook_events import folded_transaction
 from swarmdeck.ledger import (
     declared_cap_peaks,
@@ -96,16 +96,12 @@ def past_run(row: sqlite3.Row) -> PastRun:
                    squeezed=squeezed_out(row["outcome"]))
 
 
-def squeezed_out(outcome: str | None) -> bool:
-    """Whether a run that ended so was squeezed out of a full slice past its booking."""
-    return outcome == SLICE_FULL_OVER_BOOKING
-
-
 def timing_runs(store: StateStore, cwd: str, family: list[PastRun]) -> list[PastRun]:
     """The runs that say when a job like this one reaches its peak (booking.settled_booking):
     its `family`'s recent runs (family_runs) where there are enough of them to say it
-    (FOLDER_LEAST_RUNS), else its folder's, theirs among them."""
-    if len(family) >= FOLDER_LEAST_RUNS:
+    (FOLDER_LEAST_RUNS, a run squeezed out of a full slice not counted: it says nothing of
+    that), else its folder's, theirs among them."""
+    if sum(not run.squeezed for run in family) >= FOLDER_LEAST_RUNS:
         return family
     with store.read() as conn:
         return [past_run(row) for row in folder_peaks(conn, str(cwd), FOLDER_WINDOW)]

@@ -53,6 +53,12 @@ SLICE_FULL_OVER_BOOKING = "slice full, over booking"
 """The ledger's outcome of a slice-full kill whose victim had grown past its own booking."""
 
 
+def squeezed_out(outcome: str | None) -> bool:
+    """Whether a run that ended with this outcome was squeezed out of a full slice past its
+    booking: remembered at its ceiling, though it stopped where the slice ran out."""
+    return outcome == SLICE_FULL_OVER_BOOKING
+
+
 def outgrew_booking(peak: int | None, booked: int) -> bool:
     """Whether a job's peak passed its booking by more than PEAK_TOLERANCE.
 

@@ -45,7 +45,7 @@ from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.views.cells import size_cell
-from swarmdeck.views.jobs import cores_cell, state_cell
+from swarmdeck.views.jobs import cores_cell, reached_its_cap, state_cell
 from swarmdeck.views.sessions import figures_facts
 
 OUTPUT_LINES = 20
@@ -220,7 +220,8 @@ def job_facts(
         ("runtime", runtime_text(job.runtime(now))),
         ("cores", cores_cell(job).append(on_peer(job) if job.usage is not None else "")),
         ("memory", f"now {size_cell(job.current)} · peak {size_cell(job.peak)}"
-                   f"{' (ceiling: it reached its cap)' if job.hit_ceiling else ''}{on_peer(job)}"
+                   f"{' (ceiling: it reached its cap)' if reached_its_cap(job) else ''}"
+                   f"{on_peer(job)}"
                    f" · booked {size_cell(job.booked)} · cap {size_cell(job.cap)}"),
         ("admitted via", admitted_text(job)),
         ("oom adj", NONE if job.oom_score_adj is None else str(job.oom_score_adj)),

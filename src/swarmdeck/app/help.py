@@ -81,7 +81,8 @@ GLOSSARY: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("host", "the machine it runs on (a peer's name for a migrated job, the cluster's "
          "for a Slurm job)"),
         ("admitted via", "what its booking came from: history, cap, the default, its family's or "
-         "folder's runs, a ceiling it hit, or settled (its working set, once it peaked)"),
+         "folder's runs, a ceiling it hit, squeezed (its cap after a full slice cut a run off), "
+         "or settled (its working set, once it peaked)"),
         ("oom adj", "its oom_score_adj: the kernel kills higher numbers first"),
     )),
     ("Agents", (

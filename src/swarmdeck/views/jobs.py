@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from swarmdeck.actions.oom import squeezed_out
 from swarmdeck.durations import NONE, runtime_text
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.ledger.schema import DONE, LOST, MOVED, REFUSED, RUNNING
@@ -139,10 +140,16 @@ def exit_cell(job: LedgerJob) -> Text:
     return Text(label, style=exit_style(job.exit_code))
 
 
+def reached_its_cap(job: LedgerJob) -> bool:
+    """Whether the job's peak reached its cap: it is remembered at its ceiling, and was not
+    squeezed out of a full slice (remembered so too, but stopped where the slice ran out)."""
+    return job.hit_ceiling and not squeezed_out(job.outcome)
+
+
 def peak_cell(job: LedgerJob, *, brief: bool = False) -> Text:
     """The most the job held; at its cap, `ceiling` after it (`brief`, CEILING_MARK)."""
     text = Text(size_cell(job.peak))
-    if job.hit_ceiling:
+    if reached_its_cap(job):
         text.append(f" {CEILING_MARK if brief else 'ceiling'}", style="bold red")
     return text
 
