@@ -1120,6 +1120,45 @@ def test_a_settled_job_that_grows_past_its_booking_stands_to_be_killed_first(
     assert holder.wait(timeout=DEADLINE) == 0
 
 
+def test_a_rerun_after_a_squeeze_books_its_cap_and_gives_it_back_once_it_has_peaked(
+    isolated_home: Path, v1_slice: Path, tmp_path: Path, start_run: Start
+) -> None:
+    """Issue 34's drifting day: a job squeezed out of a full slice books its cap next time (90M
+    here: 30M bookings, caps three times that), but the slice ran out there, not its cap.
+    Once it has peaked as the folder's three 8 s runs did, it books its working set; the
+    squeeze neither stops that nor times it, and a job that needs 15M is let in while the
+    rerun still runs. Before, the rerun held its whole cap to its end, and the job waited 20 s
+    for the 10M left beside it."""
+    write_config(isolated_home / "config.toml", v1_slice, SLICE_CAP,
+                 default_prediction="30M", cap_factor=3.0)
+    grow_holder, grow_grower = isolated_home / "grow-holder", isolated_home / "grow-grower"
+    holder = start_run("--label", "holder", "--", *hog(60, hold=600, after=grow_holder))
+    wait_for(lambda: job_state(isolated_home, 1) == "running")
+    grower = start_run("--label", "grower", "--", *hog(50, after=grow_grower))
+    wait_for(lambda: job_state(isolated_home, 2) == "running")
+    grow_holder.touch()
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    grow_grower.touch()
+    assert holder.wait(timeout=DEADLINE) == 254
+    assert grower.wait(timeout=DEADLINE) == 0
+    script = tmp_path / "job.py"
+    script.write_text(HOLD_SCRIPT)
+    job = [sys.executable, "-S", str(script)]
+    for proc in [start_run("--cap", "20M", "--", *job, name, "12", "8") for name in "abc"]:
+        assert proc.wait(timeout=DEADLINE) == 0
+    again = start_run("--label", "again", "--", *hog(60, hold=600, after=grow_holder))
+    wait_for(lambda: job_state(isolated_home, 6) == "running")
+    rerun = rows(isolated_home)[5]
+    assert (rerun["booked"], rerun["admitted_via"], rerun["oom_score_adj"]) == (
+        90 * MIB, "squeezed", 0)
+    needs_room = swarmdeck_run("--cap", "15M", "--wait", "20", "--", *hog(2))
+    assert needs_room.returncode == 0, needs_room.stderr
+    assert again.poll() is None, "let in beside the rerun, in the room its cap gave back"
+    rerun = rows(isolated_home)[5]
+    assert rerun["admitted_via"] == "settled" and rerun["oom_score_adj"] == 500
+    assert rerun["booked"] < 90 * MIB
+
+
 @pytest.mark.parametrize("second_mib", [20, 8], ids=["as much again", "less than before"])
 def test_a_second_run_gives_back_its_tenth_once_it_has_peaked_as_its_folders_runs_did(
     slice_config: Path, isolated_home: Path, tmp_path: Path, start_run: Start, second_mib: int
