@@ -291,20 +291,32 @@ def test_when_the_kernel_kills_one_process_the_rest_of_the_tree_is_stopped(
     assert session_processes(runner.pid) == []
 
 
+def squeeze(
+    home: Path, start_run: Start, holder_mib: int = 70
+) -> tuple[subprocess.Popen[str], subprocess.Popen[str], list[str]]:
+    """Two jobs admitted on their bookings in the 100M slice: the holder grows to `holder_mib`
+    and holds it, and only then does the grower ask for 50M, so the slice fills, whatever the
+    machine's speed, and the kernel takes the bigger one. Both runners, and the holder's
+    command (run again, it grows at once)."""
+    grow_holder, grow_grower = home / "grow-holder", home / "grow-grower"
+    workload = hog(holder_mib, hold=600, after=grow_holder)
+    holder = start_run("--label", "holder", "--", *workload)
+    wait_for(lambda: job_state(home, 1) == "running")
+    grower = start_run("--label", "grower", "--", *hog(50, after=grow_grower))
+    wait_for(lambda: job_state(home, 2) == "running")
+    grow_holder.touch()
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    grow_grower.touch()
+    return holder, grower, workload
+
+
 def test_the_victim_of_a_full_slice_exits_254_and_the_other_job_does_not(
     slice_config: Path, isolated_home, start_run: Start
 ) -> None:
     """Both are admitted on their 40M bookings; then the holder grows to 70M of the 100M slice
     and holds it, and only then does the grower ask for 50M: the slice fills, whatever the
     machine's speed, and the kernel takes the bigger one."""
-    grow_holder, grow_grower = isolated_home / "grow-holder", isolated_home / "grow-grower"
-    holder = start_run("--label", "holder", "--", *hog(70, hold=600, after=grow_holder))
-    wait_for(lambda: job_state(isolated_home, 1) == "running")
-    grower = start_run("--label", "grower", "--", *hog(50, after=grow_grower))
-    wait_for(lambda: job_state(isolated_home, 2) == "running")
-    grow_holder.touch()
-    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-    grow_grower.touch()
+    holder, grower, _ = squeeze(isolated_home, start_run)
     _, holder_err = holder.communicate(timeout=DEADLINE)
     _, grower_err = grower.communicate(timeout=DEADLINE)
     assert holder.returncode == 254, holder_err
@@ -326,14 +338,7 @@ def test_a_job_squeezed_out_after_outgrowing_its_booking_is_booked_by_its_cap_ne
     from swarmdeck.actions.booking import decide_booking
     from swarmdeck.actions.jobrecord import past_runs
 
-    grow_holder, grow_grower = isolated_home / "grow-holder", isolated_home / "grow-grower"
-    holder = start_run("--label", "holder", "--", *hog(70, hold=600, after=grow_holder))
-    wait_for(lambda: job_state(isolated_home, 1) == "running")
-    grower = start_run("--label", "grower", "--", *hog(50, after=grow_grower))
-    wait_for(lambda: job_state(isolated_home, 2) == "running")
-    grow_holder.touch()
-    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-    grow_grower.touch()
+    holder, grower, _ = squeeze(isolated_home, start_run)
     _, holder_err = holder.communicate(timeout=DEADLINE)
     grower.communicate(timeout=DEADLINE)
     assert holder.returncode == 254, holder_err
@@ -1131,14 +1136,7 @@ def test_a_rerun_after_a_squeeze_books_its_cap_and_gives_it_back_once_it_has_pea
     for the 10M left beside it."""
     write_config(isolated_home / "config.toml", v1_slice, SLICE_CAP,
                  default_prediction="30M", cap_factor=3.0)
-    grow_holder, grow_grower = isolated_home / "grow-holder", isolated_home / "grow-grower"
-    holder = start_run("--label", "holder", "--", *hog(60, hold=600, after=grow_holder))
-    wait_for(lambda: job_state(isolated_home, 1) == "running")
-    grower = start_run("--label", "grower", "--", *hog(50, after=grow_grower))
-    wait_for(lambda: job_state(isolated_home, 2) == "running")
-    grow_holder.touch()
-    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-    grow_grower.touch()
+    holder, grower, workload = squeeze(isolated_home, start_run, holder_mib=60)
     assert holder.wait(timeout=DEADLINE) == 254
     assert grower.wait(timeout=DEADLINE) == 0
     script = tmp_path / "job.py"
@@ -1146,7 +1144,7 @@ def test_a_rerun_after_a_squeeze_books_its_cap_and_gives_it_back_once_it_has_pea
     job = [sys.executable, "-S", str(script)]
     for proc in [start_run("--cap", "20M", "--", *job, name, "12", "8") for name in "abc"]:
         assert proc.wait(timeout=DEADLINE) == 0
-    again = start_run("--label", "again", "--", *hog(60, hold=600, after=grow_holder))
+    again = start_run("--label", "again", "--", *workload)
     wait_for(lambda: job_state(isolated_home, 6) == "running")
     rerun = rows(isolated_home)[5]
     assert (rerun["booked"], rerun["admitted_via"], rerun["oom_score_adj"]) == (
