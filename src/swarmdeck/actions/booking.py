@@ -351,6 +351,12 @@ def settled_size(peak: int, least: int = 0) -> int:
     return max(MIN_CAP, mib_ceil(max(peak, least) * (100 + LEAST_MARGIN_PERCENT) / 100))
 
 
+def timing(runs: Sequence[PastRun]) -> list[PastRun]:
+    """The `runs` that can say when jobs like them reach their peak: a run squeezed out of a
+    full slice stopped where the slice ran out, which says nothing of that."""
+    return [run for run in runs if not run.squeezed]
+
+
 def settled_booking(
     held: Booking,
     runs: Sequence[PastRun],
@@ -372,19 +378,19 @@ def settled_booking(
     folder's) ran at least as long as it has now (`elapsed` seconds), each reached its peak by
     `elapsed` / SETTLE_SLACK, none of `runs` hit its ceiling, and its own working set last rose
     (`rose_at`, seconds from its start) SETTLE_QUIET or more ago. A run squeezed out of a full
-    slice is passed over: where the slice ran out says nothing of when jobs like it peak. Runs
-    that ended sooner say nothing of what comes after them, so a long job in a folder of quick
-    ones books what it holds. It stands where a prediction stands: killed first if its runs
-    misled it, and past its booking it stands as outgrown (actions/standing.py). Issue 34: a
-    first day's jobs held their caps, or their folder's share of them, 2–3× their peaks, to
-    their end, and a second day's a tenth over theirs."""
+    slice is passed over (timing). Runs that ended sooner say nothing of what comes after
+    them, so a long job in a folder of quick ones books what it holds. It stands where a
+    prediction stands: killed first if its runs misled it, and past its booking it stands as
+    outgrown (actions/standing.py). Issue 34: a first day's jobs held their caps, or their
+    folder's share of them, 2–3× their peaks, to their end, and a second day's a tenth over
+    theirs."""
     if held.via not in SETTLING or elapsed - rose_at < SETTLE_QUIET:
         return None
-    timing = [run for run in runs if not run.squeezed]
-    if any(run.hit_ceiling for run in timing):
+    timed = timing(runs)
+    if any(run.hit_ceiling for run in timed):
         return None
     lasted = [
-        run.peak_at for run in timing
+        run.peak_at for run in timed
         if run.peak_at is not None and run.duration is not None and run.duration >= elapsed
     ]
     if len(lasted) < FOLDER_LEAST_RUNS or max(lasted) * SETTLE_SLACK > elapsed:

@@ -20,6 +20,7 @@ from swarmdeck.actions.booking import (
     Via,
     folder_growth,
     folder_spread,
+    timing,
 )
 from swarmdeck.actions.oom import squeezed_out
 from swarmdeck.hook_events import folded_transaction
@@ -98,10 +99,9 @@ def past_run(row: sqlite3.Row) -> PastRun:
 
 def timing_runs(store: StateStore, cwd: str, family: list[PastRun]) -> list[PastRun]:
     """The runs that say when a job like this one reaches its peak (booking.settled_booking):
-    its `family`'s recent runs (family_runs) where there are enough of them to say it
-    (FOLDER_LEAST_RUNS, a run squeezed out of a full slice not counted: it says nothing of
-    that), else its folder's, theirs among them."""
-    if sum(not run.squeezed for run in family) >= FOLDER_LEAST_RUNS:
+    its `family`'s recent runs (family_runs) where enough of them can say it
+    (FOLDER_LEAST_RUNS, booking.timing), else its folder's, theirs among them."""
+    if len(timing(family)) >= FOLDER_LEAST_RUNS:
         return family
     with store.read() as conn:
         return [past_run(row) for row in folder_peaks(conn, str(cwd), FOLDER_WINDOW)]
