@@ -9,10 +9,12 @@ from pilot_waits import probed, until
 
 from busy_job import busy_job
 from ledger_rows import add_job
+from swarmdeck.actions.oom import SLICE_FULL_OVER_BOOKING
 from swarmdeck.app.bar import ScaledSparkline
-from swarmdeck.app.detail import JobDetail
+from swarmdeck.app.detail import JobDetail, peak_figures
 from swarmdeck.app.main import SwarmdeckApp
 from swarmdeck.config import load_config
+from swarmdeck.probes.peaks import PeakRecord, WorkloadHistory
 from swarmdeck.probes.procs import start_ticks
 from swarmdeck.state import StateStore
 
@@ -52,6 +54,17 @@ async def test_a_jobs_detail_shows_its_workloads_peaks_oldest_first() -> None:
         assert spark.top == 4 * GIB
         assert figures(screen, "peaks") == " 4 runs: last 3G, most 4G, 1 at cap"
         assert figures(screen, "cores") == " not sampled while the app ran"
+
+
+def test_a_run_squeezed_out_of_a_full_slice_is_not_counted_at_its_cap() -> None:
+    """Both runs are remembered at their ceiling, so the next run books its cap; only one of
+    them reached it. The other was cut off by a full slice at 1G of its 4G: it says so."""
+    history = WorkloadHistory([
+        PeakRecord(GIB, 4 * GIB, True, 2.0, SLICE_FULL_OVER_BOOKING),
+        PeakRecord(4 * GIB, 4 * GIB, True, 9.0, "own cap"),
+    ], 2)
+    assert peak_figures(history, WORKLOAD) == (
+        " 2 runs: last 1G, most 4G, 1 at cap, 1 squeezed out")
 
 
 async def test_a_job_without_a_fingerprint_says_so() -> None:

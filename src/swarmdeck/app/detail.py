@@ -29,6 +29,7 @@ from swarmdeck.actions.admission import planned_queue
 from swarmdeck.actions.backfill import Spot
 from swarmdeck.actions.hosts.peer_ledger import VIA_PEER
 from swarmdeck.actions.migration import moved_copy, moved_to
+from swarmdeck.actions.oom import squeezed_out
 from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar, bar_line
 from swarmdeck.app.bar_legend import FREE, JOB_MEMORY
 from swarmdeck.app.history import JobPoint, RoomHistory
@@ -252,8 +253,10 @@ def peak_figures(history: WorkloadHistory | str | None, fingerprint: str | None)
         f"{shown} run{'s' if shown > 1 else ''}" if shown == history.recorded
         else f"last {shown} of {history.recorded}"
     )
-    ceiling = sum(1 for run in history.runs if run.hit_ceiling)
-    hit = f", {ceiling} at cap" if ceiling else ""
+    at_cap = sum(1 for run in history.runs if reached_its_cap(run))
+    squeezed = sum(1 for run in history.runs if squeezed_out(run.outcome))
+    hit = (f", {at_cap} at cap" if at_cap else "") + (
+        f", {squeezed} squeezed out" if squeezed else "")
     return (f" {runs}: last {format_size(history.runs[0].peak)}, most {format_size(most)}{hit}")
 
 

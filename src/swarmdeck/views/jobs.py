@@ -9,6 +9,7 @@ from swarmdeck.durations import NONE, runtime_text
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.ledger.schema import DONE, LOST, MOVED, REFUSED, RUNNING
 from swarmdeck.probes.memory_book import LedgerJob
+from swarmdeck.probes.peaks import PeakRecord
 from swarmdeck.probes.usage import cores_text
 from swarmdeck.views.cells import Cell, pick, size_cell
 
@@ -140,10 +141,11 @@ def exit_cell(job: LedgerJob) -> Text:
     return Text(label, style=exit_style(job.exit_code))
 
 
-def reached_its_cap(job: LedgerJob) -> bool:
-    """Whether the job's peak reached its cap: it is remembered at its ceiling, and was not
-    squeezed out of a full slice (remembered so too, but stopped where the slice ran out)."""
-    return job.hit_ceiling and not squeezed_out(job.outcome)
+def reached_its_cap(run: LedgerJob | PeakRecord) -> bool:
+    """Whether a job's (or a recorded run's) peak reached its cap: it is remembered at its
+    ceiling, and was not squeezed out of a full slice (remembered so too, but stopped where
+    the slice ran out)."""
+    return run.hit_ceiling and not squeezed_out(run.outcome)
 
 
 def peak_cell(job: LedgerJob, *, brief: bool = False) -> Text:
