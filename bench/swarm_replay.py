@@ -14,6 +14,8 @@ order, or the rule:
   learned run), largest first (by its run × its booking's share of the slice) and biggest
   first (by its booking's share of the slice × 60 s);
 - first fit: any job that fits starts, in the built order (no head is protected).
+- searched: at every look, the order of the built one and 300 shuffles whose first-fit
+  playout of the learned runs ends soonest (a proposal, not the built rule).
 
 The replay has no runners' start, no wake-up lag and no rebooking, so it measures the queue
 alone: a gap between the rows is the order's, one between "as built" and the bookings' area
@@ -22,8 +24,10 @@ is the packing's and the tail's (discrete jobs against a bound that takes memory
 `--whole` asks instead how far the bench's bound is from any schedule of these jobs: with
 their measured peaks and run times, all there at once, it gives the bench's bound (memory
 as fluid), a bound for whole jobs (no more than k of the jobs that peak over a (k+1)th of
-the slice can run at once, so they need their runs' sum / k), and the best first-fit
-schedule found over many orders, an ideal runner's.
+the slice can run at once, so they need their runs' sum / k), the best first-fit
+schedule found over many orders, an ideal runner's, and the same search made on the run
+times known before the day (each job's longest earlier run) and played on the day's: the
+best any order can do that is chosen from the learned run times, as a queue's must be.
 
     .venv/bin/python bench/swarm_replay.py FOLDER [--day 2] [--whole]
 """
@@ -35,8 +39,8 @@ import heapq
 import random
 import sqlite3
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -169,6 +173,30 @@ def alone(advance: Callable[[backfill.Queued, int], float]) -> Order:
     return order
 
 
+SEARCH_TRIES = 300
+"""Shuffles the searched order plays out at every look, beside the built order."""
+
+
+def searched(jobs: list[Job], queued: list[int], running: list[backfill.Running]
+             ) -> list[int]:
+    """At every look, the shortest by a first-fit playout of the queued jobs' bookings and
+    longest earlier runs from the running jobs' earliest ends (as of the queue's last change)
+    of the built order and SEARCH_TRIES shuffles (seeded): a planner that searches, as the
+    built queue, which weighs three orders, does not."""
+    built = as_built(jobs, queued, running)
+    if len(built) < 2 or any(jobs[k].longest is None for k in built):
+        return built
+    as_of = max([jobs[k].arrives for k in built] + [job.began for job in running])
+    held = [(backfill.holder_end(as_of - job.began, job.shortest) or 0.0, job.booked)
+            for job in running]
+    learned = [replace(jobs[k], peak=jobs[k].booked, runs=jobs[k].longest) for k in built]
+    shuffler = random.Random(34)
+    places = list(range(len(built)))
+    orders = [places, *(shuffler.sample(places, len(places)) for _ in range(SEARCH_TRIES))]
+    best = min(orders, key=lambda order: first_fit(learned, order, held))
+    return [built[place] for place in best]
+
+
 def fluid_bound(jobs: list[Job]) -> float:
     """The bench's bound: Σ peak × run / slice, or the longest run."""
     return max(sum(job.peak * job.runs for job in jobs) / SLICE, max(job.runs for job in jobs))
@@ -184,28 +212,31 @@ def whole_bound(jobs: list[Job]) -> float:
     return max(fluid_bound(jobs), crowded)
 
 
-def first_fit(jobs: list[Job], order: list[int]) -> float:
-    """All jobs there at once, each start and end letting in every job, in `order`, that
-    fits beside the running ones by its peak: an ideal runner's makespan."""
+def first_fit(jobs: list[Job], order: list[int],
+              running: Sequence[tuple[float, int]] = ()) -> float:
+    """All jobs there at once, beside the `running` ones (each as its end, seconds from now,
+    and the room it holds), each start and end letting in every job, in `order`, that fits
+    by its peak: an ideal runner's makespan."""
     waiting = list(order)
-    ends: list[tuple[float, int]] = []
-    clock, held = 0.0, 0
+    ends = list(running)
+    heapq.heapify(ends)
+    clock, held = 0.0, sum(size for _, size in ends)
     while waiting:
         for index in list(waiting):
             if held + jobs[index].peak <= SLICE:
                 waiting.remove(index)
                 held += jobs[index].peak
-                heapq.heappush(ends, (clock + jobs[index].runs, index))
+                heapq.heappush(ends, (clock + jobs[index].runs, jobs[index].peak))
         if not ends:
             raise SystemExit("swarm_replay: a job never fits")
-        clock, index = heapq.heappop(ends)
-        held -= jobs[index].peak
+        clock, size = heapq.heappop(ends)
+        held -= size
     return max([clock, *(end for end, _ in ends)])
 
 
-def best_whole(jobs: list[Job], tries: int) -> float:
-    """The shortest first-fit schedule over longest first, biggest first, area first and
-    `tries` shuffles (seeded, so a rerun finds the same)."""
+def best_order(jobs: list[Job], tries: int) -> list[int]:
+    """The order whose first-fit schedule is the shortest over longest first, biggest first,
+    area first and `tries` shuffles (seeded, so a rerun finds the same)."""
     indices = list(range(len(jobs)))
     orders = [
         sorted(indices, key=lambda k: -jobs[k].runs),
@@ -215,23 +246,33 @@ def best_whole(jobs: list[Job], tries: int) -> float:
     shuffler = random.Random(34)
     for _ in range(tries):
         orders.append(shuffler.sample(indices, len(indices)))
-    return min(first_fit(jobs, order) for order in orders)
+    return min(orders, key=lambda order: first_fit(jobs, order))
+
+
+def as_learned(jobs: list[Job]) -> list[Job]:
+    """The jobs as a queue knows them before they run: each run as long as its longest
+    earlier run (its own, where it has none), each peak its own."""
+    return [replace(job, runs=job.longest or job.runs) for job in jobs]
 
 
 def print_whole(folder: Path, day: int, tries: int) -> None:
-    print("| trace | bound (fluid) | bound (whole jobs) | best schedule found | swarmdeck's day"
-          " | whole / fluid | best / fluid | day / best |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| trace | bound (fluid) | bound (whole jobs) | best schedule found"
+          " | best order on the learned runs | swarmdeck's day | whole / fluid | best / fluid"
+          " | learned / fluid | day / best |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for state in sorted(folder.glob("state-*")):
         jobs = load(state / "state.db", day)
         if not jobs:
             continue
         trace = state.name.removeprefix("state-")
-        fluid, whole, best = fluid_bound(jobs), whole_bound(jobs), best_whole(jobs, tries)
+        fluid, whole = fluid_bound(jobs), whole_bound(jobs)
+        best = first_fit(jobs, best_order(jobs, tries))
+        learned = first_fit(jobs, best_order(as_learned(jobs), tries))
         wall = day_wall(folder, trace, day)
         made = wall[1] - wall[0] if wall else max(job.arrives + job.runs for job in jobs)
-        print(f"| {trace} | {fluid:.1f} s | {whole:.1f} s | {best:.1f} s | {made:.1f} s"
-              f" | {whole / fluid:.2f}× | {best / fluid:.2f}× | {made / best:.2f}× |")
+        print(f"| {trace} | {fluid:.1f} s | {whole:.1f} s | {best:.1f} s | {learned:.1f} s"
+              f" | {made:.1f} s | {whole / fluid:.2f}× | {best / fluid:.2f}×"
+              f" | {learned / fluid:.2f}× | {made / best:.2f}× |")
 
 
 def main() -> None:
@@ -249,8 +290,8 @@ def main() -> None:
     alone_orders = [alone(advance) for advance in backfill.ORDERS]
     names = [advance.__name__.replace("_", " ") for advance in backfill.ORDERS]
     print("| trace | bookings' area | arrival | as built | " + " | ".join(names)
-          + " | first fit |")
-    print("|---|---:|---:|---:|" + "---:|" * len(names) + "---:|")
+          + " | first fit | searched |")
+    print("|---|---:|---:|---:|" + "---:|" * len(names) + "---:|---:|")
     for state in sorted(args.folder.glob("state-*")):
         jobs = load(state / "state.db", args.day)
         if not jobs:
@@ -258,6 +299,7 @@ def main() -> None:
         area = sum(job.booked * job.runs for job in jobs) / SLICE
         cells = [replay(jobs, order) for order in (arrival, as_built, *alone_orders)]
         cells.append(replay(jobs, as_built, first_fit=True))
+        cells.append(replay(jobs, searched))
         print(f"| {state.name.removeprefix('state-')} | {area:.1f} s | "
               + " | ".join(f"{cell:.1f} s" for cell in cells) + " |")
 

@@ -21,6 +21,13 @@ def job(replay: ModuleType, share: float, runs: float) -> object:
     return replay.Job(0.0, 0, int(replay.SLICE * share), runs, None, None)
 
 
+def learned(replay: ModuleType, share: float, runs: float) -> object:
+    """A job there from the start, booked at its peak of `share` of the slice, that runs
+    `runs` seconds, as long as it ran before."""
+    share_bytes = int(replay.SLICE * share)
+    return replay.Job(0.0, share_bytes, share_bytes, runs, runs, runs)
+
+
 def test_jobs_that_cannot_share_the_slice_are_bound_by_their_runs_not_their_area(
     replay: ModuleType,
 ) -> None:
@@ -53,7 +60,36 @@ def test_the_best_schedule_found_is_no_longer_than_any_order_tried(replay: Modul
     jobs = [job(replay, 0.5, 10.0), job(replay, 0.5, 1.0), job(replay, 0.5, 1.0),
             job(replay, 0.5, 10.0)]
     assert replay.first_fit(jobs, [0, 1, 2, 3]) == pytest.approx(12.0)
-    assert replay.best_whole(jobs, 50) == pytest.approx(11.0)
+    assert replay.first_fit(jobs, replay.best_order(jobs, 50)) == pytest.approx(11.0)
+
+
+def test_first_fit_from_running_jobs_waits_for_the_room_they_give_back(
+    replay: ModuleType,
+) -> None:
+    jobs = [job(replay, 0.5, 4.0)]
+    running = [(3.0, int(replay.SLICE * 0.6))]
+    assert replay.first_fit(jobs, [0], running) == pytest.approx(7.0)
+
+
+def test_a_queue_knows_each_run_as_its_longest_earlier_run(replay: ModuleType) -> None:
+    known = replay.Job(0.0, 0, 10, 9.0, 4.0, 6.0)
+    new = replay.Job(0.0, 0, 10, 9.0, None, None)
+    assert [job.runs for job in replay.as_learned([known, new])] == [6.0, 9.0]
+
+
+def test_the_best_order_on_the_learned_runs_is_chosen_before_the_day_runs(
+    replay: ModuleType,
+) -> None:
+    """Four jobs of 0.3 of the slice, three at a time: two ran 4 s and two 2 s, but one of the
+    4 s jobs had run 1 s before. Chosen on the day's runs, the long pair starts first and the
+    day ends at 4 s; chosen on the learned runs, that job starts last and it ends at 6 s."""
+    def job_of(runs: float, learned: float) -> object:
+        return replay.Job(0.0, 0, int(replay.SLICE * 0.3), runs, learned, learned)
+
+    jobs = [job_of(2.0, 2.0), job_of(4.0, 2.0), job_of(4.0, 1.0), job_of(2.0, 2.0)]
+    assert replay.first_fit(jobs, replay.best_order(jobs, 50)) == pytest.approx(4.0)
+    learned = replay.best_order(replay.as_learned(jobs), 50)
+    assert replay.first_fit(jobs, learned) == pytest.approx(6.0)
 
 
 def test_the_replay_plays_the_queues_order_as_admission_takes_it(replay: ModuleType) -> None:
@@ -64,10 +100,18 @@ def test_the_replay_plays_the_queues_order_as_admission_takes_it(replay: ModuleT
     big one starts as the first small one ends (9 s)."""
     from swarmdeck.actions.backfill import longest_first
 
-    def learned(share: float, runs: float) -> object:
-        return replay.Job(0.0, int(replay.SLICE * share), int(replay.SLICE * share), runs,
-                          runs, runs)
-
-    jobs = [learned(0.4, 5.0), learned(0.4, 5.0), learned(0.6, 4.0), learned(0.6, 4.0)]
+    jobs = [learned(replay, 0.4, 5.0), learned(replay, 0.4, 5.0), learned(replay, 0.6, 4.0),
+            learned(replay, 0.6, 4.0)]
     assert replay.replay(jobs, replay.alone(longest_first)) == pytest.approx(13.0)
     assert replay.replay(jobs, replay.as_built) == pytest.approx(9.0)
+
+
+def test_the_searched_order_plays_out_the_learned_runs_of_more_orders(replay: ModuleType) -> None:
+    """Two small jobs (0.2 of the slice, 6 s and 5 s) and two big ones (0.7, 2 s and 3 s): the
+    built queue runs the small pair first, and the big ones one after the other (10 s); the
+    search starts the short big one beside the shorter small one, and the long big one takes
+    that small one's room when it ends (8 s)."""
+    jobs = [learned(replay, 0.2, 6.0), learned(replay, 0.7, 2.0), learned(replay, 0.7, 3.0),
+            learned(replay, 0.2, 5.0)]
+    assert replay.replay(jobs, replay.as_built) == pytest.approx(10.0)
+    assert replay.replay(jobs, replay.searched) == pytest.approx(8.0)
