@@ -14,8 +14,8 @@ order, or the rule:
   learned run), largest first (by its run × its booking's share of the slice) and biggest
   first (by its booking's share of the slice × 60 s);
 - first fit: any job that fits starts, in the built order (no head is protected).
-- searched: at every look, the order of the built one and 300 shuffles whose first-fit
-  playout of the learned runs ends soonest (a proposal, not the built rule).
+- searched: at every look, whichever of the built order and SEARCH_TRIES shuffles ends
+  soonest in a first-fit playout of the learned runs (a proposal, not the built rule).
 
 The replay has no runners' start, no wake-up lag and no rebooking, so it measures the queue
 alone: a gap between the rows is the order's, one between "as built" and the bookings' area
@@ -179,10 +179,10 @@ SEARCH_TRIES = 300
 
 def searched(jobs: list[Job], queued: list[int], running: list[backfill.Running]
              ) -> list[int]:
-    """At every look, the shortest by a first-fit playout of the queued jobs' bookings and
-    longest earlier runs from the running jobs' earliest ends (as of the queue's last change)
-    of the built order and SEARCH_TRIES shuffles (seeded): a planner that searches, as the
-    built queue, which weighs three orders, does not."""
+    """At every look, whichever of the built order and SEARCH_TRIES seeded shuffles of it
+    ends soonest in a first-fit playout of the queued jobs' bookings and longest earlier
+    runs, from the running jobs' earliest ends as of the queue's last change: a planner that
+    searches, where the built queue weighs three orders."""
     built = as_built(jobs, queued, running)
     if len(built) < 2 or any(jobs[k].longest is None for k in built):
         return built
