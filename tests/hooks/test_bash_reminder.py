@@ -5,9 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from claude_lines import bash_payload
 from swarmdeck.actions.booking import Booking, Via
 from swarmdeck.actions.fingerprint import fingerprint
+from swarmdeck.actions.oom import SLICE_FULL_OVER_BOOKING
 from swarmdeck.hooks.bash_reminder import decide
 from swarmdeck.hooks.guards import run_argv
 from swarmdeck.hooks.resources import HostFacts
@@ -56,6 +59,31 @@ def test_history_of_this_command_is_shown(run_hook, tmp_path: Path) -> None:
     text = _heavy(run_hook, "pytest -q tests", tmp_path)
     assert "last run peaked at 3G in 4m12s, outcome ok (1 run recorded)" in text
     assert "--cap" in text
+
+
+@pytest.mark.parametrize(
+    ("outcome", "said"),
+    [
+        ("own cap", "outcome own cap, hit its memory ceiling (1 run recorded)"),
+        (SLICE_FULL_OVER_BOOKING, f"outcome {SLICE_FULL_OVER_BOOKING} (1 run recorded)"),
+    ],
+)
+def test_only_a_run_stopped_at_its_own_cap_is_said_to_hit_its_ceiling(
+    run_hook, tmp_path: Path, outcome: str, said: str
+) -> None:
+    """Both runs are remembered at their ceiling, so the next one books its cap; but one
+    squeezed out of a full slice stopped where the slice ran out, not at its cap."""
+    store = StateStore.open_default()
+    print_ = fingerprint(["pytest", "-q", "tests"], tmp_path)
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO peaks (fingerprint, peak, hit_ceiling, cap, duration, outcome,"
+            " recorded_at) VALUES (?, ?, 1, ?, 252.0, ?, 100.0)",
+            (print_, 3 * GIB, 6 * GIB, outcome),
+        )
+    store.close()
+    text = _heavy(run_hook, "pytest -q tests", tmp_path)
+    assert f"last run peaked at 3G in 4m12s, {said}" in text
 
 
 def test_command_that_never_fits_says_by_how_much(run_hook, tmp_path: Path) -> None:

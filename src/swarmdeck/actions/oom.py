@@ -59,6 +59,13 @@ def squeezed_out(outcome: str | None) -> bool:
     return outcome == SLICE_FULL_OVER_BOOKING
 
 
+def reached_its_cap(hit_ceiling: bool, outcome: str | None) -> bool:
+    """Whether a job's (or a recorded run's) peak reached its own cap: it is remembered at its
+    ceiling (`hit_ceiling`), and was not squeezed out of a full slice (remembered so too, so
+    that its next run books its cap, but stopped where the slice ran out)."""
+    return hit_ceiling and not squeezed_out(outcome)
+
+
 def outgrew_booking(peak: int | None, booked: int) -> bool:
     """Whether a job's peak passed its booking by more than PEAK_TOLERANCE.
 

@@ -29,7 +29,7 @@ from swarmdeck.actions.admission import planned_queue
 from swarmdeck.actions.backfill import Spot
 from swarmdeck.actions.hosts.peer_ledger import VIA_PEER
 from swarmdeck.actions.migration import moved_copy, moved_to
-from swarmdeck.actions.oom import squeezed_out
+from swarmdeck.actions.oom import reached_its_cap, squeezed_out
 from swarmdeck.app.bar import BarSegment, ScaledSparkline, StackedBar, bar_line
 from swarmdeck.app.bar_legend import FREE, JOB_MEMORY
 from swarmdeck.app.history import JobPoint, RoomHistory
@@ -46,7 +46,7 @@ from swarmdeck.sizes import format_size
 from swarmdeck.snapshot import Snapshot
 from swarmdeck.state import StateStore
 from swarmdeck.views.cells import size_cell
-from swarmdeck.views.jobs import cores_cell, reached_its_cap, state_cell
+from swarmdeck.views.jobs import cores_cell, state_cell
 from swarmdeck.views.sessions import figures_facts
 
 OUTPUT_LINES = 20
@@ -210,6 +210,8 @@ def job_facts(
     one, where it stands in the queue (`queue`, from queue_text)."""
     moved = (("moved to", moved_text(job, copy)),) if moved_to(job) is not None else ()
     moved += (("queue", queue),) if queue else ()
+    at_cap = (" (ceiling: it reached its cap)"
+              if reached_its_cap(job.hit_ceiling, job.outcome) else "")
     facts = (
         ("state", state_cell(job, whole=True)),
         ("command", shlex.join(job.argv) or NONE),
@@ -221,8 +223,7 @@ def job_facts(
         ("runtime", runtime_text(job.runtime(now))),
         ("cores", cores_cell(job).append(on_peer(job) if job.usage is not None else "")),
         ("memory", f"now {size_cell(job.current)} · peak {size_cell(job.peak)}"
-                   f"{' (ceiling: it reached its cap)' if reached_its_cap(job) else ''}"
-                   f"{on_peer(job)}"
+                   f"{at_cap}{on_peer(job)}"
                    f" · booked {size_cell(job.booked)} · cap {size_cell(job.cap)}"),
         ("admitted via", admitted_text(job)),
         ("oom adj", NONE if job.oom_score_adj is None else str(job.oom_score_adj)),
@@ -253,7 +254,7 @@ def peak_figures(history: WorkloadHistory | str | None, fingerprint: str | None)
         f"{shown} run{'s' if shown > 1 else ''}" if shown == history.recorded
         else f"last {shown} of {history.recorded}"
     )
-    at_cap = sum(1 for run in history.runs if reached_its_cap(run))
+    at_cap = sum(1 for run in history.runs if reached_its_cap(run.hit_ceiling, run.outcome))
     squeezed = sum(1 for run in history.runs if squeezed_out(run.outcome))
     hit = (f", {at_cap} at cap" if at_cap else "") + (
         f", {squeezed} squeezed out" if squeezed else "")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swarmdeck.actions.oom import reached_its_cap
 from swarmdeck.durations import runtime_text
 from swarmdeck.hooks.classify import HeavyMatch
 from swarmdeck.hooks.payload import HookInput
@@ -170,7 +171,8 @@ def _history_line(history: LastRun | None, booking: Booking | None, problem: str
     if history is None:
         return f"This command: no run recorded yet{books} ({_via(booking)})."
     took = f" in {runtime_text(history.duration)}" if history.duration is not None else ""
-    ceiling = ", hit its memory ceiling" if history.hit_ceiling else ""
+    ceiling = (", hit its memory ceiling"
+               if reached_its_cap(history.hit_ceiling, history.outcome) else "")
     outcome = history.outcome or "unknown"
     runs = f"{history.runs} run{'s' if history.runs != 1 else ''} recorded"
     return (

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from swarmdeck.actions.oom import squeezed_out
+from swarmdeck.actions.oom import reached_its_cap
 from swarmdeck.durations import NONE, runtime_text
 from swarmdeck.exitcodes import ExitCode
 from swarmdeck.ledger.schema import DONE, LOST, MOVED, REFUSED, RUNNING
 from swarmdeck.probes.memory_book import LedgerJob
-from swarmdeck.probes.peaks import PeakRecord
 from swarmdeck.probes.usage import cores_text
 from swarmdeck.views.cells import Cell, pick, size_cell
 
@@ -141,17 +140,10 @@ def exit_cell(job: LedgerJob) -> Text:
     return Text(label, style=exit_style(job.exit_code))
 
 
-def reached_its_cap(run: LedgerJob | PeakRecord) -> bool:
-    """Whether a job's (or a recorded run's) peak reached its cap: it is remembered at its
-    ceiling, and was not squeezed out of a full slice (remembered so too, but stopped where
-    the slice ran out)."""
-    return run.hit_ceiling and not squeezed_out(run.outcome)
-
-
 def peak_cell(job: LedgerJob, *, brief: bool = False) -> Text:
     """The most the job held; at its cap, `ceiling` after it (`brief`, CEILING_MARK)."""
     text = Text(size_cell(job.peak))
-    if reached_its_cap(job):
+    if reached_its_cap(job.hit_ceiling, job.outcome):
         text.append(f" {CEILING_MARK if brief else 'ceiling'}", style="bold red")
     return text
 
