@@ -189,7 +189,7 @@ def searched(jobs: list[Job], queued: list[int], running: list[backfill.Running]
     as_of = max([jobs[k].arrives for k in built] + [job.began for job in running])
     held = [(backfill.holder_end(as_of - job.began, job.shortest) or 0.0, job.booked)
             for job in running]
-    learned = [replace(jobs[k], peak=jobs[k].booked, runs=jobs[k].longest) for k in built]
+    learned = [replace(job, peak=job.booked) for job in as_learned([jobs[k] for k in built])]
     shuffler = random.Random(34)
     places = list(range(len(built)))
     orders = [places, *(shuffler.sample(places, len(places)) for _ in range(SEARCH_TRIES))]
