@@ -46,16 +46,21 @@ def test_heavy_command_gets_the_table_and_a_run_line(run_hook, tmp_path: Path) -
     assert "GPU free no GPU" not in text
 
 
-def test_history_of_this_command_is_shown(run_hook, tmp_path: Path) -> None:
+def _recorded_run(cwd: Path, outcome: str, hit_ceiling: bool) -> None:
+    """One run of `pytest -q tests` in `cwd` in the ledger: a 3G peak of a 6G cap in 4m12s."""
     store = StateStore.open_default()
-    print_ = fingerprint(["pytest", "-q", "tests"], tmp_path)
+    print_ = fingerprint(["pytest", "-q", "tests"], cwd)
     with store.transaction() as conn:
         conn.execute(
             "INSERT INTO peaks (fingerprint, peak, hit_ceiling, cap, duration, outcome,"
-            " recorded_at) VALUES (?, ?, 0, ?, 252.0, 'ok', 100.0)",
-            (print_, 3 * GIB, 6 * GIB),
+            " recorded_at) VALUES (?, ?, ?, ?, 252.0, ?, 100.0)",
+            (print_, 3 * GIB, int(hit_ceiling), 6 * GIB, outcome),
         )
     store.close()
+
+
+def test_history_of_this_command_is_shown(run_hook, tmp_path: Path) -> None:
+    _recorded_run(tmp_path, "ok", hit_ceiling=False)
     text = _heavy(run_hook, "pytest -q tests", tmp_path)
     assert "last run peaked at 3G in 4m12s, outcome ok (1 run recorded)" in text
     assert "--cap" in text
@@ -73,15 +78,7 @@ def test_only_a_run_stopped_at_its_own_cap_is_said_to_hit_its_ceiling(
 ) -> None:
     """Both runs are remembered at their ceiling, so the next one books its cap; but one
     squeezed out of a full slice stopped where the slice ran out, not at its cap."""
-    store = StateStore.open_default()
-    print_ = fingerprint(["pytest", "-q", "tests"], tmp_path)
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO peaks (fingerprint, peak, hit_ceiling, cap, duration, outcome,"
-            " recorded_at) VALUES (?, ?, 1, ?, 252.0, ?, 100.0)",
-            (print_, 3 * GIB, 6 * GIB, outcome),
-        )
-    store.close()
+    _recorded_run(tmp_path, outcome, hit_ceiling=True)
     text = _heavy(run_hook, "pytest -q tests", tmp_path)
     assert f"last run peaked at 3G in 4m12s, {said}" in text
 
